@@ -1,0 +1,1 @@
+//! Repeated samples and their summary: median, min, max, coefficient of variation.

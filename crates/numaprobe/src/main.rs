@@ -1,0 +1,49 @@
+//! `numaprobe`: the command line. Parses arguments (clap), runs one subcommand,
+//! and is the single place where errors become a message and an exit code.
+//!
+//! Exit codes: 0 success (also when stdout is a closed pipe), 1 a measurement or
+//! system failure, 2 bad input (arguments, files, a sysfs root that is not one).
+
+mod cli;
+mod cmd;
+#[allow(dead_code)] // helpers used as subcommands land
+mod output;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version to stdout with exit 0, usage errors to
+            // stderr with exit 2; keep its behaviour.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cmd::dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            if output::is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            // One line: the context chain joined, outermost first.
+            let msg: Vec<String> = err.chain().map(|c| c.to_string()).collect();
+            eprintln!("numaprobe: error: {}", dedup_chain(&msg).join(": "));
+            ExitCode::from(output::exit_code(&err))
+        }
+    }
+}
+
+/// thiserror messages often repeat their source's text; drop a link that is
+/// already contained in the one before it so the line reads once.
+fn dedup_chain(parts: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in parts {
+        if out.last().is_none_or(|last| !last.contains(p.as_str())) {
+            out.push(p.clone());
+        }
+    }
+    out
+}

@@ -1,0 +1,106 @@
+//! Where results go: stdout or `--output FILE`, and how errors map to exit codes.
+//!
+//! A file is written whole or not at all (a temporary file beside it, then a
+//! rename), so a long run can rewrite its output after every finished cell and an
+//! interrupted run leaves the last complete version, never a half-written one.
+
+use anyhow::Context;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Bad input: shown as one line, exit status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UsageError {}
+
+/// Build an `anyhow::Error` that exits with status 2.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(msg.into()))
+}
+
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    if err
+        .chain()
+        .any(|c| c.downcast_ref::<UsageError>().is_some())
+    {
+        2
+    } else {
+        1
+    }
+}
+
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The destination chosen by `--output`.
+#[derive(Debug, Clone)]
+pub enum Sink {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Sink {
+    pub fn new(output: Option<&Path>) -> Self {
+        match output {
+            Some(p) if p != Path::new("-") => Sink::File(p.to_path_buf()),
+            _ => Sink::Stdout,
+        }
+    }
+
+    /// Write `content` as the whole output. For a file, replaces any earlier
+    /// version atomically.
+    pub fn write(&self, content: &str) -> anyhow::Result<()> {
+        match self {
+            Sink::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(content.as_bytes())?;
+                out.flush()?;
+                Ok(())
+            }
+            Sink::File(path) => write_atomic(path, content.as_bytes())
+                .with_context(|| format!("cannot write {}", path.display())),
+        }
+    }
+
+    pub fn is_stdout(&self) -> bool {
+        matches!(self, Sink::Stdout)
+    }
+}
+
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    let tmp = dir.join(format!(".{}.{}.tmp", name, std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// True when stderr is a terminal: progress is drawn only then.
+pub fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal()
+}
