@@ -138,6 +138,16 @@ fn missing_online_files_fall_back_to_the_cpu_and_node_folders() {
 }
 
 #[test]
+fn empty_online_files_fall_back_to_the_folders() {
+    let u = common::unpack(BASE);
+    write(&u.root, "sys/devices/system/cpu/online", "\n");
+    write(&u.root, &format!("{NODE}/online"), "\n");
+    let t = topology::read(&u.root).unwrap();
+    assert_eq!(t.cpus.iter().filter(|c| c.online).count(), 16);
+    assert_eq!(t.nodes.len(), 8);
+}
+
+#[test]
 fn garbage_in_a_cgroup_cpuset_names_the_file() {
     let u = common::unpack("16amd64-8n2c-cpusets");
     let f = "dev/cpuset/dummy/cpus";

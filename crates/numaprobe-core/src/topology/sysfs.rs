@@ -226,7 +226,12 @@ fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyEr
     }
 
     // Online: the global file when there is one; otherwise the per-CPU flag.
-    let online: BTreeSet<u32> = match fs.list_opt(&format!("{CPU_DIR}/online"))? {
+    // An empty global file cannot be right (we are running on some CPU);
+    // the per-CPU flags are the better witness then.
+    let online_file = fs
+        .list_opt(&format!("{CPU_DIR}/online"))?
+        .filter(|l| !l.is_empty() || dirs.is_empty());
+    let online: BTreeSet<u32> = match online_file {
         Some(list) => {
             let dir_set: BTreeSet<u32> = dirs.iter().copied().collect();
             let missing: Vec<u32> = list
@@ -278,7 +283,10 @@ fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyEr
             (
                 fs.int_opt(&format!("{t}/physical_package_id"))?,
                 fs.int_opt(&format!("{t}/die_id"))?,
-                fs.int_opt(&format!("{t}/cluster_id"))?,
+                // -1 (arm64) and 65535 (x86's BAD_APICID) mean "no cluster
+                // known", not a cluster every CPU shares.
+                fs.int_opt(&format!("{t}/cluster_id"))?
+                    .filter(|&v| v != -1 && v != 0xffff),
                 fs.int_opt(&format!("{t}/core_id"))?,
             )
         } else {
@@ -478,7 +486,11 @@ fn read_nodes(
     }
 
     let dirs = fs.numbered(NODE_DIR, "node");
-    let ids: Vec<u32> = match fs.list_opt(&format!("{NODE_DIR}/online"))? {
+    // As for CPUs, an empty `online` says nothing; the folders do.
+    let online_file = fs
+        .list_opt(&format!("{NODE_DIR}/online"))?
+        .filter(|l| !l.is_empty() || dirs.is_empty());
+    let ids: Vec<u32> = match online_file {
         Some(list) => {
             let missing: Vec<u32> = list.iter().copied().filter(|n| !dirs.contains(n)).collect();
             if !missing.is_empty() {
