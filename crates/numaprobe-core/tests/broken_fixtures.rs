@@ -221,3 +221,27 @@ fn no_garbage_makes_the_reader_panic() {
         std::fs::write(f, original).unwrap();
     }
 }
+
+#[test]
+fn package_ids_that_contradict_the_masks_are_reported() {
+    // Every CPU claims package -1 while the kernel's masks still split the
+    // eight sockets: the ids are kept (they are what sysfs says) and the
+    // contradiction is a warning.
+    let u = common::unpack(BASE);
+    for c in 0..16 {
+        write(
+            &u.root,
+            &format!("sys/devices/system/cpu/cpu{c}/topology/physical_package_id"),
+            "-1\n",
+        );
+    }
+    let t = topology::read(&u.root).unwrap();
+    assert!(t.cpus.iter().all(|c| c.package == Some(-1)));
+    assert!(
+        t.warnings
+            .iter()
+            .any(|w| w.contains("package_cpus says 0-1")),
+        "{:?}",
+        t.warnings
+    );
+}
