@@ -2,7 +2,8 @@
 //! `tests/fixtures/sysfs`, our reader and `lstopo-no-graphics --whole-system
 //! --of xml` (run with `HWLOC_FSROOT` on the same unpacked dump) must agree on
 //! the online CPUs, their partition into packages, cores and NUMA nodes, the
-//! set of node ids, the distance matrix, and what the process may use.
+//! set of node ids, the distance matrix, the cache instances, and what the
+//! process may use.
 //!
 //! `--whole-system` keeps CPUs and nodes outside the dump's cgroup in the tree,
 //! so the objects' `cpuset` attributes are the online sets (ours: `online`);
@@ -28,6 +29,8 @@ struct Hwloc {
     pus: Set,
     packages: Vec<Set>,
     cores: Vec<Set>,
+    /// (level, "Data"/"Instruction"/"Unified", cpuset) of every CPU cache.
+    caches: BTreeSet<(u32, String, Set)>,
     /// node os_index -> cpuset (locality for CPU-less nodes)
     nodes: BTreeMap<u32, Set>,
     /// (node ids in hwloc's order, row-major values)
@@ -63,14 +66,17 @@ fn run_lstopo(root: Option<&std::path::Path>) -> String {
     let mut cmd = Command::new("lstopo-no-graphics");
     cmd.args(["--whole-system", "--of", "xml"]);
     match root {
-        Some(r) => cmd.env("HWLOC_FSROOT", r),
-        None => cmd.env_remove("HWLOC_FSROOT"),
+        // Without the x86 backend: on a dump it would add what the CPUID of
+        // the machine running the test says (its caches) to the dump's tree.
+        Some(r) => cmd.env("HWLOC_FSROOT", r).env("HWLOC_COMPONENTS", "-x86"),
+        None => cmd
+            .env_remove("HWLOC_FSROOT")
+            .env_remove("HWLOC_COMPONENTS"),
     };
     let out = cmd
         .env("HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES", "1")
         // Keep the host's own settings from changing what hwloc reports.
         .env_remove("HWLOC_XMLFILE")
-        .env_remove("HWLOC_COMPONENTS")
         .env_remove("HWLOC_PCI_LOCALITY")
         .output();
     match out {
@@ -104,6 +110,18 @@ fn parse_hwloc(xml: &str) -> Result<Hwloc, String> {
             }
             "Package" => h.packages.push(cpuset()?),
             "Core" => h.cores.push(cpuset()?),
+            t if t.starts_with('L') && t.ends_with("Cache") => {
+                let level: u32 = n
+                    .attribute("depth")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                let kind = match n.attribute("cache_type") {
+                    Some("1") => "Data",
+                    Some("2") => "Instruction",
+                    _ => "Unified",
+                };
+                h.caches.insert((level, kind.to_string(), cpuset()?));
+            }
             "PU" => {
                 let i: u32 = n
                     .attribute("os_index")
@@ -199,6 +217,23 @@ fn compare(name: &str, t: &Topology, h: &Hwloc, allowed: AllowedCheck) -> Vec<St
         format!("{ours:?}"),
         format!("{theirs:?}"),
     );
+
+    // Caches: hwloc reads the same cache folders (with the x86 backend off,
+    // see `run_lstopo`).
+    {
+        let ours: BTreeSet<(u32, String, Set)> = t
+            .caches
+            .iter()
+            .map(|c| (c.level, c.kind.clone(), c.cpus.iter().copied().collect()))
+            .collect();
+        // Show only the difference: the full sets run to hundreds of entries.
+        check(
+            ours == h.caches,
+            "caches (level, type, CPUs), only the differing ones",
+            format!("{:?}", ours.difference(&h.caches).collect::<Vec<_>>()),
+            format!("{:?}", h.caches.difference(&ours).collect::<Vec<_>>()),
+        );
+    }
 
     let ours_ids: Set = t.nodes.iter().map(|n| n.os_index).collect();
     let theirs_ids: Set = h.nodes.keys().copied().collect();
