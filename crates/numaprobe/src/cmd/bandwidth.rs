@@ -10,9 +10,7 @@ use numaprobe_core::experiments::bandwidth::{self, BandwidthConfig};
 use numaprobe_core::kernels::{StreamOp, VectorWidth};
 
 #[derive(clap::Args, Debug)]
-#[command(
-    about = "Memory bandwidth from the cores of every CPU node to every memory node",
-    long_about = "Memory bandwidth from the cores of every CPU node to every memory node.\n\n\
+#[command(after_long_help = "How it measures:\n\n\
 N threads, each pinned (checked) to its own core of CPU node i, each stream their own share \
 of a buffer bound to memory node j (mbind, verified with move_pages); the pages are touched \
 by the pinned thread before anything is timed. A barrier starts all threads together; a sample is \
@@ -22,8 +20,7 @@ last finish, in GB/s (10^9 bytes/s). Ordinary stores also read every line they w
 widest vector width of the CPU (AVX-512, AVX2, SSE2, NEON), recorded in every cell.\n\n\
 Rows are CPU nodes, columns memory nodes; a cell with less than 99 % of its pages on the \
 intended node is marked with `*`. `--scaling` measures one node pair for 1..N threads instead: \
-where the curve flattens, the node's memory is saturated (seed 002's question)."
-)]
+where the curve flattens, the node's memory is saturated (seed 002's question).")]
 pub struct Args {
     /// What the threads do: read, write, write-nt (non-temporal stores, no write-allocate), copy, copy-nt, triad (a = b + s*c). Default: read (the figure seed 003 compares nodes by)
     #[arg(long, value_name = "OP")]

@@ -11,9 +11,7 @@ use numaprobe_core::kernels::ChasePattern;
 use numaprobe_core::units;
 
 #[derive(clap::Args, Debug)]
-#[command(
-    about = "Idle memory latency from every CPU node to every memory node (pointer chase)",
-    long_about = "Idle memory latency from every CPU node to every memory node.\n\n\
+#[command(after_long_help = "How it measures:\n\n\
 One thread, pinned to the first core of CPU node i (checked with sched_getcpu), chases pointers \
 through a buffer bound to memory node j (mbind, verified with move_pages). Every load's address \
 is the previous load's value, so loads cannot overlap and the time per step is the latency. \
@@ -22,8 +20,7 @@ can guess (Sattolo's algorithm); `--pattern stride` is the lmbench-style fixed s
 Each cell discards a warm-up run, then repeats samples until their coefficient of variation is \
 below --cv-target or --time-budget is spent, and says which. A cell whose pages are less than 99 % \
 on the intended node is marked with `*`. Rows are CPU nodes, columns memory nodes (memory-only \
-nodes included); the unit is nanoseconds per load."
-)]
+nodes included); the unit is nanoseconds per load.")]
 pub struct Args {
     /// CPU nodes to measure from (rows), as a list like 0-2,5. Default: every node with a CPU this process may use
     #[arg(long, value_name = "LIST")]
