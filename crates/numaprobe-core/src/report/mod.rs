@@ -3,6 +3,7 @@
 
 pub mod matrix;
 pub mod table;
+pub mod topo;
 
 /// The output formats every subcommand offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
