@@ -3,7 +3,7 @@
 //! of the inferred interconnect. The serde form is the JSON contract
 //! documented in the README (`numaprobe/1`).
 
-use super::table::Table;
+use super::table::{Align, Table};
 use serde::{Deserialize, Serialize};
 
 /// One performance level: cells whose values cannot be told apart.
@@ -131,7 +131,9 @@ impl Inference {
 
     /// Findings (or advice) as a two-column table.
     pub fn findings_table(items: &[Finding], title: &str) -> Table {
-        let mut t = Table::new(["kind", "text"]).with_title(title);
+        let mut t = Table::new(["kind", "text"])
+            .with_title(title)
+            .with_align(vec![Align::Left, Align::Left]);
         for f in items {
             t.push([f.kind.clone(), f.text.clone()]);
         }
