@@ -3,6 +3,7 @@
 
 pub mod graph;
 pub mod infer;
+pub mod pin;
 pub mod table;
 
 /// The output formats every subcommand offers.
