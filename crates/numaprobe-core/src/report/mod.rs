@@ -5,6 +5,7 @@ pub mod graph;
 pub mod infer;
 pub mod pin;
 pub mod table;
+pub mod topo;
 
 /// The output formats every subcommand offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
