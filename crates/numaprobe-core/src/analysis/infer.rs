@@ -68,7 +68,7 @@ fn key(a: u32, b: u32) -> (u32, u32) {
     (a.min(b), a.max(b))
 }
 
-pub(crate) fn cost_of(m: &Matrix, v: f64) -> f64 {
+pub fn cost_of(m: &Matrix, v: f64) -> f64 {
     if m.unit.higher_is_better() {
         -v.ln()
     } else {
@@ -77,7 +77,7 @@ pub(crate) fn cost_of(m: &Matrix, v: f64) -> f64 {
 }
 
 /// Percent by which cost `b` is worse than cost `a` (log costs).
-pub(crate) fn pct_worse(a: f64, b: f64) -> f64 {
+pub fn pct_worse(a: f64, b: f64) -> f64 {
     ((b - a).exp() - 1.0) * 100.0
 }
 
@@ -470,6 +470,28 @@ fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 }
             ),
             data: json!({"missing": missing, "hops_unknown": unknown}),
+        });
+    }
+
+    // Cells the measurement itself did not trust.
+    if !m.flagged.is_empty() {
+        out.push(Finding {
+            kind: "flagged-cells".into(),
+            text: format!(
+                "{} cell(s) were flagged by the measurement and may mislead the levels: {}",
+                m.flagged.len(),
+                m.flagged
+                    .iter()
+                    .take(6)
+                    .map(|([a, b], why)| format!("{a}>{b} ({})", why.join("; ")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            data: json!(m
+                .flagged
+                .iter()
+                .map(|(c, why)| json!({"cell": c, "flags": why}))
+                .collect::<Vec<_>>()),
         });
     }
 

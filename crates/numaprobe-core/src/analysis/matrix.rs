@@ -73,6 +73,9 @@ pub struct Matrix {
     pub label: Option<String>,
     /// True when no measurement was given and the SLIT itself is analysed.
     pub slit_only: bool,
+    /// Cells a numaprobe result marked as not to be trusted as they are
+    /// (e.g. pages placed below 99 % on the intended node), with why.
+    pub flagged: Vec<([u32; 2], Vec<String>)>,
 }
 
 /// A firmware distance table over `nodes` (square).
@@ -83,6 +86,19 @@ pub struct Slit {
 }
 
 impl Slit {
+    /// The topology's firmware distances, for `Matrix::slit` when the main
+    /// job analyses a matrix it measured itself.
+    pub fn from_distances(d: &crate::topology::Distances) -> Slit {
+        Slit {
+            nodes: d.node_ids.clone(),
+            matrix: d
+                .matrix
+                .iter()
+                .map(|r| r.iter().map(|&x| f64::from(x)).collect())
+                .collect(),
+        }
+    }
+
     pub fn get(&self, from: u32, to: u32) -> Option<f64> {
         let a = self.nodes.iter().position(|&n| n == from)?;
         let b = self.nodes.iter().position(|&n| n == to)?;
@@ -191,6 +207,7 @@ impl Matrix {
             slit: None,
             label: None,
             slit_only: false,
+            flagged: Vec::new(),
         })
     }
 }
@@ -390,6 +407,31 @@ fn parse_json(text: &str, unit_override: Option<Unit>) -> Result<Matrix, MatrixE
     let mut m = Matrix::new(unit, row_nodes, col_nodes, values)?;
     m.label = label;
     m.slit = slit;
+    // numaprobe's own results carry every cell with a `flagged` mark.
+    if let Some(Value::Array(cells)) = obj.get("cells") {
+        for c in cells {
+            let node = |k: &str| {
+                c.get(k)
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+            };
+            if c.get("flagged").and_then(Value::as_bool) == Some(true) {
+                if let (Some(a), Some(b)) = (node("cpu_node"), node("mem_node")) {
+                    let why = c
+                        .get("flags")
+                        .and_then(Value::as_array)
+                        .map(|f| {
+                            f.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    m.flagged.push(([a, b], why));
+                }
+            }
+        }
+    }
     Ok(m)
 }
 
@@ -571,11 +613,16 @@ mod tests {
     #[test]
     fn numaprobe_result_form_names_rows_and_columns() {
         let m = parse(
-            r#"{"schema":"numaprobe/1","unit":"MB/s","cpu_nodes":[0,1],"mem_nodes":[0,1,2],
-                "matrix":[[{"median":100.0},50,null],[50,100,70]]}"#,
+            r#"{"schema":"numaprobe/1","kind":"bandwidth","unit":"GB/s","cpu_nodes":[0,1],"mem_nodes":[0,1,2],
+                "matrix":[[{"median":100.0},50,null],[50,100,70]],
+                "cells":[{"cpu_node":1,"mem_node":2,"flagged":true,"flags":["pages 80 % on node 2"]}]}"#,
             None,
         )
         .unwrap();
+        assert_eq!(
+            m.flagged,
+            vec![([1, 2], vec!["pages 80 % on node 2".to_string()])]
+        );
         assert_eq!(m.col_nodes, vec![0, 1, 2]);
         assert_eq!(m.get(0, 0), Some(100.0));
         assert_eq!(m.get(0, 2), None);

@@ -1,12 +1,16 @@
 //! Turning measured matrices into knowledge: performance levels, hops, links,
 //! firmware (SLIT/HMAT) comparison, portable binding strategies and advice.
 //!
-//! The main job calls [`analyse`] on a latency or bandwidth [`Matrix`] and
-//! [`advise`] on the result; `infer` reads the matrix with [`parse`] first.
-//! `binding` computes thread placements from a `Topology`.
+//! The main job: build a [`Matrix`] from its latency or bandwidth result
+//! ([`Matrix::new`], or [`parse`] on the result's JSON), set `matrix.slit =
+//! Some(Slit::from_distances(..))` from the topology, then call
+//! [`analyse_with_advice`] (or [`analyse`] and [`advise`]) and add
+//! [`hmat::compare`] with the topology's HMAT to the findings.
+//! `binding::bind` computes thread placements from a `Topology`.
 
 pub mod advice;
 pub mod binding;
+pub mod hmat;
 pub mod infer;
 pub mod levels;
 pub mod matrix;

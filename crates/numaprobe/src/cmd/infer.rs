@@ -14,8 +14,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 #[command(
-    about = "Infer performance levels, hops and links from a measured matrix; compare with the SLIT",
-    long_about = "Reads a node-to-node matrix (rows: the node that asks, columns: the node that holds the \
+    after_long_help = "Reads a node-to-node matrix (rows: the node that asks, columns: the node that holds the \
 memory) and groups its cells into performance levels, derives the direct links whose shortest paths \
 explain the levels (hops), finds groups of nodes (sub-NUMA clusters, sockets joined by slower links), \
 and says where the data do not fit a hop model or where the firmware's SLIT disagrees.\n\n\

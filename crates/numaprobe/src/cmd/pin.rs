@@ -29,8 +29,7 @@ pub enum SmtArg {
 
 #[derive(clap::Args, Debug)]
 #[command(
-    about = "Compute a portable thread binding (compact, scatter, balanced) from the topology",
-    long_about = "Computes where N threads should run from the machine's structure (packages, NUMA \
+    after_long_help = "Computes where N threads should run from the machine's structure (packages, NUMA \
 nodes, cores, hardware threads), never from CPU numbers, so the same strategy gives equivalent \
 placements on machines that number their CPUs differently. Only CPUs this process may use \
 (online, affinity mask, cgroup cpuset) are chosen.\n\n\
