@@ -300,3 +300,53 @@ fn partial_and_non_square_matrices() {
     let inf = analyse_with_advice(&m);
     assert_eq!(inf.hops_between(0, 1), None);
 }
+
+#[test]
+fn random_matrices_and_garbage_never_panic() {
+    use numaprobe_core::analysis::parse;
+    let mut rng = Rng(42);
+    for round in 0..400 {
+        let n = 1 + (rng.unit() * 7.0) as usize;
+        let rows = if rng.unit() < 0.1 { n + 1 } else { n };
+        let mut cells = Vec::new();
+        for _ in 0..rows {
+            let len = if rng.unit() < 0.05 { n + 1 } else { n };
+            let row: Vec<String> = (0..len)
+                .map(|_| {
+                    let u = rng.unit();
+                    if u < 0.15 {
+                        "null".to_string()
+                    } else if u < 0.2 {
+                        format!("{}", (rng.unit() * 3.0).floor()) // duplicates, zeros
+                    } else if u < 0.22 {
+                        "-5".to_string()
+                    } else {
+                        format!("{:.3}", 1.0 + rng.unit() * 1e4)
+                    }
+                })
+                .collect();
+            cells.push(format!("[{}]", row.join(",")));
+        }
+        let units = ["ns", "MB/s", "GB/s", "cycles", "slit"];
+        let unit = units[round % units.len()];
+        let text = format!(r#"{{"unit":"{unit}","matrix":[{}]}}"#, cells.join(","));
+        if let Ok(m) = parse(&text, None) {
+            let inf = analyse_with_advice(&m);
+            let _ = serde_json::to_string(&inf).unwrap();
+            let _ = inf.ascii_drawing();
+            let _ = inf.levels_table().to_text();
+        }
+        // The same numbers as CSV, and cut short at a random point.
+        let csv = cells
+            .iter()
+            .map(|r| r.trim_matches(|c| c == '[' || c == ']').replace("null", ""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let cut = (rng.unit() * text.len() as f64) as usize;
+        for t in [csv.as_str(), &text[..cut]] {
+            if let Ok(m) = parse(t, Some(Unit::Ns)) {
+                let _ = analyse_with_advice(&m);
+            }
+        }
+    }
+}

@@ -312,3 +312,42 @@ fn pin_on_a_round_robin_dump() {
     );
     std::fs::remove_dir_all(&tmp).ok();
 }
+
+#[test]
+fn infer_compares_with_a_machines_slit() {
+    // SNC2 on two sockets: nodes 0,2 share a socket, SLIT 10/11/21.
+    let (tmp, root) = unpack("memorysidecaches");
+    let m = r#"{"unit":"ns","matrix":[[80,140,85,141],[140,80,141,85],[85,141,80,140],[141,85,140,80]]}"#;
+    let without = json(&run_stdin(
+        &["infer", "--input", "-", "--format", "json"],
+        m,
+    ));
+    let with = json(&run_stdin(
+        &[
+            "infer",
+            "--input",
+            "-",
+            "--format",
+            "json",
+            "--sysfs-root",
+            root.to_str().unwrap(),
+        ],
+        m,
+    ));
+    let kinds = |v: &serde_json::Value| -> Vec<String> {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!kinds(&without).contains(&"slit-ratio".to_string()));
+    assert!(
+        kinds(&with).contains(&"slit-ratio".to_string()),
+        "{:?}",
+        kinds(&with)
+    );
+    assert_eq!(with["groups"], serde_json::json!([[0, 2], [1, 3]]));
+    std::fs::remove_dir_all(&tmp).ok();
+}

@@ -674,7 +674,7 @@ fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         out.push(Finding {
             kind: "hop-order".into(),
             text: format!(
-                "not a hop model: {} pair(s) with more hops are faster than pairs with fewer, e.g. {} ({} hop(s), {}) beats {} ({} hop(s), {})",
+                "not a hop model: in {} comparison(s) a pair with more hops is faster than a pair with fewer, e.g. {} ({} hop(s), {}) beats {} ({} hop(s), {})",
                 inversions.len(),
                 pair_str(q.0, q.1),
                 hq,

@@ -23,8 +23,10 @@ Input (--input FILE, or - for stdin):\n  \
 * JSON {unit: ns|cycles|MB/s|GB/s, matrix: [[...]], slit?: [[...]], node_ids?: [...]}, null for a \
 cell not measured; with matrix null the SLIT itself is analysed;\n  \
 * CSV: one row per node, optional header line and label column, `# unit: ns` or --unit.\n\n\
+With --sysfs-root the firmware's distance table (SLIT) and HMAT of that machine are compared \
+with the measurement.\n\n\
 Examples:\n  numaprobe infer --input lat.json\n  numaprobe infer --input lat.json --advice --graph-svg net.svg\n  \
-numaprobe latency --format json | numaprobe infer --input - --format json"
+numaprobe latency --format json | numaprobe infer --input - --sysfs-root / --format json"
 )]
 pub struct Args {
     /// The matrix to analyse: a JSON or CSV file, or `-` for stdin
@@ -42,6 +44,10 @@ pub struct Args {
     /// Write the same picture as PNG
     #[arg(long, value_name = "FILE")]
     pub graph_png: Option<PathBuf>,
+    /// Compare with the SLIT and HMAT of the machine whose sysfs is below DIR (`/` for this one);
+    /// a SLIT in the input file wins
+    #[arg(long, value_name = "DIR")]
+    pub sysfs_root: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -73,8 +79,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map_err(|e| usage(format!("cannot read {}: {e}", input.display())))?;
         (input.display().to_string(), s)
     };
-    let matrix = analysis::parse(&text, unit).map_err(|e| usage(format!("{name}: {e}")))?;
-    let inf = analysis::analyse_with_advice(&matrix);
+    let mut matrix = analysis::parse(&text, unit).map_err(|e| usage(format!("{name}: {e}")))?;
+    let topo = match &args.sysfs_root {
+        Some(root) => Some(super::topo::read_topology(root)?),
+        None => None,
+    };
+    if let (None, Some(d)) = (
+        &matrix.slit,
+        topo.as_ref().and_then(|t| t.distances.as_ref()),
+    ) {
+        matrix.slit = Some(analysis::Slit::from_distances(d));
+    }
+    let mut inf = analysis::analyse_with_advice(&matrix);
+    if let Some(t) = &topo {
+        if !matrix.slit_only {
+            inf.findings
+                .extend(analysis::hmat::compare(&matrix, &t.hmat));
+        }
+    }
 
     if let Some(p) = &args.graph_svg {
         let svg = report::graph::render_svg(&inf)?;
