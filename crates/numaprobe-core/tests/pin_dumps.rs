@@ -139,6 +139,14 @@ fn check_machine(name: &str, t: &Topology, nodes: Option<Vec<u32>>) {
                     }
                     _ => {}
                 }
+                // --membind names only nodes whose memory may be used.
+                let mems = t.allowed_mem_nodes();
+                assert!(!b.mem_nodes.is_empty(), "{ctx}");
+                assert!(
+                    b.mem_nodes.iter().all(|x| mems.contains(x)),
+                    "{ctx}: {:?}",
+                    b.mem_nodes
+                );
                 // When the naive first-N choice is a different set, it says why.
                 let naive: BTreeSet<u32> = b.naive_cpus.iter().copied().collect();
                 let chosen: BTreeSet<u32> = got.iter().copied().collect();

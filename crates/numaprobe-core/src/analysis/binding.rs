@@ -87,6 +87,9 @@ pub struct Binding {
     /// same set of CPUs).
     pub naive_problems: Vec<String>,
     pub warnings: Vec<String>,
+    /// Nodes for `--membind`: the threads' nodes whose memory this process
+    /// may use (cgroup `mems`).
+    pub mem_nodes: Vec<u32>,
 }
 
 impl Binding {
@@ -398,11 +401,35 @@ pub fn bind(topo: &Topology, req: &Request) -> Result<Binding, BindError> {
         .collect();
     let naive_cpus: Vec<u32> = (0..n as u32).collect();
     let naive_problems = naive_problems(topo, req, &pus, &places, &naive_cpus);
+    // Memory binding: the threads' own nodes, as far as the cpuset lets us
+    // allocate there; otherwise numactl --membind would fail.
+    let cpu_nodes: BTreeSet<u32> = places.iter().filter_map(|p| p.node).collect();
+    let mut mem_nodes: Vec<u32> = cpu_nodes
+        .iter()
+        .copied()
+        .filter(|&x| topo.node(x).is_some_and(|nd| nd.allowed))
+        .collect();
+    if mem_nodes.len() < cpu_nodes.len() {
+        let denied: Vec<u32> = cpu_nodes
+            .iter()
+            .copied()
+            .filter(|x| !mem_nodes.contains(x))
+            .collect();
+        if mem_nodes.is_empty() {
+            mem_nodes = topo.allowed_mem_nodes();
+        }
+        warnings.push(format!(
+            "memory on node(s) {} is outside this process's cpuset; --membind uses {}",
+            cpulist(&denied),
+            cpulist(&mem_nodes)
+        ));
+    }
     Ok(Binding {
         places,
         naive_cpus,
         naive_problems,
         warnings,
+        mem_nodes,
     })
 }
 

@@ -41,6 +41,8 @@ pub struct PinReport {
     pub cpus: Vec<u32>,
     pub nodes: Vec<u32>,
     pub packages: Vec<i64>,
+    /// Nodes given to `numactl --membind`: `nodes` whose memory may be used.
+    pub mem_nodes: Vec<u32>,
     pub placement: Vec<ThreadPlace>,
     pub commands: Commands,
     /// The naive `first N CPU numbers` and what is wrong with it.
@@ -64,7 +66,7 @@ impl PinReport {
             taskset: format!("taskset -c {set} COMMAND"),
             numactl: format!(
                 "numactl --physcpubind={set} --membind={} COMMAND",
-                cpulist(&nodes)
+                cpulist(&b.mem_nodes)
             ),
             omp_places: cpus
                 .iter()
@@ -87,6 +89,7 @@ impl PinReport {
             cpus,
             nodes,
             packages: b.packages(),
+            mem_nodes: b.mem_nodes.clone(),
             placement: b
                 .places
                 .iter()
