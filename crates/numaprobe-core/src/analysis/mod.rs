@@ -1,2 +1,28 @@
 //! Turning measured matrices into knowledge: performance levels, hops, links,
 //! firmware (SLIT/HMAT) comparison, portable binding strategies and advice.
+//!
+//! The main job: build a [`Matrix`] from its latency or bandwidth result
+//! ([`Matrix::new`], or [`parse`] on the result's JSON), set `matrix.slit =
+//! Some(Slit::from_distances(..))` from the topology, then call
+//! [`analyse_with_advice`] (or [`analyse`] and [`advise`]) and add
+//! [`hmat::compare`] with the topology's HMAT to the findings.
+//! `binding::bind` computes thread placements from a `Topology`.
+
+pub mod advice;
+pub mod binding;
+pub mod hmat;
+pub mod infer;
+pub mod levels;
+pub mod matrix;
+pub mod slit;
+
+pub use advice::advise;
+pub use infer::analyse;
+pub use matrix::{parse, Matrix, MatrixError, Slit, Unit};
+
+/// Analyse and advise in one call: the inference with its `advice` filled.
+pub fn analyse_with_advice(m: &Matrix) -> crate::report::infer::Inference {
+    let mut inf = analyse(m);
+    inf.advice = advise(m, &inf);
+    inf
+}

@@ -2,6 +2,9 @@
 //! format concern. Exporters turn results into text; they never measure.
 
 pub mod matrix;
+pub mod graph;
+pub mod infer;
+pub mod pin;
 pub mod table;
 pub mod topo;
 

@@ -1,15 +1,166 @@
-//! `numaprobe infer`.
+//! `numaprobe infer`: read a latency/bandwidth matrix (numaprobe's own result,
+//! the fixture JSON form, or CSV), infer levels, hops, links and groups,
+//! compare with the SLIT, and print it with an ASCII drawing; optionally the
+//! advice and an SVG/PNG picture of the node graph.
 
-use crate::cli::{OutputArgs, SysfsArgs};
+use crate::cli::OutputArgs;
+use crate::output::usage;
+use anyhow::Context;
+use numaprobe_core::analysis::{self, Unit};
+use numaprobe_core::report::infer::Inference;
+use numaprobe_core::report::{self, Format};
+use std::io::Read;
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    after_long_help = "Reads a node-to-node matrix (rows: the node that asks, columns: the node that holds the \
+memory) and groups its cells into performance levels, derives the direct links whose shortest paths \
+explain the levels (hops), finds groups of nodes (sub-NUMA clusters, sockets joined by slower links), \
+and says where the data do not fit a hop model or where the firmware's SLIT disagrees.\n\n\
+Input (--input FILE, or - for stdin):\n  \
+* numaprobe's own `latency`/`bandwidth` JSON ({unit, cpu_nodes, mem_nodes, matrix});\n  \
+* JSON {unit: ns|cycles|MB/s|GB/s, matrix: [[...]], slit?: [[...]], node_ids?: [...]}, null for a \
+cell not measured; with matrix null the SLIT itself is analysed;\n  \
+* CSV: one row per node, optional header line and label column, `# unit: ns` or --unit.\n\n\
+With --sysfs-root the firmware's distance table (SLIT) and HMAT of that machine are compared \
+with the measurement.\n\n\
+Examples:\n  numaprobe infer --input lat.json\n  numaprobe infer --input lat.json --advice --graph-svg net.svg\n  \
+numaprobe latency --format json | numaprobe infer --input - --sysfs-root / --format json"
+)]
 pub struct Args {
-    #[command(flatten)]
-    pub sysfs: SysfsArgs,
+    /// The matrix to analyse: a JSON or CSV file, or `-` for stdin
+    #[arg(long, short = 'i', value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Unit of the values when the file does not say (CSV) or says wrongly: ns, cycles, MB/s, GB/s, slit
+    #[arg(long, value_name = "UNIT")]
+    pub unit: Option<String>,
+    /// Also print placement advice (penalties, where to keep threads and data, interleaving, crossfire)
+    #[arg(long)]
+    pub advice: bool,
+    /// Write a picture of the node graph with link values as SVG
+    #[arg(long, value_name = "FILE")]
+    pub graph_svg: Option<PathBuf>,
+    /// Write the same picture as PNG
+    #[arg(long, value_name = "FILE")]
+    pub graph_png: Option<PathBuf>,
+    /// Compare with the SLIT and HMAT of the machine whose sysfs is below DIR (`/` for this one);
+    /// a SLIT in the input file wins
+    #[arg(long, value_name = "DIR")]
+    pub sysfs_root: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe infer` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let Some(input) = &args.input else {
+        return Err(usage(
+            "numaprobe infer needs a matrix: --input FILE (JSON or CSV, `-` for stdin); \
+             e.g. the output of `numaprobe latency --format json`",
+        ));
+    };
+    let unit = match &args.unit {
+        None => None,
+        Some(u) => Some(Unit::parse(u).ok_or_else(|| {
+            usage(format!(
+                "--unit {u:?} is not a unit numaprobe knows (valid: {})",
+                Unit::VALID
+            ))
+        })?),
+    };
+    let (name, text) = if input.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| usage(format!("cannot read the matrix from stdin: {e}")))?;
+        ("stdin".to_string(), s)
+    } else {
+        let s = std::fs::read_to_string(input)
+            .map_err(|e| usage(format!("cannot read {}: {e}", input.display())))?;
+        (input.display().to_string(), s)
+    };
+    let mut matrix = analysis::parse(&text, unit).map_err(|e| usage(format!("{name}: {e}")))?;
+    let topo = match &args.sysfs_root {
+        Some(root) => Some(super::topo::read_topology(root)?),
+        None => None,
+    };
+    if let (None, Some(d)) = (
+        &matrix.slit,
+        topo.as_ref().and_then(|t| t.distances.as_ref()),
+    ) {
+        matrix.slit = Some(analysis::Slit::from_distances(d));
+    }
+    let mut inf = analysis::analyse_with_advice(&matrix);
+    if let Some(t) = &topo {
+        if !matrix.slit_only {
+            inf.findings
+                .extend(analysis::hmat::compare(&matrix, &t.hmat));
+        }
+    }
+
+    if let Some(p) = &args.graph_svg {
+        let svg = report::graph::render_svg(&inf)?;
+        crate::output::write_atomic(p, svg.as_bytes())
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if let Some(p) = &args.graph_png {
+        report::graph::render_png(&inf, p)
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+
+    let out = match args.out.format() {
+        Format::Json => report::to_json(&inf),
+        Format::Csv => inf.cells_table().to_csv(),
+        Format::Table => render_text(&inf, args.advice),
+        Format::Markdown => render_markdown(&inf, args.advice),
+    };
+    args.out.sink().write(&out)
+}
+
+fn title(inf: &Inference) -> String {
+    let what = if inf.source == "slit" {
+        "firmware SLIT (no measurement)"
+    } else {
+        "measurement"
+    };
+    match &inf.machine {
+        Some(m) => format!("{m}: {what}, {} ({} is better)", inf.unit, inf.better),
+        None => format!("{what}, {} ({} is better)", inf.unit, inf.better),
+    }
+}
+
+fn render_text(inf: &Inference, advice: bool) -> String {
+    let mut s = format!("{}\n\n", title(inf));
+    s.push_str(&inf.levels_table().to_text());
+    s.push_str("\nInterconnect\n");
+    s.push_str(&inf.ascii_drawing());
+    s.push('\n');
+    s.push_str(&inf.hops_table().to_text());
+    if !inf.findings.is_empty() {
+        s.push('\n');
+        s.push_str(&Inference::findings_table(&inf.findings, "Findings").to_text());
+    }
+    if advice {
+        s.push('\n');
+        s.push_str(&Inference::findings_table(&inf.advice, "Advice").to_text());
+    }
+    s
+}
+
+fn render_markdown(inf: &Inference, advice: bool) -> String {
+    let mut s = format!("## {}\n\n", title(inf));
+    s.push_str(&inf.levels_table().to_markdown());
+    s.push_str("\n**Interconnect**\n\n```text\n");
+    s.push_str(&inf.ascii_drawing());
+    s.push_str("```\n\n");
+    s.push_str(&inf.hops_table().to_markdown());
+    if !inf.findings.is_empty() {
+        s.push('\n');
+        s.push_str(&Inference::findings_table(&inf.findings, "Findings").to_markdown());
+    }
+    if advice {
+        s.push('\n');
+        s.push_str(&Inference::findings_table(&inf.advice, "Advice").to_markdown());
+    }
+    s
 }

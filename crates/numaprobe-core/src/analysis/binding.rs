@@ -1,0 +1,780 @@
+//! Portable thread binding: compact, scatter and balanced placements computed
+//! from the topology (packages, nodes, cores, SMT siblings), never from CPU
+//! numbers, so one strategy gives equivalent placements on machines that
+//! number their CPUs differently (seed 003's Sun and HP boxes).
+//!
+//! The machine is a tree: the larger of {package, node} domains on top (a
+//! package holding two nodes, or a node holding several packages), the
+//! smaller below it, then cores, then hardware threads. Only allowed CPUs
+//! (online, in the affinity mask and cpuset, on `--nodes`) are in the tree.
+//!
+//! * scatter: round-robin at every level, so consecutive threads go to
+//!   different packages, then different nodes, then different cores;
+//! * compact: depth first, filling a package's cores before the next;
+//! * balanced: threads split as evenly as capacity allows over the top
+//!   domains, then the next level, each share placed compactly, so thread
+//!   numbers that are close sit close.
+//!
+//! Hardware threads: first every core's first thread (layer 0), then the
+//! second threads, and so on, so no two threads share a core while a free
+//! core remains. `Smt::Use` lets compact put a core's threads next to each
+//! other instead (KMP_AFFINITY=compact style); past the number of cores
+//! `Smt::Avoid` falls back to sharing cores, with a warning.
+
+use crate::topology::{Cpu, Topology};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    Compact,
+    Scatter,
+    Balanced,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Compact => "compact",
+            Strategy::Scatter => "scatter",
+            Strategy::Balanced => "balanced",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Smt {
+    Use,
+    Avoid,
+}
+
+impl Smt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Smt::Use => "use",
+            Smt::Avoid => "avoid",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub threads: usize,
+    pub strategy: Strategy,
+    pub smt: Smt,
+    /// Restrict to these nodes' CPUs (None: every allowed CPU).
+    pub nodes: Option<Vec<u32>>,
+}
+
+/// Where one thread goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub thread: usize,
+    pub cpu: u32,
+    pub package: Option<i64>,
+    pub node: Option<u32>,
+    /// `core_id` as sysfs gives it (unique within a package).
+    pub core: Option<i64>,
+    /// 0 for a core's first allowed hardware thread, 1 for the second, ...
+    pub smt_rank: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    pub places: Vec<Place>,
+    /// What the naive "first N CPU numbers" would have been.
+    pub naive_cpus: Vec<u32>,
+    /// Why the naive choice is worse, one line each (empty when it is the
+    /// same set of CPUs).
+    pub naive_problems: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Nodes for `--membind`: the threads' nodes whose memory this process
+    /// may use (cgroup `mems`).
+    pub mem_nodes: Vec<u32>,
+}
+
+impl Binding {
+    pub fn cpus(&self) -> Vec<u32> {
+        self.places.iter().map(|p| p.cpu).collect()
+    }
+    pub fn nodes(&self) -> Vec<u32> {
+        let s: BTreeSet<u32> = self.places.iter().filter_map(|p| p.node).collect();
+        s.into_iter().collect()
+    }
+    pub fn packages(&self) -> Vec<i64> {
+        let s: BTreeSet<i64> = self.places.iter().filter_map(|p| p.package).collect();
+        s.into_iter().collect()
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BindError {
+    #[error("--threads 0: at least one thread is needed")]
+    ZeroThreads,
+    #[error("node {node} does not exist (nodes: {known})")]
+    UnknownNode { node: u32, known: String },
+    #[error(
+        "node {node} has no CPU this process may use (a memory-only node, or outside the cpuset)"
+    )]
+    NodeWithoutCpus { node: u32 },
+    #[error("no CPU this process may use{scope}")]
+    NoCpus { scope: String },
+    #[error("--threads {threads}: only {cpus} CPUs are allowed{scope} (online, in the affinity mask and cpuset)")]
+    TooManyThreads {
+        threads: usize,
+        cpus: usize,
+        scope: String,
+    },
+}
+
+/// One hardware thread with its position in the tree.
+#[derive(Debug, Clone)]
+struct Pu {
+    cpu: u32,
+    /// (outer domain, inner domain, core) sort keys.
+    path: [i64; 3],
+    smt_rank: usize,
+    package: Option<i64>,
+    node: Option<u32>,
+    core: Option<i64>,
+}
+
+/// A tree of domains; leaves are cores holding their PUs by SMT rank.
+enum Tree {
+    Core(Vec<Pu>),
+    Domain(Vec<Tree>),
+}
+
+impl Tree {
+    fn build(pus: &[Pu], depth: usize) -> Tree {
+        if depth == 3 {
+            let mut v = pus.to_vec();
+            v.sort_by_key(|p| p.smt_rank);
+            return Tree::Core(v);
+        }
+        let mut groups: BTreeMap<i64, Vec<Pu>> = BTreeMap::new();
+        for p in pus {
+            groups.entry(p.path[depth]).or_default().push(p.clone());
+        }
+        Tree::Domain(groups.values().map(|g| Tree::build(g, depth + 1)).collect())
+    }
+
+    /// Round-robin over children at every level, PUs of SMT rank `r` only.
+    fn scatter(&self, r: usize) -> Vec<Pu> {
+        match self {
+            Tree::Core(pus) => pus.iter().filter(|p| p.smt_rank == r).cloned().collect(),
+            Tree::Domain(ch) => {
+                let lists: Vec<Vec<Pu>> = ch.iter().map(|c| c.scatter(r)).collect();
+                let mut out = Vec::new();
+                let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+                for i in 0..longest {
+                    for l in &lists {
+                        if let Some(p) = l.get(i) {
+                            out.push(p.clone());
+                        }
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// Depth first; `rank` = Some(r) keeps PUs of that SMT rank only.
+    fn depth_first(&self, rank: Option<usize>, out: &mut Vec<Pu>) {
+        match self {
+            Tree::Core(pus) => out.extend(
+                pus.iter()
+                    .filter(|p| rank.is_none_or(|r| p.smt_rank == r))
+                    .cloned(),
+            ),
+            Tree::Domain(ch) => ch.iter().for_each(|c| c.depth_first(rank, out)),
+        }
+    }
+
+    /// How many threads fit with `per_core` threads per core at most.
+    fn capacity(&self, per_core: usize) -> usize {
+        match self {
+            Tree::Core(pus) => pus.len().min(per_core),
+            Tree::Domain(ch) => ch.iter().map(|c| c.capacity(per_core)).sum(),
+        }
+    }
+
+    /// Spread `k` threads as evenly as capacity allows, each share compact.
+    fn balanced(&self, k: usize, per_core: usize, out: &mut Vec<Pu>) {
+        match self {
+            Tree::Core(pus) => out.extend(pus.iter().take(k.min(per_core)).cloned()),
+            Tree::Domain(ch) => {
+                let caps: Vec<usize> = ch.iter().map(|c| c.capacity(per_core)).collect();
+                let mut share = vec![0usize; ch.len()];
+                let mut left = k;
+                while left > 0 {
+                    let mut gave = false;
+                    for (i, s) in share.iter_mut().enumerate() {
+                        if left > 0 && *s < caps[i] {
+                            *s += 1;
+                            left -= 1;
+                            gave = true;
+                        }
+                    }
+                    if !gave {
+                        break;
+                    }
+                }
+                for (c, &s) in ch.iter().zip(&share) {
+                    if s > 0 {
+                        c.balanced(s, per_core, out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `0-3,8,10-11`: the kernel's cpulist form, sorted.
+pub fn cpulist(cpus: &[u32]) -> String {
+    let mut v = cpus.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", v[i], v[j])
+        } else {
+            v[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+fn pus_of(topo: &Topology, nodes: Option<&[u32]>) -> Vec<Pu> {
+    let usable: Vec<&Cpu> = topo
+        .cpus
+        .iter()
+        .filter(|c| c.allowed && c.online)
+        .filter(|c| nodes.is_none_or(|ns| c.node.is_some_and(|n| ns.contains(&n))))
+        .collect();
+    // Which domain is larger: does some node span packages, or some
+    // package span nodes? The larger one goes on top of the tree.
+    let mut pkgs_per_node: BTreeMap<Option<u32>, BTreeSet<Option<i64>>> = BTreeMap::new();
+    let mut nodes_per_pkg: BTreeMap<Option<i64>, BTreeSet<Option<u32>>> = BTreeMap::new();
+    for c in &usable {
+        pkgs_per_node.entry(c.node).or_default().insert(c.package);
+        nodes_per_pkg.entry(c.package).or_default().insert(c.node);
+    }
+    let node_on_top =
+        pkgs_per_node.values().any(|s| s.len() > 1) && nodes_per_pkg.values().all(|s| s.len() == 1);
+    // Dense core numbers per distinct core key, in key order.
+    let core_keys: BTreeSet<_> = usable.iter().map(|c| topo.core_key(c)).collect();
+    let core_index: BTreeMap<_, i64> = core_keys
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (k, i as i64))
+        .collect();
+    let mut by_core: BTreeMap<i64, Vec<u32>> = BTreeMap::new();
+    for c in &usable {
+        by_core
+            .entry(core_index[&topo.core_key(c)])
+            .or_default()
+            .push(c.os_index);
+    }
+    let pkg_key = |c: &Cpu| c.package.unwrap_or(-1);
+    let node_key = |c: &Cpu| c.node.map_or(-1, i64::from);
+    usable
+        .iter()
+        .map(|c| {
+            let core = core_index[&topo.core_key(c)];
+            let mut sibs = by_core[&core].clone();
+            sibs.sort_unstable();
+            let smt_rank = sibs.iter().position(|&x| x == c.os_index).unwrap_or(0);
+            let (outer, inner) = if node_on_top {
+                (node_key(c), pkg_key(c))
+            } else {
+                (pkg_key(c), node_key(c))
+            };
+            Pu {
+                cpu: c.os_index,
+                path: [outer, inner, core],
+                smt_rank,
+                package: c.package,
+                node: c.node,
+                core: c.core,
+            }
+        })
+        .collect()
+}
+
+/// Compute the placement of `req.threads` threads on `topo`.
+pub fn bind(topo: &Topology, req: &Request) -> Result<Binding, BindError> {
+    if req.threads == 0 {
+        return Err(BindError::ZeroThreads);
+    }
+    let scope = match &req.nodes {
+        Some(ns) => format!(" on node(s) {}", cpulist(ns)),
+        None => String::new(),
+    };
+    if let Some(ns) = &req.nodes {
+        let known = topo.node_ids();
+        for &n in ns {
+            if !known.contains(&n) {
+                return Err(BindError::UnknownNode {
+                    node: n,
+                    known: cpulist(&known),
+                });
+            }
+            if topo.allowed_cpus_of_node(n).is_empty() {
+                return Err(BindError::NodeWithoutCpus { node: n });
+            }
+        }
+    }
+    let pus = pus_of(topo, req.nodes.as_deref());
+    if pus.is_empty() {
+        return Err(BindError::NoCpus { scope });
+    }
+    if req.threads > pus.len() {
+        return Err(BindError::TooManyThreads {
+            threads: req.threads,
+            cpus: pus.len(),
+            scope,
+        });
+    }
+    let tree = Tree::build(&pus, 0);
+    let cores = tree.capacity(1);
+    let max_rank = pus.iter().map(|p| p.smt_rank).max().unwrap_or(0);
+    let n = req.threads;
+    let mut warnings = Vec::new();
+
+    let order: Vec<Pu> = match (req.strategy, req.smt) {
+        (Strategy::Scatter, _) => (0..=max_rank).flat_map(|r| tree.scatter(r)).collect(),
+        (Strategy::Compact, Smt::Use) => {
+            let mut v = Vec::new();
+            tree.depth_first(None, &mut v);
+            v
+        }
+        (Strategy::Compact, Smt::Avoid) => {
+            let mut v = Vec::new();
+            for r in 0..=max_rank {
+                tree.depth_first(Some(r), &mut v);
+            }
+            v
+        }
+        (Strategy::Balanced, _) => {
+            // One thread per core while they fit; beyond, as many per core
+            // as needed, spread evenly.
+            let mut per_core = 1;
+            while tree.capacity(per_core) < n && per_core <= max_rank {
+                per_core += 1;
+            }
+            let mut v = Vec::new();
+            tree.balanced(n, per_core, &mut v);
+            v
+        }
+    };
+    let chosen: Vec<Pu> = order.into_iter().take(n).collect();
+    if n > cores && req.smt == Smt::Avoid {
+        warnings.push(format!(
+            "--smt avoid: only {cores} cores are allowed{}, so {} of the {n} threads share a core with another thread \
+             (pass --smt use to place them so on purpose)",
+            if let Some(ns) = &req.nodes {
+                format!(" on node(s) {}", cpulist(ns))
+            } else {
+                String::new()
+            },
+            n - cores
+        ));
+    }
+    let places: Vec<Place> = chosen
+        .iter()
+        .enumerate()
+        .map(|(t, p)| Place {
+            thread: t,
+            cpu: p.cpu,
+            package: p.package,
+            node: p.node,
+            core: p.core,
+            smt_rank: p.smt_rank,
+        })
+        .collect();
+    let naive_cpus: Vec<u32> = (0..n as u32).collect();
+    let naive_problems = naive_problems(topo, req, &pus, &places, &naive_cpus);
+    // Memory binding: the threads' own nodes, as far as the cpuset lets us
+    // allocate there; otherwise numactl --membind would fail.
+    let cpu_nodes: BTreeSet<u32> = places.iter().filter_map(|p| p.node).collect();
+    let mut mem_nodes: Vec<u32> = cpu_nodes
+        .iter()
+        .copied()
+        .filter(|&x| topo.node(x).is_some_and(|nd| nd.allowed))
+        .collect();
+    if mem_nodes.len() < cpu_nodes.len() {
+        let denied: Vec<u32> = cpu_nodes
+            .iter()
+            .copied()
+            .filter(|x| !mem_nodes.contains(x))
+            .collect();
+        if mem_nodes.is_empty() {
+            mem_nodes = topo.allowed_mem_nodes();
+        }
+        warnings.push(format!(
+            "memory on node(s) {} is outside this process's cpuset; --membind uses {}",
+            cpulist(&denied),
+            cpulist(&mem_nodes)
+        ));
+    }
+    Ok(Binding {
+        places,
+        naive_cpus,
+        naive_problems,
+        warnings,
+        mem_nodes,
+    })
+}
+
+/// What is wrong with `taskset -c 0-(N-1)` compared with the strategy.
+fn naive_problems(
+    topo: &Topology,
+    req: &Request,
+    pus: &[Pu],
+    places: &[Place],
+    naive: &[u32],
+) -> Vec<String> {
+    let chosen: BTreeSet<u32> = places.iter().map(|p| p.cpu).collect();
+    let naive_set: BTreeSet<u32> = naive.iter().copied().collect();
+    if chosen == naive_set {
+        return Vec::new();
+    }
+    let name = format!("CPUs {}", cpulist(naive));
+    let mut out = Vec::new();
+    // CPUs that cannot be used at all.
+    let mut bad = Vec::new();
+    for &c in naive {
+        match topo.cpu(c) {
+            None => bad.push(format!("CPU {c} does not exist")),
+            Some(cpu) if !cpu.online => bad.push(format!("CPU {c} is offline")),
+            Some(cpu) if !cpu.allowed => bad.push(format!(
+                "CPU {c} is outside this process's affinity mask or cpuset"
+            )),
+            Some(_) if !pus.iter().any(|p| p.cpu == c) => {
+                bad.push(format!("CPU {c} is not on the requested node(s)"))
+            }
+            _ => {}
+        }
+    }
+    if !bad.is_empty() {
+        let shown: Vec<String> = bad.iter().take(4).cloned().collect();
+        out.push(format!(
+            "{name} would use CPUs the threads cannot run on: {}{}",
+            shown.join("; "),
+            if bad.len() > 4 {
+                format!(" (and {} more)", bad.len() - 4)
+            } else {
+                String::new()
+            }
+        ));
+        return out;
+    }
+    let naive_pus: Vec<&Pu> = naive
+        .iter()
+        .filter_map(|c| pus.iter().find(|p| p.cpu == *c))
+        .collect();
+    let count = |it: &mut dyn Iterator<Item = Option<i64>>| -> BTreeMap<Option<i64>, usize> {
+        let mut m = BTreeMap::new();
+        for k in it {
+            *m.entry(k).or_insert(0) += 1;
+        }
+        m
+    };
+    let naive_pk = count(&mut naive_pus.iter().map(|p| p.package));
+    let strat_pk = count(&mut places.iter().map(|p| p.package));
+    let naive_nd = count(&mut naive_pus.iter().map(|p| p.node.map(i64::from)));
+    let strat_nd = count(&mut places.iter().map(|p| p.node.map(i64::from)));
+    let fmt_keys = |m: &BTreeMap<Option<i64>, usize>| {
+        m.keys()
+            .map(|k| k.map_or("?".into(), |x| x.to_string()))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let n = places.len();
+    match req.strategy {
+        Strategy::Scatter | Strategy::Balanced => {
+            if naive_pk.len() < strat_pk.len() {
+                out.push(if naive_pk.len() == 1 {
+                    format!(
+                        "{name} would put all {n} threads on package {}; {} uses {} packages",
+                        fmt_keys(&naive_pk),
+                        req.strategy.as_str(),
+                        strat_pk.len()
+                    )
+                } else {
+                    format!(
+                        "{name} would use only {} packages ({}); {} uses {}",
+                        naive_pk.len(),
+                        fmt_keys(&naive_pk),
+                        req.strategy.as_str(),
+                        strat_pk.len()
+                    )
+                });
+            } else if naive_nd.len() < strat_nd.len() {
+                out.push(format!(
+                    "{name} would use only {} node(s) ({}) and their memory bandwidth; {} uses {}",
+                    naive_nd.len(),
+                    fmt_keys(&naive_nd),
+                    req.strategy.as_str(),
+                    strat_nd.len()
+                ));
+            }
+            if req.strategy == Strategy::Balanced && out.is_empty() {
+                let (lo, hi) = (
+                    naive_pk.values().min().copied().unwrap_or(0),
+                    naive_pk.values().max().copied().unwrap_or(0),
+                );
+                let (slo, shi) = (
+                    strat_pk.values().min().copied().unwrap_or(0),
+                    strat_pk.values().max().copied().unwrap_or(0),
+                );
+                if hi - lo > shi - slo {
+                    out.push(format!(
+                        "{name} would load the packages unevenly ({lo} to {hi} threads per package); balanced gives {slo} to {shi}"
+                    ));
+                }
+            }
+        }
+        Strategy::Compact => {
+            if naive_pk.len() > strat_pk.len() {
+                out.push(format!(
+                    "{name} would spread {n} threads over {} packages ({}); compact keeps them on {} ({}), sharing its caches and memory",
+                    naive_pk.len(),
+                    fmt_keys(&naive_pk),
+                    strat_pk.len(),
+                    fmt_keys(&strat_pk)
+                ));
+            } else if naive_nd.len() > strat_nd.len() {
+                out.push(format!(
+                    "{name} would spread {n} threads over {} nodes ({}); compact keeps them on {}",
+                    naive_nd.len(),
+                    fmt_keys(&naive_nd),
+                    strat_nd.len()
+                ));
+            }
+        }
+    }
+    // Cores shared while the strategy shares fewer.
+    let shared = |ps: &mut dyn Iterator<Item = [i64; 3]>| {
+        let mut seen: BTreeMap<[i64; 3], usize> = BTreeMap::new();
+        let mut extra = 0;
+        for k in ps {
+            let e = seen.entry(k).or_insert(0);
+            if *e > 0 {
+                extra += 1;
+            }
+            *e += 1;
+        }
+        extra
+    };
+    let naive_shared = shared(&mut naive_pus.iter().map(|p| p.path));
+    let strat_shared = shared(
+        &mut places
+            .iter()
+            .filter_map(|pl| pus.iter().find(|p| p.cpu == pl.cpu).map(|p| p.path)),
+    );
+    if naive_shared > strat_shared {
+        // Name the first two naive CPUs on one core.
+        let mut example = String::new();
+        'outer: for (i, a) in naive_pus.iter().enumerate() {
+            for b in &naive_pus[i + 1..] {
+                if a.path == b.path {
+                    example = format!(
+                        " (CPUs {} and {} are hardware threads of one core{})",
+                        a.cpu,
+                        b.cpu,
+                        a.package
+                            .map_or(String::new(), |p| format!(" on package {p}"))
+                    );
+                    break 'outer;
+                }
+            }
+        }
+        out.push(format!(
+            "{name} would put {} thread(s) on a core another thread already uses{example}, while free cores remain",
+            naive_shared
+        ));
+    }
+    if out.is_empty() {
+        out.push(format!(
+            "{name} differ from the {} choice only in which equivalent CPUs are used",
+            req.strategy.as_str()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{Allowed, Numbering};
+
+    /// A machine from (cpu, package, core, thread-sibling group, node).
+    pub(crate) fn machine(cpus: &[(u32, i64, i64, u32)]) -> Topology {
+        let mut v: Vec<Cpu> = cpus
+            .iter()
+            .map(|&(os, pkg, core, node)| Cpu {
+                os_index: os,
+                online: true,
+                allowed: true,
+                package: Some(pkg),
+                die: None,
+                cluster: None,
+                core: Some(core),
+                node: Some(node),
+                smt_siblings: Vec::new(),
+            })
+            .collect();
+        let snapshot = v.clone();
+        for c in &mut v {
+            c.smt_siblings = snapshot
+                .iter()
+                .filter(|o| o.package == c.package && o.core == c.core)
+                .map(|o| o.os_index)
+                .collect();
+            c.smt_siblings.sort_unstable();
+        }
+        v.sort_by_key(|c| c.os_index);
+        let nodes: BTreeSet<u32> = v.iter().filter_map(|c| c.node).collect();
+        Topology {
+            root: "/".into(),
+            nodes: nodes
+                .iter()
+                .map(|&n| crate::topology::NumaNode {
+                    os_index: n,
+                    cpus: v
+                        .iter()
+                        .filter(|c| c.node == Some(n))
+                        .map(|c| c.os_index)
+                        .collect(),
+                    memory_bytes: 0,
+                    free_bytes: 0,
+                    allowed: true,
+                    hugepages: Vec::new(),
+                })
+                .collect(),
+            allowed: Allowed {
+                cpus: v.iter().map(|c| c.os_index).collect(),
+                nodes: nodes.into_iter().collect(),
+                sources: Vec::new(),
+            },
+            cpus: v,
+            distances: None,
+            caches: Vec::new(),
+            hmat: Vec::new(),
+            memory_tiers: Vec::new(),
+            pci_devices: Vec::new(),
+            thp_mode: None,
+            numbering: Numbering {
+                packages: String::new(),
+                smt: String::new(),
+                smt_stride: None,
+                summary: String::new(),
+            },
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Seed 003's Sun box: CPUs 0-3 package 0, 4-7 package 1, 8-15 siblings.
+    fn sun() -> Topology {
+        let mut c = Vec::new();
+        for os in 0..16u32 {
+            let pkg = ((os % 8) / 4) as i64;
+            c.push((os, pkg, (os % 4) as i64, pkg as u32));
+        }
+        machine(&c)
+    }
+
+    /// Seed 003's HP box: even CPUs package 1, odd package 0.
+    fn hp() -> Topology {
+        let mut c = Vec::new();
+        let cores = [0, 0, 2, 2, 1, 1, 3, 3];
+        for os in 0..16u32 {
+            let pkg = if os % 2 == 0 { 1 } else { 0 };
+            c.push((os, pkg, cores[(os % 8) as usize], pkg as u32));
+        }
+        machine(&c)
+    }
+
+    fn req(n: usize, s: Strategy, smt: Smt) -> Request {
+        Request {
+            threads: n,
+            strategy: s,
+            smt,
+            nodes: None,
+        }
+    }
+
+    #[test]
+    fn scatter_matches_seed_003_on_both_boxes() {
+        let b = bind(&sun(), &req(2, Strategy::Scatter, Smt::Avoid)).unwrap();
+        assert_eq!(b.cpus(), vec![0, 4]);
+        let b = bind(&hp(), &req(2, Strategy::Scatter, Smt::Avoid)).unwrap();
+        assert_eq!(b.cpus(), vec![1, 0]);
+        // Naive 0,1 on the Sun box is one package.
+        let b = bind(&sun(), &req(2, Strategy::Scatter, Smt::Avoid)).unwrap();
+        assert!(b.naive_problems[0].contains("all 2 threads on package 0"));
+    }
+
+    #[test]
+    fn compact_fills_a_package_and_warns_about_round_robin_numbering() {
+        let b = bind(&hp(), &req(4, Strategy::Compact, Smt::Avoid)).unwrap();
+        assert_eq!(b.packages(), vec![0]);
+        assert!(b.naive_problems[0].contains("spread 4 threads over 2 packages"));
+        let b = bind(&sun(), &req(2, Strategy::Compact, Smt::Use)).unwrap();
+        assert_eq!(b.cpus(), vec![0, 8], "siblings side by side with --smt use");
+    }
+
+    #[test]
+    fn smt_avoid_falls_back_with_a_warning() {
+        let b = bind(&sun(), &req(10, Strategy::Scatter, Smt::Avoid)).unwrap();
+        assert_eq!(b.places.len(), 10);
+        assert!(b.warnings[0].contains("only 8 cores"));
+        let first8: BTreeSet<[i64; 2]> = b.places[..8]
+            .iter()
+            .map(|p| [p.package.unwrap(), p.core.unwrap()])
+            .collect();
+        assert_eq!(first8.len(), 8, "all cores before any sibling");
+    }
+
+    #[test]
+    fn balanced_gives_contiguous_even_blocks() {
+        let b = bind(&sun(), &req(4, Strategy::Balanced, Smt::Avoid)).unwrap();
+        assert_eq!(b.cpus(), vec![0, 1, 4, 5]);
+        let b = bind(&sun(), &req(12, Strategy::Balanced, Smt::Use)).unwrap();
+        let per_pkg: Vec<usize> = [0, 1]
+            .iter()
+            .map(|&k| b.places.iter().filter(|p| p.package == Some(k)).count())
+            .collect();
+        assert_eq!(per_pkg, vec![6, 6]);
+    }
+
+    #[test]
+    fn errors_name_the_value() {
+        assert_eq!(
+            bind(&sun(), &req(0, Strategy::Scatter, Smt::Use)),
+            Err(BindError::ZeroThreads)
+        );
+        let e = bind(&sun(), &req(17, Strategy::Scatter, Smt::Use)).unwrap_err();
+        assert!(e.to_string().contains("--threads 17: only 16 CPUs"));
+        let mut r = req(1, Strategy::Scatter, Smt::Use);
+        r.nodes = Some(vec![5]);
+        assert!(bind(&sun(), &r)
+            .unwrap_err()
+            .to_string()
+            .contains("node 5 does not exist"));
+    }
+
+    #[test]
+    fn cpulist_compresses_ranges() {
+        assert_eq!(cpulist(&[3, 0, 1, 2, 8, 10, 11]), "0-3,8,10-11");
+        assert_eq!(cpulist(&[]), "");
+    }
+}

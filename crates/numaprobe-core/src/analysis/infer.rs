@@ -1,0 +1,728 @@
+//! From a matrix to an `Inference`: levels, hops, links, groups and the
+//! findings where the data do not fit a simple hop model or the firmware's
+//! table (SLIT) disagrees with the measurement.
+//!
+//! The method, in order:
+//! 1. Every value becomes a log-scale *cost* (log latency, or minus log
+//!    bandwidth), so "x % worse" means the same for every unit.
+//! 2. Local cells (a node's own memory) form the local level by definition:
+//!    they are zero hops whatever their value. How much they differ between
+//!    nodes is reported, not hidden.
+//! 3. Stray cells: the directed remote cells are grouped (`levels::cluster`);
+//!    a cell alone in its group whose mirror cell sits in a populated group is
+//!    a disturbed measurement, set aside and reported.
+//! 4. Each node pair gets the cost of its better direction: disturbances
+//!    (interrupts, other load, a slow page) only ever make an access slower,
+//!    never faster, so the better direction is the closer estimate of what
+//!    the path can do; the two directions' difference is reported as
+//!    asymmetry. Pair costs are grouped into the remote levels.
+//! 5. Links: a pair is a direct link unless some third node reaches both of
+//!    its ends at strictly better levels (the relative-neighbourhood rule): a
+//!    path through such a node is then the better explanation of the pair's
+//!    worse level. Hops are shortest paths over the links.
+//! 6. Groups: the connected parts of the graph of the best remote level(s),
+//!    taken at the first level where every node has a partner (sub-NUMA
+//!    clusters, sockets of a group joined by slower links); one group when
+//!    that leaves everything connected.
+
+use super::levels::{cluster, cluster_with, median, pooled_sd, GAP_SIGMAS, NOISE_FLOOR};
+use super::matrix::Matrix;
+use crate::report::infer::{fmt_value, Finding, Inference, Level, Link};
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// A directed cell of the matrix.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cell {
+    pub from: u32,
+    pub to: u32,
+    pub value: f64,
+    pub cost: f64,
+}
+
+/// Everything the analysis derives, before it becomes the result model.
+pub(crate) struct Work {
+    pub nodes: Vec<u32>,
+    pub local: Vec<Cell>,
+    pub remote: Vec<Cell>,
+    pub stray: Vec<usize>,
+    /// (a, b) with a < b -> pair cost and the remote cell indices it uses.
+    pub pairs: BTreeMap<(u32, u32), (f64, Vec<usize>)>,
+    /// Pair -> remote level rank (1 = best remote level).
+    pub rank: BTreeMap<(u32, u32), usize>,
+    pub links: BTreeSet<(u32, u32)>,
+    pub hops: Vec<Vec<Option<u32>>>,
+    pub floor: f64,
+}
+
+impl Work {
+    pub fn idx(&self, n: u32) -> usize {
+        self.nodes.iter().position(|&x| x == n).unwrap_or(0)
+    }
+    pub fn hops(&self, a: u32, b: u32) -> Option<u32> {
+        self.hops[self.idx(a)][self.idx(b)]
+    }
+}
+
+fn key(a: u32, b: u32) -> (u32, u32) {
+    (a.min(b), a.max(b))
+}
+
+pub fn cost_of(m: &Matrix, v: f64) -> f64 {
+    if m.unit.higher_is_better() {
+        -v.ln()
+    } else {
+        v.ln()
+    }
+}
+
+/// Percent by which cost `b` is worse than cost `a` (log costs).
+pub fn pct_worse(a: f64, b: f64) -> f64 {
+    ((b - a).exp() - 1.0) * 100.0
+}
+
+pub(crate) fn compute(m: &Matrix) -> Work {
+    let nodes = m.nodes();
+    let floor = if m.unit.is_exact() { 0.0 } else { NOISE_FLOOR };
+    let mut local = Vec::new();
+    let mut remote = Vec::new();
+    for (r, &from) in m.row_nodes.iter().enumerate() {
+        for (c, &to) in m.col_nodes.iter().enumerate() {
+            if let Some(v) = m.values[r][c] {
+                let cell = Cell {
+                    from,
+                    to,
+                    value: v,
+                    cost: cost_of(m, v),
+                };
+                if from == to {
+                    local.push(cell);
+                } else {
+                    remote.push(cell);
+                }
+            }
+        }
+    }
+
+    // Stray cells (step 3).
+    let costs: Vec<f64> = remote.iter().map(|c| c.cost).collect();
+    let groups = cluster(&costs, floor);
+    let mut group_of = vec![0usize; remote.len()];
+    for (g, members) in groups.iter().enumerate() {
+        for &i in members {
+            group_of[i] = g;
+        }
+    }
+    let mirror = |i: usize| {
+        remote
+            .iter()
+            .position(|c| c.from == remote[i].to && c.to == remote[i].from)
+    };
+    let stray: Vec<usize> = if m.unit.is_exact() {
+        Vec::new() // a firmware table has no disturbed measurements
+    } else {
+        (0..remote.len())
+            .filter(|&i| {
+                groups[group_of[i]].len() == 1
+                    && mirror(i).is_some_and(|j| groups[group_of[j]].len() >= 2)
+            })
+            .collect()
+    };
+
+    // Pairs (step 4).
+    let mut pairs: BTreeMap<(u32, u32), (f64, Vec<usize>)> = BTreeMap::new();
+    for (i, c) in remote.iter().enumerate() {
+        if stray.contains(&i) {
+            continue;
+        }
+        let e = pairs
+            .entry(key(c.from, c.to))
+            .or_insert((f64::INFINITY, Vec::new()));
+        e.0 = e.0.min(c.cost);
+        e.1.push(i);
+    }
+    let pair_keys: Vec<(u32, u32)> = pairs.keys().copied().collect();
+    let pair_costs: Vec<f64> = pair_keys.iter().map(|k| pairs[k].0).collect();
+    let mut rank = BTreeMap::new();
+    // The noise a pair level is judged against is the scatter of all its
+    // directed cells: the two directions of a path are two measurements of
+    // it, and the pair's summary (its better direction) hides how far apart
+    // they are.
+    let pair_groups = cluster_with(&pair_costs, floor, |groups| {
+        let vals: Vec<Vec<f64>> = groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .flat_map(|&p| pairs[&pair_keys[p]].1.iter().map(|&i| remote[i].cost))
+                    .collect()
+            })
+            .collect();
+        pooled_sd(&vals)
+    });
+    for (g, members) in pair_groups.iter().enumerate() {
+        for &i in members {
+            rank.insert(pair_keys[i], g + 1);
+        }
+    }
+
+    // Links (step 5): relative-neighbourhood rule on level ranks.
+    let mut links = BTreeSet::new();
+    for (&(a, b), &r) in &rank {
+        let explained = nodes.iter().any(|&k| {
+            k != a
+                && k != b
+                && matches!(
+                    (rank.get(&key(a, k)), rank.get(&key(k, b))),
+                    (Some(&x), Some(&y)) if x.max(y) < r
+                )
+        });
+        if !explained {
+            links.insert((a, b));
+        }
+    }
+    let n = nodes.len();
+    let pos = |x: u32| nodes.iter().position(|&y| y == x).unwrap_or(0);
+    let mut adj = vec![Vec::new(); n];
+    for &(a, b) in &links {
+        adj[pos(a)].push(pos(b));
+        adj[pos(b)].push(pos(a));
+    }
+    let mut hops = vec![vec![None; n]; n];
+    for (s, row) in hops.iter_mut().enumerate() {
+        row[s] = Some(0);
+        let mut q = VecDeque::from([s]);
+        while let Some(u) = q.pop_front() {
+            let d = row[u].unwrap_or(0);
+            for &v in &adj[u] {
+                if row[v].is_none() {
+                    row[v] = Some(d + 1);
+                    q.push_back(v);
+                }
+            }
+        }
+    }
+    Work {
+        nodes,
+        local,
+        remote,
+        stray,
+        pairs,
+        rank,
+        links,
+        hops,
+        floor,
+    }
+}
+
+/// Groups (step 6).
+pub(crate) fn groups(w: &Work) -> Vec<Vec<u32>> {
+    let max_rank = w.rank.values().copied().max().unwrap_or(0);
+    let paired: BTreeSet<u32> = w.rank.keys().flat_map(|&(a, b)| [a, b]).collect();
+    for r in 1..=max_rank {
+        let comps = components(
+            &w.nodes,
+            w.rank.iter().filter(|(_, &x)| x <= r).map(|(k, _)| *k),
+        );
+        let comps: Vec<Vec<u32>> = comps
+            .into_iter()
+            .filter(|c| c.iter().any(|n| paired.contains(n)))
+            .collect();
+        if comps.iter().all(|c| c.len() >= 2) {
+            if comps.len() >= 2 {
+                // Nodes with no measured pair at all stay on their own.
+                let mut out = comps;
+                for &n in &w.nodes {
+                    if !paired.contains(&n) {
+                        out.push(vec![n]);
+                    }
+                }
+                return out;
+            }
+            break;
+        }
+    }
+    vec![w.nodes.clone()]
+}
+
+fn components(nodes: &[u32], edges: impl Iterator<Item = (u32, u32)>) -> Vec<Vec<u32>> {
+    let mut parent: Vec<usize> = (0..nodes.len()).collect();
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        let mut y = x;
+        while p[y] != r {
+            let nx = p[y];
+            p[y] = r;
+            y = nx;
+        }
+        r
+    }
+    let pos = |x: u32| nodes.iter().position(|&y| y == x);
+    for (a, b) in edges {
+        if let (Some(i), Some(j)) = (pos(a), pos(b)) {
+            let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
+            if ri != rj {
+                parent[ri.max(rj)] = ri.min(rj);
+            }
+        }
+    }
+    let mut by_root: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+    for (i, &n) in nodes.iter().enumerate() {
+        let r = find(&mut parent, i);
+        by_root.entry(r).or_default().push(n);
+    }
+    by_root.into_values().collect()
+}
+
+fn level_name(i: usize) -> String {
+    // A..Z, then A1.. for very deep machines.
+    let letter = (b'A' + (i % 26) as u8) as char;
+    if i < 26 {
+        letter.to_string()
+    } else {
+        format!("{letter}{}", i / 26)
+    }
+}
+
+fn pair_str(a: u32, b: u32) -> String {
+    format!("{a}-{b}")
+}
+
+fn cell_str(c: &Cell) -> String {
+    format!("{}>{}", c.from, c.to)
+}
+
+/// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
+/// empty; `advise` fills it.
+pub fn analyse(m: &Matrix) -> Inference {
+    let w = compute(m);
+    let unit = m.unit.as_str();
+    let local_cost = if w.local.is_empty() {
+        None
+    } else {
+        Some(median(&w.local.iter().map(|c| c.cost).collect::<Vec<_>>()))
+    };
+    let ratio = |cost: f64| local_cost.map(|l| (cost - l).exp());
+
+    // Levels.
+    let mut levels = Vec::new();
+    if !w.local.is_empty() {
+        let vals: Vec<f64> = w.local.iter().map(|c| c.value).collect();
+        levels.push(Level {
+            kind: "local".into(),
+            name: "L".into(),
+            value: median(&vals),
+            min: vals.iter().copied().fold(f64::INFINITY, f64::min),
+            max: vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            members: w.local.iter().map(|c| [c.from, c.to]).collect(),
+            hops: vec![0],
+            ratio_to_local: Some(1.0),
+        });
+    }
+    let max_rank = w.rank.values().copied().max().unwrap_or(0);
+    let mut level_names = BTreeMap::new();
+    for r in 1..=max_rank {
+        let ps: Vec<(u32, u32)> = w
+            .rank
+            .iter()
+            .filter(|(_, &x)| x == r)
+            .map(|(k, _)| *k)
+            .collect();
+        let mut cells: Vec<&Cell> = ps
+            .iter()
+            .flat_map(|k| w.pairs[k].1.iter().map(|&i| &w.remote[i]))
+            .collect();
+        cells.sort_by_key(|c| (c.from, c.to));
+        let vals: Vec<f64> = cells.iter().map(|c| c.value).collect();
+        let pair_cost = median(&ps.iter().map(|k| w.pairs[k].0).collect::<Vec<_>>());
+        let hops: BTreeSet<u32> = ps.iter().filter_map(|&(a, b)| w.hops(a, b)).collect();
+        let name = level_name(r - 1);
+        level_names.insert(r, name.clone());
+        levels.push(Level {
+            kind: "remote".into(),
+            name,
+            value: median(&vals),
+            min: vals.iter().copied().fold(f64::INFINITY, f64::min),
+            max: vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            members: cells.iter().map(|c| [c.from, c.to]).collect(),
+            hops: hops.into_iter().collect(),
+            ratio_to_local: ratio(pair_cost),
+        });
+    }
+
+    let link_details: Vec<Link> = w
+        .links
+        .iter()
+        .map(|&(a, b)| Link {
+            nodes: [a, b],
+            level: level_names
+                .get(&w.rank[&(a, b)])
+                .cloned()
+                .unwrap_or_default(),
+            value: best_value(&w, (a, b)),
+        })
+        .collect();
+
+    let mut inf = Inference {
+        schema: crate::SCHEMA.into(),
+        machine: m.label.clone(),
+        source: if m.slit_only { "slit" } else { "measurement" }.into(),
+        unit: unit.into(),
+        better: if m.unit.higher_is_better() {
+            "higher"
+        } else {
+            "lower"
+        }
+        .into(),
+        nodes: w.nodes.clone(),
+        levels,
+        hops: w.hops.clone(),
+        links: w.links.iter().map(|&(a, b)| [a, b]).collect(),
+        link_details,
+        groups: groups(&w),
+        stray_cells: w
+            .stray
+            .iter()
+            .map(|&i| [w.remote[i].from, w.remote[i].to])
+            .collect(),
+        findings: Vec::new(),
+        advice: Vec::new(),
+    };
+    inf.findings = findings(m, &w, &inf);
+    inf
+}
+
+/// The value of a pair's better direction, in the input unit.
+pub(crate) fn best_value(w: &Work, k: (u32, u32)) -> f64 {
+    let (cost, cells) = &w.pairs[&k];
+    cells
+        .iter()
+        .map(|&i| &w.remote[i])
+        .find(|c| c.cost == *cost)
+        .map_or(f64::NAN, |c| c.value)
+}
+
+fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
+    let unit = m.unit.as_str();
+    let v = |x: f64| format!("{} {unit}", fmt_value(x));
+    let mut out = Vec::new();
+    let sig = (GAP_SIGMAS * w.floor).max(if m.unit.is_exact() { 0.0 } else { 1e-9 });
+
+    if m.slit_only {
+        out.push(Finding {
+            kind: "slit-only".into(),
+            text: "no measurement in the input: the firmware distance table (SLIT) is analysed in its place; \
+                   its levels are what the firmware claims, not what the machine does"
+                .into(),
+            data: json!({}),
+        });
+    }
+    if w.nodes.len() < 2 || w.pairs.is_empty() {
+        out.push(Finding {
+            kind: "nothing-to-compare".into(),
+            text: format!(
+                "{} node(s) and no remote cell: there is no interconnect to infer",
+                w.nodes.len()
+            ),
+            data: json!({"nodes": w.nodes}),
+        });
+    }
+
+    // Cells not measured.
+    let mut missing = Vec::new();
+    for (r, &a) in m.row_nodes.iter().enumerate() {
+        for (c, &b) in m.col_nodes.iter().enumerate() {
+            if m.values[r][c].is_none() {
+                missing.push([a, b]);
+            }
+        }
+    }
+    if !missing.is_empty() {
+        let unknown: Vec<[u32; 2]> = (0..w.nodes.len())
+            .flat_map(|i| (i + 1..w.nodes.len()).map(move |j| (i, j)))
+            .filter(|&(i, j)| w.hops[i][j].is_none())
+            .map(|(i, j)| [w.nodes[i], w.nodes[j]])
+            .collect();
+        out.push(Finding {
+            kind: "partial-matrix".into(),
+            text: format!(
+                "{} cell(s) not measured ({}); the analysis uses what is there{}",
+                missing.len(),
+                missing
+                    .iter()
+                    .take(8)
+                    .map(|[a, b]| format!("{a}>{b}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if unknown.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; hops unknown for {}",
+                        unknown
+                            .iter()
+                            .map(|[a, b]| pair_str(*a, *b))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            ),
+            data: json!({"missing": missing, "hops_unknown": unknown}),
+        });
+    }
+
+    // Cells the measurement itself did not trust.
+    if !m.flagged.is_empty() {
+        out.push(Finding {
+            kind: "flagged-cells".into(),
+            text: format!(
+                "{} cell(s) were flagged by the measurement and may mislead the levels: {}",
+                m.flagged.len(),
+                m.flagged
+                    .iter()
+                    .take(6)
+                    .map(|([a, b], why)| format!("{a}>{b} ({})", why.join("; ")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            data: json!(m
+                .flagged
+                .iter()
+                .map(|(c, why)| json!({"cell": c, "flags": why}))
+                .collect::<Vec<_>>()),
+        });
+    }
+
+    // Stray cells.
+    for &i in &w.stray {
+        let c = &w.remote[i];
+        let mir = w
+            .remote
+            .iter()
+            .find(|x| x.from == c.to && x.to == c.from)
+            .map(|x| x.value);
+        out.push(Finding {
+            kind: "stray-cell".into(),
+            text: format!(
+                "cell {} = {} stands alone, far from every other value, while its mirror {}>{} = {} fits a level: \
+                 a disturbed measurement (repeat it); it is left out and the pair uses the mirror",
+                cell_str(c),
+                v(c.value),
+                c.to,
+                c.from,
+                mir.map_or("-".into(), v)
+            ),
+            data: json!({"cell": [c.from, c.to], "value": c.value, "mirror_value": mir}),
+        });
+    }
+
+    // Asymmetric pairs.
+    let mut asym = Vec::new();
+    for ((a, b), (_, cells)) in &w.pairs {
+        if cells.len() == 2 {
+            let (x, y) = (&w.remote[cells[0]], &w.remote[cells[1]]);
+            let d = (x.cost - y.cost).abs();
+            if d > sig && d > 0.0 {
+                let (better, worse) = if x.cost < y.cost { (x, y) } else { (y, x) };
+                asym.push((a, b, better, worse, d));
+            }
+        }
+    }
+    if !asym.is_empty() {
+        let parts: Vec<String> = asym
+            .iter()
+            .map(|(_, _, bt, wr, _)| {
+                format!(
+                    "{} {} vs {} {} ({:.1} % worse)",
+                    cell_str(bt),
+                    v(bt.value),
+                    cell_str(wr),
+                    v(wr.value),
+                    pct_worse(bt.cost, wr.cost)
+                )
+            })
+            .collect();
+        out.push(Finding {
+            kind: "asymmetric".into(),
+            text: format!(
+                "the two directions of {} pair(s) differ by more than noise: {}; the pair is placed by its better direction",
+                asym.len(),
+                parts.join("; ")
+            ),
+            data: json!(asym
+                .iter()
+                .map(|(_, _, bt, wr, _)| json!({"better": [bt.from, bt.to], "better_value": bt.value,
+                    "worse": [wr.from, wr.to], "worse_value": wr.value}))
+                .collect::<Vec<_>>()),
+        });
+    }
+
+    // Local cells: differences between nodes, and local worse than remote.
+    if w.local.len() >= 2 {
+        let best = w.local.iter().min_by(|a, b| a.cost.total_cmp(&b.cost));
+        let worst = w.local.iter().max_by(|a, b| a.cost.total_cmp(&b.cost));
+        if let (Some(bl), Some(wl)) = (best, worst) {
+            if wl.cost - bl.cost > sig && wl.cost > bl.cost {
+                out.push(Finding {
+                    kind: "local-differs".into(),
+                    text: format!(
+                        "local memory is not equally fast on every node: node {} {} vs node {} {} ({:.1} % worse)",
+                        bl.from,
+                        v(bl.value),
+                        wl.from,
+                        v(wl.value),
+                        pct_worse(bl.cost, wl.cost)
+                    ),
+                    data: json!({"local": w.local.iter().map(|c| json!({"node": c.from, "value": c.value})).collect::<Vec<_>>()}),
+                });
+            }
+        }
+    }
+    if let Some(best_remote) = w
+        .remote
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !w.stray.contains(i))
+        .map(|(_, c)| c)
+        .min_by(|a, b| a.cost.total_cmp(&b.cost))
+    {
+        let worse_locals: Vec<&Cell> = w
+            .local
+            .iter()
+            .filter(|l| l.cost - best_remote.cost > sig && l.cost > best_remote.cost)
+            .collect();
+        if !worse_locals.is_empty() {
+            let names: Vec<String> = worse_locals
+                .iter()
+                .map(|l| format!("node {}'s own memory {}", l.from, v(l.value)))
+                .collect();
+            out.push(Finding {
+                kind: "requester-dependent".into(),
+                text: format!(
+                    "not a hop model: {} {} worse than node {} reaching node {}'s memory ({}); \
+                     the cost depends on which node asks (e.g. on how fast its snoops are answered), not only on hops",
+                    names.join(" and "),
+                    if worse_locals.len() == 1 { "is" } else { "are" },
+                    best_remote.from,
+                    best_remote.to,
+                    v(best_remote.value)
+                ),
+                data: json!({
+                    "remote_cell": [best_remote.from, best_remote.to],
+                    "remote_value": best_remote.value,
+                    "local": worse_locals.iter().map(|l| json!({"node": l.from, "value": l.value})).collect::<Vec<_>>()
+                }),
+            });
+        }
+    }
+
+    // Links of more than one speed.
+    let link_ranks: BTreeSet<usize> = w.links.iter().map(|k| w.rank[k]).collect();
+    if link_ranks.len() > 1 {
+        let parts: Vec<String> = link_ranks
+            .iter()
+            .map(|&r| {
+                let ls: Vec<String> = w
+                    .links
+                    .iter()
+                    .filter(|k| w.rank[k] == r)
+                    .map(|&(a, b)| pair_str(a, b))
+                    .collect();
+                let lv = inf.levels.iter().find(|l| l.name == level_name(r - 1));
+                let shown = if ls.len() > 6 {
+                    format!("{} (+{} more)", ls[..6].join(", "), ls.len() - 6)
+                } else {
+                    ls.join(", ")
+                };
+                format!(
+                    "level {} ({}): {}",
+                    level_name(r - 1),
+                    lv.map_or("-".into(), |l| v(l.value)),
+                    shown
+                )
+            })
+            .collect();
+        out.push(Finding {
+            kind: "link-speeds".into(),
+            text: format!(
+                "direct links come in {} speeds: {}",
+                link_ranks.len(),
+                parts.join("; ")
+            ),
+            data: json!(link_ranks.iter().map(|&r| json!({
+                "level": level_name(r - 1),
+                "links": w.links.iter().filter(|k| w.rank[k] == r).map(|&(a, b)| [a, b]).collect::<Vec<_>>()
+            })).collect::<Vec<_>>()),
+        });
+    }
+
+    // More hops but a better level than a pair with fewer hops.
+    let mut inversions = Vec::new();
+    for (&p, &rp) in &w.rank {
+        for (&q, &rq) in &w.rank {
+            if let (Some(hp), Some(hq)) = (w.hops(p.0, p.1), w.hops(q.0, q.1)) {
+                if hp < hq && rp > rq {
+                    inversions.push((p, hp, q, hq));
+                }
+            }
+        }
+    }
+    if !inversions.is_empty() {
+        let (p, hp, q, hq) = inversions[0];
+        out.push(Finding {
+            kind: "hop-order".into(),
+            text: format!(
+                "not a hop model: in {} comparison(s) a pair with more hops is faster than a pair with fewer, e.g. {} ({} hop(s), {}) beats {} ({} hop(s), {})",
+                inversions.len(),
+                pair_str(q.0, q.1),
+                hq,
+                v(best_value(w, q)),
+                pair_str(p.0, p.1),
+                hp,
+                v(best_value(w, p)),
+            ),
+            data: json!(inversions.iter().take(20).map(|(p, hp, q, hq)| json!({
+                "fewer_hops": [p.0, p.1], "fewer_hops_count": hp,
+                "more_hops": [q.0, q.1], "more_hops_count": hq})).collect::<Vec<_>>()),
+        });
+    }
+
+    // Summary of the hop structure.
+    let diameter = w
+        .hops
+        .iter()
+        .flatten()
+        .filter_map(|h| *h)
+        .max()
+        .unwrap_or(0);
+    if diameter >= 2 {
+        let far: Vec<String> = w
+            .rank
+            .keys()
+            .filter(|&&(a, b)| w.hops(a, b) == Some(diameter))
+            .map(|&(a, b)| pair_str(a, b))
+            .collect();
+        let shown = if far.len() > 8 {
+            format!("{} and {} more pairs", far[..8].join(", "), far.len() - 8)
+        } else {
+            far.join(", ")
+        };
+        out.push(Finding {
+            kind: "multi-hop".into(),
+            text: format!(
+                "not every node pair is linked directly: {} {} {} hops apart",
+                shown,
+                if far.len() == 1 { "is" } else { "are" },
+                diameter
+            ),
+            data: json!({"diameter": diameter, "pairs": far}),
+        });
+    }
+
+    if let (Some(slit), false) = (&m.slit, m.slit_only) {
+        out.extend(super::slit::compare(m, w, inf, slit));
+    }
+    out
+}

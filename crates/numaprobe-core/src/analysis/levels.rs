@@ -1,0 +1,193 @@
+//! One-dimensional grouping of values into performance levels.
+//!
+//! The criterion has no per-machine threshold. Values are compared on a log
+//! scale (a level is "x % slower", whatever the unit). Two neighbours in
+//! sorted order belong to different levels when the gap between them is
+//! larger than `GAP_SIGMAS` standard deviations of the noise — noise of the
+//! size the data themselves show could hardly have opened it (for Gaussian
+//! noise, neighbours 4 sigma apart inside one level happen about once in
+//! 10^4). The noise is estimated from the data: the pooled scatter of the
+//! values around their own level, floored at `NOISE_FLOOR` (1 %), the
+//! run-to-run drift of a memory measurement, so levels closer than 4 % are
+//! never told apart ("robust to a few percent of noise"). Because the
+//! estimate needs the levels and the levels need the estimate, the grouping
+//! first cuts at every gap above the resolution and then merges back the
+//! weakest cut while it is not significant against the re-estimated noise.
+//! Firmware distances are exact: for them the floor is zero and every
+//! distinct value is a level.
+//!
+//! The limit, measured on the synthetic tests: with uniform ±3 % noise (a
+//! 6 % band) two pairs of one level can land at opposite edges of the band
+//! with both their directions, which no method can tell from a real 4-5 %
+//! step such as seed 004's two-hop pair. On a 4-node square with such noise
+//! that happens about once in 1000 matrices; none in 2000 fully connected
+//! 4-node or 1000 8-node ring matrices.
+
+/// How many pooled standard deviations a gap must exceed to separate levels.
+pub const GAP_SIGMAS: f64 = 4.0;
+/// Smallest noise assumed for measured data, as a log-ratio (about 1 %).
+pub const NOISE_FLOOR: f64 = 0.01;
+
+/// Group `xs` (log-scale costs) into levels. Returns groups of indices into
+/// `xs`, groups ordered by ascending value, indices ascending by value.
+/// `floor` is the smallest standard deviation assumed (0 for exact data).
+pub fn cluster(xs: &[f64], floor: f64) -> Vec<Vec<usize>> {
+    cluster_with(xs, floor, |groups| pooled_sd_of(xs, groups))
+}
+
+/// `cluster`, with the noise estimated by `noise` from a candidate grouping
+/// (groups of indices into `xs`) instead of from the scatter of `xs`: a
+/// value that summarises several measurements (a node pair's two
+/// directions) is judged against the scatter of those measurements.
+pub fn cluster_with(
+    xs: &[f64],
+    floor: f64,
+    noise: impl Fn(&[Vec<usize>]) -> f64,
+) -> Vec<Vec<usize>> {
+    if xs.is_empty() {
+        return Vec::new();
+    }
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+    if floor <= 0.0 {
+        // Exact data (firmware tables): every distinct value is a level.
+        let mut out: Vec<Vec<usize>> = Vec::new();
+        for &i in &order {
+            match out.last_mut() {
+                Some(g) if xs[g[0]] == xs[i] => g.push(i),
+                _ => out.push(vec![i]),
+            }
+        }
+        return out;
+    }
+    // Step 1: cut at every gap wider than the resolution (GAP_SIGMAS x
+    // floor). No gap inside the resulting groups could be a level on its
+    // own, so their scatter is an honest estimate of the noise.
+    let mut cuts: Vec<usize> = (1..order.len())
+        .filter(|&i| xs[order[i]] - xs[order[i - 1]] > GAP_SIGMAS * floor)
+        .collect();
+    // Step 2: with the noise now estimated from the data (pooled deviation
+    // inside the groups), merge back the least convincing cut while its gap
+    // is not more than GAP_SIGMAS deviations. Merging widens the groups and
+    // can raise the estimate, so re-evaluate after every merge.
+    loop {
+        let groups: Vec<Vec<usize>> = ranges(&cuts, order.len())
+            .into_iter()
+            .map(|(s, e)| order[s..e].to_vec())
+            .collect();
+        let sd = noise(&groups).max(floor);
+        let weakest = cuts
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| (k, (xs[order[i]] - xs[order[i - 1]]) / sd))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        match weakest {
+            Some((k, score)) if score <= GAP_SIGMAS => {
+                cuts.remove(k);
+            }
+            _ => break,
+        }
+    }
+    let groups = ranges(&cuts, order.len());
+    groups
+        .into_iter()
+        .map(|(s, e)| order[s..e].to_vec())
+        .collect()
+}
+
+/// Cut positions -> half-open ranges into the sorted order.
+fn ranges(cuts: &[usize], n: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for &c in cuts {
+        out.push((start, c));
+        start = c;
+    }
+    out.push((start, n));
+    out
+}
+
+/// Standard deviation of the values around their own group's mean, pooled
+/// over all groups (n - groups degrees of freedom); 0 when every group is a
+/// single value.
+pub fn pooled_sd(groups: &[Vec<f64>]) -> f64 {
+    let mut ss = 0.0;
+    let mut n = 0usize;
+    let mut k = 0usize;
+    for vals in groups.iter().filter(|g| !g.is_empty()) {
+        k += 1;
+        let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+        ss += vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>();
+        n += vals.len();
+    }
+    let dof = n.saturating_sub(k);
+    if dof == 0 {
+        0.0
+    } else {
+        (ss / dof as f64).sqrt()
+    }
+}
+
+fn pooled_sd_of(xs: &[f64], groups: &[Vec<usize>]) -> f64 {
+    let vals: Vec<Vec<f64>> = groups
+        .iter()
+        .map(|g| g.iter().map(|&i| xs[i]).collect())
+        .collect();
+    pooled_sd(&vals)
+}
+
+/// Median of a non-empty slice (mean of the middle two for even lengths).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let m = s.len() / 2;
+    if s.len() % 2 == 1 {
+        s[m]
+    } else {
+        (s[m - 1] + s[m]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn levels_of(vals: &[f64], floor: f64) -> Vec<Vec<f64>> {
+        let logs: Vec<f64> = vals.iter().map(|v| v.ln()).collect();
+        cluster(&logs, floor)
+            .into_iter()
+            .map(|g| g.into_iter().map(|i| vals[i]).collect())
+            .collect()
+    }
+
+    #[test]
+    fn clear_levels_split_and_noise_does_not() {
+        let l = levels_of(&[100.0, 102.0, 99.0, 150.0, 148.0, 153.0], NOISE_FLOOR);
+        assert_eq!(l.len(), 2);
+        let l = levels_of(&[100.0, 101.5, 98.7, 102.9, 97.2, 100.8], NOISE_FLOOR);
+        assert_eq!(l.len(), 1);
+    }
+
+    #[test]
+    fn exact_data_split_on_every_distinct_value() {
+        let l = levels_of(&[10.0, 12.0, 12.0, 13.0, 21.0, 21.0, 23.0], 0.0);
+        assert_eq!(l.len(), 5);
+    }
+
+    #[test]
+    fn gaps_under_four_percent_never_split_measured_data() {
+        let l = levels_of(&[100.0, 103.5], NOISE_FLOOR);
+        assert_eq!(l.len(), 1);
+        let l = levels_of(&[100.0, 105.0], NOISE_FLOOR);
+        assert_eq!(l.len(), 2);
+    }
+
+    #[test]
+    fn empty_and_single_inputs() {
+        assert!(cluster(&[], NOISE_FLOOR).is_empty());
+        assert_eq!(cluster(&[1.0], NOISE_FLOOR), vec![vec![0]]);
+    }
+}

@@ -1,0 +1,681 @@
+//! The input of `infer`: a node-to-node matrix of latency, bandwidth or firmware
+//! distance, and the loaders that read it from JSON (the fixture form and
+//! numaprobe's own latency/bandwidth results) and from CSV.
+//!
+//! Everything read from a user's file is checked here, so the analysis after
+//! it can assume a rectangular matrix of finite positive numbers (or gaps).
+
+use serde_json::Value;
+
+/// What the numbers mean, and so which direction is "better".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Ns,
+    Cycles,
+    MBps,
+    GBps,
+    /// A firmware distance (ACPI SLIT): exact small integers, no noise.
+    Distance,
+}
+
+impl Unit {
+    /// Accepts the spellings the fixtures, numaprobe and MLC use.
+    pub fn parse(s: &str) -> Option<Unit> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "ns" | "nanoseconds" => Some(Unit::Ns),
+            "cycles" | "cycle" | "clocks" => Some(Unit::Cycles),
+            "mb/s" | "mbps" | "mib/s" | "mb_s" => Some(Unit::MBps),
+            "gb/s" | "gbps" | "gib/s" | "gb_s" => Some(Unit::GBps),
+            "slit" | "distance" | "distances" => Some(Unit::Distance),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::Cycles => "cycles",
+            Unit::MBps => "MB/s",
+            Unit::GBps => "GB/s",
+            Unit::Distance => "slit",
+        }
+    }
+
+    /// Bandwidth: more is better. Latency and distance: less is better.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Unit::MBps | Unit::GBps)
+    }
+
+    /// Firmware tables are exact: two different values are two levels.
+    pub fn is_exact(self) -> bool {
+        matches!(self, Unit::Distance)
+    }
+
+    pub fn is_bandwidth(self) -> bool {
+        self.higher_is_better()
+    }
+
+    pub const VALID: &'static str = "ns, cycles, MB/s, GB/s, slit";
+}
+
+/// A measured (or firmware) matrix: rows are the nodes that make the request
+/// (CPU nodes), columns the nodes that hold the memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Matrix {
+    pub unit: Unit,
+    pub row_nodes: Vec<u32>,
+    pub col_nodes: Vec<u32>,
+    /// `values[r][c]`: from `row_nodes[r]` to `col_nodes[c]`; None = not measured.
+    pub values: Vec<Vec<Option<f64>>>,
+    /// The firmware distances, if the input carried them.
+    pub slit: Option<Slit>,
+    /// A name for the machine (the fixture's `machine`), for titles.
+    pub label: Option<String>,
+    /// True when no measurement was given and the SLIT itself is analysed.
+    pub slit_only: bool,
+    /// Cells a numaprobe result marked as not to be trusted as they are
+    /// (e.g. pages placed below 99 % on the intended node), with why.
+    pub flagged: Vec<([u32; 2], Vec<String>)>,
+}
+
+/// A firmware distance table over `nodes` (square).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slit {
+    pub nodes: Vec<u32>,
+    pub matrix: Vec<Vec<f64>>,
+}
+
+impl Slit {
+    /// The topology's firmware distances, for `Matrix::slit` when the main
+    /// job analyses a matrix it measured itself.
+    pub fn from_distances(d: &crate::topology::Distances) -> Slit {
+        Slit {
+            nodes: d.node_ids.clone(),
+            matrix: d
+                .matrix
+                .iter()
+                .map(|r| r.iter().map(|&x| f64::from(x)).collect())
+                .collect(),
+        }
+    }
+
+    pub fn get(&self, from: u32, to: u32) -> Option<f64> {
+        let a = self.nodes.iter().position(|&n| n == from)?;
+        let b = self.nodes.iter().position(|&n| n == to)?;
+        self.matrix.get(a)?.get(b).copied()
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum MatrixError {
+    #[error("not valid JSON: {0}")]
+    Json(String),
+    #[error("{0}")]
+    Shape(String),
+    #[error("{0}")]
+    Value(String),
+    #[error("unit {0:?} is not known (valid: {valid})", valid = Unit::VALID)]
+    UnknownUnit(String),
+    #[error("the input gives no unit; say which with --unit ({valid})", valid = Unit::VALID)]
+    NoUnit,
+    #[error("the input holds neither a matrix nor a SLIT")]
+    Empty,
+}
+
+impl Matrix {
+    /// Every node the matrix mentions, as row or column, ascending.
+    pub fn nodes(&self) -> Vec<u32> {
+        let mut n: Vec<u32> = self
+            .row_nodes
+            .iter()
+            .chain(self.col_nodes.iter())
+            .copied()
+            .collect();
+        n.sort_unstable();
+        n.dedup();
+        n
+    }
+
+    /// The value from node `from` to node `to`, if measured.
+    pub fn get(&self, from: u32, to: u32) -> Option<f64> {
+        let r = self.row_nodes.iter().position(|&n| n == from)?;
+        let c = self.col_nodes.iter().position(|&n| n == to)?;
+        self.values[r][c]
+    }
+
+    /// Build from parts, checking shape and values. `node_ids` names rows and
+    /// columns of a square matrix; `cpu_nodes`/`mem_nodes` name them apart.
+    pub fn new(
+        unit: Unit,
+        row_nodes: Vec<u32>,
+        col_nodes: Vec<u32>,
+        values: Vec<Vec<Option<f64>>>,
+    ) -> Result<Matrix, MatrixError> {
+        if values.is_empty() {
+            return Err(MatrixError::Shape("the matrix has no rows".into()));
+        }
+        if row_nodes.len() != values.len() {
+            return Err(MatrixError::Shape(format!(
+                "the matrix has {} rows but {} row nodes are named",
+                values.len(),
+                row_nodes.len()
+            )));
+        }
+        for (r, row) in values.iter().enumerate() {
+            if row.len() != col_nodes.len() {
+                return Err(MatrixError::Shape(format!(
+                    "row {r} has {} values, expected {} (one per memory node)",
+                    row.len(),
+                    col_nodes.len()
+                )));
+            }
+            for (c, v) in row.iter().enumerate() {
+                if let Some(v) = v {
+                    if !v.is_finite() {
+                        return Err(MatrixError::Value(format!(
+                            "cell [{r}][{c}] is {v}: values must be finite numbers"
+                        )));
+                    }
+                    if *v <= 0.0 {
+                        return Err(MatrixError::Value(format!(
+                            "cell [{r}][{c}] is {v}: latencies, bandwidths and distances must be positive"
+                        )));
+                    }
+                }
+            }
+        }
+        for (what, ids) in [("row", &row_nodes), ("column", &col_nodes)] {
+            let mut s = ids.clone();
+            s.sort_unstable();
+            s.dedup();
+            if s.len() != ids.len() {
+                return Err(MatrixError::Shape(format!(
+                    "{what} node ids repeat: {ids:?}"
+                )));
+            }
+        }
+        if values.iter().flatten().all(Option::is_none) {
+            return Err(MatrixError::Value(
+                "every cell is null: nothing was measured".into(),
+            ));
+        }
+        Ok(Matrix {
+            unit,
+            row_nodes,
+            col_nodes,
+            values,
+            slit: None,
+            label: None,
+            slit_only: false,
+            flagged: Vec::new(),
+        })
+    }
+}
+
+/// Read a matrix from text: JSON when it starts with `{`, CSV otherwise.
+/// `unit` overrides (or supplies) the unit.
+pub fn parse(text: &str, unit: Option<Unit>) -> Result<Matrix, MatrixError> {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if t.is_empty() {
+        return Err(MatrixError::Empty);
+    }
+    if t.starts_with('{') {
+        parse_json(t, unit)
+    } else {
+        parse_csv(t, unit)
+    }
+}
+
+fn cell(v: &Value, r: usize, c: usize) -> Result<Option<f64>, MatrixError> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => n
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| MatrixError::Value(format!("cell [{r}][{c}] is not a usable number"))),
+        // numaprobe's own results may carry a cell as an object with its
+        // statistics; the median is the figure the analysis uses.
+        Value::Object(o) => {
+            for key in ["median", "value", "ns", "mbps", "mean"] {
+                if let Some(x) = o.get(key) {
+                    return cell(x, r, c);
+                }
+            }
+            Err(MatrixError::Value(format!(
+                "cell [{r}][{c}] is an object without `median` or `value`"
+            )))
+        }
+        other => Err(MatrixError::Value(format!(
+            "cell [{r}][{c}] is {other}: expected a number or null"
+        ))),
+    }
+}
+
+fn grid(v: &Value, what: &str) -> Result<Vec<Vec<Option<f64>>>, MatrixError> {
+    let rows = v
+        .as_array()
+        .ok_or_else(|| MatrixError::Shape(format!("`{what}` must be an array of rows")))?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (r, row) in rows.iter().enumerate() {
+        let row = row
+            .as_array()
+            .ok_or_else(|| MatrixError::Shape(format!("`{what}` row {r} is not an array")))?;
+        let mut vals = Vec::with_capacity(row.len());
+        for (c, x) in row.iter().enumerate() {
+            vals.push(cell(x, r, c)?);
+        }
+        out.push(vals);
+    }
+    Ok(out)
+}
+
+fn ids(v: Option<&Value>, what: &str) -> Result<Option<Vec<u32>>, MatrixError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| {
+                x.as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| {
+                        MatrixError::Shape(format!("`{what}` must hold node numbers, found {x}"))
+                    })
+            })
+            .collect::<Result<Vec<u32>, _>>()
+            .map(Some),
+        Some(other) => Err(MatrixError::Shape(format!(
+            "`{what}` must be an array of node numbers, found {other}"
+        ))),
+    }
+}
+
+fn parse_json(text: &str, unit_override: Option<Unit>) -> Result<Matrix, MatrixError> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| MatrixError::Json(e.to_string()))?;
+    let obj = doc
+        .as_object()
+        .ok_or_else(|| MatrixError::Shape("the JSON document must be an object".into()))?;
+
+    // A SLIT may come as a plain square array (fixture form) or as the
+    // topology's `distances` object ({node_ids, matrix}).
+    let mut slit_nodes = ids(obj.get("node_ids"), "node_ids")?;
+    let slit_grid = match (obj.get("slit"), obj.get("distances")) {
+        (Some(v), _) if !v.is_null() => Some(grid(v, "slit")?),
+        (_, Some(Value::Object(d))) => {
+            if let Some(n) = ids(d.get("node_ids"), "distances.node_ids")? {
+                slit_nodes = Some(n);
+            }
+            d.get("matrix")
+                .map(|m| grid(m, "distances.matrix"))
+                .transpose()?
+        }
+        _ => None,
+    };
+    let slit = match slit_grid {
+        None => None,
+        Some(g) => {
+            let n = g.len();
+            let nodes = slit_nodes
+                .clone()
+                .unwrap_or_else(|| (0..n as u32).collect());
+            if nodes.len() != n || g.iter().any(|r| r.len() != n) {
+                return Err(MatrixError::Shape(format!(
+                    "the SLIT must be square over its {} nodes",
+                    nodes.len()
+                )));
+            }
+            let mut m = Vec::with_capacity(n);
+            for (r, row) in g.into_iter().enumerate() {
+                let mut out = Vec::with_capacity(n);
+                for (c, v) in row.into_iter().enumerate() {
+                    match v {
+                        Some(x) if x.is_finite() && x > 0.0 => out.push(x),
+                        _ => {
+                            return Err(MatrixError::Value(format!(
+                                "SLIT cell [{r}][{c}] must be a positive number"
+                            )))
+                        }
+                    }
+                }
+                m.push(out);
+            }
+            Some(Slit { nodes, matrix: m })
+        }
+    };
+
+    let label = obj
+        .get("machine")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let unit_field = match obj.get("unit") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => {
+            Some(Unit::parse(s).ok_or_else(|| MatrixError::UnknownUnit(s.clone()))?)
+        }
+        Some(other) => return Err(MatrixError::UnknownUnit(other.to_string())),
+    };
+
+    let measured = match obj.get("matrix") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(grid(v, "matrix")?),
+    };
+
+    let Some(values) = measured else {
+        // No measurement: analyse the firmware's table as if it were one.
+        let Some(s) = slit else {
+            return Err(MatrixError::Empty);
+        };
+        let values = s
+            .matrix
+            .iter()
+            .map(|r| r.iter().map(|&x| Some(x)).collect())
+            .collect();
+        let mut m = Matrix::new(Unit::Distance, s.nodes.clone(), s.nodes.clone(), values)?;
+        m.label = label;
+        m.slit = Some(s);
+        m.slit_only = true;
+        return Ok(m);
+    };
+
+    let unit = unit_override.or(unit_field).ok_or(MatrixError::NoUnit)?;
+    let cpu_nodes = ids(obj.get("cpu_nodes"), "cpu_nodes")?;
+    let mem_nodes = ids(obj.get("mem_nodes"), "mem_nodes")?;
+    let rows = values.len();
+    let cols = values.first().map_or(0, Vec::len);
+    let (row_nodes, col_nodes) = match (cpu_nodes, mem_nodes) {
+        (Some(r), Some(c)) => (r, c),
+        (r, c) => {
+            // Without separate names the matrix must be square: row i and
+            // column i are the same node.
+            if values.iter().any(|row| row.len() != rows) {
+                let bad = values.iter().position(|row| row.len() != rows).unwrap_or(0);
+                return Err(MatrixError::Shape(format!(
+                    "the matrix has {rows} rows but row {bad} has {} values: it must be square \
+                     (or name its rows and columns with `cpu_nodes` and `mem_nodes`)",
+                    values[bad].len()
+                )));
+            }
+            let n = r
+                .or(c)
+                .or_else(|| slit_nodes.clone().filter(|s| s.len() == rows))
+                .unwrap_or_else(|| (0..rows as u32).collect());
+            (n.clone(), n)
+        }
+    };
+    if cols == 0 {
+        return Err(MatrixError::Shape("the matrix has no columns".into()));
+    }
+    let mut m = Matrix::new(unit, row_nodes, col_nodes, values)?;
+    m.label = label;
+    m.slit = slit;
+    // numaprobe's own results carry every cell with a `flagged` mark.
+    if let Some(Value::Array(cells)) = obj.get("cells") {
+        for c in cells {
+            let node = |k: &str| {
+                c.get(k)
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+            };
+            if c.get("flagged").and_then(Value::as_bool) == Some(true) {
+                if let (Some(a), Some(b)) = (node("cpu_node"), node("mem_node")) {
+                    let why = c
+                        .get("flags")
+                        .and_then(Value::as_array)
+                        .map(|f| {
+                            f.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    m.flagged.push(([a, b], why));
+                }
+            }
+        }
+    }
+    Ok(m)
+}
+
+fn parse_number(s: &str) -> Option<Result<f64, String>> {
+    let t = s.trim().trim_matches('"').trim();
+    if t.is_empty() || ["null", "na", "n/a", "-", "none"].contains(&t.to_ascii_lowercase().as_str())
+    {
+        return None;
+    }
+    Some(t.parse::<f64>().map_err(|_| t.to_string()))
+}
+
+/// CSV: one row per requesting node. An optional first line names the columns
+/// (memory nodes; its first field may be a label such as `node` or the unit),
+/// an optional first column names the rows. Empty, `null` or `NA` cells are
+/// gaps. A line `# unit: ns` gives the unit.
+fn parse_csv(text: &str, unit_override: Option<Unit>) -> Result<Matrix, MatrixError> {
+    let mut unit_line = None;
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        if l.is_empty() {
+            continue;
+        }
+        if let Some(c) = l.strip_prefix('#') {
+            if let Some((k, v)) = c.split_once(':') {
+                if k.trim().eq_ignore_ascii_case("unit") {
+                    unit_line = Some(v.trim().to_string());
+                }
+            }
+            continue;
+        }
+        let sep = if l.contains(',') {
+            ','
+        } else if l.contains(';') {
+            ';'
+        } else if l.contains('\t') {
+            '\t'
+        } else {
+            ' '
+        };
+        lines.push(
+            l.split(sep)
+                .filter(|f| sep != ' ' || !f.is_empty())
+                .map(|f| f.trim().to_string())
+                .collect(),
+        );
+    }
+    if lines.is_empty() {
+        return Err(MatrixError::Empty);
+    }
+    let is_num = |s: &String| parse_number(s).is_some_and(|r| r.is_ok());
+    // A header is a first line with a non-number after its first field
+    // (`ns,node0,node1`), or one whose first field is a label while the next
+    // line starts with a number (`node,0,1` over `0,80,130`).
+    let has_header = lines.len() > 1
+        && (lines[0].iter().skip(1).any(|f| !is_num(f))
+            || (!is_num(&lines[0][0]) && is_num(&lines[1][0])));
+    let mut header_unit = None;
+    let (header, body) = if has_header {
+        (Some(lines[0].clone()), &lines[1..])
+    } else {
+        (None, &lines[..])
+    };
+    // A row label column: with a header, when data rows are one field longer
+    // than the header, or the header's first field names no node (`node`,
+    // `ns`, empty); without one, when every row starts with a non-number.
+    let label_col = match &header {
+        Some(h) => {
+            let row_len = body.first().map_or(0, Vec::len);
+            let first = h.first().cloned().unwrap_or_default();
+            if let Some(u) = Unit::parse(&first) {
+                header_unit = Some(u);
+            }
+            row_len == h.len() + 1 || (row_len == h.len() && node_name(&first).is_none())
+        }
+        None => body.iter().all(|r| r.first().is_some_and(|f| !is_num(f))),
+    };
+    let mut values = Vec::new();
+    let mut row_nodes = Vec::new();
+    for (r, row) in body.iter().enumerate() {
+        let fields = if label_col && !row.is_empty() {
+            &row[1..]
+        } else {
+            &row[..]
+        };
+        if label_col {
+            row_nodes.push(node_name(&row[0]).unwrap_or(r as u32));
+        } else {
+            row_nodes.push(r as u32);
+        }
+        let mut vals = Vec::new();
+        for (c, f) in fields.iter().enumerate() {
+            match parse_number(f) {
+                None => vals.push(None),
+                Some(Ok(x)) => vals.push(Some(x)),
+                Some(Err(bad)) => {
+                    return Err(MatrixError::Value(format!(
+                        "row {r}, column {c}: {bad:?} is not a number"
+                    )))
+                }
+            }
+        }
+        values.push(vals);
+    }
+    let ncols = values.first().map_or(0, Vec::len);
+    let col_nodes: Vec<u32> = match &header {
+        Some(h) => {
+            let names = if label_col && h.len() == ncols + 1 {
+                &h[1..]
+            } else {
+                &h[..]
+            };
+            if names.len() == ncols {
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| node_name(n).unwrap_or(i as u32))
+                    .collect()
+            } else {
+                (0..ncols as u32).collect()
+            }
+        }
+        None => (0..ncols as u32).collect(),
+    };
+    let unit = match unit_override {
+        Some(u) => u,
+        None => match (unit_line, header_unit) {
+            (Some(s), _) => Unit::parse(&s).ok_or(MatrixError::UnknownUnit(s))?,
+            (None, Some(u)) => u,
+            (None, None) => return Err(MatrixError::NoUnit),
+        },
+    };
+    // Without names the matrix is square (row i and column i are one node).
+    let square_expected = header.is_none() || !label_col;
+    if square_expected && values.iter().any(|r| r.len() != values.len()) {
+        let bad = values
+            .iter()
+            .position(|r| r.len() != values.len())
+            .unwrap_or(0);
+        return Err(MatrixError::Shape(format!(
+            "the CSV matrix has {} rows but row {bad} has {} values: it must be square, \
+             or name rows and columns in a header line and a first column",
+            values.len(),
+            values[bad].len()
+        )));
+    }
+    Matrix::new(unit, row_nodes, col_nodes, values)
+}
+
+/// `3`, `node3`, `N3`, `node 3` -> 3.
+fn node_name(s: &str) -> Option<u32> {
+    let digits: String = s
+        .trim()
+        .trim_matches('"')
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixture_form_reads_unit_matrix_and_slit() {
+        let m = parse(
+            r#"{"unit":"ns","matrix":[[10,20],[21,11]],"slit":[[10,21],[21,10]]}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(m.unit, Unit::Ns);
+        assert_eq!(m.get(1, 0), Some(21.0));
+        assert_eq!(m.slit.unwrap().get(0, 1), Some(21.0));
+    }
+
+    #[test]
+    fn numaprobe_result_form_names_rows_and_columns() {
+        let m = parse(
+            r#"{"schema":"numaprobe/1","kind":"bandwidth","unit":"GB/s","cpu_nodes":[0,1],"mem_nodes":[0,1,2],
+                "matrix":[[{"median":100.0},50,null],[50,100,70]],
+                "cells":[{"cpu_node":1,"mem_node":2,"flagged":true,"flags":["pages 80 % on node 2"]}]}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            m.flagged,
+            vec![([1, 2], vec!["pages 80 % on node 2".to_string()])]
+        );
+        assert_eq!(m.col_nodes, vec![0, 1, 2]);
+        assert_eq!(m.get(0, 0), Some(100.0));
+        assert_eq!(m.get(0, 2), None);
+        assert!(m.unit.higher_is_better());
+    }
+
+    #[test]
+    fn slit_only_becomes_a_distance_matrix() {
+        let m = parse(
+            r#"{"unit":null,"matrix":null,"slit":[[10,12],[12,10]]}"#,
+            None,
+        )
+        .unwrap();
+        assert!(m.slit_only);
+        assert_eq!(m.unit, Unit::Distance);
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_not_panics() {
+        let cases = [
+            r#"{"unit":"ns","matrix":[[1,2],[3]]}"#,
+            r#"{"unit":"ns","matrix":[[1,2,3],[3,4,5]]}"#,
+            r#"{"unit":"ns","matrix":[[1,-2],[3,4]]}"#,
+            r#"{"unit":"ns","matrix":[[0,2],[3,4]]}"#,
+            r#"{"unit":"ns","matrix":[]}"#,
+            r#"{"unit":"ns","matrix":[[null,null],[null,null]]}"#,
+            r#"{"unit":"furlongs","matrix":[[1]]}"#,
+            r#"{"matrix":[[1,2],[2,1]]}"#,
+            r#"{"unit":"ns","matrix":[["x",2],[2,1]]}"#,
+            r#"{"unit":"ns","matrix":null,"slit":null}"#,
+            r#"{"unit":"ns","matrix":[[1,2],[2,1]],"slit":[[10,20]]}"#,
+            r#"[1,2]"#,
+            "{",
+            "",
+            "1,2\n3",
+            "# unit: ns\n1,NaN\n3,4",
+            "# unit: ns\n1,x\n3,4",
+            "1,2\n2,1",
+        ];
+        for c in cases {
+            assert!(parse(c, None).is_err(), "accepted {c:?}");
+        }
+    }
+
+    #[test]
+    fn csv_with_header_labels_and_unit_comment() {
+        let m = parse("# unit: ns\nnode,0,1\n0,80,130\n1,131,81\n", None).unwrap();
+        assert_eq!(m.row_nodes, vec![0, 1]);
+        assert_eq!(m.get(1, 0), Some(131.0));
+        let m = parse("ns,node0,node1\nnode0,80,\nnode1,131,81\n", None).unwrap();
+        assert_eq!(m.unit, Unit::Ns);
+        assert_eq!(m.get(0, 1), None);
+        let m = parse("80,130\n131,81\n", Some(Unit::Cycles)).unwrap();
+        assert_eq!(m.unit, Unit::Cycles);
+    }
+}

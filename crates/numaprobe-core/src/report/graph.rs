@@ -1,0 +1,238 @@
+//! The picture of an inferred interconnect for the report: nodes on a
+//! circle (grouped nodes side by side), direct links drawn thicker the
+//! faster they are and labelled with their value, one colour per level.
+//! The same drawing code renders SVG (text) and PNG (pixels) via plotters.
+//!
+//! Text in the PNG needs a font without the system's fontconfig: plotters'
+//! `ab_glyph` backend renders from font bytes we register once, here the
+//! bundled Noto Sans of the `notosans` crate.
+
+use super::infer::{fmt_value, Inference};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error("cannot draw the graph: {0}")]
+    Draw(String),
+    #[error("no font for the graph's text: {0}")]
+    Font(String),
+}
+
+const SIZE: (u32, u32) = (800, 640);
+const FONT: &str = "sans-serif";
+
+/// Colours for levels A, B, C, ... (fast to slow); cycled beyond.
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(0x1b, 0x9e, 0x77),
+    RGBColor(0x75, 0x70, 0xb3),
+    RGBColor(0xd9, 0x5f, 0x02),
+    RGBColor(0xe7, 0x29, 0x8a),
+    RGBColor(0x66, 0xa6, 0x1e),
+    RGBColor(0xa6, 0x76, 0x1d),
+];
+
+fn register_font() -> Result<(), GraphError> {
+    use std::sync::OnceLock;
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, notosans::REGULAR_TTF)
+            .map_err(|_| "the bundled Noto Sans did not load".to_string())
+    })
+    .clone()
+    .map_err(GraphError::Font)
+}
+
+/// The graph as an SVG document.
+pub fn render_svg(inf: &Inference) -> Result<String, GraphError> {
+    register_font()?;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, SIZE).into_drawing_area();
+        draw(&root, inf)?;
+        root.present()
+            .map_err(|e| GraphError::Draw(e.to_string()))?;
+    }
+    Ok(buf)
+}
+
+/// The graph as a PNG file at `path`.
+pub fn render_png(inf: &Inference, path: &Path) -> Result<(), GraphError> {
+    register_font()?;
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    draw(&root, inf)?;
+    root.present().map_err(|e| GraphError::Draw(e.to_string()))
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    inf: &Inference,
+) -> Result<(), GraphError> {
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| GraphError::Draw(e.to_string());
+    root.fill(&WHITE).map_err(err)?;
+    let (w, h) = (SIZE.0 as f64, SIZE.1 as f64);
+    let title = match &inf.machine {
+        Some(m) => format!("{} ({})", shorten(m, 70), inf.unit),
+        None => format!("Inferred interconnect ({})", inf.unit),
+    };
+    root.draw(&Text::new(
+        title,
+        (20, 14),
+        (FONT, 18).into_font().color(&BLACK),
+    ))
+    .map_err(err)?;
+
+    // Node positions: a circle, group by group.
+    let mut order: Vec<u32> = inf.groups.iter().flatten().copied().collect();
+    for n in &inf.nodes {
+        if !order.contains(n) {
+            order.push(*n);
+        }
+    }
+    let n = order.len().max(1);
+    let (cx, cy, r) = (w / 2.0, h / 2.0 + 10.0, (w.min(h) / 2.0 - 110.0).max(60.0));
+    let pos = |node: u32| -> (i32, i32) {
+        let k = order.iter().position(|&x| x == node).unwrap_or(0);
+        let start = if n == 2 { 1.0 } else { -0.5 };
+        let t = std::f64::consts::PI * (2.0 * k as f64 / n as f64 + start);
+        ((cx + r * t.cos()) as i32, (cy + r * t.sin()) as i32)
+    };
+
+    let remote: Vec<&super::infer::Level> =
+        inf.levels.iter().filter(|l| l.kind == "remote").collect();
+    let level_index = |name: &str| remote.iter().position(|l| l.name == name).unwrap_or(0);
+    // Links: the fastest level thickest.
+    let nlev = remote.len().max(1);
+    for l in &inf.link_details {
+        let li = level_index(&l.level);
+        let color = PALETTE[li % PALETTE.len()];
+        let width = (2 + 2 * (nlev - li)) as u32;
+        let (a, b) = (pos(l.nodes[0]), pos(l.nodes[1]));
+        root.draw(&PathElement::new(
+            vec![a, b],
+            ShapeStyle {
+                color: color.to_rgba(),
+                filled: false,
+                stroke_width: width,
+            },
+        ))
+        .map_err(err)?;
+        // Labels sit 40 % of the way from the first node rather than at the
+        // middle, so the labels of two crossing diagonals do not overlap.
+        let mid = (a.0 + (b.0 - a.0) * 2 / 5, a.1 + (b.1 - a.1) * 2 / 5);
+        // Label on a white patch so crossing links stay readable.
+        root.draw(&Rectangle::new(
+            [(mid.0 - 28, mid.1 - 9), (mid.0 + 28, mid.1 + 9)],
+            WHITE.mix(0.85).filled(),
+        ))
+        .map_err(err)?;
+        root.draw(&Text::new(
+            fmt_value(l.value),
+            mid,
+            (FONT, 15)
+                .into_font()
+                .color(&color)
+                .pos(Pos::new(HPos::Center, VPos::Center)),
+        ))
+        .map_err(err)?;
+    }
+    // Nodes.
+    for &node in &order {
+        let p = pos(node);
+        root.draw(&Circle::new(p, 22, RGBColor(0x33, 0x33, 0x33).filled()))
+            .map_err(err)?;
+        root.draw(&Text::new(
+            node.to_string(),
+            p,
+            (FONT, 18)
+                .into_font()
+                .color(&WHITE)
+                .pos(Pos::new(HPos::Center, VPos::Center)),
+        ))
+        .map_err(err)?;
+    }
+    // Legend: local, then each remote level with its value and hops.
+    let mut y = h as i32 - 20 - 18 * (remote.len() as i32 + 1);
+    if let Some(local) = inf.levels.iter().find(|l| l.kind == "local") {
+        root.draw(&Text::new(
+            format!("local: {} {}", fmt_value(local.value), inf.unit),
+            (20, y),
+            (FONT, 14).into_font().color(&BLACK),
+        ))
+        .map_err(err)?;
+    }
+    for (i, l) in remote.iter().enumerate() {
+        y += 18;
+        let color = PALETTE[i % PALETTE.len()];
+        root.draw(&Rectangle::new([(20, y + 2), (34, y + 12)], color.filled()))
+            .map_err(err)?;
+        let hops = l
+            .hops
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join("/");
+        root.draw(&Text::new(
+            format!(
+                "level {}: {} {} ({}-{}), {} hop(s){}",
+                l.name,
+                fmt_value(l.value),
+                inf.unit,
+                fmt_value(l.min),
+                fmt_value(l.max),
+                hops,
+                l.ratio_to_local
+                    .map_or(String::new(), |r| format!(", {r:.2}x local"))
+            ),
+            (40, y),
+            (FONT, 14).into_font().color(&BLACK),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        s.chars().take(max - 1).collect::<String>() + "…"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{analyse, parse};
+
+    fn sample() -> Inference {
+        analyse(
+            &parse(
+                r#"{"unit":"ns","machine":"square","matrix":[[100,135,170,135],[135,100,135,170],[170,135,100,135],[135,170,135,100]]}"#,
+                None,
+            )
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn svg_has_a_node_label_and_link_values() {
+        let svg = render_svg(&sample()).unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("\n135.0\n"), "link value drawn");
+        assert!(svg.contains("\n3\n"), "node label drawn");
+    }
+
+    #[test]
+    fn png_is_written_with_text() {
+        let dir = std::env::temp_dir().join(format!("numaprobe-graph-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("g.png");
+        render_png(&sample(), &p).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

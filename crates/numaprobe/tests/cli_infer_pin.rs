@@ -1,0 +1,353 @@
+//! The `infer` and `pin` commands as a user runs them: the built binary on a
+//! fixture matrix and on an unpacked sysfs dump; JSON keys, exit statuses,
+//! one-line errors.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_numaprobe");
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn matrix(name: &str) -> PathBuf {
+    workspace().join("tests/fixtures/matrices").join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run numaprobe")
+}
+
+fn run_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run numaprobe");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn temp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("numaprobe-cli-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Unpack one sysfs dump; returns (temp dir, root).
+fn unpack(name: &str) -> (PathBuf, PathBuf) {
+    let tmp = temp(name);
+    let archive = workspace().join(format!("tests/fixtures/sysfs/{name}.tar.bz2"));
+    let ok = Command::new("tar")
+        .arg("xjf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&tmp)
+        .status()
+        .expect("tar")
+        .success();
+    assert!(ok);
+    let root = std::fs::read_dir(&tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    (tmp, root)
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("stdout is JSON")
+}
+
+fn usage_error(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let e = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+    e
+}
+
+#[test]
+fn infer_json_on_the_ranger_table() {
+    let p = matrix("ranger-4s-opteron-8356-seed004.json");
+    let v = json(&run(&[
+        "infer",
+        "--input",
+        p.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert_eq!(v["schema"], "numaprobe/1");
+    for key in [
+        "levels", "hops", "links", "groups", "findings", "advice", "nodes", "unit",
+    ] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    let l = &v["levels"][0];
+    for key in ["value", "min", "max", "members"] {
+        assert!(l.get(key).is_some(), "level.{key}");
+    }
+    assert_eq!(v["hops"][0][3], 2);
+    assert_eq!(v["links"].as_array().unwrap().len(), 5);
+    assert!(v["findings"][0].get("text").is_some() && v["findings"][0].get("data").is_some());
+}
+
+#[test]
+fn infer_table_draws_and_advises_and_writes_pictures() {
+    let dir = temp("graph");
+    let svg = dir.join("g.svg");
+    let png = dir.join("g.png");
+    let p = matrix("intel-xeon-8269cy-2s-snc2.json");
+    let o = run(&[
+        "infer",
+        "--input",
+        p.to_str().unwrap(),
+        "--advice",
+        "--graph-svg",
+        svg.to_str().unwrap(),
+        "--graph-png",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("Interconnect")
+            && out.contains("Advice")
+            && out.contains("groups: [0,1] [2,3]")
+    );
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn infer_reads_csv_from_stdin() {
+    let o = run_stdin(
+        &["infer", "--input", "-", "--unit", "ns", "--format", "json"],
+        "node,0,1\n0,80,130\n1,131,81\n",
+    );
+    let v = json(&o);
+    assert_eq!(v["levels"].as_array().unwrap().len(), 2);
+    let csv = run(&[
+        "infer",
+        "--input",
+        matrix("mctop-lpdquad.json").to_str().unwrap(),
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&csv.stdout).starts_with("from,to,level,kind,level_value,hops\n")
+    );
+}
+
+#[test]
+fn infer_bad_input_exits_2_with_one_line() {
+    assert!(usage_error(&run(&["infer"])).contains("--input"));
+    assert!(usage_error(&run(&["infer", "--input", "/no/such/file"])).contains("/no/such/file"));
+    let e = usage_error(&run_stdin(
+        &["infer", "--input", "-"],
+        r#"{"unit":"ns","matrix":[[1,2],[3]]}"#,
+    ));
+    assert!(e.contains("row 1"), "{e}");
+    let e = usage_error(&run_stdin(
+        &["infer", "--input", "-"],
+        r#"{"unit":"ns","matrix":[[1,-2],[3,4]]}"#,
+    ));
+    assert!(e.contains("-2"), "{e}");
+    let e = usage_error(&run_stdin(
+        &["infer", "--input", "-", "--unit", "furlongs"],
+        "1,2\n2,1\n",
+    ));
+    assert!(e.contains("furlongs") && e.contains("ns"), "{e}");
+    usage_error(&run_stdin(&["infer", "--input", "-"], "1,2\n2,1\n")); // no unit
+    usage_error(&run_stdin(&["infer", "--input", "-"], ""));
+}
+
+#[test]
+fn pin_on_a_round_robin_dump() {
+    // cpu0 and cpu1 sit on different packages on this machine.
+    let (tmp, root) = unpack("40intel64-2g2n4c+pcilocality");
+    let r = root.to_str().unwrap();
+    let v = json(&run(&[
+        "pin",
+        "--threads",
+        "4",
+        "--strategy",
+        "scatter",
+        "--sysfs-root",
+        r,
+        "--format",
+        "json",
+    ]));
+    assert_eq!(v["schema"], "numaprobe/1");
+    assert_eq!(v["cpus"].as_array().unwrap().len(), 4);
+    assert_eq!(v["packages"].as_array().unwrap().len(), 4);
+    for key in [
+        "nodes",
+        "placement",
+        "commands",
+        "naive_cpus",
+        "naive_problems",
+        "warnings",
+    ] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    for key in [
+        "taskset",
+        "numactl",
+        "omp_places",
+        "omp_proc_bind",
+        "gomp_cpu_affinity",
+        "kmp_affinity",
+        "srun",
+    ] {
+        assert!(v["commands"].get(key).is_some(), "commands.{key}");
+    }
+
+    // Compact keeps 4 threads on one package; CPUs 0-3 would not.
+    let o = run(&[
+        "pin",
+        "--threads",
+        "4",
+        "--strategy",
+        "compact",
+        "--sysfs-root",
+        r,
+    ]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("CPUs 0-3 would spread 4 threads over 4 packages"),
+        "{err}"
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("taskset -c")
+            && out.contains("KMP_AFFINITY")
+            && out.contains("srun --cpu-bind=map_cpu:")
+    );
+
+    // Bad values: one line naming the value, exit 2.
+    assert!(usage_error(&run(&[
+        "pin",
+        "--threads",
+        "1000",
+        "--strategy",
+        "scatter",
+        "--sysfs-root",
+        r
+    ]))
+    .contains("1000"));
+    assert!(usage_error(&run(&[
+        "pin",
+        "--threads",
+        "0",
+        "--strategy",
+        "scatter",
+        "--sysfs-root",
+        r
+    ]))
+    .contains("--threads 0"));
+    assert!(usage_error(&run(&[
+        "pin",
+        "--threads",
+        "2",
+        "--strategy",
+        "scatter",
+        "--nodes",
+        "x",
+        "--sysfs-root",
+        r
+    ]))
+    .contains("\"x\""));
+    assert!(usage_error(&run(&[
+        "pin",
+        "--threads",
+        "2",
+        "--strategy",
+        "scatter",
+        "--nodes",
+        "9",
+        "--sysfs-root",
+        r
+    ]))
+    .contains("node 9"));
+    assert_eq!(
+        run(&[
+            "pin",
+            "--threads",
+            "2",
+            "--strategy",
+            "nearest",
+            "--sysfs-root",
+            r
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+    std::fs::remove_dir_all(&tmp).ok();
+}
+
+#[test]
+fn infer_compares_with_a_machines_slit() {
+    // SNC2 on two sockets: nodes 0,2 share a socket, SLIT 10/11/21.
+    let (tmp, root) = unpack("memorysidecaches");
+    let m = r#"{"unit":"ns","matrix":[[80,140,85,141],[140,80,141,85],[85,141,80,140],[141,85,140,80]]}"#;
+    let without = json(&run_stdin(
+        &["infer", "--input", "-", "--format", "json"],
+        m,
+    ));
+    let with = json(&run_stdin(
+        &[
+            "infer",
+            "--input",
+            "-",
+            "--format",
+            "json",
+            "--sysfs-root",
+            root.to_str().unwrap(),
+        ],
+        m,
+    ));
+    let kinds = |v: &serde_json::Value| -> Vec<String> {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!kinds(&without).contains(&"slit-ratio".to_string()));
+    assert!(
+        kinds(&with).contains(&"slit-ratio".to_string()),
+        "{:?}",
+        kinds(&with)
+    );
+    assert_eq!(with["groups"], serde_json::json!([[0, 2], [1, 3]]));
+    std::fs::remove_dir_all(&tmp).ok();
+}
