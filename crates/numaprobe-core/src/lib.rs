@@ -18,6 +18,7 @@ pub mod report;
 pub mod stats;
 pub mod timer;
 pub mod topology;
+pub mod units;
 
 /// Version tag carried by every machine-readable document numaprobe writes.
 pub const SCHEMA: &str = "numaprobe/1";

@@ -1,2 +1,133 @@
 //! The measurement loops. A kernel does no I/O and is described by data
 //! (bytes per iteration, loads, stores), in the spirit of likwid-bench.
+//!
+//! - `chase`: the dependent pointer chase for latency (one random cycle over
+//!   the buffer's lines by Sattolo's algorithm, optionally TLB-local windows
+//!   as multichase does, or a fixed stride as in seed 004).
+//! - `stream`: streaming read, write, non-temporal write, copy, non-temporal
+//!   copy and triad, at the widest vector width the CPU has (chosen at run
+//!   time, recorded in results).
+//! - `strided`: seed 000's read-only / write-only loops, one 8-byte element
+//!   per 64-byte line.
+//!
+//! Nothing here may be optimised away: the chase and the strided loops use
+//! volatile accesses, the streaming loops use explicit vector loads and
+//! stores through raw pointers and their results go through `black_box`.
+
+pub mod chase;
+pub mod stream;
+pub mod strided;
+
+use serde::{Deserialize, Serialize};
+
+pub use chase::{ChasePattern, ChaseSetup};
+pub use stream::StreamOp;
+
+/// A kernel described by data, as likwid-bench describes its benchmarks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelSpec {
+    /// Stable name used in results (`chase_random`, `read`, `copy_nt`, ...).
+    pub name: String,
+    /// What one iteration is, in words.
+    pub iteration: String,
+    /// Bytes the program asks for per iteration (loads plus stores). This is
+    /// what bandwidth figures count.
+    pub bytes_per_iter: u32,
+    pub loads_per_iter: u32,
+    pub stores_per_iter: u32,
+    /// Extra bytes the memory system reads per iteration because ordinary
+    /// stores to a line not in cache first fetch it (write-allocate). Not
+    /// counted in bandwidth figures, stated so nobody mistakes it for free.
+    pub write_allocate_bytes_per_iter: u32,
+    /// Stores bypass the caches (no write-allocate).
+    pub nontemporal: bool,
+}
+
+/// The SIMD width a streaming kernel runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VectorWidth {
+    Avx512,
+    Avx2,
+    Sse2,
+    Neon,
+    /// Plain 64-bit integer loads and stores (what the compiler makes of them).
+    Scalar,
+}
+
+impl VectorWidth {
+    /// The widest width this CPU supports, detected at run time (so one
+    /// binary uses AVX-512 where it exists and still runs where it does not).
+    pub fn detect() -> VectorWidth {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return VectorWidth::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return VectorWidth::Avx2;
+            }
+            VectorWidth::Sse2
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            if std::arch::is_aarch64_feature_detected!("neon") {
+                return VectorWidth::Neon;
+            }
+            VectorWidth::Scalar
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        {
+            VectorWidth::Scalar
+        }
+    }
+
+    /// Whether this CPU can run kernels at this width.
+    pub fn available(self) -> bool {
+        match self {
+            VectorWidth::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            VectorWidth::Sse2 => true,
+            #[cfg(target_arch = "x86_64")]
+            VectorWidth::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            VectorWidth::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "aarch64")]
+            VectorWidth::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    pub fn bits(self) -> u32 {
+        match self {
+            VectorWidth::Avx512 => 512,
+            VectorWidth::Avx2 => 256,
+            VectorWidth::Sse2 | VectorWidth::Neon => 128,
+            VectorWidth::Scalar => 64,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            VectorWidth::Avx512 => "avx512",
+            VectorWidth::Avx2 => "avx2",
+            VectorWidth::Sse2 => "sse2",
+            VectorWidth::Neon => "neon",
+            VectorWidth::Scalar => "scalar",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detected_width_is_available() {
+        let w = VectorWidth::detect();
+        assert!(w.available());
+        assert!(VectorWidth::Scalar.available());
+        assert!(w.bits() >= 64);
+    }
+}

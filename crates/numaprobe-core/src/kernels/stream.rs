@@ -1,0 +1,598 @@
+//! Streaming kernels: read, write, non-temporal write, copy, non-temporal
+//! copy, triad (`a = b + s*c`), one implementation per vector width.
+//!
+//! The x86 widths share one macro so that the loops are identical except for
+//! the intrinsics: 4 vectors per iteration (enough independent loads and
+//! stores in flight to saturate a memory channel), aligned accesses, `sfence`
+//! after non-temporal stores so they are globally visible before the clock
+//! stops. The read kernel folds every loaded vector into four XOR
+//! accumulators: XOR is one cheap uop, keeps the loads live (the result goes
+//! through `black_box`), and has no long dependency chain.
+//!
+//! Lengths are rounded down to [`BLOCK`] bytes per stream; the experiments
+//! size buffers in whole pages, so nothing is lost in practice.
+
+use super::{KernelSpec, VectorWidth};
+use serde::{Deserialize, Serialize};
+
+/// Granularity of every streaming loop: 4 vectors of the widest width (AVX-512).
+pub const BLOCK: usize = 256;
+
+/// A streaming operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StreamOp {
+    Read,
+    Write,
+    WriteNt,
+    Copy,
+    CopyNt,
+    Triad,
+}
+
+impl StreamOp {
+    pub const NAMES: [&'static str; 6] = ["read", "write", "write-nt", "copy", "copy-nt", "triad"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StreamOp::Read => "read",
+            StreamOp::Write => "write",
+            StreamOp::WriteNt => "write-nt",
+            StreamOp::Copy => "copy",
+            StreamOp::CopyNt => "copy-nt",
+            StreamOp::Triad => "triad",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StreamOp> {
+        StreamOp::NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(s))
+            .map(|i| {
+                [
+                    StreamOp::Read,
+                    StreamOp::Write,
+                    StreamOp::WriteNt,
+                    StreamOp::Copy,
+                    StreamOp::CopyNt,
+                    StreamOp::Triad,
+                ][i]
+            })
+    }
+
+    /// How many equal arrays the op works on (read/write: 1, copy: 2 —
+    /// source and destination, triad: 3). A buffer is split into this many.
+    pub fn streams(self) -> usize {
+        match self {
+            StreamOp::Read | StreamOp::Write | StreamOp::WriteNt => 1,
+            StreamOp::Copy | StreamOp::CopyNt => 2,
+            StreamOp::Triad => 3,
+        }
+    }
+
+    /// The kernel spec, per 8-byte element (the unit likwid-bench uses, so
+    /// the two can be compared line by line). The NEON and scalar kernels have
+    /// no non-temporal store and use ordinary ones; [`StreamOp::spec_for`]
+    /// says so.
+    pub fn spec(self) -> KernelSpec {
+        let (iteration, loads, stores, nt) = match self {
+            StreamOp::Read => ("load one element", 1, 0, false),
+            StreamOp::Write => ("store one element", 0, 1, false),
+            StreamOp::WriteNt => ("store one element, bypassing the caches", 0, 1, true),
+            StreamOp::Copy => ("a[i] = b[i]", 1, 1, false),
+            StreamOp::CopyNt => ("a[i] = b[i], the store bypassing the caches", 1, 1, true),
+            StreamOp::Triad => ("a[i] = b[i] + s * c[i] (f64)", 2, 1, false),
+        };
+        KernelSpec {
+            name: self.name().replace('-', "_"),
+            iteration: iteration.into(),
+            bytes_per_iter: 8 * (loads + stores),
+            loads_per_iter: loads,
+            stores_per_iter: stores,
+            write_allocate_bytes_per_iter: if nt { 0 } else { 8 * stores },
+            nontemporal: nt,
+        }
+    }
+
+    /// The spec as actually run at `width`.
+    pub fn spec_for(self, width: VectorWidth) -> KernelSpec {
+        let mut s = self.spec();
+        if s.nontemporal && matches!(width, VectorWidth::Neon | VectorWidth::Scalar) {
+            s.nontemporal = false;
+            s.write_allocate_bytes_per_iter = 8 * s.stores_per_iter;
+            s.iteration
+                .push_str(" (no non-temporal store at this width: ordinary store)");
+        }
+        s
+    }
+}
+
+/// The arrays one thread streams. Unused pointers may be null.
+#[derive(Debug, Clone, Copy)]
+pub struct Streams {
+    /// Destination (write, copy, triad `a`).
+    pub dst: *mut u8,
+    /// First source (read, copy, triad `b`).
+    pub src: *const u8,
+    /// Second source (triad `c`).
+    pub src2: *const u8,
+    /// Bytes per array.
+    pub len: usize,
+}
+
+// SAFETY: addresses only; the buffers are owned by the caller.
+unsafe impl Send for Streams {}
+
+impl Streams {
+    /// Split one buffer of `len` bytes at `base` into the arrays `op` needs,
+    /// each a multiple of [`BLOCK`] and 4 KiB-aligned relative to `base`.
+    pub fn split(op: StreamOp, base: *mut u8, len: usize) -> Streams {
+        let k = op.streams();
+        let per = (len / k) / 4096 * 4096;
+        let per = if per == 0 {
+            (len / k) / BLOCK * BLOCK
+        } else {
+            per
+        };
+        // Address arithmetic only; nothing is dereferenced here.
+        let at = |i: usize| base.wrapping_add(i * per);
+        match op {
+            StreamOp::Read => Streams {
+                dst: std::ptr::null_mut(),
+                src: base,
+                src2: std::ptr::null(),
+                len: per,
+            },
+            StreamOp::Write | StreamOp::WriteNt => Streams {
+                dst: base,
+                src: std::ptr::null(),
+                src2: std::ptr::null(),
+                len: per,
+            },
+            StreamOp::Copy | StreamOp::CopyNt => Streams {
+                dst: at(1),
+                src: at(0),
+                src2: std::ptr::null(),
+                len: per,
+            },
+            StreamOp::Triad => Streams {
+                dst: at(0),
+                src: at(1),
+                src2: at(2),
+                len: per,
+            },
+        }
+    }
+
+    /// Bytes one pass asks for (every array read or written once).
+    pub fn bytes_per_pass(&self, op: StreamOp) -> u64 {
+        let n = self.len / BLOCK * BLOCK;
+        (n * op.streams()) as u64
+    }
+}
+
+/// Run `op` once over `s` at `width` and return a value derived from the
+/// loaded data (pass it to `black_box`).
+///
+/// # Safety
+/// The pointers `op` uses must be valid for `s.len` bytes, 64-byte aligned,
+/// and `width` must be available on this CPU ([`VectorWidth::available`]).
+pub unsafe fn run(op: StreamOp, width: VectorWidth, s: &Streams) -> u64 {
+    let n = s.len / BLOCK * BLOCK;
+    let r = match width {
+        #[cfg(target_arch = "x86_64")]
+        VectorWidth::Avx512 => x86_avx512::run(op, s.dst, s.src, s.src2, n),
+        #[cfg(target_arch = "x86_64")]
+        VectorWidth::Avx2 => x86_avx2::run(op, s.dst, s.src, s.src2, n),
+        #[cfg(target_arch = "x86_64")]
+        VectorWidth::Sse2 => x86_sse2::run(op, s.dst, s.src, s.src2, n),
+        #[cfg(target_arch = "aarch64")]
+        VectorWidth::Neon => neon::run(op, s.dst, s.src, s.src2, n),
+        _ => scalar::run(op, s.dst, s.src, s.src2, n),
+    };
+    std::hint::black_box(r)
+}
+
+macro_rules! x86_kernels {
+    ($m:ident, $feat:literal, $vi:ty, $vd:ty, $vb:expr,
+     zero = $zero:path, load = $load:path, store = $store:path, stream = $stream:path,
+     xor = $xor:path, set1 = $set1:path, loadpd = $loadpd:path, storepd = $storepd:path,
+     addpd = $addpd:path, mulpd = $mulpd:path, set1pd = $set1pd:path) => {
+        #[cfg(target_arch = "x86_64")]
+        mod $m {
+            use super::StreamOp;
+            #[allow(unused_imports)]
+            use std::arch::x86_64::*;
+            const VB: usize = $vb;
+
+            #[target_feature(enable = $feat)]
+            pub unsafe fn run(
+                op: StreamOp,
+                d: *mut u8,
+                s: *const u8,
+                s2: *const u8,
+                n: usize,
+            ) -> u64 {
+                match op {
+                    StreamOp::Read => read(s, n),
+                    StreamOp::Write => {
+                        write(d, n);
+                        0
+                    }
+                    StreamOp::WriteNt => {
+                        write_nt(d, n);
+                        0
+                    }
+                    StreamOp::Copy => {
+                        copy(d, s, n);
+                        0
+                    }
+                    StreamOp::CopyNt => {
+                        copy_nt(d, s, n);
+                        0
+                    }
+                    StreamOp::Triad => {
+                        triad(d, s, s2, n);
+                        0
+                    }
+                }
+            }
+
+            #[target_feature(enable = $feat)]
+            unsafe fn read(s: *const u8, n: usize) -> u64 {
+                let (mut a0, mut a1, mut a2, mut a3) = ($zero(), $zero(), $zero(), $zero());
+                let mut i = 0;
+                while i < n {
+                    a0 = $xor(a0, $load(s.add(i) as *const _));
+                    a1 = $xor(a1, $load(s.add(i + VB) as *const _));
+                    a2 = $xor(a2, $load(s.add(i + 2 * VB) as *const _));
+                    a3 = $xor(a3, $load(s.add(i + 3 * VB) as *const _));
+                    i += 4 * VB;
+                }
+                let a = $xor($xor(a0, a1), $xor(a2, a3));
+                // Not an aligned store to a stack array (u64-aligned only):
+                // reinterpret the register's lanes instead.
+                let out: [u64; VB / 8] = std::mem::transmute::<$vi, [u64; VB / 8]>(a);
+                out.iter().fold(0, |x, y| x ^ y)
+            }
+
+            #[target_feature(enable = $feat)]
+            unsafe fn write(d: *mut u8, n: usize) {
+                let v: $vi = $set1(0x5a5a_5a5a);
+                let mut i = 0;
+                while i < n {
+                    $store(d.add(i) as *mut _, v);
+                    $store(d.add(i + VB) as *mut _, v);
+                    $store(d.add(i + 2 * VB) as *mut _, v);
+                    $store(d.add(i + 3 * VB) as *mut _, v);
+                    i += 4 * VB;
+                }
+            }
+
+            #[target_feature(enable = $feat)]
+            unsafe fn write_nt(d: *mut u8, n: usize) {
+                let v: $vi = $set1(0x5a5a_5a5a);
+                let mut i = 0;
+                while i < n {
+                    $stream(d.add(i) as *mut _, v);
+                    $stream(d.add(i + VB) as *mut _, v);
+                    $stream(d.add(i + 2 * VB) as *mut _, v);
+                    $stream(d.add(i + 3 * VB) as *mut _, v);
+                    i += 4 * VB;
+                }
+                _mm_sfence();
+            }
+
+            #[target_feature(enable = $feat)]
+            unsafe fn copy(d: *mut u8, s: *const u8, n: usize) {
+                let mut i = 0;
+                while i < n {
+                    let x0: $vi = $load(s.add(i) as *const _);
+                    let x1: $vi = $load(s.add(i + VB) as *const _);
+                    let x2: $vi = $load(s.add(i + 2 * VB) as *const _);
+                    let x3: $vi = $load(s.add(i + 3 * VB) as *const _);
+                    $store(d.add(i) as *mut _, x0);
+                    $store(d.add(i + VB) as *mut _, x1);
+                    $store(d.add(i + 2 * VB) as *mut _, x2);
+                    $store(d.add(i + 3 * VB) as *mut _, x3);
+                    i += 4 * VB;
+                }
+            }
+
+            #[target_feature(enable = $feat)]
+            unsafe fn copy_nt(d: *mut u8, s: *const u8, n: usize) {
+                let mut i = 0;
+                while i < n {
+                    let x0: $vi = $load(s.add(i) as *const _);
+                    let x1: $vi = $load(s.add(i + VB) as *const _);
+                    let x2: $vi = $load(s.add(i + 2 * VB) as *const _);
+                    let x3: $vi = $load(s.add(i + 3 * VB) as *const _);
+                    $stream(d.add(i) as *mut _, x0);
+                    $stream(d.add(i + VB) as *mut _, x1);
+                    $stream(d.add(i + 2 * VB) as *mut _, x2);
+                    $stream(d.add(i + 3 * VB) as *mut _, x3);
+                    i += 4 * VB;
+                }
+                _mm_sfence();
+            }
+
+            #[target_feature(enable = $feat)]
+            unsafe fn triad(a: *mut u8, b: *const u8, c: *const u8, n: usize) {
+                let k: $vd = $set1pd(3.0);
+                let mut i = 0;
+                while i < n {
+                    for j in 0..4 {
+                        let o = i + j * VB;
+                        let x: $vd = $loadpd(b.add(o) as *const f64);
+                        let y: $vd = $loadpd(c.add(o) as *const f64);
+                        $storepd(a.add(o) as *mut f64, $addpd(x, $mulpd(k, y)));
+                    }
+                    i += 4 * VB;
+                }
+            }
+        }
+    };
+}
+
+x86_kernels!(
+    x86_sse2,
+    "sse2",
+    __m128i,
+    __m128d,
+    16,
+    zero = _mm_setzero_si128,
+    load = _mm_load_si128,
+    store = _mm_store_si128,
+    stream = _mm_stream_si128,
+    xor = _mm_xor_si128,
+    set1 = _mm_set1_epi32,
+    loadpd = _mm_load_pd,
+    storepd = _mm_store_pd,
+    addpd = _mm_add_pd,
+    mulpd = _mm_mul_pd,
+    set1pd = _mm_set1_pd
+);
+
+x86_kernels!(
+    x86_avx2,
+    "avx2",
+    __m256i,
+    __m256d,
+    32,
+    zero = _mm256_setzero_si256,
+    load = _mm256_load_si256,
+    store = _mm256_store_si256,
+    stream = _mm256_stream_si256,
+    xor = _mm256_xor_si256,
+    set1 = _mm256_set1_epi32,
+    loadpd = _mm256_load_pd,
+    storepd = _mm256_store_pd,
+    addpd = _mm256_add_pd,
+    mulpd = _mm256_mul_pd,
+    set1pd = _mm256_set1_pd
+);
+
+x86_kernels!(
+    x86_avx512,
+    "avx512f",
+    __m512i,
+    __m512d,
+    64,
+    zero = _mm512_setzero_si512,
+    load = _mm512_load_si512,
+    store = _mm512_store_si512,
+    stream = _mm512_stream_si512,
+    xor = _mm512_xor_si512,
+    set1 = _mm512_set1_epi32,
+    loadpd = _mm512_load_pd,
+    storepd = _mm512_store_pd,
+    addpd = _mm512_add_pd,
+    mulpd = _mm512_mul_pd,
+    set1pd = _mm512_set1_pd
+);
+
+#[cfg(target_arch = "aarch64")]
+mod neon {
+    use super::StreamOp;
+    use std::arch::aarch64::*;
+
+    #[target_feature(enable = "neon")]
+    pub unsafe fn run(op: StreamOp, d: *mut u8, s: *const u8, s2: *const u8, n: usize) -> u64 {
+        let mut i = 0;
+        match op {
+            StreamOp::Read => {
+                let (mut a0, mut a1, mut a2, mut a3) = (
+                    vdupq_n_u64(0),
+                    vdupq_n_u64(0),
+                    vdupq_n_u64(0),
+                    vdupq_n_u64(0),
+                );
+                while i < n {
+                    a0 = veorq_u64(a0, vld1q_u64(s.add(i) as *const u64));
+                    a1 = veorq_u64(a1, vld1q_u64(s.add(i + 16) as *const u64));
+                    a2 = veorq_u64(a2, vld1q_u64(s.add(i + 32) as *const u64));
+                    a3 = veorq_u64(a3, vld1q_u64(s.add(i + 48) as *const u64));
+                    i += 64;
+                }
+                let a = veorq_u64(veorq_u64(a0, a1), veorq_u64(a2, a3));
+                vgetq_lane_u64::<0>(a) ^ vgetq_lane_u64::<1>(a)
+            }
+            StreamOp::Write | StreamOp::WriteNt => {
+                let v = vdupq_n_u64(0x5a5a_5a5a_5a5a_5a5a);
+                while i < n {
+                    vst1q_u64(d.add(i) as *mut u64, v);
+                    vst1q_u64(d.add(i + 16) as *mut u64, v);
+                    vst1q_u64(d.add(i + 32) as *mut u64, v);
+                    vst1q_u64(d.add(i + 48) as *mut u64, v);
+                    i += 64;
+                }
+                0
+            }
+            StreamOp::Copy | StreamOp::CopyNt => {
+                while i < n {
+                    let x0 = vld1q_u64(s.add(i) as *const u64);
+                    let x1 = vld1q_u64(s.add(i + 16) as *const u64);
+                    let x2 = vld1q_u64(s.add(i + 32) as *const u64);
+                    let x3 = vld1q_u64(s.add(i + 48) as *const u64);
+                    vst1q_u64(d.add(i) as *mut u64, x0);
+                    vst1q_u64(d.add(i + 16) as *mut u64, x1);
+                    vst1q_u64(d.add(i + 32) as *mut u64, x2);
+                    vst1q_u64(d.add(i + 48) as *mut u64, x3);
+                    i += 64;
+                }
+                0
+            }
+            StreamOp::Triad => {
+                let k = vdupq_n_f64(3.0);
+                while i < n {
+                    let x = vld1q_f64(s.add(i) as *const f64);
+                    let y = vld1q_f64(s2.add(i) as *const f64);
+                    vst1q_f64(d.add(i) as *mut f64, vaddq_f64(x, vmulq_f64(k, y)));
+                    i += 16;
+                }
+                0
+            }
+        }
+    }
+}
+
+/// Portable fallback: 64-bit words, eight at a time. The compiler may
+/// vectorise these loops; the result still reads and writes every byte.
+mod scalar {
+    use super::StreamOp;
+
+    pub unsafe fn run(op: StreamOp, d: *mut u8, s: *const u8, s2: *const u8, n: usize) -> u64 {
+        let words = n / 8;
+        let d = d as *mut u64;
+        let s = s as *const u64;
+        match op {
+            StreamOp::Read => {
+                let mut acc = [0u64; 8];
+                let mut i = 0;
+                while i < words {
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        *a ^= *s.add(i + j);
+                    }
+                    i += 8;
+                }
+                acc.iter().fold(0, |x, y| x ^ y)
+            }
+            StreamOp::Write | StreamOp::WriteNt => {
+                for i in 0..words {
+                    *d.add(i) = 0x5a5a_5a5a_5a5a_5a5a;
+                }
+                0
+            }
+            StreamOp::Copy | StreamOp::CopyNt => {
+                std::ptr::copy_nonoverlapping(s, d, words);
+                0
+            }
+            StreamOp::Triad => {
+                let (a, b, c) = (d as *mut f64, s as *const f64, s2 as *const f64);
+                for i in 0..words {
+                    *a.add(i) = *b.add(i) + 3.0 * *c.add(i);
+                }
+                0
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 64-byte aligned heap buffer for tests.
+    fn aligned(len: usize) -> Vec<u64> {
+        vec![0u64; len / 8 + 8]
+    }
+
+    fn base(v: &mut [u64]) -> *mut u8 {
+        let p = v.as_mut_ptr() as *mut u8;
+        unsafe { p.add((64 - p as usize % 64) % 64) }
+    }
+
+    #[test]
+    fn every_op_at_every_available_width_does_its_job() {
+        let len = 3 * 4096;
+        for w in [
+            VectorWidth::Avx512,
+            VectorWidth::Avx2,
+            VectorWidth::Sse2,
+            VectorWidth::Neon,
+            VectorWidth::Scalar,
+        ] {
+            if !w.available() {
+                continue;
+            }
+            // write
+            let mut v = aligned(len);
+            let b = base(&mut v);
+            let s = Streams::split(StreamOp::Write, b, 4096);
+            unsafe { run(StreamOp::Write, w, &s) };
+            let words = unsafe { std::slice::from_raw_parts(b as *const u64, 512) };
+            assert!(words.iter().all(|&x| x == 0x5a5a_5a5a_5a5a_5a5a), "{w:?}");
+            let s = Streams::split(StreamOp::WriteNt, b, 4096);
+            unsafe { run(StreamOp::WriteNt, w, &s) };
+            // read: XOR of the words written
+            let s = Streams::split(StreamOp::Read, b, 4096);
+            let r = unsafe { run(StreamOp::Read, w, &s) };
+            assert_eq!(r, 0, "{w:?}: an even number of equal words XORs to 0");
+            // copy: source half to destination half
+            let mut v = aligned(2 * 4096);
+            let b = base(&mut v);
+            for i in 0..512 {
+                unsafe { *(b as *mut u64).add(i) = i as u64 };
+            }
+            for op in [StreamOp::Copy, StreamOp::CopyNt] {
+                let s = Streams::split(op, b, 2 * 4096);
+                unsafe { run(op, w, &s) };
+                let dst = unsafe { std::slice::from_raw_parts(s.dst as *const u64, 512) };
+                assert!(
+                    dst.iter().enumerate().all(|(i, &x)| x == i as u64),
+                    "{w:?} {op:?}"
+                );
+            }
+            // triad
+            let mut v = aligned(len);
+            let b = base(&mut v);
+            let s = Streams::split(StreamOp::Triad, b, len);
+            for i in 0..512 {
+                unsafe {
+                    *(s.src as *mut f64).add(i) = 1.0;
+                    *(s.src2 as *mut f64).add(i) = 2.0;
+                }
+            }
+            unsafe { run(StreamOp::Triad, w, &s) };
+            let a = unsafe { std::slice::from_raw_parts(s.dst as *const f64, 512) };
+            assert!(a.iter().all(|&x| x == 7.0), "{w:?} triad");
+        }
+    }
+
+    #[test]
+    fn specs_count_bytes_and_write_allocate() {
+        let c = StreamOp::Copy.spec();
+        assert_eq!(
+            (c.bytes_per_iter, c.loads_per_iter, c.stores_per_iter),
+            (16, 1, 1)
+        );
+        assert_eq!(c.write_allocate_bytes_per_iter, 8);
+        let nt = StreamOp::CopyNt.spec();
+        assert_eq!(nt.write_allocate_bytes_per_iter, 0);
+        assert!(nt.nontemporal);
+        assert_eq!(StreamOp::Triad.spec().bytes_per_iter, 24);
+        assert!(!StreamOp::WriteNt.spec_for(VectorWidth::Scalar).nontemporal);
+        for n in StreamOp::NAMES {
+            assert_eq!(StreamOp::parse(n).unwrap().name(), n);
+        }
+        assert!(StreamOp::parse("load").is_none());
+    }
+
+    #[test]
+    fn split_gives_equal_page_aligned_arrays() {
+        let s = Streams::split(StreamOp::Triad, 0x10_0000 as *mut u8, 3 * 8192 + 100);
+        assert_eq!(s.len, 8192);
+        assert_eq!(s.bytes_per_pass(StreamOp::Triad), 3 * 8192);
+        assert_eq!(s.src as usize - s.dst as usize, 8192);
+    }
+}

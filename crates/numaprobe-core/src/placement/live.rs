@@ -1,0 +1,246 @@
+//! What the running kernel says right now about nodes, free memory, huge pages
+//! and the process's allowed memory nodes: the facts a placement is checked
+//! against *before* anything is mapped.
+//!
+//! This reads the live machine on purpose (not a `--sysfs-root` dump): a
+//! placement can only happen here, and free memory must be fresh, not the
+//! value from when the topology was read minutes ago.
+
+use super::PlacementError;
+use crate::units::parse_list;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Largest node number our node masks can carry (1024 bits, like glibc's
+/// `cpu_set_t` and libnuma's default mask).
+pub(crate) const MAX_NODES: u32 = 1024;
+
+/// A snapshot of the live machine's NUMA state.
+#[derive(Debug, Clone)]
+pub struct LiveSystem {
+    /// Online NUMA nodes, ascending.
+    pub online_nodes: Vec<u32>,
+    /// Online CPUs per node (memory-only nodes map to an empty list).
+    pub node_cpus: BTreeMap<u32, Vec<u32>>,
+    /// Memory nodes this process may allocate on (`get_mempolicy(MPOL_F_MEMS_ALLOWED)`).
+    pub mems_allowed: Vec<u32>,
+    /// CPUs this process may run on (see [`super::allowed_cpus`]).
+    pub cpus_allowed: Vec<u32>,
+    /// `transparent_hugepage/enabled`: `always`, `madvise`, `never`; None if absent.
+    pub thp_mode: Option<String>,
+    root: PathBuf,
+}
+
+impl LiveSystem {
+    /// Read the live machine (`/`).
+    pub fn read() -> Result<Self, PlacementError> {
+        Self::read_below(Path::new("/"))
+    }
+
+    fn read_below(root: &Path) -> Result<Self, PlacementError> {
+        let node_dir = root.join("sys/devices/system/node");
+        let online_nodes = match read_to_string(&node_dir.join("online")) {
+            Ok(s) => parse_list(s.trim()).unwrap_or_else(|_| vec![0]),
+            // A kernel built without NUMA has no node directory: everything is node 0.
+            Err(_) => vec![0],
+        };
+        let mut node_cpus = BTreeMap::new();
+        for &n in &online_nodes {
+            let list = read_to_string(&node_dir.join(format!("node{n}/cpulist")))
+                .ok()
+                .and_then(|s| {
+                    let s = s.trim();
+                    if s.is_empty() {
+                        Some(Vec::new())
+                    } else {
+                        parse_list(s).ok()
+                    }
+                })
+                .unwrap_or_default();
+            node_cpus.insert(n, list);
+        }
+        let thp_mode = read_to_string(&root.join("sys/kernel/mm/transparent_hugepage/enabled"))
+            .ok()
+            .and_then(|s| {
+                // The active mode is the bracketed word: `always [madvise] never`.
+                let a = s.find('[')?;
+                let b = s[a..].find(']')?;
+                Some(s[a + 1..a + b].to_string())
+            });
+        Ok(LiveSystem {
+            online_nodes,
+            node_cpus,
+            mems_allowed: mems_allowed()?,
+            cpus_allowed: super::allowed_cpus()?,
+            thp_mode,
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// Nodes that have at least one allowed CPU.
+    pub fn allowed_cpu_nodes(&self) -> Vec<u32> {
+        self.node_cpus
+            .iter()
+            .filter(|(_, cpus)| cpus.iter().any(|c| self.cpus_allowed.contains(c)))
+            .map(|(&n, _)| n)
+            .collect()
+    }
+
+    /// Allowed CPUs of `node`, ascending.
+    pub fn allowed_cpus_of_node(&self, node: u32) -> Vec<u32> {
+        self.node_cpus
+            .get(&node)
+            .map(|cpus| {
+                cpus.iter()
+                    .copied()
+                    .filter(|c| self.cpus_allowed.contains(c))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The node a CPU belongs to.
+    pub fn node_of_cpu(&self, cpu: u32) -> Option<u32> {
+        self.node_cpus
+            .iter()
+            .find(|(_, cpus)| cpus.contains(&cpu))
+            .map(|(&n, _)| n)
+    }
+
+    /// Error unless `node` exists and is an allowed memory node.
+    pub fn check_mem_node(&self, node: u32) -> Result<(), PlacementError> {
+        if node >= MAX_NODES {
+            return Err(PlacementError::NodeTooLarge {
+                node,
+                limit: MAX_NODES - 1,
+            });
+        }
+        if !self.online_nodes.contains(&node) {
+            return Err(PlacementError::NoSuchNode {
+                node,
+                online: self.online_nodes.clone(),
+            });
+        }
+        if !self.mems_allowed.contains(&node) {
+            return Err(PlacementError::NodeNotAllowed {
+                node,
+                allowed: self.mems_allowed.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Error unless `node` exists and has allowed CPUs (can run a thread).
+    pub fn check_cpu_node(&self, node: u32) -> Result<(), PlacementError> {
+        if !self.online_nodes.contains(&node) {
+            return Err(PlacementError::NoSuchNode {
+                node,
+                online: self.online_nodes.clone(),
+            });
+        }
+        if self.allowed_cpus_of_node(node).is_empty() {
+            return Err(PlacementError::CpuLessNode {
+                node,
+                cpu_nodes: self.allowed_cpu_nodes(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Memory of `node` a new allocation can get without swapping or an OOM
+    /// kill: `MemFree` plus the inactive file cache the kernel drops first.
+    /// (Active file cache is not counted: reclaiming it would disturb the
+    /// machine and our measurement.) Read fresh on every call.
+    pub fn free_bytes(&self, node: u32) -> Result<u64, PlacementError> {
+        let path = self
+            .root
+            .join(format!("sys/devices/system/node/node{node}/meminfo"));
+        let text = read_to_string(&path)?;
+        let field = |name: &str| -> u64 {
+            text.lines()
+                .find_map(|l| {
+                    let rest = l.split_once(name)?.1;
+                    let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+                    Some(kb * 1024)
+                })
+                .unwrap_or(0)
+        };
+        Ok(field(" MemFree:") + field(" Inactive(file):"))
+    }
+
+    /// Free huge pages of `page_size` bytes on `node` (0 when the size is not
+    /// supported).
+    pub fn free_huge_pages(&self, node: u32, page_size: u64) -> u64 {
+        let path = self.root.join(format!(
+            "sys/devices/system/node/node{node}/hugepages/hugepages-{}kB/free_hugepages",
+            page_size / 1024
+        ));
+        read_to_string(&path)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+fn read_to_string(path: &Path) -> Result<String, PlacementError> {
+    std::fs::read_to_string(path).map_err(|source| PlacementError::Read {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The memory nodes the process may use, from the kernel's own view of the
+/// cpuset (`get_mempolicy` with `MPOL_F_MEMS_ALLOWED`).
+fn mems_allowed() -> Result<Vec<u32>, PlacementError> {
+    const MPOL_F_MEMS_ALLOWED: libc::c_ulong = 1 << 2;
+    let mut mask = [0u64; (MAX_NODES / 64) as usize];
+    let mut mode: libc::c_int = 0;
+    // SAFETY: the kernel writes at most `maxnode` bits into `mask`.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            &mut mode as *mut libc::c_int,
+            mask.as_mut_ptr(),
+            MAX_NODES as libc::c_ulong,
+            std::ptr::null_mut::<libc::c_void>(),
+            MPOL_F_MEMS_ALLOWED,
+        )
+    };
+    if rc != 0 {
+        let err = std::io::Error::last_os_error();
+        // ENOSYS: a kernel without NUMA; node 0 is the only memory.
+        if err.raw_os_error() == Some(libc::ENOSYS) {
+            return Ok(vec![0]);
+        }
+        return Err(PlacementError::Sys {
+            call: "get_mempolicy",
+            source: err,
+        });
+    }
+    Ok((0..MAX_NODES)
+        .filter(|&n| mask[(n / 64) as usize] & (1 << (n % 64)) != 0)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_machine_has_node_zero_with_cpus() {
+        let s = LiveSystem::read().unwrap();
+        assert!(s.online_nodes.contains(&0));
+        assert!(s.mems_allowed.contains(&0));
+        assert!(!s.allowed_cpu_nodes().is_empty());
+        assert!(s.free_bytes(0).unwrap() > 0);
+    }
+
+    #[test]
+    fn unknown_nodes_are_named() {
+        let s = LiveSystem::read().unwrap();
+        let e = s.check_mem_node(99).unwrap_err().to_string();
+        assert!(e.contains("node 99 does not exist"), "{e}");
+        assert!(e.contains("online nodes: "), "{e}");
+        assert!(s.check_cpu_node(99).is_err());
+    }
+}
