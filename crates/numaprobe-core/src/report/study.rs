@@ -7,11 +7,10 @@ use super::Format;
 use crate::experiments::study::background::BackgroundDefinitions;
 use crate::experiments::study::hops::HopMap;
 use crate::experiments::study::label::{Access, Mix};
+use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 
-/// Fraction of a buffer's pages that must sit on the intended node for a
-/// thread's placement to count as good (DESIGN.md: below 99 % is marked).
-pub const PLACEMENT_THRESHOLD: f64 = 0.99;
+pub use crate::placement::PLACEMENT_THRESHOLD;
 
 /// A whole `numaprobe study` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,7 +51,7 @@ pub struct StudyParameters {
     pub warmup: u32,
     pub mix: Mix,
     /// The clock the samples were taken with.
-    pub clock: String,
+    pub timer: TimerInfo,
     /// How `total` is formed from the threads' times.
     pub total_definition: String,
     /// How `percent` is formed.
@@ -61,15 +60,9 @@ pub struct StudyParameters {
     pub placement_threshold: f64,
 }
 
-/// Median, extremes and coefficient of variation of a set of seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct TimeSummary {
-    pub median_s: f64,
-    pub min_s: f64,
-    pub max_s: f64,
-    /// Standard deviation over mean (0 for a single sample).
-    pub cv: f64,
-}
+/// Median, extremes, mean and CV of a set of seconds (the engine's summary;
+/// every value in seconds, `cv` unitless).
+pub use crate::stats::Summary as TimeSummary;
 
 /// The background that ran during an experiment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -290,7 +283,7 @@ impl StudyReport {
                 for i in 0..n {
                     match c.threads.get(i) {
                         Some(th) => {
-                            row.push(format!("{:.6}", th.time.median_s));
+                            row.push(format!("{:.6}", th.time.median));
                             row.push(format!("{:.4}", th.pages_on_node));
                         }
                         None => {
@@ -299,11 +292,11 @@ impl StudyReport {
                         }
                     }
                 }
-                row.push(format!("{:.6}", c.total.median_s));
-                row.push(format!("{:.6}", c.total.min_s));
-                row.push(format!("{:.6}", c.total.max_s));
+                row.push(format!("{:.6}", c.total.median));
+                row.push(format!("{:.6}", c.total.min));
+                row.push(format!("{:.6}", c.total.max));
                 row.push(format!("{:.4}", c.total.cv));
-                row.push(format!("{:.6}", c.wall.median_s));
+                row.push(format!("{:.6}", c.wall.median));
                 row.push(format!("{:.1}", c.percent));
                 row.push(c.placement_ok.to_string());
                 t.push(row);
@@ -371,11 +364,11 @@ pub fn experiment_table(e: &ExperimentResult) -> Table {
             row.push(
                 c.threads
                     .get(i)
-                    .map(|t| secs(t.time.median_s))
+                    .map(|t| secs(t.time.median))
                     .unwrap_or_default(),
             );
         }
-        row.push(secs(c.total.median_s));
+        row.push(secs(c.total.median));
         row.push(format!("{:.1}%", c.cv_percent()));
         let base = if c.label == e.baseline { " (base)" } else { "" };
         row.push(format!("{:.0}%{base}", c.percent));
@@ -502,10 +495,12 @@ pub(crate) mod tests {
 
     pub fn summary(m: f64) -> TimeSummary {
         TimeSummary {
-            median_s: m,
-            min_s: m * 0.98,
-            max_s: m * 1.03,
+            median: m,
+            min: m * 0.98,
+            max: m * 1.03,
+            mean: m,
             cv: 0.01,
+            n: 5,
         }
     }
 
@@ -567,7 +562,11 @@ pub(crate) mod tests {
                 repeats: 5,
                 warmup: 1,
                 mix: Mix::Fixed,
-                clock: "CLOCK_MONOTONIC_RAW".into(),
+                timer: crate::timer::TimerInfo {
+                    source: crate::timer::ClockSource::MonotonicRaw,
+                    tsc_hz: None,
+                    overhead_ns: 20.0,
+                },
                 total_definition: "sum".into(),
                 percent_definition: "of baseline".into(),
                 placement_threshold: PLACEMENT_THRESHOLD,
@@ -603,7 +602,7 @@ pub(crate) mod tests {
         assert_eq!(v["schema"], "numaprobe/1");
         assert_eq!(v["command"], "study");
         let c = &v["experiments"][0]["cases"][2];
-        assert!(c["total"]["median_s"].as_f64().unwrap() > 1.4);
+        assert!(c["total"]["median"].as_f64().unwrap() > 1.4);
         assert!((c["percent"].as_f64().unwrap() - 150.0).abs() < 1e-9);
         assert_eq!(c["samples"][0]["threads_s"].as_array().unwrap().len(), 2);
         assert_eq!(

@@ -179,7 +179,7 @@ fn draw_panel<DB: DrawingBackend>(
     let y_max = e
         .cases
         .iter()
-        .map(|c| c.total.median_s)
+        .map(|c| c.total.median)
         .fold(0.0f64, f64::max)
         .max(1e-9)
         * 1.18;
@@ -226,12 +226,12 @@ fn draw_panel<DB: DrawingBackend>(
             .iter()
             .enumerate()
             .filter_map(|(i, c)| {
-                let below: f64 = c.threads.iter().take(t).map(|th| th.time.median_s).sum();
+                let below: f64 = c.threads.iter().take(t).map(|th| th.time.median).sum();
                 c.threads.get(t).map(|th| {
                     Rectangle::new(
                         [
                             (i as f64 + 0.18, below),
-                            (i as f64 + 0.82, below + th.time.median_s),
+                            (i as f64 + 0.82, below + th.time.median),
                         ],
                         colour.filled(),
                     )
@@ -249,8 +249,8 @@ fn draw_panel<DB: DrawingBackend>(
     for (i, c) in e.cases.iter().enumerate() {
         let mut below = 0.0;
         for th in &c.threads {
-            let mid = below + th.time.median_s / 2.0;
-            if th.time.median_s * px_per_s >= 16.0 {
+            let mid = below + th.time.median / 2.0;
+            if th.time.median * px_per_s >= 16.0 {
                 chart
                     .draw_series(std::iter::once(Text::new(
                         hop_words(th.hops),
@@ -259,13 +259,13 @@ fn draw_panel<DB: DrawingBackend>(
                     )))
                     .map_err(draw_err)?;
             }
-            below += th.time.median_s;
+            below += th.time.median;
         }
         let base = if c.label == e.baseline { " (base)" } else { "" };
         chart
             .draw_series(std::iter::once(Text::new(
                 format!("{:.0}%{base}", c.percent),
-                (i as f64 + 0.5, c.total.median_s + y_max * 0.01),
+                (i as f64 + 0.5, c.total.median + y_max * 0.01),
                 pct_font.clone(),
             )))
             .map_err(draw_err)?;

@@ -291,3 +291,133 @@ mod tests {
         assert!(none.cpus.is_empty());
     }
 }
+
+/// Background threads running: started before an experiment's first case,
+/// stopped (and joined) after its last.
+pub struct BackgroundLoad {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl BackgroundLoad {
+    /// Start one background thread per CPU in `cpus` (each pinned, its
+    /// buffer of `size` bytes bound to the CPU's node and touched before this
+    /// returns), working at `level`. `node_of` maps a CPU to its node.
+    pub fn start(
+        cpus: &[u32],
+        node_of: impl Fn(u32) -> Option<u32>,
+        level: LoadLevel,
+        size: usize,
+    ) -> Result<BackgroundLoad, super::StudyError> {
+        use crate::placement::{pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PageKind};
+        use std::sync::atomic::AtomicBool;
+        use std::sync::{mpsc, Arc};
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut load = BackgroundLoad {
+            stop: stop.clone(),
+            handles: Vec::new(),
+        };
+        if level == LoadLevel::None || cpus.is_empty() {
+            return Ok(load);
+        }
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), super::StudyError>>();
+        for &cpu in cpus {
+            let node = node_of(cpu).ok_or(super::StudyError::NoCpus)?;
+            let stop = stop.clone();
+            let ready = ready_tx.clone();
+            let duty = level.duty_percent();
+            load.handles.push(std::thread::spawn(move || {
+                let setup = (|| -> Result<NodeBuffer, super::StudyError> {
+                    pin_current_thread(&[cpu])?;
+                    let spec = BufferSpec::new(size, MemPolicy::Bind(node), PageKind::Small);
+                    let mut buf = NodeBuffer::alloc(&spec)?;
+                    buf.touch();
+                    Ok(buf)
+                })();
+                let mut buf = match setup {
+                    Ok(b) => {
+                        let _ = ready.send(Ok(()));
+                        b
+                    }
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                        return;
+                    }
+                };
+                duty_cycle(&mut buf, duty, &stop);
+            }));
+        }
+        drop(ready_tx);
+        for _ in cpus {
+            match ready_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    load.stop();
+                    return Err(e);
+                }
+                Err(_) => {
+                    load.stop();
+                    return Err(super::StudyError::ThreadPanicked);
+                }
+            }
+        }
+        Ok(load)
+    }
+
+    /// Threads currently running.
+    pub fn threads(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Stop every background thread and wait for it.
+    pub fn stop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for BackgroundLoad {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Bytes a background thread writes between two looks at the clock and the
+/// stop flag: small enough to keep the duty cycle's edges sharp (tens of
+/// microseconds), large enough that reading the clock costs nothing.
+const CHUNK: usize = 64 << 10;
+
+/// Work for `duty` percent of every `PERIOD_US`, sleep for the rest, until
+/// `stop` is set.
+fn duty_cycle(
+    buf: &mut crate::placement::NodeBuffer,
+    duty: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    use crate::timer::monotonic_raw_ns;
+    use std::sync::atomic::Ordering;
+    let period_ns = PERIOD_US * 1000;
+    let busy_ns = period_ns * u64::from(duty) / 100;
+    let len = buf.len();
+    let mut offset = 0usize;
+    while !stop.load(Ordering::Relaxed) {
+        let start = monotonic_raw_ns();
+        while monotonic_raw_ns() - start < busy_ns {
+            let n = CHUNK.min(len - offset);
+            // SAFETY: offset + n <= len, inside the buffer.
+            unsafe {
+                super::runner::strided_walk(buf.as_mut_ptr().add(offset), n, super::Access::Write)
+            };
+            offset = if offset + n >= len { 0 } else { offset + n };
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+        }
+        let spent = monotonic_raw_ns() - start;
+        if spent < period_ns {
+            std::thread::sleep(std::time::Duration::from_nanos(period_ns - spent));
+        }
+    }
+}

@@ -8,6 +8,7 @@ pub mod hops;
 pub mod label;
 pub mod myths;
 pub mod plan;
+pub mod runner;
 #[cfg(test)]
 pub(crate) mod testing;
 
@@ -48,4 +49,8 @@ pub enum StudyError {
     MixShape { max: usize },
     #[error("this process may use no CPU on any NUMA node")]
     NoCpus,
+    #[error(transparent)]
+    Placement(#[from] crate::placement::PlacementError),
+    #[error("a measurement thread panicked")]
+    ThreadPanicked,
 }

@@ -31,15 +31,15 @@ fn case_ref(c: &CaseResult) -> CaseRef {
         label: c.label.clone(),
         description: c.description.clone(),
         hops: c.hops.clone(),
-        total_s: c.total.median_s,
+        total_s: c.total.median,
         percent: c.percent,
     }
 }
 
 /// Relative slowdown of `slow` over `fast` when it is significant.
 fn significant(fast: &CaseResult, slow: &CaseResult) -> Option<f64> {
-    let f = fast.total.median_s;
-    let s = slow.total.median_s;
+    let f = fast.total.median;
+    let s = slow.total.median;
     if !(f > 0.0 && s.is_finite()) {
         return None;
     }
@@ -83,7 +83,7 @@ pub fn find(e: &ExperimentResult) -> MythFindings {
         let Some(fastest) = members
             .iter()
             .copied()
-            .min_by(|a, b| a.total.median_s.total_cmp(&b.total.median_s))
+            .min_by(|a, b| a.total.median.total_cmp(&b.total.median))
         else {
             continue;
         };
