@@ -1,4 +1,260 @@
 //! Plans of kernel runs: the latency matrix, the bandwidth matrix and the
 //! contention study. An experiment decides what runs where; it never prints.
+//!
+//! Each matrix experiment has two steps: `plan` resolves the defaults and
+//! checks every node, CPU and size against the topology and the live machine
+//! (so a bad request fails before a single byte is allocated), and `run`
+//! measures the cells one after the other, reporting to a [`Progress`]
+//! observer after each so the caller can draw progress or save partial
+//! results.
 
+pub mod bandwidth;
+pub mod latency;
 pub mod study;
+
+use crate::kernels::chase::ChaseError;
+use crate::placement::{LiveSystem, PageKind, PlacementError};
+use crate::report::matrix::MatrixResult;
+use crate::topology::Topology;
+use crate::units::format_list;
+
+/// Observer of a running experiment. Every method has an empty default, so
+/// an observer implements only what it shows.
+pub trait Progress {
+    /// Cell `index` (0-based) of `total` starts; `label` says what it is.
+    fn cell_started(&mut self, _index: usize, _total: usize, _label: &str) {}
+    /// A cell finished; `partial` holds every cell measured so far.
+    fn cell_finished(&mut self, _partial: &MatrixResult) {}
+}
+
+/// An observer that ignores everything.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    #[error("node {node} does not exist (nodes: {})", format_list(.nodes))]
+    NoSuchNode { node: u32, nodes: Vec<u32> },
+    #[error("node {node} has no CPU this process may use, so it cannot be a CPU node (nodes with allowed CPUs: {})", format_list(.cpu_nodes))]
+    CpuLessNode { node: u32, cpu_nodes: Vec<u32> },
+    #[error("memory node {node} is not allowed for this process (allowed memory nodes: {})", format_list(.allowed))]
+    MemNodeNotAllowed { node: u32, allowed: Vec<u32> },
+    #[error("no NUMA node has a CPU this process may use")]
+    NoCpuNodes,
+    #[error("{threads} threads asked for node {node}, which has {} allowed CPUs ({})", .cpus.len(), format_list(.cpus))]
+    TooManyThreads {
+        node: u32,
+        threads: usize,
+        cpus: Vec<u32>,
+    },
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
+    #[error(transparent)]
+    Chase(#[from] ChaseError),
+    #[error("a measuring thread panicked")]
+    Panicked,
+}
+
+/// The CPU and memory nodes of a matrix: the ones asked for, checked, or by
+/// default every node with allowed CPUs (rows) and every allowed memory node,
+/// memory-only nodes included (columns).
+pub fn resolve_nodes(
+    topo: &Topology,
+    cpu_nodes: Option<&[u32]>,
+    mem_nodes: Option<&[u32]>,
+) -> Result<(Vec<u32>, Vec<u32>), ExperimentError> {
+    let all = topo.node_ids();
+    let cpu_ok = topo.allowed_cpu_nodes();
+    let mem_ok = topo.allowed_mem_nodes();
+    let cpus = match cpu_nodes {
+        None => cpu_ok.clone(),
+        Some(v) => {
+            for &n in v {
+                if !all.contains(&n) {
+                    return Err(ExperimentError::NoSuchNode {
+                        node: n,
+                        nodes: all,
+                    });
+                }
+                if !cpu_ok.contains(&n) {
+                    return Err(ExperimentError::CpuLessNode {
+                        node: n,
+                        cpu_nodes: cpu_ok,
+                    });
+                }
+            }
+            v.to_vec()
+        }
+    };
+    let mems = match mem_nodes {
+        None => mem_ok.clone(),
+        Some(v) => {
+            for &n in v {
+                if !all.contains(&n) {
+                    return Err(ExperimentError::NoSuchNode {
+                        node: n,
+                        nodes: all,
+                    });
+                }
+                if !mem_ok.contains(&n) {
+                    return Err(ExperimentError::MemNodeNotAllowed {
+                        node: n,
+                        allowed: mem_ok,
+                    });
+                }
+            }
+            v.to_vec()
+        }
+    };
+    if cpus.is_empty() {
+        return Err(ExperimentError::NoCpuNodes);
+    }
+    if mems.is_empty() {
+        return Err(ExperimentError::Invalid(
+            "no memory node this process may allocate on".into(),
+        ));
+    }
+    Ok((cpus, mems))
+}
+
+/// Default buffer size: max(256 MiB, 8 x LLC) — well above every cache so
+/// the figure is memory, not cache (seed 004 used 32 MiB-1 GiB and saw no
+/// difference above the cache) — but never more than half of the smallest
+/// free memory among `mem_nodes`, rounded down to 2 MiB, so the default
+/// cannot push a node into reclaim.
+pub fn default_size(topo: &Topology, live: &LiveSystem, mem_nodes: &[u32]) -> u64 {
+    let want = (256u64 << 20).max(8 * topo.llc_bytes().unwrap_or(0));
+    let free = mem_nodes
+        .iter()
+        .filter_map(|&n| live.free_bytes(n).ok())
+        .min()
+        .unwrap_or(want * 2);
+    let cap = (free / 2) / (2 << 20) * (2 << 20);
+    want.min(cap.max(2 << 20))
+}
+
+/// Default page kind: transparent huge pages when the kernel offers them
+/// (`always` or `madvise`) — they take TLB misses out of a memory latency
+/// figure, which is what tools like Intel MLC report too — 4 KiB otherwise.
+pub fn default_pages(live: &LiveSystem) -> PageKind {
+    match live.thp_mode.as_deref() {
+        Some("always") | Some("madvise") => PageKind::Thp,
+        _ => PageKind::Small,
+    }
+}
+
+/// The sample length a cell aims for: a twentieth of its budget, between
+/// 5 ms (far above the timer's resolution and overhead) and 100 ms (enough
+/// samples for a median even in a short budget).
+pub(crate) fn target_sample_ns(budget: std::time::Duration) -> f64 {
+    (budget.as_secs_f64() * 1e9 / 20.0).clamp(5e6, 1e8)
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! A minimal topology of the live machine, built from the placement
+    //! layer's own reads, so experiments can be tested without the sysfs
+    //! reader.
+    use crate::placement::LiveSystem;
+    use crate::topology::*;
+    use std::path::PathBuf;
+
+    pub fn live_topology() -> Topology {
+        let live = LiveSystem::read().unwrap();
+        let mut cpus = Vec::new();
+        let mut nodes = Vec::new();
+        for (&n, list) in &live.node_cpus {
+            for &c in list {
+                cpus.push(Cpu {
+                    os_index: c,
+                    online: true,
+                    allowed: live.cpus_allowed.contains(&c),
+                    package: Some(0),
+                    die: None,
+                    cluster: None,
+                    core: Some(c as i64),
+                    node: Some(n),
+                    smt_siblings: vec![c],
+                });
+            }
+            nodes.push(NumaNode {
+                os_index: n,
+                cpus: list.clone(),
+                memory_bytes: 0,
+                free_bytes: live.free_bytes(n).unwrap_or(0),
+                allowed: live.mems_allowed.contains(&n),
+                hugepages: vec![],
+            });
+        }
+        cpus.sort_by_key(|c| c.os_index);
+        Topology {
+            root: PathBuf::from("/"),
+            cpus,
+            nodes,
+            distances: None,
+            caches: vec![],
+            hmat: vec![],
+            memory_tiers: vec![],
+            pci_devices: vec![],
+            thp_mode: live.thp_mode.clone(),
+            allowed: Allowed {
+                cpus: live.cpus_allowed.clone(),
+                nodes: live.mems_allowed.clone(),
+                sources: vec![],
+            },
+            numbering: Numbering {
+                packages: "single-package".into(),
+                smt: "none".into(),
+                smt_stride: None,
+                summary: String::new(),
+            },
+            warnings: vec![],
+        }
+    }
+
+    /// The live topology plus a memory-only node 7 (not on this machine), to
+    /// test the checks that happen before any allocation.
+    pub fn with_memory_only_node() -> Topology {
+        let mut t = live_topology();
+        t.nodes.push(NumaNode {
+            os_index: 7,
+            cpus: vec![],
+            memory_bytes: 1 << 30,
+            free_bytes: 1 << 30,
+            allowed: true,
+            hugepages: vec![],
+        });
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_default_to_allowed_and_are_checked() {
+        let t = testing::with_memory_only_node();
+        let (c, m) = resolve_nodes(&t, None, None).unwrap();
+        assert!(c.contains(&0) && !c.contains(&7));
+        assert!(m.contains(&7), "memory-only nodes are columns");
+        let e = resolve_nodes(&t, Some(&[7]), None).unwrap_err().to_string();
+        assert!(e.contains("node 7 has no CPU"), "{e}");
+        let e = resolve_nodes(&t, Some(&[0]), Some(&[99]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("node 99 does not exist"), "{e}");
+    }
+
+    #[test]
+    fn default_size_is_capped_by_free_memory() {
+        let t = testing::live_topology();
+        let live = LiveSystem::read().unwrap();
+        let s = default_size(&t, &live, &[0]);
+        assert!(s <= 256 << 20 || s >= 8 * t.llc_bytes().unwrap_or(0));
+        assert!(s <= live.free_bytes(0).unwrap() / 2 + (2 << 20));
+        assert_eq!(s % (2 << 20), 0);
+    }
+}

@@ -1,6 +1,7 @@
 //! The result model's shared pieces and the exporters: one file per output
 //! format concern. Exporters turn results into text; they never measure.
 
+pub mod matrix;
 pub mod study;
 pub mod study_chart;
 pub mod table;

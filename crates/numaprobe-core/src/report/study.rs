@@ -7,6 +7,7 @@ use super::Format;
 use crate::experiments::study::background::BackgroundDefinitions;
 use crate::experiments::study::hops::HopMap;
 use crate::experiments::study::label::{Access, Mix};
+use crate::kernels::KernelSpec;
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +51,11 @@ pub struct StudyParameters {
     /// Untimed samples run first and discarded.
     pub warmup: u32,
     pub mix: Mix,
+    /// Page size backing the arrays (`4k`: the note's setting, no THP).
+    pub pages: String,
+    /// The foreground kernels (the background one is in
+    /// `background_definitions.kernel`).
+    pub kernels: Vec<KernelSpec>,
     /// The clock the samples were taken with.
     pub timer: TimerInfo,
     /// How `total` is formed from the threads' times.
@@ -562,6 +568,8 @@ pub(crate) mod tests {
                 repeats: 5,
                 warmup: 1,
                 mix: Mix::Fixed,
+                pages: "4k".into(),
+                kernels: vec![crate::kernels::strided::spec(Access::Write, 64)],
                 timer: crate::timer::TimerInfo {
                     source: crate::timer::ClockSource::MonotonicRaw,
                     tsc_hz: None,

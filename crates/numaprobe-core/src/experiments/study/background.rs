@@ -248,50 +248,6 @@ pub fn place_background(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiments::study::testing::synthetic;
-
-    #[test]
-    fn subscription_counts() {
-        assert_eq!(Subscription::Under.threads_for(6), 1);
-        assert_eq!(Subscription::High.threads_for(6), 5);
-        assert_eq!(Subscription::Full.threads_for(6), 6);
-        assert_eq!(Subscription::High.threads_for(1), 0);
-        assert_eq!(Subscription::High.threads_for(16), 12);
-        assert_eq!(Subscription::Full.threads_for(0), 0);
-    }
-
-    #[test]
-    fn names_round_trip() {
-        for l in LoadLevel::ALL {
-            assert_eq!(LoadLevel::parse(l.name()), Some(l));
-        }
-        for s in Subscription::ALL {
-            assert_eq!(Subscription::parse(s.name()), Some(s));
-        }
-        assert_eq!(LoadLevel::parse("extreme"), None);
-        let d = BackgroundDefinitions::current();
-        assert_eq!(d.levels.len(), 5);
-        assert_eq!(d.levels[4].duty_percent, 100);
-    }
-
-    #[test]
-    fn background_avoids_foreground_cores_and_spreads_over_nodes() {
-        // 4 nodes x 2 cores; foreground on node 0 core 0 and node 1 core 0.
-        let topo = synthetic(4, 2, None);
-        let fg = [0, 2];
-        let full = place_background(&topo, &fg, LoadLevel::VeryHigh, Subscription::Full);
-        assert_eq!(full.remaining_cores, 6);
-        assert_eq!(full.cpus, vec![1, 3, 4, 6, 5, 7]);
-        let high = place_background(&topo, &fg, LoadLevel::Low, Subscription::High);
-        assert_eq!(high.cpus.len(), 5);
-        let none = place_background(&topo, &fg, LoadLevel::None, Subscription::Full);
-        assert!(none.cpus.is_empty());
-    }
-}
-
 /// Background threads running: started before an experiment's first case,
 /// stopped (and joined) after its last.
 pub struct BackgroundLoad {
@@ -396,6 +352,7 @@ fn duty_cycle(
     duty: u32,
     stop: &std::sync::atomic::AtomicBool,
 ) {
+    use crate::kernels::strided;
     use crate::timer::monotonic_raw_ns;
     use std::sync::atomic::Ordering;
     let period_ns = PERIOD_US * 1000;
@@ -406,10 +363,13 @@ fn duty_cycle(
         let start = monotonic_raw_ns();
         while monotonic_raw_ns() - start < busy_ns {
             let n = CHUNK.min(len - offset);
-            // SAFETY: offset + n <= len, inside the buffer.
-            unsafe {
-                super::runner::strided_walk(buf.as_mut_ptr().add(offset), n, super::Access::Write)
+            // SAFETY: [offset, offset + n) lies inside the touched buffer;
+            // offsets are multiples of CHUNK, so the pointer stays aligned.
+            let x = unsafe {
+                let p = buf.as_mut_ptr().add(offset);
+                strided::run(super::Access::Write, p, n, strided::LINE)
             };
+            std::hint::black_box(x);
             offset = if offset + n >= len { 0 } else { offset + n };
             if stop.load(Ordering::Relaxed) {
                 return;
@@ -419,5 +379,49 @@ fn duty_cycle(
         if spent < period_ns {
             std::thread::sleep(std::time::Duration::from_nanos(period_ns - spent));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::study::testing::synthetic;
+
+    #[test]
+    fn subscription_counts() {
+        assert_eq!(Subscription::Under.threads_for(6), 1);
+        assert_eq!(Subscription::High.threads_for(6), 5);
+        assert_eq!(Subscription::Full.threads_for(6), 6);
+        assert_eq!(Subscription::High.threads_for(1), 0);
+        assert_eq!(Subscription::High.threads_for(16), 12);
+        assert_eq!(Subscription::Full.threads_for(0), 0);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for l in LoadLevel::ALL {
+            assert_eq!(LoadLevel::parse(l.name()), Some(l));
+        }
+        for s in Subscription::ALL {
+            assert_eq!(Subscription::parse(s.name()), Some(s));
+        }
+        assert_eq!(LoadLevel::parse("extreme"), None);
+        let d = BackgroundDefinitions::current();
+        assert_eq!(d.levels.len(), 5);
+        assert_eq!(d.levels[4].duty_percent, 100);
+    }
+
+    #[test]
+    fn background_avoids_foreground_cores_and_spreads_over_nodes() {
+        // 4 nodes x 2 cores; foreground on node 0 core 0 and node 1 core 0.
+        let topo = synthetic(4, 2, None);
+        let fg = [0, 2];
+        let full = place_background(&topo, &fg, LoadLevel::VeryHigh, Subscription::Full);
+        assert_eq!(full.remaining_cores, 6);
+        assert_eq!(full.cpus, vec![1, 3, 4, 6, 5, 7]);
+        let high = place_background(&topo, &fg, LoadLevel::Low, Subscription::High);
+        assert_eq!(high.cpus.len(), 5);
+        let none = place_background(&topo, &fg, LoadLevel::None, Subscription::Full);
+        assert!(none.cpus.is_empty());
     }
 }

@@ -8,35 +8,20 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// How a foreground thread touches its array: one element per 64-byte line,
-/// only loads or only stores (the note never mixes them inside a thread).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Access {
-    Read,
-    Write,
-}
+/// How a foreground thread touches its array: the engine's strided kernel,
+/// one element per 64-byte line, only loads or only stores.
+pub use crate::kernels::strided::Access;
 
-impl Access {
-    /// The letter used in labels and mixes (`r`, `w`).
-    pub fn letter(self) -> char {
-        match self {
-            Access::Read => 'r',
-            Access::Write => 'w',
-        }
-    }
-
-    /// The note's wording, used in titles ("read-only", "write-only").
-    pub fn wording(self) -> &'static str {
-        match self {
-            Access::Read => "read-only",
-            Access::Write => "write-only",
-        }
+/// The note's wording, used in titles ("read-only", "write-only").
+pub fn wording(access: Access) -> &'static str {
+    match access {
+        Access::Read => "read-only",
+        Access::Write => "write-only",
     }
 }
 
 /// One foreground thread as the user (or a preset) wrote it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThreadSpec {
     /// NUMA node the thread runs on (its OS index).
     pub node: u32,

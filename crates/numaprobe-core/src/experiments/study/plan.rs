@@ -279,6 +279,28 @@ const SWEEP: [(LoadLevel, Subscription); 5] = [
     (LoadLevel::VeryHigh, Subscription::High),
 ];
 
+/// CPU nodes in the order presets prefer them for "node 0": nodes whose own
+/// memory the process may use first (a cpuset can allow a node's CPUs but not
+/// its memory, and then no local case can run there), each group ascending.
+fn home_candidates(topo: &Topology) -> Vec<u32> {
+    let mems = topo.allowed_mem_nodes();
+    let (mut local, other): (Vec<u32>, Vec<u32>) = topo
+        .allowed_cpu_nodes()
+        .into_iter()
+        .partition(|n| mems.contains(n));
+    local.extend(other);
+    local
+}
+
+/// CPU nodes whose own memory is allowed: where a thread can work locally.
+fn local_cpu_nodes(topo: &Topology) -> Vec<u32> {
+    let mems = topo.allowed_mem_nodes();
+    topo.allowed_cpu_nodes()
+        .into_iter()
+        .filter(|n| mems.contains(n))
+        .collect()
+}
+
 /// Plan a preset on this machine.
 pub fn plan_preset(
     topo: &Topology,
@@ -286,8 +308,7 @@ pub fn plan_preset(
     preset: Preset,
     opts: &PlanOptions,
 ) -> Result<StudyPlan, StudyError> {
-    let cpu_nodes = topo.allowed_cpu_nodes();
-    let Some(&home) = cpu_nodes.first() else {
+    let Some(&home) = home_candidates(topo).first() else {
         return Err(StudyError::NoCpus);
     };
     let mut plan = StudyPlan {
@@ -359,7 +380,7 @@ fn plan_hops(
                     make_case(topo, hops, &[spec], None)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let wording = access.wording();
+            let wording = super::label::wording(access);
             let title = format!(
                 "{}{} thread running on node {home}, accessing data from {hop_list} hops away {}",
                 wording[..1].to_uppercase(),
@@ -400,10 +421,12 @@ fn plan_crossfire(
     opts: &PlanOptions,
     plan: &mut StudyPlan,
 ) -> Result<(), StudyError> {
-    let cpu_nodes = topo.allowed_cpu_nodes();
+    let cpu_nodes = local_cpu_nodes(topo);
     let mems = topo.allowed_mem_nodes();
     let h = |a: u32, b: u32| hops.hops(a, b).unwrap_or(0);
-    // A and B: CPU nodes 1 hop apart (the note's N0 and N1).
+    // A and B: CPU nodes 1 hop apart whose memory is allowed too (the note's
+    // N0 and N1: each writes its own memory in the baseline, the other's in
+    // the crossfire case).
     let pair = cpu_nodes.iter().find_map(|&a| {
         cpu_nodes
             .iter()
@@ -412,7 +435,7 @@ fn plan_crossfire(
     });
     let Some((a, b)) = pair else {
         plan.notes.push(format!(
-            "crossfire: needs two NUMA nodes with CPUs 1 hop apart, this machine has {} CPU node(s); running the 0 Hop-0 Hop baseline only",
+            "crossfire: needs two NUMA nodes with CPUs and memory 1 hop apart, this machine has {} such node(s); running the 0 Hop-0 Hop baseline only",
             cpu_nodes.len()
         ));
         // What runs anyway: both local threads, on two nodes when there are
@@ -423,8 +446,13 @@ fn plan_crossfire(
                 vec![(x, 0, x), (x, 1, x)]
             }
             _ => {
-                plan.notes
-                    .push("crossfire: no two cores to run the baseline's two threads on".into());
+                // Still one line: the baseline cannot run either.
+                if let Some(n) = plan.notes.last_mut() {
+                    *n = n.replace(
+                        "running the 0 Hop-0 Hop baseline only",
+                        "and no two cores for the baseline either; nothing runs",
+                    );
+                }
                 return Ok(());
             }
         };
@@ -521,8 +549,7 @@ fn plan_same_node(
     opts: &PlanOptions,
     plan: &mut StudyPlan,
 ) -> Result<(), StudyError> {
-    let Some(home) = topo
-        .allowed_cpu_nodes()
+    let Some(home) = home_candidates(topo)
         .into_iter()
         .find(|&n| topo.allowed_core_cpus_of_node(n).len() >= 2)
     else {
@@ -624,7 +651,7 @@ fn plan_myths(
     opts: &PlanOptions,
     plan: &mut StudyPlan,
 ) -> Result<(), StudyError> {
-    let cpu_nodes = topo.allowed_cpu_nodes();
+    let cpu_nodes = home_candidates(topo);
     let Some(&a) = cpu_nodes.first() else {
         return Err(StudyError::NoCpus);
     };

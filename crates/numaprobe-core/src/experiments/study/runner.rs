@@ -11,10 +11,11 @@
 //! rewrite its output after every finished case.
 
 use super::background::{BackgroundDefinitions, BackgroundLoad, PERIOD_US};
-use super::label::{Access, Mix};
+use super::label::Mix;
 use super::myths;
 use super::plan::{CasePlan, ExperimentPlan, StudyPlan};
 use super::StudyError;
+use crate::kernels::strided;
 use crate::placement::{
     current_cpu, pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PageKind,
     PLACEMENT_THRESHOLD,
@@ -30,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 
 /// Bytes between two touched elements: one element per cache line.
-pub const STRIDE: usize = 64;
+pub const STRIDE: usize = strided::LINE;
 
 /// How much work each case does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +79,11 @@ pub fn new_report(plan: &StudyPlan, cfg: &RunConfig) -> StudyReport {
             repeats: cfg.repeats,
             warmup: cfg.warmup,
             mix: cfg.mix,
+            pages: PageKind::Small.name().into(),
+            kernels: vec![
+                strided::spec(strided::Access::Read, STRIDE),
+                strided::spec(strided::Access::Write, STRIDE),
+            ],
             timer: Timer::get().info(),
             total_definition: "per sample, the sum of the foreground threads' times (the note's \"total time for both threads\"); `total` summarises those sums".into(),
             percent_definition: "100 x median total of the case / median total of the experiment's baseline case".into(),
@@ -227,8 +233,10 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
                     barrier.wait();
                     let t0 = timer.now();
                     for _ in 0..passes {
-                        // SAFETY: the whole buffer is ours and touched.
-                        unsafe { strided_walk(buf.as_mut_ptr(), buf.len(), access) };
+                        // SAFETY: the whole buffer is ours, touched, page-aligned.
+                        let x =
+                            unsafe { strided::run(access, buf.as_mut_ptr(), buf.len(), STRIDE) };
+                        std::hint::black_box(x);
                     }
                     let t1 = timer.now();
                     stamps.push((t0, t1));
@@ -282,8 +290,7 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
             }
         })
         .collect();
-    let summary =
-        |v: Vec<f64>| -> TimeSummary { Summary::of(&v).unwrap_or_else(|| zero_summary()) };
+    let summary = |v: Vec<f64>| -> TimeSummary { Summary::of(&v).unwrap_or_else(zero_summary) };
     let threads: Vec<ThreadResult> = case
         .threads
         .iter()
@@ -329,33 +336,66 @@ fn zero_summary() -> TimeSummary {
     }
 }
 
-// ---------------------------------------------------------------------------
-// TEMPORARY: seed 000's strided loop, until the engine's `kernels::strided`
-// lands on this branch; then this function goes and the two call sites use
-// the engine's kernel.
-// ---------------------------------------------------------------------------
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::study::background::LoadLevel;
+    use crate::experiments::study::{plan_preset, HopMap, PlanOptions, Preset};
+    use crate::experiments::testing::live_topology;
 
-/// One pass over `len` bytes at `ptr`: one 8-byte load or store per 64-byte
-/// line, volatile so nothing is elided.
-///
-/// # Safety
-/// `ptr` must be valid for reads and writes of `len` bytes, 8-byte aligned.
-pub(crate) unsafe fn strided_walk(ptr: *mut u8, len: usize, access: Access) {
-    let mut off = 0;
-    match access {
-        Access::Read => {
-            let mut acc = 0u64;
-            while off + 8 <= len {
-                acc ^= std::ptr::read_volatile(ptr.add(off) as *const u64);
-                off += STRIDE;
-            }
-            std::hint::black_box(acc);
+    fn tiny() -> RunConfig {
+        RunConfig {
+            size_bytes: 1 << 20,
+            passes: 1,
+            repeats: 2,
+            warmup: 1,
+            mix: Mix::Fixed,
         }
-        Access::Write => {
-            while off + 8 <= len {
-                std::ptr::write_volatile(ptr.add(off) as *mut u64, off as u64);
-                off += STRIDE;
-            }
+    }
+
+    #[test]
+    fn same_node_runs_on_this_machine_with_checked_placement() {
+        let topo = live_topology();
+        let hops = HopMap::from_topology(&topo);
+        let opts = PlanOptions {
+            load: Some(LoadLevel::None),
+            ..PlanOptions::default()
+        };
+        let plan = plan_preset(&topo, &hops, Preset::SameNode, &opts).unwrap();
+        if plan.experiments.is_empty() {
+            return; // a one-core machine: nothing to run, the note says so
         }
+        let mut events = 0;
+        let r = run(&topo, &plan, &tiny(), |partial, _| {
+            assert!(!partial.complete);
+            events += 1;
+        })
+        .unwrap();
+        assert!(r.complete);
+        assert!(events >= 2);
+        let c = &r.experiments[0].cases[0];
+        assert_eq!(c.samples.len(), 2);
+        assert_eq!(c.threads.len(), 2);
+        assert!((c.percent - 100.0).abs() < 1e-9);
+        for t in &c.threads {
+            assert!(t.cpu_verified, "{t:?}");
+            assert!(t.pages_on_node >= PLACEMENT_THRESHOLD, "{t:?}");
+        }
+        let s = &c.samples[0];
+        assert!((s.total_s - s.threads_s.iter().sum::<f64>()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn background_load_starts_and_stops() {
+        let topo = live_topology();
+        let cpu = topo.allowed.cpus[0];
+        let node_of = |c: u32| topo.cpu(c).and_then(|x| x.node);
+        let mut load = BackgroundLoad::start(&[cpu], node_of, LoadLevel::Medium, 1 << 20).unwrap();
+        assert_eq!(load.threads(), 1);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        load.stop();
+        assert_eq!(load.threads(), 0);
+        let idle = BackgroundLoad::start(&[cpu], node_of, LoadLevel::None, 1 << 20).unwrap();
+        assert_eq!(idle.threads(), 0);
     }
 }

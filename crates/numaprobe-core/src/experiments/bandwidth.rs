@@ -1,0 +1,540 @@
+//! The bandwidth matrix (seed 003): N threads pinned to the cores of node i
+//! stream buffers bound to node j; and `--scaling`, one node pair for
+//! 1..N threads (seed 002's "how many threads saturate a node").
+//!
+//! Per cell: each worker thread is pinned (checked), then maps and touches
+//! its own share of the buffer bound to node j — pinned before touching, so
+//! page tables and first writes come from the measuring side. All workers
+//! wait on a barrier; every sample releases them together, each times its own
+//! passes, and the sample is the bytes all threads asked for divided by the
+//! span from the earliest start to the latest end. The pages are verified
+//! after the last sample, before the buffers are freed.
+
+use super::{resolve_nodes, target_sample_ns, ExperimentError, Progress};
+use crate::kernels::stream::{self, StreamOp, Streams};
+use crate::kernels::VectorWidth;
+use crate::placement::{
+    pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PageKind, PlacementCheck,
+    PLACEMENT_THRESHOLD,
+};
+use crate::report::matrix::{Cell, CellParams, CellPlacement, MatrixKind, MatrixResult};
+use crate::stats::{self, StopRule};
+use crate::timer::{Stamp, Timer};
+use crate::topology::Topology;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+
+/// What the user asked for; `None` means "the default".
+#[derive(Debug, Clone, Default)]
+pub struct BandwidthConfig {
+    pub cpu_nodes: Option<Vec<u32>>,
+    pub mem_nodes: Option<Vec<u32>>,
+    /// Total bytes over all threads; default [`super::default_size`].
+    pub size: Option<u64>,
+    /// Default: read.
+    pub op: Option<StreamOp>,
+    /// Threads per cell; default one per physical core of the CPU node.
+    pub threads: Option<usize>,
+    /// Measure 1..N threads on the first CPU node and first memory node
+    /// (N = `threads`, or every allowed CPU of the node).
+    pub scaling: bool,
+    pub pages: Option<PageKind>,
+    pub rule: Option<StopRule>,
+    /// Default: the widest the CPU has.
+    pub width: Option<VectorWidth>,
+}
+
+/// One cell to measure: which node pair, on which CPUs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedCell {
+    pub cpu_node: u32,
+    pub mem_node: u32,
+    pub cpus: Vec<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BandwidthPlan {
+    pub cpu_nodes: Vec<u32>,
+    pub mem_nodes: Vec<u32>,
+    pub cells: Vec<PlannedCell>,
+    /// True when `cells` are a thread-count series on one node pair.
+    pub scaling: bool,
+    pub size: u64,
+    pub op: StreamOp,
+    pub pages: PageKind,
+    pub rule: StopRule,
+    pub width: VectorWidth,
+}
+
+/// The CPUs `threads` workers use on `node`: one per physical core first
+/// (two threads on one core share its load ports and would halve each
+/// other), then the remaining SMT siblings.
+pub fn cpus_for(topo: &Topology, node: u32, threads: usize) -> Result<Vec<u32>, ExperimentError> {
+    let mut order = topo.allowed_core_cpus_of_node(node);
+    for c in topo.allowed_cpus_of_node(node) {
+        if !order.contains(&c) {
+            order.push(c);
+        }
+    }
+    if threads == 0 {
+        return Err(ExperimentError::Invalid(
+            "--threads must be at least 1".into(),
+        ));
+    }
+    if threads > order.len() {
+        let mut cpus = order;
+        cpus.sort_unstable();
+        return Err(ExperimentError::TooManyThreads {
+            node,
+            threads,
+            cpus,
+        });
+    }
+    order.truncate(threads);
+    Ok(order)
+}
+
+/// Resolve defaults and check everything. Nothing is allocated here.
+pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, ExperimentError> {
+    let (mut cpu_nodes, mut mem_nodes) =
+        resolve_nodes(topo, cfg.cpu_nodes.as_deref(), cfg.mem_nodes.as_deref())?;
+    let live = LiveSystem::read()?;
+    let op = cfg.op.unwrap_or(StreamOp::Read);
+    let width = cfg.width.unwrap_or_else(VectorWidth::detect);
+    if !width.available() {
+        return Err(ExperimentError::Invalid(format!(
+            "vector width {} is not supported by this CPU (detected: {})",
+            width.name(),
+            VectorWidth::detect().name()
+        )));
+    }
+    let pages = cfg.pages.unwrap_or_else(|| super::default_pages(&live));
+    let mut cells = Vec::new();
+    if cfg.scaling {
+        let cn = cpu_nodes[0];
+        // Local memory unless a memory node was asked for.
+        let mn = match &cfg.mem_nodes {
+            Some(v) => v[0],
+            None if mem_nodes.contains(&cn) => cn,
+            None => mem_nodes[0],
+        };
+        let n = match cfg.threads {
+            Some(n) => n,
+            None => topo.allowed_cpus_of_node(cn).len(),
+        };
+        let all = cpus_for(topo, cn, n)?;
+        for t in 1..=n {
+            cells.push(PlannedCell {
+                cpu_node: cn,
+                mem_node: mn,
+                cpus: all[..t].to_vec(),
+            });
+        }
+        cpu_nodes = vec![cn];
+        mem_nodes = vec![mn];
+    } else {
+        for &cn in &cpu_nodes {
+            let n = cfg
+                .threads
+                .unwrap_or_else(|| topo.allowed_core_cpus_of_node(cn).len());
+            let cpus = cpus_for(topo, cn, n)?;
+            for &mn in &mem_nodes {
+                cells.push(PlannedCell {
+                    cpu_node: cn,
+                    mem_node: mn,
+                    cpus: cpus.clone(),
+                });
+            }
+        }
+    }
+    let size = cfg
+        .size
+        .unwrap_or_else(|| super::default_size(topo, &live, &mem_nodes));
+    let max_threads = cells.iter().map(|c| c.cpus.len()).max().unwrap_or(1);
+    let min_size = (max_threads * op.streams() * 4096) as u64;
+    if size < min_size {
+        return Err(ExperimentError::Invalid(format!(
+            "size {size} B is too small for {max_threads} threads of {}: at least {min_size} B",
+            op.name()
+        )));
+    }
+    let size_usize = usize::try_from(size)
+        .map_err(|_| ExperimentError::Invalid(format!("size {size} B is too large")))?;
+    for &m in &mem_nodes {
+        BufferSpec::new(size_usize, MemPolicy::Bind(m), pages).check(&live, None)?;
+    }
+    Ok(BandwidthPlan {
+        cpu_nodes,
+        mem_nodes,
+        cells,
+        scaling: cfg.scaling,
+        size,
+        op,
+        pages,
+        rule: cfg.rule.unwrap_or_default(),
+        width,
+    })
+}
+
+/// The note every bandwidth result carries about write-allocate traffic.
+pub fn write_allocate_note(op: StreamOp) -> Option<String> {
+    let spec = op.spec();
+    if spec.write_allocate_bytes_per_iter == 0 {
+        return None;
+    }
+    let factor = (spec.bytes_per_iter + spec.write_allocate_bytes_per_iter) as f64
+        / spec.bytes_per_iter as f64;
+    Some(format!(
+        "{} uses ordinary stores: each stored line is first read from memory (write-allocate), \
+         so the memory traffic is about {factor:.2}x the bytes counted here; write-nt and copy-nt avoid it",
+        op.name()
+    ))
+}
+
+/// Measure every cell of the plan, in order.
+pub fn run(
+    plan: &BandwidthPlan,
+    progress: &mut dyn Progress,
+) -> Result<MatrixResult, ExperimentError> {
+    let timer = *Timer::get();
+    let mut result = MatrixResult::new(
+        MatrixKind::Bandwidth,
+        plan.cpu_nodes.clone(),
+        plan.mem_nodes.clone(),
+        timer.info(),
+    );
+    result.notes.extend(write_allocate_note(plan.op));
+    if plan.scaling {
+        result.scaling = Some(Vec::new());
+    }
+    let total = plan.cells.len();
+    for (i, pc) in plan.cells.iter().enumerate() {
+        progress.cell_started(
+            i,
+            total,
+            &format!(
+                "{} thread(s) on CPUs {} (node {}) -> memory node {}",
+                pc.cpus.len(),
+                crate::units::format_list(&pc.cpus),
+                pc.cpu_node,
+                pc.mem_node
+            ),
+        );
+        let cell = measure_cell(plan, &timer, pc)?;
+        if let Some(sc) = result.scaling.as_mut() {
+            sc.push(cell.clone());
+            // The matrix shows the largest thread count measured so far.
+            result.cells.clear();
+            result.matrix = vec![vec![None]];
+        }
+        result.push(cell);
+        progress.cell_finished(&result);
+    }
+    result.complete = true;
+    Ok(result)
+}
+
+/// What the workers share with the coordinating thread.
+struct Shared {
+    barrier: Barrier,
+    stop: AtomicBool,
+    reps: AtomicU64,
+    /// (start, end) of each worker's last sample.
+    stamps: Mutex<Vec<(Stamp, Stamp)>>,
+}
+
+struct WorkerReport {
+    observed_cpu: u32,
+    bytes_per_pass: u64,
+    check: PlacementCheck,
+}
+
+fn measure_cell(
+    plan: &BandwidthPlan,
+    timer: &Timer,
+    pc: &PlannedCell,
+) -> Result<Cell, ExperimentError> {
+    let threads = pc.cpus.len();
+    // Each thread's share, a whole number of pages per array.
+    let unit = 4096 * plan.op.streams() as u64;
+    let per_thread = (plan.size / threads as u64) / unit * unit;
+    let shared = Shared {
+        barrier: Barrier::new(threads + 1),
+        stop: AtomicBool::new(false),
+        reps: AtomicU64::new(1),
+        stamps: Mutex::new(vec![(Stamp(0), Stamp(0)); threads]),
+    };
+    let spec = BufferSpec::new(
+        per_thread as usize,
+        MemPolicy::Bind(pc.mem_node),
+        plan.pages,
+    );
+    std::thread::scope(|s| {
+        let handles: Vec<_> = pc
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(i, &cpu)| {
+                let shared = &shared;
+                let spec = &spec;
+                s.spawn(move || worker(i, cpu, spec, plan, timer, shared))
+            })
+            .collect();
+        // Every worker reaches this barrier once its buffer is placed (or its
+        // set-up failed); then the coordinator knows whether to measure.
+        shared.barrier.wait();
+        let ready = shared
+            .stamps
+            .lock()
+            .map(|v| v.iter().all(|&(a, _)| a == Stamp(1)))
+            .unwrap_or(false);
+        let outcome = if ready {
+            coordinate(plan, timer, &shared)
+        } else {
+            // Never returned: the failing worker's own error is (below).
+            Err(ExperimentError::Invalid("a worker could not set up".into()))
+        };
+        shared.stop.store(true, Ordering::SeqCst);
+        shared.barrier.wait();
+        let mut reports = Vec::new();
+        let mut first_err = None;
+        for h in handles {
+            match h.join() {
+                Ok(Ok(r)) => reports.push(r),
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_err.get_or_insert(ExperimentError::Panicked);
+                }
+            }
+        }
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        let (measured, elapsed_s) = outcome?;
+        let checks: Vec<PlacementCheck> = reports.iter().map(|r| r.check.clone()).collect();
+        let placement = CellPlacement::combine(&checks);
+        let mut flags = Vec::new();
+        if placement.fraction_on_intended < PLACEMENT_THRESHOLD {
+            flags.push(format!(
+                "placement {:.1} % on node {} < {:.0} %",
+                placement.fraction_on_intended * 100.0,
+                pc.mem_node,
+                PLACEMENT_THRESHOLD * 100.0
+            ));
+        }
+        let bytes: u64 = reports.iter().map(|r| r.bytes_per_pass).sum();
+        Ok(Cell {
+            cpu_node: pc.cpu_node,
+            mem_node: pc.mem_node,
+            median: measured.summary.median,
+            min: measured.summary.min,
+            max: measured.summary.max,
+            cv: measured.summary.cv,
+            samples: measured.samples,
+            stop: measured.stop,
+            placement,
+            cpus: reports.iter().map(|r| r.observed_cpu).collect(),
+            params: CellParams {
+                size_bytes: bytes,
+                stride_bytes: None,
+                pattern: None,
+                window_pages: None,
+                pages: plan.pages,
+                threads: threads as u32,
+                op: Some(plan.op.name().into()),
+                policy: MemPolicy::Bind(pc.mem_node).to_string(),
+            },
+            kernel: plan.op.spec_for(plan.width),
+            vector_width: plan.width,
+            flagged: !flags.is_empty(),
+            flags,
+            elapsed_s,
+        })
+    })
+}
+
+/// The coordinator's side: size the samples, then sample under the rule.
+fn coordinate(
+    plan: &BandwidthPlan,
+    timer: &Timer,
+    shared: &Shared,
+) -> Result<(stats::Measured, f64), ExperimentError> {
+    let sample = |reps: u64| -> f64 {
+        shared.reps.store(reps, Ordering::SeqCst);
+        shared.barrier.wait(); // start
+        shared.barrier.wait(); // all done
+        let stamps = shared.stamps.lock().map(|v| v.clone()).unwrap_or_default();
+        let start = stamps.iter().map(|s| s.0).min().unwrap_or(Stamp(0));
+        let end = stamps.iter().map(|s| s.1).max().unwrap_or(Stamp(0));
+        timer.elapsed_ns(start, end).max(1.0)
+    };
+    // Probe one pass to size the samples.
+    let pass_ns = sample(1);
+    let reps = (target_sample_ns(plan.rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;
+    let per_pass: u64 = {
+        // Bytes one pass asks for, all threads: the same split as the workers.
+        let threads = shared.stamps.lock().map(|v| v.len()).unwrap_or(1) as u64;
+        let unit = 4096 * plan.op.streams() as u64;
+        let per_thread = (plan.size / threads) / unit * unit;
+        let s = Streams::split(plan.op, std::ptr::null_mut(), per_thread as usize);
+        s.bytes_per_pass(plan.op) * threads
+    };
+    let started = std::time::Instant::now();
+    let measured = stats::repeat(&plan.rule, || {
+        let ns = sample(reps);
+        Ok::<f64, ExperimentError>((per_pass * reps) as f64 / ns)
+    })?;
+    Ok((measured, started.elapsed().as_secs_f64()))
+}
+
+fn worker(
+    index: usize,
+    cpu: u32,
+    spec: &BufferSpec,
+    plan: &BandwidthPlan,
+    timer: &Timer,
+    shared: &Shared,
+) -> Result<WorkerReport, ExperimentError> {
+    let setup = (|| -> Result<(u32, NodeBuffer), ExperimentError> {
+        let observed = pin_current_thread(&[cpu])?;
+        let mut buf = NodeBuffer::alloc(spec)?;
+        buf.touch();
+        Ok((observed, buf))
+    })();
+    // Stamp(1) in the start slot tells the coordinator this worker is ready.
+    if setup.is_ok() {
+        if let Ok(mut v) = shared.stamps.lock() {
+            v[index] = (Stamp(1), Stamp(0));
+        }
+    }
+    shared.barrier.wait();
+    let (observed, mut buf) = match setup {
+        Ok(x) => x,
+        Err(e) => {
+            // Keep the barrier protocol: wait for the coordinator's stop.
+            shared.barrier.wait();
+            return Err(e);
+        }
+    };
+    let streams = Streams::split(plan.op, buf.as_mut_ptr(), buf.len());
+    loop {
+        shared.barrier.wait(); // start (or stop)
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let reps = shared.reps.load(Ordering::SeqCst);
+        let a = timer.now();
+        for _ in 0..reps {
+            // SAFETY: the arrays lie inside our buffer, page-aligned, and the
+            // width was checked available in the plan.
+            std::hint::black_box(unsafe { stream::run(plan.op, plan.width, &streams) });
+        }
+        let b = timer.now();
+        if let Ok(mut v) = shared.stamps.lock() {
+            v[index] = (a, b);
+        }
+        shared.barrier.wait(); // done
+    }
+    let check = buf.verify()?;
+    Ok(WorkerReport {
+        observed_cpu: observed,
+        bytes_per_pass: streams.bytes_per_pass(plan.op),
+        check,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::{testing, NoProgress};
+    use std::time::Duration;
+
+    fn small() -> BandwidthConfig {
+        BandwidthConfig {
+            mem_nodes: Some(vec![0]),
+            cpu_nodes: Some(vec![0]),
+            size: Some(8 << 20),
+            pages: Some(PageKind::Small),
+            rule: Some(StopRule {
+                budget: Duration::from_millis(100),
+                ..StopRule::default()
+            }),
+            ..BandwidthConfig::default()
+        }
+    }
+
+    #[test]
+    fn every_op_runs_placed_with_all_threads() {
+        let topo = testing::live_topology();
+        let n = topo.allowed_core_cpus_of_node(0).len();
+        for op in [StreamOp::Read, StreamOp::CopyNt, StreamOp::Triad] {
+            let cfg = BandwidthConfig {
+                op: Some(op),
+                ..small()
+            };
+            let plan = plan(&topo, &cfg).unwrap();
+            let r = run(&plan, &mut NoProgress).unwrap();
+            let c = &r.cells[0];
+            assert_eq!(c.params.threads as usize, n);
+            assert_eq!(c.cpus.len(), n);
+            assert_eq!(c.placement.fraction_on_intended, 1.0, "{op:?}");
+            assert!(c.median > 0.0);
+            assert_eq!(c.params.op.as_deref(), Some(op.name()));
+            assert_eq!(r.unit, "GB/s");
+            assert_eq!(r.notes.is_empty(), op != StreamOp::Triad);
+        }
+    }
+
+    #[test]
+    fn scaling_measures_one_to_n_threads() {
+        let topo = testing::live_topology();
+        let cfg = BandwidthConfig {
+            scaling: true,
+            threads: Some(2.min(topo.allowed_cpus_of_node(0).len())),
+            ..small()
+        };
+        let plan = plan(&topo, &cfg).unwrap();
+        let r = run(&plan, &mut NoProgress).unwrap();
+        let sc = r.scaling.as_ref().unwrap();
+        assert_eq!(sc.len(), plan.cells.len());
+        for (i, c) in sc.iter().enumerate() {
+            assert_eq!(c.params.threads as usize, i + 1);
+        }
+        assert_eq!(r.cells.len(), 1);
+        assert_eq!(r.matrix, vec![vec![Some(sc.last().unwrap().median)]]);
+    }
+
+    #[test]
+    fn too_many_threads_and_tiny_sizes_fail_in_the_plan() {
+        let topo = testing::live_topology();
+        let cfg = BandwidthConfig {
+            threads: Some(1000),
+            ..small()
+        };
+        let e = plan(&topo, &cfg).unwrap_err().to_string();
+        assert!(e.contains("1000 threads asked for node 0"), "{e}");
+        let cfg = BandwidthConfig {
+            size: Some(4096),
+            op: Some(StreamOp::Triad),
+            ..small()
+        };
+        assert!(matches!(
+            plan(&topo, &cfg),
+            Err(ExperimentError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn write_allocate_is_stated_for_ordinary_stores_only() {
+        assert!(write_allocate_note(StreamOp::Write)
+            .unwrap()
+            .contains("2.00x"));
+        assert!(write_allocate_note(StreamOp::Copy)
+            .unwrap()
+            .contains("1.50x"));
+        assert!(write_allocate_note(StreamOp::Read).is_none());
+        assert!(write_allocate_note(StreamOp::WriteNt).is_none());
+    }
+}

@@ -1,0 +1,319 @@
+//! The latency matrix (seed 004): one thread on a CPU of node i chases
+//! pointers through a buffer bound to node j, for every (i, j).
+//!
+//! Per cell: a thread is started and pinned (checked) to the node's first
+//! allowed core, it maps the buffer with `MPOL_BIND` to node j, touches every
+//! page, writes the chain, takes a short probe to size its samples, then
+//! samples under the stop rule; finally the kernel is asked where the pages
+//! are. The buffer is freed before the next cell, so cells do not compete
+//! for memory.
+
+use super::{resolve_nodes, target_sample_ns, ExperimentError, Progress};
+use crate::kernels::chase::{self, ChasePattern};
+use crate::kernels::VectorWidth;
+use crate::placement::{
+    pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PageKind,
+    PLACEMENT_THRESHOLD,
+};
+use crate::report::matrix::{Cell, CellParams, CellPlacement, MatrixKind, MatrixResult};
+use crate::stats::{self, StopRule};
+use crate::timer::Timer;
+use crate::topology::Topology;
+
+/// What the user asked for; `None` means "the default".
+#[derive(Debug, Clone, Default)]
+pub struct LatencyConfig {
+    pub cpu_nodes: Option<Vec<u32>>,
+    pub mem_nodes: Option<Vec<u32>>,
+    /// Buffer bytes; default [`super::default_size`].
+    pub size: Option<u64>,
+    /// Bytes between chased lines; default 64 for random (every line of the
+    /// buffer), 128 for stride (seed 004's value).
+    pub stride: Option<u64>,
+    /// Default: random, no TLB window.
+    pub pattern: Option<ChasePattern>,
+    /// Default: [`super::default_pages`].
+    pub pages: Option<PageKind>,
+    /// Default: [`StopRule::default`].
+    pub rule: Option<StopRule>,
+    /// Seed of the random chain (a fixed default so runs are repeatable).
+    pub seed: Option<u64>,
+}
+
+/// Everything resolved and checked; running it allocates and measures.
+#[derive(Debug, Clone)]
+pub struct LatencyPlan {
+    pub cpu_nodes: Vec<u32>,
+    pub mem_nodes: Vec<u32>,
+    /// (cpu node, CPU that will run the chase, memory node), in run order.
+    pub cells: Vec<(u32, u32, u32)>,
+    pub size: u64,
+    pub stride: u64,
+    pub pattern: ChasePattern,
+    pub pages: PageKind,
+    pub rule: StopRule,
+    pub seed: u64,
+}
+
+pub const DEFAULT_SEED: u64 = 0x6e75_6d61_7072_6f62; // "numaprob"
+
+/// Resolve defaults and check everything against the topology and the live
+/// machine. Nothing is allocated here.
+pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, ExperimentError> {
+    let (cpu_nodes, mem_nodes) =
+        resolve_nodes(topo, cfg.cpu_nodes.as_deref(), cfg.mem_nodes.as_deref())?;
+    let live = LiveSystem::read()?;
+    let pattern = cfg
+        .pattern
+        .unwrap_or(ChasePattern::Random { window_pages: None });
+    let stride = cfg.stride.unwrap_or(match pattern {
+        ChasePattern::Random { .. } => 64,
+        ChasePattern::Stride => 128,
+    });
+    if stride < 8 || !stride.is_multiple_of(8) || stride > 1 << 30 {
+        return Err(ExperimentError::Invalid(format!(
+            "stride {stride} B: must be a multiple of 8 B between 8 B and 1 GiB"
+        )));
+    }
+    let pages = cfg.pages.unwrap_or_else(|| super::default_pages(&live));
+    let size = cfg
+        .size
+        .unwrap_or_else(|| super::default_size(topo, &live, &mem_nodes));
+    if size < 2 * stride {
+        return Err(ExperimentError::Invalid(format!(
+            "size {size} B holds fewer than 2 lines of {stride} B"
+        )));
+    }
+    let size_usize = usize::try_from(size)
+        .map_err(|_| ExperimentError::Invalid(format!("size {size} B is too large")))?;
+    for &m in &mem_nodes {
+        BufferSpec::new(size_usize, MemPolicy::Bind(m), pages).check(&live, None)?;
+    }
+    let mut cells = Vec::new();
+    for &c in &cpu_nodes {
+        // The node's first core: "a CPU of node i", stable from run to run.
+        let cpu =
+            *topo
+                .allowed_core_cpus_of_node(c)
+                .first()
+                .ok_or(ExperimentError::CpuLessNode {
+                    node: c,
+                    cpu_nodes: topo.allowed_cpu_nodes(),
+                })?;
+        for &m in &mem_nodes {
+            cells.push((c, cpu, m));
+        }
+    }
+    Ok(LatencyPlan {
+        cpu_nodes,
+        mem_nodes,
+        cells,
+        size,
+        stride,
+        pattern,
+        pages,
+        rule: cfg.rule.unwrap_or_default(),
+        seed: cfg.seed.unwrap_or(DEFAULT_SEED),
+    })
+}
+
+/// Measure every cell of the plan, in order.
+pub fn run(
+    plan: &LatencyPlan,
+    progress: &mut dyn Progress,
+) -> Result<MatrixResult, ExperimentError> {
+    let timer = *Timer::get();
+    let mut result = MatrixResult::new(
+        MatrixKind::Latency,
+        plan.cpu_nodes.clone(),
+        plan.mem_nodes.clone(),
+        timer.info(),
+    );
+    let total = plan.cells.len();
+    for (i, &(cn, cpu, mn)) in plan.cells.iter().enumerate() {
+        progress.cell_started(
+            i,
+            total,
+            &format!("CPU {cpu} (node {cn}) -> memory node {mn}"),
+        );
+        let cell = measure_cell(plan, &timer, cn, cpu, mn)?;
+        result.push(cell);
+        progress.cell_finished(&result);
+    }
+    result.complete = true;
+    Ok(result)
+}
+
+fn measure_cell(
+    plan: &LatencyPlan,
+    timer: &Timer,
+    cpu_node: u32,
+    cpu: u32,
+    mem_node: u32,
+) -> Result<Cell, ExperimentError> {
+    std::thread::scope(|s| {
+        s.spawn(|| measure_on_this_thread(plan, timer, cpu_node, cpu, mem_node))
+            .join()
+            .map_err(|_| ExperimentError::Panicked)?
+    })
+}
+
+fn measure_on_this_thread(
+    plan: &LatencyPlan,
+    timer: &Timer,
+    cpu_node: u32,
+    cpu: u32,
+    mem_node: u32,
+) -> Result<Cell, ExperimentError> {
+    // Pinned before the first touch: page tables and pages are made from here.
+    let observed = pin_current_thread(&[cpu])?;
+    let spec = BufferSpec::new(plan.size as usize, MemPolicy::Bind(mem_node), plan.pages);
+    let mut buf = NodeBuffer::alloc(&spec)?;
+    buf.touch();
+    // SAFETY: the buffer is ours, page-aligned, and outlives the chase.
+    let setup = unsafe {
+        chase::build(
+            buf.as_mut_ptr(),
+            buf.len(),
+            plan.stride as usize,
+            plan.pattern,
+            plan.seed,
+        )
+    }?;
+    let mut p = setup.start;
+    // Probe: how long is one step, to size the samples.
+    let probe = (setup.lines as u64).clamp(1 << 10, 1 << 14);
+    let a = timer.now();
+    p = unsafe { chase::run(p, probe) };
+    let b = timer.now();
+    let per_step = (timer.elapsed_ns(a, b) / probe as f64).max(0.1);
+    let steps = (target_sample_ns(plan.rule.budget) / per_step).clamp(1024.0, 1e9) as u64;
+    let started = std::time::Instant::now();
+    let measured = stats::repeat(&plan.rule, || {
+        let a = timer.now();
+        // SAFETY: p stays on the chain built above.
+        p = unsafe { chase::run(p, steps) };
+        let b = timer.now();
+        Ok::<f64, ExperimentError>(timer.elapsed_ns(a, b) / steps as f64)
+    })?;
+    std::hint::black_box(p);
+    let elapsed_s = started.elapsed().as_secs_f64();
+    // Checked after the measurement: this is where the pages were while it ran.
+    let check = buf.verify()?;
+    let placement = CellPlacement::combine(&[check]);
+    let mut flags = Vec::new();
+    if placement.fraction_on_intended < PLACEMENT_THRESHOLD {
+        flags.push(format!(
+            "placement {:.1} % on node {mem_node} < {:.0} %",
+            placement.fraction_on_intended * 100.0,
+            PLACEMENT_THRESHOLD * 100.0
+        ));
+    }
+    let (window_pages, pattern) = match plan.pattern {
+        ChasePattern::Random { window_pages } => (window_pages.map(|w| w as u64), "random"),
+        ChasePattern::Stride => (None, "stride"),
+    };
+    Ok(Cell {
+        cpu_node,
+        mem_node,
+        median: measured.summary.median,
+        min: measured.summary.min,
+        max: measured.summary.max,
+        cv: measured.summary.cv,
+        samples: measured.samples,
+        stop: measured.stop,
+        placement,
+        cpus: vec![observed],
+        params: CellParams {
+            size_bytes: buf.len() as u64,
+            stride_bytes: Some(plan.stride),
+            pattern: Some(pattern.into()),
+            window_pages,
+            pages: plan.pages,
+            threads: 1,
+            op: None,
+            policy: MemPolicy::Bind(mem_node).to_string(),
+        },
+        kernel: chase::spec(plan.pattern),
+        // The chase is one scalar load at a time by construction.
+        vector_width: VectorWidth::Scalar,
+        flagged: !flags.is_empty(),
+        flags,
+        elapsed_s,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::testing;
+    use crate::experiments::NoProgress;
+    use std::time::Duration;
+
+    fn small() -> LatencyConfig {
+        LatencyConfig {
+            size: Some(4 << 20),
+            pages: Some(PageKind::Small),
+            rule: Some(StopRule {
+                budget: Duration::from_millis(100),
+                ..StopRule::default()
+            }),
+            ..LatencyConfig::default()
+        }
+    }
+
+    #[test]
+    fn small_matrix_on_this_machine_is_fully_placed() {
+        let topo = testing::live_topology();
+        let plan = plan(&topo, &small()).unwrap();
+        let r = run(&plan, &mut NoProgress).unwrap();
+        assert!(r.complete);
+        assert_eq!(r.cells.len(), plan.cells.len());
+        for c in &r.cells {
+            assert_eq!(c.placement.fraction_on_intended, 1.0);
+            assert!(!c.flagged);
+            assert!(c.samples.len() >= 3);
+            assert!(c.median > 0.0);
+            assert_eq!(c.cpus.len(), 1);
+            assert_eq!(c.params.size_bytes, 4 << 20);
+        }
+        assert!(r.matrix.iter().flatten().all(Option::is_some));
+    }
+
+    #[test]
+    fn stride_pattern_defaults_to_128_bytes() {
+        let topo = testing::live_topology();
+        let cfg = LatencyConfig {
+            pattern: Some(ChasePattern::Stride),
+            ..small()
+        };
+        assert_eq!(plan(&topo, &cfg).unwrap().stride, 128);
+    }
+
+    #[test]
+    fn bad_requests_fail_in_the_plan() {
+        let topo = testing::with_memory_only_node();
+        let mut cfg = small();
+        cfg.cpu_nodes = Some(vec![7]);
+        assert!(matches!(
+            plan(&topo, &cfg),
+            Err(ExperimentError::CpuLessNode { .. })
+        ));
+        cfg.cpu_nodes = Some(vec![99]);
+        assert!(matches!(
+            plan(&topo, &cfg),
+            Err(ExperimentError::NoSuchNode { .. })
+        ));
+        let mut cfg = small();
+        cfg.mem_nodes = Some(vec![0]);
+        cfg.size = Some(1 << 50);
+        let e = plan(&topo, &cfg).unwrap_err().to_string();
+        assert!(e.contains("does not fit in node 0's free memory"), "{e}");
+        let mut cfg = small();
+        cfg.stride = Some(12);
+        assert!(matches!(
+            plan(&topo, &cfg),
+            Err(ExperimentError::Invalid(_))
+        ));
+    }
+}

@@ -1,0 +1,489 @@
+//! The result model of the latency and bandwidth matrices (serde, part of the
+//! `numaprobe/1` JSON contract) and its exporters: aligned text, CSV and
+//! Markdown of the matrix, all through [`super::table::Table`].
+//!
+//! A `MatrixResult` is valid at every moment of a run (cells not measured yet
+//! are `null` in `matrix` and absent from `cells`, `complete` is false), so
+//! the binary can rewrite its output file after every cell and an interrupted
+//! run keeps what it measured.
+
+use super::table::Table;
+use super::Format;
+use crate::kernels::{KernelSpec, VectorWidth};
+use crate::placement::{PageKind, PlacementCheck};
+use crate::stats::StopReason;
+use crate::timer::TimerInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Which matrix this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatrixKind {
+    Latency,
+    Bandwidth,
+}
+
+/// Where a cell's memory was, summed over all of its threads' buffers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellPlacement {
+    /// Share of the pages on the intended node (1.0 = all of them).
+    pub fraction_on_intended: f64,
+    pub pages: u64,
+    pub page_size: u64,
+    /// Pages per node, as `move_pages` reported them.
+    pub per_node: BTreeMap<u32, u64>,
+    pub not_present: u64,
+    /// THP only: share of the memory backed by huge pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thp_fraction: Option<f64>,
+}
+
+impl CellPlacement {
+    /// Sum the checks of several buffers (one per thread).
+    pub fn combine(checks: &[PlacementCheck]) -> CellPlacement {
+        let mut per_node = BTreeMap::new();
+        let (mut pages, mut on, mut not_present) = (0u64, 0f64, 0u64);
+        let mut thp: Option<(f64, u64)> = None;
+        for c in checks {
+            pages += c.pages;
+            not_present += c.not_present;
+            on += c.fraction_on_intended * c.pages as f64;
+            for (n, k) in &c.per_node {
+                *per_node.entry(*n).or_insert(0) += k;
+            }
+            if let Some(f) = c.thp_fraction {
+                let (s, w) = thp.unwrap_or((0.0, 0));
+                thp = Some((s + f * c.pages as f64, w + c.pages));
+            }
+        }
+        CellPlacement {
+            fraction_on_intended: if pages == 0 { 0.0 } else { on / pages as f64 },
+            pages,
+            page_size: checks.first().map(|c| c.page_size).unwrap_or(0),
+            per_node,
+            not_present,
+            thp_fraction: thp.map(|(s, w)| if w == 0 { 0.0 } else { s / w as f64 }),
+        }
+    }
+}
+
+/// The parameters that produced a cell (DESIGN: every figure carries them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellParams {
+    /// Buffer bytes: the chased array (latency) or the total over all
+    /// threads (bandwidth).
+    pub size_bytes: u64,
+    /// Chase stride (latency) or the line stride of strided kernels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stride_bytes: Option<u64>,
+    /// `random` or `stride` (latency).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// TLB-locality window of the random chase, in 4 KiB pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_pages: Option<u64>,
+    pub pages: PageKind,
+    pub threads: u32,
+    /// Streaming op (bandwidth): `read`, `write`, `write-nt`, `copy`, `copy-nt`, `triad`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// The memory policy, e.g. `bind:1`.
+    pub policy: String,
+}
+
+/// One (CPU node, memory node) measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    pub cpu_node: u32,
+    pub mem_node: u32,
+    /// Median of `samples`, in the result's unit.
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Coefficient of variation of `samples` (standard deviation / mean).
+    pub cv: f64,
+    /// Every kept sample (warm-up runs excluded), in the result's unit.
+    pub samples: Vec<f64>,
+    /// Why sampling stopped: `cv_reached`, `budget_spent` or `max_samples`.
+    pub stop: StopReason,
+    pub placement: CellPlacement,
+    /// The CPUs the measuring threads were pinned to (as observed).
+    pub cpus: Vec<u32>,
+    pub params: CellParams,
+    pub kernel: KernelSpec,
+    pub vector_width: VectorWidth,
+    /// True when the cell must not be trusted as is (see `flags`).
+    pub flagged: bool,
+    /// Why it is flagged, in words (e.g. placement below 99 %).
+    pub flags: Vec<String>,
+    /// Wall time of the cell, set-up excluded, warm-up included.
+    pub elapsed_s: f64,
+}
+
+/// A latency or bandwidth matrix with every cell behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixResult {
+    /// Always `numaprobe/1`.
+    pub schema: String,
+    pub kind: MatrixKind,
+    /// `ns` (latency per load) or `GB/s` (10^9 bytes per second).
+    pub unit: String,
+    /// Row labels: the CPU nodes measured from.
+    pub cpu_nodes: Vec<u32>,
+    /// Column labels: the memory nodes measured (memory-only nodes included).
+    pub mem_nodes: Vec<u32>,
+    /// `matrix[r][c]`: median of cell (cpu_nodes[r], mem_nodes[c]); null
+    /// where not measured (yet).
+    pub matrix: Vec<Vec<Option<f64>>>,
+    pub cells: Vec<Cell>,
+    /// `--scaling`: the same node pair for 1..N threads, ascending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Vec<Cell>>,
+    /// Cells whose placement fraction is below this are flagged.
+    pub placement_threshold: f64,
+    pub timer: TimerInfo,
+    /// False while cells are still being measured.
+    pub complete: bool,
+    /// Notes that apply to the whole matrix (e.g. write-allocate traffic).
+    pub notes: Vec<String>,
+}
+
+impl MatrixResult {
+    pub fn new(
+        kind: MatrixKind,
+        cpu_nodes: Vec<u32>,
+        mem_nodes: Vec<u32>,
+        timer: TimerInfo,
+    ) -> MatrixResult {
+        let matrix = vec![vec![None; mem_nodes.len()]; cpu_nodes.len()];
+        MatrixResult {
+            schema: crate::SCHEMA.to_string(),
+            kind,
+            unit: match kind {
+                MatrixKind::Latency => "ns",
+                MatrixKind::Bandwidth => "GB/s",
+            }
+            .to_string(),
+            cpu_nodes,
+            mem_nodes,
+            matrix,
+            cells: Vec::new(),
+            scaling: None,
+            placement_threshold: crate::placement::PLACEMENT_THRESHOLD,
+            timer,
+            complete: false,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Add a cell and put its median in the matrix.
+    pub fn push(&mut self, cell: Cell) {
+        let r = self.cpu_nodes.iter().position(|&n| n == cell.cpu_node);
+        let c = self.mem_nodes.iter().position(|&n| n == cell.mem_node);
+        if let (Some(r), Some(c)) = (r, c) {
+            self.matrix[r][c] = Some(cell.median);
+        }
+        self.cells.push(cell);
+    }
+
+    pub fn cell(&self, cpu_node: u32, mem_node: u32) -> Option<&Cell> {
+        self.cells
+            .iter()
+            .find(|c| c.cpu_node == cpu_node && c.mem_node == mem_node)
+    }
+
+    fn title(&self) -> String {
+        match self.kind {
+            MatrixKind::Latency => format!(
+                "Idle latency ({}), median; rows: CPU node, columns: memory node",
+                self.unit
+            ),
+            MatrixKind::Bandwidth => format!(
+                "Bandwidth ({}), median; rows: CPU node, columns: memory node",
+                self.unit
+            ),
+        }
+    }
+
+    fn value(&self, v: f64) -> String {
+        match self.kind {
+            MatrixKind::Latency => format!("{v:.1}"),
+            MatrixKind::Bandwidth => format!("{v:.2}"),
+        }
+    }
+
+    /// The matrix as a table: unit in the header, `*` after flagged cells,
+    /// `-` where nothing was measured.
+    pub fn matrix_table(&self) -> Table {
+        let corner = format!("cpu\\mem [{}]", self.unit);
+        let mut t =
+            Table::new(std::iter::once(corner).chain(self.mem_nodes.iter().map(|n| n.to_string())));
+        for (r, &cn) in self.cpu_nodes.iter().enumerate() {
+            let mut row = vec![cn.to_string()];
+            for (c, &mn) in self.mem_nodes.iter().enumerate() {
+                let s = match self.matrix[r][c] {
+                    None => "-".to_string(),
+                    Some(v) => {
+                        let flagged = self.cell(cn, mn).is_some_and(|x| x.flagged);
+                        format!("{}{}", self.value(v), if flagged { "*" } else { "" })
+                    }
+                };
+                row.push(s);
+            }
+            t.push(row);
+        }
+        t
+    }
+
+    /// One row per cell with its spread, stop reason and placement.
+    pub fn cells_table(&self, cells: &[Cell]) -> Table {
+        let mut t = Table::new([
+            "cpu",
+            "mem",
+            "threads",
+            &format!("median [{}]", self.unit),
+            "min",
+            "max",
+            "cv %",
+            "samples",
+            "stop",
+            "on node %",
+            "cpus",
+        ]);
+        for c in cells {
+            t.push([
+                c.cpu_node.to_string(),
+                c.mem_node.to_string(),
+                c.params.threads.to_string(),
+                format!(
+                    "{}{}",
+                    self.value(c.median),
+                    if c.flagged { "*" } else { "" }
+                ),
+                self.value(c.min),
+                self.value(c.max),
+                format!("{:.2}", c.cv * 100.0),
+                c.samples.len().to_string(),
+                c.stop.name().to_string(),
+                format!("{:.1}", c.placement.fraction_on_intended * 100.0),
+                crate::units::format_list(&c.cpus),
+            ]);
+        }
+        t
+    }
+
+    fn flag_notes(&self) -> Vec<String> {
+        let all = self.cells.iter().chain(self.scaling.iter().flatten());
+        let mut out: Vec<String> = all
+            .filter(|c| c.flagged)
+            .map(|c| {
+                format!(
+                    "* cpu node {} / mem node {}: {}",
+                    c.cpu_node,
+                    c.mem_node,
+                    c.flags.join("; ")
+                )
+            })
+            .collect();
+        out.dedup();
+        out
+    }
+
+    /// Render for people or spreadsheets. JSON is [`super::to_json`].
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Json => super::to_json(self),
+            Format::Csv => self.matrix_table().to_csv(),
+            Format::Markdown => {
+                let mut s = self.matrix_table().with_title(self.title()).to_markdown();
+                let notes = self.flag_notes();
+                if !notes.is_empty() {
+                    s.push('\n');
+                    for n in notes {
+                        s.push_str(&format!("\\{n}\n"));
+                    }
+                }
+                s
+            }
+            Format::Table => {
+                let mut s = self.matrix_table().with_title(self.title()).to_text();
+                for n in self.flag_notes() {
+                    s.push_str(&n);
+                    s.push('\n');
+                }
+                s.push('\n');
+                s.push_str(&self.cells_table(&self.cells).to_text());
+                if let Some(sc) = &self.scaling {
+                    s.push('\n');
+                    s.push_str(
+                        &self
+                            .cells_table(sc)
+                            .with_title("Scaling: threads on one node")
+                            .to_text(),
+                    );
+                }
+                for n in &self.notes {
+                    s.push_str(&format!("note: {n}\n"));
+                }
+                if !self.complete {
+                    s.push_str("(incomplete: not every cell has been measured)\n");
+                }
+                s
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::timer::ClockSource;
+
+    pub(crate) fn cell(cpu: u32, mem: u32, median: f64, fraction: f64) -> Cell {
+        let flagged = fraction < crate::placement::PLACEMENT_THRESHOLD;
+        Cell {
+            cpu_node: cpu,
+            mem_node: mem,
+            median,
+            min: median - 1.0,
+            max: median + 1.0,
+            cv: 0.005,
+            samples: vec![median - 1.0, median, median + 1.0],
+            stop: StopReason::CvReached,
+            placement: CellPlacement {
+                fraction_on_intended: fraction,
+                pages: 100,
+                page_size: 4096,
+                per_node: [(mem, (fraction * 100.0) as u64)].into_iter().collect(),
+                not_present: 0,
+                thp_fraction: None,
+            },
+            cpus: vec![cpu],
+            params: CellParams {
+                size_bytes: 1 << 20,
+                stride_bytes: Some(64),
+                pattern: Some("random".into()),
+                window_pages: None,
+                pages: PageKind::Small,
+                threads: 1,
+                op: None,
+                policy: format!("bind:{mem}"),
+            },
+            kernel: crate::kernels::chase::spec(crate::kernels::ChasePattern::Random {
+                window_pages: None,
+            }),
+            vector_width: VectorWidth::Scalar,
+            flagged,
+            flags: if flagged {
+                vec![format!("placement {:.1} % < 99 %", fraction * 100.0)]
+            } else {
+                vec![]
+            },
+            elapsed_s: 0.1,
+        }
+    }
+
+    pub(crate) fn sample() -> MatrixResult {
+        let timer = TimerInfo {
+            source: ClockSource::MonotonicRaw,
+            tsc_hz: None,
+            overhead_ns: 20.0,
+        };
+        let mut m = MatrixResult::new(MatrixKind::Latency, vec![0, 1], vec![0, 1, 2], timer);
+        m.push(cell(0, 0, 90.0, 1.0));
+        m.push(cell(0, 1, 140.25, 0.5));
+        m.push(cell(1, 1, 91.0, 1.0));
+        m
+    }
+
+    #[test]
+    fn json_has_the_contract_keys_and_nulls() {
+        let v: serde_json::Value = serde_json::from_str(&sample().render(Format::Json)).unwrap();
+        for k in [
+            "schema",
+            "kind",
+            "unit",
+            "cpu_nodes",
+            "mem_nodes",
+            "matrix",
+            "cells",
+            "placement_threshold",
+            "timer",
+            "complete",
+        ] {
+            assert!(v.get(k).is_some(), "missing {k}");
+        }
+        assert_eq!(v["schema"], "numaprobe/1");
+        assert_eq!(v["unit"], "ns");
+        assert_eq!(v["matrix"][0][1], 140.25);
+        assert!(v["matrix"][1][0].is_null());
+        assert!(v["matrix"][0][2].is_null());
+        let c = &v["cells"][1];
+        for k in [
+            "median",
+            "min",
+            "max",
+            "cv",
+            "samples",
+            "stop",
+            "placement",
+            "cpus",
+            "params",
+            "kernel",
+            "vector_width",
+            "flagged",
+        ] {
+            assert!(c.get(k).is_some(), "cell missing {k}");
+        }
+        assert_eq!(c["flagged"], true);
+        assert_eq!(c["placement"]["fraction_on_intended"], 0.5);
+        // Round trip: the analysis reads these documents back.
+        let back: MatrixResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, sample());
+    }
+
+    #[test]
+    fn text_marks_flagged_cells_and_shows_unit() {
+        let s = sample().render(Format::Table);
+        assert!(s.contains("[ns]"), "{s}");
+        assert!(s.contains("140.2*") || s.contains("140.3*"), "{s}");
+        assert!(
+            s.contains("* cpu node 0 / mem node 1: placement 50.0 % < 99 %"),
+            "{s}"
+        );
+        assert!(s.lines().nth(2).unwrap().ends_with('-'), "{s}");
+    }
+
+    #[test]
+    fn csv_and_markdown_are_the_matrix() {
+        let m = sample();
+        assert_eq!(
+            m.render(Format::Csv),
+            "cpu\\mem [ns],0,1,2\n0,90.0,140.2*,-\n1,-,91.0,-\n"
+        );
+        let md = m.render(Format::Markdown);
+        assert!(md.contains("| 0 | 90.0 | 140.2* | - |"), "{md}");
+        assert!(md.contains("placement 50.0 %"), "{md}");
+    }
+
+    #[test]
+    fn placements_of_threads_combine_weighted() {
+        let a = PlacementCheck {
+            pages: 100,
+            page_size: 4096,
+            per_node: [(0, 100)].into_iter().collect(),
+            not_present: 0,
+            intended_nodes: vec![0],
+            fraction_on_intended: 1.0,
+            thp_fraction: None,
+        };
+        let mut b = a.clone();
+        b.per_node = [(0, 50), (1, 50)].into_iter().collect();
+        b.fraction_on_intended = 0.5;
+        let c = CellPlacement::combine(&[a, b]);
+        assert_eq!(c.pages, 200);
+        assert_eq!(c.fraction_on_intended, 0.75);
+        assert_eq!(c.per_node[&0], 150);
+    }
+}
