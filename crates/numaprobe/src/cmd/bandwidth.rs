@@ -1,15 +1,136 @@
-//! `numaprobe bandwidth`.
+//! `numaprobe bandwidth`: the bandwidth matrix (CPU node x memory node) with
+//! N pinned threads streaming, and `--scaling` (1..N threads on one node).
+//! Options are strings parsed here so bad values are one line, exit 2.
 
+use super::measure;
 use crate::cli::{OutputArgs, SysfsArgs};
+use crate::output::usage;
+use anyhow::Context;
+use numaprobe_core::experiments::bandwidth::{self, BandwidthConfig};
+use numaprobe_core::kernels::{StreamOp, VectorWidth};
 
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "How it measures:\n\n\
+N threads, each pinned (checked) to its own core of CPU node i, each stream their own share \
+of a buffer bound to memory node j (mbind, verified with move_pages); the pages are touched \
+by the pinned thread before anything is timed. A barrier starts all threads together; a sample is \
+the bytes the program asked for (loads plus stores) over the span from the first start to the \
+last finish, in GB/s (10^9 bytes/s). Ordinary stores also read every line they write \
+(write-allocate); that traffic is not counted and the output says so. The kernels use the \
+widest vector width of the CPU (AVX-512, AVX2, SSE2, NEON), recorded in every cell.\n\n\
+Rows are CPU nodes, columns memory nodes; a cell with less than 99 % of its pages on the \
+intended node is marked with `*`. `--scaling` measures one node pair for 1..N threads instead: \
+where the curve flattens, the node's memory is saturated (seed 002's question).")]
 pub struct Args {
+    /// What the threads do: read, write, write-nt (non-temporal stores, no write-allocate), copy, copy-nt, triad (a = b + s*c). Default: read (the figure seed 003 compares nodes by)
+    #[arg(long, value_name = "OP")]
+    pub op: Option<String>,
+    /// Threads per cell. Default: one per physical core of the CPU node (SMT siblings share a core's load ports, so they add little)
+    #[arg(long, value_name = "N")]
+    pub threads: Option<String>,
+    /// Measure 1..N threads on one node pair (the first --cpu-nodes node, its own memory unless --mem-nodes says otherwise); N is --threads or every allowed CPU of the node
+    #[arg(long)]
+    pub scaling: bool,
+    /// CPU nodes to measure from (rows), as a list like 0-2,5. Default: every node with a CPU this process may use
+    #[arg(long, value_name = "LIST")]
+    pub cpu_nodes: Option<String>,
+    /// Memory nodes to measure (columns), as a list like 0-2,5. Default: every memory node this process may use, memory-only nodes included
+    #[arg(long, value_name = "LIST")]
+    pub mem_nodes: Option<String>,
+    /// Total buffer size over all threads: KiB/MiB/GiB or kB/MB/GB. Default: max(256 MiB, 8 x last-level cache), so the stream misses every cache, capped at half of the node's free memory
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Page size: 4k, thp, 2m or 1g (hugetlbfs; the node needs free huge pages). Default: thp when the kernel offers it, else 4k
+    #[arg(long, value_name = "PAGES")]
+    pub pages: Option<String>,
+    /// Time budget per cell, e.g. 2s or 500ms. Default: 2s
+    #[arg(long, value_name = "DURATION")]
+    pub time_budget: Option<String>,
+    /// Stop a cell early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
+    #[arg(long, value_name = "CV")]
+    pub cv_target: Option<String>,
+    /// Force a vector width: avx512, avx2, sse2, neon or scalar. Default: the widest this CPU has
+    #[arg(long, value_name = "WIDTH")]
+    pub vector: Option<String>,
     #[command(flatten)]
     pub sysfs: SysfsArgs,
     #[command(flatten)]
     pub out: OutputArgs,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe bandwidth` is not built yet")
+fn config(a: &Args) -> anyhow::Result<BandwidthConfig> {
+    let op =
+        a.op.as_deref()
+            .map(|s| {
+                StreamOp::parse(s).ok_or_else(|| {
+                    usage(format!(
+                        "--op: invalid value '{s}' (valid: {})",
+                        StreamOp::NAMES.join(", ")
+                    ))
+                })
+            })
+            .transpose()?;
+    let threads = match a.threads.as_deref() {
+        None => None,
+        Some(s) => match s.trim().parse::<usize>() {
+            Ok(n) if (1..=4096).contains(&n) => Some(n),
+            _ => {
+                return Err(usage(format!(
+                    "--threads: invalid value '{s}' (valid: a whole number from 1 to the CPU node's allowed CPUs)"
+                )))
+            }
+        },
+    };
+    let width = match a.vector.as_deref() {
+        None => None,
+        Some(s) => {
+            let all = [
+                VectorWidth::Avx512,
+                VectorWidth::Avx2,
+                VectorWidth::Sse2,
+                VectorWidth::Neon,
+                VectorWidth::Scalar,
+            ];
+            match all.iter().find(|w| w.name().eq_ignore_ascii_case(s.trim())) {
+                Some(&w) if w.available() => Some(w),
+                Some(_) => {
+                    return Err(usage(format!(
+                        "--vector: '{s}' is not supported by this CPU (valid here: {})",
+                        all.iter()
+                            .filter(|w| w.available())
+                            .map(|w| w.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )))
+                }
+                None => {
+                    return Err(usage(format!(
+                        "--vector: invalid value '{s}' (valid: avx512, avx2, sse2, neon, scalar)"
+                    )))
+                }
+            }
+        }
+    };
+    Ok(BandwidthConfig {
+        cpu_nodes: measure::node_list("--cpu-nodes", &a.cpu_nodes)?,
+        mem_nodes: measure::node_list("--mem-nodes", &a.mem_nodes)?,
+        size: measure::size("--size", &a.size)?,
+        op,
+        threads,
+        scaling: a.scaling,
+        pages: measure::pages(&a.pages)?,
+        rule: Some(measure::rule(&a.time_budget, &a.cv_target)?),
+        width,
+    })
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let cfg = config(&args)?;
+    let topo = measure::live_topology(&args.sysfs.sysfs_root)?;
+    let plan = bandwidth::plan(&topo, &cfg).map_err(measure::experiment_error)?;
+    let mut progress = measure::CellProgress::new(args.out.sink(), args.out.format());
+    let result = bandwidth::run(&plan, &mut progress)
+        .map_err(anyhow::Error::new)
+        .context("bandwidth measurement failed")?;
+    progress.finish(&result)
 }

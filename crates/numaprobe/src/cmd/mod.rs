@@ -3,6 +3,7 @@
 pub mod bandwidth;
 pub mod infer;
 pub mod latency;
+pub mod measure;
 pub mod pin;
 pub mod run;
 pub mod study;

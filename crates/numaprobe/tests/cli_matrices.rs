@@ -1,0 +1,217 @@
+//! End-to-end tests of `numaprobe latency` and `numaprobe bandwidth` on this
+//! machine: tiny buffers and budgets, checking the JSON contract's keys, the
+//! other formats, `--output` and the exit codes of bad input. No test asserts
+//! a timing: the machine is shared and the figures are whatever they are.
+
+use std::process::{Command, Output};
+
+fn numaprobe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(args)
+        .output()
+        .expect("run numaprobe")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = numaprobe(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+const TINY: &[&str] = &["--size", "8MiB", "--time-budget", "30ms", "--pages", "4k"];
+
+fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+fn check_matrix_document(v: &serde_json::Value, unit: &str) {
+    assert_eq!(v["schema"], "numaprobe/1");
+    assert_eq!(v["unit"], unit);
+    assert_eq!(v["complete"], true);
+    let rows = v["cpu_nodes"].as_array().unwrap().len();
+    let cols = v["mem_nodes"].as_array().unwrap().len();
+    let m = v["matrix"].as_array().unwrap();
+    assert_eq!(m.len(), rows);
+    assert!(m.iter().all(|r| r.as_array().unwrap().len() == cols));
+    assert!(v["timer"]["source"].is_string());
+    for c in v["cells"].as_array().unwrap() {
+        for k in [
+            "cpu_node",
+            "mem_node",
+            "median",
+            "min",
+            "max",
+            "cv",
+            "samples",
+            "stop",
+            "placement",
+            "cpus",
+            "params",
+            "kernel",
+            "vector_width",
+            "flagged",
+            "flags",
+        ] {
+            assert!(c.get(k).is_some(), "cell lacks {k}: {c}");
+        }
+        assert_eq!(c["placement"]["fraction_on_intended"], 1.0);
+        assert_eq!(c["flagged"], false);
+        for k in ["size_bytes", "pages", "threads", "policy"] {
+            assert!(c["params"].get(k).is_some(), "params lack {k}");
+        }
+        for k in [
+            "name",
+            "bytes_per_iter",
+            "loads_per_iter",
+            "stores_per_iter",
+        ] {
+            assert!(c["kernel"].get(k).is_some(), "kernel lacks {k}");
+        }
+        assert!(c["samples"].as_array().unwrap().len() >= 3);
+    }
+}
+
+#[test]
+fn latency_json_has_the_contract() {
+    let v = json(&with(&["latency", "--format", "json"], TINY));
+    check_matrix_document(&v, "ns");
+    assert_eq!(v["kind"], "latency");
+    let c = &v["cells"][0];
+    assert_eq!(c["params"]["pattern"], "random");
+    assert_eq!(c["params"]["stride_bytes"], 64);
+    assert_eq!(c["params"]["size_bytes"], 8 << 20);
+    assert_eq!(c["kernel"]["name"], "chase_random");
+}
+
+#[test]
+fn latency_stride_and_window_patterns_run() {
+    let v = json(&with(
+        &["latency", "--format", "json", "--pattern", "stride"],
+        TINY,
+    ));
+    assert_eq!(v["cells"][0]["params"]["stride_bytes"], 128);
+    let v = json(&with(
+        &["latency", "--format", "json", "--tlb-window", "4"],
+        TINY,
+    ));
+    assert_eq!(v["cells"][0]["params"]["window_pages"], 4);
+}
+
+#[test]
+fn bandwidth_json_has_the_contract_and_states_write_allocate() {
+    let v = json(&with(
+        &["bandwidth", "--format", "json", "--op", "copy"],
+        TINY,
+    ));
+    check_matrix_document(&v, "GB/s");
+    let c = &v["cells"][0];
+    assert_eq!(c["params"]["op"], "copy");
+    assert!(c["vector_width"].is_string());
+    assert_eq!(c["kernel"]["write_allocate_bytes_per_iter"], 8);
+    assert!(v["notes"][0].as_str().unwrap().contains("write-allocate"));
+}
+
+#[test]
+fn bandwidth_scaling_lists_one_cell_per_thread_count() {
+    let v = json(&with(
+        &[
+            "bandwidth",
+            "--format",
+            "json",
+            "--scaling",
+            "--threads",
+            "1",
+        ],
+        TINY,
+    ));
+    let s = v["scaling"].as_array().unwrap();
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0]["params"]["threads"], 1);
+}
+
+#[test]
+fn csv_markdown_and_table_show_the_matrix() {
+    let out = numaprobe(&with(&["latency", "--format", "csv"], TINY));
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.starts_with("cpu\\mem [ns],"), "{s}");
+    let out = numaprobe(&with(&["bandwidth", "--format", "markdown"], TINY));
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("| cpu\\mem [GB/s] | 0 |"), "{s}");
+    let out = numaprobe(&with(&["latency"], TINY));
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("Idle latency (ns)") && s.contains("cv %"), "{s}");
+}
+
+#[test]
+fn output_file_holds_the_finished_document() {
+    let path = std::env::temp_dir().join(format!("numaprobe-lat-{}.json", std::process::id()));
+    let p = path.to_str().unwrap();
+    let out = numaprobe(&with(&["latency", "--format", "json", "--output", p], TINY));
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).ok();
+    check_matrix_document(&v, "ns");
+}
+
+#[test]
+fn bad_values_are_one_line_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["latency", "--size", "12XB"], "'12XB'"),
+        (&["latency", "--size", "0"], "'0'"),
+        (&["latency", "--pattern", "zigzag"], "'zigzag'"),
+        (&["latency", "--pages", "3m"], "'3m'"),
+        (&["latency", "--stride", "12"], "'12'"),
+        (&["latency", "--cpu-nodes", "x-1"], "'x-1'"),
+        (&["latency", "--time-budget", "soon"], "'soon'"),
+        (&["latency", "--cv-target", "2"], "'2'"),
+        (&["latency", "--cpu-nodes", "99"], "node 99 does not exist"),
+        (&["latency", "--mem-nodes", "99"], "node 99 does not exist"),
+        (
+            &["latency", "--mem-nodes", "0", "--size", "100TiB"],
+            "does not fit",
+        ),
+        (&["latency", "--sysfs-root", "/tmp"], "this machine"),
+        (&["bandwidth", "--op", "load"], "'load'"),
+        (&["bandwidth", "--threads", "0"], "'0'"),
+        (
+            &["bandwidth", "--threads", "4096", "--size", "8MiB"],
+            "4096 threads",
+        ),
+        (&["bandwidth", "--vector", "mmx"], "'mmx'"),
+    ];
+    for (args, needle) in cases {
+        let out = numaprobe(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn help_teaches_the_defaults() {
+    // Help is wrapped to the terminal width: compare with spaces collapsed.
+    let flat = |o: Output| {
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let s = flat(numaprobe(&["latency", "--help"]));
+    for needle in ["--size", "256 MiB", "--pattern", "Sattolo", "--time-budget"] {
+        assert!(s.contains(needle), "latency --help lacks {needle}");
+    }
+    let s = flat(numaprobe(&["bandwidth", "--help"]));
+    for needle in ["--op", "write-allocate", "--scaling", "physical core"] {
+        assert!(s.contains(needle), "bandwidth --help lacks {needle}");
+    }
+}
