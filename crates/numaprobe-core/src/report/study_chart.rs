@@ -1,7 +1,8 @@
 //! The study's bar charts, shaped like the note's figures: one panel per
-//! experiment, one stacked bar per case (a segment per thread, labelled with
-//! its hop count), the bar's percentage of the baseline above it, the case's
-//! thread labels below it. Drawn with `plotters`; PNG text uses the DejaVu
+//! experiment, one stacked bar per case (the bar is the median total, split
+//! into one segment per thread in proportion to the threads' medians and
+//! labelled with the thread's hop count), the bar's percentage of the
+//! baseline above it, the case's thread labels below it. Drawn with `plotters`; PNG text uses the DejaVu
 //! Sans font bundled by the `dejavu` crate, so no system font is needed.
 //! Rendering goes to memory; the caller decides where the bytes go.
 
@@ -171,6 +172,24 @@ fn mix_words(mix: &str) -> String {
     }
 }
 
+/// Segment heights of a case's bar: the bar is the median total; each
+/// thread's segment is its share of it (its median over the sum of the
+/// threads' medians). The median of sums is not the sum of medians, so
+/// stacking raw medians would draw a bar that is not the case's total.
+fn segments(c: &super::study::CaseResult) -> Vec<f64> {
+    let sum: f64 = c.threads.iter().map(|t| t.time.median).sum();
+    c.threads
+        .iter()
+        .map(|t| {
+            if sum > 0.0 {
+                c.total.median * t.time.median / sum
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     e: &ExperimentResult,
@@ -226,13 +245,11 @@ fn draw_panel<DB: DrawingBackend>(
             .iter()
             .enumerate()
             .filter_map(|(i, c)| {
-                let below: f64 = c.threads.iter().take(t).map(|th| th.time.median).sum();
-                c.threads.get(t).map(|th| {
+                let seg = segments(c);
+                let below: f64 = seg.iter().take(t).sum();
+                seg.get(t).map(|&h| {
                     Rectangle::new(
-                        [
-                            (i as f64 + 0.18, below),
-                            (i as f64 + 0.82, below + th.time.median),
-                        ],
+                        [(i as f64 + 0.18, below), (i as f64 + 0.82, below + h)],
                         colour.filled(),
                     )
                 })
@@ -248,9 +265,9 @@ fn draw_panel<DB: DrawingBackend>(
     let px_per_s = (area.dim_in_pixel().1 as f64 - (LINE_PX * label_lines) as f64 - 80.0) / y_max;
     for (i, c) in e.cases.iter().enumerate() {
         let mut below = 0.0;
-        for th in &c.threads {
-            let mid = below + th.time.median / 2.0;
-            if th.time.median * px_per_s >= 16.0 {
+        for (th, h) in c.threads.iter().zip(segments(c)) {
+            let mid = below + h / 2.0;
+            if h * px_per_s >= 16.0 {
                 chart
                     .draw_series(std::iter::once(Text::new(
                         hop_words(th.hops),
@@ -259,7 +276,7 @@ fn draw_panel<DB: DrawingBackend>(
                     )))
                     .map_err(draw_err)?;
             }
-            below += th.time.median;
+            below += h;
         }
         let base = if c.label == e.baseline { " (base)" } else { "" };
         chart

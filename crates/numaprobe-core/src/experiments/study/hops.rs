@@ -118,6 +118,37 @@ impl HopMap {
         }
     }
 
+    /// From a measured latency matrix (rows: CPU nodes, columns: memory
+    /// nodes, None where not measured). Nodes that are only a column
+    /// (memory-only) have no row; their missing entries count as the
+    /// farthest level, which never matters since no thread runs there.
+    pub fn from_latency(rows: &[u32], cols: &[u32], matrix: &[Vec<Option<f64>>]) -> HopMap {
+        let mut ids: Vec<u32> = rows.iter().chain(cols).copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let square: Vec<Vec<f64>> = ids
+            .iter()
+            .map(|a| {
+                ids.iter()
+                    .map(|b| {
+                        let r = rows.iter().position(|x| x == a);
+                        let c = cols.iter().position(|x| x == b);
+                        match (r, c) {
+                            (Some(r), Some(c)) => matrix
+                                .get(r)
+                                .and_then(|row| row.get(c))
+                                .copied()
+                                .flatten()
+                                .unwrap_or(f64::NAN),
+                            _ => f64::NAN,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        HopMap::from_matrix(ids, &square, DistanceSource::Measured)
+    }
+
     /// Hops from node `from` to node `to`; None for a node not in the map.
     pub fn hops(&self, from: u32, to: u32) -> Option<u32> {
         let a = self.node_ids.iter().position(|&n| n == from)?;
@@ -175,6 +206,20 @@ mod tests {
         assert_eq!(h.hops(0, 1), Some(1));
         assert_eq!(h.hops(0, 2), Some(1));
         assert_eq!(h.hops(1, 2), Some(2));
+    }
+
+    #[test]
+    fn a_measured_latency_matrix_with_a_memory_only_node() {
+        // Rows 0, 1; columns 0, 1, 2 (node 2 has memory only).
+        let m = vec![
+            vec![Some(90.0), Some(140.0), Some(200.0)],
+            vec![Some(141.0), Some(91.0), None],
+        ];
+        let h = HopMap::from_latency(&[0, 1], &[0, 1, 2], &m);
+        assert_eq!(h.source, DistanceSource::Measured);
+        assert_eq!(h.hops(0, 1), Some(1));
+        assert_eq!(h.hops(0, 2), Some(2));
+        assert_eq!(h.hops(1, 2), Some(2), "unmeasured: farthest level");
     }
 
     #[test]
