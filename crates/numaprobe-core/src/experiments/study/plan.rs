@@ -645,6 +645,9 @@ fn plan_same_node(
     Ok(())
 }
 
+/// Two threads as (node, core index, memory node) each.
+type TwoThreads = [(u32, usize, u32); 2];
+
 fn plan_myths(
     topo: &Topology,
     hops: &HopMap,
@@ -665,41 +668,70 @@ fn plan_myths(
     partners.extend(cpu_nodes.iter().filter(|&&b| b != a).map(|&b| (b, 0)));
     let mems = topo.allowed_mem_nodes();
     // Keep one placement per shape: two placements with the same hop counts
-    // and the same sharing of nodes and links are the same experiment up to
-    // renaming nodes, so running both would only repeat a figure.
+    // and the same sharing of nodes are the same experiment up to renaming
+    // nodes (or swapping the two threads), so running both would only repeat
+    // a figure.
+    let shape_of = |(x, mx): (u32, u32), (y, my): (u32, u32)| {
+        (
+            x == y,
+            h(x, y),
+            h(x, mx),
+            h(y, my),
+            h(x, my),
+            h(y, mx),
+            mx == my,
+            mx == y,
+            my == x,
+        )
+    };
     let mut shapes = HashSet::new();
-    let mut placements: Vec<[(u32, usize, u32); 2]> = Vec::new();
-    let mut skipped = 0usize;
+    let mut distinct: Vec<TwoThreads> = Vec::new();
     for &(b, cb) in &partners {
         for &m1 in &mems {
             for &m2 in &mems {
-                let shape = (
-                    b == a,
-                    h(a, b),
-                    h(a, m1),
-                    h(b, m2),
-                    h(a, m2),
-                    h(b, m1),
-                    m1 == m2,
-                    m1 == b,
-                    m2 == a,
-                );
-                if shapes.insert(shape) {
-                    if placements.len() < MAX_MYTH_CASES {
-                        placements.push([(a, 0, m1), (b, cb, m2)]);
-                    } else {
-                        skipped += 1;
-                    }
+                let one = shape_of((a, m1), (b, m2));
+                let swapped = shape_of((b, m2), (a, m1));
+                if shapes.insert(one.min(swapped)) {
+                    distinct.push([(a, 0, m1), (b, cb, m2)]);
                 }
             }
         }
     }
-    if skipped > 0 {
+    // Over the cap, deal placements from every hop class in turn, so both
+    // myths keep cases to compare at every distance.
+    let total = distinct.len();
+    let placements: Vec<TwoThreads> = if total <= MAX_MYTH_CASES {
+        distinct
+    } else {
+        let mut classes: std::collections::BTreeMap<(u32, Vec<u32>), Vec<TwoThreads>> =
+            std::collections::BTreeMap::new();
+        for p in distinct {
+            let mut hs = vec![h(p[0].0, p[0].2), h(p[1].0, p[1].2)];
+            hs.sort();
+            classes.entry((hs.iter().sum(), hs)).or_default().push(p);
+        }
+        let mut queues: Vec<std::collections::VecDeque<_>> =
+            classes.into_values().map(Into::into).collect();
+        let mut out = Vec::with_capacity(MAX_MYTH_CASES);
+        while out.len() < MAX_MYTH_CASES {
+            let mut took = false;
+            for q in &mut queues {
+                if out.len() < MAX_MYTH_CASES {
+                    if let Some(p) = q.pop_front() {
+                        out.push(p);
+                        took = true;
+                    }
+                }
+            }
+            if !took {
+                break;
+            }
+        }
         plan.notes.push(format!(
-            "myths: {} distinct placements, running the first {MAX_MYTH_CASES}",
-            placements.len() + skipped
+            "myths: {total} distinct placements, running {MAX_MYTH_CASES} of them taken evenly from every hop class"
         ));
-    }
+        out
+    };
     if placements.is_empty() {
         plan.notes
             .push("myths: no two cores to place two threads on this machine".into());
@@ -974,6 +1006,30 @@ mod tests {
         assert!(l
             .iter()
             .any(|x| x.starts_with("0.0.w.1 1.0.w.") && x != &"0.0.w.1 1.0.w.0"));
+    }
+
+    #[test]
+    fn a_quartet_with_one_core_per_node_runs_all_but_same_node() {
+        // The VM rig's Quartet: one CPU per node.
+        let mut t = quartet();
+        t.cpus.retain(|c| c.os_index % 2 == 0);
+        for n in &mut t.nodes {
+            n.cpus.retain(|c| c % 2 == 0);
+        }
+        let hm = HopMap::from_topology(&t);
+        for preset in [Preset::Hops, Preset::Crossfire, Preset::Myths] {
+            let p = plan_preset(&t, &hm, preset, &idle()).unwrap();
+            assert!(p.notes.is_empty(), "{preset:?}: {:?}", p.notes);
+            assert!(!p.experiments.is_empty());
+        }
+        let x = plan_preset(&t, &hm, Preset::Crossfire, &idle()).unwrap();
+        assert_eq!(
+            labels(&x.experiments[0]),
+            ["0.0.w.0 1.0.w.1", "0.0.w.1 1.0.w.3", "0.0.w.1 1.0.w.0"]
+        );
+        let s = plan_preset(&t, &hm, Preset::SameNode, &idle()).unwrap();
+        assert_eq!(s.notes.len(), 1);
+        assert!(s.experiments.is_empty());
     }
 
     #[test]
