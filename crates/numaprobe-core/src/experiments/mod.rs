@@ -10,6 +10,7 @@
 
 pub mod bandwidth;
 pub mod latency;
+pub mod study;
 
 use crate::kernels::chase::ChaseError;
 use crate::placement::{LiveSystem, PageKind, PlacementError};

@@ -5,6 +5,8 @@ pub mod matrix;
 pub mod graph;
 pub mod infer;
 pub mod pin;
+pub mod study;
+pub mod study_chart;
 pub mod table;
 pub mod topo;
 

@@ -1,15 +1,414 @@
-//! `numaprobe study`.
+//! `numaprobe study`: the two-thread contention study of the AMD ccNUMA note
+//! (seed 000): user-given thread labels or a preset reproducing one of the
+//! note's experiments, under a chosen background load. Options are taken as
+//! strings and parsed here so that a bad value is one line naming the value
+//! and the valid choices (exit 2). Tables or JSON go to stdout or `--output`
+//! (rewritten after every finished case); charts go to the files asked for.
 
+use super::measure;
 use crate::cli::{OutputArgs, SysfsArgs};
+use crate::output::{usage, write_atomic, Sink};
+use anyhow::Context;
+use numaprobe_core::experiments::study::runner::{self, RunConfig, StudyEvent};
+use numaprobe_core::experiments::study::{
+    parse_label, plan_custom, plan_preset, HopMap, LoadLevel, Mix, PlanOptions, Preset, StudyError,
+    StudyPlan, Subscription, ThreadSpec,
+};
+use numaprobe_core::report::matrix::MatrixResult;
+use numaprobe_core::report::study::{StudyPlanDocument, StudyReport};
+use numaprobe_core::report::{study_chart, Format};
+use numaprobe_core::topology::Topology;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const DEFAULT_SIZE: u64 = 64 << 20;
+const DEFAULT_PASSES: u32 = 10;
+const DEFAULT_REPEATS: u32 = 5;
+const DEFAULT_WARMUP: u32 = 1;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    after_long_help = "What it measures (seed 000, AMD application note 40555):\n\n\
+Each foreground thread is a label node.core.access.memnode: 0.0.w.1 runs on node 0, core 0 (the \
+index among the node's allowed cores, not a CPU number), and writes an array bound to node 1. \
+Each thread owns its array (--size, 64 MiB by default) and walks it with a 64-byte stride, one \
+8-byte load (r) or store (w) per cache line, --passes times per sample. Threads are pinned before \
+they touch their memory (checked with sched_getcpu); arrays are bound with mbind and checked with \
+move_pages (below 99 % on the node the case is marked with `!`). All threads of a case start \
+together; the case's total is the sum of the threads' times (the note's \"total time for both \
+threads\"), reported as a median of --repeats samples with its CV, and as a percentage of the \
+experiment's baseline (its first case), the note's y-axis. Several cases: separate them with `/`, \
+e.g. `numaprobe study 0.0.w.0 1.0.w.1 / 0.0.w.1 1.0.w.0`.\n\n\
+Presets (nodes chosen from hop counts ranked from the SLIT's distance levels, or from \
+--distances):\n  \
+hops       one thread on node 0, memory 0, 1 and 2 hops away, read-only and write-only (figures 3-5)\n  \
+crossfire  0 Hop-0 Hop, no crossfire (0.0.w.1 1.0.w.3) and crossfire (0.0.w.1 1.0.w.0), idle and \
+at every background level (figures 6-9)\n  \
+same-node  both threads on node 0, cores 0 and 1, every memory placement, idle (rr, ww) and at \
+every background level (ww) (figures 10-15)\n  \
+myths      every distinct two-thread placement; lists each case contradicting \"all equal hop \
+cases take equal time\" or \"greater hop distance always means slower time\" (section 3.4)\n\n\
+Background load (the note gives no numbers; these are numaprobe's definitions, recorded in every \
+result): the remaining cores are the allowed physical cores no foreground thread uses. \
+--subscription sets how many of those R cores run a background thread: under = floor(R/4), \
+high = ceil(3R/4) but at most R-1, full = R. --background sets how hard each works: in every \
+1 ms period it writes one 8-byte element per 64-byte line through its own --size buffer bound to \
+its own node for low 25 %, medium 50 %, high 75 %, very-high 100 % of the period, and sleeps the \
+rest; none starts no thread (the note's idle system). A preset without --background sweeps \
+none, low, medium, high and very-high at high subscription (crossfire adds very-high at full, \
+figure 9)."
+)]
 pub struct Args {
+    /// Thread labels node.core.access.memnode (access r or w), e.g. `0.0.w.1 1.0.w.0`; `/` separates cases
+    #[arg(value_name = "LABEL")]
+    pub labels: Vec<String>,
+    /// Run an experiment of the note: hops, crossfire, same-node or myths
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Access of the threads: fixed (as the labels say) or all (every combination: rr, rw, wr, ww). Default: fixed
+    #[arg(long, value_name = "MIX")]
+    pub mix: Option<String>,
+    /// Background load on the remaining cores: none, low (25 % duty), medium (50 %), high (75 %), very-high (100 %). Default: none for labels, every level for presets
+    #[arg(long, value_name = "LEVEL")]
+    pub background: Option<String>,
+    /// How many remaining cores carry background threads: under (R/4), high (3R/4, at most R-1), full (R). Default: high
+    #[arg(long, value_name = "SUB")]
+    pub subscription: Option<String>,
+    /// Array per thread: KiB/MiB/GiB (powers of 1024) or kB/MB/GB. Default: 64MiB, as in the note
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Walks over the whole array per timed sample. Default: 10
+    #[arg(long, value_name = "N")]
+    pub passes: Option<String>,
+    /// Timed samples per case (after one discarded warm-up). Default: 5
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<String>,
+    /// Hop counts from a measured latency matrix (`numaprobe latency --format json` output) instead of the SLIT
+    #[arg(long, value_name = "FILE")]
+    pub distances: Option<PathBuf>,
+    /// Write one SVG and one PNG chart per experiment into DIR (created if missing)
+    #[arg(long, value_name = "DIR")]
+    pub chart: Option<PathBuf>,
+    /// Write every experiment's chart into one SVG file
+    #[arg(long, value_name = "FILE")]
+    pub chart_svg: Option<PathBuf>,
+    /// Write every experiment's chart into one PNG file
+    #[arg(long, value_name = "FILE")]
+    pub chart_png: Option<PathBuf>,
+    /// Print the planned experiments (cases, CPUs, memory nodes, background CPUs) without measuring; works with --sysfs-root on another machine's dump
+    #[arg(long)]
+    pub plan: bool,
     #[command(flatten)]
     pub sysfs: SysfsArgs,
     #[command(flatten)]
     pub out: OutputArgs,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`numaprobe study` is not built yet")
+fn choice<T: Copy>(
+    opt: &str,
+    value: &Option<String>,
+    parse: impl Fn(&str) -> Option<T>,
+    valid: &str,
+) -> anyhow::Result<Option<T>> {
+    match value.as_deref() {
+        None => Ok(None),
+        Some(s) => parse(s.trim())
+            .map(Some)
+            .ok_or_else(|| usage(format!("{opt}: invalid value '{s}' (valid: {valid})"))),
+    }
+}
+
+fn count(opt: &str, value: &Option<String>, default: u32, max: u32) -> anyhow::Result<u32> {
+    match value.as_deref() {
+        None => Ok(default),
+        Some(s) => match s.trim().parse::<u32>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(usage(format!(
+                "{opt}: invalid value '{s}' (valid: a whole number from 1 to {max})"
+            ))),
+        },
+    }
+}
+
+/// Split positional words into cases at `/` and parse every label.
+fn cases(words: &[String]) -> anyhow::Result<Vec<Vec<ThreadSpec>>> {
+    let mut out: Vec<Vec<ThreadSpec>> = vec![Vec::new()];
+    for w in words {
+        if w == "/" {
+            out.push(Vec::new());
+            continue;
+        }
+        let spec = parse_label(w).map_err(|e| usage(e.to_string()))?;
+        if let Some(last) = out.last_mut() {
+            last.push(spec);
+        }
+    }
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    if out.iter().any(Vec::is_empty) {
+        return Err(usage(
+            "labels: a `/` must separate two non-empty cases, e.g. `0.0.w.0 1.0.w.1 / 0.0.w.1 1.0.w.0`",
+        ));
+    }
+    Ok(out)
+}
+
+/// A planning error is the user's (a label this machine cannot host) unless
+/// it is the system refusing something.
+fn study_error(e: StudyError) -> anyhow::Error {
+    use numaprobe_core::placement::PlacementError as P;
+    match e {
+        StudyError::Placement(P::Sys { .. })
+        | StudyError::Placement(P::Read { .. })
+        | StudyError::Placement(P::PinNotHonoured { .. })
+        | StudyError::ThreadPanicked => anyhow::Error::new(e),
+        other => usage(other.to_string()),
+    }
+}
+
+fn hop_map(topo: &Topology, distances: &Option<PathBuf>) -> anyhow::Result<HopMap> {
+    let Some(path) = distances else {
+        return Ok(HopMap::from_topology(topo));
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("--distances {}: {e}", path.display())))?;
+    let m: MatrixResult = serde_json::from_str(&text).map_err(|e| {
+        usage(format!(
+            "--distances {}: not a `numaprobe latency --format json` document ({e})",
+            path.display()
+        ))
+    })?;
+    if m.unit != "ns" {
+        return Err(usage(format!(
+            "--distances {}: a {} matrix; hop counts need a latency matrix (unit ns)",
+            path.display(),
+            m.unit
+        )));
+    }
+    Ok(HopMap::from_latency(&m.cpu_nodes, &m.mem_nodes, &m.matrix))
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let preset = choice(
+        "--preset",
+        &args.preset,
+        Preset::parse,
+        "hops, crossfire, same-node, myths",
+    )?;
+    let mix = choice(
+        "--mix",
+        &args.mix,
+        |s| match s {
+            "fixed" => Some(Mix::Fixed),
+            "all" => Some(Mix::All),
+            _ => None,
+        },
+        "fixed, all",
+    )?
+    .unwrap_or(Mix::Fixed);
+    let load = choice(
+        "--background",
+        &args.background,
+        LoadLevel::parse,
+        "none, low, medium, high, very-high",
+    )?;
+    let subscription = choice(
+        "--subscription",
+        &args.subscription,
+        Subscription::parse,
+        "under, high, full",
+    )?;
+    let size = measure::size("--size", &args.size)?.unwrap_or(DEFAULT_SIZE);
+    if !(4096..=1 << 40).contains(&size) {
+        return Err(usage(format!(
+            "--size: '{}' is out of range (valid: 4KiB to 1TiB; the note uses 64MiB)",
+            args.size.as_deref().unwrap_or_default()
+        )));
+    }
+    let cfg = RunConfig {
+        size_bytes: size as usize,
+        passes: count("--passes", &args.passes, DEFAULT_PASSES, 1_000_000)?,
+        repeats: count("--repeats", &args.repeats, DEFAULT_REPEATS, 10_000)?,
+        warmup: DEFAULT_WARMUP,
+        mix,
+    };
+    let cases = cases(&args.labels)?;
+    if preset.is_some() && !cases.is_empty() {
+        return Err(usage(
+            "give either --preset or thread labels, not both (labels make a custom scenario)",
+        ));
+    }
+    let topo = if args.plan {
+        numaprobe_core::topology::read(&args.sysfs.sysfs_root).map_err(|e| usage(e.to_string()))?
+    } else {
+        measure::live_topology(&args.sysfs.sysfs_root)?
+    };
+    let hops = hop_map(&topo, &args.distances)?;
+    let opts = PlanOptions {
+        mix,
+        load,
+        subscription,
+    };
+    let plan = match preset {
+        Some(p) => plan_preset(&topo, &hops, p, &opts),
+        None if cases.is_empty() => {
+            return Err(usage(
+                "name a preset (--preset hops|crossfire|same-node|myths) or thread labels such as `0.0.w.1 1.0.w.0`",
+            ))
+        }
+        None => plan_custom(&topo, &hops, &cases, &opts),
+    }
+    .map_err(study_error)?;
+
+    let sink = args.out.sink();
+    let format = args.out.format();
+    if args.plan {
+        return sink.write(&StudyPlanDocument::new(plan).render(format));
+    }
+    // Notes are in the table output; say them on stderr too when stdout is a
+    // machine format or a file, so nobody misses why a case did not run.
+    if !(sink.is_stdout() && matches!(format, Format::Table | Format::Markdown)) {
+        for n in &plan.notes {
+            eprintln!("numaprobe: note: {n}");
+        }
+    }
+    // A preset this machine cannot host at all (same-node with one core per
+    // node) is not a failure: the note says why, and the report is the
+    // valid, empty document scripts expect.
+    let charts = Charts {
+        dir: args.chart.clone(),
+        svg: args.chart_svg.clone(),
+        png: args.chart_png.clone(),
+    };
+    charts.prepare()?;
+    let report = measure_plan(&topo, &plan, &cfg, &sink, format, &charts)?;
+    charts.write(&report)?;
+    sink.write(&report.render(format))
+}
+
+/// Where charts go.
+struct Charts {
+    dir: Option<PathBuf>,
+    svg: Option<PathBuf>,
+    png: Option<PathBuf>,
+}
+
+impl Charts {
+    fn any(&self) -> bool {
+        self.dir.is_some() || self.svg.is_some() || self.png.is_some()
+    }
+
+    /// Fail before measuring when a chart cannot be written.
+    fn prepare(&self) -> anyhow::Result<()> {
+        if let Some(d) = &self.dir {
+            std::fs::create_dir_all(d)
+                .map_err(|e| usage(format!("--chart {}: {e}", d.display())))?;
+        }
+        for f in [&self.svg, &self.png].into_iter().flatten() {
+            if let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty()) {
+                if !parent.is_dir() {
+                    return Err(usage(format!(
+                        "{}: folder {} does not exist",
+                        f.display(),
+                        parent.display()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&self, report: &StudyReport) -> anyhow::Result<()> {
+        if !self.any() || report.experiments.iter().all(|e| e.cases.is_empty()) {
+            return Ok(());
+        }
+        if let Some(p) = &self.svg {
+            let s = study_chart::svg(report).context("chart")?;
+            write(p, s.as_bytes())?;
+        }
+        if let Some(p) = &self.png {
+            let b = study_chart::png(report).context("chart")?;
+            write(p, &b)?;
+        }
+        if let Some(d) = &self.dir {
+            for e in report.experiments.iter().filter(|e| !e.cases.is_empty()) {
+                let s = study_chart::experiment_svg(report, &e.id).context("chart")?;
+                write(&d.join(format!("{}.svg", e.id)), s.as_bytes())?;
+                let b = study_chart::experiment_png(report, &e.id).context("chart")?;
+                write(&d.join(format!("{}.png", e.id)), &b)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Run the plan, drawing progress on a terminal and rewriting `--output`
+/// (and the charts, after each experiment) as results come in.
+fn measure_plan(
+    topo: &Topology,
+    plan: &StudyPlan,
+    cfg: &RunConfig,
+    sink: &Sink,
+    format: Format,
+    charts: &Charts,
+) -> anyhow::Result<StudyReport> {
+    let draw = crate::output::stderr_is_terminal();
+    let mut write_error: Option<anyhow::Error> = None;
+    let mut current = String::new();
+    let result = runner::run(topo, plan, cfg, |partial, event| match event {
+        StudyEvent::ExperimentStarted {
+            index,
+            count,
+            id,
+            background_threads,
+        } => {
+            current = format!("[{}/{}] {id}", index + 1, count);
+            if draw {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(
+                    err,
+                    "\r\x1b[K{current}: starting ({background_threads} background thread(s))"
+                );
+                let _ = err.flush();
+            }
+        }
+        StudyEvent::CaseFinished {
+            experiment: _,
+            case,
+            cases,
+            label,
+        } => {
+            if draw {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(
+                    err,
+                    "\r\x1b[K{current}: case {}/{cases} {label} done",
+                    case + 1
+                );
+                let _ = err.flush();
+            }
+            if !sink.is_stdout() && write_error.is_none() {
+                if let Err(e) = sink.write(&partial.render(format)) {
+                    write_error = Some(e);
+                }
+            }
+            if case + 1 == *cases && write_error.is_none() {
+                if let Err(e) = charts.write(partial) {
+                    write_error = Some(e);
+                }
+            }
+        }
+    });
+    if draw {
+        eprint!("\r\x1b[K");
+    }
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    result.map_err(study_error).context("study failed")
 }

@@ -1,0 +1,401 @@
+//! The runner: executes a `StudyPlan` on this machine and fills the result
+//! model case by case.
+//!
+//! Per case, every foreground thread is pinned first (checked with
+//! `sched_getcpu`), then allocates its array bound to its memory node,
+//! touches it and asks `move_pages` where the pages are; only then do the
+//! threads start walking, together (a barrier before every sample), so the
+//! samples are concurrent as in the note. A background setting is started
+//! before an experiment's first case and stopped after its last. Progress is
+//! reported through a callback with the report as it stands, so a caller can
+//! rewrite its output after every finished case.
+
+use super::background::{BackgroundDefinitions, BackgroundLoad, PERIOD_US};
+use super::label::Mix;
+use super::myths;
+use super::plan::{CasePlan, ExperimentPlan, StudyPlan};
+use super::StudyError;
+use crate::kernels::strided;
+use crate::placement::{
+    current_cpu, pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PageKind,
+    PLACEMENT_THRESHOLD,
+};
+use crate::report::study::{
+    BackgroundResult, CaseResult, CaseSample, ExperimentResult, StudyParameters, StudyReport,
+    ThreadResult, TimeSummary,
+};
+use crate::stats::Summary;
+use crate::timer::{Stamp, Timer};
+use crate::topology::Topology;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+
+/// Bytes between two touched elements: one element per cache line.
+pub const STRIDE: usize = strided::LINE;
+
+/// How much work each case does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunConfig {
+    /// Bytes of each foreground thread's array (and of each background
+    /// thread's buffer).
+    pub size_bytes: usize,
+    pub passes: u32,
+    pub repeats: u32,
+    pub warmup: u32,
+    pub mix: Mix,
+}
+
+/// What the runner tells its caller while it works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StudyEvent {
+    /// An experiment is about to start its background and its first case.
+    ExperimentStarted {
+        index: usize,
+        count: usize,
+        id: String,
+        background_threads: usize,
+    },
+    /// A case finished; the report passed along already holds it.
+    CaseFinished {
+        experiment: usize,
+        case: usize,
+        cases: usize,
+        label: String,
+    },
+}
+
+/// The empty report a plan will fill (also what is written before the first
+/// case finishes).
+pub fn new_report(plan: &StudyPlan, cfg: &RunConfig) -> StudyReport {
+    StudyReport {
+        schema: crate::SCHEMA.into(),
+        command: "study".into(),
+        preset: plan.preset.map(|p| p.name().to_string()),
+        complete: false,
+        parameters: StudyParameters {
+            size_bytes: cfg.size_bytes as u64,
+            stride_bytes: STRIDE as u64,
+            passes: cfg.passes,
+            repeats: cfg.repeats,
+            warmup: cfg.warmup,
+            mix: cfg.mix,
+            pages: PageKind::Small.name().into(),
+            kernels: vec![
+                strided::spec(strided::Access::Read, STRIDE),
+                strided::spec(strided::Access::Write, STRIDE),
+            ],
+            timer: Timer::get().info(),
+            total_definition: "per sample, the sum of the foreground threads' times (the note's \"total time for both threads\"); `total` summarises those sums".into(),
+            percent_definition: "100 x median total of the case / median total of the experiment's baseline case".into(),
+            placement_threshold: PLACEMENT_THRESHOLD,
+        },
+        background_definitions: BackgroundDefinitions::current(),
+        hop_map: plan.hop_map.clone(),
+        notes: plan.notes.clone(),
+        experiments: Vec::new(),
+        myths: plan
+            .preset
+            .filter(|p| *p == super::Preset::Myths)
+            .map(|_| Vec::new()),
+    }
+}
+
+/// Run every experiment of `plan`, calling `progress` after each event with
+/// the report so far. Returns the finished report (`complete: true`).
+pub fn run(
+    topo: &Topology,
+    plan: &StudyPlan,
+    cfg: &RunConfig,
+    mut progress: impl FnMut(&StudyReport, &StudyEvent),
+) -> Result<StudyReport, StudyError> {
+    let mut report = new_report(plan, cfg);
+    let count = plan.experiments.len();
+    for (index, e) in plan.experiments.iter().enumerate() {
+        report.experiments.push(experiment_shell(e));
+        let node_of = |cpu: u32| topo.cpu(cpu).and_then(|c| c.node);
+        let mut load = BackgroundLoad::start(&e.background.cpus, node_of, e.load, cfg.size_bytes)?;
+        progress(
+            &report,
+            &StudyEvent::ExperimentStarted {
+                index,
+                count,
+                id: e.id.clone(),
+                background_threads: load.threads(),
+            },
+        );
+        for (k, case) in e.cases.iter().enumerate() {
+            let mut result = run_case(case, cfg)?;
+            let exp = report
+                .experiments
+                .last_mut()
+                .ok_or(StudyError::ThreadPanicked)?;
+            let base = exp
+                .cases
+                .get(e.baseline)
+                .map(|b| b.total.median)
+                .unwrap_or(result.total.median);
+            result.percent = if base > 0.0 {
+                100.0 * result.total.median / base
+            } else {
+                100.0
+            };
+            exp.cases.push(result);
+            progress(
+                &report,
+                &StudyEvent::CaseFinished {
+                    experiment: index,
+                    case: k,
+                    cases: e.cases.len(),
+                    label: case.label.clone(),
+                },
+            );
+        }
+        load.stop();
+        if let (Some(findings), Some(exp)) = (report.myths.as_mut(), report.experiments.last()) {
+            findings.push(myths::find(exp));
+        }
+    }
+    report.complete = true;
+    Ok(report)
+}
+
+fn experiment_shell(e: &ExperimentPlan) -> ExperimentResult {
+    ExperimentResult {
+        id: e.id.clone(),
+        title: e.title.clone(),
+        figure: e.figure.clone(),
+        mix: e.mix.clone(),
+        background: BackgroundResult {
+            level: e.load.name().into(),
+            subscription: e.subscription.name().into(),
+            duty_percent: e.load.duty_percent(),
+            period_us: PERIOD_US,
+            remaining_cores: e.background.remaining_cores,
+            threads: e.background.cpus.len(),
+            cpus: e.background.cpus.clone(),
+        },
+        baseline: e
+            .cases
+            .get(e.baseline)
+            .map(|c| c.label.clone())
+            .unwrap_or_default(),
+        cases: Vec::new(),
+    }
+}
+
+/// What one foreground thread brings back.
+struct ThreadOutcome {
+    cpu_verified: bool,
+    pages_on_node: f64,
+    /// (start, end) of every sample, warm-up included.
+    stamps: Vec<(Stamp, Stamp)>,
+}
+
+/// Run one case: all its threads together, `warmup + repeats` times.
+pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyError> {
+    let n = case.threads.len();
+    let rounds = (cfg.warmup + cfg.repeats) as usize;
+    let barrier = Arc::new(Barrier::new(n));
+    let failed = Arc::new(AtomicBool::new(false));
+    let timer = *Timer::get();
+    let handles: Vec<_> = case
+        .threads
+        .iter()
+        .map(|t| {
+            let (cpu, mem, access) = (t.cpu, t.spec.mem, t.spec.access);
+            let (barrier, failed) = (barrier.clone(), failed.clone());
+            let (size, passes) = (cfg.size_bytes, cfg.passes);
+            std::thread::spawn(move || -> Result<Option<ThreadOutcome>, StudyError> {
+                // Pin before the first touch, so page tables and the first
+                // write come from the measuring CPU.
+                let setup = (|| -> Result<(NodeBuffer, f64), StudyError> {
+                    pin_current_thread(&[cpu])?;
+                    let spec = BufferSpec::new(size, MemPolicy::Bind(mem), PageKind::Small);
+                    let mut buf = NodeBuffer::alloc(&spec)?;
+                    buf.touch();
+                    let check = buf.verify()?;
+                    Ok((buf, check.fraction_on_intended))
+                })();
+                if setup.is_err() {
+                    failed.store(true, Ordering::SeqCst);
+                }
+                // Every thread reaches this barrier, failed or not, so none
+                // waits forever; after it all agree on whether to go on.
+                barrier.wait();
+                let (mut buf, pages_on_node) = match setup {
+                    Ok(s) if !failed.load(Ordering::SeqCst) => s,
+                    Ok(_) => return Ok(None),
+                    Err(e) => return Err(e),
+                };
+                let mut stamps = Vec::with_capacity(rounds);
+                let mut cpu_verified = current_cpu().map(|c| c == cpu).unwrap_or(false);
+                for _ in 0..rounds {
+                    barrier.wait();
+                    let t0 = timer.now();
+                    for _ in 0..passes {
+                        // SAFETY: the whole buffer is ours, touched, page-aligned.
+                        let x =
+                            unsafe { strided::run(access, buf.as_mut_ptr(), buf.len(), STRIDE) };
+                        std::hint::black_box(x);
+                    }
+                    let t1 = timer.now();
+                    stamps.push((t0, t1));
+                }
+                cpu_verified &= current_cpu().map(|c| c == cpu).unwrap_or(false);
+                Ok(Some(ThreadOutcome {
+                    cpu_verified,
+                    pages_on_node,
+                    stamps,
+                }))
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(n);
+    let mut first_err = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(Some(o))) => outcomes.push(o),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(StudyError::ThreadPanicked);
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if outcomes.len() != n {
+        return Err(StudyError::ThreadPanicked);
+    }
+    let warm = cfg.warmup as usize;
+    let samples: Vec<CaseSample> = (warm..rounds)
+        .map(|r| {
+            let threads_s: Vec<f64> = outcomes
+                .iter()
+                .map(|o| timer.elapsed_ns(o.stamps[r].0, o.stamps[r].1) / 1e9)
+                .collect();
+            let start = outcomes.iter().map(|o| o.stamps[r].0).min();
+            let end = outcomes.iter().map(|o| o.stamps[r].1).max();
+            let wall_s = match (start, end) {
+                (Some(s), Some(e)) => timer.elapsed_ns(s, e) / 1e9,
+                _ => 0.0,
+            };
+            CaseSample {
+                total_s: threads_s.iter().sum(),
+                threads_s,
+                wall_s,
+            }
+        })
+        .collect();
+    let summary = |v: Vec<f64>| -> TimeSummary { Summary::of(&v).unwrap_or_else(zero_summary) };
+    let threads: Vec<ThreadResult> = case
+        .threads
+        .iter()
+        .zip(&outcomes)
+        .enumerate()
+        .map(|(k, (t, o))| ThreadResult {
+            label: t.spec.to_string(),
+            node: t.spec.node,
+            core: t.spec.core,
+            access: t.spec.access,
+            mem_node: t.spec.mem,
+            hops: t.hops,
+            cpu: t.cpu,
+            cpu_verified: o.cpu_verified,
+            pages_on_node: o.pages_on_node,
+            placement_ok: o.cpu_verified && o.pages_on_node >= PLACEMENT_THRESHOLD,
+            time: summary(samples.iter().map(|s| s.threads_s[k]).collect()),
+        })
+        .collect();
+    Ok(CaseResult {
+        label: case.label.clone(),
+        description: case.description.clone(),
+        hops: case.hops(),
+        placement_ok: threads.iter().all(|t| t.placement_ok),
+        threads,
+        total: summary(samples.iter().map(|s| s.total_s).collect()),
+        wall: summary(samples.iter().map(|s| s.wall_s).collect()),
+        samples,
+        percent: 100.0,
+    })
+}
+
+/// A summary of nothing: only reached with `repeats == 0`, which the CLI
+/// refuses; kept so the library never panics on it.
+fn zero_summary() -> TimeSummary {
+    TimeSummary {
+        median: 0.0,
+        min: 0.0,
+        max: 0.0,
+        mean: 0.0,
+        cv: 0.0,
+        n: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::study::background::LoadLevel;
+    use crate::experiments::study::{plan_preset, HopMap, PlanOptions, Preset};
+    use crate::experiments::testing::live_topology;
+
+    fn tiny() -> RunConfig {
+        RunConfig {
+            size_bytes: 1 << 20,
+            passes: 1,
+            repeats: 2,
+            warmup: 1,
+            mix: Mix::Fixed,
+        }
+    }
+
+    #[test]
+    fn same_node_runs_on_this_machine_with_checked_placement() {
+        let topo = live_topology();
+        let hops = HopMap::from_topology(&topo);
+        let opts = PlanOptions {
+            load: Some(LoadLevel::None),
+            ..PlanOptions::default()
+        };
+        let plan = plan_preset(&topo, &hops, Preset::SameNode, &opts).unwrap();
+        if plan.experiments.is_empty() {
+            return; // a one-core machine: nothing to run, the note says so
+        }
+        let mut events = 0;
+        let r = run(&topo, &plan, &tiny(), |partial, _| {
+            assert!(!partial.complete);
+            events += 1;
+        })
+        .unwrap();
+        assert!(r.complete);
+        assert!(events >= 2);
+        let c = &r.experiments[0].cases[0];
+        assert_eq!(c.samples.len(), 2);
+        assert_eq!(c.threads.len(), 2);
+        assert!((c.percent - 100.0).abs() < 1e-9);
+        for t in &c.threads {
+            assert!(t.cpu_verified, "{t:?}");
+            assert!(t.pages_on_node >= PLACEMENT_THRESHOLD, "{t:?}");
+        }
+        let s = &c.samples[0];
+        assert!((s.total_s - s.threads_s.iter().sum::<f64>()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn background_load_starts_and_stops() {
+        let topo = live_topology();
+        let cpu = topo.allowed.cpus[0];
+        let node_of = |c: u32| topo.cpu(c).and_then(|x| x.node);
+        let mut load = BackgroundLoad::start(&[cpu], node_of, LoadLevel::Medium, 1 << 20).unwrap();
+        assert_eq!(load.threads(), 1);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        load.stop();
+        assert_eq!(load.threads(), 0);
+        let idle = BackgroundLoad::start(&[cpu], node_of, LoadLevel::None, 1 << 20).unwrap();
+        assert_eq!(idle.threads(), 0);
+    }
+}

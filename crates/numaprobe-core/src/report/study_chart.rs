@@ -1,0 +1,365 @@
+//! The study's bar charts, shaped like the note's figures: one panel per
+//! experiment, one stacked bar per case (the bar is the median total, split
+//! into one segment per thread in proportion to the threads' medians and
+//! labelled with the thread's hop count), the bar's percentage of the
+//! baseline above it, the case's thread labels below it. Drawn with `plotters`; PNG text uses the DejaVu
+//! Sans font bundled by the `dejavu` crate, so no system font is needed.
+//! Rendering goes to memory; the caller decides where the bytes go.
+
+use super::study::{ExperimentResult, StudyReport};
+use crate::experiments::study::hops::hop_words;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::sync::Once;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    #[error("nothing to draw: the study has no finished case")]
+    Empty,
+    #[error("drawing the chart failed: {0}")]
+    Draw(String),
+    #[error("encoding the PNG failed: {0}")]
+    Png(String),
+}
+
+fn draw_err<E: std::fmt::Debug>(e: E) -> ChartError {
+    ChartError::Draw(format!("{e:?}"))
+}
+
+const FONT: &str = "sans-serif";
+const PANEL_HEIGHT: u32 = 560;
+const MIN_WIDTH: u32 = 900;
+const BAR_SLOT: u32 = 120;
+const LINE_PX: u32 = 15;
+
+/// Segment colours, thread 1 first (the note's two shades plus spares).
+const THREAD_COLOURS: [RGBColor; 4] = [
+    RGBColor(70, 110, 180),
+    RGBColor(230, 150, 60),
+    RGBColor(100, 170, 100),
+    RGBColor(170, 90, 160),
+];
+
+fn register_font() -> Result<(), ChartError> {
+    static ONCE: Once = Once::new();
+    let mut result = Ok(());
+    ONCE.call_once(|| {
+        result = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular())
+            .map_err(|_| ChartError::Draw("the bundled DejaVu Sans font did not load".into()));
+    });
+    result
+}
+
+fn drawn(report: &StudyReport) -> Vec<&ExperimentResult> {
+    report
+        .experiments
+        .iter()
+        .filter(|e| !e.cases.is_empty())
+        .collect()
+}
+
+fn panel_width(e: &ExperimentResult) -> u32 {
+    (160 + BAR_SLOT * e.cases.len() as u32).max(MIN_WIDTH)
+}
+
+fn x_label_lines(e: &ExperimentResult) -> u32 {
+    e.cases
+        .iter()
+        .map(|c| c.threads.len() as u32 + 1)
+        .max()
+        .unwrap_or(1)
+}
+
+/// Size of the whole image: panels stacked vertically.
+fn size(experiments: &[&ExperimentResult]) -> (u32, u32) {
+    let w = experiments
+        .iter()
+        .map(|e| panel_width(e))
+        .max()
+        .unwrap_or(MIN_WIDTH);
+    let h = experiments
+        .iter()
+        .map(|e| PANEL_HEIGHT + LINE_PX * x_label_lines(e))
+        .sum();
+    (w, h)
+}
+
+/// The whole study as one SVG document.
+pub fn svg(report: &StudyReport) -> Result<String, ChartError> {
+    let experiments = drawn(report);
+    if experiments.is_empty() {
+        return Err(ChartError::Empty);
+    }
+    register_font()?;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size(&experiments)).into_drawing_area();
+        draw_all(&root, &experiments)?;
+        root.present().map_err(draw_err)?;
+    }
+    Ok(out)
+}
+
+/// The whole study as one PNG image.
+pub fn png(report: &StudyReport) -> Result<Vec<u8>, ChartError> {
+    let experiments = drawn(report);
+    if experiments.is_empty() {
+        return Err(ChartError::Empty);
+    }
+    register_font()?;
+    let (w, h) = size(&experiments);
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        draw_all(&root, &experiments)?;
+        root.present().map_err(draw_err)?;
+    }
+    let mut bytes = Vec::new();
+    {
+        use image::ImageEncoder;
+        image::codecs::png::PngEncoder::new(&mut bytes)
+            .write_image(&rgb, w, h, image::ColorType::Rgb8)
+            .map_err(|e| ChartError::Png(e.to_string()))?;
+    }
+    Ok(bytes)
+}
+
+/// One experiment alone, as SVG (for `--chart DIR`).
+pub fn experiment_svg(report: &StudyReport, id: &str) -> Result<String, ChartError> {
+    svg(&only(report, id))
+}
+
+/// One experiment alone, as PNG (for `--chart DIR`).
+pub fn experiment_png(report: &StudyReport, id: &str) -> Result<Vec<u8>, ChartError> {
+    png(&only(report, id))
+}
+
+fn only(report: &StudyReport, id: &str) -> StudyReport {
+    let mut r = report.clone();
+    r.experiments.retain(|e| e.id == id);
+    r
+}
+
+fn draw_all<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    experiments: &[&ExperimentResult],
+) -> Result<(), ChartError> {
+    root.fill(&WHITE).map_err(draw_err)?;
+    let mut rest = root.clone();
+    for e in experiments {
+        let h = PANEL_HEIGHT + LINE_PX * x_label_lines(e);
+        let (panel, below) = rest.split_vertically(h);
+        draw_panel(&panel, e)?;
+        rest = below;
+    }
+    Ok(())
+}
+
+fn mix_words(mix: &str) -> String {
+    let words: Vec<&str> = mix
+        .chars()
+        .map(|c| match c {
+            'r' => "read",
+            'w' => "write",
+            _ => "?",
+        })
+        .collect();
+    if words.contains(&"?") || words.is_empty() {
+        mix.to_string()
+    } else {
+        words.join("-")
+    }
+}
+
+/// Segment heights of a case's bar: the bar is the median total; each
+/// thread's segment is its share of it (its median over the sum of the
+/// threads' medians). The median of sums is not the sum of medians, so
+/// stacking raw medians would draw a bar that is not the case's total.
+fn segments(c: &super::study::CaseResult) -> Vec<f64> {
+    let sum: f64 = c.threads.iter().map(|t| t.time.median).sum();
+    c.threads
+        .iter()
+        .map(|t| {
+            if sum > 0.0 {
+                c.total.median * t.time.median / sum
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    e: &ExperimentResult,
+) -> Result<(), ChartError> {
+    let n = e.cases.len();
+    let y_max = e
+        .cases
+        .iter()
+        .map(|c| c.total.median)
+        .fold(0.0f64, f64::max)
+        .max(1e-9)
+        * 1.18;
+    let caption = match &e.figure {
+        Some(f) => format!("{} ({f})", e.title),
+        None => e.title.clone(),
+    };
+    let label_lines = x_label_lines(e);
+    let mut chart = ChartBuilder::on(area)
+        .caption(&caption, (FONT, 17))
+        .margin(12)
+        .x_label_area_size(LINE_PX * label_lines + 12)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..n as f64, 0f64..y_max)
+        .map_err(draw_err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .x_label_formatter(&|_| String::new())
+        .y_desc(format!(
+            "Total time for both threads ({}), s",
+            mix_words(&e.mix)
+        ))
+        .y_label_formatter(&|v| format!("{v:.2}"))
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 13))
+        .draw()
+        .map_err(draw_err)?;
+
+    let seg_font = (FONT, 11)
+        .into_font()
+        .color(&WHITE)
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    let pct_font = (FONT, 13)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Bottom));
+    let max_threads = e.cases.iter().map(|c| c.threads.len()).max().unwrap_or(0);
+    for t in 0..max_threads {
+        let colour = THREAD_COLOURS[t % THREAD_COLOURS.len()];
+        let bars: Vec<Rectangle<(f64, f64)>> = e
+            .cases
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let seg = segments(c);
+                let below: f64 = seg.iter().take(t).sum();
+                seg.get(t).map(|&h| {
+                    Rectangle::new(
+                        [(i as f64 + 0.18, below), (i as f64 + 0.82, below + h)],
+                        colour.filled(),
+                    )
+                })
+            })
+            .collect();
+        chart
+            .draw_series(bars)
+            .map_err(draw_err)?
+            .label(format!("thread {}", t + 1))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+    }
+    // Segment labels (hop counts), when the segment is tall enough to hold one.
+    let px_per_s = (area.dim_in_pixel().1 as f64 - (LINE_PX * label_lines) as f64 - 80.0) / y_max;
+    for (i, c) in e.cases.iter().enumerate() {
+        let mut below = 0.0;
+        for (th, h) in c.threads.iter().zip(segments(c)) {
+            let mid = below + h / 2.0;
+            if h * px_per_s >= 16.0 {
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        hop_words(th.hops),
+                        (i as f64 + 0.5, mid),
+                        seg_font.clone(),
+                    )))
+                    .map_err(draw_err)?;
+            }
+            below += h;
+        }
+        let base = if c.label == e.baseline { " (base)" } else { "" };
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("{:.0}%{base}", c.percent),
+                (i as f64 + 0.5, c.total.median + y_max * 0.01),
+                pct_font.clone(),
+            )))
+            .map_err(draw_err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font((FONT, 12))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(draw_err)?;
+
+    // x labels: one line per thread label, then the case's description, drawn
+    // in pixels below the axis (plotters' tick labels are single-line).
+    let label_font = (FONT, 12)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, c) in e.cases.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+        let mut lines: Vec<String> = c.threads.iter().map(|t| t.label.clone()).collect();
+        let hops: String = c
+            .hops
+            .iter()
+            .map(|&h| format!("({})", hop_words(h)))
+            .collect();
+        lines.push(match c.description.split_once(' ') {
+            Some((word, _)) if word.chars().all(|ch| ch.is_alphabetic()) && !word.is_empty() => {
+                // "crossfire 1 Hop-1 Hop" -> "crossfire" (hops are in the bar)
+                let tag = c
+                    .description
+                    .trim_end_matches(|ch: char| ch.is_ascii_digit() || " Hop-s".contains(ch));
+                if tag.is_empty() {
+                    hops
+                } else {
+                    tag.to_string()
+                }
+            }
+            _ => hops,
+        });
+        for (k, line) in lines.iter().enumerate() {
+            area.draw(&Text::new(
+                line.clone(),
+                (px, py + 6 + (k as u32 * LINE_PX) as i32),
+                label_font.clone(),
+            ))
+            .map_err(draw_err)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::study::tests::sample_report;
+
+    #[test]
+    fn png_has_the_signature_and_svg_is_an_svg_document() {
+        let r = sample_report();
+        let p = png(&r).unwrap();
+        assert!(p.len() > 1000);
+        assert_eq!(&p[..8], b"\x89PNG\r\n\x1a\n");
+        let s = svg(&r).unwrap();
+        let doc = roxmltree::Document::parse(&s).expect("well-formed SVG");
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        assert!(s.contains("0.0.w.1 1.0.w.0") || s.contains("0.0.w.1"));
+        assert!(s.contains("150%"));
+        let one = experiment_svg(&r, "crossfire-ww-idle").unwrap();
+        assert!(one.contains("<rect"));
+    }
+
+    #[test]
+    fn an_empty_study_is_an_error_not_a_blank_picture() {
+        let mut r = sample_report();
+        r.experiments[0].cases.clear();
+        assert!(matches!(svg(&r), Err(ChartError::Empty)));
+    }
+}

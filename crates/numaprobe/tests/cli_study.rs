@@ -1,0 +1,239 @@
+//! End-to-end tests of `numaprobe study` on this machine: a tiny same-node
+//! run through the binary (JSON contract keys, --output, charts), the one-line
+//! note of presets a small machine cannot host, `--plan`, and the exit code
+//! and single-line message of every kind of bad input. No test asserts a
+//! timing: the machine is shared and the figures are whatever they are.
+
+use std::process::{Command, Output};
+
+fn numaprobe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(args)
+        .output()
+        .expect("run numaprobe")
+}
+
+const TINY: &[&str] = &["--size", "1MiB", "--passes", "1", "--repeats", "2"];
+
+fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("numaprobe-cli-study-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+/// Exit 2 with exactly one line on stderr containing every `needles`.
+fn usage_error(args: &[&str], needles: &[&str]) {
+    let out = numaprobe(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: {err} lacks {n}");
+    }
+}
+
+fn cpus_on_node0() -> usize {
+    std::fs::read_to_string("/sys/devices/system/node/node0/cpulist")
+        .map(|s| {
+            s.trim()
+                .split(',')
+                .map(|r| match r.split_once('-') {
+                    Some((a, b)) => {
+                        b.parse::<usize>().unwrap_or(0) - a.parse::<usize>().unwrap_or(0) + 1
+                    }
+                    None => 1,
+                })
+                .sum()
+        })
+        .unwrap_or(1)
+}
+
+#[test]
+fn same_node_runs_end_to_end_with_json_output_and_charts() {
+    if cpus_on_node0() < 2 {
+        return; // the preset needs two cores on one node
+    }
+    let json = temp("same-node.json");
+    let svg = temp("same-node.svg");
+    let png = temp("same-node.png");
+    let dir = temp("charts");
+    let args = with(
+        &[
+            "study",
+            "--preset",
+            "same-node",
+            "--background",
+            "none",
+            "--format",
+            "json",
+            "--output",
+            json.to_str().unwrap(),
+            "--chart-svg",
+            svg.to_str().unwrap(),
+            "--chart-png",
+            png.to_str().unwrap(),
+            "--chart",
+            dir.to_str().unwrap(),
+        ],
+        TINY,
+    );
+    let out = numaprobe(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["schema"], "numaprobe/1");
+    assert_eq!(v["command"], "study");
+    assert_eq!(v["preset"], "same-node");
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["parameters"]["size_bytes"], 1 << 20);
+    assert_eq!(v["parameters"]["stride_bytes"], 64);
+    assert_eq!(v["background_definitions"]["levels"][1]["duty_percent"], 25);
+    let exps = v["experiments"].as_array().unwrap();
+    assert_eq!(exps.len(), 2, "idle: rr (figure 10) and ww (figure 11)");
+    for e in exps {
+        assert_eq!(e["background"]["level"], "none");
+        let c = &e["cases"][0];
+        assert_eq!(c["label"].as_str().unwrap().split(' ').count(), 2);
+        assert!(c["total"]["median"].as_f64().unwrap() > 0.0);
+        assert_eq!(c["percent"].as_f64().unwrap(), 100.0);
+        assert_eq!(c["samples"].as_array().unwrap().len(), 2);
+        for t in c["threads"].as_array().unwrap() {
+            assert_eq!(t["cpu_verified"], true);
+            assert!(t["pages_on_node"].as_f64().unwrap() >= 0.99);
+        }
+    }
+    let p = std::fs::read(&png).unwrap();
+    assert_eq!(&p[..8], b"\x89PNG\r\n\x1a\n");
+    let s = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&s).expect("the SVG is well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    for id in ["same-node-rr-idle", "same-node-ww-idle"] {
+        assert!(
+            std::fs::metadata(dir.join(format!("{id}.svg")))
+                .unwrap()
+                .len()
+                > 0
+        );
+        assert!(
+            std::fs::metadata(dir.join(format!("{id}.png")))
+                .unwrap()
+                .len()
+                > 0
+        );
+    }
+    let _ = std::fs::remove_dir_all(json.parent().unwrap());
+}
+
+#[test]
+fn custom_labels_print_a_table_with_the_baseline() {
+    if cpus_on_node0() < 2 {
+        return;
+    }
+    let out = numaprobe(&with(
+        &["study", "0.0.w.0", "0.1.w.0", "/", "0.0.r.0", "0.1.r.0"],
+        TINY,
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("0.0.w.0 0.1.w.0"), "{text}");
+    assert!(text.contains("100% (base)"), "{text}");
+    assert!(text.contains("% of baseline"), "{text}");
+    let csv = numaprobe(&with(&["study", "0.0.w.0", "--format", "csv"], TINY));
+    assert!(csv.status.success());
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(csv.starts_with("experiment,figure,background"), "{csv}");
+    assert_eq!(csv.lines().count(), 2);
+}
+
+#[test]
+fn multi_node_presets_say_so_in_one_line_on_a_one_node_machine() {
+    let nodes = std::fs::read_dir("/sys/devices/system/node")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("node"))
+                .count()
+        })
+        .unwrap_or(1);
+    if nodes != 1 {
+        return;
+    }
+    let out = numaprobe(&["study", "--preset", "crossfire", "--plan"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("note:")).collect();
+    assert_eq!(notes.len(), 1, "{text}");
+    assert!(notes[0].contains("crossfire"), "{text}");
+    // Measured with JSON on stdout: the note goes to stderr, once.
+    let out = numaprobe(&with(
+        &["study", "--preset", "hops", "--format", "json"],
+        TINY,
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.lines().filter(|l| l.contains("note:")).count(),
+        1,
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["notes"].as_array().unwrap().len(), 1);
+    assert_eq!(v["experiments"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    usage_error(&["study", "0.0.x.1"], &["access `x`", "r (read-only)"]);
+    usage_error(&["study", "0.0.w"], &["node.core.access.memnode"]);
+    usage_error(&["study", "7.0.w.0"], &["node 7 has no allowed CPUs"]);
+    usage_error(&["study", "0.99.w.0"], &["allowed cores"]);
+    usage_error(&["study", "0.0.w.9"], &["memory node 9"]);
+    usage_error(&["study", "0.0.w.0", "0.0.r.0"], &["same core"]);
+    usage_error(&["study", "0.0.w.0", "/"], &["`/` must separate"]);
+    usage_error(&["study"], &["--preset", "labels"]);
+    usage_error(
+        &["study", "--preset", "fast"],
+        &["'fast'", "hops, crossfire, same-node, myths"],
+    );
+    usage_error(
+        &["study", "0.0.w.0", "--background", "extreme"],
+        &["'extreme'", "none, low, medium, high, very-high"],
+    );
+    usage_error(
+        &["study", "0.0.w.0", "--subscription", "over"],
+        &["'over'", "under, high, full"],
+    );
+    usage_error(&["study", "0.0.w.0", "--mix", "some"], &["fixed, all"]);
+    usage_error(
+        &["study", "0.0.w.0", "--size", "lots"],
+        &["--size", "'lots'"],
+    );
+    usage_error(&["study", "0.0.w.0", "--passes", "0"], &["--passes", "'0'"]);
+    usage_error(
+        &["study", "--preset", "hops", "0.0.w.0"],
+        &["either --preset or thread labels"],
+    );
+    usage_error(
+        &["study", "0.0.w.0", "--distances", "/nonexistent/x.json"],
+        &["--distances"],
+    );
+}
