@@ -112,6 +112,9 @@ for n in node[0-9]*; do
     done
 done
 echo "online_cpus $(cat /sys/devices/system/cpu/online)"
+for c in /sys/devices/system/cpu/cpu[0-9]*; do
+    echo "cpu ${c##*/cpu} package $(cat $c/topology/physical_package_id) core $(cat $c/topology/core_id)"
+done
 """
 
 
@@ -134,6 +137,7 @@ def sysfs_layout(cfg, res, t):
     t.eq(res.rc, 0, "exit status of the sysfs dump")
     seen = {}
     hmat = {}
+    pkgs = {}
     online = None
     for line in res.stdout.splitlines():
         w = line.split()
@@ -141,6 +145,9 @@ def sysfs_layout(cfg, res, t):
             continue
         if w[0] == "online_cpus":
             online = parse_list(w[1]) if len(w) > 1 else []
+            continue
+        if w[0] == "cpu" and len(w) == 6:
+            pkgs[int(w[1])] = (int(w[3]), int(w[5]))
             continue
         if w[0] != "node":
             continue
@@ -160,6 +167,8 @@ def sysfs_layout(cfg, res, t):
                 entry[vals[0]] = int(vals[1])
     t.eq(sorted(seen), cfg.node_ids, "node ids in /sys/devices/system/node")
     t.eq(online, cfg.cpu_ids, "online CPUs")
+    for c in cfg.cpu_ids:
+        t.eq(pkgs.get(c), (cfg.package_of(c), cfg.core_of(c)), f"cpu{c} (physical_package_id, core_id)")
     for n in cfg.nodes:
         got = seen.get(n.id, {})
         t.eq(got.get("cpus"), n.cpus, f"node{n.id}/cpulist")
@@ -203,6 +212,9 @@ def topo_json(cfg, res, t):
                f"numa_nodes[{n.id}].memory_bytes {mem} outside [{lo}, {hi}] "
                f"for {n.memory_mib} MiB given to QEMU")
         t.eq(got.get("allowed"), True, f"numa_nodes[{n.id}].allowed")
+        free = got.get("free_bytes")
+        t.true(isinstance(free, int) and 0 < free <= mem,
+               f"numa_nodes[{n.id}].free_bytes {free!r} should be in (0, memory_bytes]")
     cpuless = [n.id for n in cfg.nodes if not n.cpus]
     got_cpuless = sorted(i for i, n in nodes.items() if n.get("cpus") == [])
     t.eq(got_cpuless, cpuless, "CPU-less nodes (numa_nodes with cpus == [])")
@@ -217,6 +229,8 @@ def topo_json(cfg, res, t):
             t.eq(got.get("node"), n.id, f"cpus[{c}].node")
             t.eq(got.get("online"), True, f"cpus[{c}].online")
             t.eq(got.get("allowed"), True, f"cpus[{c}].allowed")
+            t.eq(got.get("package"), cfg.package_of(c), f"cpus[{c}].package")
+            t.eq(got.get("core"), cfg.core_of(c), f"cpus[{c}].core")
             if cfg.threads_per_core == 1:
                 t.eq(got.get("smt_siblings"), [c], f"cpus[{c}].smt_siblings (no SMT)")
 

@@ -75,6 +75,7 @@ class Config:
         self.cpu_ids = sorted(c for n in self.nodes for c in n.cpus)
         smp = dict(kv.split("=") for kv in self.smp.split(",")[1:])
         self.threads_per_core = int(smp.get("threads", 1))
+        self.cores_per_socket = int(smp.get("cores", 1))
         self._validate()
 
     def _validate(self):
@@ -83,6 +84,11 @@ class Config:
         if self.node_ids != list(range(n)):
             sys.exit(f"{where} node ids must be 0..{n - 1}, got {self.node_ids}")
         ncpu = int(self.smp.split(",")[0])
+        smp = dict(kv.split("=") for kv in self.smp.split(",")[1:])
+        if set(smp) != {"sockets", "cores", "threads"} or \
+                ncpu != int(smp["sockets"]) * self.cores_per_socket * self.threads_per_core:
+            sys.exit(f"{where} smp must be 'N,sockets=S,cores=C,threads=T' with N = S*C*T "
+                     "(the checks derive package and core ids from it)")
         if self.cpu_ids != list(range(ncpu)):
             sys.exit(f"{where} the nodes' cpus must be 0..{ncpu - 1} exactly once, got {self.cpu_ids}")
         if len(self.distances) != n or any(len(r) != n for r in self.distances):
@@ -107,6 +113,14 @@ class Config:
             for x in self.nodes:
                 if not x.cpus and x.initiator not in inits:
                     sys.exit(f"{where} CPU-less node {x.id} needs initiator = <a CPU node>")
+
+    # QEMU numbers CPUs socket by socket, core by core, thread by thread (with
+    # dies and clusters left at 1), so the ids the kernel reads follow from -smp.
+    def package_of(self, cpu):
+        return cpu // (self.cores_per_socket * self.threads_per_core)
+
+    def core_of(self, cpu):
+        return (cpu // self.threads_per_core) % self.cores_per_socket
 
     def node(self, nid):
         return self.nodes[nid]

@@ -23,7 +23,8 @@ MIB = 1024 * 1024
 def good_topo(cfg):
     return {
         "schema": "numaprobe/1",
-        "cpus": [{"os_index": c, "online": True, "allowed": True, "package": 0, "core": c,
+        "cpus": [{"os_index": c, "online": True, "allowed": True, "package": cfg.package_of(c),
+                  "core": cfg.core_of(c),
                   "node": n.id, "smt_siblings": [c]} for n in cfg.nodes for c in n.cpus],
         "numa_nodes": [{"os_index": n.id, "cpus": n.cpus,
                         "memory_bytes": (n.memory_mib - 8) * MIB,
@@ -48,6 +49,7 @@ def sysfs_text(cfg):
         for f in ("read_bandwidth", "write_bandwidth"):
             lines.append(f"{pre} {f} {e[f + '_mbps']}")
     lines.append(f"online_cpus 0-{len(cfg.cpu_ids) - 1}")
+    lines += [f"cpu {c} package {cfg.package_of(c)} core {cfg.core_of(c)}" for c in cfg.cpu_ids]
     return "\n".join(lines) + "\n"
 
 
