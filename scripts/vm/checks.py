@@ -299,23 +299,10 @@ def pin_each_cpu(cfg, res, t):
 
 # --- measurement engine (issue 4) ------------------------------------------
 # Pending until `numaprobe latency` / `bandwidth` land: skipped while their
-# --help lacks the flags used (see Check.needs). The asserts follow issue 4's JSON contract
-# (top-level unit, cpu_nodes, mem_nodes, matrix, cells; each cell with its
-# placement fraction and the CPUs used); the engine's owner adjusts the field
-# names here if the contract names them differently, and the size/budget
-# flags so a run stays well inside the VM's time.
-
-# fraction_on_intended is the engine's PlacementCheck field (branch engine);
-# the others are accepted in case the cell flattens or renames it.
-PLACEMENT_KEYS = ("fraction_on_intended", "placement_fraction", "placement")
-CPUS_KEYS = ("cpus", "cpus_used")
-
-
-def first_key(obj, keys):
-    for k in keys:
-        if k in obj:
-            return obj[k]
-    return None
+# --help lacks the flags used (see Check.needs). Field names are those of the
+# engine's result model (numaprobe-core report/matrix.rs: MatrixResult with
+# cpu_nodes, mem_nodes, complete, cells[] with cpu_node, mem_node, cpus,
+# placement.fraction_on_intended, flagged).
 
 
 def matrix_guest(sub):
@@ -333,16 +320,17 @@ def matrix_check(sub):
         cpu_nodes = [n.id for n in cfg.nodes if n.cpus]
         t.eq(doc.get("cpu_nodes"), cpu_nodes, f"{sub}: cpu_nodes")
         t.eq(doc.get("mem_nodes"), cfg.node_ids, f"{sub}: mem_nodes")
+        t.eq(doc.get("complete"), True, f"{sub}: complete")
         cells = doc.get("cells") or []
         t.eq(len(cells), len(cpu_nodes) * len(cfg.node_ids), f"{sub}: number of cells")
         for cell in cells:
-            where = f"{sub} cell cpu_node={cell.get('cpu_node')} mem_node={cell.get('mem_node')}"
-            frac = first_key(cell, PLACEMENT_KEYS)
-            if isinstance(frac, dict):
-                frac = first_key(frac, PLACEMENT_KEYS)
-            t.eq(frac, 1.0, f"{where}: placement fraction (keys looked for: {PLACEMENT_KEYS})")
-            used = first_key(cell, CPUS_KEYS)
-            want = cfg.node(cell.get("cpu_node")).cpus if cell.get("cpu_node") in cfg.node_ids else None
+            cn = cell.get("cpu_node")
+            where = f"{sub} cell cpu_node={cn} mem_node={cell.get('mem_node')}"
+            frac = (cell.get("placement") or {}).get("fraction_on_intended")
+            t.eq(frac, 1.0, f"{where}: placement.fraction_on_intended")
+            t.eq(cell.get("flagged"), False, f"{where}: flagged (flags {cell.get('flags')!r})")
+            used = cell.get("cpus")
+            want = cfg.node(cn).cpus if cn in cfg.node_ids else None
             t.true(used and want and set(used) <= set(want),
                    f"{where}: CPUs used {used!r} should be CPUs of the CPU node {want!r}")
 

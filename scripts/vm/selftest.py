@@ -116,8 +116,8 @@ def matrix_doc(cfg, fraction=1.0):
     cpu_nodes = [n for n in cfg.nodes if n.cpus]
     return json.dumps({
         "schema": "numaprobe/1", "unit": "ns", "cpu_nodes": [n.id for n in cpu_nodes],
-        "mem_nodes": cfg.node_ids,
-        "cells": [{"cpu_node": n.id, "mem_node": m, "cpus": n.cpus[:1],
+        "mem_nodes": cfg.node_ids, "complete": True,
+        "cells": [{"cpu_node": n.id, "mem_node": m, "cpus": n.cpus[:1], "flagged": fraction < 0.99,
                    "placement": {"fraction_on_intended": fraction}}
                   for n in cpu_nodes for m in cfg.node_ids],
     })
