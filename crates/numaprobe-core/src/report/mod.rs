@@ -2,6 +2,7 @@
 //! format concern. Exporters turn results into text; they never measure.
 
 pub mod table;
+pub mod topo;
 
 /// The output formats every subcommand offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,6 +6,11 @@
 //! these types is the `cpus` / `numa_nodes` / `distances` part of the JSON
 //! contract documented in the README: rename nothing without bumping `SCHEMA`.
 
+mod caches;
+mod cgroup;
+pub mod cpulist;
+mod extras;
+pub mod numbering;
 pub mod sysfs;
 
 use serde::{Deserialize, Serialize};
@@ -106,7 +111,8 @@ pub struct MemoryTier {
 pub struct PciDevice {
     /// `domain:bus:device.function`.
     pub address: String,
-    /// `gpu`, `network`, `nvme`, `storage` or `other`, from the PCI class.
+    /// `gpu`, `network`, `nvme`, `storage`, `accelerator` or `other`, from the
+    /// PCI class.
     pub kind: String,
     pub class: String,
     pub vendor: Option<String>,
@@ -218,18 +224,16 @@ impl Topology {
     }
 
     /// A key unique per physical core on the machine: core ids repeat across
-    /// packages (and dies), and some kernels leave them unset, in which case
-    /// the SMT sibling set identifies the core.
+    /// packages (and dies), some kernels leave them unset, and some repeat
+    /// them within a package; the SMT sibling set (read from the kernel's
+    /// per-core masks) identifies the core in every case, the ids only order.
     pub fn core_key(&self, cpu: &Cpu) -> (Option<i64>, Option<i64>, Option<i64>, u32) {
-        match cpu.core {
-            Some(core) => (cpu.package, cpu.die, Some(core), 0),
-            None => (
-                cpu.package,
-                cpu.die,
-                None,
-                cpu.smt_siblings.first().copied().unwrap_or(cpu.os_index),
-            ),
-        }
+        (
+            cpu.package,
+            cpu.die,
+            cpu.core,
+            cpu.smt_siblings.first().copied().unwrap_or(cpu.os_index),
+        )
     }
 
     /// Largest cache size seen at the highest cache level (the LLC), if known.

@@ -1,9 +1,33 @@
 //! Reading Linux sysfs and procfs below a root path into the `Topology` model.
 //!
-//! Every file of the machine's description is opened through `root`, so a dump
-//! of another machine reads like the live one (the hwloc way).
+//! Every file of the machine's description is opened through `root` (the `Fs`
+//! helper below is the only thing that touches the file system), so a dump of
+//! another machine reads like the live one, the way hwloc's `HWLOC_FSROOT` does.
+//!
+//! What is read, and the fallbacks (each fallback leaves a line in
+//! `Topology.warnings` unless it is the kernel's normal behaviour):
+//! * CPUs: `cpu/possible` (else the `cpuN` folders), `cpu/online` (else each
+//!   `cpuN/online`, a missing one meaning online, as for cpu0 on most kernels).
+//!   Offline CPUs are kept with `online: false` and no ids: their `topology`
+//!   folder is gone.
+//! * ids from `cpuN/topology`; SMT siblings from `core_cpus_list` /
+//!   `thread_siblings_list` (else the hex masks, else equal core ids).
+//! * nodes: `node/online` (else the `nodeN` folders); a node's CPUs from
+//!   `cpulist`, else the hex `cpumap`; a kernel without `node/` is read as one
+//!   node holding every CPU and `/proc/meminfo`.
+//! * the SLIT from `nodeN/distance`: one value per online node. A row with one
+//!   value per *possible* node (seen on dumps where a node went offline) is cut
+//!   down to the online columns; any other length is an error.
+//! * caches, HMAT, memory tiers, PCI, THP: see `caches`, `extras`.
+//! * what the process may use: see `cgroup`.
+//!
+//! Garbage in a file that decides the shape of the machine (CPU and node lists,
+//! ids, distances) is an error naming the file; garbage in a descriptive file
+//! (a cache size, a PCI class) is a warning and the item is left out.
 
-use super::Topology;
+use super::cpulist::{clean, parse_list, parse_mask};
+use super::{Cpu, Distances, HugePages, NumaNode, Topology};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -21,10 +45,691 @@ pub enum TopologyError {
     },
 }
 
+pub(crate) const CPU_DIR: &str = "sys/devices/system/cpu";
+pub(crate) const NODE_DIR: &str = "sys/devices/system/node";
+
+/// The file system below `root`. Relative paths only: nothing here can reach
+/// an absolute system path by accident.
+pub(crate) struct Fs<'a> {
+    pub root: &'a Path,
+}
+
+impl Fs<'_> {
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel.trim_start_matches('/'))
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path(rel).exists()
+    }
+
+    pub fn is_dir(&self, rel: &str) -> bool {
+        self.path(rel).is_dir()
+    }
+
+    /// The file's text, `None` when it does not exist. Other I/O errors
+    /// (permissions, a directory where a file should be) are errors.
+    pub fn read_opt(&self, rel: &str) -> Result<Option<String>, TopologyError> {
+        let path = self.path(rel);
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(TopologyError::Io { path, source: e }),
+        }
+    }
+
+    /// Names in a directory, sorted; empty when it does not exist.
+    pub fn list_dir(&self, rel: &str) -> Vec<String> {
+        let mut names: Vec<String> = match std::fs::read_dir(self.path(rel)) {
+            Ok(rd) => rd
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        names
+    }
+
+    /// Numbers `N` of entries named `<prefix>N` (e.g. `cpu12`, `node3`).
+    pub fn numbered(&self, rel: &str, prefix: &str) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .list_dir(rel)
+            .iter()
+            .filter_map(|n| n.strip_prefix(prefix))
+            .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    pub fn malformed(&self, rel: &str, problem: impl Into<String>) -> TopologyError {
+        TopologyError::Malformed {
+            path: self.path(rel),
+            problem: problem.into(),
+        }
+    }
+
+    /// A set in list form; `None` when the file does not exist.
+    pub fn list_opt(&self, rel: &str) -> Result<Option<Vec<u32>>, TopologyError> {
+        match self.read_opt(rel)? {
+            None => Ok(None),
+            Some(s) => parse_list(&s).map(Some).map_err(|p| self.malformed(rel, p)),
+        }
+    }
+
+    /// A set in mask form; `None` when the file does not exist.
+    pub fn mask_opt(&self, rel: &str) -> Result<Option<Vec<u32>>, TopologyError> {
+        match self.read_opt(rel)? {
+            None => Ok(None),
+            Some(s) => parse_mask(&s).map(Some).map_err(|p| self.malformed(rel, p)),
+        }
+    }
+
+    /// A signed integer (topology ids); `None` when the file does not exist.
+    pub fn int_opt(&self, rel: &str) -> Result<Option<i64>, TopologyError> {
+        match self.read_opt(rel)? {
+            None => Ok(None),
+            Some(s) => clean(&s)
+                .parse::<i64>()
+                .map(Some)
+                .map_err(|_| self.malformed(rel, format!("`{}` is not an integer", clean(&s)))),
+        }
+    }
+}
+
 /// Read the topology of the machine whose sysfs/procfs live below `root`.
 pub fn read(root: &Path) -> Result<Topology, TopologyError> {
     if !root.is_dir() {
         return Err(TopologyError::NoRoot(root.to_path_buf()));
     }
-    Err(TopologyError::NotSysfs(root.to_path_buf()))
+    let fs = Fs { root };
+    if !fs.is_dir(CPU_DIR) {
+        return Err(TopologyError::NotSysfs(root.to_path_buf()));
+    }
+    let live = is_live_root(root);
+    let mut warnings = Vec::new();
+
+    let mut cpus = read_cpus(&fs, &mut warnings)?;
+    let online: Vec<u32> = cpus
+        .iter()
+        .filter(|c| c.online)
+        .map(|c| c.os_index)
+        .collect();
+    let (mut nodes, distances) = read_nodes(&fs, &online, &mut warnings)?;
+    for node in &nodes {
+        for &c in &node.cpus {
+            if let Some(cpu) = cpus.iter_mut().find(|x| x.os_index == c) {
+                cpu.node = Some(node.os_index);
+            }
+        }
+    }
+    let unplaced: Vec<u32> = cpus
+        .iter()
+        .filter(|c| c.online && c.node.is_none())
+        .map(|c| c.os_index)
+        .collect();
+    if !unplaced.is_empty() {
+        warnings.push(format!(
+            "online CPUs {} are in no node's cpulist; they are shown without a node",
+            super::cpulist::format_list(&unplaced)
+        ));
+    }
+
+    let caches = super::caches::read_caches(&fs, &online, &mut warnings)?;
+    let node_ids: Vec<u32> = nodes.iter().map(|n| n.os_index).collect();
+    let hmat = super::extras::read_hmat(&fs, &node_ids, &mut warnings)?;
+    let memory_tiers = super::extras::read_memory_tiers(&fs, &mut warnings)?;
+    let pci_devices = super::extras::read_pci(&fs, &mut warnings)?;
+    let thp_mode = super::extras::read_thp(&fs)?;
+
+    let allowed = super::cgroup::read_allowed(&fs, live, &online, &node_ids, &mut warnings)?;
+    for cpu in cpus.iter_mut() {
+        cpu.allowed = cpu.online && allowed.cpus.binary_search(&cpu.os_index).is_ok();
+    }
+    for node in nodes.iter_mut() {
+        node.allowed = allowed.nodes.binary_search(&node.os_index).is_ok();
+    }
+
+    let numbering = super::numbering::classify(&cpus);
+    Ok(Topology {
+        root: root.to_path_buf(),
+        cpus,
+        nodes,
+        distances,
+        caches,
+        hmat,
+        memory_tiers,
+        pci_devices,
+        thp_mode,
+        allowed,
+        numbering,
+        warnings,
+    })
+}
+
+/// True when `root` is this machine's `/`: only then are the process's own
+/// affinity mask and `/proc/self` about the machine being described.
+fn is_live_root(root: &Path) -> bool {
+    root.canonicalize()
+        .map(|p| p == Path::new("/"))
+        .unwrap_or(false)
+}
+
+fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyError> {
+    let dirs: Vec<u32> = fs.numbered(CPU_DIR, "cpu");
+    let possible_file = fs.list_opt(&format!("{CPU_DIR}/possible"))?;
+    let mut possible: BTreeSet<u32> = dirs.iter().copied().collect();
+    if let Some(p) = &possible_file {
+        possible.extend(p.iter().copied());
+    }
+
+    // Online: the global file when there is one; otherwise the per-CPU flag.
+    // An empty global file cannot be right (we are running on some CPU);
+    // the per-CPU flags are the better witness then.
+    let online_file = fs
+        .list_opt(&format!("{CPU_DIR}/online"))?
+        .filter(|l| !l.is_empty() || dirs.is_empty());
+    let online: BTreeSet<u32> = match online_file {
+        Some(list) => {
+            let dir_set: BTreeSet<u32> = dirs.iter().copied().collect();
+            let missing: Vec<u32> = list
+                .iter()
+                .copied()
+                .filter(|c| !dir_set.contains(c))
+                .collect();
+            if !missing.is_empty() && !dir_set.is_empty() {
+                // A live kernel always has the folder; dumps trimmed by hand
+                // sometimes do not. Without the folder there is nothing to say
+                // about the CPU, so it is treated as absent.
+                warnings.push(format!(
+                    "{}: lists CPUs {} that have no cpuN folder; they are left out",
+                    fs.path(&format!("{CPU_DIR}/online")).display(),
+                    super::cpulist::format_list(&missing)
+                ));
+            }
+            list.into_iter().filter(|c| dir_set.contains(c)).collect()
+        }
+        None => {
+            let mut on = BTreeSet::new();
+            for &c in &dirs {
+                let rel = format!("{CPU_DIR}/cpu{c}/online");
+                let flag = match fs.read_opt(&rel)? {
+                    None => true,
+                    Some(s) => match clean(&s) {
+                        "1" => true,
+                        "0" => false,
+                        other => return Err(fs.malformed(&rel, format!("`{other}` is not 0 or 1"))),
+                    },
+                };
+                if flag {
+                    on.insert(c);
+                }
+            }
+            on
+        }
+    };
+    if online.is_empty() {
+        return Err(fs.malformed(CPU_DIR, "no online CPU found"));
+    }
+
+    let mut cpus = Vec::with_capacity(possible.len());
+    for &c in &possible {
+        let is_online = online.contains(&c);
+        let t = format!("{CPU_DIR}/cpu{c}/topology");
+        let has_topo = is_online && fs.is_dir(&t);
+        let (package, die, cluster, core) = if has_topo {
+            (
+                fs.int_opt(&format!("{t}/physical_package_id"))?,
+                fs.int_opt(&format!("{t}/die_id"))?,
+                // -1 (arm64) and 65535 (x86's BAD_APICID) mean "no cluster
+                // known", not a cluster every CPU shares.
+                fs.int_opt(&format!("{t}/cluster_id"))?
+                    .filter(|&v| v != -1 && v != 0xffff),
+                fs.int_opt(&format!("{t}/core_id"))?,
+            )
+        } else {
+            (None, None, None, None)
+        };
+        cpus.push(Cpu {
+            os_index: c,
+            online: is_online,
+            allowed: false,
+            package,
+            die,
+            cluster,
+            core,
+            node: None,
+            smt_siblings: Vec::new(),
+        });
+    }
+
+    fill_siblings(fs, &mut cpus, &online, warnings)?;
+    check_packages(fs, &cpus, &online, warnings)?;
+    Ok(cpus)
+}
+
+/// A set read from the first of several files that exists: list forms are
+/// tried before masks because they are unambiguous to read.
+fn first_set(fs: &Fs, dir: &str, names: &[&str]) -> Result<Option<Vec<u32>>, TopologyError> {
+    for name in names {
+        let rel = format!("{dir}/{name}");
+        let got = if name.ends_with("_list") {
+            fs.list_opt(&rel)?
+        } else {
+            fs.mask_opt(&rel)?
+        };
+        if got.is_some() {
+            return Ok(got);
+        }
+    }
+    Ok(None)
+}
+
+/// SMT siblings come from the kernel's per-core masks, as hwloc reads them:
+/// core ids alone are not enough (they repeat across packages and dies, and
+/// some kernels number them oddly). Without masks, equal (package, die, core)
+/// ids are the fallback.
+///
+/// A mask member with another core id is not an SMT thread of this core: AMD
+/// family 15h kernels put both cores of a compute unit in `thread_siblings`
+/// while giving them distinct `core_id`s (hwloc makes the same call).
+fn fill_siblings(
+    fs: &Fs,
+    cpus: &mut [Cpu],
+    online: &BTreeSet<u32>,
+    warnings: &mut Vec<String>,
+) -> Result<(), TopologyError> {
+    let mut from_ids = Vec::new();
+    for i in 0..cpus.len() {
+        if !cpus[i].online {
+            continue;
+        }
+        let c = cpus[i].os_index;
+        let t = format!("{CPU_DIR}/cpu{c}/topology");
+        let set = first_set(
+            fs,
+            &t,
+            &[
+                "core_cpus_list",
+                "thread_siblings_list",
+                "core_cpus",
+                "thread_siblings",
+            ],
+        )?;
+        match set {
+            Some(s) => {
+                let me = (cpus[i].package, cpus[i].die, cpus[i].core);
+                let same_core = |x: u32| {
+                    me.2.is_none()
+                        || cpus
+                            .binary_search_by_key(&x, |o| o.os_index)
+                            .is_ok_and(|k| (cpus[k].package, cpus[k].die, cpus[k].core) == me)
+                };
+                let mut sib: Vec<u32> = s
+                    .into_iter()
+                    .filter(|&x| online.contains(&x) && same_core(x))
+                    .collect();
+                if !sib.contains(&c) {
+                    sib.push(c);
+                    sib.sort_unstable();
+                }
+                cpus[i].smt_siblings = sib;
+            }
+            None => from_ids.push(i),
+        }
+    }
+    if !from_ids.is_empty() {
+        let with_ids = from_ids.iter().any(|&i| cpus[i].core.is_some());
+        if with_ids {
+            warnings.push(format!(
+                "no thread_siblings for CPUs {}; SMT siblings taken from equal core ids",
+                super::cpulist::format_list(
+                    &from_ids
+                        .iter()
+                        .map(|&i| cpus[i].os_index)
+                        .collect::<Vec<_>>()
+                )
+            ));
+        }
+        for &i in &from_ids {
+            let me = &cpus[i];
+            let sib: Vec<u32> = if me.core.is_some() {
+                cpus.iter()
+                    .filter(|o| {
+                        o.online && o.package == me.package && o.die == me.die && o.core == me.core
+                    })
+                    .map(|o| o.os_index)
+                    .collect()
+            } else {
+                vec![me.os_index]
+            };
+            cpus[i].smt_siblings = sib;
+        }
+    }
+    Ok(())
+}
+
+/// Package ids are what the JSON and the tables show, so check that they
+/// describe the same grouping as the kernel's package masks; a disagreement is
+/// reported (it would make "CPUs of package P" mean two different things).
+fn check_packages(
+    fs: &Fs,
+    cpus: &[Cpu],
+    online: &BTreeSet<u32>,
+    warnings: &mut Vec<String>,
+) -> Result<(), TopologyError> {
+    let mut by_id: BTreeMap<Option<i64>, Vec<u32>> = BTreeMap::new();
+    for c in cpus.iter().filter(|c| c.online) {
+        by_id.entry(c.package).or_default().push(c.os_index);
+    }
+    for cpu in cpus.iter().filter(|c| c.online && c.package.is_some()) {
+        let t = format!("{CPU_DIR}/cpu{}/topology", cpu.os_index);
+        let Some(mask) = first_set(
+            fs,
+            &t,
+            &[
+                "package_cpus_list",
+                "core_siblings_list",
+                "package_cpus",
+                "core_siblings",
+            ],
+        )?
+        else {
+            continue;
+        };
+        let by_mask: Vec<u32> = mask.into_iter().filter(|x| online.contains(x)).collect();
+        let by_id = by_id.get(&cpu.package).cloned().unwrap_or_default();
+        if by_mask != by_id {
+            warnings.push(format!(
+                "cpu{}: physical_package_id {} groups CPUs {} but package_cpus says {}",
+                cpu.os_index,
+                cpu.package.unwrap_or(-1),
+                super::cpulist::format_list(&by_id),
+                super::cpulist::format_list(&by_mask)
+            ));
+            // One warning tells the story; the same mismatch repeats per CPU.
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn read_nodes(
+    fs: &Fs,
+    online: &[u32],
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<NumaNode>, Option<Distances>), TopologyError> {
+    if !fs.is_dir(NODE_DIR) {
+        // A kernel built without NUMA: one node with everything, memory from
+        // /proc/meminfo (hwloc does the same).
+        warnings.push(format!(
+            "{}: missing; the machine is read as one NUMA node",
+            fs.path(NODE_DIR).display()
+        ));
+        let (total, free) = match fs.read_opt("proc/meminfo")? {
+            Some(s) => parse_meminfo(&s),
+            None => (None, None),
+        };
+        return Ok((
+            vec![NumaNode {
+                os_index: 0,
+                cpus: online.to_vec(),
+                memory_bytes: total.unwrap_or(0),
+                free_bytes: free.unwrap_or(0),
+                allowed: false,
+                hugepages: Vec::new(),
+            }],
+            None,
+        ));
+    }
+
+    let dirs = fs.numbered(NODE_DIR, "node");
+    // As for CPUs, an empty `online` says nothing; the folders do.
+    let online_file = fs
+        .list_opt(&format!("{NODE_DIR}/online"))?
+        .filter(|l| !l.is_empty() || dirs.is_empty());
+    let ids: Vec<u32> = match online_file {
+        Some(list) => {
+            let missing: Vec<u32> = list.iter().copied().filter(|n| !dirs.contains(n)).collect();
+            if !missing.is_empty() {
+                warnings.push(format!(
+                    "{}: lists nodes {} that have no nodeN folder; they are left out",
+                    fs.path(&format!("{NODE_DIR}/online")).display(),
+                    super::cpulist::format_list(&missing)
+                ));
+            }
+            list.into_iter().filter(|n| dirs.contains(n)).collect()
+        }
+        None => dirs.clone(),
+    };
+    if ids.is_empty() {
+        return Err(fs.malformed(NODE_DIR, "no online NUMA node found"));
+    }
+
+    let online_set: BTreeSet<u32> = online.iter().copied().collect();
+    let mut owner: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut nodes = Vec::with_capacity(ids.len());
+    for &n in &ids {
+        let d = format!("{NODE_DIR}/node{n}");
+        let list = fs.list_opt(&format!("{d}/cpulist"))?;
+        let map = fs.mask_opt(&format!("{d}/cpumap"))?;
+        let on = |v: Vec<u32>| -> Vec<u32> {
+            v.into_iter().filter(|c| online_set.contains(c)).collect()
+        };
+        let all = match (list.map(on), map.map(on)) {
+            (Some(l), Some(m)) => {
+                // Both describe the same set (offline CPUs aside: kernels and
+                // edited dumps differ on whether they appear); a difference
+                // means one of them was cut short, and there is no telling
+                // which CPUs are right.
+                if l != m {
+                    return Err(fs.malformed(
+                        &format!("{d}/cpulist"),
+                        format!(
+                            "lists CPUs {} but cpumap says {}",
+                            super::cpulist::format_list(&l),
+                            super::cpulist::format_list(&m)
+                        ),
+                    ));
+                }
+                l
+            }
+            (Some(l), None) => l,
+            (None, Some(m)) => m,
+            (None, None) => {
+                warnings.push(format!(
+                    "{}: neither cpulist nor cpumap; the node is read as having no CPU",
+                    fs.path(&d).display()
+                ));
+                Vec::new()
+            }
+        };
+        let mut cpus = Vec::new();
+        for c in all.into_iter().filter(|c| online_set.contains(c)) {
+            if let Some(prev) = owner.insert(c, n) {
+                warnings.push(format!(
+                    "cpu{c} is listed by node{prev} and node{n}; kept in node{prev}"
+                ));
+                owner.insert(c, prev);
+            } else {
+                cpus.push(c);
+            }
+        }
+        let (total, free) = match fs.read_opt(&format!("{d}/meminfo"))? {
+            Some(s) => parse_meminfo(&s),
+            None => (None, None),
+        };
+        if total.is_none() {
+            warnings.push(format!(
+                "{}: no MemTotal; the node's memory is shown as 0",
+                fs.path(&format!("{d}/meminfo")).display()
+            ));
+        }
+        let hugepages = read_hugepages(fs, &format!("{d}/hugepages"), warnings)?;
+        nodes.push(NumaNode {
+            os_index: n,
+            cpus,
+            memory_bytes: total.unwrap_or(0),
+            free_bytes: free.unwrap_or(0),
+            allowed: false,
+            hugepages,
+        });
+    }
+    let distances = read_distances(fs, &ids, warnings)?;
+    Ok((nodes, distances))
+}
+
+/// `MemTotal` and `MemFree` in bytes from a node `meminfo` (`Node 0 MemTotal:
+/// 123 kB`) or `/proc/meminfo` (`MemTotal: 123 kB`).
+fn parse_meminfo(s: &str) -> (Option<u64>, Option<u64>) {
+    let mut total = None;
+    let mut free = None;
+    for line in s.lines() {
+        let mut words = line.split_whitespace();
+        let mut key = None;
+        let mut value = None;
+        for w in words.by_ref() {
+            if let Some(k) = w.strip_suffix(':') {
+                key = Some(k);
+                value = words.next().and_then(|v| v.parse::<u64>().ok());
+                break;
+            }
+        }
+        let unit = words.next().unwrap_or("");
+        let bytes = value.map(|v| {
+            if unit == "kB" {
+                v.saturating_mul(1024)
+            } else {
+                v
+            }
+        });
+        match key {
+            Some("MemTotal") => total = bytes,
+            Some("MemFree") => free = bytes,
+            _ => {}
+        }
+    }
+    (total, free)
+}
+
+fn read_hugepages(
+    fs: &Fs,
+    dir: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<HugePages>, TopologyError> {
+    let mut out = Vec::new();
+    for name in fs.list_dir(dir) {
+        let Some(kb) = name
+            .strip_prefix("hugepages-")
+            .and_then(|s| s.strip_suffix("kB"))
+            .and_then(|s| s.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let num = |file: &str| -> Result<Option<u64>, TopologyError> {
+            let rel = format!("{dir}/{name}/{file}");
+            Ok(fs
+                .read_opt(&rel)?
+                .and_then(|s| clean(&s).parse::<u64>().ok()))
+        };
+        match (num("nr_hugepages")?, num("free_hugepages")?) {
+            (Some(total), free) => out.push(HugePages {
+                size_bytes: kb * 1024,
+                total,
+                free: free.unwrap_or(0),
+            }),
+            (None, _) => warnings.push(format!(
+                "{}: unreadable nr_hugepages; size left out",
+                fs.path(&format!("{dir}/{name}")).display()
+            )),
+        }
+    }
+    out.sort_by_key(|h| h.size_bytes);
+    Ok(out)
+}
+
+/// The SLIT as the kernel shows it: `nodeN/distance` has one value per online
+/// node, in node order.
+fn read_distances(
+    fs: &Fs,
+    ids: &[u32],
+    warnings: &mut Vec<String>,
+) -> Result<Option<Distances>, TopologyError> {
+    let possible = fs.list_opt(&format!("{NODE_DIR}/possible"))?;
+    let mut matrix = Vec::with_capacity(ids.len());
+    for &n in ids {
+        let rel = format!("{NODE_DIR}/node{n}/distance");
+        let Some(text) = fs.read_opt(&rel)? else {
+            warnings.push(format!(
+                "{}: missing; no distance table",
+                fs.path(&rel).display()
+            ));
+            return Ok(None);
+        };
+        let mut row = Vec::new();
+        for w in clean(&text).split_whitespace() {
+            match w.parse::<u32>() {
+                Ok(v) => row.push(v),
+                Err(_) => return Err(fs.malformed(&rel, format!("`{w}` is not a distance"))),
+            }
+        }
+        if row.len() != ids.len() {
+            // Seen on dumps where a node was taken offline: the row still has
+            // one value per possible node. Keep the online nodes' columns.
+            let cut = possible.as_ref().and_then(|p| {
+                (p.len() == row.len() && ids.iter().all(|i| p.contains(i))).then(|| {
+                    ids.iter()
+                        .map(|i| row[p.iter().position(|x| x == i).unwrap_or(0)])
+                        .collect::<Vec<u32>>()
+                })
+            });
+            match cut {
+                Some(r) => {
+                    warnings.push(format!(
+                        "{}: {} values for {} possible nodes but {} online; kept the online nodes' columns",
+                        fs.path(&rel).display(),
+                        row.len(),
+                        row.len(),
+                        ids.len()
+                    ));
+                    row = r;
+                }
+                None => {
+                    return Err(fs.malformed(
+                        &rel,
+                        format!(
+                            "{} distances for {} online nodes ({})",
+                            row.len(),
+                            ids.len(),
+                            super::cpulist::format_list(ids)
+                        ),
+                    ))
+                }
+            }
+        }
+        matrix.push(row);
+    }
+    Ok(Some(Distances {
+        node_ids: ids.to_vec(),
+        matrix,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_reads_node_and_proc_forms() {
+        let node = "Node 1 MemTotal:       67108864 kB\nNode 1 MemFree:        57913400 kB\n";
+        assert_eq!(
+            parse_meminfo(node),
+            (Some(67108864 * 1024), Some(57913400 * 1024))
+        );
+        let proc = "MemTotal:        1000 kB\nMemFree:          500 kB\nBuffers: 1 kB\n";
+        assert_eq!(parse_meminfo(proc), (Some(1024000), Some(512000)));
+        assert_eq!(parse_meminfo("garbage"), (None, None));
+    }
 }

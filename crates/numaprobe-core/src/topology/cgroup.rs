@@ -1,0 +1,313 @@
+//! What this process may use: the cgroup cpuset (v1, v2 or the old `cpuset`
+//! file system) found the way hwloc finds it, and on the live machine the
+//! affinity mask too.
+//!
+//! On a dump, everything comes from the dump's own files: `proc/mounts` says
+//! where the cpuset hierarchy is mounted (a cgroup2 mount counts only when its
+//! `cgroup.controllers` offers `cpuset`), `proc/self/cgroup` (else the older
+//! `proc/self/cpuset`) says which cgroup the process was in, and that cgroup's
+//! folder holds the sets: `cpuset.cpus.effective` / `cpuset.mems.effective` on
+//! v2, `[cpuset.]cpus` / `[cpuset.]mems` on v1. `sched_getaffinity` is asked
+//! only when the root is `/`: on a dump it would describe the wrong machine.
+
+use super::cpulist::parse_list;
+use super::sysfs::{Fs, TopologyError};
+use super::Allowed;
+use std::collections::BTreeSet;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Hierarchy {
+    /// cgroup v2 mounted at the path.
+    V2(String),
+    /// cgroup v1 cpuset (or the `cpuset` file system) at the path; the files
+    /// are named `<prefix>cpus` and `<prefix>mems`.
+    V1 { mount: String, prefix: &'static str },
+}
+
+pub(crate) fn read_allowed(
+    fs: &Fs,
+    live: bool,
+    online: &[u32],
+    nodes: &[u32],
+    warnings: &mut Vec<String>,
+) -> Result<Allowed, TopologyError> {
+    let mut cpus: BTreeSet<u32> = online.iter().copied().collect();
+    let mut mems: BTreeSet<u32> = nodes.iter().copied().collect();
+    let mut sources = Vec::new();
+
+    if let Some((cpu_rel, mem_rel, label)) = find_cpuset_files(fs, warnings)? {
+        for (rel, set, what) in [(cpu_rel, &mut cpus, "CPU"), (mem_rel, &mut mems, "node")] {
+            let Some(rel) = rel else { continue };
+            let Some(list) = fs.list_opt(&rel)? else {
+                continue;
+            };
+            let inter: BTreeSet<u32> = set
+                .intersection(&list.into_iter().collect())
+                .copied()
+                .collect();
+            if inter.is_empty() {
+                // A process always has somewhere to run and allocate; an
+                // empty intersection means the file is stale, not a prison.
+                warnings.push(format!(
+                    "{}: allows no online {what}; ignored",
+                    fs.path(&rel).display()
+                ));
+                continue;
+            }
+            *set = inter;
+            sources.push(format!("{label}:/{}", rel.trim_start_matches('/')));
+        }
+    }
+
+    if live {
+        match affinity() {
+            Some(mask) => {
+                let inter: BTreeSet<u32> = cpus.intersection(&mask).copied().collect();
+                if !inter.is_empty() {
+                    cpus = inter;
+                }
+                sources.push("sched_getaffinity".into());
+            }
+            None => {
+                warnings.push("sched_getaffinity failed; the affinity mask is not applied".into())
+            }
+        }
+        // The kernel's own view of the task's cpuset mems, which also covers
+        // cpusets applied by means other than the cgroup we found.
+        if let Some(status) = fs.read_opt("proc/self/status")? {
+            if let Some(list) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Mems_allowed_list:"))
+                .and_then(|v| parse_list(v).ok())
+            {
+                let inter: BTreeSet<u32> = mems
+                    .intersection(&list.into_iter().collect())
+                    .copied()
+                    .collect();
+                if !inter.is_empty() {
+                    mems = inter;
+                    sources.push("/proc/self/status:Mems_allowed_list".into());
+                }
+            }
+        }
+    }
+
+    Ok(Allowed {
+        cpus: cpus.into_iter().collect(),
+        nodes: mems.into_iter().collect(),
+        sources,
+    })
+}
+
+/// Locate the cpus and mems files of the process's cpuset cgroup, relative to
+/// the root, with a label for `Allowed.sources`. `None`: no cpuset hierarchy.
+#[allow(clippy::type_complexity)]
+fn find_cpuset_files(
+    fs: &Fs,
+    warnings: &mut Vec<String>,
+) -> Result<Option<(Option<String>, Option<String>, &'static str)>, TopologyError> {
+    let Some(mounts) = fs.read_opt("proc/mounts")? else {
+        return Ok(None);
+    };
+    let Some(h) = find_hierarchy(fs, &mounts)? else {
+        return Ok(None);
+    };
+    let path = match cgroup_path(fs, &h)? {
+        Some(p) => p,
+        None => {
+            warnings.push(
+                "a cpuset cgroup is mounted but proc/self/cgroup and proc/self/cpuset do not say which one applies; no cgroup restriction applied".into(),
+            );
+            return Ok(None);
+        }
+    };
+    let (mount, cpus_name, mems_name, label) = match &h {
+        Hierarchy::V2(m) => (
+            m.clone(),
+            "cpuset.cpus.effective".to_string(),
+            "cpuset.mems.effective".to_string(),
+            "cgroup2",
+        ),
+        Hierarchy::V1 { mount, prefix } => (
+            mount.clone(),
+            format!("{prefix}cpus"),
+            format!("{prefix}mems"),
+            "cgroup",
+        ),
+    };
+    let dir = join_rel(&mount, &path);
+    let cpus = find_up(fs, &mount, &dir, &cpus_name);
+    let mems = find_up(fs, &mount, &dir, &mems_name);
+    if cpus.is_none() && mems.is_none() {
+        warnings.push(format!(
+            "{}: cgroup folder without {cpus_name} or {mems_name}; no cgroup restriction applied",
+            fs.path(&dir).display()
+        ));
+    }
+    Ok(Some((cpus, mems, label)))
+}
+
+fn find_hierarchy(fs: &Fs, mounts: &str) -> Result<Option<Hierarchy>, TopologyError> {
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 4 {
+            continue;
+        }
+        let mnt = unescape_mount(f[1]);
+        let opts: Vec<&str> = f[3].split(',').collect();
+        match f[2] {
+            "cgroup2" => {
+                // A cgroup2 mount without the cpuset controller restricts
+                // nothing (v1 may hold the cpuset controller instead).
+                let ctrl = fs.read_opt(&join_rel(&mnt, "cgroup.controllers"))?;
+                if ctrl.is_some_and(|c| c.split_whitespace().any(|w| w == "cpuset")) {
+                    return Ok(Some(Hierarchy::V2(mnt)));
+                }
+            }
+            "cgroup" if opts.contains(&"cpuset") => {
+                let prefix = if opts.contains(&"noprefix") {
+                    ""
+                } else {
+                    "cpuset."
+                };
+                return Ok(Some(Hierarchy::V1 { mount: mnt, prefix }));
+            }
+            "cpuset" => {
+                return Ok(Some(Hierarchy::V1 {
+                    mount: mnt,
+                    prefix: "",
+                }))
+            }
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
+/// The process's cgroup path in the hierarchy `h`.
+fn cgroup_path(fs: &Fs, h: &Hierarchy) -> Result<Option<String>, TopologyError> {
+    if let Some(text) = fs.read_opt("proc/self/cgroup")? {
+        for line in text.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (Some(id), Some(ctrls), Some(path)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let hit = match h {
+                Hierarchy::V2(_) => id == "0" && ctrls.is_empty(),
+                Hierarchy::V1 { .. } => ctrls.split(',').any(|c| c == "cpuset"),
+            };
+            if hit {
+                return Ok(Some(path.trim().to_string()));
+            }
+        }
+    }
+    Ok(fs
+        .read_opt("proc/self/cpuset")?
+        .map(|s| s.trim().to_string())
+        .filter(|s| s.starts_with('/')))
+}
+
+/// The file `name` in `dir` or, failing that, in the nearest ancestor up to
+/// the mount point: on cgroup v2 a cgroup without the cpuset controller
+/// enabled is bound by its parent's sets.
+fn find_up(fs: &Fs, mount: &str, dir: &str, name: &str) -> Option<String> {
+    let mount = mount.trim_end_matches('/');
+    let mut d = dir.trim_end_matches('/').to_string();
+    loop {
+        let rel = join_rel(&d, name);
+        if fs.exists(&rel) {
+            return Some(rel);
+        }
+        if d.len() <= mount.len() || !d.starts_with(mount) {
+            return None;
+        }
+        match d.rfind('/') {
+            Some(i) if i >= mount.len() => d.truncate(i),
+            _ => d = mount.to_string(),
+        }
+    }
+}
+
+/// Join two absolute paths of the described machine into one relative to the
+/// root: `/sys/fs/cgroup` + `/a/b` → `sys/fs/cgroup/a/b`.
+fn join_rel(a: &str, b: &str) -> String {
+    let a = a.trim_matches('/');
+    let b = b.trim_matches('/');
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_string(),
+        (_, true) => a.to_string(),
+        _ => format!("{a}/{b}"),
+    }
+}
+
+/// `/proc/mounts` escapes blanks in paths as octal (`\040`).
+fn unescape_mount(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
+            out.push(v as u8);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// This process's affinity mask. The buffer grows until the kernel accepts
+/// it, so machines with more CPUs than `cpu_set_t` holds (1024) work too.
+fn affinity() -> Option<BTreeSet<u32>> {
+    let mut words = 1024 / 64;
+    while words <= (1 << 20) / 64 {
+        let mut buf = vec![0u64; words];
+        // SAFETY: the pointer and length describe `buf`, which outlives the
+        // call; the kernel writes at most `len` bytes into it.
+        let rc = unsafe {
+            libc::sched_getaffinity(0, words * 8, buf.as_mut_ptr() as *mut libc::cpu_set_t)
+        };
+        if rc == 0 {
+            let mut set = BTreeSet::new();
+            for (w, v) in buf.iter().enumerate() {
+                for bit in 0..64 {
+                    if v & (1u64 << bit) != 0 {
+                        set.insert((w * 64 + bit) as u32);
+                    }
+                }
+            }
+            return Some(set);
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+            return None;
+        }
+        words *= 2;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_and_unescapes_mount_paths() {
+        assert_eq!(join_rel("/sys/fs/cgroup", "/a/b"), "sys/fs/cgroup/a/b");
+        assert_eq!(join_rel("/dev/cpuset", "/"), "dev/cpuset");
+        assert_eq!(unescape_mount("/mnt/a\\040b"), "/mnt/a b");
+    }
+
+    #[test]
+    fn live_affinity_is_readable() {
+        let set = affinity().expect("sched_getaffinity works for this process");
+        assert!(!set.is_empty());
+    }
+}

@@ -1,0 +1,171 @@
+//! The descriptive parts of a machine beyond CPUs and nodes: HMAT access
+//! attributes, memory tiers, PCI devices with their node, the THP mode.
+//!
+//! None of these changes the shape of the machine, so an unreadable value is
+//! left out (with a warning where it is worth one) rather than failing the
+//! whole read.
+
+use super::cpulist::{clean, parse_list};
+use super::sysfs::{Fs, TopologyError, NODE_DIR};
+use super::{HmatAccess, MemoryTier, PciDevice};
+
+/// `nodeN/accessK/initiators/`: `nodeM` entries name the initiators, the
+/// `{read,write}_{latency,bandwidth}` files the figures. The kernel writes 0
+/// when the firmware's HMAT gave no figure, so 0 is read as "unknown".
+pub(crate) fn read_hmat(
+    fs: &Fs,
+    nodes: &[u32],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<HmatAccess>, TopologyError> {
+    let mut out = Vec::new();
+    for &n in nodes {
+        let nd = format!("{NODE_DIR}/node{n}");
+        for class in fs.numbered(&nd, "access") {
+            let d = format!("{nd}/access{class}/initiators");
+            if !fs.is_dir(&d) {
+                continue;
+            }
+            let initiators = fs.numbered(&d, "node");
+            let mut value = |name: &str| -> Result<Option<u64>, TopologyError> {
+                let rel = format!("{d}/{name}");
+                Ok(match fs.read_opt(&rel)? {
+                    None => None,
+                    Some(s) => match clean(&s).parse::<u64>() {
+                        Ok(0) => None,
+                        Ok(v) => Some(v),
+                        Err(_) => {
+                            warnings.push(format!(
+                                "{}: `{}` is not a number; left out",
+                                fs.path(&rel).display(),
+                                clean(&s)
+                            ));
+                            None
+                        }
+                    },
+                })
+            };
+            out.push(HmatAccess {
+                node: n,
+                access_class: class,
+                initiators,
+                read_latency_ns: value("read_latency")?,
+                write_latency_ns: value("write_latency")?,
+                read_bandwidth_mbps: value("read_bandwidth")?,
+                write_bandwidth_mbps: value("write_bandwidth")?,
+            });
+        }
+    }
+    Ok(out)
+}
+
+const TIER_DIR: &str = "sys/devices/virtual/memory_tiering";
+
+/// `memory_tierN/nodelist` (Linux 6.1+). Lower tier ids are faster memory.
+pub(crate) fn read_memory_tiers(
+    fs: &Fs,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<MemoryTier>, TopologyError> {
+    let mut out = Vec::new();
+    for id in fs.numbered(TIER_DIR, "memory_tier") {
+        let rel = format!("{TIER_DIR}/memory_tier{id}/nodelist");
+        match fs.read_opt(&rel)? {
+            None => {}
+            Some(s) => match parse_list(&s) {
+                Ok(nodes) => out.push(MemoryTier { id, nodes }),
+                Err(p) => warnings.push(format!("{}: {p}; tier left out", fs.path(&rel).display())),
+            },
+        }
+    }
+    Ok(out)
+}
+
+const PCI_DIR: &str = "sys/bus/pci/devices";
+
+/// Every PCI function with its class and NUMA node. `kind` sorts the ones
+/// that matter for placement (GPUs, NICs, NVMe) from the rest.
+pub(crate) fn read_pci(
+    fs: &Fs,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<PciDevice>, TopologyError> {
+    let mut out = Vec::new();
+    let mut bad = 0usize;
+    for address in fs.list_dir(PCI_DIR) {
+        let d = format!("{PCI_DIR}/{address}");
+        let text = |name: &str| -> Option<String> {
+            fs.read_opt(&format!("{d}/{name}"))
+                .ok()
+                .flatten()
+                .map(|s| clean(&s).to_string())
+        };
+        let Some(class) = text("class") else {
+            bad += 1;
+            continue;
+        };
+        let Some(code) = u32::from_str_radix(class.trim_start_matches("0x"), 16).ok() else {
+            bad += 1;
+            continue;
+        };
+        let numa_node = text("numa_node")
+            .and_then(|s| s.parse::<i64>().ok())
+            .and_then(|v| u32::try_from(v).ok());
+        out.push(PciDevice {
+            address,
+            kind: pci_kind(code).to_string(),
+            class,
+            vendor: text("vendor"),
+            device: text("device"),
+            numa_node,
+        });
+    }
+    if bad > 0 {
+        warnings.push(format!(
+            "{}: {bad} device(s) without a readable class left out",
+            fs.path(PCI_DIR).display()
+        ));
+    }
+    Ok(out)
+}
+
+/// The PCI class code (`0xCCSSPP`: class, subclass, programming interface)
+/// mapped to what a placement decision cares about.
+pub fn pci_kind(code: u32) -> &'static str {
+    let class = code >> 16;
+    let sub = (code >> 8) & 0xff;
+    match (class, sub) {
+        (0x03, _) => "gpu",
+        (0x02, _) => "network",
+        (0x0c, 0x06) => "network", // InfiniBand as a serial bus controller
+        (0x01, 0x08) => "nvme",
+        (0x01, _) => "storage",
+        (0x12, _) | (0x0b, 0x40) => "accelerator",
+        _ => "other",
+    }
+}
+
+/// `sys/kernel/mm/transparent_hugepage/enabled` reads `always [madvise] never`:
+/// the bracketed word is the mode.
+pub(crate) fn read_thp(fs: &Fs) -> Result<Option<String>, TopologyError> {
+    let Some(s) = fs.read_opt("sys/kernel/mm/transparent_hugepage/enabled")? else {
+        return Ok(None);
+    };
+    Ok(s.split_whitespace()
+        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+        .map(str::to_string))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pci_kind;
+
+    #[test]
+    fn pci_classes_map_to_kinds() {
+        assert_eq!(pci_kind(0x030200), "gpu");
+        assert_eq!(pci_kind(0x020000), "network");
+        assert_eq!(pci_kind(0x020700), "network");
+        assert_eq!(pci_kind(0x0c0600), "network");
+        assert_eq!(pci_kind(0x010802), "nvme");
+        assert_eq!(pci_kind(0x010601), "storage");
+        assert_eq!(pci_kind(0x120000), "accelerator");
+        assert_eq!(pci_kind(0x060400), "other");
+    }
+}
