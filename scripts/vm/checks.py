@@ -234,6 +234,10 @@ def topo_json(cfg, res, t):
             if cfg.threads_per_core == 1:
                 t.eq(got.get("smt_siblings"), [c], f"cpus[{c}].smt_siblings (no SMT)")
 
+    allowed = doc.get("allowed") or {}
+    t.eq(allowed.get("cpus"), cfg.cpu_ids, "allowed.cpus (nothing restricts PID 1's children)")
+    t.eq(allowed.get("nodes"), cfg.node_ids, "allowed.nodes")
+
     dist = doc.get("distances")
     if t.true(isinstance(dist, dict), f"distances: expected an object, got {dist!r}"):
         t.eq(dist.get("node_ids"), cfg.node_ids, "distances.node_ids")

@@ -32,6 +32,7 @@ def good_topo(cfg):
                        for n in cfg.nodes],
         "distances": {"node_ids": cfg.node_ids, "matrix": cfg.distances},
         "hmat": cfg.expected_hmat(),
+        "allowed": {"cpus": cfg.cpu_ids, "nodes": cfg.node_ids, "sources": []},
     }
 
 
@@ -95,6 +96,9 @@ def cases(cfg):
         bad = copy.deepcopy(topo)
         bad["hmat"] = [{"node": 0, "access_class": 0, "initiators": [0]}]
         yield "topo-json", "HMAT where there is none", Result(json.dumps(bad), "", 0), "fail"
+    bad = copy.deepcopy(topo)
+    bad["allowed"]["nodes"] = bad["allowed"]["nodes"][:1]
+    yield "topo-json", "nodes not allowed", Result(json.dumps(bad), "", 0), "fail"
     yield "topo-json", "not JSON", Result("node 0 ...", "", 0), "fail"
     yield "topo-json", "non-zero exit", Result(json.dumps(topo), "boom", 1), "fail"
 
