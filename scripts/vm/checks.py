@@ -361,7 +361,10 @@ def bad_input_guest(cfg):
         if cpuless:
             cases.append((f"{sub}-cpuless-cpu-node", f"numaprobe {sub} --cpu-nodes {cpuless[0]}"))
         cases.append((f"{sub}-missing-node", f"numaprobe {sub} --mem-nodes {missing}"))
-        cases.append((f"{sub}-size-over-free", f"numaprobe {sub} --mem-nodes 0 --size 64GiB"))
+        # Twice node 0's memory: more than it can hold, less than the machine
+        # has, so only a per-node check refuses it.
+        over = 2 * cfg.nodes[0].memory_mib
+        cases.append((f"{sub}-size-over-free", f"numaprobe {sub} --mem-nodes 0 --size {over}MiB"))
     lines = ["run() { name=$1; shift; \"$@\" > /tmp/case.out 2> /tmp/case.err; rc=$?;",
              "  echo \"case $name rc $rc\"; sed \"s/^/err $name /\" /tmp/case.err; }"]
     lines += [f"run {name} {cmd}" for name, cmd in cases]
