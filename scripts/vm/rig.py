@@ -68,6 +68,9 @@ class Config:
         self.cpu_model = d.get("cpu")
         self.checks = d["checks"]
         self.check_timeout_s = d.get("check_timeout_s", 90)
+        # Per-check settings, [check_options.NAME] in the TOML file: how a
+        # check learns what this machine can do (e.g. which study presets).
+        self.check_options = d.get("check_options", {})
         self.nodes = sorted((Node(n) for n in d["node"]), key=lambda n: n.id)
         self.distances = d["distances"]
         self.hmat_lb = d.get("hmat_lb")
@@ -96,6 +99,9 @@ class Config:
         for i in range(n):
             if self.distances[i][i] != 10:
                 sys.exit(f"{where} distances[{i}][{i}] must be 10 (the SLIT's local value)")
+        for c in self.check_options:
+            if c not in self.checks:
+                sys.exit(f"{where} check_options.{c}: no such check in this configuration's checks")
         for c in self.checks:
             if c not in CHECKS:
                 sys.exit(f"{where} unknown check {c!r}; known: {', '.join(sorted(CHECKS))}")

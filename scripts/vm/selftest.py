@@ -133,8 +133,8 @@ def study_text(cfg, cpu_verified=True):
         {"label": f"{node.id}.0.w.{node.id}", "node": node.id, "cpu": node.cpus[0],
          "cpu_verified": cpu_verified, "mem_node": node.id, "pages_on_node": 1.0,
          "placement_ok": True}]}]}]}
-    from checks import STUDY_PRESETS
-    return "".join(f"@@@ preset {p} rc 0\n{json.dumps(doc)}\n" for p in STUDY_PRESETS)
+    from checks import study_presets_of
+    return "".join(f"@@@ preset {p} rc 0\n{json.dumps(doc)}\n" for p in study_presets_of(cfg))
 
 
 def engine_cases(cfg):
