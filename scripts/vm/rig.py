@@ -61,6 +61,10 @@ class Config:
         with open(path, "rb") as f:
             d = tomllib.load(f)
         self.path = path
+        for key in ("name", "smp", "checks", "distances", "node"):
+            if key not in d:
+                sys.exit(f"{path}: missing top-level key {key!r} (in TOML, a plain key written "
+                         "after a [table] header belongs to that table: put it before)")
         self.name = d["name"]
         self.description = d.get("description", "")
         self.smp = d["smp"]
