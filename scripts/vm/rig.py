@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""The VM rig's host side: turns a machine configuration (configs/*.toml) into
+a QEMU command line and an initramfs, boots it, reads the results the guest
+wrote to its second serial port, and runs the host-side asserts of
+checks.py on them.
+
+scripts/vm-test installs the tools, fetches the kernel and builds numaprobe,
+then calls this with their paths. Run alone (after one vm-test run has filled
+the caches):
+
+    scripts/vm/rig.py --kernel K --busybox /bin/busybox --numaprobe BIN [CONFIG...]
+
+Exit status 0 when every check of every configuration passed or was skipped,
+1 otherwise. Artifacts of each boot (console log, results, QEMU command) stay
+under target/vm-runs/CONFIG/ for inspection.
+"""
+
+import argparse
+import os
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+import time
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    sys.exit("vm-test: Python 3.11 or newer is needed (tomllib)")
+
+# No __pycache__ in the source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import CHECKS, Result, Skip, T  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+CONFIG_DIR = os.path.join(HERE, "configs")
+
+# A node's MemTotal is what QEMU gave it minus what the kernel reserves
+# there (memmap, the kernel image, crash and DMA areas, about 30 MiB on the
+# last CPU node of the Quartet); 75 % is well below any of that and well above
+# a node that got nothing or the wrong amount.
+MEMORY_LOW_FRACTION = 0.75
+
+
+class Node:
+    def __init__(self, d):
+        self.id = d["id"]
+        self.cpus = sorted(d.get("cpus", []))
+        self.memory_mib = d["memory_mib"]
+        self.initiator = d.get("initiator")
+
+
+class Config:
+    """One machine configuration, validated so a mistake in a TOML file is
+    reported as such and not as a failing check."""
+
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            d = tomllib.load(f)
+        self.path = path
+        for key in ("name", "smp", "checks", "distances", "node"):
+            if key not in d:
+                sys.exit(f"{path}: missing top-level key {key!r} (in TOML, a plain key written "
+                         "after a [table] header belongs to that table: put it before)")
+        self.name = d["name"]
+        self.description = d.get("description", "")
+        self.smp = d["smp"]
+        self.hmat = bool(d.get("hmat", False))
+        self.cpu_model = d.get("cpu")
+        self.checks = d["checks"]
+        self.check_timeout_s = d.get("check_timeout_s", 90)
+        # Per-check settings, [check_options.NAME] in the TOML file: how a
+        # check learns what this machine can do (e.g. which study presets).
+        self.check_options = d.get("check_options", {})
+        self.nodes = sorted((Node(n) for n in d["node"]), key=lambda n: n.id)
+        self.distances = d["distances"]
+        self.hmat_lb = d.get("hmat_lb")
+        self.node_ids = [n.id for n in self.nodes]
+        self.cpu_ids = sorted(c for n in self.nodes for c in n.cpus)
+        smp = dict(kv.split("=") for kv in self.smp.split(",")[1:])
+        self.threads_per_core = int(smp.get("threads", 1))
+        self.cores_per_socket = int(smp.get("cores", 1))
+        self._validate()
+
+    def _validate(self):
+        where = f"{self.path}:"
+        n = len(self.nodes)
+        if self.node_ids != list(range(n)):
+            sys.exit(f"{where} node ids must be 0..{n - 1}, got {self.node_ids}")
+        ncpu = int(self.smp.split(",")[0])
+        smp = dict(kv.split("=") for kv in self.smp.split(",")[1:])
+        if set(smp) != {"sockets", "cores", "threads"} or \
+                ncpu != int(smp["sockets"]) * self.cores_per_socket * self.threads_per_core:
+            sys.exit(f"{where} smp must be 'N,sockets=S,cores=C,threads=T' with N = S*C*T "
+                     "(the checks derive package and core ids from it)")
+        if self.cpu_ids != list(range(ncpu)):
+            sys.exit(f"{where} the nodes' cpus must be 0..{ncpu - 1} exactly once, got {self.cpu_ids}")
+        if len(self.distances) != n or any(len(r) != n for r in self.distances):
+            sys.exit(f"{where} distances must be {n}x{n}")
+        for i in range(n):
+            if self.distances[i][i] != 10:
+                sys.exit(f"{where} distances[{i}][{i}] must be 10 (the SLIT's local value)")
+        for c in self.check_options:
+            if c not in self.checks:
+                sys.exit(f"{where} check_options.{c}: no such check in this configuration's checks")
+        for c in self.checks:
+            if c not in CHECKS:
+                sys.exit(f"{where} unknown check {c!r}; known: {', '.join(sorted(CHECKS))}")
+        if self.hmat:
+            lb = self.hmat_lb
+            if not lb:
+                sys.exit(f"{where} hmat = true needs an [hmat_lb] table")
+            inits = lb["initiators"]
+            if inits != [x.id for x in self.nodes if x.cpus]:
+                sys.exit(f"{where} hmat_lb.initiators must be the CPU nodes in id order")
+            for key in ("latency_ns", "bandwidth_mbps"):
+                m = lb[key]
+                if len(m) != len(inits) or any(len(r) != n for r in m):
+                    sys.exit(f"{where} hmat_lb.{key} must be {len(inits)}x{n}")
+            for x in self.nodes:
+                if not x.cpus and x.initiator not in inits:
+                    sys.exit(f"{where} CPU-less node {x.id} needs initiator = <a CPU node>")
+
+    # QEMU numbers CPUs socket by socket, core by core, thread by thread (with
+    # dies and clusters left at 1), so the ids the kernel reads follow from -smp.
+    def package_of(self, cpu):
+        return cpu // (self.cores_per_socket * self.threads_per_core)
+
+    def core_of(self, cpu):
+        return (cpu // self.threads_per_core) % self.cores_per_socket
+
+    def node(self, nid):
+        return self.nodes[nid]
+
+    def memory_bounds(self, node):
+        full = node.memory_mib * 1024 * 1024
+        return int(full * MEMORY_LOW_FRACTION), full
+
+    def expected_hmat(self):
+        """What the kernel shows in nodeN/accessK/initiators for the HMAT we
+        give QEMU. QEMU marks every node's initiator in the SRAT/HMAT (a CPU
+        node is its own, a CPU-less node the one configured), and the kernel
+        (drivers/acpi/numa/hmat.c) then links only that initiator and reports
+        that pair's values, in both access0 (any initiator) and access1 (CPU
+        initiators; ours all have CPUs). Access latency/bandwidth entries set
+        read and write alike. Remote pairs are in the ACPI table only."""
+        if not self.hmat:
+            return []
+        lb = self.hmat_lb
+        out = []
+        for n in self.nodes:
+            ini = n.id if n.cpus else n.initiator
+            row = lb["initiators"].index(ini)
+            lat = lb["latency_ns"][row][n.id]
+            bw = lb["bandwidth_mbps"][row][n.id]
+            for cls in (0, 1):
+                out.append({
+                    "node": n.id, "access_class": cls, "initiators": [ini],
+                    "read_latency_ns": lat, "write_latency_ns": lat,
+                    "read_bandwidth_mbps": bw, "write_bandwidth_mbps": bw,
+                })
+        return out
+
+    def qemu_args(self, kernel, initrd, results):
+        total = sum(n.memory_mib for n in self.nodes)
+        machine = "pc,hmat=on" if self.hmat else "pc"
+        a = ["qemu-system-x86_64", "-accel", "tcg", "-machine", machine,
+             "-nographic", "-no-reboot", "-m", f"{total}M", "-smp", self.smp,
+             # No network and no display: the guest needs neither, and fewer
+             # devices (and option ROMs) mean a faster boot.
+             "-nic", "none", "-vga", "none"]
+        if self.cpu_model:
+            a += ["-cpu", self.cpu_model]
+        a += ["-kernel", kernel, "-initrd", initrd,
+              # panic=-1: a panic reboots at once, and -no-reboot turns that
+              # into QEMU exiting, so a broken guest never waits for the timeout.
+              "-append", "console=ttyS0 panic=-1",
+              "-serial", "mon:stdio", "-serial", f"file:{results}"]
+        for n in self.nodes:
+            a += ["-object", f"memory-backend-ram,size={n.memory_mib}M,id=m{n.id}"]
+            spec = f"node,nodeid={n.id},memdev=m{n.id}"
+            spec += "".join(f",cpus={c}" for c in n.cpus)
+            if self.hmat and not n.cpus:
+                spec += f",initiator={n.initiator}"
+            a += ["-numa", spec]
+        for i, row in enumerate(self.distances):
+            for j, d in enumerate(row):
+                if i != j:
+                    a += ["-numa", f"dist,src={i},dst={j},val={d}"]
+        if self.hmat:
+            lb = self.hmat_lb
+            for r, ini in enumerate(lb["initiators"]):
+                for tgt in self.node_ids:
+                    base = f"hmat-lb,initiator={ini},target={tgt},hierarchy=memory"
+                    a += ["-numa", f"{base},data-type=access-latency,latency={lb['latency_ns'][r][tgt]}"]
+                    # QEMU's M suffix here means MB/s, which is what the
+                    # kernel reports back in read/write_bandwidth.
+                    a += ["-numa", f"{base},data-type=access-bandwidth,bandwidth={lb['bandwidth_mbps'][r][tgt]}M"]
+        return a
+
+
+def is_static_elf(path):
+    """True when the ELF file has no PT_INTERP (no dynamic loader): anything
+    else would fail inside the initramfs, which has no libc."""
+    with open(path, "rb") as f:
+        h = f.read(64)
+        if h[:4] != b"\x7fELF" or h[4] != 2:
+            return False
+        phoff, = struct.unpack_from("<Q", h, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", h, 0x36)
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            if struct.unpack("<I", f.read(4))[0] == 3:  # PT_INTERP
+                return False
+    return True
+
+
+def build_initramfs(cfg, args, workdir, pending):
+    root = os.path.join(workdir, "root")
+    shutil.rmtree(root, ignore_errors=True)
+    for d in ("bin", "proc", "sys", "dev", "tmp", "etc", "checks"):
+        os.makedirs(os.path.join(root, d))
+    shutil.copy(args.busybox, os.path.join(root, "bin", "busybox"))
+    shutil.copy(args.numaprobe, os.path.join(root, "bin", "numaprobe"))
+    shutil.copy(os.path.join(HERE, "init"), os.path.join(root, "init"))
+    os.chmod(os.path.join(root, "init"), 0o755)
+    with open(os.path.join(root, "etc", "vm-test.env"), "w") as f:
+        f.write(f"VM_CONFIG={shlex.quote(cfg.name)}\nVM_CHECK_TIMEOUT={int(cfg.check_timeout_s)}\n")
+    for i, name in enumerate(cfg.checks):
+        if name in pending:
+            continue
+        guest = CHECKS[name].guest
+        with open(os.path.join(root, "checks", f"{i:02d}-{name}"), "w") as f:
+            f.write(f"# check {name} of configuration {cfg.name} (scripts/vm/checks.py)\n")
+            f.write(guest(cfg))
+    initrd = os.path.join(workdir, "initrd.cpio")
+    files = subprocess.run(["find", "."], cwd=root, check=True, capture_output=True).stdout
+    with open(initrd, "wb") as out:
+        subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root, input=files,
+                       stdout=out, check=True)
+    return initrd
+
+
+def pending_checks(cfg, numaprobe):
+    """{check name: reason} for the checks whose subcommand or flags the
+    binary does not have yet (its --help is the authority)."""
+    helps, pending = {}, {}
+    for name in cfg.checks:
+        for sub, flags in CHECKS[name].needs.items():
+            if sub not in helps:
+                r = subprocess.run([numaprobe, sub, "--help"], capture_output=True, text=True)
+                helps[sub] = r.stdout if r.returncode == 0 else ""
+            lacking = [f for f in flags if f not in helps[sub]]
+            if lacking:
+                pending[name] = (f"pending: `numaprobe {sub}` does not have "
+                                 f"{' '.join(lacking)} yet")
+                break
+    return pending
+
+
+def parse_results(text):
+    """Sections written by scripts/vm/init: {check file name: Result}, and
+    whether the guest got to the end."""
+    results, done = {}, False
+    cur, section, buf = None, None, {"STDOUT": [], "STDERR": []}
+    for line in text.split("\n"):
+        if line.startswith("@@NUMAPROBE-VM DONE"):
+            done = True
+        elif line.startswith("@@BEGIN "):
+            cur, section, buf = line[8:], None, {"STDOUT": [], "STDERR": []}
+        elif cur and line in ("@@STDOUT", "@@STDERR"):
+            section = line[2:]
+        elif cur and line.startswith("@@RC "):
+            # init wrote each output followed by one newline, so the lines
+            # between two markers, joined, are exactly that output.
+            results[cur] = Result("\n".join(buf["STDOUT"]), "\n".join(buf["STDERR"]), int(line[5:]))
+            section = None
+        elif cur and line.startswith("@@END "):
+            cur = None
+        elif cur and section:
+            buf[section].append(line)
+    return results, done
+
+
+def tail(path, n=40):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return "(no console log)"
+
+
+def run_config(cfg, args):
+    workdir = os.path.join(REPO, "target", "vm-runs", cfg.name)
+    os.makedirs(workdir, exist_ok=True)
+    pending = pending_checks(cfg, args.numaprobe)
+    initrd = build_initramfs(cfg, args, workdir, pending)
+    results_path = os.path.join(workdir, "results.txt")
+    console_path = os.path.join(workdir, "console.log")
+    for p in (results_path, console_path):
+        if os.path.exists(p):
+            os.remove(p)
+    cmd = cfg.qemu_args(args.kernel, initrd, results_path)
+    with open(os.path.join(workdir, "qemu-command.sh"), "w") as f:
+        f.write(" ".join(shlex.quote(a) for a in cmd) + "\n")
+    print(f"== vm {cfg.name}: {cfg.description}", flush=True)
+    start = time.monotonic()
+    timed_out = False
+    with open(console_path, "wb") as console:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
+                                stderr=subprocess.STDOUT)
+        try:
+            qrc = proc.wait(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            qrc, timed_out = None, True
+    elapsed = time.monotonic() - start
+    print(f"   boot to result: {elapsed:.1f} s", flush=True)
+
+    text = ""
+    if os.path.exists(results_path):
+        with open(results_path, errors="replace") as f:
+            text = f.read().replace("\r", "")
+    results, done = parse_results(text)
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    problems = []
+    if timed_out:
+        problems.append(f"the VM did not finish within {args.timeout} s (killed)")
+    elif qrc != 0:
+        problems.append(f"qemu exited with status {qrc}")
+    if not done:
+        problems.append("the guest never wrote its end marker (crashed, hung or was killed); "
+                        f"{len(results)} of {len(cfg.checks) - len(pending)} checks reported")
+    if problems:
+        counts["failed"] += 1
+        for p in problems:
+            print(f"FAIL {cfg.name}/boot: {p}")
+    for i, name in enumerate(cfg.checks):
+        res = results.get(f"{i:02d}-{name}")
+        label = f"{cfg.name}/{name}"
+        if name in pending:
+            print(f"SKIP {label}: {pending[name]}")
+            counts["skipped"] += 1
+            continue
+        if res is None:
+            print(f"FAIL {label}: no result from the guest")
+            counts["failed"] += 1
+            continue
+        t = T()
+        try:
+            CHECKS[name].verify(cfg, res, t)
+        except Skip as s:
+            print(f"SKIP {label}: {s}")
+            counts["skipped"] += 1
+            continue
+        except Exception as e:  # a check that crashes is a failure, said plainly
+            t.fail(f"the host-side check raised {type(e).__name__}: {e}")
+        if t.problems:
+            counts["failed"] += 1
+            print(f"FAIL {label}:")
+            for p in t.problems:
+                print(f"       - {p}")
+            if res.rc in (124, 143):
+                print(f"       (exit status {res.rc}: probably killed by the guest's "
+                      f"{cfg.check_timeout_s} s per-check timeout)")
+            print(f"       guest stdout (first 1500 chars): {res.stdout[:1500]!r}")
+            print(f"       guest stderr (first 800 chars): {res.stderr[:800]!r}")
+        else:
+            print(f"PASS {label}")
+            counts["passed"] += 1
+    if counts["failed"]:
+        print(f"--- last lines of the VM console ({console_path}):")
+        print(tail(console_path))
+        print(f"--- artifacts: {workdir}")
+    return counts, elapsed
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--kernel", required=True)
+    p.add_argument("--busybox", required=True)
+    p.add_argument("--numaprobe", required=True)
+    p.add_argument("--timeout", type=float,
+                   default=float(os.environ.get("NUMAPROBE_VM_TIMEOUT", "300")),
+                   help="seconds before a VM is killed (a hang guard, not a "
+                        "performance limit; env NUMAPROBE_VM_TIMEOUT)")
+    p.add_argument("configs", nargs="*",
+                   help="configuration names (files in scripts/vm/configs/); default: all")
+    args = p.parse_args()
+
+    for path in (args.busybox, args.numaprobe):
+        if not is_static_elf(path):
+            sys.exit(f"vm-test: {path} is not a static x86-64 executable; the initramfs has no libc")
+
+    names = args.configs or sorted(f[:-5] for f in os.listdir(CONFIG_DIR) if f.endswith(".toml"))
+    configs = []
+    for name in names:
+        path = os.path.join(CONFIG_DIR, name + ".toml")
+        if not os.path.exists(path):
+            sys.exit(f"vm-test: no configuration {name!r} ({path})")
+        configs.append(Config(path))
+
+    total = {"passed": 0, "failed": 0, "skipped": 0}
+    times = []
+    for cfg in configs:
+        counts, elapsed = run_config(cfg, args)
+        times.append(f"{cfg.name} {elapsed:.1f} s")
+        for k in total:
+            total[k] += counts[k]
+    print(f"boot to result: {', '.join(times)}")
+    print(f"vm-test: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped")
+    return 1 if total["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
