@@ -1,9 +1,9 @@
 //! The result model's shared pieces and the exporters: one file per output
 //! format concern. Exporters turn results into text; they never measure.
 
-pub mod matrix;
 pub mod graph;
 pub mod infer;
+pub mod matrix;
 pub mod pin;
 pub mod study;
 pub mod study_chart;

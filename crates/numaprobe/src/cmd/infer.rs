@@ -129,7 +129,7 @@ fn title(inf: &Inference) -> String {
     }
 }
 
-fn render_text(inf: &Inference, advice: bool) -> String {
+pub(crate) fn render_text(inf: &Inference, advice: bool) -> String {
     let mut s = format!("{}\n\n", title(inf));
     s.push_str(&inf.levels_table().to_text());
     s.push_str("\nInterconnect\n");
@@ -147,7 +147,7 @@ fn render_text(inf: &Inference, advice: bool) -> String {
     s
 }
 
-fn render_markdown(inf: &Inference, advice: bool) -> String {
+pub(crate) fn render_markdown(inf: &Inference, advice: bool) -> String {
     let mut s = format!("## {}\n\n", title(inf));
     s.push_str(&inf.levels_table().to_markdown());
     s.push_str("\n**Interconnect**\n\n```text\n");

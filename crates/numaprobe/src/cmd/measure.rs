@@ -107,7 +107,8 @@ pub fn experiment_error(e: ExperimentError) -> anyhow::Error {
 /// after every finished cell so an interrupted run keeps its cells.
 pub struct CellProgress {
     draw: bool,
-    sink: Sink,
+    /// None: progress only, the result goes nowhere (the caller renders it).
+    sink: Option<Sink>,
     format: Format,
     /// The first failure to write the file (a Progress method cannot return it).
     pub write_error: Option<anyhow::Error>,
@@ -116,6 +117,11 @@ pub struct CellProgress {
 
 impl CellProgress {
     pub fn new(sink: Sink, format: Format) -> Self {
+        Self::optional(Some(sink), format)
+    }
+
+    /// Progress on the terminal, and the result saved only when `sink` is given.
+    pub fn optional(sink: Option<Sink>, format: Format) -> Self {
         CellProgress {
             draw: crate::output::stderr_is_terminal(),
             sink,
@@ -134,7 +140,10 @@ impl CellProgress {
         if let Some(e) = self.write_error.take() {
             return Err(e);
         }
-        self.sink.write(&result.render(self.format))
+        match &self.sink {
+            Some(sink) => sink.write(&result.render(self.format)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -167,10 +176,9 @@ impl Progress for CellProgress {
                 );
             }
         }
-        if let Sink::File(path) = &self.sink {
+        if let Some(Sink::File(path)) = &self.sink {
             if self.write_error.is_none() {
-                if let Err(e) = self
-                    .sink
+                if let Err(e) = Sink::File(path.clone())
                     .write(&partial.render(self.format))
                     .with_context(|| format!("saving partial results to {}", path.display()))
                 {

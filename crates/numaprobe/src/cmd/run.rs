@@ -1,10 +1,70 @@
 //! `numaprobe run` (and `numaprobe` with no arguments): the main job.
+//!
+//! Topology, then the latency and bandwidth matrices within one time budget,
+//! then the inference and advice on what was measured (or on the firmware's
+//! SLIT when nothing could be measured), a portable binding, a summary on the
+//! terminal and a report folder. Every step reuses the subcommands' library
+//! calls; this file only chooses budgets and assembles the results. Each
+//! report file is written as soon as its part is done (the matrices after
+//! every cell), so an interrupted run keeps what it measured.
 
+use super::measure::{self, CellProgress};
 use crate::cli::{FormatArg, OutputArgs, SysfsArgs};
-use std::path::PathBuf;
+use crate::output::{usage, write_atomic, Sink};
+use anyhow::Context;
+use numaprobe_core::analysis::{self, binding};
+use numaprobe_core::experiments::{bandwidth, latency};
+use numaprobe_core::report::infer::Inference;
+use numaprobe_core::report::matrix::MatrixResult;
+use numaprobe_core::report::pin::PinReport;
+use numaprobe_core::report::table::Table;
+use numaprobe_core::report::{self, Format};
+use numaprobe_core::stats::StopRule;
+use numaprobe_core::topology::Topology;
+use numaprobe_core::units;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The default budget for all measurements together: about a minute on a
+/// two-node machine, as the main job promises.
+const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
+/// Per-cell bounds: below 0.25 s a cell has too few samples for a CV; above
+/// 2 s an idle machine gains nothing (the CV target is reached long before).
+const CELL_MIN: Duration = Duration::from_millis(250);
+const CELL_MAX: Duration = Duration::from_secs(2);
+/// Allocation, page touching and placement checks happen outside a cell's
+/// sampling budget; this share of the total is kept for them.
+const SAMPLING_SHARE: f64 = 0.7;
 
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = "What the main job does:\n\n\
+1. Reads the topology (as `numaprobe topo`).\n\
+2. Measures the idle-latency matrix (`numaprobe latency`) and the read-bandwidth matrix \
+(`numaprobe bandwidth`) over every allowed CPU node and memory node, sharing --budget between \
+their cells (each cell gets between 0.25 s and 2 s of sampling).\n\
+3. Infers performance levels, hops and links from each matrix with two or more nodes and compares \
+them with the firmware's SLIT and HMAT (`numaprobe infer`); with one node there is nothing to infer.\n\
+4. Gives advice and a portable scatter binding for one thread per core (`numaprobe pin`).\n\n\
+The report folder holds topo.json, latency.json, bandwidth.json, infer-latency.json, \
+infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document) and \
+summary.md. Each file is written as soon as its part is done, so an interrupted run keeps what it \
+measured.\n\n\
+With --sysfs-root pointing at another machine's dump, nothing is measured: the main job shows that \
+machine's topology, analyses its SLIT and computes its binding.")]
 pub struct Args {
+    /// Time for all measurements together, e.g. 60s, 2m or 500ms. Default: 60s (about a minute on a two-node machine)
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+    /// Folder for the report files (created if missing). Default: ./numaprobe-report
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Write no report folder
+    #[arg(long, conflicts_with = "report_dir")]
+    pub no_report: bool,
+    /// Measure nothing: topology, firmware analysis and binding only
+    #[arg(long)]
+    pub no_measure: bool,
     #[command(flatten)]
     pub sysfs: SysfsArgs,
     #[command(flatten)]
@@ -14,6 +74,10 @@ pub struct Args {
 impl Args {
     pub fn default_for_main_job() -> Self {
         Args {
+            budget: None,
+            report_dir: None,
+            no_report: false,
+            no_measure: false,
             sysfs: SysfsArgs {
                 sysfs_root: PathBuf::from("/"),
             },
@@ -25,12 +89,305 @@ impl Args {
     }
 }
 
+/// Everything the main job found: `numaprobe run --format json` and
+/// `run.json` in the report folder.
+#[derive(Serialize)]
+struct RunReport {
+    schema: &'static str,
+    topology: serde_json::Value,
+    latency: Option<MatrixResult>,
+    bandwidth: Option<MatrixResult>,
+    /// Inference on the latency matrix, or on the SLIT when nothing was measured.
+    inference: Option<Inference>,
+    inference_bandwidth: Option<Inference>,
+    binding: Option<serde_json::Value>,
+    /// Why a part is missing, and other remarks on the run as a whole.
+    notes: Vec<String>,
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    // For now the main job is the topology summary; measurements join later.
-    let topo = crate::cmd::topo::read_topology(&args.sysfs.sysfs_root)?;
+    let budget = match args.budget.as_deref() {
+        None => DEFAULT_BUDGET,
+        Some(s) => units::parse_duration(s).map_err(|e| usage(format!("--budget: {e}")))?,
+    };
+    let root = args.sysfs.sysfs_root.clone();
+    let topo = super::topo::read_topology(&root)?;
+    let report_dir = report_dir(&args)?;
+    let save = |name: &str, text: &str| -> anyhow::Result<()> {
+        match &report_dir {
+            Some(d) => write_atomic(&d.join(name), text.as_bytes())
+                .with_context(|| format!("cannot write {}", d.join(name).display())),
+            None => Ok(()),
+        }
+    };
+    save("topo.json", &report::topo::to_json(&topo))?;
+
+    let mut notes = Vec::new();
+    let live = root == Path::new("/");
+    let measure = live && !args.no_measure;
+    if !live {
+        notes.push(format!(
+            "nothing measured: {} describes another machine; measurements run only on this one",
+            root.display()
+        ));
+    } else if args.no_measure {
+        notes.push("nothing measured (--no-measure)".into());
+    }
+
+    let (lat, bw) = if measure {
+        let rule = cell_rule(&topo, budget);
+        let file = |name: &str| report_dir.as_ref().map(|d| Sink::File(d.join(name)));
+        let lat_cfg = latency::LatencyConfig {
+            rule: Some(rule.clone()),
+            ..Default::default()
+        };
+        let plan = latency::plan(&topo, &lat_cfg).map_err(measure::experiment_error)?;
+        let mut progress = CellProgress::optional(file("latency.json"), Format::Json);
+        let lat = latency::run(&plan, &mut progress)
+            .map_err(anyhow::Error::new)
+            .context("latency measurement failed")?;
+        progress.finish(&lat)?;
+
+        let bw_cfg = bandwidth::BandwidthConfig {
+            rule: Some(rule),
+            ..Default::default()
+        };
+        let plan = bandwidth::plan(&topo, &bw_cfg).map_err(measure::experiment_error)?;
+        let mut progress = CellProgress::optional(file("bandwidth.json"), Format::Json);
+        let bw = bandwidth::run(&plan, &mut progress)
+            .map_err(anyhow::Error::new)
+            .context("bandwidth measurement failed")?;
+        progress.finish(&bw)?;
+        (Some(lat), Some(bw))
+    } else {
+        (None, None)
+    };
+
+    let inference = match &lat {
+        Some(m) => infer_measured(m, &topo)?,
+        None => infer_slit(&topo)?,
+    };
+    let inference_bw = match &bw {
+        Some(m) => infer_measured(m, &topo)?,
+        None => None,
+    };
+    if inference.is_none() && inference_bw.is_none() {
+        notes.push(if topo.nodes.len() < 2 {
+            "one NUMA node: there is no remote memory, so no levels, hops or links to infer".into()
+        } else {
+            "no matrix with two or more nodes and no SLIT: nothing to infer".into()
+        });
+    }
+    if let Some(inf) = &inference {
+        save("infer-latency.json", &report::to_json(inf))?;
+        if let Some(d) = &report_dir {
+            if inf.nodes.len() > 1 {
+                let svg = report::graph::render_svg(inf)?;
+                write_atomic(&d.join("graph-latency.svg"), svg.as_bytes())?;
+                report::graph::render_png(inf, &d.join("graph-latency.png"))?;
+            }
+        }
+    }
+    if let Some(inf) = &inference_bw {
+        save("infer-bandwidth.json", &report::to_json(inf))?;
+    }
+
+    let pin = suggest_binding(&topo);
+    if let Some(p) = &pin {
+        save("pin.json", &report::to_json(p))?;
+    }
+
+    let doc = RunReport {
+        schema: numaprobe_core::SCHEMA,
+        topology: serde_json::from_str(&report::topo::to_json(&topo))?,
+        latency: lat,
+        bandwidth: bw,
+        inference,
+        inference_bandwidth: inference_bw,
+        binding: pin.as_ref().map(serde_json::to_value).transpose()?,
+        notes,
+    };
+    let markdown = render_markdown(&topo, &doc, pin.as_ref());
+    save("run.json", &report::to_json(&doc))?;
+    save("summary.md", &markdown)?;
+
     let text = match args.out.format() {
-        numaprobe_core::report::Format::Json => numaprobe_core::report::topo::to_json(&topo),
-        _ => numaprobe_core::report::topo::to_summary(&topo),
+        Format::Json => report::to_json(&doc),
+        Format::Markdown => markdown,
+        Format::Csv => cells_csv(&doc),
+        Format::Table => {
+            let mut s = render_text(&topo, &doc, pin.as_ref());
+            if let Some(d) = &report_dir {
+                s.push_str(&format!("\nReport written to {}/\n", d.display()));
+            }
+            s
+        }
     };
     args.out.sink().write(&text)
+}
+
+fn report_dir(args: &Args) -> anyhow::Result<Option<PathBuf>> {
+    if args.no_report {
+        return Ok(None);
+    }
+    let dir = args
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("numaprobe-report"));
+    if dir.exists() && !dir.is_dir() {
+        return Err(usage(format!(
+            "--report-dir {}: exists and is not a folder",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the report folder {}", dir.display()))?;
+    Ok(Some(dir))
+}
+
+/// Share the budget between the cells of both matrices.
+fn cell_rule(topo: &Topology, budget: Duration) -> StopRule {
+    let cells = topo.allowed_cpu_nodes().len().max(1) * topo.allowed_mem_nodes().len().max(1) * 2;
+    let per = budget.mul_f64(SAMPLING_SHARE) / cells as u32;
+    StopRule {
+        budget: per.clamp(CELL_MIN, CELL_MAX),
+        ..StopRule::default()
+    }
+}
+
+/// Inference on a matrix numaprobe measured, with the machine's SLIT and
+/// HMAT for comparison; None when it has fewer than two nodes.
+fn infer_measured(m: &MatrixResult, topo: &Topology) -> anyhow::Result<Option<Inference>> {
+    if m.cpu_nodes.len() < 2 && m.mem_nodes.len() < 2 {
+        return Ok(None);
+    }
+    // The analysis reads numaprobe's own JSON (flagged cells included), so
+    // the result goes through the one parser that `numaprobe infer` uses.
+    let mut matrix =
+        analysis::parse(&report::to_json(m), None).context("cannot analyse the measured matrix")?;
+    if let Some(d) = &topo.distances {
+        matrix.slit = Some(analysis::Slit::from_distances(d));
+    }
+    let mut inf = analysis::analyse_with_advice(&matrix);
+    inf.findings
+        .extend(analysis::hmat::compare(&matrix, &topo.hmat));
+    Ok(Some(inf))
+}
+
+/// With nothing measured, the firmware's table is the only matrix there is.
+fn infer_slit(topo: &Topology) -> anyhow::Result<Option<Inference>> {
+    let Some(d) = &topo.distances else {
+        return Ok(None);
+    };
+    if d.node_ids.len() < 2 {
+        return Ok(None);
+    }
+    let doc = serde_json::json!({ "matrix": null, "slit": d.matrix, "node_ids": d.node_ids });
+    let matrix = analysis::parse(&doc.to_string(), None).context("cannot analyse the SLIT")?;
+    Ok(Some(analysis::analyse_with_advice(&matrix)))
+}
+
+/// One thread per core, spread over packages and nodes first: the placement a
+/// bandwidth-bound parallel job wants, written out for the usual tools.
+fn suggest_binding(topo: &Topology) -> Option<PinReport> {
+    let cores: usize = topo
+        .allowed_cpu_nodes()
+        .iter()
+        .map(|&n| topo.allowed_core_cpus_of_node(n).len())
+        .sum();
+    if cores == 0 {
+        return None;
+    }
+    let req = binding::Request {
+        threads: cores,
+        strategy: binding::Strategy::Scatter,
+        smt: binding::Smt::Avoid,
+        nodes: None,
+    };
+    let b = binding::bind(topo, &req).ok()?;
+    Some(PinReport::new(&req, &b))
+}
+
+fn render_text(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> String {
+    let mut s = report::topo::to_summary(topo);
+    for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
+        s.push('\n');
+        s.push_str(&m.render(Format::Table));
+    }
+    for inf in [&doc.inference, &doc.inference_bandwidth]
+        .into_iter()
+        .flatten()
+    {
+        s.push('\n');
+        s.push_str(&super::infer::render_text(inf, true));
+    }
+    if let Some(p) = pin {
+        s.push_str("\nBinding: one thread per core, scatter (numaprobe pin --strategy scatter)\n");
+        s.push_str(&p.commands_table().to_text());
+    }
+    if !doc.notes.is_empty() {
+        s.push('\n');
+        for n in &doc.notes {
+            s.push_str(&format!("Note: {n}\n"));
+        }
+    }
+    s
+}
+
+fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> String {
+    let mut s = String::from("# numaprobe report\n\n");
+    s.push_str(&report::topo::to_markdown(topo));
+    for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
+        s.push('\n');
+        s.push_str(&m.render(Format::Markdown));
+    }
+    for inf in [&doc.inference, &doc.inference_bandwidth]
+        .into_iter()
+        .flatten()
+    {
+        s.push('\n');
+        s.push_str(&super::infer::render_markdown(inf, true));
+    }
+    if let Some(p) = pin {
+        s.push_str("\n## Binding: one thread per core, scatter\n\n");
+        s.push_str(&p.commands_table().to_markdown());
+    }
+    for n in &doc.notes {
+        s.push_str(&format!("\n> {n}\n"));
+    }
+    s
+}
+
+/// CSV of the main job: every measured cell in long form, one line each, so
+/// both matrices fit one table a script can read.
+fn cells_csv(doc: &RunReport) -> String {
+    let mut t = Table::new([
+        "kind",
+        "cpu_node",
+        "mem_node",
+        "median",
+        "unit",
+        "cv",
+        "placement_fraction",
+        "flagged",
+    ]);
+    for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
+        let kind = serde_json::to_value(m.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        for c in &m.cells {
+            t.push([
+                kind.clone(),
+                c.cpu_node.to_string(),
+                c.mem_node.to_string(),
+                format!("{:.3}", c.median),
+                m.unit.clone(),
+                format!("{:.4}", c.cv),
+                format!("{:.4}", c.placement.fraction_on_intended),
+                c.flagged.to_string(),
+            ]);
+        }
+    }
+    t.to_csv()
 }
