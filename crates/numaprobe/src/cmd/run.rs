@@ -138,7 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let rule = cell_rule(&topo, budget);
         let file = |name: &str| report_dir.as_ref().map(|d| Sink::File(d.join(name)));
         let lat_cfg = latency::LatencyConfig {
-            rule: Some(rule.clone()),
+            rule: Some(rule),
             ..Default::default()
         };
         let plan = latency::plan(&topo, &lat_cfg).map_err(measure::experiment_error)?;
