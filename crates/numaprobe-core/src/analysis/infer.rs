@@ -201,6 +201,16 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             }
         }
     }
+    // A pair never measured in either direction has no known hop count:
+    // a path through the graph would only be a guess from other pairs (and
+    // two memory-only nodes never access each other at all).
+    for (i, row) in hops.iter_mut().enumerate() {
+        for (j, h) in row.iter_mut().enumerate() {
+            if i != j && !pairs.contains_key(&key(nodes[i], nodes[j])) {
+                *h = None;
+            }
+        }
+    }
     Work {
         nodes,
         local,
