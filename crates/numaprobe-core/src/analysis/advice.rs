@@ -237,6 +237,8 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         .keys()
         .copied()
         .filter(|&(a, b)| w.hops(a, b).is_some_and(|h| h >= 2))
+        // Crossfire needs threads on both ends: memory-only nodes have none.
+        .filter(|(a, b)| m.row_nodes.contains(a) && m.row_nodes.contains(b))
         .collect();
     if !multi.is_empty() {
         let mut parts: Vec<String> = multi
@@ -291,11 +293,15 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             data: json!({"links": busiest, "pairs_per_link": max}),
         });
     }
-    let slowest = inf.link_details.iter().max_by(|a, b| {
-        let ca = w.pairs[&(a.nodes[0], a.nodes[1])].0;
-        let cb = w.pairs[&(b.nodes[0], b.nodes[1])].0;
-        ca.total_cmp(&cb)
-    });
+    let slowest = inf
+        .link_details
+        .iter()
+        .filter(|l| l.nodes.iter().all(|n| m.row_nodes.contains(n)))
+        .max_by(|a, b| {
+            let ca = w.pairs[&(a.nodes[0], a.nodes[1])].0;
+            let cb = w.pairs[&(b.nodes[0], b.nodes[1])].0;
+            ca.total_cmp(&cb)
+        });
     if let (Some(sl), Some(local)) = (slowest, inf.levels.iter().find(|l| l.kind == "local")) {
         let [a, b] = sl.nodes;
         let there = m.get(a, b);
