@@ -351,3 +351,71 @@ fn infer_compares_with_a_machines_slit() {
     assert_eq!(with["groups"], serde_json::json!([[0, 2], [1, 3]]));
     std::fs::remove_dir_all(&tmp).ok();
 }
+
+/// Every key the infer and pin JSON documents carry is named (in backticks)
+/// in the README's `json-infer-pin` section: the contract is documented.
+#[test]
+fn every_infer_and_pin_json_key_is_in_the_readme() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let start = readme
+        .find("<!-- section: json-infer-pin -->")
+        .expect("section marker");
+    let rest = &readme[start..];
+    let end = rest[1..]
+        .find("<!-- section:")
+        .map_or(rest.len(), |e| e + 1);
+    let section = &rest[..end];
+    fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(o) => {
+                for (k, x) in o {
+                    // `data` under findings is free-form: the numbers behind a text.
+                    out.insert(k.clone());
+                    if k != "data" {
+                        keys(x, out);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+            _ => {}
+        }
+    }
+    let mut all = std::collections::BTreeSet::new();
+    let inf = json(&run(&[
+        "infer",
+        "--input",
+        matrix("ranger-4s-opteron-8356-seed004.json")
+            .to_str()
+            .unwrap(),
+        "--format",
+        "json",
+    ]));
+    keys(&inf, &mut all);
+    let (tmp, root) = unpack("16amd64-8n2c");
+    let pin = json(&run(&[
+        "pin",
+        "--threads",
+        "2",
+        "--strategy",
+        "compact",
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    keys(&pin, &mut all);
+    std::fs::remove_dir_all(&tmp).ok();
+    let missing: Vec<&String> = all
+        .iter()
+        .filter(|k| {
+            !section.contains(&format!("`{k}`"))
+                && !section.contains(&format!("{{{k},"))
+                && !section.contains(&format!(", {k}}}"))
+                && !section.contains(&format!(", {k},"))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not in the README's json-infer-pin section: {missing:?}"
+    );
+}

@@ -222,13 +222,28 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     let mut out = Vec::new();
     // For each pair, the links on its shortest paths (all of them).
     let mut load: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
+    // And the other way round: pair -> links on its shortest paths.
+    let mut via: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
+    let links: Vec<(u32, u32, usize, usize)> = w
+        .links
+        .iter()
+        .map(|&(x, y)| (x, y, w.idx(x), w.idx(y)))
+        .collect();
     for &(a, b) in w.rank.keys() {
         let Some(h) = w.hops(a, b) else { continue };
-        for &(x, y) in &w.links {
+        if h == 1 {
+            // A direct pair loads its own link (and only that one).
+            load.entry((a, b)).or_default().push((a, b));
+            via.entry((a, b)).or_default().push((a, b));
+            continue;
+        }
+        let (ia, ib) = (w.idx(a), w.idx(b));
+        for &(x, y, ix, iy) in &links {
             // Link x-y is on a shortest a..b path if it closes the distance.
-            let on = |p: u32, q: u32| matches!((w.hops(a, p), w.hops(q, b)), (Some(d1), Some(d2)) if d1 + 1 + d2 == h);
-            if on(x, y) || on(y, x) {
+            let on = |p: usize, q: usize| matches!((w.hops[ia][p], w.hops[q][ib]), (Some(d1), Some(d2)) if d1 + 1 + d2 == h);
+            if on(ix, iy) || on(iy, ix) {
                 load.entry((x, y)).or_default().push((a, b));
+                via.entry((a, b)).or_default().push((x, y));
             }
         }
     }
@@ -237,18 +252,19 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         .keys()
         .copied()
         .filter(|&(a, b)| w.hops(a, b).is_some_and(|h| h >= 2))
+        // Crossfire needs threads on both ends: memory-only nodes have none.
+        .filter(|(a, b)| m.row_nodes.contains(a) && m.row_nodes.contains(b))
         .collect();
     if !multi.is_empty() {
         let mut parts: Vec<String> = multi
             .iter()
             .take(6)
             .map(|&(a, b)| {
-                let via: Vec<String> = load
-                    .iter()
-                    .filter(|(_, ps)| ps.contains(&(a, b)))
-                    .map(|(&(x, y), _)| format!("{x}-{y}"))
-                    .collect();
-                format!("{a}<->{b} over links {}", via.join(", "))
+                let links: Vec<String> = via
+                    .get(&(a, b))
+                    .map(|ls| ls.iter().map(|(x, y)| format!("{x}-{y}")).collect())
+                    .unwrap_or_default();
+                format!("{a}<->{b} over links {}", links.join(", "))
             })
             .collect();
         if multi.len() > parts.len() {
@@ -261,8 +277,10 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                  and share those links with the direct pairs: {}",
                 parts.join("; ")
             ),
-            data: json!(multi.iter().map(|&(a, b)| json!({"pair": [a, b], "links": load.iter()
-                .filter(|(_, ps)| ps.contains(&(a, b))).map(|(&(x, y), _)| [x, y]).collect::<Vec<_>>()})).collect::<Vec<_>>()),
+            data: json!(multi
+                .iter()
+                .map(|&(a, b)| json!({"pair": [a, b], "links": via.get(&(a, b)).cloned().unwrap_or_default()}))
+                .collect::<Vec<_>>()),
         });
     }
     // The most shared links, and the slowest direct links.
@@ -291,11 +309,15 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             data: json!({"links": busiest, "pairs_per_link": max}),
         });
     }
-    let slowest = inf.link_details.iter().max_by(|a, b| {
-        let ca = w.pairs[&(a.nodes[0], a.nodes[1])].0;
-        let cb = w.pairs[&(b.nodes[0], b.nodes[1])].0;
-        ca.total_cmp(&cb)
-    });
+    let slowest = inf
+        .link_details
+        .iter()
+        .filter(|l| l.nodes.iter().all(|n| m.row_nodes.contains(n)))
+        .max_by(|a, b| {
+            let ca = w.pairs[&(a.nodes[0], a.nodes[1])].0;
+            let cb = w.pairs[&(b.nodes[0], b.nodes[1])].0;
+            ca.total_cmp(&cb)
+        });
     if let (Some(sl), Some(local)) = (slowest, inf.levels.iter().find(|l| l.kind == "local")) {
         let [a, b] = sl.nodes;
         let there = m.get(a, b);

@@ -409,15 +409,17 @@ pub fn bind(topo: &Topology, req: &Request) -> Result<Binding, BindError> {
         .copied()
         .filter(|&x| topo.node(x).is_some_and(|nd| nd.allowed))
         .collect();
-    if mem_nodes.len() < cpu_nodes.len() {
-        let denied: Vec<u32> = cpu_nodes
-            .iter()
-            .copied()
-            .filter(|x| !mem_nodes.contains(x))
-            .collect();
-        if mem_nodes.is_empty() {
-            mem_nodes = topo.allowed_mem_nodes();
-        }
+    let denied: Vec<u32> = cpu_nodes
+        .iter()
+        .copied()
+        .filter(|x| !mem_nodes.contains(x))
+        .collect();
+    if mem_nodes.is_empty() {
+        // CPUs without a known node, or only denied nodes: every node the
+        // process may allocate on.
+        mem_nodes = topo.allowed_mem_nodes();
+    }
+    if !denied.is_empty() {
         warnings.push(format!(
             "memory on node(s) {} is outside this process's cpuset; --membind uses {}",
             cpulist(&denied),
@@ -446,7 +448,11 @@ fn naive_problems(
     if chosen == naive_set {
         return Vec::new();
     }
-    let name = format!("CPUs {}", cpulist(naive));
+    let name = if naive.len() == 1 {
+        format!("CPU {}", naive[0])
+    } else {
+        format!("CPUs {}", cpulist(naive))
+    };
     let mut out = Vec::new();
     // CPUs that cannot be used at all.
     let mut bad = Vec::new();

@@ -64,12 +64,17 @@ pub(crate) fn compare(m: &Matrix, w: &Work, inf: &Inference, s: &Slit) -> Vec<Fi
             let lv: Vec<String> = rs
                 .iter()
                 .map(|&r| {
-                    let ps: Vec<String> = rows
+                    let all: Vec<String> = rows
                         .iter()
                         .filter(|x| x.2 == r && x.3 == *d)
                         .map(|x| format!("{}-{} {}", x.0, x.1, v(best_value(w, (x.0, x.1)))))
                         .collect();
-                    format!("level {} ({})", name(r), ps.join(", "))
+                    let shown = if all.len() > 3 {
+                        format!("{}, ... {} pairs", all[..3].join(", "), all.len())
+                    } else {
+                        all.join(", ")
+                    };
+                    format!("level {} ({})", name(r), shown)
                 })
                 .collect();
             parts.push(format!(

@@ -58,7 +58,8 @@ pub struct Inference {
     /// Node numbers; `hops` rows and columns follow this order.
     pub nodes: Vec<u32>,
     pub levels: Vec<Level>,
-    /// `hops[a][b]`: hops between `nodes[a]` and `nodes[b]`; null if unknown.
+    /// `hops[a][b]`: hops between `nodes[a]` and `nodes[b]`; null for a pair
+    /// measured in neither direction.
     pub hops: Vec<Vec<Option<u32>>>,
     /// Direct links as node pairs.
     pub links: Vec<[u32; 2]>,
