@@ -201,6 +201,7 @@ pub fn run(
         MatrixKind::Bandwidth,
         plan.cpu_nodes.clone(),
         plan.mem_nodes.clone(),
+        plan.rule,
         timer.info(),
     );
     result.notes.extend(write_allocate_note(plan.op));

@@ -127,6 +127,7 @@ pub fn run(
         MatrixKind::Latency,
         plan.cpu_nodes.clone(),
         plan.mem_nodes.clone(),
+        plan.rule,
         timer.info(),
     );
     let total = plan.cells.len();

@@ -11,7 +11,7 @@ use super::table::Table;
 use super::Format;
 use crate::kernels::{KernelSpec, VectorWidth};
 use crate::placement::{PageKind, PlacementCheck};
-use crate::stats::StopReason;
+use crate::stats::{StopReason, StopRule};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -142,6 +142,8 @@ pub struct MatrixResult {
     pub scaling: Option<Vec<Cell>>,
     /// Cells whose placement fraction is below this are flagged.
     pub placement_threshold: f64,
+    /// How every cell sampled: warm-up runs, sample bounds, CV target, budget (s).
+    pub stop_rule: StopRule,
     pub timer: TimerInfo,
     /// False while cells are still being measured.
     pub complete: bool,
@@ -154,6 +156,7 @@ impl MatrixResult {
         kind: MatrixKind,
         cpu_nodes: Vec<u32>,
         mem_nodes: Vec<u32>,
+        stop_rule: StopRule,
         timer: TimerInfo,
     ) -> MatrixResult {
         let matrix = vec![vec![None; mem_nodes.len()]; cpu_nodes.len()];
@@ -171,6 +174,7 @@ impl MatrixResult {
             cells: Vec::new(),
             scaling: None,
             placement_threshold: crate::placement::PLACEMENT_THRESHOLD,
+            stop_rule,
             timer,
             complete: false,
             notes: Vec::new(),
@@ -390,7 +394,13 @@ pub(crate) mod tests {
             tsc_hz: None,
             overhead_ns: 20.0,
         };
-        let mut m = MatrixResult::new(MatrixKind::Latency, vec![0, 1], vec![0, 1, 2], timer);
+        let mut m = MatrixResult::new(
+            MatrixKind::Latency,
+            vec![0, 1],
+            vec![0, 1, 2],
+            StopRule::default(),
+            timer,
+        );
         m.push(cell(0, 0, 90.0, 1.0));
         m.push(cell(0, 1, 140.25, 0.5));
         m.push(cell(1, 1, 91.0, 1.0));
@@ -409,6 +419,7 @@ pub(crate) mod tests {
             "matrix",
             "cells",
             "placement_threshold",
+            "stop_rule",
             "timer",
             "complete",
         ] {

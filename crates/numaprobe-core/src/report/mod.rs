@@ -5,6 +5,7 @@ pub mod matrix;
 pub mod study;
 pub mod study_chart;
 pub mod table;
+pub mod topo;
 
 /// The output formats every subcommand offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

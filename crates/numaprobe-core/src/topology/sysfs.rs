@@ -158,10 +158,11 @@ pub fn read(root: &Path) -> Result<Topology, TopologyError> {
         .map(|c| c.os_index)
         .collect();
     let (mut nodes, distances) = read_nodes(&fs, &online, &mut warnings)?;
+    // `cpus` is ascending by os_index, so a binary search finds each CPU.
     for node in &nodes {
         for &c in &node.cpus {
-            if let Some(cpu) = cpus.iter_mut().find(|x| x.os_index == c) {
-                cpu.node = Some(node.os_index);
+            if let Ok(k) = cpus.binary_search_by_key(&c, |x| x.os_index) {
+                cpus[k].node = Some(node.os_index);
             }
         }
     }
@@ -172,7 +173,7 @@ pub fn read(root: &Path) -> Result<Topology, TopologyError> {
         .collect();
     if !unplaced.is_empty() {
         warnings.push(format!(
-            "online CPUs {} are in no node's cpulist; they are shown without a node",
+            "online CPUs {} are in no online node's CPU list (is their node offline?); they are shown without a node",
             super::cpulist::format_list(&unplaced)
         ));
     }
@@ -226,7 +227,12 @@ fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyEr
     }
 
     // Online: the global file when there is one; otherwise the per-CPU flag.
-    let online: BTreeSet<u32> = match fs.list_opt(&format!("{CPU_DIR}/online"))? {
+    // An empty global file cannot be right (we are running on some CPU);
+    // the per-CPU flags are the better witness then.
+    let online_file = fs
+        .list_opt(&format!("{CPU_DIR}/online"))?
+        .filter(|l| !l.is_empty() || dirs.is_empty());
+    let online: BTreeSet<u32> = match online_file {
         Some(list) => {
             let dir_set: BTreeSet<u32> = dirs.iter().copied().collect();
             let missing: Vec<u32> = list
@@ -278,7 +284,10 @@ fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyEr
             (
                 fs.int_opt(&format!("{t}/physical_package_id"))?,
                 fs.int_opt(&format!("{t}/die_id"))?,
-                fs.int_opt(&format!("{t}/cluster_id"))?,
+                // -1 (arm64) and 65535 (x86's BAD_APICID) mean "no cluster
+                // known", not a cluster every CPU shares.
+                fs.int_opt(&format!("{t}/cluster_id"))?
+                    .filter(|&v| v != -1 && v != 0xffff),
                 fs.int_opt(&format!("{t}/core_id"))?,
             )
         } else {
@@ -478,7 +487,11 @@ fn read_nodes(
     }
 
     let dirs = fs.numbered(NODE_DIR, "node");
-    let ids: Vec<u32> = match fs.list_opt(&format!("{NODE_DIR}/online"))? {
+    // As for CPUs, an empty `online` says nothing; the folders do.
+    let online_file = fs
+        .list_opt(&format!("{NODE_DIR}/online"))?
+        .filter(|l| !l.is_empty() || dirs.is_empty());
+    let ids: Vec<u32> = match online_file {
         Some(list) => {
             let missing: Vec<u32> = list.iter().copied().filter(|n| !dirs.contains(n)).collect();
             if !missing.is_empty() {

@@ -26,11 +26,11 @@ impl Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let topo = numaprobe_core::topology::read(&args.sysfs.sysfs_root)
-        .map_err(|e| crate::output::usage(e.to_string()))?;
-    args.out.sink().write(&format!(
-        "{} CPUs, {} NUMA nodes\n",
-        topo.cpus.len(),
-        topo.nodes.len()
-    ))
+    // For now the main job is the topology summary; measurements join later.
+    let topo = crate::cmd::topo::read_topology(&args.sysfs.sysfs_root)?;
+    let text = match args.out.format() {
+        numaprobe_core::report::Format::Json => numaprobe_core::report::topo::to_json(&topo),
+        _ => numaprobe_core::report::topo::to_summary(&topo),
+    };
+    args.out.sink().write(&text)
 }

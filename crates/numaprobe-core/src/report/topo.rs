@@ -1,0 +1,791 @@
+//! The topology exporters: the JSON contract (`TopoReport`), the CPU and
+//! distance tables (for text, CSV and Markdown), and the terminal picture in
+//! the spirit of seed 003's processor tables.
+//!
+//! Everything here is derived from the `Topology` model; nothing reads the
+//! machine. The JSON keys are documented in the README (`json-topo` section):
+//! change them only together with `SCHEMA`.
+
+use super::table::{Align, Table};
+use crate::topology::cpulist::{format_compact, format_ids, format_list};
+use crate::topology::{
+    Allowed, Cache, Cpu, Distances, HmatAccess, MemoryTier, NumaNode, Numbering, PciDevice,
+    Topology,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// A package as the CPUs' ids group them: the "placement on packages" view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageSummary {
+    /// `physical_package_id` (None where sysfs gives none).
+    pub id: Option<i64>,
+    /// Online CPUs, ascending.
+    pub cpus: Vec<u32>,
+    /// Number of physical cores with an online CPU.
+    pub cores: u32,
+    /// Nodes holding these CPUs, ascending.
+    pub nodes: Vec<u32>,
+}
+
+/// The `numaprobe topo --format json` document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopoReport {
+    pub schema: String,
+    pub root: PathBuf,
+    pub cpus: Vec<Cpu>,
+    pub packages: Vec<PackageSummary>,
+    /// The model's `nodes`, under the contract's name.
+    pub numa_nodes: Vec<NumaNode>,
+    pub distances: Option<Distances>,
+    pub caches: Vec<Cache>,
+    pub hmat: Vec<HmatAccess>,
+    pub memory_tiers: Vec<MemoryTier>,
+    pub pci_devices: Vec<PciDevice>,
+    pub thp_mode: Option<String>,
+    pub allowed: Allowed,
+    pub numbering: Numbering,
+    pub warnings: Vec<String>,
+}
+
+impl TopoReport {
+    pub fn new(t: &Topology) -> Self {
+        TopoReport {
+            schema: crate::SCHEMA.to_string(),
+            root: t.root.clone(),
+            cpus: t.cpus.clone(),
+            packages: packages(t),
+            numa_nodes: t.nodes.clone(),
+            distances: t.distances.clone(),
+            caches: t.caches.clone(),
+            hmat: t.hmat.clone(),
+            memory_tiers: t.memory_tiers.clone(),
+            pci_devices: t.pci_devices.clone(),
+            thp_mode: t.thp_mode.clone(),
+            allowed: t.allowed.clone(),
+            numbering: t.numbering.clone(),
+            warnings: t.warnings.clone(),
+        }
+    }
+
+    /// Back to the model, e.g. to analyse a topology saved on another machine.
+    pub fn into_topology(self) -> Topology {
+        Topology {
+            root: self.root,
+            cpus: self.cpus,
+            nodes: self.numa_nodes,
+            distances: self.distances,
+            caches: self.caches,
+            hmat: self.hmat,
+            memory_tiers: self.memory_tiers,
+            pci_devices: self.pci_devices,
+            thp_mode: self.thp_mode,
+            allowed: self.allowed,
+            numbering: self.numbering,
+            warnings: self.warnings,
+        }
+    }
+}
+
+pub fn to_json(t: &Topology) -> String {
+    super::to_json(&TopoReport::new(t))
+}
+
+/// CPUs, core keys and nodes gathered per package id.
+type PackageAcc = (
+    Vec<u32>,
+    BTreeSet<(Option<i64>, Option<i64>, Option<i64>, u32)>,
+    BTreeSet<u32>,
+);
+
+/// Packages in order of their lowest online CPU.
+pub fn packages(t: &Topology) -> Vec<PackageSummary> {
+    let mut order: Vec<Option<i64>> = Vec::new();
+    let mut by: BTreeMap<Option<i64>, PackageAcc> = BTreeMap::new();
+    for c in t.cpus.iter().filter(|c| c.online) {
+        let e = by.entry(c.package).or_insert_with(|| {
+            order.push(c.package);
+            Default::default()
+        });
+        e.0.push(c.os_index);
+        e.1.insert(t.core_key(c));
+        if let Some(n) = c.node {
+            e.2.insert(n);
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|p| {
+            by.remove(&p).map(|(cpus, cores, nodes)| PackageSummary {
+                id: p,
+                cpus,
+                cores: cores.len() as u32,
+                nodes: nodes.into_iter().collect(),
+            })
+        })
+        .collect()
+}
+
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// A CPU group inside parentheses: a progression reads `(0,4,...,36 step 4)`.
+fn group(ids: &[u32]) -> String {
+    let s = format_compact(ids);
+    let inner = match s.split_once(" (step ") {
+        Some((head, tail)) => format!("{head} step {}", tail.trim_end_matches(')')),
+        None => s,
+    };
+    format!("({inner})")
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or("-".to_string(), |v| v.to_string())
+}
+
+/// Position of a CPU among its core's online threads (seed 003's "Thread Id").
+fn thread_of(c: &Cpu) -> usize {
+    c.smt_siblings
+        .iter()
+        .position(|&s| s == c.os_index)
+        .unwrap_or(0)
+}
+
+/// Binary units, one decimal: `31.9 GiB`.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    let num = format!("{v:.1}");
+    // `32 KiB`, not `32.0 KiB`; but `27.5 MiB` keeps its decimal.
+    let num = num.strip_suffix(".0").unwrap_or(&num);
+    format!("{num} {}", UNITS[u])
+}
+
+/// One row per possible CPU: the machine-readable CPU table (CSV, Markdown).
+pub fn cpu_table(t: &Topology) -> Table {
+    let mut tab = Table::new([
+        "cpu",
+        "online",
+        "allowed",
+        "package",
+        "die",
+        "core",
+        "thread",
+        "node",
+        "smt_siblings",
+    ]);
+    for c in &t.cpus {
+        tab.push([
+            c.os_index.to_string(),
+            c.online.to_string(),
+            c.allowed.to_string(),
+            opt(c.package),
+            opt(c.die),
+            opt(c.core),
+            if c.online {
+                thread_of(c).to_string()
+            } else {
+                "-".into()
+            },
+            opt(c.node),
+            if c.smt_siblings.is_empty() {
+                "-".into()
+            } else {
+                format_list(&c.smt_siblings)
+            },
+        ]);
+    }
+    tab
+}
+
+/// The SLIT as a square table; `None` when the kernel gave none.
+pub fn distance_table(t: &Topology) -> Option<Table> {
+    let d = t.distances.as_ref()?;
+    let mut headers = vec!["node".to_string()];
+    headers.extend(d.node_ids.iter().map(|n| n.to_string()));
+    let mut tab = Table::new(headers);
+    for (i, row) in d.matrix.iter().enumerate() {
+        let mut r = vec![d.node_ids.get(i).map_or("?".into(), |n| n.to_string())];
+        r.extend(row.iter().map(|v| v.to_string()));
+        tab.push(r);
+    }
+    Some(tab)
+}
+
+/// The distinct remote values of the SLIT in one line: on a 64-node table
+/// the levels are what a person looks for (seed 003: a SLIT with two levels
+/// can hide a deeper machine).
+fn distance_levels(t: &Topology) -> String {
+    let Some(d) = &t.distances else {
+        return String::new();
+    };
+    let mut levels = BTreeSet::new();
+    for (i, row) in d.matrix.iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            if i != j {
+                levels.insert(v);
+            }
+        }
+    }
+    if levels.is_empty() {
+        return String::new();
+    }
+    let l: Vec<String> = levels.iter().map(|v| v.to_string()).collect();
+    format!(
+        "  {} remote level{}: {}\n",
+        l.len(),
+        if l.len() == 1 { "" } else { "s" },
+        l.join(", ")
+    )
+}
+
+/// CSV: the CPU table, a blank line, then the distance table (when there is
+/// one). Two tables in one file keep `--format csv` a single output.
+pub fn to_csv(t: &Topology) -> String {
+    let mut s = cpu_table(t).to_csv();
+    if let Some(d) = distance_table(t) {
+        s.push('\n');
+        s.push_str(&d.to_csv());
+    }
+    s
+}
+
+pub fn to_markdown(t: &Topology) -> String {
+    let mut s = String::new();
+    s.push_str(&cpu_table(t).with_title("CPUs").to_markdown());
+    if let Some(d) = distance_table(t) {
+        s.push('\n');
+        s.push_str(&d.with_title("Distances (SLIT)").to_markdown());
+    }
+    s
+}
+
+/// Above this many online CPUs the processor table is folded to one row per
+/// (node, thread) group instead of one row per CPU.
+pub const FOLD_ABOVE: usize = 64;
+
+/// The short form for `numaprobe` without arguments: the machine in a few
+/// lines, its nodes and distances, what is not allowed, and any warning.
+pub fn to_summary(t: &Topology) -> String {
+    let online: Vec<&Cpu> = t.cpus.iter().filter(|c| c.online).collect();
+    let mut out = header(t, &online);
+    out.push('\n');
+    out.push_str(&node_table(t).to_text());
+    if let Some(d) = distance_table(t) {
+        out.push('\n');
+        out.push_str(&d.with_title("Distances (SLIT, 10 = local)").to_text());
+    }
+    out.push('\n');
+    out.push_str(&not_allowed(t, &online));
+    push_warnings(&mut out, t);
+    out.push_str("\n(`numaprobe topo` shows processors, packages, caches, HMAT and PCI devices)\n");
+    out
+}
+
+fn push_warnings(out: &mut String, t: &Topology) {
+    if !t.warnings.is_empty() {
+        out.push_str("\nWarnings\n");
+        for w in &t.warnings {
+            out.push_str(&format!("  - {w}\n"));
+        }
+    }
+}
+
+/// The machine in a few lines and the numbering classification.
+fn header(t: &Topology, online: &[&Cpu]) -> String {
+    let mut out = String::new();
+    let offline: Vec<u32> = t
+        .cpus
+        .iter()
+        .filter(|c| !c.online)
+        .map(|c| c.os_index)
+        .collect();
+    let pk = packages(t);
+    let cores: BTreeSet<_> = online.iter().map(|c| t.core_key(c)).collect();
+    let mem: u64 = t.nodes.iter().map(|n| n.memory_bytes).sum();
+    let cpuless = t.nodes.iter().filter(|n| n.cpus.is_empty()).count();
+
+    out.push_str(&format!("Machine ({})\n", t.root.display()));
+    out.push_str(&format!(
+        "  {} CPUs online ({} possible), {}, {}, {}{}, {} memory\n",
+        online.len(),
+        t.cpus.len(),
+        plural(cores.len(), "core"),
+        plural(pk.len(), "package"),
+        plural(t.nodes.len(), "NUMA node"),
+        if cpuless > 0 {
+            format!(" ({cpuless} without CPUs)")
+        } else {
+            String::new()
+        },
+        human_bytes(mem)
+    ));
+    if !offline.is_empty() {
+        out.push_str(&format!("  offline CPUs: {}\n", format_list(&offline)));
+    }
+    if let Some(m) = &t.thp_mode {
+        out.push_str(&format!("  transparent huge pages: {m}\n"));
+    }
+    out.push_str(&format!("\nNumbering: {}\n", t.numbering.summary));
+    if t.numbering.packages == "round-robin" {
+        out.push_str(
+            "  (a binding written as CPU numbers for a consecutively numbered machine spreads across packages here)\n",
+        );
+    }
+    out
+}
+
+/// The terminal picture.
+pub fn to_text(t: &Topology) -> String {
+    let online: Vec<&Cpu> = t.cpus.iter().filter(|c| c.online).collect();
+    let pk = packages(t);
+    let mut out = header(t, &online);
+    out.push('\n');
+    out.push_str(&processor_table(&online).to_text());
+    out.push('\n');
+    out.push_str(&placement_table(t, &pk).to_text());
+    if !t.caches.is_empty() {
+        out.push('\n');
+        out.push_str(&cache_table(t, &pk).to_text());
+    }
+    out.push('\n');
+    out.push_str(&node_table(t).to_text());
+    out.push('\n');
+    match distance_table(t) {
+        Some(d) => {
+            out.push_str(&d.with_title("Distances (SLIT, 10 = local)").to_text());
+            out.push_str(&distance_levels(t));
+        }
+        None => out.push_str("Distances: none given by the kernel\n"),
+    }
+    if !t.hmat.is_empty() {
+        out.push('\n');
+        out.push_str(&hmat_table(t).to_text());
+    }
+    if !t.memory_tiers.is_empty() {
+        out.push_str("\nMemory tiers (lower = faster)\n");
+        for m in &t.memory_tiers {
+            out.push_str(&format!(
+                "  tier {}: nodes {}\n",
+                m.id,
+                format_list(&m.nodes)
+            ));
+        }
+    }
+    let devs: Vec<&PciDevice> = t.pci_devices.iter().filter(|d| d.kind != "other").collect();
+    if !devs.is_empty() {
+        out.push('\n');
+        let mut tab = Table::new(["address", "kind", "class", "vendor:device", "node"])
+            .with_title(format!(
+                "PCI devices ({} of {}; bridges and the like left out)",
+                devs.len(),
+                t.pci_devices.len()
+            ))
+            .with_align(vec![
+                Align::Left,
+                Align::Left,
+                Align::Left,
+                Align::Left,
+                Align::Right,
+            ]);
+        for d in devs {
+            tab.push([
+                d.address.clone(),
+                d.kind.clone(),
+                d.class.clone(),
+                format!(
+                    "{}:{}",
+                    d.vendor.as_deref().unwrap_or("?"),
+                    d.device.as_deref().unwrap_or("?")
+                ),
+                opt(d.numa_node),
+            ]);
+        }
+        out.push_str(&tab.to_text());
+    }
+
+    out.push('\n');
+    out.push_str(&not_allowed(t, &online));
+    push_warnings(&mut out, t);
+    out
+}
+
+fn processor_table(online: &[&Cpu]) -> Table {
+    let has_die = online
+        .iter()
+        .filter_map(|c| c.die)
+        .collect::<BTreeSet<_>>()
+        .len()
+        > 1;
+    let mut headers = vec!["processor", "thread", "core", "package"];
+    if has_die {
+        headers.push("die");
+    }
+    headers.extend(["node", "allowed"]);
+    let folded = online.len() > FOLD_ABOVE;
+    let title = if folded {
+        format!(
+            "Processors ({} online, folded: one row per node and thread)",
+            online.len()
+        )
+    } else {
+        "Processors".to_string()
+    };
+    let mut tab = Table::new(headers).with_title(title);
+    if !folded {
+        for c in online {
+            let mut r = vec![
+                c.os_index.to_string(),
+                thread_of(c).to_string(),
+                opt(c.core),
+                opt(c.package),
+            ];
+            if has_die {
+                r.push(opt(c.die));
+            }
+            r.push(opt(c.node));
+            r.push(if c.allowed { "yes" } else { "no" }.into());
+            tab.push(r);
+        }
+        return tab;
+    }
+    // Folded: group by (node, thread) in order of first appearance, which
+    // keeps round-robin machines to a handful of rows.
+    let mut order = Vec::new();
+    let mut groups: BTreeMap<(Option<u32>, usize), Vec<&Cpu>> = BTreeMap::new();
+    for c in online {
+        let k = (c.node, thread_of(c));
+        groups
+            .entry(k)
+            .or_insert_with(|| {
+                order.push(k);
+                Vec::new()
+            })
+            .push(c);
+    }
+    for k in order {
+        let g = &groups[&k];
+        let ids = |f: &dyn Fn(&Cpu) -> Option<i64>| -> String {
+            let v: BTreeSet<i64> = g.iter().filter_map(|c| f(c)).collect();
+            format_ids(&v.into_iter().collect::<Vec<_>>())
+        };
+        let cpus: Vec<u32> = g.iter().map(|c| c.os_index).collect();
+        let allowed = g.iter().filter(|c| c.allowed).count();
+        let mut r = vec![
+            format_compact(&cpus),
+            k.1.to_string(),
+            ids(&|c| c.core),
+            ids(&|c| c.package),
+        ];
+        if has_die {
+            r.push(ids(&|c| c.die));
+        }
+        r.push(opt(k.0));
+        r.push(if allowed == g.len() {
+            "yes".into()
+        } else if allowed == 0 {
+            "no".into()
+        } else {
+            format!("{allowed} of {}", g.len())
+        });
+        tab.push(r);
+    }
+    tab
+}
+
+/// Seed 003's "placement on packages": each package's cores and, per core,
+/// its SMT threads in parentheses.
+fn placement_table(t: &Topology, pk: &[PackageSummary]) -> Table {
+    let mut tab = Table::new([
+        "package",
+        "cores",
+        "core ids",
+        "processors (per core)",
+        "nodes",
+    ])
+    .with_title("Placement on packages")
+    .with_align(vec![
+        Align::Left,
+        Align::Right,
+        Align::Left,
+        Align::Left,
+        Align::Left,
+    ]);
+    for p in pk {
+        let mut seen = BTreeSet::new();
+        let mut groups = Vec::new();
+        let mut core_ids = Vec::new();
+        for &c in &p.cpus {
+            let Some(cpu) = t.cpu(c) else { continue };
+            if seen.insert(t.core_key(cpu)) {
+                groups.push(cpu.smt_siblings.clone());
+                if let Some(id) = cpu.core {
+                    core_ids.push(id);
+                }
+            }
+        }
+        let procs = if groups.iter().all(|g| g.len() <= 1) {
+            format_compact(&p.cpus)
+        } else {
+            fold_groups(&groups, 8)
+        };
+        let mut sorted_ids = core_ids.clone();
+        sorted_ids.sort_unstable();
+        sorted_ids.dedup();
+        tab.push([
+            opt(p.id),
+            p.cores.to_string(),
+            format_ids(&sorted_ids),
+            procs,
+            format_list(&p.nodes),
+        ]);
+    }
+    tab
+}
+
+/// `(0,8)(1,9)...` with at most `max` groups shown.
+fn fold_groups(groups: &[Vec<u32>], max: usize) -> String {
+    let mut s: String = groups
+        .iter()
+        .take(max)
+        .map(|g| {
+            format!(
+                "({})",
+                g.iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
+        .collect();
+    if groups.len() > max {
+        s.push_str(&format!("... {} groups", groups.len()));
+    }
+    s
+}
+
+/// Seed 003's "cache sharing": one row per (level, type), its size, how many
+/// instances, and who shares one.
+fn cache_table(t: &Topology, pk: &[PackageSummary]) -> Table {
+    let mut tab = Table::new([
+        "cache",
+        "size",
+        "line",
+        "instances",
+        "shared by",
+        "processors",
+    ])
+    .with_title("Cache sharing")
+    .with_align(vec![
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+        Align::Left,
+    ]);
+    let mut kinds: BTreeMap<(u32, String), Vec<&Cache>> = BTreeMap::new();
+    for c in &t.caches {
+        kinds.entry((c.level, c.kind.clone())).or_default().push(c);
+    }
+    let core_sets: BTreeSet<Vec<u32>> = t
+        .cpus
+        .iter()
+        .filter(|c| c.online)
+        .map(|c| c.smt_siblings.clone())
+        .collect();
+    let pkg_sets: BTreeSet<Vec<u32>> = pk.iter().map(|p| p.cpus.clone()).collect();
+    let node_sets: BTreeSet<Vec<u32>> = t
+        .nodes
+        .iter()
+        .filter(|n| !n.cpus.is_empty())
+        .map(|n| n.cpus.clone())
+        .collect();
+    for ((level, kind), list) in kinds {
+        let name = format!(
+            "L{level}{}",
+            match kind.as_str() {
+                "Data" => "d",
+                "Instruction" => "i",
+                _ => "",
+            }
+        );
+        let sizes: BTreeSet<u64> = list.iter().filter_map(|c| c.size_bytes).collect();
+        let size = match sizes.len() {
+            0 => "-".to_string(),
+            1 => human_bytes(*sizes.iter().next().unwrap_or(&0)),
+            _ => sizes
+                .iter()
+                .map(|&s| human_bytes(s))
+                .collect::<Vec<_>>()
+                .join("/"),
+        };
+        let line = opt(list.iter().find_map(|c| c.line_size));
+        let shared = if list.iter().all(|c| core_sets.contains(&c.cpus)) {
+            "one core".to_string()
+        } else if list.iter().all(|c| pkg_sets.contains(&c.cpus)) {
+            "one package".to_string()
+        } else if list.iter().all(|c| node_sets.contains(&c.cpus)) {
+            "one node".to_string()
+        } else {
+            let n: BTreeSet<usize> = list.iter().map(|c| c.cpus.len()).collect();
+            format!(
+                "{} CPUs",
+                n.iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            )
+        };
+        let groups: Vec<Vec<u32>> = list.iter().map(|c| c.cpus.clone()).collect();
+        let procs = if groups.iter().all(|g| g.len() > 4) {
+            let shown: Vec<String> = groups.iter().take(4).map(|g| group(g)).collect();
+            let more = if groups.len() > 4 {
+                format!("... {} instances", groups.len())
+            } else {
+                String::new()
+            };
+            format!("{}{more}", shown.join(""))
+        } else {
+            fold_groups(&groups, 8)
+        };
+        tab.push([name, size, line, list.len().to_string(), shared, procs]);
+    }
+    tab
+}
+
+fn node_table(t: &Topology) -> Table {
+    let mut tab = Table::new(["node", "CPUs", "memory", "free", "huge pages", "allowed"])
+        .with_title("NUMA nodes")
+        .with_align(vec![
+            Align::Left,
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+            Align::Left,
+        ]);
+    for n in &t.nodes {
+        let hp: Vec<String> = n
+            .hugepages
+            .iter()
+            .filter(|h| h.total > 0)
+            .map(|h| {
+                format!(
+                    "{}x{} ({} free)",
+                    h.total,
+                    human_bytes(h.size_bytes),
+                    h.free
+                )
+            })
+            .collect();
+        tab.push([
+            n.os_index.to_string(),
+            if n.cpus.is_empty() {
+                "none (memory only)".to_string()
+            } else {
+                format_compact(&n.cpus)
+            },
+            human_bytes(n.memory_bytes),
+            human_bytes(n.free_bytes),
+            if hp.is_empty() {
+                "-".into()
+            } else {
+                hp.join(", ")
+            },
+            if n.allowed { "yes" } else { "no" }.into(),
+        ]);
+    }
+    tab
+}
+
+fn hmat_table(t: &Topology) -> Table {
+    let mut tab = Table::new([
+        "memory node",
+        "class",
+        "initiators",
+        "read lat ns",
+        "write lat ns",
+        "read MB/s",
+        "write MB/s",
+    ])
+    .with_title("HMAT (firmware-reported access attributes; - = not given)");
+    for h in &t.hmat {
+        tab.push([
+            h.node.to_string(),
+            if h.access_class == 1 {
+                "1 (CPU)".to_string()
+            } else {
+                h.access_class.to_string()
+            },
+            format_list(&h.initiators),
+            opt(h.read_latency_ns),
+            opt(h.write_latency_ns),
+            opt(h.read_bandwidth_mbps),
+            opt(h.write_bandwidth_mbps),
+        ]);
+    }
+    tab
+}
+
+fn not_allowed(t: &Topology, online: &[&Cpu]) -> String {
+    let cpus: Vec<u32> = online
+        .iter()
+        .filter(|c| !c.allowed)
+        .map(|c| c.os_index)
+        .collect();
+    let nodes: Vec<u32> = t
+        .nodes
+        .iter()
+        .filter(|n| !n.allowed)
+        .map(|n| n.os_index)
+        .collect();
+    let from = if t.allowed.sources.is_empty() {
+        "no restriction found".to_string()
+    } else {
+        t.allowed.sources.join(", ")
+    };
+    if cpus.is_empty() && nodes.is_empty() {
+        return format!("Allowed: every online CPU and node ({from})\n");
+    }
+    let mut s = format!("Not allowed for this process ({from}):\n");
+    if !cpus.is_empty() {
+        s.push_str(&format!("  CPUs  {}\n", format_list(&cpus)));
+    }
+    if !nodes.is_empty() {
+        s.push_str(&format!("  nodes {}\n", format_list(&nodes)));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_bytes_reads_well() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(32 * 1024), "32 KiB");
+        assert_eq!(human_bytes(1536 * 1024 * 1024), "1.5 GiB");
+    }
+
+    #[test]
+    fn group_keeps_one_pair_of_parentheses() {
+        assert_eq!(group(&[0, 1, 2, 3, 4, 5, 6, 7]), "(0-7)");
+        assert_eq!(group(&[0, 4, 8, 12, 16]), "(0,4,...,16 step 4)");
+    }
+
+    #[test]
+    fn groups_fold_after_max() {
+        let g = vec![vec![0, 8], vec![1, 9], vec![2, 10]];
+        assert_eq!(fold_groups(&g, 8), "(0,8)(1,9)(2,10)");
+        assert_eq!(fold_groups(&g, 2), "(0,8)(1,9)... 3 groups");
+    }
+}

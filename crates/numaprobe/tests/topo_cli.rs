@@ -1,0 +1,290 @@
+//! `numaprobe topo` as a user runs it: the built binary on unpacked real
+//! machines' dumps and on this machine. Checks the JSON contract's keys, the
+//! CSV and Markdown shapes, `--output`, and exit status 2 with a one-line
+//! error for a bad `--sysfs-root`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/sysfs")
+}
+
+static N: AtomicUsize = AtomicUsize::new(0);
+
+/// A private temporary folder, removed on drop.
+struct Tmp(PathBuf);
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+fn tmp() -> Tmp {
+    let d = std::env::temp_dir().join(format!(
+        "numaprobe-cli-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    Tmp(d)
+}
+
+/// Unpack a dump; returns the folder (kept alive by the guard) and its root.
+fn unpack(name: &str) -> (Tmp, PathBuf) {
+    let t = tmp();
+    let ok = Command::new("tar")
+        .arg("xjf")
+        .arg(fixtures().join(format!("{name}.tar.bz2")))
+        .arg("-C")
+        .arg(&t.0)
+        .status()
+        .expect("run tar")
+        .success();
+    assert!(ok, "tar xjf {name}");
+    let root = std::fs::read_dir(&t.0)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("a top folder");
+    (t, root)
+}
+
+fn numaprobe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(args)
+        .output()
+        .expect("run numaprobe")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn json_has_the_contract_keys() {
+    let (_g, root) = unpack("memorysidecaches");
+    let o = numaprobe(&[
+        "topo",
+        "--format",
+        "json",
+        "--sysfs-root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
+    assert_eq!(v["schema"], "numaprobe/1");
+    for k in [
+        "cpus",
+        "numa_nodes",
+        "distances",
+        "caches",
+        "hmat",
+        "pci_devices",
+        "numbering",
+        "packages",
+        "allowed",
+        "memory_tiers",
+        "warnings",
+    ] {
+        assert!(v.get(k).is_some(), "missing key {k}");
+    }
+    let cpu = &v["cpus"][0];
+    for k in [
+        "os_index",
+        "online",
+        "allowed",
+        "package",
+        "core",
+        "node",
+        "smt_siblings",
+    ] {
+        assert!(cpu.get(k).is_some(), "cpus[0] lacks {k}");
+    }
+    assert_eq!(cpu["smt_siblings"], serde_json::json!([0, 40]));
+    let node = &v["numa_nodes"][0];
+    for k in ["os_index", "cpus", "memory_bytes", "free_bytes", "allowed"] {
+        assert!(node.get(k).is_some(), "numa_nodes[0] lacks {k}");
+    }
+    assert_eq!(v["distances"]["node_ids"], serde_json::json!([0, 1, 2, 3]));
+    assert_eq!(
+        v["distances"]["matrix"][0],
+        serde_json::json!([10, 21, 11, 21])
+    );
+    assert_eq!(v["hmat"].as_array().unwrap().len(), 4);
+    assert_eq!(v["numbering"]["packages"], "round-robin");
+    assert_eq!(v["numbering"]["smt"], "far");
+    assert_eq!(v["numbering"]["smt_stride"], 40);
+}
+
+#[test]
+fn distances_are_null_when_the_kernel_gives_none() {
+    let (_g, root) = unpack("16amd64-8n2c");
+    std::fs::remove_file(root.join("sys/devices/system/node/node4/distance")).unwrap();
+    let o = numaprobe(&[
+        "topo",
+        "--format",
+        "json",
+        "--sysfs-root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["distances"].is_null());
+    assert!(v["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("node4/distance"));
+}
+
+fn assert_usage_error(o: &Output, must_name: &str) {
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(o));
+    let err = stderr(o);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("numaprobe: error: "), "{err}");
+    assert!(err.contains(must_name), "does not name {must_name}: {err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn bad_roots_exit_2_with_one_line() {
+    let o = numaprobe(&["topo", "--sysfs-root", "/nonexistent/numaprobe-root"]);
+    assert_usage_error(&o, "/nonexistent/numaprobe-root");
+
+    let t = tmp();
+    let o = numaprobe(&["topo", "--sysfs-root", t.0.to_str().unwrap()]);
+    assert_usage_error(&o, "not a Linux sysfs tree");
+
+    // The main job reads the same way.
+    let o = numaprobe(&["run", "--sysfs-root", t.0.to_str().unwrap()]);
+    assert_usage_error(&o, "not a Linux sysfs tree");
+}
+
+#[test]
+fn a_malformed_file_exits_2_naming_it() {
+    let (_g, root) = unpack("16amd64-8n2c");
+    let f = root.join("sys/devices/system/node/node3/distance");
+    std::fs::write(&f, "20 20 20 10 x 20 20 20\n").unwrap();
+    let o = numaprobe(&["topo", "--sysfs-root", root.to_str().unwrap()]);
+    assert_usage_error(&o, &f.display().to_string());
+}
+
+#[test]
+fn an_unreadable_file_is_a_system_failure_exit_1() {
+    let (_g, root) = unpack("16amd64-8n2c");
+    // A folder where a file belongs cannot be read as one (whatever the
+    // user's permissions, unlike chmod 000 which root ignores).
+    let f = root.join("sys/devices/system/node/online");
+    std::fs::remove_file(&f).unwrap();
+    std::fs::create_dir(&f).unwrap();
+    let o = numaprobe(&["topo", "--sysfs-root", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&f.display().to_string()),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn csv_gives_the_cpu_table_and_the_distance_table() {
+    let (_g, root) = unpack("40intel64-2g2n4c+pcilocality");
+    let o = numaprobe(&[
+        "topo",
+        "--format",
+        "csv",
+        "--sysfs-root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    let (cpus, dist) = s.split_once("\n\n").expect("two tables");
+    let rows: Vec<&str> = cpus.lines().collect();
+    assert!(rows[0].starts_with("cpu,online,allowed,package"));
+    assert_eq!(rows.len(), 1 + 80, "every possible CPU");
+    assert_eq!(rows[2], "1,true,true,1,-,0,0,1,1");
+    assert_eq!(rows[41], "40,false,false,-,-,-,-,-,-");
+    let d: Vec<&str> = dist.lines().collect();
+    assert_eq!(
+        d,
+        [
+            "node,0,1,2,3",
+            "0,10,20,20,20",
+            "1,20,10,20,20",
+            "2,20,20,10,20",
+            "3,20,20,20,10"
+        ]
+    );
+}
+
+#[test]
+fn markdown_gives_two_tables() {
+    let (_g, root) = unpack("16amd64-8n2c");
+    let o = numaprobe(&[
+        "topo",
+        "--format",
+        "markdown",
+        "--sysfs-root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("**CPUs**\n\n| cpu | online | allowed | package |"),
+        "{s}"
+    );
+    assert!(
+        s.contains("**Distances (SLIT)**\n\n| node | 0 | 1 |"),
+        "{s}"
+    );
+    assert!(s.contains("\n| 0 | 10 | 20 |"), "{s}");
+}
+
+#[test]
+fn output_writes_the_file_and_nothing_to_stdout() {
+    let (g, root) = unpack("16amd64-8n2c");
+    let out = g.0.join("topo.json");
+    let o = numaprobe(&[
+        "topo",
+        "--format",
+        "json",
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["numa_nodes"].as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn this_machine_reads_and_no_arguments_prints_the_summary() {
+    let o = numaprobe(&["topo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.starts_with("Machine (/)"), "{s}");
+    assert!(s.contains("Numbering: "), "{s}");
+
+    let o = numaprobe(&["topo", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["allowed"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s == "sched_getaffinity"));
+
+    let o = numaprobe(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("NUMA nodes"), "{s}");
+    assert!(s.contains("numaprobe topo"), "{s}");
+}
