@@ -19,10 +19,20 @@ fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
     base.iter().chain(more).copied().collect()
 }
 
+/// A path in a folder of its own (tests run in parallel; none may remove
+/// another's files).
 fn temp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("numaprobe-cli-study-{}", std::process::id()));
+    let d = std::env::temp_dir().join(format!("numaprobe-cli-study-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
+}
+
+fn remove(paths: &[&std::path::Path]) {
+    for p in paths {
+        if let Some(d) = p.parent() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
 }
 
 /// Exit 2 with exactly one line on stderr containing every `needles`.
@@ -129,7 +139,7 @@ fn same_node_runs_end_to_end_with_json_output_and_charts() {
                 > 0
         );
     }
-    let _ = std::fs::remove_dir_all(json.parent().unwrap());
+    remove(&[&json, &svg, &png, &dir]);
 }
 
 #[test]
@@ -198,6 +208,55 @@ fn multi_node_presets_say_so_in_one_line_on_a_one_node_machine() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["notes"].as_array().unwrap().len(), 1);
     assert_eq!(v["experiments"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn hop_counts_can_come_from_a_measured_latency_matrix() {
+    let lat = temp("latency.json");
+    let out = numaprobe(&[
+        "latency",
+        "--size",
+        "4MiB",
+        "--time-budget",
+        "20ms",
+        "--pages",
+        "4k",
+        "--format",
+        "json",
+        "--output",
+        lat.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = numaprobe(&[
+        "study",
+        "--preset",
+        "hops",
+        "--plan",
+        "--format",
+        "json",
+        "--distances",
+        lat.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["command"], "study-plan");
+    assert_eq!(v["plan"]["hop_map"]["source"], "measured");
+    assert!(!v["plan"]["experiments"].as_array().unwrap().is_empty());
+    // A file that is not a latency document is bad input.
+    std::fs::write(&lat, "{}").unwrap();
+    usage_error(
+        &["study", "0.0.w.0", "--distances", lat.to_str().unwrap()],
+        &["--distances", "not a `numaprobe latency"],
+    );
+    remove(&[&lat]);
 }
 
 #[test]

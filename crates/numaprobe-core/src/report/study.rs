@@ -627,6 +627,28 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn myth_findings_are_listed_with_both_cases() {
+        let mut r = sample_report();
+        let f = crate::experiments::study::myths::find(&r.experiments[0]);
+        r.myths = Some(vec![f]);
+        let text = r.render(Format::Table);
+        assert!(text.contains("Myth: all equal hop cases take equal time: 1 contradicting case(s)"));
+        assert!(text.contains(
+            "Myth: greater hop distance always means slower time: no contradicting case found"
+        ));
+        assert!(
+            text.contains("0.0.w.1 1.0.w.3") && text.contains("30.4%"),
+            "{text}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&r.render(Format::Json)).unwrap();
+        let c = &v["myths"][0]["equal_hops"][0];
+        assert_eq!(c["slower"]["label"], "0.0.w.1 1.0.w.0");
+        assert!(c["faster"]["total_s"].as_f64().unwrap() > 1.0);
+        let md = r.render(Format::Markdown);
+        assert!(md.contains("**Myth: all equal hop cases take equal time**"));
+    }
+
+    #[test]
     fn text_markdown_and_csv_show_every_case() {
         let r = sample_report();
         let text = r.render(Format::Table);

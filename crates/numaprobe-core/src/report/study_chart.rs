@@ -207,6 +207,8 @@ fn draw_panel<DB: DrawingBackend>(
         None => e.title.clone(),
     };
     let label_lines = x_label_lines(e);
+    // Enough decimals that the ticks of a short run (milliseconds) differ.
+    let decimals = (1.0 - y_max.log10().floor()).clamp(2.0, 9.0) as usize;
     let mut chart = ChartBuilder::on(area)
         .caption(&caption, (FONT, 17))
         .margin(12)
@@ -223,7 +225,7 @@ fn draw_panel<DB: DrawingBackend>(
             "Total time for both threads ({}), s",
             mix_words(&e.mix)
         ))
-        .y_label_formatter(&|v| format!("{v:.2}"))
+        .y_label_formatter(&|v| format!("{v:.decimals$}"))
         .label_style((FONT, 12))
         .axis_desc_style((FONT, 13))
         .draw()
@@ -303,7 +305,11 @@ fn draw_panel<DB: DrawingBackend>(
         .color(&BLACK)
         .pos(Pos::new(HPos::Center, VPos::Top));
     for (i, c) in e.cases.iter().enumerate() {
+        // backend_coord is in the whole image's pixels; `area` draws in the
+        // panel's own, which start at its base pixel.
+        let (bx, by) = area.get_base_pixel();
         let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+        let (px, py) = (px - bx, py - by);
         let mut lines: Vec<String> = c.threads.iter().map(|t| t.label.clone()).collect();
         let hops: String = c
             .hops
@@ -354,6 +360,28 @@ mod tests {
         assert!(s.contains("150%"));
         let one = experiment_svg(&r, "crossfire-ww-idle").unwrap();
         assert!(one.contains("<rect"));
+    }
+
+    #[test]
+    fn every_panel_labels_its_own_bars() {
+        // Regression: the second panel's x labels were drawn at twice its
+        // offset (image pixels added to the panel's own origin).
+        let mut r = sample_report();
+        let mut second = r.experiments[0].clone();
+        second.id = "second".into();
+        r.experiments.push(second);
+        let s = svg(&r).unwrap();
+        let doc = roxmltree::Document::parse(&s).unwrap();
+        let ys: Vec<f64> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some("1.0.w.0"))
+            .filter_map(|n| n.attribute("y").and_then(|y| y.parse().ok()))
+            .collect();
+        assert_eq!(ys.len(), 2, "{ys:?}");
+        let panel = f64::from(PANEL_HEIGHT + LINE_PX * 3);
+        let (_, height) = size(&drawn(&r));
+        assert!(ys[0] < panel && ys[1] > panel, "{ys:?}");
+        assert!(ys[1] < f64::from(height), "{ys:?} beyond the image");
     }
 
     #[test]

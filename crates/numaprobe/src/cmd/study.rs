@@ -54,9 +54,9 @@ result): the remaining cores are the allowed physical cores no foreground thread
 high = ceil(3R/4) but at most R-1, full = R. --background sets how hard each works: in every \
 1 ms period it writes one 8-byte element per 64-byte line through its own --size buffer bound to \
 its own node for low 25 %, medium 50 %, high 75 %, very-high 100 % of the period, and sleeps the \
-rest; none starts no thread (the note's idle system). A preset without --background sweeps \
-none, low, medium, high and very-high at high subscription (crossfire adds very-high at full, \
-figure 9)."
+rest; none starts no thread (the note's idle system). Without --background, crossfire and \
+same-node sweep none, low, medium, high and very-high at high subscription (crossfire adds \
+very-high at full, figure 9); hops, myths and labels run idle."
 )]
 pub struct Args {
     /// Thread labels node.core.access.memnode (access r or w), e.g. `0.0.w.1 1.0.w.0`; `/` separates cases
@@ -68,7 +68,7 @@ pub struct Args {
     /// Access of the threads: fixed (as the labels say) or all (every combination: rr, rw, wr, ww). Default: fixed
     #[arg(long, value_name = "MIX")]
     pub mix: Option<String>,
-    /// Background load on the remaining cores: none, low (25 % duty), medium (50 %), high (75 %), very-high (100 %). Default: none for labels, every level for presets
+    /// Background load on the remaining cores: none, low (25 % duty), medium (50 %), high (75 %), very-high (100 %). Default: crossfire and same-node sweep every level, the rest run idle
     #[arg(long, value_name = "LEVEL")]
     pub background: Option<String>,
     /// How many remaining cores carry background threads: under (R/4), high (3R/4, at most R-1), full (R). Default: high

@@ -278,7 +278,7 @@ impl BackgroundLoad {
         }
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), super::StudyError>>();
         for &cpu in cpus {
-            let node = node_of(cpu).ok_or(super::StudyError::NoCpus)?;
+            let node = node_of(cpu).ok_or(super::StudyError::CpuWithoutNode(cpu))?;
             let stop = stop.clone();
             let ready = ready_tx.clone();
             let duty = level.duty_percent();

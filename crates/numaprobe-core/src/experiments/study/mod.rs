@@ -51,6 +51,8 @@ pub enum StudyError {
     NoCpus,
     #[error(transparent)]
     Placement(#[from] crate::placement::PlacementError),
+    #[error("CPU {0} has no NUMA node in the topology, so its background buffer cannot be placed")]
+    CpuWithoutNode(u32),
     #[error("a measurement thread panicked")]
     ThreadPanicked,
 }

@@ -513,7 +513,8 @@ fn crossfire_experiments(
                     make_case(topo, hops, &specs, Some(desc))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let figure = match (mix.as_slice() == WW, setting) {
+            // Claim a figure only when all three of its bars can run.
+            let figure = match (mix.as_slice() == WW && placements.len() == 3, setting) {
                 (true, (LoadLevel::None, _)) => Some("figure 6"),
                 (true, (LoadLevel::Low, Subscription::High)) => Some("figure 7"),
                 (true, (LoadLevel::VeryHigh, Subscription::High)) => Some("figure 8"),
@@ -1063,6 +1064,7 @@ mod tests {
         assert_eq!(p.experiments.len(), 6);
         let x = plan_preset(&t, &hm, Preset::Crossfire, &idle()).unwrap();
         assert_eq!(labels(&x.experiments[0]), ["0.0.w.0 0.1.w.0"]);
+        assert_eq!(x.experiments[0].figure, None);
     }
 
     #[test]
