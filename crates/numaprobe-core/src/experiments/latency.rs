@@ -84,15 +84,15 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
             "size {size} B holds fewer than 2 lines of {stride} B"
         )));
     }
-    if size / stride > u32::MAX as u64 {
-        return Err(ExperimentError::Invalid(format!(
-            "size {size} B with stride {stride} B has more lines than the chase can index (2^32); use a larger stride or a smaller size"
-        )));
-    }
     let size_usize = usize::try_from(size)
         .map_err(|_| ExperimentError::Invalid(format!("size {size} B is too large")))?;
     for &m in &mem_nodes {
         BufferSpec::new(size_usize, MemPolicy::Bind(m), pages).check(&live, None)?;
+    }
+    if size / stride > u32::MAX as u64 {
+        return Err(ExperimentError::Invalid(format!(
+            "size {size} B with stride {stride} B has more lines than the chase can index (2^32); use a larger stride or a smaller size"
+        )));
     }
     let mut cells = Vec::new();
     for &c in &cpu_nodes {
