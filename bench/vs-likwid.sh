@@ -10,7 +10,8 @@
 # Installs Debian's likwid (and a C compiler) when missing.
 #
 # Environment: BUDGET (numaprobe time budget per cell, default 3s), REPEAT
-# (reference runs per figure, median taken, default 3), WAIT_QUIET (seconds
+# (runs of each side per comparison, alternating, medians compared; default
+# 3), WAIT_QUIET (seconds
 # to wait for the 1-minute load average to drop below 0.7 before starting,
 # default 300; the machine may be shared), PRIO (prefix of every measuring
 # command, default `nice -n -19` as root: on a shared machine the measuring
@@ -68,14 +69,18 @@ median() { python3 -c "import sys,statistics; v=[float(x) for x in sys.stdin.rea
 # A field of the first cell of a numaprobe JSON document on stdin.
 cell() { python3 -c "import sys,json; print(json.load(sys.stdin)['cells'][0]['$1'])"; }
 
-np_bw() { # op threads
+np_bw() { # op threads -> GB/s
     run $NP bandwidth --op "$1" --threads "$2" --cpu-nodes 0 --mem-nodes 0 --size 1GB \
         --time-budget "$BUDGET" --format json | cell median
 }
 likwid_bw() { # test threads -> GB/s (likwid prints MByte/s, 10^6 B/s)
-    for _ in $(seq "$REPEAT"); do
-        run likwid-bench -t "$1" -W "N:1GB:$2" 2>/dev/null | awk '/^MByte\/s:/ {print $2/1000}'
-    done | median
+    run likwid-bench -t "$1" -W "N:1GB:$2" 2>/dev/null | awk '/^MByte\/s:/ {print $2/1000}'
+}
+np_lat() { # -> ns
+    run $NP latency --cpu-nodes 0 --mem-nodes 0 --size 1GiB --time-budget "$BUDGET" --format json | cell median
+}
+c_lat() { # -> ns
+    run $CHASE 1024 "$CPU" 21 | awk '{print $2}'
 }
 
 echo "== measuring (load $(load1))" >&2
@@ -83,20 +88,33 @@ declare -a ROWS
 row() { ROWS+=("$1|$2|$3|$4|$5"); }
 ratio() { python3 -c "print(f'{$1/$2:.3f}')"; }
 
-for t in 1 2; do
-    a=$(np_bw read "$t"); b=$(likwid_bw load_avx "$t")
-    row "read, $t thread(s), GB/s" "$a" "$b (load_avx)" "$(ratio "$a" "$b")" ">= 0.95"
-done
-for t in 1 2; do
-    a=$(np_bw write-nt "$t"); b=$(likwid_bw store_mem_avx "$t")
-    row "non-temporal write, $t thread(s), GB/s" "$a" "$b (store_mem_avx)" "$(ratio "$a" "$b")" ">= 0.95"
-    a=$(np_bw copy-nt "$t"); b=$(likwid_bw copy_mem_avx "$t")
-    row "non-temporal copy, $t thread(s), GB/s" "$a" "$b (copy_mem_avx)" "$(ratio "$a" "$b")" ">= 0.95"
-done
+# Each comparison runs both sides REPEAT times, alternating, and compares the
+# medians: on a shared machine the load drifts, and alternating gives both
+# sides the same share of it.
+A=""
+B=""
+pair() { # "numaprobe function args" "reference function args"
+    local a=() b=()
+    for _ in $(seq "$REPEAT"); do
+        a+=("$($1)")
+        b+=("$($2)")
+    done
+    A=$(printf '%s\n' "${a[@]}" | median)
+    B=$(printf '%s\n' "${b[@]}" | median)
+}
 
-lat=$(run $NP latency --cpu-nodes 0 --mem-nodes 0 --size 1GiB --time-budget "$BUDGET" --format json | cell median)
-c=$(for _ in $(seq "$REPEAT"); do run $CHASE 1024 "$CPU" 21 | awk '{print $2}'; done | median)
-row "idle latency, random chase 1 GiB, ns" "$lat" "$c (bench/chase.c)" "$(ratio "$lat" "$c")" "within 3 %"
+for t in 1 2; do
+    pair "np_bw read $t" "likwid_bw load_avx $t"
+    row "read, $t thread(s), GB/s" "$A" "$B (load_avx)" "$(ratio "$A" "$B")" ">= 0.95"
+done
+for t in 1 2; do
+    pair "np_bw write-nt $t" "likwid_bw store_mem_avx $t"
+    row "non-temporal write, $t thread(s), GB/s" "$A" "$B (store_mem_avx)" "$(ratio "$A" "$B")" ">= 0.95"
+    pair "np_bw copy-nt $t" "likwid_bw copy_mem_avx $t"
+    row "non-temporal copy, $t thread(s), GB/s" "$A" "$B (copy_mem_avx)" "$(ratio "$A" "$B")" ">= 0.95"
+done
+pair "np_lat" "c_lat"
+row "idle latency, random chase 1 GiB, ns" "$A" "$B (bench/chase.c)" "$(ratio "$A" "$B")" "within 3 %"
 
 # CV of every default cell (no options but the format).
 lat_cv=$(run $NP latency --format json | python3 -c "import sys,json; print(' '.join(f\"{c['cv']*100:.2f}\" for c in json.load(sys.stdin)['cells']))")

@@ -215,3 +215,60 @@ fn help_teaches_the_defaults() {
         assert!(s.contains(needle), "bandwidth --help lacks {needle}");
     }
 }
+
+/// Every key a latency or bandwidth document can hold, at any depth.
+fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                // `per_node` is keyed by node numbers, not by names.
+                if k.parse::<u32>().is_err() {
+                    out.insert(k.clone());
+                }
+                keys(x, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_json_key_is_documented_in_the_readme() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("<!-- section: json-matrices -->")
+        .expect("json-matrices section");
+    let rest = &readme[start + 1..];
+    let section = &rest[..rest.find("<!-- section:").unwrap_or(rest.len())];
+    let mut all = std::collections::BTreeSet::new();
+    keys(
+        &json(&with(
+            &["latency", "--format", "json", "--tlb-window", "2"],
+            &TINY[..4],
+        )),
+        &mut all,
+    );
+    keys(
+        &json(&with(
+            &[
+                "bandwidth",
+                "--format",
+                "json",
+                "--op",
+                "write",
+                "--scaling",
+                "--threads",
+                "1",
+            ],
+            TINY,
+        )),
+        &mut all,
+    );
+    let missing: Vec<_> = all
+        .iter()
+        .filter(|k| !section.contains(&format!("`{k}`")))
+        .collect();
+    assert!(missing.is_empty(), "README json-matrices lacks {missing:?}");
+}

@@ -158,10 +158,22 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
             op.name()
         )));
     }
-    let size_usize = usize::try_from(size)
+    // What the threads will really map: each its own share, rounded up to
+    // whole pages (which matters for 2 MiB and 1 GiB huge pages).
+    let page = pages.page_size();
+    let unit = 4096 * op.streams() as u64;
+    let mapped = cells
+        .iter()
+        .map(|c| {
+            let t = c.cpus.len() as u64;
+            t * ((size / t) / unit * unit).div_ceil(page) * page
+        })
+        .max()
+        .unwrap_or(size);
+    let mapped = usize::try_from(mapped)
         .map_err(|_| ExperimentError::Invalid(format!("size {size} B is too large")))?;
     for &m in &mem_nodes {
-        BufferSpec::new(size_usize, MemPolicy::Bind(m), pages).check(&live, None)?;
+        BufferSpec::new(mapped, MemPolicy::Bind(m), pages).check(&live, None)?;
     }
     Ok(BandwidthPlan {
         cpu_nodes,
@@ -419,7 +431,9 @@ fn worker(
             return Err(e);
         }
     };
-    let streams = Streams::split(plan.op, buf.as_mut_ptr(), buf.len());
+    // Split the requested share, not the mapping (rounded up to whole huge
+    // pages): the coordinator counts bytes from the same share.
+    let streams = Streams::split(plan.op, buf.as_mut_ptr(), spec.len.min(buf.len()));
     loop {
         shared.barrier.wait(); // start (or stop)
         if shared.stop.load(Ordering::SeqCst) {

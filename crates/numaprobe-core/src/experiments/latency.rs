@@ -89,6 +89,11 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
     for &m in &mem_nodes {
         BufferSpec::new(size_usize, MemPolicy::Bind(m), pages).check(&live, None)?;
     }
+    if size / stride > u32::MAX as u64 {
+        return Err(ExperimentError::Invalid(format!(
+            "size {size} B with stride {stride} B has more lines than the chase can index (2^32); use a larger stride or a smaller size"
+        )));
+    }
     let mut cells = Vec::new();
     for &c in &cpu_nodes {
         // The node's first core: "a CPU of node i", stable from run to run.
@@ -279,6 +284,37 @@ mod tests {
             assert_eq!(c.params.size_bytes, 4 << 20);
         }
         assert!(r.matrix.iter().flatten().all(Option::is_some));
+    }
+
+    /// Records what a caller drawing progress would see.
+    #[derive(Default)]
+    struct Seen {
+        started: Vec<(usize, usize)>,
+        finished: Vec<(usize, bool)>,
+    }
+    impl Progress for Seen {
+        fn cell_started(&mut self, index: usize, total: usize, _label: &str) {
+            self.started.push((index, total));
+        }
+        fn cell_finished(&mut self, partial: &MatrixResult) {
+            self.finished.push((partial.cells.len(), partial.complete));
+        }
+    }
+
+    #[test]
+    fn progress_sees_every_cell_and_partial_results() {
+        let topo = testing::live_topology();
+        let plan = plan(&topo, &small()).unwrap();
+        let mut seen = Seen::default();
+        run(&plan, &mut seen).unwrap();
+        let n = plan.cells.len();
+        assert_eq!(seen.started, (0..n).map(|i| (i, n)).collect::<Vec<_>>());
+        // After each cell the partial result holds that many cells and is
+        // not yet complete: what `--output` is rewritten with.
+        assert_eq!(
+            seen.finished,
+            (1..=n).map(|i| (i, false)).collect::<Vec<_>>()
+        );
     }
 
     #[test]
