@@ -221,3 +221,60 @@ fn no_garbage_makes_the_reader_panic() {
         std::fs::write(f, original).unwrap();
     }
 }
+
+#[test]
+fn package_ids_that_contradict_the_masks_are_reported() {
+    // Every CPU claims package -1 while the kernel's masks still split the
+    // eight sockets: the ids are kept (they are what sysfs says) and the
+    // contradiction is a warning.
+    let u = common::unpack(BASE);
+    for c in 0..16 {
+        write(
+            &u.root,
+            &format!("sys/devices/system/cpu/cpu{c}/topology/physical_package_id"),
+            "-1\n",
+        );
+    }
+    let t = topology::read(&u.root).unwrap();
+    assert!(t.cpus.iter().all(|c| c.package == Some(-1)));
+    assert!(
+        t.warnings
+            .iter()
+            .any(|w| w.contains("package_cpus says 0-1")),
+        "{:?}",
+        t.warnings
+    );
+}
+
+#[test]
+fn cgroup2_without_cpuset_files_in_the_leaf_uses_the_nearest_ancestor() {
+    // On cgroup v2 a cgroup without the cpuset controller enabled is bound by
+    // its parent's sets: move the leaf's files one level up.
+    let u = common::unpack("32amd64-4s2n4c-cgroup2");
+    let leaf = u.root.join("cgroup/unified/uid_2008/job_15389/step_0");
+    let parent = u.root.join("cgroup/unified/uid_2008/job_15389");
+    for f in ["cpuset.cpus.effective", "cpuset.mems.effective"] {
+        std::fs::rename(leaf.join(f), parent.join(f)).unwrap();
+    }
+    write(&parent, "cpuset.cpus.effective", "8-15\n");
+    let t = topology::read(&u.root).unwrap();
+    assert_eq!(t.allowed.cpus, (8..16).collect::<Vec<_>>());
+    assert_eq!(t.allowed.nodes, (0..6).collect::<Vec<_>>());
+    assert_eq!(
+        t.allowed.sources[0],
+        "cgroup2:/cgroup/unified/uid_2008/job_15389/cpuset.cpus.effective"
+    );
+}
+
+#[test]
+fn cgroup2_without_the_cpuset_controller_restricts_nothing() {
+    let u = common::unpack("32amd64-4s2n4c-cgroup2");
+    write(
+        &u.root,
+        "cgroup/unified/cgroup.controllers",
+        "cpu memory pids\n",
+    );
+    let t = topology::read(&u.root).unwrap();
+    assert_eq!(t.allowed.cpus.len(), 32);
+    assert!(t.allowed.sources.is_empty(), "{:?}", t.allowed.sources);
+}

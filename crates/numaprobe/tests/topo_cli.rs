@@ -176,6 +176,23 @@ fn a_malformed_file_exits_2_naming_it() {
 }
 
 #[test]
+fn an_unreadable_file_is_a_system_failure_exit_1() {
+    let (_g, root) = unpack("16amd64-8n2c");
+    // A folder where a file belongs cannot be read as one (whatever the
+    // user's permissions, unlike chmod 000 which root ignores).
+    let f = root.join("sys/devices/system/node/online");
+    std::fs::remove_file(&f).unwrap();
+    std::fs::create_dir(&f).unwrap();
+    let o = numaprobe(&["topo", "--sysfs-root", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&f.display().to_string()),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn csv_gives_the_cpu_table_and_the_distance_table() {
     let (_g, root) = unpack("40intel64-2g2n4c+pcilocality");
     let o = numaprobe(&[

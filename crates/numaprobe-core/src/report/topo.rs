@@ -219,6 +219,33 @@ pub fn distance_table(t: &Topology) -> Option<Table> {
     Some(tab)
 }
 
+/// The distinct remote values of the SLIT in one line: on a 64-node table
+/// the levels are what a person looks for (seed 003: a SLIT with two levels
+/// can hide a deeper machine).
+fn distance_levels(t: &Topology) -> String {
+    let Some(d) = &t.distances else {
+        return String::new();
+    };
+    let mut levels = BTreeSet::new();
+    for (i, row) in d.matrix.iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            if i != j {
+                levels.insert(v);
+            }
+        }
+    }
+    if levels.is_empty() {
+        return String::new();
+    }
+    let l: Vec<String> = levels.iter().map(|v| v.to_string()).collect();
+    format!(
+        "  {} remote level{}: {}\n",
+        l.len(),
+        if l.len() == 1 { "" } else { "s" },
+        l.join(", ")
+    )
+}
+
 /// CSV: the CPU table, a blank line, then the distance table (when there is
 /// one). Two tables in one file keep `--format csv` a single output.
 pub fn to_csv(t: &Topology) -> String {
@@ -332,7 +359,10 @@ pub fn to_text(t: &Topology) -> String {
     out.push_str(&node_table(t).to_text());
     out.push('\n');
     match distance_table(t) {
-        Some(d) => out.push_str(&d.with_title("Distances (SLIT, 10 = local)").to_text()),
+        Some(d) => {
+            out.push_str(&d.with_title("Distances (SLIT, 10 = local)").to_text());
+            out.push_str(&distance_levels(t));
+        }
         None => out.push_str("Distances: none given by the kernel\n"),
     }
     if !t.hmat.is_empty() {

@@ -67,10 +67,12 @@ fn read_one(
     let size_bytes = text("size")?.and_then(|s| parse_size(&s));
     let line_size = text("coherency_line_size")?.and_then(|s| s.parse::<u32>().ok());
     // The shared set may name offline CPUs; the model only speaks of online
-    // ones. A missing or unreadable set means the CPU uses it alone.
-    let shared = match fs.list_opt(&format!("{d}/shared_cpu_list")) {
-        Ok(Some(l)) => Some(l),
-        _ => fs.mask_opt(&format!("{d}/shared_cpu_map")).ok().flatten(),
+    // ones. A missing or unreadable set means the CPU uses it alone. The mask
+    // comes first, as hwloc reads it: the kernel writes both from one set,
+    // and where edited dumps disagree, the mask is what was meant.
+    let shared = match fs.mask_opt(&format!("{d}/shared_cpu_map")) {
+        Ok(Some(m)) => Some(m),
+        _ => fs.list_opt(&format!("{d}/shared_cpu_list")).ok().flatten(),
     };
     let mut cpus: Vec<u32> = shared
         .unwrap_or_default()

@@ -212,8 +212,10 @@ fn cgroup_path(fs: &Fs, h: &Hierarchy) -> Result<Option<String>, TopologyError> 
 /// the mount point: on cgroup v2 a cgroup without the cpuset controller
 /// enabled is bound by its parent's sets.
 fn find_up(fs: &Fs, mount: &str, dir: &str, name: &str) -> Option<String> {
-    let mount = mount.trim_end_matches('/');
-    let mut d = dir.trim_end_matches('/').to_string();
+    // Both relative to the root, without leading or trailing slashes, so
+    // that the prefix test below compares like with like.
+    let mount = mount.trim_matches('/');
+    let mut d = dir.trim_matches('/').to_string();
     loop {
         let rel = join_rel(&d, name);
         if fs.exists(&rel) {

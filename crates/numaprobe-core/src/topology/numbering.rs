@@ -40,7 +40,9 @@ pub fn classify(cpus: &[Cpu]) -> Numbering {
     let mut strides = BTreeSet::new();
     for c in &leaders {
         for w in c.smt_siblings.windows(2) {
-            strides.insert(w[1] - w[0]);
+            // abs_diff: a model built elsewhere (e.g. from JSON) may not
+            // keep the siblings sorted, and this must not underflow.
+            strides.insert(w[1].abs_diff(w[0]));
         }
     }
     let (smt, smt_stride) = match strides.len() {

@@ -158,10 +158,11 @@ pub fn read(root: &Path) -> Result<Topology, TopologyError> {
         .map(|c| c.os_index)
         .collect();
     let (mut nodes, distances) = read_nodes(&fs, &online, &mut warnings)?;
+    // `cpus` is ascending by os_index, so a binary search finds each CPU.
     for node in &nodes {
         for &c in &node.cpus {
-            if let Some(cpu) = cpus.iter_mut().find(|x| x.os_index == c) {
-                cpu.node = Some(node.os_index);
+            if let Ok(k) = cpus.binary_search_by_key(&c, |x| x.os_index) {
+                cpus[k].node = Some(node.os_index);
             }
         }
     }
@@ -172,7 +173,7 @@ pub fn read(root: &Path) -> Result<Topology, TopologyError> {
         .collect();
     if !unplaced.is_empty() {
         warnings.push(format!(
-            "online CPUs {} are in no node's cpulist; they are shown without a node",
+            "online CPUs {} are in no online node's CPU list (is their node offline?); they are shown without a node",
             super::cpulist::format_list(&unplaced)
         ));
     }

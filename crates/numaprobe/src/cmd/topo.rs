@@ -27,9 +27,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     args.out.sink().write(&text)
 }
 
-/// Read the topology below `root`. Every reader error is about the input (a
-/// root that is not a sysfs tree, a malformed file in it), so it becomes a
-/// one-line usage error with exit status 2; the message names the file.
+/// Read the topology below `root`. A root that is not a sysfs tree or a
+/// malformed file in it is bad input: one line naming the file, exit status
+/// 2. A file that exists but cannot be read (permissions, an I/O error) is a
+/// system failure: exit status 1.
 pub fn read_topology(root: &Path) -> anyhow::Result<Topology> {
     topology::read(root).map_err(|e| {
         let hint = match e {
@@ -38,6 +39,10 @@ pub fn read_topology(root: &Path) -> anyhow::Result<Topology> {
             }
             _ => "",
         };
-        crate::output::usage(format!("cannot read the topology: {e}{hint}"))
+        let msg = format!("cannot read the topology: {e}{hint}");
+        match e {
+            TopologyError::Io { .. } => anyhow::anyhow!(msg),
+            _ => crate::output::usage(msg),
+        }
     })
 }
