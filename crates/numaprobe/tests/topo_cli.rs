@@ -288,3 +288,61 @@ fn this_machine_reads_and_no_arguments_prints_the_summary() {
     assert!(s.contains("NUMA nodes"), "{s}");
     assert!(s.contains("numaprobe topo"), "{s}");
 }
+
+/// `word` occurs in `text` with no identifier character on either side.
+fn has_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// Every key `topo --format json` emits is named in the README's JSON
+/// section: the contract is documented or it is not a contract.
+#[test]
+fn every_json_key_is_documented_in_the_readme() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let start = readme
+        .find("<!-- section: json-topo -->")
+        .expect("json-topo section");
+    let rest = &readme[start + 1..];
+    let section = &rest[..rest.find("<!-- section:").unwrap_or(rest.len())];
+
+    fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    out.insert(k.clone());
+                    keys(x, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+            _ => {}
+        }
+    }
+    let mut all = std::collections::BTreeSet::new();
+    for name in [
+        "memorysidecaches",
+        "40intel64-2g2n4c+pcilocality",
+        "nvidiagpunumanodes",
+    ] {
+        let (_g, root) = unpack(name);
+        let o = numaprobe(&[
+            "topo",
+            "--format",
+            "json",
+            "--sysfs-root",
+            root.to_str().unwrap(),
+        ]);
+        keys(&serde_json::from_str(&stdout(&o)).unwrap(), &mut all);
+    }
+    let missing: Vec<&String> = all.iter().filter(|k| !has_word(section, k)).collect();
+    assert!(
+        missing.is_empty(),
+        "keys missing from the README: {missing:?}"
+    );
+}

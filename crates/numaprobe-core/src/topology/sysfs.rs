@@ -11,7 +11,10 @@
 //!   Offline CPUs are kept with `online: false` and no ids: their `topology`
 //!   folder is gone.
 //! * ids from `cpuN/topology`; SMT siblings from `core_cpus_list` /
-//!   `thread_siblings_list` (else the hex masks, else equal core ids).
+//!   `thread_siblings_list` (else the hex masks, else equal core ids), kept
+//!   only where the core id matches (AMD compute units share the mask).
+//!   Package ids that group CPUs differently from `package_cpus` are kept
+//!   as sysfs gives them, with a warning.
 //! * nodes: `node/online` (else the `nodeN` folders); a node's CPUs from
 //!   `cpulist`, else the hex `cpumap`; a kernel without `node/` is read as one
 //!   node holding every CPU and `/proc/meminfo`.
