@@ -1,14 +1,17 @@
 """The checks the VM rig runs: for each, the shell snippet run inside the VM and
 the assertions made on the host about what it printed.
 
-A check is a function decorated with ``@check(name, guest)``: ``guest(cfg)``
-returns the busybox-sh script run in the VM (``numaprobe`` and busybox are on
-PATH); the function itself receives the machine configuration, the result
-(stdout, stderr, rc) and a ``T`` to report problems with. A configuration
-lists the checks it runs by name (``checks = [...]`` in its TOML file), so a
-new check is: write it here, add its name to the configurations that should run
-it. Asserts are about placement and discovery only: timings inside a TCG guest
-mean nothing, and no check may depend on one.
+A check is a function decorated with ``@check(name, guest, needs=...)``:
+``guest(cfg)`` returns the busybox-sh script run in the VM (``numaprobe`` and
+busybox are on PATH); the function itself receives the machine configuration
+(rig.Config: nodes, distances, expected_hmat(), check_options...), the result
+(stdout, stderr, rc) and a ``T`` to report problems with; ``needs`` names the
+subcommands and flags the guest script uses, so the check waits (SKIP) until
+the binary has them. A configuration lists the checks it runs by name
+(``checks = [...]`` in its TOML file), so a new check is: write it here, give
+selftest.py a right and a wrong answer for it, add its name to the
+configurations that should run it. Asserts are about placement and discovery
+only: timings inside a TCG guest mean nothing, and no check may depend on one.
 """
 
 import json
@@ -107,7 +110,9 @@ for n in node[0-9]*; do
         inits=$(cd $a/initiators && ls -d node[0-9]* 2>/dev/null | sed 's/node//' | tr '\n' ' ')
         echo "node $id access$cls initiators $inits"
         for f in read_latency write_latency read_bandwidth write_bandwidth; do
-            [ -f $a/initiators/$f ] && echo "node $id access$cls $f $(cat $a/initiators/$f)"
+            if [ -f $a/initiators/$f ]; then
+                echo "node $id access$cls $f $(cat $a/initiators/$f)"
+            fi
         done
     done
 done
