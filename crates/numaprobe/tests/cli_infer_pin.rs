@@ -47,26 +47,13 @@ fn temp(tag: &str) -> PathBuf {
     d
 }
 
-/// Unpack one sysfs dump; returns (temp dir, root).
-fn unpack(name: &str) -> (PathBuf, PathBuf) {
-    let tmp = temp(name);
-    let archive = workspace().join(format!("tests/fixtures/sysfs/{name}.tar.bz2"));
-    let ok = Command::new("tar")
-        .arg("xjf")
-        .arg(&archive)
-        .arg("-C")
-        .arg(&tmp)
-        .status()
-        .expect("tar")
-        .success();
-    assert!(ok);
-    let root = std::fs::read_dir(&tmp)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.is_dir())
-        .unwrap();
-    (tmp, root)
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+/// Unpack one sysfs dump; returns (temp dir guard, root).
+fn unpack(name: &str) -> (common::TempDir, PathBuf) {
+    let u = common::unpack(name);
+    (u.tmp, u.root)
 }
 
 fn json(o: &Output) -> serde_json::Value {
@@ -310,7 +297,7 @@ fn pin_on_a_round_robin_dump() {
         .code(),
         Some(2)
     );
-    std::fs::remove_dir_all(&tmp).ok();
+    drop(tmp);
 }
 
 #[test]
@@ -349,7 +336,7 @@ fn infer_compares_with_a_machines_slit() {
         kinds(&with)
     );
     assert_eq!(with["groups"], serde_json::json!([[0, 2], [1, 3]]));
-    std::fs::remove_dir_all(&tmp).ok();
+    drop(tmp);
 }
 
 /// Every key the infer and pin JSON documents carry is named (in backticks)
@@ -404,7 +391,7 @@ fn every_infer_and_pin_json_key_is_in_the_readme() {
         "json",
     ]));
     keys(&pin, &mut all);
-    std::fs::remove_dir_all(&tmp).ok();
+    drop(tmp);
     let missing: Vec<&String> = all
         .iter()
         .filter(|k| {

@@ -5,51 +5,20 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/sysfs")
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+use common::TempDir;
+
+fn tmp() -> TempDir {
+    TempDir::new("cli")
 }
 
-static N: AtomicUsize = AtomicUsize::new(0);
-
-/// A private temporary folder, removed on drop.
-struct Tmp(PathBuf);
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-fn tmp() -> Tmp {
-    let d = std::env::temp_dir().join(format!(
-        "numaprobe-cli-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
-}
-
-/// Unpack a dump; returns the folder (kept alive by the guard) and its root.
-fn unpack(name: &str) -> (Tmp, PathBuf) {
-    let t = tmp();
-    let ok = Command::new("tar")
-        .arg("xjf")
-        .arg(fixtures().join(format!("{name}.tar.bz2")))
-        .arg("-C")
-        .arg(&t.0)
-        .status()
-        .expect("run tar")
-        .success();
-    assert!(ok, "tar xjf {name}");
-    let root = std::fs::read_dir(&t.0)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.is_dir())
-        .expect("a top folder");
-    (t, root)
+/// Unpack a dump; returns the folder guard (removed on drop) and its root.
+fn unpack(name: &str) -> (TempDir, PathBuf) {
+    let u = common::unpack(name);
+    (u.tmp, u.root)
 }
 
 fn numaprobe(args: &[&str]) -> Output {

@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests: where the real machines' sysfs
 //! dumps live and how to unpack one into a private temporary folder.
+//!
+//! The binary's tests include this same file (`#[path]`), so both crates
+//! unpack fixtures one way.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -30,14 +33,26 @@ pub fn fixture_names() -> Vec<String> {
 
 /// An unpacked dump; the temporary folder goes away with it.
 pub struct Unpacked {
-    tmp: PathBuf,
+    pub tmp: TempDir,
     /// The archive's top folder: the fake file system root.
     pub root: PathBuf,
 }
 
-impl Drop for Unpacked {
+/// A temporary folder removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        TempDir(temp_dir(tag))
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.tmp);
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -58,17 +73,17 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 
 /// Unpack `name.tar.bz2` with the system's `tar` (the archives are bzip2).
 pub fn unpack(name: &str) -> Unpacked {
-    let tmp = temp_dir(name);
+    let tmp = TempDir::new(name);
     let archive = fixtures_dir().join(format!("{name}.tar.bz2"));
     let status = Command::new("tar")
         .arg("xjf")
         .arg(&archive)
         .arg("-C")
-        .arg(&tmp)
+        .arg(tmp.path())
         .status()
         .expect("run tar (needed to unpack the fixtures)");
     assert!(status.success(), "tar xjf {} failed", archive.display());
-    let tops: Vec<PathBuf> = std::fs::read_dir(&tmp)
+    let tops: Vec<PathBuf> = std::fs::read_dir(tmp.path())
         .expect("read unpacked folder")
         .filter_map(|e| e.ok())
         .map(|e| e.path())
