@@ -251,8 +251,15 @@ fn this_machine_reads_and_no_arguments_prints_the_summary() {
         .iter()
         .any(|s| s == "sched_getaffinity"));
 
-    let o = numaprobe(&[]);
+    // With no arguments the main job runs and writes its report folder into
+    // the working directory: give it a private one.
+    let cwd = tmp();
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .current_dir(cwd.path())
+        .output()
+        .expect("run numaprobe");
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(cwd.path().join("numaprobe-report/run.json").is_file());
     let s = stdout(&o);
     assert!(s.contains("NUMA nodes"), "{s}");
     assert!(s.contains("numaprobe topo"), "{s}");

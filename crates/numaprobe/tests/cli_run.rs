@@ -1,0 +1,149 @@
+//! The main job (`numaprobe run`, and `numaprobe` with no arguments) as a user
+//! runs it: the report folder and its files, the combined JSON document, the
+//! SLIT analysis on another machine's dump, and one-line errors for bad input.
+//! Figures are never asserted, only their presence and placement.
+
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+use common::TempDir;
+use std::process::{Command, Output};
+
+fn numaprobe(args: &[&str], cwd: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run numaprobe")
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("stdout is JSON")
+}
+
+#[test]
+fn on_a_dump_it_measures_nothing_and_analyses_the_slit() {
+    let u = common::unpack("64amd64-4s2n4ca2co");
+    let root = u.root.to_str().unwrap();
+    let o = numaprobe(
+        &[
+            "run",
+            "--sysfs-root",
+            root,
+            "--no-report",
+            "--format",
+            "json",
+        ],
+        u.tmp.path(),
+    );
+    let doc = json(&o);
+    assert_eq!(doc["schema"], "numaprobe/1");
+    assert!(doc["latency"].is_null() && doc["bandwidth"].is_null());
+    assert_eq!(doc["topology"]["numa_nodes"].as_array().unwrap().len(), 8);
+    let inf = &doc["inference"];
+    assert_eq!(inf["source"], "slit");
+    // SLIT 10/16/22: local, one hop, two hops.
+    assert_eq!(inf["levels"].as_array().unwrap().len(), 3);
+    let cpus = doc["binding"]["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), 64, "one thread per core");
+    // Scatter: the first four threads on four different packages.
+    let packages: std::collections::BTreeSet<u64> =
+        cpus[..4].iter().map(|c| c.as_u64().unwrap() / 16).collect();
+    assert_eq!(packages.len(), 4, "first threads {:?}", &cpus[..4]);
+    assert!(doc["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("nothing measured"));
+    // --no-report wrote no folder.
+    assert!(!u.tmp.path().join("numaprobe-report").exists());
+}
+
+#[test]
+fn a_live_run_writes_every_report_file_with_verified_placement() {
+    let t = TempDir::new("run");
+    let o = numaprobe(&["run", "--budget", "1s"], t.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("Idle latency (ns)"), "{text}");
+    assert!(text.contains("Bandwidth (GB/s)"), "{text}");
+    assert!(
+        text.contains("Report written to numaprobe-report/"),
+        "{text}"
+    );
+    let dir = t.path().join("numaprobe-report");
+    for f in [
+        "topo.json",
+        "latency.json",
+        "bandwidth.json",
+        "pin.json",
+        "run.json",
+        "summary.md",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    for kind in ["latency", "bandwidth"] {
+        let m = &run[kind];
+        assert_eq!(m["complete"], true, "{kind}");
+        let cells = m["cells"].as_array().unwrap();
+        assert!(!cells.is_empty(), "{kind} has cells");
+        for c in cells {
+            assert_eq!(c["placement"]["fraction_on_intended"], 1.0, "{kind}: {c}");
+        }
+    }
+    // The standalone matrix file is the same document as the one in run.json.
+    let lat: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("latency.json")).unwrap()).unwrap();
+    assert_eq!(lat, run["latency"]);
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.starts_with("# numaprobe report"));
+}
+
+#[test]
+fn csv_is_one_line_per_measured_cell() {
+    let t = TempDir::new("runcsv");
+    let o = numaprobe(
+        &["run", "--budget", "1s", "--no-report", "--format", "csv"],
+        t.path(),
+    );
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "kind,cpu_node,mem_node,median,unit,cv,placement_fraction,flagged"
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert!(rows.iter().any(|r| r.starts_with("latency,")), "{text}");
+    assert!(rows.iter().any(|r| r.starts_with("bandwidth,")), "{text}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let t = TempDir::new("runbad");
+    for (args, needle) in [
+        (vec!["run", "--budget", "soon"], "--budget"),
+        (
+            vec!["run", "--sysfs-root", "/nonexistent/x"],
+            "/nonexistent/x",
+        ),
+    ] {
+        let o = numaprobe(&args, t.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+    // A report folder that is a file.
+    std::fs::write(t.path().join("taken"), "x").unwrap();
+    let o = numaprobe(&["run", "--report-dir", "taken"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a folder"));
+}
