@@ -1,17 +1,14 @@
 //! The picture of an inferred interconnect for the report: nodes on a
 //! circle (grouped nodes side by side), direct links drawn thicker the
 //! faster they are and labelled with their value, one colour per level.
-//! The same drawing code renders SVG (text) and PNG (pixels) via plotters.
-//!
-//! Text in the PNG needs a font without the system's fontconfig: plotters'
-//! `ab_glyph` backend renders from font bytes we register once, here the
-//! bundled Noto Sans of the `notosans` crate.
+//! The same drawing code renders SVG (text) and PNG (pixels, returned as
+//! bytes) via plotters; the font and the PNG encoding come from `chart`.
 
+use super::chart::{self, FONT};
 use super::infer::{fmt_value, Inference};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GraphError {
@@ -19,10 +16,11 @@ pub enum GraphError {
     Draw(String),
     #[error("no font for the graph's text: {0}")]
     Font(String),
+    #[error("encoding the graph's PNG failed: {0}")]
+    Png(String),
 }
 
 const SIZE: (u32, u32) = (800, 640);
-const FONT: &str = "sans-serif";
 
 /// Colours for levels A, B, C, ... (fast to slow); cycled beyond.
 const PALETTE: [RGBColor; 6] = [
@@ -35,14 +33,7 @@ const PALETTE: [RGBColor; 6] = [
 ];
 
 fn register_font() -> Result<(), GraphError> {
-    use std::sync::OnceLock;
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    DONE.get_or_init(|| {
-        plotters::style::register_font(FONT, FontStyle::Normal, notosans::REGULAR_TTF)
-            .map_err(|_| "the bundled Noto Sans did not load".to_string())
-    })
-    .clone()
-    .map_err(GraphError::Font)
+    chart::register_font().map_err(GraphError::Font)
 }
 
 /// The graph as an SVG document.
@@ -58,12 +49,17 @@ pub fn render_svg(inf: &Inference) -> Result<String, GraphError> {
     Ok(buf)
 }
 
-/// The graph as a PNG file at `path`.
-pub fn render_png(inf: &Inference, path: &Path) -> Result<(), GraphError> {
+/// The graph as the bytes of a PNG image (the caller writes them).
+pub fn render_png(inf: &Inference) -> Result<Vec<u8>, GraphError> {
     register_font()?;
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-    draw(&root, inf)?;
-    root.present().map_err(|e| GraphError::Draw(e.to_string()))
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+        draw(&root, inf)?;
+        root.present()
+            .map_err(|e| GraphError::Draw(e.to_string()))?;
+    }
+    chart::encode_png(&rgb, SIZE.0, SIZE.1).map_err(GraphError::Png)
 }
 
 fn draw<DB: DrawingBackend>(
@@ -226,13 +222,8 @@ mod tests {
     }
 
     #[test]
-    fn png_is_written_with_text() {
-        let dir = std::env::temp_dir().join(format!("numaprobe-graph-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("g.png");
-        render_png(&sample(), &p).unwrap();
-        let bytes = std::fs::read(&p).unwrap();
+    fn png_is_rendered_with_text() {
+        let bytes = render_png(&sample()).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
-        std::fs::remove_dir_all(&dir).ok();
     }
 }

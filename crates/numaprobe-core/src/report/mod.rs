@@ -1,6 +1,7 @@
 //! The result model's shared pieces and the exporters: one file per output
 //! format concern. Exporters turn results into text; they never measure.
 
+pub mod chart;
 pub mod graph;
 pub mod infer;
 pub mod matrix;

@@ -2,16 +2,17 @@
 //! experiment, one stacked bar per case (the bar is the median total, split
 //! into one segment per thread in proportion to the threads' medians and
 //! labelled with the thread's hop count), the bar's percentage of the
-//! baseline above it, the case's thread labels below it. Drawn with `plotters`; PNG text uses the DejaVu
-//! Sans font bundled by the `dejavu` crate, so no system font is needed.
-//! Rendering goes to memory; the caller decides where the bytes go.
+//! baseline above it, the case's thread labels below it. Drawn with
+//! `plotters`; the font and the PNG encoding come from `chart`, so no system
+//! font is needed. Rendering goes to memory; the caller decides where the
+//! bytes go.
 
+use super::chart::{self, FONT};
 use super::study::{ExperimentResult, StudyReport};
 use crate::experiments::study::hops::hop_words;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::sync::Once;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
@@ -27,7 +28,6 @@ fn draw_err<E: std::fmt::Debug>(e: E) -> ChartError {
     ChartError::Draw(format!("{e:?}"))
 }
 
-const FONT: &str = "sans-serif";
 const PANEL_HEIGHT: u32 = 560;
 const MIN_WIDTH: u32 = 900;
 const BAR_SLOT: u32 = 120;
@@ -42,13 +42,7 @@ const THREAD_COLOURS: [RGBColor; 4] = [
 ];
 
 fn register_font() -> Result<(), ChartError> {
-    static ONCE: Once = Once::new();
-    let mut result = Ok(());
-    ONCE.call_once(|| {
-        result = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular())
-            .map_err(|_| ChartError::Draw("the bundled DejaVu Sans font did not load".into()));
-    });
-    result
+    chart::register_font().map_err(ChartError::Draw)
 }
 
 fn drawn(report: &StudyReport) -> Vec<&ExperimentResult> {
@@ -115,14 +109,7 @@ pub fn png(report: &StudyReport) -> Result<Vec<u8>, ChartError> {
         draw_all(&root, &experiments)?;
         root.present().map_err(draw_err)?;
     }
-    let mut bytes = Vec::new();
-    {
-        use image::ImageEncoder;
-        image::codecs::png::PngEncoder::new(&mut bytes)
-            .write_image(&rgb, w, h, image::ColorType::Rgb8)
-            .map_err(|e| ChartError::Png(e.to_string()))?;
-    }
-    Ok(bytes)
+    chart::encode_png(&rgb, w, h).map_err(ChartError::Png)
 }
 
 /// One experiment alone, as SVG (for `--chart DIR`).

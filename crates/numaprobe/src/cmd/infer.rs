@@ -104,7 +104,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.graph_png {
-        report::graph::render_png(&inf, p)
+        let png = report::graph::render_png(&inf)?;
+        crate::output::write_atomic(p, &png)
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
 

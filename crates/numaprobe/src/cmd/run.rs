@@ -184,7 +184,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             if inf.nodes.len() > 1 {
                 let svg = report::graph::render_svg(inf)?;
                 write_atomic(&d.join("graph-latency.svg"), svg.as_bytes())?;
-                report::graph::render_png(inf, &d.join("graph-latency.png"))?;
+                let png = report::graph::render_png(inf)?;
+                write_atomic(&d.join("graph-latency.png"), &png)?;
             }
         }
     }
