@@ -112,31 +112,10 @@ pub fn parse_list(s: &str) -> Result<Vec<u32>, ParseError> {
 }
 
 /// Print numbers as a compact list with ranges (`0-3,8,10-11`); `none` when
-/// empty, so an error message never ends in an empty string.
+/// empty, so an error message never ends in an empty string. The ranges are
+/// written by `topology::cpulist::format_ranges`, the one list writer.
 pub fn format_list(items: &[u32]) -> String {
-    let mut v = items.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    if v.is_empty() {
-        return "none".to_string();
-    }
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let start = v[i];
-        let mut end = start;
-        while i + 1 < v.len() && v[i + 1] == end + 1 {
-            i += 1;
-            end = v[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
+    crate::topology::cpulist::format_ranges(items, "none")
 }
 
 /// Parse a duration: `ms`, `s`, `m` units, fractions allowed; a bare number is

@@ -426,11 +426,7 @@ fn mask(ids: &[u32], words: usize) -> String {
 /// The kernel's list form; an empty set is an empty line (our formatter
 /// writes `-` for people).
 fn list(ids: &[u32]) -> String {
-    if ids.is_empty() {
-        String::new()
-    } else {
-        numaprobe_core::topology::cpulist::format_list(ids)
-    }
+    numaprobe_core::topology::cpulist::format_ranges(ids, "")
 }
 
 impl Synth {

@@ -229,26 +229,10 @@ impl Tree {
     }
 }
 
-/// `0-3,8,10-11`: the kernel's cpulist form, sorted.
+/// `0-3,8,10-11`: the kernel's cpulist form, sorted; empty is empty (see
+/// `topology::cpulist::format_ranges`).
 pub fn cpulist(cpus: &[u32]) -> String {
-    let mut v = cpus.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i {
-            format!("{}-{}", v[i], v[j])
-        } else {
-            v[i].to_string()
-        });
-        i = j + 1;
-    }
-    parts.join(",")
+    crate::topology::cpulist::format_ranges(cpus, "")
 }
 
 fn pus_of(topo: &Topology, nodes: Option<&[u32]>) -> Vec<Pu> {

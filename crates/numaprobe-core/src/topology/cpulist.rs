@@ -109,20 +109,27 @@ fn shorten(s: &str) -> String {
     }
 }
 
-/// Write an ascending set in list form: `0-3,8,10-11`. Empty is `-`, so a
-/// table cell is never blank.
-pub fn format_list(ids: &[u32]) -> String {
-    if ids.is_empty() {
-        return "-".into();
+/// The one writer of the list form, used by every list numaprobe prints
+/// (`format_list` here, `units::format_list`, `analysis::binding::cpulist`):
+/// `0-3,8,10-11`. Any order and duplicates are accepted (the set is sorted
+/// and de-duplicated first); `empty` is what the empty set prints as, which
+/// the caller chooses (`-` for a table cell, `none` for a message, `` for
+/// the kernel's own form).
+pub fn format_ranges(ids: &[u32], empty: &str) -> String {
+    let mut v = ids.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    if v.is_empty() {
+        return empty.to_string();
     }
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;
-    while i < ids.len() {
-        let start = ids[i];
+    while i < v.len() {
+        let start = v[i];
         let mut end = start;
-        while i + 1 < ids.len() && ids[i + 1] == end + 1 {
+        while i + 1 < v.len() && v[i + 1] == end + 1 {
             i += 1;
-            end = ids[i];
+            end = v[i];
         }
         parts.push(if start == end {
             start.to_string()
@@ -132,6 +139,12 @@ pub fn format_list(ids: &[u32]) -> String {
         i += 1;
     }
     parts.join(",")
+}
+
+/// Write a set in list form: `0-3,8,10-11`. Empty is `-`, so a table cell
+/// is never blank.
+pub fn format_list(ids: &[u32]) -> String {
+    format_ranges(ids, "-")
 }
 
 /// Like `format_list`, but a long arithmetic progression with a step above 1
@@ -207,6 +220,11 @@ mod tests {
     fn formats_fold_ranges_and_progressions() {
         assert_eq!(format_list(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
         assert_eq!(format_list(&[]), "-");
+        assert_eq!(
+            format_ranges(&[11, 3, 0, 1, 2, 3, 8, 10], "none"),
+            "0-3,8,10-11"
+        );
+        assert_eq!(format_ranges(&[], ""), "");
         assert_eq!(format_compact(&[0, 4, 8, 12, 16]), "0,4,...,16 (step 4)");
         assert_eq!(format_compact(&[0, 1, 2, 3, 4, 5]), "0-5");
         assert_eq!(format_ids(&[-1]), "-1");
