@@ -87,28 +87,13 @@ pub fn format_size(bytes: u64) -> String {
 /// Parse a list like `0-2,5` (the cpulist format of sysfs, numactl and
 /// taskset) into ascending, de-duplicated numbers. Empty input is an error:
 /// a person who typed `--cpu-nodes ''` meant something, and "nothing" is not it.
+/// The ranges are read by `topology::cpulist::parse_ranges`, the one list
+/// reader; its problem is replaced by this error, which names the value.
 pub fn parse_list(s: &str) -> Result<Vec<u32>, ParseError> {
-    let err = || ParseError::List(s.to_string());
-    let mut out = Vec::new();
     if s.trim().is_empty() {
-        return Err(err());
+        return Err(ParseError::List(s.to_string()));
     }
-    for part in s.split(',') {
-        let part = part.trim();
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (part, part),
-        };
-        let a: u32 = a.parse().map_err(|_| err())?;
-        let b: u32 = b.parse().map_err(|_| err())?;
-        if a > b || b - a > 1 << 20 {
-            return Err(err());
-        }
-        out.extend(a..=b);
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    crate::topology::cpulist::parse_ranges(s).map_err(|_| ParseError::List(s.to_string()))
 }
 
 /// Print numbers as a compact list with ranges (`0-3,8,10-11`); `none` when
@@ -185,7 +170,17 @@ mod tests {
         assert_eq!(parse_list("5,0-2,1"), Ok(vec![0, 1, 2, 5]));
         assert_eq!(parse_list("3"), Ok(vec![3]));
         assert_eq!(parse_list(" 1 , 2 "), Ok(vec![1, 2]));
-        for bad in ["", "a", "2-1", "1-", ",", "1,,2", "-3"] {
+        for bad in [
+            "",
+            "a",
+            "2-1",
+            "1-",
+            ",",
+            "1,,2",
+            "-3",
+            "+3",
+            "0-4294967295",
+        ] {
             assert!(parse_list(bad).is_err(), "{bad}");
         }
     }

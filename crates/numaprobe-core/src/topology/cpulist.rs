@@ -21,9 +21,18 @@ pub fn clean(s: &str) -> &str {
 /// Parse the list form. An empty string is the empty set (an empty `offline`
 /// file is normal). The result is ascending and without duplicates.
 pub fn parse_list(s: &str) -> Result<Vec<u32>, String> {
-    let s = clean(s);
+    parse_ranges(clean(s))
+}
+
+/// The one reader of the list form, shared by `parse_list` (sysfs files: the
+/// caller names the file) and `units::parse_list` (what a person typed: the
+/// caller names the value); each wraps the problem returned here in its own
+/// error. Elements and range ends may be padded with spaces; numbers are
+/// plain decimal below [`MAX_ID`]; blank input is the empty set (callers for
+/// whom that is wrong check first). Ascending, without duplicates.
+pub fn parse_ranges(s: &str) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();
-    if s.is_empty() {
+    if s.trim().is_empty() {
         return Ok(out);
     }
     for part in s.split(',') {

@@ -7,6 +7,7 @@ use crate::output::usage;
 use numaprobe_core::analysis::binding::{self, BindError, Request, Smt, Strategy};
 use numaprobe_core::report::pin::PinReport;
 use numaprobe_core::report::{self, Format};
+use numaprobe_core::units;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StrategyArg {
@@ -63,35 +64,14 @@ pub struct Args {
     pub out: OutputArgs,
 }
 
-/// `0,2-3` -> [0, 2, 3]; the value is named in the error.
+/// `0,2-3` -> [0, 2, 3] (read by `units::parse_list`); the value is named
+/// in the error.
 fn parse_list(s: &str) -> anyhow::Result<Vec<u32>> {
-    let bad = || {
+    units::parse_list(s).map_err(|_| {
         usage(format!(
             "--nodes {s:?} is not a node list (valid: numbers and ranges, e.g. 0,2 or 0-3)"
         ))
-    };
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim) {
-        if part.is_empty() {
-            return Err(bad());
-        }
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (u32, u32) = (
-                    a.trim().parse().map_err(|_| bad())?,
-                    b.trim().parse().map_err(|_| bad())?,
-                );
-                if a > b || b - a > 4096 {
-                    return Err(bad());
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().map_err(|_| bad())?),
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    })
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
