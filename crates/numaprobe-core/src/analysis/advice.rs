@@ -27,12 +27,7 @@ pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
     // Penalty per remote level.
     for l in inf.levels.iter().filter(|l| l.kind == "remote") {
         let Some(r) = l.ratio_to_local else { continue };
-        let hops = l
-            .hops
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join("/");
+        let hops = l.hops_text("/");
         let text = if bw {
             format!(
                 "level {} ({} hop(s)): {} instead of {} local, {:.0} % less bandwidth",

@@ -164,12 +164,7 @@ fn draw<DB: DrawingBackend>(
         let color = PALETTE[i % PALETTE.len()];
         root.draw(&Rectangle::new([(20, y + 2), (34, y + 12)], color.filled()))
             .map_err(err)?;
-        let hops = l
-            .hops
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join("/");
+        let hops = l.hops_text("/");
         root.draw(&Text::new(
             format!(
                 "level {}: {} {} ({}-{}), {} hop(s){}",

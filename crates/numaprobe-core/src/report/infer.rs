@@ -26,6 +26,18 @@ pub struct Level {
     pub ratio_to_local: Option<f64>,
 }
 
+impl Level {
+    /// The level's hop counts as text, `sep` between them (`1/2` in the
+    /// drawings and advice, `1,2` in the levels table).
+    pub fn hops_text(&self, sep: &str) -> String {
+        self.hops
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+}
+
 /// A direct link of the inferred interconnect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Link {
@@ -102,11 +114,7 @@ impl Inference {
                 fmt_value(l.min),
                 fmt_value(l.max),
                 l.ratio_to_local.map_or("-".into(), |r| format!("{r:.2}")),
-                l.hops
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(","),
+                l.hops_text(","),
                 cells_summary(&l.members, 12),
             ]);
         }
