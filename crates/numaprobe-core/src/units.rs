@@ -20,6 +20,17 @@ pub enum ParseError {
     Duration(String),
 }
 
+/// `" 1.5 GiB "` -> `("1.5", "GiB")`: the leading digits and dots, then the
+/// rest (the unit), both trimmed. Shared by `parse_size` and `parse_duration`.
+fn split_number(s: &str) -> (&str, &str) {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    (num, unit.trim())
+}
+
 /// Parse a byte size. Binary units (`KiB`, `MiB`, `GiB`, `TiB`, and the short
 /// `K`, `M`, `G`, `T` that numactl and likwid accept) are powers of 1024;
 /// decimal units (`kB`, `MB`, `GB`, `TB`) are powers of 1000; a bare number or
@@ -28,12 +39,7 @@ pub enum ParseError {
 /// a byte.
 pub fn parse_size(s: &str) -> Result<u64, ParseError> {
     let err = || ParseError::Size(s.to_string());
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let unit = unit.trim();
+    let (num, unit) = split_number(s);
     if num.is_empty() || num.starts_with('.') && num.len() == 1 {
         return Err(err());
     }
@@ -107,13 +113,9 @@ pub fn format_list(items: &[u32]) -> String {
 /// seconds (what people mean by `--time-budget 2`).
 pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
     let err = || ParseError::Duration(s.to_string());
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
+    let (num, unit) = split_number(s);
     let v: f64 = num.parse().map_err(|_| err())?;
-    let secs = match unit.trim().to_ascii_lowercase().as_str() {
+    let secs = match unit.to_ascii_lowercase().as_str() {
         "" | "s" | "sec" => v,
         "ms" => v / 1e3,
         "us" => v / 1e6,
