@@ -67,21 +67,11 @@ pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
                     .iter()
                     .any(|[a, b]| !inf.groups.iter().any(|g| g.contains(a) && g.contains(b)))
         });
-        let gs: Vec<String> = inf
-            .groups
-            .iter()
-            .map(|g| {
-                format!(
-                    "[{}]",
-                    g.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-                )
-            })
-            .collect();
         out.push(Finding {
             kind: "keep-together".into(),
             text: format!(
                 "keep a job's threads and its data inside one group: {}; within a group remote costs up to {}, leaving it up to {}",
-                gs.join(" "),
+                inf.groups_text(),
                 worst_in.map_or("-".into(), |l| v(l.max)),
                 cross.map_or("-".into(), |l| v(l.max)),
             ),

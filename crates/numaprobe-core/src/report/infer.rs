@@ -91,6 +91,20 @@ impl Inference {
         self.levels.iter().find(|l| l.members.contains(&[from, to]))
     }
 
+    /// The groups as text: `[0,1] [2,3]` (the ASCII drawing and the advice).
+    pub fn groups_text(&self) -> String {
+        self.groups
+            .iter()
+            .map(|g| {
+                format!(
+                    "[{}]",
+                    g.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     pub fn hops_between(&self, a: u32, b: u32) -> Option<u32> {
         let i = self.nodes.iter().position(|&n| n == a)?;
         let j = self.nodes.iter().position(|&n| n == b)?;
@@ -226,17 +240,7 @@ impl Inference {
             ));
         }
         if self.groups.len() > 1 {
-            let g: Vec<String> = self
-                .groups
-                .iter()
-                .map(|g| {
-                    format!(
-                        "[{}]",
-                        g.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-                    )
-                })
-                .collect();
-            out.push_str(&format!("groups: {}\n", g.join(" ")));
+            out.push_str(&format!("groups: {}\n", self.groups_text()));
         }
         out
     }
