@@ -65,6 +65,29 @@ fn on_a_dump_it_measures_nothing_and_analyses_the_slit() {
 }
 
 #[test]
+fn on_a_dump_the_report_holds_the_slit_inference_and_its_graph() {
+    let u = common::unpack("64amd64-4s2n4ca2co");
+    let root = u.root.to_str().unwrap();
+    let o = numaprobe(
+        &["run", "--sysfs-root", root, "--report-dir", "r"],
+        u.tmp.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = u.tmp.path().join("r");
+    let inf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("infer-latency.json")).unwrap())
+            .unwrap();
+    assert_eq!(inf["nodes"].as_array().unwrap().len(), 8);
+    let svg = std::fs::read_to_string(dir.join("graph-latency.svg")).unwrap();
+    assert!(svg.contains("<svg"), "not an SVG document");
+    let png = std::fs::read(dir.join("graph-latency.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // Nothing was measured, so there are no matrix files.
+    assert!(!dir.join("latency.json").exists());
+    assert!(!dir.join("bandwidth.json").exists());
+}
+
+#[test]
 fn a_live_run_writes_every_report_file_with_verified_placement() {
     let t = TempDir::new("run");
     let o = numaprobe(&["run", "--budget", "1s"], t.path());
