@@ -68,46 +68,38 @@ pub fn resolve_nodes(
     let all = topo.node_ids();
     let cpu_ok = topo.allowed_cpu_nodes();
     let mem_ok = topo.allowed_mem_nodes();
-    let cpus = match cpu_nodes {
-        None => cpu_ok.clone(),
-        Some(v) => {
-            for &n in v {
-                if !all.contains(&n) {
-                    return Err(ExperimentError::NoSuchNode {
-                        node: n,
-                        nodes: all,
-                    });
-                }
-                if !cpu_ok.contains(&n) {
-                    return Err(ExperimentError::CpuLessNode {
-                        node: n,
-                        cpu_nodes: cpu_ok,
-                    });
-                }
+    // Asked-for nodes must exist and be usable in their role; the error for
+    // an unusable one names the nodes that would have been valid.
+    let check = |asked: Option<&[u32]>,
+                 ok: &[u32],
+                 unusable: &dyn Fn(u32) -> ExperimentError|
+     -> Result<Vec<u32>, ExperimentError> {
+        let Some(v) = asked else {
+            return Ok(ok.to_vec());
+        };
+        for &n in v {
+            if !all.contains(&n) {
+                return Err(ExperimentError::NoSuchNode {
+                    node: n,
+                    nodes: all.clone(),
+                });
             }
-            v.to_vec()
-        }
-    };
-    let mems = match mem_nodes {
-        None => mem_ok.clone(),
-        Some(v) => {
-            for &n in v {
-                if !all.contains(&n) {
-                    return Err(ExperimentError::NoSuchNode {
-                        node: n,
-                        nodes: all,
-                    });
-                }
-                if !mem_ok.contains(&n) {
-                    return Err(ExperimentError::MemNodeNotAllowed {
-                        node: n,
-                        allowed: mem_ok,
-                    });
-                }
+            if !ok.contains(&n) {
+                return Err(unusable(n));
             }
-            v.to_vec()
         }
+        Ok(v.to_vec())
     };
+    let cpus = check(cpu_nodes, &cpu_ok, &|node| ExperimentError::CpuLessNode {
+        node,
+        cpu_nodes: cpu_ok.clone(),
+    })?;
+    let mems = check(mem_nodes, &mem_ok, &|node| {
+        ExperimentError::MemNodeNotAllowed {
+            node,
+            allowed: mem_ok.clone(),
+        }
+    })?;
     if cpus.is_empty() {
         return Err(ExperimentError::NoCpuNodes);
     }
