@@ -604,72 +604,16 @@ fn naive_problems(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{Allowed, Numbering};
+    use crate::topology::testing::{build, CpuSpec};
 
-    /// A machine from (cpu, package, core, thread-sibling group, node).
+    /// A machine from (cpu, package, core, node); CPUs sharing a package and
+    /// core are SMT siblings.
     pub(crate) fn machine(cpus: &[(u32, i64, i64, u32)]) -> Topology {
-        let mut v: Vec<Cpu> = cpus
+        let specs: Vec<CpuSpec> = cpus
             .iter()
-            .map(|&(os, pkg, core, node)| Cpu {
-                os_index: os,
-                online: true,
-                allowed: true,
-                package: Some(pkg),
-                die: None,
-                cluster: None,
-                core: Some(core),
-                node: Some(node),
-                smt_siblings: Vec::new(),
-            })
+            .map(|&(os, pkg, core, node)| CpuSpec::new(os, pkg, core, node))
             .collect();
-        let snapshot = v.clone();
-        for c in &mut v {
-            c.smt_siblings = snapshot
-                .iter()
-                .filter(|o| o.package == c.package && o.core == c.core)
-                .map(|o| o.os_index)
-                .collect();
-            c.smt_siblings.sort_unstable();
-        }
-        v.sort_by_key(|c| c.os_index);
-        let nodes: BTreeSet<u32> = v.iter().filter_map(|c| c.node).collect();
-        Topology {
-            root: "/".into(),
-            nodes: nodes
-                .iter()
-                .map(|&n| crate::topology::NumaNode {
-                    os_index: n,
-                    cpus: v
-                        .iter()
-                        .filter(|c| c.node == Some(n))
-                        .map(|c| c.os_index)
-                        .collect(),
-                    memory_bytes: 0,
-                    free_bytes: 0,
-                    allowed: true,
-                    hugepages: Vec::new(),
-                })
-                .collect(),
-            allowed: Allowed {
-                cpus: v.iter().map(|c| c.os_index).collect(),
-                nodes: nodes.into_iter().collect(),
-                sources: Vec::new(),
-            },
-            cpus: v,
-            distances: None,
-            caches: Vec::new(),
-            hmat: Vec::new(),
-            memory_tiers: Vec::new(),
-            pci_devices: Vec::new(),
-            thp_mode: None,
-            numbering: Numbering {
-                packages: String::new(),
-                smt: String::new(),
-                smt_stride: None,
-                summary: String::new(),
-            },
-            warnings: Vec::new(),
-        }
+        build("/", &specs, &[], None)
     }
 
     /// Seed 003's Sun box: CPUs 0-3 package 0, 4-7 package 1, 8-15 siblings.

@@ -150,8 +150,8 @@ pub(crate) mod testing {
     //! layer's own reads, so experiments can be tested without the sysfs
     //! reader.
     use crate::placement::LiveSystem;
+    use crate::topology::testing::{build, CpuSpec, NodeSpec};
     use crate::topology::*;
-    use std::path::PathBuf;
 
     pub fn live_topology() -> Topology {
         let live = LiveSystem::read().unwrap();
@@ -159,51 +159,25 @@ pub(crate) mod testing {
         let mut nodes = Vec::new();
         for (&n, list) in &live.node_cpus {
             for &c in list {
-                cpus.push(Cpu {
-                    os_index: c,
-                    online: true,
+                cpus.push(CpuSpec {
                     allowed: live.cpus_allowed.contains(&c),
-                    package: Some(0),
-                    die: None,
-                    cluster: None,
-                    core: Some(c as i64),
-                    node: Some(n),
-                    smt_siblings: vec![c],
+                    ..CpuSpec::new(c, 0, i64::from(c), n)
                 });
             }
-            nodes.push(NumaNode {
+            nodes.push(NodeSpec {
                 os_index: n,
-                cpus: list.clone(),
                 memory_bytes: 0,
                 free_bytes: live.free_bytes(n).unwrap_or(0),
                 allowed: live.mems_allowed.contains(&n),
-                hugepages: vec![],
             });
         }
-        cpus.sort_by_key(|c| c.os_index);
-        Topology {
-            root: PathBuf::from("/"),
-            cpus,
-            nodes,
-            distances: None,
-            caches: vec![],
-            hmat: vec![],
-            memory_tiers: vec![],
-            pci_devices: vec![],
-            thp_mode: live.thp_mode.clone(),
-            allowed: Allowed {
-                cpus: live.cpus_allowed.clone(),
-                nodes: live.mems_allowed.clone(),
-                sources: vec![],
-            },
-            numbering: Numbering {
-                packages: "single-package".into(),
-                smt: "none".into(),
-                smt_stride: None,
-                summary: String::new(),
-            },
-            warnings: vec![],
-        }
+        let mut t = build("/", &cpus, &nodes, None);
+        // What the placement layer read, even where it names CPUs or nodes
+        // outside `node_cpus`.
+        t.allowed.cpus = live.cpus_allowed.clone();
+        t.allowed.nodes = live.mems_allowed.clone();
+        t.thp_mode = live.thp_mode.clone();
+        t
     }
 
     /// The live topology plus a memory-only node 7 (not on this machine), to

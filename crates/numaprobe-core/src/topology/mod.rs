@@ -12,6 +12,8 @@ pub mod cpulist;
 mod extras;
 pub mod numbering;
 pub mod sysfs;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;

@@ -3,62 +3,27 @@
 //! than read from a dump so the planner can be tested before (and apart from)
 //! the sysfs reader.
 
-use crate::topology::{Allowed, Cpu, Distances, NumaNode, Numbering, Topology};
-use std::path::PathBuf;
+use crate::topology::testing::{build, CpuSpec, NodeSpec};
+use crate::topology::Topology;
 
 pub fn synthetic(nodes: u32, cores_per_node: u32, slit: Option<Vec<Vec<u32>>>) -> Topology {
-    let mut cpus = Vec::new();
-    let mut numa = Vec::new();
-    for n in 0..nodes {
-        let ids: Vec<u32> = (0..cores_per_node)
-            .map(|c| n * cores_per_node + c)
-            .collect();
-        for &id in &ids {
-            cpus.push(Cpu {
-                os_index: id,
-                online: true,
-                allowed: true,
-                package: Some(i64::from(n)),
-                die: None,
-                cluster: None,
-                core: Some(i64::from(id - n * cores_per_node)),
-                node: Some(n),
-                smt_siblings: vec![id],
-            });
-        }
-        numa.push(NumaNode {
+    let cpus: Vec<CpuSpec> = (0..nodes)
+        .flat_map(|n| {
+            (0..cores_per_node)
+                .map(move |c| CpuSpec::new(n * cores_per_node + c, i64::from(n), i64::from(c), n))
+        })
+        .collect();
+    let mem: Vec<NodeSpec> = (0..nodes)
+        .map(|n| NodeSpec {
             os_index: n,
-            cpus: ids,
             memory_bytes: 1 << 30,
             free_bytes: 1 << 30,
             allowed: true,
-            hugepages: Vec::new(),
-        });
-    }
-    let node_ids: Vec<u32> = (0..nodes).collect();
-    Topology {
-        root: PathBuf::from("/synthetic"),
-        allowed: Allowed {
-            cpus: cpus.iter().map(|c| c.os_index).collect(),
-            nodes: node_ids.clone(),
-            sources: vec!["synthetic".into()],
-        },
-        cpus,
-        nodes: numa,
-        distances: slit.map(|matrix| Distances { node_ids, matrix }),
-        caches: Vec::new(),
-        hmat: Vec::new(),
-        memory_tiers: Vec::new(),
-        pci_devices: Vec::new(),
-        thp_mode: None,
-        numbering: Numbering {
-            packages: "consecutive".into(),
-            smt: "none".into(),
-            smt_stride: None,
-            summary: "synthetic".into(),
-        },
-        warnings: Vec::new(),
-    }
+        })
+        .collect();
+    let mut t = build("/synthetic", &cpus, &mem, slit);
+    t.allowed.sources = vec!["synthetic".into()];
+    t
 }
 
 /// The note's Quartet: four nodes in a square, N0-N1, N0-N2, N1-N3, N2-N3
