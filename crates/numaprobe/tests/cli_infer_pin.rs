@@ -31,12 +31,10 @@ fn run_stdin(args: &[&str], input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run numaprobe");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    // numaprobe may refuse its arguments and exit before reading stdin; the
+    // write then fails with a broken pipe, which is not the test's business
+    // (its exit status and stderr are).
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
     child.wait_with_output().unwrap()
 }
 
