@@ -11,6 +11,7 @@
 //! (`thiserror`) so the binary can decide how to show them.
 
 pub mod analysis;
+pub mod cancel;
 pub mod experiments;
 pub mod kernels;
 pub mod placement;

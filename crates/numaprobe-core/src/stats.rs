@@ -19,6 +19,8 @@ pub enum StopReason {
     BudgetSpent,
     /// `max_samples` were taken before either.
     MaxSamples,
+    /// Cancelled (SIGINT/SIGTERM, [`crate::cancel`]) after at least one sample.
+    Interrupted,
 }
 
 impl StopReason {
@@ -27,6 +29,7 @@ impl StopReason {
             StopReason::CvReached => "cv_reached",
             StopReason::BudgetSpent => "budget_spent",
             StopReason::MaxSamples => "max_samples",
+            StopReason::Interrupted => "interrupted",
         }
     }
 }
@@ -130,20 +133,42 @@ pub struct Measured {
     pub elapsed_s: f64,
 }
 
-/// Run `sample` under `rule`, timing the budget with the wall clock.
+/// Run `sample` under `rule`, timing the budget with the wall clock and
+/// stopping early when the process is asked to ([`crate::cancel`]).
 pub fn repeat<E>(rule: &StopRule, sample: impl FnMut() -> Result<f64, E>) -> Result<Measured, E> {
     let start = Instant::now();
-    repeat_with_clock(rule, sample, move || start.elapsed())
+    repeat_with(
+        rule,
+        sample,
+        move || start.elapsed(),
+        crate::cancel::requested,
+    )
 }
 
 /// [`repeat`] with the clock given (`elapsed` returns the time since start),
 /// so the stopping logic can be tested without waiting.
 pub fn repeat_with_clock<E>(
     rule: &StopRule,
+    sample: impl FnMut() -> Result<f64, E>,
+    elapsed: impl FnMut() -> Duration,
+) -> Result<Measured, E> {
+    repeat_with(rule, sample, elapsed, || false)
+}
+
+/// [`repeat_with_clock`] with the cancellation check given too: `cancelled`
+/// is asked after every sample (and before the warm-up ends), and a true
+/// answer ends the cell with [`StopReason::Interrupted`] once it has one
+/// sample, so an interrupted cell still carries what it measured.
+pub fn repeat_with<E>(
+    rule: &StopRule,
     mut sample: impl FnMut() -> Result<f64, E>,
     mut elapsed: impl FnMut() -> Duration,
+    mut cancelled: impl FnMut() -> bool,
 ) -> Result<Measured, E> {
     for _ in 0..rule.warmup {
+        if cancelled() {
+            break;
+        }
         sample()?;
     }
     let max = rule.max_samples.max(1);
@@ -152,6 +177,9 @@ pub fn repeat_with_clock<E>(
     let stop = loop {
         samples.push(sample()?);
         let n = samples.len();
+        if cancelled() {
+            break StopReason::Interrupted;
+        }
         if n >= rule.min_samples.max(2) {
             if let Some(s) = Summary::of(&samples) {
                 if s.cv <= rule.cv_target {
@@ -304,5 +332,41 @@ mod tests {
         let s = serde_json::to_string(&StopReason::BudgetSpent).unwrap();
         assert_eq!(s, "\"budget_spent\"");
         assert_eq!(StopReason::CvReached.name(), "cv_reached");
+    }
+
+    #[test]
+    fn cancellation_ends_the_cell_after_the_sample_in_progress() {
+        let calls = Cell::new(0);
+        let rule = StopRule {
+            budget: Duration::from_secs(3600),
+            cv_target: 0.0,
+            ..StopRule::default()
+        };
+        let m = repeat_with(
+            &rule,
+            || {
+                calls.set(calls.get() + 1);
+                Ok::<_, Infallible>(calls.get() as f64)
+            },
+            fake_clock(1),
+            || calls.get() >= 4,
+        )
+        .unwrap();
+        assert_eq!(m.stop, StopReason::Interrupted);
+        // One warm-up run, then samples until the flag is seen: 2, 3, 4.
+        assert_eq!(m.samples, vec![2.0, 3.0, 4.0]);
+        assert_eq!(StopReason::Interrupted.name(), "interrupted");
+    }
+
+    #[test]
+    fn cancellation_before_warmup_still_keeps_one_sample() {
+        let m = repeat_with(
+            &StopRule::default(),
+            || Ok::<_, Infallible>(7.0),
+            fake_clock(1),
+            || true,
+        )
+        .unwrap();
+        assert_eq!((m.stop, m.samples.len()), (StopReason::Interrupted, 1));
     }
 }

@@ -233,7 +233,14 @@ pub fn run(
                 pc.mem_node
             ),
         );
-        let cell = measure_cell(plan, &timer, pc)?;
+        if crate::cancel::requested() {
+            result.interrupted = true;
+            break;
+        }
+        let rule = progress.rule_for_cell(i, plan.rule);
+        let began = std::time::Instant::now();
+        let mut cell = measure_cell(plan, &rule, &timer, pc)?;
+        cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
         if let Some(sc) = result.scaling.as_mut() {
             sc.push(cell.clone());
             // The matrix shows the largest thread count measured so far.
@@ -243,7 +250,7 @@ pub fn run(
         result.push(cell);
         progress.cell_finished(&result);
     }
-    result.complete = true;
+    result.complete = !result.interrupted;
     Ok(result)
 }
 
@@ -264,6 +271,7 @@ struct WorkerReport {
 
 fn measure_cell(
     plan: &BandwidthPlan,
+    rule: &StopRule,
     timer: &Timer,
     pc: &PlannedCell,
 ) -> Result<Cell, ExperimentError> {
@@ -302,7 +310,7 @@ fn measure_cell(
             .map(|v| v.iter().all(|&(a, _)| a == Stamp(1)))
             .unwrap_or(false);
         let outcome = if ready {
-            coordinate(plan, timer, &shared)
+            coordinate(plan, rule, timer, &shared)
         } else {
             // Never returned: the failing worker's own error is (below).
             Err(ExperimentError::Invalid("a worker could not set up".into()))
@@ -364,6 +372,7 @@ fn measure_cell(
             flagged: !flags.is_empty(),
             flags,
             elapsed_s,
+            setup_s: 0.0,
         })
     })
 }
@@ -371,6 +380,7 @@ fn measure_cell(
 /// The coordinator's side: size the samples, then sample under the rule.
 fn coordinate(
     plan: &BandwidthPlan,
+    rule: &StopRule,
     timer: &Timer,
     shared: &Shared,
 ) -> Result<(stats::Measured, f64), ExperimentError> {
@@ -385,7 +395,7 @@ fn coordinate(
     };
     // Probe one pass to size the samples.
     let pass_ns = sample(1);
-    let reps = (target_sample_ns(plan.rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;
+    let reps = (target_sample_ns(rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;
     let per_pass: u64 = {
         // Bytes one pass asks for, all threads: the same split as the workers.
         let threads = shared.stamps.lock().map(|v| v.len()).unwrap_or(1) as u64;
@@ -395,7 +405,7 @@ fn coordinate(
         s.bytes_per_pass(plan.op) * threads
     };
     let started = std::time::Instant::now();
-    let measured = stats::repeat(&plan.rule, || {
+    let measured = stats::repeat(rule, || {
         let ns = sample(reps);
         Ok::<f64, ExperimentError>((per_pass * reps) as f64 / ns)
     })?;

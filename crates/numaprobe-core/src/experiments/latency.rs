@@ -142,23 +142,31 @@ pub fn run(
             total,
             &format!("CPU {cpu} (node {cn}) -> memory node {mn}"),
         );
-        let cell = measure_cell(plan, &timer, cn, cpu, mn)?;
+        if crate::cancel::requested() {
+            result.interrupted = true;
+            break;
+        }
+        let rule = progress.rule_for_cell(i, plan.rule);
+        let began = std::time::Instant::now();
+        let mut cell = measure_cell(plan, &rule, &timer, cn, cpu, mn)?;
+        cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
         result.push(cell);
         progress.cell_finished(&result);
     }
-    result.complete = true;
+    result.complete = !result.interrupted;
     Ok(result)
 }
 
 fn measure_cell(
     plan: &LatencyPlan,
+    rule: &StopRule,
     timer: &Timer,
     cpu_node: u32,
     cpu: u32,
     mem_node: u32,
 ) -> Result<Cell, ExperimentError> {
     std::thread::scope(|s| {
-        s.spawn(|| measure_on_this_thread(plan, timer, cpu_node, cpu, mem_node))
+        s.spawn(|| measure_on_this_thread(plan, rule, timer, cpu_node, cpu, mem_node))
             .join()
             .map_err(|_| ExperimentError::Panicked)?
     })
@@ -166,6 +174,7 @@ fn measure_cell(
 
 fn measure_on_this_thread(
     plan: &LatencyPlan,
+    rule: &StopRule,
     timer: &Timer,
     cpu_node: u32,
     cpu: u32,
@@ -193,9 +202,9 @@ fn measure_on_this_thread(
     p = unsafe { chase::run(p, probe) };
     let b = timer.now();
     let per_step = (timer.elapsed_ns(a, b) / probe as f64).max(0.1);
-    let steps = (target_sample_ns(plan.rule.budget) / per_step).clamp(1024.0, 1e9) as u64;
+    let steps = (target_sample_ns(rule.budget) / per_step).clamp(1024.0, 1e9) as u64;
     let started = std::time::Instant::now();
-    let measured = stats::repeat(&plan.rule, || {
+    let measured = stats::repeat(rule, || {
         let a = timer.now();
         // SAFETY: p stays on the chain built above.
         p = unsafe { chase::run(p, steps) };
@@ -246,6 +255,7 @@ fn measure_on_this_thread(
         flagged: !flags.is_empty(),
         flags,
         elapsed_s,
+        setup_s: 0.0,
     })
 }
 

@@ -15,6 +15,7 @@ pub mod study;
 use crate::kernels::chase::ChaseError;
 use crate::placement::{LiveSystem, PageKind, PlacementError};
 use crate::report::matrix::MatrixResult;
+use crate::stats::StopRule;
 use crate::topology::Topology;
 use crate::units::format_list;
 
@@ -25,6 +26,22 @@ pub trait Progress {
     fn cell_started(&mut self, _index: usize, _total: usize, _label: &str) {}
     /// A cell finished; `partial` holds every cell measured so far.
     fn cell_finished(&mut self, _partial: &MatrixResult) {}
+    /// A cell could not be measured (`reason` says why); the experiment goes
+    /// on with the next one, and `partial` already records the failure.
+    fn cell_failed(
+        &mut self,
+        _index: usize,
+        _total: usize,
+        _reason: &str,
+        _partial: &MatrixResult,
+    ) {
+    }
+    /// The stop rule cell `index` samples under. `planned` is the plan's
+    /// rule; a budget-keeping observer (the main job's planner) returns a
+    /// shorter or longer budget from what the cells before it cost.
+    fn rule_for_cell(&mut self, _index: usize, planned: StopRule) -> StopRule {
+        planned
+    }
 }
 
 /// An observer that ignores everything.

@@ -119,6 +119,11 @@ pub struct Cell {
     pub flags: Vec<String>,
     /// Wall time of the cell, set-up excluded, warm-up included.
     pub elapsed_s: f64,
+    /// Wall time of the cell's set-up: thread start and pinning, allocation,
+    /// page touching, chain building, placement check (what a budget must
+    /// count besides sampling).
+    #[serde(default)]
+    pub setup_s: f64,
 }
 
 /// A latency or bandwidth matrix with every cell behind it.
@@ -145,8 +150,12 @@ pub struct MatrixResult {
     /// How every cell sampled: warm-up runs, sample bounds, CV target, budget (s).
     pub stop_rule: StopRule,
     pub timer: TimerInfo,
-    /// False while cells are still being measured.
+    /// False while cells are still being measured, and for good when the run
+    /// was interrupted (`interrupted`) or cells were skipped.
     pub complete: bool,
+    /// True when SIGINT/SIGTERM stopped the run before its last cell.
+    #[serde(default)]
+    pub interrupted: bool,
     /// Notes that apply to the whole matrix (e.g. write-allocate traffic).
     pub notes: Vec<String>,
 }
@@ -177,6 +186,7 @@ impl MatrixResult {
             stop_rule,
             timer,
             complete: false,
+            interrupted: false,
             notes: Vec::new(),
         }
     }
@@ -385,6 +395,7 @@ pub(crate) mod tests {
                 vec![]
             },
             elapsed_s: 0.1,
+            setup_s: 0.0,
         }
     }
 

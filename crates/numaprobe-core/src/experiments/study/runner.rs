@@ -101,7 +101,8 @@ pub fn new_report(plan: &StudyPlan, cfg: &RunConfig) -> StudyReport {
 }
 
 /// Run every experiment of `plan`, calling `progress` after each event with
-/// the report so far. Returns the finished report (`complete: true`).
+/// the report so far. Returns the finished report (`complete: true`), or the
+/// report so far (`complete: false`) when [`crate::cancel`] was requested.
 pub fn run(
     topo: &Topology,
     plan: &StudyPlan,
@@ -124,6 +125,11 @@ pub fn run(
             },
         );
         for (k, case) in e.cases.iter().enumerate() {
+            if crate::cancel::requested() {
+                // Interrupted: the report so far, `complete: false`.
+                load.stop();
+                return Ok(report);
+            }
             let mut result = run_case(case, cfg)?;
             let exp = report
                 .experiments
