@@ -9,15 +9,24 @@
 //! passes, and the sample is the bytes all threads asked for divided by the
 //! span from the earliest start to the latest end. The pages are verified
 //! after the last sample, before the buffers are freed.
+//!
+//! Right before a cell allocates, the sum of its threads' buffers is checked
+//! against the memory node's allocatable figure, read again then
+//! ([`super::MemoryGauge`]). A cell that cannot be measured is recorded in
+//! `failed` and the run goes on.
 
-use super::{resolve_nodes, target_sample_ns, ExperimentError, Progress};
+use super::{
+    fit_cell, resolve_nodes, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
+};
 use crate::kernels::stream::{self, StreamOp, Streams};
 use crate::kernels::VectorWidth;
 use crate::placement::{
     pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PageKind, PlacementCheck,
     PLACEMENT_THRESHOLD,
 };
-use crate::report::matrix::{Cell, CellParams, CellPlacement, MatrixKind, MatrixResult};
+use crate::report::matrix::{
+    Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult,
+};
 use crate::stats::{self, StopRule};
 use crate::timer::{Stamp, Timer};
 use crate::topology::Topology;
@@ -60,6 +69,9 @@ pub struct BandwidthPlan {
     /// True when `cells` are a thread-count series on one node pair.
     pub scaling: bool,
     pub size: u64,
+    /// True when the size was asked for: a cell it does not fit fails; a
+    /// default size is reduced for that cell instead (and the cell flagged).
+    pub size_explicit: bool,
     pub op: StreamOp,
     pub pages: PageKind,
     pub rule: StopRule,
@@ -159,21 +171,18 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
         )));
     }
     // What the threads will really map: each its own share, rounded up to
-    // whole pages (which matters for 2 MiB and 1 GiB huge pages).
-    let page = pages.page_size();
-    let unit = 4096 * op.streams() as u64;
+    // whole pages (which matters for 2 MiB and 1 GiB huge pages). What can
+    // never fit fails here; what does not fit now is checked again by each
+    // cell.
     let mapped = cells
         .iter()
-        .map(|c| {
-            let t = c.cpus.len() as u64;
-            t * ((size / t) / unit * unit).div_ceil(page) * page
-        })
+        .map(|c| cell_footprint(size, c.cpus.len(), op, pages))
         .max()
         .unwrap_or(size);
     let mapped = usize::try_from(mapped)
         .map_err(|_| ExperimentError::Invalid(format!("size {size} B is too large")))?;
     for &m in &mem_nodes {
-        BufferSpec::new(mapped, MemPolicy::Bind(m), pages).check(&live, None)?;
+        BufferSpec::new(mapped, MemPolicy::Bind(m), pages).check_capacity(&live, None)?;
     }
     Ok(BandwidthPlan {
         cpu_nodes,
@@ -181,11 +190,25 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
         cells,
         scaling: cfg.scaling,
         size,
+        size_explicit: cfg.size.is_some(),
         op,
         pages,
         rule: cfg.rule.unwrap_or_default(),
         width,
     })
+}
+
+/// Each of `threads` threads' share of `size` bytes: a whole number of
+/// pages per array.
+fn per_thread(size: u64, threads: usize, op: StreamOp) -> u64 {
+    let unit = 4096 * op.streams() as u64;
+    (size / threads.max(1) as u64) / unit * unit
+}
+
+/// Bytes a cell's buffers take on its memory node: every thread's share in
+/// whole pages of the kind used (whole 2 MiB pages for THP).
+fn cell_footprint(size: u64, threads: usize, op: StreamOp, pages: PageKind) -> u64 {
+    threads as u64 * crate::placement::footprint(per_thread(size, threads, op), pages)
 }
 
 /// The note every bandwidth result carries about write-allocate traffic.
@@ -203,10 +226,20 @@ pub fn write_allocate_note(op: StreamOp) -> Option<String> {
     ))
 }
 
-/// Measure every cell of the plan, in order.
+/// Measure every cell of the plan, in order, checking each cell's memory
+/// against the live machine right before it allocates.
 pub fn run(
     plan: &BandwidthPlan,
     progress: &mut dyn Progress,
+) -> Result<MatrixResult, ExperimentError> {
+    run_with(plan, progress, &mut LiveGauge(LiveSystem::read()?))
+}
+
+/// [`run`] with the memory figures taken from `gauge`.
+pub fn run_with(
+    plan: &BandwidthPlan,
+    progress: &mut dyn Progress,
+    gauge: &mut dyn MemoryGauge,
 ) -> Result<MatrixResult, ExperimentError> {
     let timer = *Timer::get();
     let mut result = MatrixResult::new(
@@ -239,7 +272,28 @@ pub fn run(
         }
         let rule = progress.rule_for_cell(i, plan.rule);
         let began = std::time::Instant::now();
-        let mut cell = measure_cell(plan, &rule, &timer, pc)?;
+        let measured = size_cell(plan, gauge, i, pc).and_then(|(size, reduced)| {
+            let mut cell = measure_cell(plan, size, &rule, &timer, pc)?;
+            if let Some(why) = reduced {
+                cell.flags.push(why);
+                cell.flagged = true;
+            }
+            Ok(cell)
+        });
+        let mut cell = match measured {
+            Ok(cell) => cell,
+            Err(e) => {
+                let reason = e.to_string();
+                result.failed.push(FailedCell {
+                    cpu_node: pc.cpu_node,
+                    mem_node: pc.mem_node,
+                    cpus: pc.cpus.clone(),
+                    reason: reason.clone(),
+                });
+                progress.cell_failed(i, total, &reason, &result);
+                continue;
+            }
+        };
         cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
         if let Some(sc) = result.scaling.as_mut() {
             sc.push(cell.clone());
@@ -250,8 +304,35 @@ pub fn run(
         result.push(cell);
         progress.cell_finished(&result);
     }
-    result.complete = !result.interrupted;
+    result.complete = !result.interrupted && result.failed.is_empty();
     Ok(result)
+}
+
+/// The total size cell `index` measures with (all threads' buffers checked
+/// together), and why it is smaller than planned.
+fn size_cell(
+    plan: &BandwidthPlan,
+    gauge: &mut dyn MemoryGauge,
+    index: usize,
+    pc: &PlannedCell,
+) -> Result<(u64, Option<String>), ExperimentError> {
+    // Huge page pools are checked by the allocations themselves.
+    if plan.pages.hugetlb() {
+        return Ok((plan.size, None));
+    }
+    let available = gauge.allocatable(index, pc.mem_node)?;
+    let threads = pc.cpus.len();
+    let footprint = |s: u64| cell_footprint(s, threads, plan.op, plan.pages);
+    let min = (threads * plan.op.streams() * 4096) as u64;
+    let fit = fit_cell(
+        plan.size,
+        plan.size_explicit,
+        &footprint,
+        min,
+        pc.mem_node,
+        available,
+    )?;
+    Ok((fit.size, fit.reduced))
 }
 
 /// What the workers share with the coordinating thread.
@@ -271,14 +352,13 @@ struct WorkerReport {
 
 fn measure_cell(
     plan: &BandwidthPlan,
+    size: u64,
     rule: &StopRule,
     timer: &Timer,
     pc: &PlannedCell,
 ) -> Result<Cell, ExperimentError> {
     let threads = pc.cpus.len();
-    // Each thread's share, a whole number of pages per array.
-    let unit = 4096 * plan.op.streams() as u64;
-    let per_thread = (plan.size / threads as u64) / unit * unit;
+    let per_thread = per_thread(size, threads, plan.op);
     let shared = Shared {
         barrier: Barrier::new(threads + 1),
         stop: AtomicBool::new(false),
@@ -310,7 +390,7 @@ fn measure_cell(
             .map(|v| v.iter().all(|&(a, _)| a == Stamp(1)))
             .unwrap_or(false);
         let outcome = if ready {
-            coordinate(plan, rule, timer, &shared)
+            coordinate(plan, per_thread, rule, timer, &shared)
         } else {
             // Never returned: the failing worker's own error is (below).
             Err(ExperimentError::Invalid("a worker could not set up".into()))
@@ -380,6 +460,7 @@ fn measure_cell(
 /// The coordinator's side: size the samples, then sample under the rule.
 fn coordinate(
     plan: &BandwidthPlan,
+    per_thread: u64,
     rule: &StopRule,
     timer: &Timer,
     shared: &Shared,
@@ -399,8 +480,6 @@ fn coordinate(
     let per_pass: u64 = {
         // Bytes one pass asks for, all threads: the same split as the workers.
         let threads = shared.stamps.lock().map(|v| v.len()).unwrap_or(1) as u64;
-        let unit = 4096 * plan.op.streams() as u64;
-        let per_thread = (plan.size / threads) / unit * unit;
         let s = Streams::split(plan.op, std::ptr::null_mut(), per_thread as usize);
         s.bytes_per_pass(plan.op) * threads
     };
@@ -529,6 +608,56 @@ mod tests {
         }
         assert_eq!(r.cells.len(), 1);
         assert_eq!(r.matrix, vec![vec![Some(sc.last().unwrap().median)]]);
+    }
+
+    #[test]
+    fn a_cell_whose_node_fills_up_fails_and_the_next_is_measured() {
+        let topo = testing::live_topology();
+        if topo.allowed_cpus_of_node(0).len() < 2 {
+            return; // one CPU: a scaling run has one cell
+        }
+        let cfg = BandwidthConfig {
+            scaling: true,
+            threads: Some(2),
+            ..small()
+        };
+        let plan = plan(&topo, &cfg).unwrap();
+        // The 1-thread cell finds node 0 with 7 MiB left for its 8 MiB.
+        let mut gauge = testing::ShortAt::new(0, 0, 7 << 20);
+        let r = run_with(&plan, &mut NoProgress, &mut gauge).unwrap();
+        assert_eq!(r.failed.len(), 1);
+        assert_eq!(r.failed[0].cpus, plan.cells[0].cpus);
+        assert!(
+            r.failed[0]
+                .reason
+                .starts_with("8 MiB does not fit in node 0's allocatable memory (7 MiB now"),
+            "{}",
+            r.failed[0].reason
+        );
+        let sc = r.scaling.as_ref().unwrap();
+        assert_eq!(sc.len(), 1);
+        assert_eq!(sc[0].params.threads, 2);
+        assert_eq!(r.matrix, vec![vec![Some(sc[0].median)]]);
+        assert!(!r.complete);
+    }
+
+    #[test]
+    fn the_threads_of_a_cell_are_checked_together() {
+        let topo = testing::live_topology();
+        if topo.allowed_cpus_of_node(0).len() < 2 {
+            return;
+        }
+        // Two threads of 4 MiB each: 6 MiB left is enough for either alone.
+        let cfg = BandwidthConfig {
+            threads: Some(2),
+            ..small()
+        };
+        let plan = plan(&topo, &cfg).unwrap();
+        let mut gauge = testing::ShortAt::new(0, 0, 6 << 20);
+        let r = run_with(&plan, &mut NoProgress, &mut gauge).unwrap();
+        assert_eq!(r.failed.len(), 1, "{:?}", r.cells);
+        assert!(r.cells.is_empty());
+        assert_eq!(r.matrix, vec![vec![None]]);
     }
 
     #[test]

@@ -7,15 +7,24 @@
 //! samples under the stop rule; finally the kernel is asked where the pages
 //! are. The buffer is freed before the next cell, so cells do not compete
 //! for memory.
+//!
+//! Right before a cell allocates, the memory node's allocatable figure is
+//! read again ([`super::MemoryGauge`]): free memory moves during a long run.
+//! A cell that cannot be measured (its memory does not fit, a kernel call
+//! fails, its thread panics) is recorded in `failed` and the run goes on.
 
-use super::{resolve_nodes, target_sample_ns, ExperimentError, Progress};
+use super::{
+    fit_cell, resolve_nodes, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
+};
 use crate::kernels::chase::{self, ChasePattern};
 use crate::kernels::VectorWidth;
 use crate::placement::{
     pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PageKind,
     PLACEMENT_THRESHOLD,
 };
-use crate::report::matrix::{Cell, CellParams, CellPlacement, MatrixKind, MatrixResult};
+use crate::report::matrix::{
+    Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult,
+};
 use crate::stats::{self, StopRule};
 use crate::timer::Timer;
 use crate::topology::Topology;
@@ -48,6 +57,9 @@ pub struct LatencyPlan {
     /// (cpu node, CPU that will run the chase, memory node), in run order.
     pub cells: Vec<(u32, u32, u32)>,
     pub size: u64,
+    /// True when the size was asked for: a cell it does not fit fails; a
+    /// default size is reduced for that cell instead (and the cell flagged).
+    pub size_explicit: bool,
     pub stride: u64,
     pub pattern: ChasePattern,
     pub pages: PageKind,
@@ -86,8 +98,10 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
     }
     let size_usize = usize::try_from(size)
         .map_err(|_| ExperimentError::Invalid(format!("size {size} B is too large")))?;
+    // What can never fit fails here, before anything is measured; what does
+    // not fit now is checked again by each cell (memory comes and goes).
     for &m in &mem_nodes {
-        BufferSpec::new(size_usize, MemPolicy::Bind(m), pages).check(&live, None)?;
+        BufferSpec::new(size_usize, MemPolicy::Bind(m), pages).check_capacity(&live, None)?;
     }
     if size / stride > u32::MAX as u64 {
         return Err(ExperimentError::Invalid(format!(
@@ -114,6 +128,7 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
         mem_nodes,
         cells,
         size,
+        size_explicit: cfg.size.is_some(),
         stride,
         pattern,
         pages,
@@ -122,10 +137,20 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
     })
 }
 
-/// Measure every cell of the plan, in order.
+/// Measure every cell of the plan, in order, checking each cell's memory
+/// against the live machine right before it allocates.
 pub fn run(
     plan: &LatencyPlan,
     progress: &mut dyn Progress,
+) -> Result<MatrixResult, ExperimentError> {
+    run_with(plan, progress, &mut LiveGauge(LiveSystem::read()?))
+}
+
+/// [`run`] with the memory figures taken from `gauge`.
+pub fn run_with(
+    plan: &LatencyPlan,
+    progress: &mut dyn Progress,
+    gauge: &mut dyn MemoryGauge,
 ) -> Result<MatrixResult, ExperimentError> {
     let timer = *Timer::get();
     let mut result = MatrixResult::new(
@@ -148,17 +173,63 @@ pub fn run(
         }
         let rule = progress.rule_for_cell(i, plan.rule);
         let began = std::time::Instant::now();
-        let mut cell = measure_cell(plan, &rule, &timer, cn, cpu, mn)?;
-        cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
-        result.push(cell);
-        progress.cell_finished(&result);
+        let measured = size_cell(plan, gauge, i, mn).and_then(|(size, reduced)| {
+            let mut cell = measure_cell(plan, size, &rule, &timer, cn, cpu, mn)?;
+            if let Some(why) = reduced {
+                cell.flags.push(why);
+                cell.flagged = true;
+            }
+            Ok(cell)
+        });
+        match measured {
+            Ok(mut cell) => {
+                cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
+                result.push(cell);
+                progress.cell_finished(&result);
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                result.failed.push(FailedCell {
+                    cpu_node: cn,
+                    mem_node: mn,
+                    cpus: vec![cpu],
+                    reason: reason.clone(),
+                });
+                progress.cell_failed(i, total, &reason, &result);
+            }
+        }
     }
-    result.complete = !result.interrupted;
+    result.complete = !result.interrupted && result.failed.is_empty();
     Ok(result)
+}
+
+/// The size cell `index` measures with, and why it is smaller than planned.
+fn size_cell(
+    plan: &LatencyPlan,
+    gauge: &mut dyn MemoryGauge,
+    index: usize,
+    mem_node: u32,
+) -> Result<(u64, Option<String>), ExperimentError> {
+    // Huge page pools are checked by the allocation itself.
+    if plan.pages.hugetlb() {
+        return Ok((plan.size, None));
+    }
+    let available = gauge.allocatable(index, mem_node)?;
+    let footprint = |s: u64| crate::placement::footprint(s, plan.pages);
+    let fit = fit_cell(
+        plan.size,
+        plan.size_explicit,
+        &footprint,
+        2 * plan.stride,
+        mem_node,
+        available,
+    )?;
+    Ok((fit.size, fit.reduced))
 }
 
 fn measure_cell(
     plan: &LatencyPlan,
+    size: u64,
     rule: &StopRule,
     timer: &Timer,
     cpu_node: u32,
@@ -166,7 +237,7 @@ fn measure_cell(
     mem_node: u32,
 ) -> Result<Cell, ExperimentError> {
     std::thread::scope(|s| {
-        s.spawn(|| measure_on_this_thread(plan, rule, timer, cpu_node, cpu, mem_node))
+        s.spawn(|| measure_on_this_thread(plan, size, rule, timer, cpu_node, cpu, mem_node))
             .join()
             .map_err(|_| ExperimentError::Panicked)?
     })
@@ -174,6 +245,7 @@ fn measure_cell(
 
 fn measure_on_this_thread(
     plan: &LatencyPlan,
+    size: u64,
     rule: &StopRule,
     timer: &Timer,
     cpu_node: u32,
@@ -182,7 +254,7 @@ fn measure_on_this_thread(
 ) -> Result<Cell, ExperimentError> {
     // Pinned before the first touch: page tables and pages are made from here.
     let observed = pin_current_thread(&[cpu])?;
-    let spec = BufferSpec::new(plan.size as usize, MemPolicy::Bind(mem_node), plan.pages);
+    let spec = BufferSpec::new(size as usize, MemPolicy::Bind(mem_node), plan.pages);
     let mut buf = NodeBuffer::alloc(&spec)?;
     buf.touch();
     // SAFETY: the buffer is ours, page-aligned, and outlives the chase.
@@ -327,6 +399,79 @@ mod tests {
         );
     }
 
+    /// Records failures as a caller drawing progress would see them.
+    #[derive(Default)]
+    struct Failures(Vec<(usize, usize, String, usize)>);
+    impl Progress for Failures {
+        fn cell_failed(&mut self, index: usize, total: usize, reason: &str, p: &MatrixResult) {
+            self.0
+                .push((index, total, reason.to_string(), p.failed.len()));
+        }
+    }
+
+    #[test]
+    fn an_explicit_size_that_no_longer_fits_fails_only_its_cell() {
+        let topo = testing::live_topology();
+        let mut plan = plan(&topo, &small()).unwrap();
+        // Node 0 measured twice (its first CPU, then again) so one cell can
+        // meet a full node and the other a normal one.
+        let (cn, cpu, mn) = plan.cells[0];
+        plan.cells = vec![(cn, cpu, mn), (cn, cpu, mn)];
+        let mut seen = Failures::default();
+        let mut gauge = testing::ShortAt::new(0, mn, 3 << 20);
+        let r = run_with(&plan, &mut seen, &mut gauge).unwrap();
+        assert_eq!(r.failed.len(), 1);
+        let f = &r.failed[0];
+        assert_eq!(
+            (f.cpu_node, f.mem_node, f.cpus.clone()),
+            (cn, mn, vec![cpu])
+        );
+        assert!(
+            f.reason.starts_with(&format!(
+                "4 MiB does not fit in node {mn}'s allocatable memory (3 MiB now"
+            )),
+            "{}",
+            f.reason
+        );
+        assert_eq!(seen.0, [(0, 2, f.reason.clone(), 1)]);
+        // The other cell was measured at the size asked for.
+        assert_eq!(r.cells.len(), 1);
+        assert_eq!(r.cells[0].params.size_bytes, 4 << 20);
+        assert!(!r.cells[0].flagged);
+        assert!(!r.complete);
+        assert!(!r.interrupted);
+    }
+
+    #[test]
+    fn a_default_size_that_no_longer_fits_is_reduced_and_flagged() {
+        let topo = testing::live_topology();
+        let cfg = LatencyConfig {
+            size: Some(8 << 20),
+            ..small()
+        };
+        let mut plan = plan(&topo, &cfg).unwrap();
+        // As if 8 MiB had been the default of the plan.
+        plan.size_explicit = false;
+        let mn = plan.cells[0].2;
+        let mut gauge = testing::ShortAt::new(0, mn, 6 << 20);
+        let r = run_with(&plan, &mut NoProgress, &mut gauge).unwrap();
+        assert!(r.failed.is_empty());
+        let c = &r.cells[0];
+        // Half of what is left, in whole 2 MiB.
+        assert_eq!(c.params.size_bytes, 2 << 20);
+        assert!(c.flagged);
+        assert!(
+            c.flags[0].contains("reduced from 8 MiB to 2 MiB"),
+            "{:?}",
+            c.flags
+        );
+        // Less than 2 MiB worth measuring left: the cell fails instead.
+        let mut gauge = testing::ShortAt::new(0, mn, 3 << 20);
+        let r = run_with(&plan, &mut NoProgress, &mut gauge).unwrap();
+        assert_eq!(r.failed.len(), 1);
+        assert!(r.matrix.iter().flatten().all(Option::is_none));
+    }
+
     #[test]
     fn stride_pattern_defaults_to_128_bytes() {
         let topo = testing::live_topology();
@@ -355,7 +500,10 @@ mod tests {
         cfg.mem_nodes = Some(vec![0]);
         cfg.size = Some(1 << 50);
         let e = plan(&topo, &cfg).unwrap_err().to_string();
-        assert!(e.contains("does not fit in node 0's free memory"), "{e}");
+        assert!(
+            e.contains("does not fit in node 0 even when nothing else uses it"),
+            "{e}"
+        );
         let mut cfg = small();
         cfg.stride = Some(12);
         assert!(matches!(

@@ -17,7 +17,7 @@ use crate::placement::{LiveSystem, PageKind, PlacementError};
 use crate::report::matrix::MatrixResult;
 use crate::stats::StopRule;
 use crate::topology::Topology;
-use crate::units::format_list;
+use crate::units::{format_list, format_size};
 
 /// Observer of a running experiment. Every method has an empty default, so
 /// an observer implements only what it shows.
@@ -131,17 +131,97 @@ pub fn resolve_nodes(
 /// Default buffer size: max(256 MiB, 8 x LLC) — well above every cache so
 /// the figure is memory, not cache (seed 004 used 32 MiB-1 GiB and saw no
 /// difference above the cache) — but never more than half of the smallest
-/// free memory among `mem_nodes`, rounded down to 2 MiB, so the default
+/// allocatable memory among `mem_nodes` ([`LiveSystem::allocatable_bytes`]:
+/// above the kernel's watermarks), rounded down to 2 MiB, so the default
 /// cannot push a node into reclaim.
 pub fn default_size(topo: &Topology, live: &LiveSystem, mem_nodes: &[u32]) -> u64 {
     let want = (256u64 << 20).max(8 * topo.llc_bytes().unwrap_or(0));
     let free = mem_nodes
         .iter()
-        .filter_map(|&n| live.free_bytes(n).ok())
+        .filter_map(|&n| live.allocatable_bytes(n).ok())
         .min()
         .unwrap_or(want * 2);
-    let cap = (free / 2) / (2 << 20) * (2 << 20);
-    want.min(cap.max(2 << 20))
+    want.min(half_in_2mib(free).max(MIN_REDUCED))
+}
+
+/// Half of `bytes`, rounded down to 2 MiB (whole THP pages).
+fn half_in_2mib(bytes: u64) -> u64 {
+    (bytes / 2) / (2 << 20) * (2 << 20)
+}
+
+/// The smallest buffer a default size is ever reduced to: one THP page.
+/// Below it a cell fails rather than measure something else than memory.
+const MIN_REDUCED: u64 = 2 << 20;
+
+/// Where a run learns, right before each cell allocates, how many bytes a
+/// memory node can give: the live machine ([`LiveGauge`]) in a real run; a
+/// test can make a node "full" for one cell.
+pub trait MemoryGauge {
+    /// Bytes `node` can give cell `cell` (0-based index in the plan) now.
+    fn allocatable(&mut self, cell: usize, node: u32) -> Result<u64, PlacementError>;
+}
+
+/// The live machine's figure, read fresh for every cell.
+pub struct LiveGauge(pub LiveSystem);
+
+impl MemoryGauge for LiveGauge {
+    fn allocatable(&mut self, _cell: usize, node: u32) -> Result<u64, PlacementError> {
+        self.0.allocatable_bytes(node)
+    }
+}
+
+/// The size one cell will really use, decided right before it allocates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CellSize {
+    /// Bytes to measure with (the `size` of the plan, or less).
+    pub size: u64,
+    /// Why it is smaller than planned (a flag of the cell), if it is.
+    pub reduced: Option<String>,
+}
+
+/// Fit a cell's planned `size` to what `node` can give now (`available`).
+/// `footprint(size)` is what the cell's buffers will really take on the node
+/// (whole pages, every thread's share); `min` is the smallest size the cell
+/// can measure with. An explicit size that does not fit fails the cell (the
+/// user asked for that size, a smaller one would be another measurement); a
+/// default size is reduced by the rule of [`default_size`] (half of what the
+/// node can give, in 2 MiB steps) and the reason is returned as a flag.
+pub(crate) fn fit_cell(
+    size: u64,
+    explicit: bool,
+    footprint: &dyn Fn(u64) -> u64,
+    min: u64,
+    node: u32,
+    available: u64,
+) -> Result<CellSize, PlacementError> {
+    let need = footprint(size);
+    if need <= available {
+        return Ok(CellSize {
+            size,
+            reduced: None,
+        });
+    }
+    let too_large = PlacementError::TooLarge {
+        node,
+        requested: need,
+        available,
+    };
+    if explicit {
+        return Err(too_large);
+    }
+    let smaller = half_in_2mib(available).min(size);
+    if smaller < min.max(MIN_REDUCED) || footprint(smaller) > available {
+        return Err(too_large);
+    }
+    Ok(CellSize {
+        size: smaller,
+        reduced: Some(format!(
+            "default size reduced from {} to {}: node {node} could give only {} when this cell started",
+            format_size(size),
+            format_size(smaller),
+            format_size(available)
+        )),
+    })
 }
 
 /// Default page kind: transparent huge pages when the kernel offers them
@@ -184,7 +264,7 @@ pub(crate) mod testing {
             nodes.push(NodeSpec {
                 os_index: n,
                 memory_bytes: 0,
-                free_bytes: live.free_bytes(n).unwrap_or(0),
+                free_bytes: live.allocatable_bytes(n).unwrap_or(0),
                 allowed: live.mems_allowed.contains(&n),
             });
         }
@@ -195,6 +275,40 @@ pub(crate) mod testing {
         t.allowed.nodes = live.mems_allowed.clone();
         t.thp_mode = live.thp_mode.clone();
         t
+    }
+
+    /// The live machine's memory figures, except that `node` has `bytes`
+    /// left for cell `cell`: a node filling up in the middle of a run.
+    pub struct ShortAt {
+        pub cell: usize,
+        pub node: u32,
+        pub bytes: u64,
+        pub live: LiveSystem,
+    }
+
+    impl ShortAt {
+        pub fn new(cell: usize, node: u32, bytes: u64) -> Self {
+            ShortAt {
+                cell,
+                node,
+                bytes,
+                live: LiveSystem::read().unwrap(),
+            }
+        }
+    }
+
+    impl crate::experiments::MemoryGauge for ShortAt {
+        fn allocatable(
+            &mut self,
+            cell: usize,
+            node: u32,
+        ) -> Result<u64, crate::placement::PlacementError> {
+            if (cell, node) == (self.cell, self.node) {
+                Ok(self.bytes)
+            } else {
+                self.live.allocatable_bytes(node)
+            }
+        }
     }
 
     /// The live topology plus a memory-only node 7 (not on this machine), to
@@ -232,12 +346,54 @@ mod tests {
     }
 
     #[test]
-    fn default_size_is_capped_by_free_memory() {
+    fn default_size_is_capped_by_allocatable_memory() {
         let t = testing::live_topology();
         let live = LiveSystem::read().unwrap();
         let s = default_size(&t, &live, &[0]);
         assert!(s <= 256 << 20 || s >= 8 * t.llc_bytes().unwrap_or(0));
-        assert!(s <= live.free_bytes(0).unwrap() / 2 + (2 << 20));
+        assert!(s <= live.allocatable_bytes(0).unwrap() / 2 + (2 << 20));
         assert_eq!(s % (2 << 20), 0);
+    }
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_cell_that_fits_keeps_its_size() {
+        let same = |s: u64| s;
+        let c = fit_cell(64 * MIB, true, &same, 0, 3, 64 * MIB).unwrap();
+        assert_eq!(
+            c,
+            CellSize {
+                size: 64 * MIB,
+                reduced: None
+            }
+        );
+    }
+
+    #[test]
+    fn an_explicit_size_that_does_not_fit_fails_the_cell() {
+        let same = |s: u64| s;
+        let e = fit_cell(70 * MIB, true, &same, 0, 3, 69 * MIB + 800 * 1024)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("70 MiB does not fit in node 3's allocatable memory (69.8 MiB now"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_default_size_shrinks_to_half_of_what_is_left_and_says_so() {
+        // THP: whole 2 MiB pages.
+        let thp = |s: u64| s.div_ceil(2 * MIB) * 2 * MIB;
+        let c = fit_cell(102 * MIB, false, &thp, 0, 3, 99 * MIB).unwrap();
+        assert_eq!(c.size, 48 * MIB);
+        let why = c.reduced.unwrap();
+        assert!(why.contains("from 102 MiB to 48 MiB"), "{why}");
+        assert!(why.contains("node 3 could give only 99 MiB"), "{why}");
+        // Nothing worth measuring left: the cell fails.
+        assert!(fit_cell(102 * MIB, false, &thp, 0, 3, 3 * MIB).is_err());
+        // Nor below what the cell needs (e.g. a page per thread and stream).
+        assert!(fit_cell(102 * MIB, false, &thp, 40 * MIB, 3, 60 * MIB).is_err());
     }
 }

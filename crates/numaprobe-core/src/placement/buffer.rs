@@ -102,7 +102,9 @@ impl PageKind {
         }
     }
 
-    fn hugetlb(self) -> bool {
+    /// hugetlbfs pages: they come from the node's reserved pool, not from
+    /// its free memory.
+    pub fn hugetlb(self) -> bool {
         matches!(self, PageKind::Huge2M | PageKind::Huge1G)
     }
 }
@@ -132,22 +134,18 @@ impl BufferSpec {
         self.len.div_ceil(p).saturating_mul(p)
     }
 
-    /// Check the spec against the live machine without mapping anything:
-    /// nodes exist and are allowed, the size fits the node's free memory (or
-    /// its free huge pages). `touch_node` is the node a first-touch buffer is
-    /// expected on. This is the "clear error before allocating" of the design:
-    /// an oversized request must never reach the OOM killer.
-    pub fn check(&self, live: &LiveSystem, touch_node: Option<u32>) -> Result<(), PlacementError> {
+    /// Bytes the kernel will allocate on each node for this buffer: whole
+    /// pages (whole 2 MiB pages for THP, see [`super::footprint`]), split
+    /// over the nodes of an interleave. `touch_node` is the node a
+    /// first-touch buffer is expected on (none: nothing is known).
+    pub fn node_shares(&self, touch_node: Option<u32>) -> Result<Vec<(u32, u64)>, PlacementError> {
         if self.len == 0 {
             return Err(PlacementError::ZeroSize);
         }
-        if self.pages == PageKind::Thp && live.thp_mode.as_deref().is_none_or(|m| m == "never") {
-            return Err(PlacementError::ThpUnavailable);
-        }
         let len = self.rounded_len() as u64;
-        // Each node's share of the buffer.
-        let shares: Vec<(u32, u64)> = match &self.policy {
-            MemPolicy::Bind(n) | MemPolicy::Preferred(n) => vec![(*n, len)],
+        let whole = |n: u32| vec![(n, super::footprint(len, self.pages))];
+        Ok(match &self.policy {
+            MemPolicy::Bind(n) | MemPolicy::Preferred(n) => whole(*n),
             MemPolicy::Interleave(ns) => {
                 if ns.is_empty() {
                     return Err(PlacementError::EmptyNodeSet);
@@ -156,14 +154,37 @@ impl BufferSpec {
                 let pages = len / per_page;
                 let k = ns.len() as u64;
                 ns.iter()
-                    .map(|&n| (n, pages.div_ceil(k) * per_page))
+                    .map(|&n| {
+                        (
+                            n,
+                            super::footprint(pages.div_ceil(k) * per_page, self.pages),
+                        )
+                    })
                     .collect()
             }
-            MemPolicy::FirstTouch => match touch_node {
-                Some(n) => vec![(n, len)],
-                None => Vec::new(),
-            },
-        };
+            MemPolicy::FirstTouch => touch_node.map(whole).unwrap_or_default(),
+        })
+    }
+
+    /// True for hugetlbfs pages, which come from a node's reserved pool and
+    /// not from its free memory.
+    pub fn from_pool(&self) -> bool {
+        self.pages.hugetlb()
+    }
+
+    /// Check the spec against the live machine without mapping anything:
+    /// nodes exist and are allowed, the size fits what the node can give now
+    /// ([`LiveSystem::allocatable_bytes`]: above the kernel's watermarks, so
+    /// never into reclaim storms or the OOM killer) or its free huge pages.
+    /// This is the "clear error before allocating" of the design.
+    pub fn check(&self, live: &LiveSystem, touch_node: Option<u32>) -> Result<(), PlacementError> {
+        if self.len == 0 {
+            return Err(PlacementError::ZeroSize);
+        }
+        if self.pages == PageKind::Thp && live.thp_mode.as_deref().is_none_or(|m| m == "never") {
+            return Err(PlacementError::ThpUnavailable);
+        }
+        let shares = self.node_shares(touch_node)?;
         for &(node, _) in &shares {
             live.check_mem_node(node)?;
         }
@@ -182,14 +203,43 @@ impl BufferSpec {
                     });
                 }
             } else {
-                let free = live.free_bytes(node)?;
-                if bytes > free {
+                let available = live.allocatable_bytes(node)?;
+                if bytes > available {
                     return Err(PlacementError::TooLarge {
                         node,
                         requested: bytes,
-                        free,
+                        available,
                     });
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Error when the buffer could not fit its node(s) even if nothing else
+    /// used them ([`NodeMemory::capacity`](super::NodeMemory)): a request no
+    /// amount of waiting makes possible. Huge page pools are checked as in
+    /// [`check`](Self::check), since a pool does not grow by itself.
+    pub fn check_capacity(
+        &self,
+        live: &LiveSystem,
+        touch_node: Option<u32>,
+    ) -> Result<(), PlacementError> {
+        if self.pages.hugetlb() {
+            return self.check(live, touch_node);
+        }
+        if self.pages == PageKind::Thp && live.thp_mode.as_deref().is_none_or(|m| m == "never") {
+            return Err(PlacementError::ThpUnavailable);
+        }
+        for (node, bytes) in self.node_shares(touch_node)? {
+            live.check_mem_node(node)?;
+            let capacity = live.memory(node)?.capacity;
+            if bytes > capacity {
+                return Err(PlacementError::NeverFits {
+                    node,
+                    requested: bytes,
+                    capacity,
+                });
             }
         }
         Ok(())
@@ -623,8 +673,16 @@ mod tests {
         assert!(matches!(e, PlacementError::TooLarge { node: 0, .. }), "{e}");
         assert!(e
             .to_string()
-            .contains("does not fit in node 0's free memory"));
+            .contains("does not fit in node 0's allocatable memory"));
         assert!(NodeBuffer::alloc(&spec).is_err());
+        let e = spec.check_capacity(&live, None).unwrap_err();
+        assert!(
+            matches!(e, PlacementError::NeverFits { node: 0, .. }),
+            "{e}"
+        );
+        // Small enough for the node, whatever it holds now.
+        let small = BufferSpec::new(MIB, MemPolicy::Bind(0), PageKind::Small);
+        small.check_capacity(&live, None).unwrap();
     }
 
     #[test]
@@ -652,6 +710,24 @@ mod tests {
             e.check(&live, None),
             Err(PlacementError::EmptyNodeSet)
         ));
+    }
+
+    #[test]
+    fn shares_count_whole_pages_per_node() {
+        let thp = BufferSpec::new(3 * MIB, MemPolicy::Bind(1), PageKind::Thp);
+        assert_eq!(thp.node_shares(None).unwrap(), [(1, 4 * MIB as u64)]);
+        let il = BufferSpec::new(
+            10 * 4096,
+            MemPolicy::Interleave(vec![0, 2]),
+            PageKind::Small,
+        );
+        assert_eq!(
+            il.node_shares(None).unwrap(),
+            [(0, 5 * 4096), (2, 5 * 4096)]
+        );
+        let ft = BufferSpec::new(4096, MemPolicy::FirstTouch, PageKind::Small);
+        assert!(ft.node_shares(None).unwrap().is_empty());
+        assert_eq!(ft.node_shares(Some(3)).unwrap(), [(3, 4096)]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! placement can only happen here, and free memory must be fresh, not the
 //! value from when the topology was read minutes ago.
 
+use super::memory::{self, NodeMemory};
 use super::PlacementError;
 use crate::units::parse_list;
 use std::collections::BTreeMap;
@@ -147,25 +148,29 @@ impl LiveSystem {
         Ok(())
     }
 
-    /// Memory of `node` a new allocation can get without swapping or an OOM
-    /// kill: `MemFree` plus the inactive file cache the kernel drops first.
-    /// (Active file cache is not counted: reclaiming it would disturb the
-    /// machine and our measurement.) Read fresh on every call.
-    pub fn free_bytes(&self, node: u32) -> Result<u64, PlacementError> {
+    /// What `node`'s memory can give a new allocation now, read fresh on
+    /// every call from `/proc/zoneinfo` (see [`super::memory`]): free pages
+    /// plus clean inactive file cache above the kernel's high watermark and
+    /// lowmem reserve. A kernel whose zoneinfo does not list the node falls
+    /// back to the node's `meminfo` with a fixed reserve.
+    pub fn memory(&self, node: u32) -> Result<NodeMemory, PlacementError> {
+        if let Ok(text) = read_to_string(&self.root.join("proc/zoneinfo")) {
+            if let Some(m) = memory::node_memory(&memory::parse_zoneinfo(&text), node, page_size())
+            {
+                return Ok(m);
+            }
+        }
         let path = self
             .root
             .join(format!("sys/devices/system/node/node{node}/meminfo"));
         let text = read_to_string(&path)?;
-        let field = |name: &str| -> u64 {
-            text.lines()
-                .find_map(|l| {
-                    let rest = l.split_once(name)?.1;
-                    let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
-                    Some(kb * 1024)
-                })
-                .unwrap_or(0)
-        };
-        Ok(field(" MemFree:") + field(" Inactive(file):"))
+        Ok(memory::node_memory_from_meminfo(&text, node))
+    }
+
+    /// Bytes a new allocation on `node` can get now without an OOM kill or
+    /// heavy reclaim ([`NodeMemory::allocatable`]).
+    pub fn allocatable_bytes(&self, node: u32) -> Result<u64, PlacementError> {
+        Ok(self.memory(node)?.allocatable)
     }
 
     /// Free huge pages of `page_size` bytes on `node` (0 when the size is not
@@ -179,6 +184,17 @@ impl LiveSystem {
             .ok()
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(0)
+    }
+}
+
+/// Bytes per page, the unit of `/proc/zoneinfo`.
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as u64
+    } else {
+        4096
     }
 }
 
@@ -232,7 +248,10 @@ mod tests {
         assert!(s.online_nodes.contains(&0));
         assert!(s.mems_allowed.contains(&0));
         assert!(!s.allowed_cpu_nodes().is_empty());
-        assert!(s.free_bytes(0).unwrap() > 0);
+        let m = s.memory(0).unwrap();
+        assert!(m.allocatable > 0);
+        assert!(m.allocatable <= m.capacity);
+        assert!(m.free > 0);
     }
 
     #[test]

@@ -32,13 +32,17 @@
 //! below `/`, not below a `--sysfs-root` dump.
 
 mod buffer;
+mod ledger;
 mod live;
+pub mod memory;
 mod pin;
 
 pub use buffer::{
     BufferSpec, MemPolicy, NodeBuffer, PageKind, PlacementCheck, PLACEMENT_THRESHOLD,
 };
+pub use ledger::MemoryLedger;
 pub use live::LiveSystem;
+pub use memory::{footprint, NodeMemory};
 pub use pin::{
     allowed_cpus, current_affinity, current_cpu, current_cpu_and_node, pin_current_thread,
     set_current_affinity,
@@ -64,11 +68,24 @@ pub enum PlacementError {
     EmptyNodeSet,
     #[error("a buffer of 0 bytes cannot be placed")]
     ZeroSize,
-    #[error("{} does not fit in node {node}'s free memory ({} free)", format_size(*.requested), format_size(*.free))]
+    #[error("{} does not fit in node {node}'s allocatable memory ({} now: free pages and clean file cache above the kernel's watermarks and reserves)", format_size(*.requested), format_size(*.available))]
     TooLarge {
         node: u32,
         requested: u64,
-        free: u64,
+        available: u64,
+    },
+    #[error("{} does not fit in node {node} even when nothing else uses it: at most {} of its memory can be allocated above the kernel's watermarks and reserves", format_size(*.requested), format_size(*.capacity))]
+    NeverFits {
+        node: u32,
+        requested: u64,
+        capacity: u64,
+    },
+    #[error("node {node} cannot hold {what}: {} in total, {} allocatable now", format_size(*.requested), format_size(*.available))]
+    TooLargeTogether {
+        node: u32,
+        what: String,
+        requested: u64,
+        available: u64,
     },
     #[error("node {node} has {free} free {} huge pages, {needed} are needed for {}; reserve them with `echo N > /sys/devices/system/node/node{node}/hugepages/hugepages-{}kB/nr_hugepages`", format_size(*.page_size), format_size(*.requested), .page_size / 1024)]
     NotEnoughHugePages {

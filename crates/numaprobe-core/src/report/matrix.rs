@@ -126,6 +126,31 @@ pub struct Cell {
     pub setup_s: f64,
 }
 
+/// A cell that could not be measured; the run went on with the next one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedCell {
+    pub cpu_node: u32,
+    pub mem_node: u32,
+    /// The CPUs the cell's threads were to run on (planned, not observed).
+    pub cpus: Vec<u32>,
+    /// Why, in words (e.g. the allocation that did not fit, the kernel's error).
+    pub reason: String,
+}
+
+impl std::fmt::Display for FailedCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} (node {}) -> memory node {}: {}",
+            if self.cpus.len() == 1 { "CPU" } else { "CPUs" },
+            crate::units::format_list(&self.cpus),
+            self.cpu_node,
+            self.mem_node,
+            self.reason
+        )
+    }
+}
+
 /// A latency or bandwidth matrix with every cell behind it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MatrixResult {
@@ -151,13 +176,17 @@ pub struct MatrixResult {
     pub stop_rule: StopRule,
     pub timer: TimerInfo,
     /// False while cells are still being measured, and for good when the run
-    /// was interrupted (`interrupted`) or cells were skipped.
+    /// was interrupted (`interrupted`) or a cell failed (`failed`).
     pub complete: bool,
     /// True when SIGINT/SIGTERM stopped the run before its last cell.
     #[serde(default)]
     pub interrupted: bool,
     /// Notes that apply to the whole matrix (e.g. write-allocate traffic).
     pub notes: Vec<String>,
+    /// Cells that could not be measured, in run order; their `matrix`
+    /// entries stay null.
+    #[serde(default)]
+    pub failed: Vec<FailedCell>,
 }
 
 impl MatrixResult {
@@ -188,6 +217,7 @@ impl MatrixResult {
             complete: false,
             interrupted: false,
             notes: Vec::new(),
+            failed: Vec::new(),
         }
     }
 
@@ -237,6 +267,13 @@ impl MatrixResult {
             let mut row = vec![cn.to_string()];
             for (c, &mn) in self.mem_nodes.iter().enumerate() {
                 let s = match self.matrix[r][c] {
+                    None if self
+                        .failed
+                        .iter()
+                        .any(|f| f.cpu_node == cn && f.mem_node == mn) =>
+                    {
+                        "failed".to_string()
+                    }
                     None => "-".to_string(),
                     Some(v) => {
                         let flagged = self.cell(cn, mn).is_some_and(|x| x.flagged);
@@ -304,11 +341,38 @@ impl MatrixResult {
         out
     }
 
+    /// One line per failed cell, for the text and Markdown renderings.
+    fn failed_notes(&self) -> Vec<String> {
+        self.failed.iter().map(|f| format!("failed: {f}")).collect()
+    }
+
+    /// The failed cells as CSV rows: an empty median and the reason.
+    fn failed_table(&self) -> Table {
+        let mut t = Table::new(["cpu_node", "mem_node", "cpus", "median", "reason"]);
+        for f in &self.failed {
+            t.push([
+                f.cpu_node.to_string(),
+                f.mem_node.to_string(),
+                crate::units::format_list(&f.cpus),
+                String::new(),
+                f.reason.clone(),
+            ]);
+        }
+        t
+    }
+
     /// Render for people or spreadsheets. JSON is [`super::to_json`].
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Json => super::to_json(self),
-            Format::Csv => self.matrix_table().to_csv(),
+            Format::Csv => {
+                let mut s = self.matrix_table().to_csv();
+                if !self.failed.is_empty() {
+                    s.push('\n');
+                    s.push_str(&self.failed_table().to_csv());
+                }
+                s
+            }
             Format::Markdown => {
                 let mut s = self.matrix_table().with_title(self.title()).to_markdown();
                 let notes = self.flag_notes();
@@ -318,11 +382,14 @@ impl MatrixResult {
                         s.push_str(&format!("\\{n}\n"));
                     }
                 }
+                for n in self.failed_notes() {
+                    s.push_str(&format!("\n{n}\n"));
+                }
                 s
             }
             Format::Table => {
                 let mut s = self.matrix_table().with_title(self.title()).to_text();
-                for n in self.flag_notes() {
+                for n in self.flag_notes().into_iter().chain(self.failed_notes()) {
                     s.push_str(&n);
                     s.push('\n');
                 }

@@ -9,6 +9,13 @@
 //! before an experiment's first case and stopped after its last. Progress is
 //! reported through a callback with the report as it stands, so a caller can
 //! rewrite its output after every finished case.
+//!
+//! Memory is checked per node for a case's threads together (a
+//! [`MemoryLedger`]), not thread by thread: threads that each pass their own
+//! check could fail, or meet the OOM killer, together. Before an
+//! experiment's background starts, every case's arrays plus the background
+//! buffers are checked; before each case, its arrays are checked again
+//! against what is left with the background running.
 
 use super::background::{BackgroundDefinitions, BackgroundLoad, PERIOD_US};
 use super::label::Mix;
@@ -17,8 +24,8 @@ use super::plan::{CasePlan, ExperimentPlan, StudyPlan};
 use super::StudyError;
 use crate::kernels::strided;
 use crate::placement::{
-    current_cpu, pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PageKind,
-    PLACEMENT_THRESHOLD,
+    current_cpu, pin_current_thread, BufferSpec, LiveSystem, MemPolicy, MemoryLedger, NodeBuffer,
+    PageKind, PlacementError, PLACEMENT_THRESHOLD,
 };
 use crate::report::study::{
     BackgroundResult, CaseResult, CaseSample, ExperimentResult, StudyParameters, StudyReport,
@@ -111,9 +118,12 @@ pub fn run(
 ) -> Result<StudyReport, StudyError> {
     let mut report = new_report(plan, cfg);
     let count = plan.experiments.len();
+    let live = LiveSystem::read()?;
+    let available = |node: u32| live.allocatable_bytes(node);
     for (index, e) in plan.experiments.iter().enumerate() {
         report.experiments.push(experiment_shell(e));
         let node_of = |cpu: u32| topo.cpu(cpu).and_then(|c| c.node);
+        check_experiment_memory(e, cfg, node_of, available)?;
         let mut load = BackgroundLoad::start(&e.background.cpus, node_of, e.load, cfg.size_bytes)?;
         progress(
             &report,
@@ -130,6 +140,8 @@ pub fn run(
                 load.stop();
                 return Ok(report);
             }
+            // The background's buffers are in place: what is left now.
+            case_ledger(case, cfg)?.check(available)?;
             let mut result = run_case(case, cfg)?;
             let exp = report
                 .experiments
@@ -163,6 +175,42 @@ pub fn run(
     }
     report.complete = true;
     Ok(report)
+}
+
+/// A case's foreground arrays, per node.
+fn case_ledger(case: &CasePlan, cfg: &RunConfig) -> Result<MemoryLedger, PlacementError> {
+    let mut ledger = MemoryLedger::new();
+    for t in &case.threads {
+        let spec = BufferSpec::new(cfg.size_bytes, MemPolicy::Bind(t.spec.mem), PageKind::Small);
+        ledger.add(&spec, None, "foreground array")?;
+    }
+    Ok(ledger)
+}
+
+/// Error unless every case of `e`, together with the experiment's background
+/// buffers, fits in what each node can give (`available`) before any of
+/// them is allocated.
+fn check_experiment_memory(
+    e: &ExperimentPlan,
+    cfg: &RunConfig,
+    node_of: impl Fn(u32) -> Option<u32>,
+    mut available: impl FnMut(u32) -> Result<u64, PlacementError>,
+) -> Result<(), StudyError> {
+    let background = if e.load == super::LoadLevel::None {
+        &[][..]
+    } else {
+        &e.background.cpus[..]
+    };
+    for case in &e.cases {
+        let mut ledger = case_ledger(case, cfg)?;
+        for &cpu in background {
+            let node = node_of(cpu).ok_or(StudyError::CpuWithoutNode(cpu))?;
+            let spec = BufferSpec::new(cfg.size_bytes, MemPolicy::Bind(node), PageKind::Small);
+            ledger.add(&spec, None, "background buffer")?;
+        }
+        ledger.check(&mut available)?;
+    }
+    Ok(())
 }
 
 fn experiment_shell(e: &ExperimentPlan) -> ExperimentResult {
@@ -389,6 +437,48 @@ mod tests {
         }
         let s = &c.samples[0];
         assert!((s.total_s - s.threads_s.iter().sum::<f64>()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_case_and_its_background_are_checked_together_per_node() {
+        use crate::experiments::study::testing::synthetic;
+        use crate::experiments::study::{parse_labels, Subscription};
+        // 2 nodes x 4 cores; two threads write node 1, background on the
+        // six remaining cores (three per node).
+        let topo = synthetic(2, 4, None);
+        let hops = HopMap::from_topology(&topo);
+        let opts = PlanOptions {
+            load: Some(LoadLevel::High),
+            subscription: Some(Subscription::Full),
+            ..PlanOptions::default()
+        };
+        let labels = parse_labels(&["0.0.w.1", "1.0.w.1"]).unwrap();
+        let plan = crate::experiments::study::plan_custom(&topo, &hops, &[labels], &opts).unwrap();
+        let e = &plan.experiments[0];
+        assert_eq!(e.background.cpus.len(), 6);
+        let cfg = RunConfig {
+            size_bytes: 64 << 20,
+            ..tiny()
+        };
+        let node_of = |c: u32| topo.cpu(c).and_then(|x| x.node);
+        // Node 1 holds 2 arrays + 3 background buffers = 320 MiB.
+        let fits = |n: u32| Ok(if n == 1 { 320 << 20 } else { 192 << 20 });
+        check_experiment_memory(e, &cfg, node_of, fits).unwrap();
+        let short = |n: u32| Ok(if n == 1 { 319 << 20 } else { 1 << 30 });
+        let err = check_experiment_memory(e, &cfg, node_of, short)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "node 1 cannot hold 3 x background buffer + 2 x foreground array: 320 MiB in total, 319 MiB allocatable now"
+        );
+        // Without background load only the arrays count.
+        let idle = ExperimentPlan {
+            load: LoadLevel::None,
+            ..e.clone()
+        };
+        check_experiment_memory(&idle, &cfg, node_of, |_| Ok(128 << 20)).unwrap();
+        assert!(check_experiment_memory(&idle, &cfg, node_of, |_| Ok(127 << 20)).is_err());
     }
 
     #[test]

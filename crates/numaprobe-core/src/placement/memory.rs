@@ -1,0 +1,548 @@
+//! How much memory a node can give a new allocation without an OOM kill or
+//! heavy reclaim: a pure parser of `/proc/zoneinfo` and the figure computed
+//! from it. `live.rs` reads the files; everything here works on text, so
+//! multi-node layouts are tested with written samples.
+//!
+//! Why not `MemFree`: the page allocator never lets a zone's free pages fall
+//! below its `min` watermark (and reclaims long before, at `low`), and a user
+//! allocation may not dip into the `lowmem_reserve` ("protection") that keeps
+//! DMA and DMA32 for the allocations that need them. On small nodes those
+//! reserves are a large share (12.5 MiB of a 192 MiB node), so a buffer of
+//! "MemFree minus a little" reaches the OOM killer. The figure here is what
+//! is above those lines, zone by zone.
+
+use serde::{Deserialize, Serialize};
+
+/// One zone of `/proc/zoneinfo`, counted in pages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ZoneInfo {
+    pub node: u32,
+    /// `DMA`, `DMA32`, `Normal`, `Movable`, `Device`, ...
+    pub name: String,
+    /// `pages free`: pages in the buddy allocator (not those on per-CPU lists).
+    pub free: u64,
+    /// Watermarks (boost included, as the kernel prints them).
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+    /// Pages the page allocator manages in this zone.
+    pub managed: u64,
+    /// `protection`: `lowmem_reserve[]`, the pages this zone keeps back from
+    /// an allocation that could have been served by a higher zone, indexed
+    /// by that allocation's highest zone.
+    pub protection: Vec<u64>,
+    /// `nr_zone_inactive_file` (`nr_inactive_file` in a zone before 4.8).
+    pub inactive_file: u64,
+    /// `nr_zone_write_pending` (dirty plus writeback; `nr_dirty` +
+    /// `nr_writeback` before 4.8): file pages that cannot be dropped now.
+    pub write_pending: u64,
+    /// Free pages parked on the per-CPU lists (`pagesets` / `count`, summed
+    /// over CPUs); not in `free`.
+    pub pcp: u64,
+}
+
+impl ZoneInfo {
+    /// The reserve a user page (`GFP_HIGHUSER_MOVABLE`, whose highest zone
+    /// is `Movable`) must leave in this zone. `lowmem_reserve[j]` grows with
+    /// j for a given zone and the zones above `Movable` (`Device`) manage no
+    /// pages, so the largest entry is the `Movable` one, or errs on the safe
+    /// side.
+    pub fn user_reserve(&self) -> u64 {
+        self.protection.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Clean inactive file cache: dropped by reclaim without any I/O. Write
+    /// pending pages count against it even when they are active (the zone
+    /// count does not split them), which errs on the safe side.
+    pub fn clean_inactive_file(&self) -> u64 {
+        self.inactive_file.saturating_sub(self.write_pending)
+    }
+
+    /// Pages a user allocation can take from this zone now: free pages plus
+    /// clean inactive file cache, above the `high` watermark plus the
+    /// zone's reserve for user pages.
+    ///
+    /// `high`, not `low`: an allocation that keeps the zone above `low`
+    /// never wakes kswapd, but ending just above `low` would leave the very
+    /// next allocation of anyone (our own page tables, other processes) to
+    /// start reclaim in the middle of a measurement. Stopping at `high` is
+    /// where kswapd itself stops, so the node is left as quiet as kswapd
+    /// would leave it; the low..high gap is 0.1 % of a large node
+    /// (`watermark_scale_factor`) and a few MiB of a small one.
+    ///
+    /// Per-CPU list pages are not counted: the kernel only drains other
+    /// CPUs' lists after direct reclaim has failed, which is the heavy
+    /// reclaim this figure promises to avoid.
+    pub fn allocatable_pages(&self) -> u64 {
+        (self.free + self.clean_inactive_file()).saturating_sub(self.high + self.user_reserve())
+    }
+
+    /// The most this zone could ever give a user allocation: every managed
+    /// page above the same lines.
+    pub fn capacity_pages(&self) -> u64 {
+        self.managed.saturating_sub(self.high + self.user_reserve())
+    }
+}
+
+/// A node's memory as a new allocation sees it, in bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeMemory {
+    pub node: u32,
+    /// What an allocation can get now without an OOM kill or heavy
+    /// reclaim (see [`ZoneInfo::allocatable_pages`]), summed over zones.
+    pub allocatable: u64,
+    /// What it could get if nothing else used the node: managed pages above
+    /// the same watermarks and reserves. A request above this can never fit.
+    pub capacity: u64,
+    /// `pages free` of all zones (what `MemFree` says).
+    pub free: u64,
+    /// Free pages on per-CPU lists, not counted in `allocatable`.
+    pub pcp: u64,
+}
+
+/// Parse `/proc/zoneinfo`. Unknown lines are skipped; a zone without a
+/// `pages free` line is dropped (it cannot be counted on).
+pub fn parse_zoneinfo(text: &str) -> Vec<ZoneInfo> {
+    #[derive(PartialEq)]
+    enum Part {
+        NodeStats,
+        Zone,
+        Pagesets,
+    }
+    let mut zones: Vec<ZoneInfo> = Vec::new();
+    let mut seen_free = Vec::new();
+    let mut part = Part::Zone;
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("Node ") {
+            // `Node 0, zone      DMA`
+            if let Some((n, z)) = rest.split_once(',') {
+                if let (Ok(node), Some(name)) = (
+                    n.trim().parse::<u32>(),
+                    z.trim().strip_prefix("zone").map(str::trim),
+                ) {
+                    zones.push(ZoneInfo {
+                        node,
+                        name: name.to_string(),
+                        ..ZoneInfo::default()
+                    });
+                    seen_free.push(false);
+                    part = Part::Zone;
+                    continue;
+                }
+            }
+        }
+        let Some(z) = zones.last_mut() else { continue };
+        if t == "per-node stats" {
+            part = Part::NodeStats;
+            continue;
+        }
+        if t == "pagesets" {
+            part = Part::Pagesets;
+            continue;
+        }
+        if let Some(v) = t.strip_prefix("protection:") {
+            z.protection = v
+                .trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .split(',')
+                .filter_map(|x| x.trim().parse().ok())
+                .collect();
+            continue;
+        }
+        let mut words = t.split_whitespace();
+        let (Some(key), Some(val)) = (words.next(), words.next()) else {
+            continue;
+        };
+        if key == "pages" && val == "free" {
+            if let Some(v) = words.next().and_then(|v| v.parse().ok()) {
+                z.free = v;
+                if let Some(s) = seen_free.last_mut() {
+                    *s = true;
+                }
+            }
+            part = Part::Zone;
+            continue;
+        }
+        let Ok(v) = val.parse::<u64>() else { continue };
+        match part {
+            // Node-wide counters printed inside the first zone: never zone values.
+            Part::NodeStats => {}
+            Part::Pagesets => {
+                if key == "count:" {
+                    z.pcp += v;
+                }
+            }
+            Part::Zone => match key {
+                "min" => z.min = v,
+                "low" => z.low = v,
+                "high" => z.high = v,
+                "managed" => z.managed = v,
+                "nr_zone_inactive_file" | "nr_inactive_file" => z.inactive_file = v,
+                "nr_zone_write_pending" => z.write_pending = v,
+                // Before 4.8 the zone printed its dirty and writeback pages.
+                "nr_dirty" | "nr_writeback" => z.write_pending += v,
+                _ => {}
+            },
+        }
+    }
+    zones
+        .into_iter()
+        .zip(seen_free)
+        .filter_map(|(z, ok)| ok.then_some(z))
+        .collect()
+}
+
+/// The figure for `node` from parsed zones (`page_size`: bytes per page),
+/// or None when zoneinfo lists no zone of that node.
+pub fn node_memory(zones: &[ZoneInfo], node: u32, page_size: u64) -> Option<NodeMemory> {
+    let mine: Vec<&ZoneInfo> = zones.iter().filter(|z| z.node == node).collect();
+    if mine.is_empty() {
+        return None;
+    }
+    let sum = |f: &dyn Fn(&ZoneInfo) -> u64| mine.iter().map(|z| f(z)).sum::<u64>() * page_size;
+    Some(NodeMemory {
+        node,
+        allocatable: sum(&|z| z.allocatable_pages()),
+        capacity: sum(&|z| z.capacity_pages()),
+        free: sum(&|z| z.free),
+        pcp: sum(&|z| z.pcp),
+    })
+}
+
+/// A fallback from a node's `meminfo` alone, for a kernel whose zoneinfo
+/// does not list the node: `MemFree` plus `Inactive(file)` less `Dirty` and
+/// `Writeback`, less a reserve of 1/32 of `MemTotal` standing in for the
+/// watermarks and lowmem reserves it cannot see (they are about that share
+/// of a small node, much less of a large one).
+pub fn node_memory_from_meminfo(text: &str, node: u32) -> NodeMemory {
+    let field = |name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| {
+                let rest = l.split_once(name)?.1;
+                let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+                Some(kb * 1024)
+            })
+            .unwrap_or(0)
+    };
+    let total = field(" MemTotal:");
+    let free = field(" MemFree:");
+    let clean = field(" Inactive(file):").saturating_sub(field(" Dirty:") + field(" Writeback:"));
+    let reserve = total / 32;
+    NodeMemory {
+        node,
+        allocatable: (free + clean).saturating_sub(reserve),
+        capacity: total.saturating_sub(reserve),
+        free,
+        pcp: 0,
+    }
+}
+
+/// Bytes the kernel will really allocate for a buffer of `len` bytes: whole
+/// pages, and for transparent huge pages whole 2 MiB pages (a THP buffer
+/// grows in 2 MiB steps: the last, partly used huge page is allocated whole).
+pub fn footprint(len: u64, pages: super::PageKind) -> u64 {
+    let step = match pages {
+        super::PageKind::Thp => 2 << 20,
+        other => other.page_size(),
+    };
+    len.div_ceil(step).saturating_mul(step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: u64 = 4096;
+    const MIB: u64 = 1 << 20;
+
+    /// A two-node x86 layout as a 6.x kernel prints it: node 0 with DMA,
+    /// DMA32 and Normal (per-node stats inside the first zone), node 1 with
+    /// Normal only; empty Movable and Device zones in the short form.
+    const TWO_NODES: &str = "\
+Node 0, zone      DMA
+  per-node stats
+      nr_inactive_anon 41033
+      nr_inactive_file 362428
+      nr_active_file 124066
+      nr_dirty     113128
+  pages free     3840
+        boost    0
+        min      12
+        low      15
+        high     18
+        promo    21
+        spanned  4095
+        present  3998
+        managed  3840
+        cma      0
+        protection: (0, 3019, 20811, 20811, 20811)
+      nr_free_pages 3840
+      nr_zone_inactive_file 0
+      nr_zone_write_pending 0
+  pagesets
+    cpu: 0
+              count:    0
+              high:     0
+              batch:    1
+  vm stats threshold: 4
+  node_unreclaimable:  0
+  start_pfn:           1
+Node 0, zone    DMA32
+  pages free     772917
+        boost    0
+        min      2449
+        low      3221
+        high     3993
+        promo    4765
+        spanned  1044480
+        present  782336
+        managed  772917
+        cma      0
+        protection: (0, 0, 17792, 17792, 17792)
+      nr_free_pages 772917
+      nr_zone_inactive_file 1000
+      nr_zone_write_pending 0
+  pagesets
+    cpu: 0
+              count:    12
+              high:     1610
+    cpu: 1
+              count:    30
+              high:     1610
+  node_unreclaimable:  0
+  start_pfn:           4096
+Node 0, zone   Normal
+  pages free     100000
+        boost    0
+        min      14434
+        low      18988
+        high     23542
+        promo    28096
+        spanned  5505024
+        present  5505024
+        managed  4554752
+        cma      0
+        protection: (0, 0, 0, 0, 0)
+      nr_free_pages 100000
+      nr_zone_inactive_file 50000
+      nr_zone_write_pending 20000
+  pagesets
+    cpu: 0
+              count:    1581
+              high:     32279
+    cpu: 1
+              count:    4984
+              high:     23657
+  node_unreclaimable:  0
+  start_pfn:           1048576
+Node 0, zone  Movable
+  pages free     0
+        boost    0
+        min      32
+        low      32
+        high     32
+        promo    32
+        spanned  0
+        present  0
+        managed  0
+        cma      0
+        protection: (0, 0, 0, 0, 0)
+Node 1, zone   Normal
+  per-node stats
+      nr_inactive_file 7
+  pages free     40000
+        boost    0
+        min      3000
+        low      3750
+        high     4500
+        spanned  49152
+        present  49152
+        managed  45000
+        protection: (0, 0, 0, 0, 0)
+      nr_zone_inactive_file 1000
+      nr_zone_write_pending 0
+  pagesets
+    cpu: 2
+              count:    20000
+              high:     20480
+  node_unreclaimable:  0
+  start_pfn:           4194304
+";
+
+    #[test]
+    fn zones_of_every_node_are_read_with_their_watermarks() {
+        let z = parse_zoneinfo(TWO_NODES);
+        let names: Vec<(u32, &str)> = z.iter().map(|z| (z.node, z.name.as_str())).collect();
+        assert_eq!(
+            names,
+            [
+                (0, "DMA"),
+                (0, "DMA32"),
+                (0, "Normal"),
+                (0, "Movable"),
+                (1, "Normal")
+            ]
+        );
+        let dma = &z[0];
+        assert_eq!((dma.free, dma.min, dma.low, dma.high), (3840, 12, 15, 18));
+        assert_eq!(dma.managed, 3840);
+        assert_eq!(dma.protection, [0, 3019, 20811, 20811, 20811]);
+        // The node-wide counters inside DMA are not DMA's own.
+        assert_eq!(dma.inactive_file, 0);
+        assert_eq!(dma.write_pending, 0);
+        assert_eq!(z[1].pcp, 42);
+        assert_eq!(z[2].inactive_file, 50000);
+        assert_eq!(z[2].write_pending, 20000);
+        assert_eq!(z[2].pcp, 1581 + 4984);
+        // `high:` of a pageset is not the zone's high watermark.
+        assert_eq!(z[2].high, 23542);
+        assert_eq!(z[4].inactive_file, 1000);
+    }
+
+    #[test]
+    fn allocatable_is_above_high_watermark_and_lowmem_reserve() {
+        let z = parse_zoneinfo(TWO_NODES);
+        // DMA keeps 20811 pages from user allocations: it has only 3840.
+        assert_eq!(z[0].allocatable_pages(), 0);
+        assert_eq!(z[0].capacity_pages(), 0);
+        // DMA32: free + clean file - high - reserve for Movable.
+        assert_eq!(z[1].allocatable_pages(), 772917 + 1000 - 3993 - 17792);
+        // Normal: dirty pages are not cheap to drop.
+        assert_eq!(z[2].allocatable_pages(), 100000 + 30000 - 23542);
+        assert_eq!(z[3].allocatable_pages(), 0);
+        let n0 = node_memory(&z, 0, PAGE).unwrap();
+        let want = (772917 + 1000 - 3993 - 17792) + (100000 + 30000 - 23542);
+        assert_eq!(n0.allocatable, want * PAGE);
+        assert_eq!(n0.free, (3840 + 772917 + 100000) * PAGE);
+        assert_eq!(n0.pcp, (42 + 1581 + 4984) * PAGE);
+        assert_eq!(
+            n0.capacity,
+            ((772917 - 3993 - 17792) + (4554752 - 23542)) * PAGE
+        );
+        // Per-CPU list pages are reported, not counted.
+        let n1 = node_memory(&z, 1, PAGE).unwrap();
+        assert_eq!(n1.allocatable, (40000 + 1000 - 4500) * PAGE);
+        assert_eq!(n1.pcp, 20000 * PAGE);
+        assert!(node_memory(&z, 2, PAGE).is_none());
+    }
+
+    /// The issue's VM: a 192 MiB node whose min watermark is 12.5 MiB. The
+    /// old figure (MemFree + Inactive(file)) offered 69.8 MiB; the kernel
+    /// gives far less before it reclaims or kills.
+    #[test]
+    fn a_small_node_keeps_its_watermarks() {
+        let text = "\
+Node 3, zone   Normal
+  pages free     17868
+        min      3200
+        low      4000
+        high     4800
+        managed  47000
+        protection: (0, 0, 0, 0)
+      nr_zone_inactive_file 0
+      nr_zone_write_pending 0
+";
+        let z = parse_zoneinfo(text);
+        let n = node_memory(&z, 3, PAGE).unwrap();
+        assert_eq!(n.free, 17868 * PAGE); // 69.8 MiB
+        assert_eq!(n.allocatable, (17868 - 4800) * PAGE);
+        assert!(n.allocatable < 52 * MIB);
+        assert!(n.allocatable + 12 * MIB < n.free);
+    }
+
+    #[test]
+    fn cpu_less_and_movable_only_nodes() {
+        // A CPU-less node (no pagesets printed for it, e.g. CXL memory) with
+        // only a Movable zone, and a Normal zone whose reserve protects
+        // Movable-capable allocations.
+        let text = "\
+Node 2, zone   Normal
+  pages free     1000
+        min      10
+        low      12
+        high     14
+        managed  2000
+        protection: (0, 0, 0, 500, 500)
+Node 2, zone  Movable
+  pages free     262144
+        min      256
+        low      320
+        high     384
+        managed  262144
+        protection: (0, 0, 0, 0, 0)
+      nr_zone_inactive_file 0
+";
+        let z = parse_zoneinfo(text);
+        assert_eq!(z.len(), 2);
+        assert_eq!(z[0].allocatable_pages(), 1000 - 14 - 500);
+        assert_eq!(z[1].allocatable_pages(), 262144 - 384);
+        assert_eq!(z[1].pcp, 0);
+        let n = node_memory(&z, 2, PAGE).unwrap();
+        assert_eq!(n.allocatable, (486 + 262144 - 384) * PAGE);
+    }
+
+    #[test]
+    fn old_kernels_zone_counters_are_read() {
+        // 4.4-style: zone counters without the `nr_zone_` prefix, no
+        // per-node stats block.
+        let text = "\
+Node 0, zone   Normal
+  pages free     5000
+        min      100
+        low      125
+        high     150
+        scanned  0
+        spanned  8192
+        present  8192
+        managed  8000
+    nr_free_pages 5000
+    nr_inactive_file 900
+    nr_dirty     100
+    nr_writeback 50
+        protection: (0, 0, 0)
+  pagesets
+    cpu: 0
+              count: 7
+";
+        let z = parse_zoneinfo(text);
+        assert_eq!(z[0].inactive_file, 900);
+        assert_eq!(z[0].write_pending, 150);
+        assert_eq!(z[0].pcp, 7);
+        assert_eq!(z[0].allocatable_pages(), 5000 + 750 - 150);
+    }
+
+    #[test]
+    fn garbage_and_truncated_text_give_no_zone() {
+        assert!(parse_zoneinfo("").is_empty());
+        assert!(parse_zoneinfo("Node x, zone DMA\n  pages free 3\n").is_empty());
+        // A zone cut off before `pages free` is not counted on.
+        assert!(parse_zoneinfo("Node 0, zone Normal\n        min 3\n").is_empty());
+    }
+
+    #[test]
+    fn meminfo_fallback_keeps_a_reserve_and_skips_dirty_cache() {
+        let text = "\
+Node 0 MemTotal:        3200000 kB
+Node 0 MemFree:         1000000 kB
+Node 0 Inactive(file):   500000 kB
+Node 0 Dirty:            100000 kB
+Node 0 Writeback:             0 kB
+";
+        let n = node_memory_from_meminfo(text, 0);
+        assert_eq!(n.free, 1000000 * 1024);
+        assert_eq!(n.allocatable, (1000000 + 400000 - 100000) * 1024);
+        assert_eq!(n.capacity, (3200000 - 100000) * 1024);
+    }
+
+    #[test]
+    fn thp_buffers_grow_in_2_mib_steps() {
+        use super::super::PageKind;
+        assert_eq!(footprint(MIB, PageKind::Thp), 2 * MIB);
+        assert_eq!(footprint(4 * MIB + 1, PageKind::Thp), 6 * MIB);
+        assert_eq!(footprint(4 * MIB, PageKind::Thp), 4 * MIB);
+        assert_eq!(footprint(5000, PageKind::Small), 8192);
+        assert_eq!(footprint(MIB, PageKind::Huge1G), 1 << 30);
+    }
+}
