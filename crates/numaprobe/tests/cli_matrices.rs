@@ -177,7 +177,6 @@ fn bad_values_are_one_line_and_exit_2() {
             &["latency", "--mem-nodes", "0", "--size", "100TiB"],
             "does not fit",
         ),
-        (&["latency", "--sysfs-root", "/tmp"], "this machine"),
         (&["bandwidth", "--op", "load"], "'load'"),
         (&["bandwidth", "--threads", "0"], "'0'"),
         (
@@ -186,6 +185,12 @@ fn bad_values_are_one_line_and_exit_2() {
         ),
         (&["bandwidth", "--vector", "mmx"], "'mmx'"),
     ];
+    // Measurements run on this machine: there is no `--sysfs-root` to give.
+    for cmd in ["latency", "bandwidth"] {
+        let out = numaprobe(&[cmd, "--sysfs-root", "/"]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("'--sysfs-root'"));
+    }
     for (args, needle) in cases {
         let out = numaprobe(args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -194,6 +199,77 @@ fn bad_values_are_one_line_and_exit_2() {
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// Runs numaprobe with one cell finding its memory node full (the binary's
+/// fault injection for this test; a one-node machine cannot make one cell
+/// fail and not the others).
+fn numaprobe_with_full_cell(cell: usize, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(args)
+        .env("NUMAPROBE_FAULT_FULL_CELL", cell.to_string())
+        .output()
+        .expect("run numaprobe")
+}
+
+/// 1 and 2 threads on node 0: two cells on a one-node machine.
+const TWO_CELLS: &[&str] = &["bandwidth", "--scaling", "--threads", "2"];
+
+#[test]
+fn a_failed_cell_leaves_the_others_on_stdout_and_exits_1() {
+    let out = numaprobe_with_full_cell(0, &with(TWO_CELLS, TINY));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // The error comes after the output, in one line.
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("numaprobe: error: 1 of 2 cells failed (first: CPU "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("does not fit in node 0's allocatable memory (0 B now)"));
+    assert!(stderr
+        .trim_end()
+        .ends_with("the other cells are in the output"));
+    // The 2-thread cell was measured and printed; the failure is shown.
+    assert!(stdout.contains("Scaling: threads on one node"), "{stdout}");
+    let measured = stdout
+        .lines()
+        .filter(|l| l.split_whitespace().nth(2) == Some("2"))
+        .count();
+    assert!(measured >= 1, "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("failed: CPU ") && l.contains("-> memory node 0: 8 MiB")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_failed_cell_is_in_the_json_and_the_output_file() {
+    let path = std::env::temp_dir().join(format!("numaprobe-failed-{}.json", std::process::id()));
+    let p = path.to_str().unwrap();
+    let out = numaprobe_with_full_cell(
+        0,
+        &with(TWO_CELLS, &with(&["--format", "json", "--output", p], TINY)),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).ok();
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["interrupted"], false);
+    let f = &v["failed"].as_array().unwrap()[0];
+    assert_eq!(f["cpu_node"], 0);
+    assert_eq!(f["mem_node"], 0);
+    assert_eq!(f["cpus"].as_array().unwrap().len(), 1);
+    assert!(f["reason"].as_str().unwrap().contains("does not fit"));
+    assert_eq!(v["scaling"].as_array().unwrap().len(), 1);
+    assert_eq!(v["scaling"][0]["params"]["threads"], 2);
+    // Without the fault nothing fails and `failed` is empty.
+    let v = json(&with(&["latency", "--format", "json"], TINY));
+    assert_eq!(v["failed"], serde_json::json!([]));
 }
 
 #[test]
@@ -266,6 +342,9 @@ fn every_json_key_is_documented_in_the_readme() {
         )),
         &mut all,
     );
+    let failed = numaprobe_with_full_cell(0, &with(&["latency", "--format", "json"], TINY));
+    keys(&serde_json::from_slice(&failed.stdout).unwrap(), &mut all);
+    assert!(all.contains("reason"));
     let missing: Vec<_> = all
         .iter()
         .filter(|k| !section.contains(&format!("`{k}`")))

@@ -68,7 +68,7 @@ pub enum PlacementError {
     EmptyNodeSet,
     #[error("a buffer of 0 bytes cannot be placed")]
     ZeroSize,
-    #[error("{} does not fit in node {node}'s allocatable memory ({} now: free pages and clean file cache above the kernel's watermarks and reserves)", format_size(*.requested), format_size(*.available))]
+    #[error("{} does not fit in node {node}'s allocatable memory ({} now)", format_size(*.requested), format_size(*.available))]
     TooLarge {
         node: u32,
         requested: u64,

@@ -231,6 +231,17 @@ impl MatrixResult {
         self.cells.push(cell);
     }
 
+    /// One line for the end of a run with failed cells (None without):
+    /// how many of the `planned` cells failed, the first one and why, and
+    /// that the others are in the output.
+    pub fn failure_summary(&self, planned: usize) -> Option<String> {
+        let first = self.failed.first()?;
+        Some(format!(
+            "{} of {planned} cells failed (first: {first}); the other cells are in the output",
+            self.failed.len()
+        ))
+    }
+
     pub fn cell(&self, cpu_node: u32, mem_node: u32) -> Option<&Cell> {
         self.cells
             .iter()
@@ -554,6 +565,72 @@ pub(crate) mod tests {
         let md = m.render(Format::Markdown);
         assert!(md.contains("| 0 | 90.0 | 140.2* | - |"), "{md}");
         assert!(md.contains("placement 50.0 %"), "{md}");
+    }
+
+    fn with_a_failure() -> MatrixResult {
+        let mut m = sample();
+        m.failed.push(FailedCell {
+            cpu_node: 1,
+            mem_node: 2,
+            cpus: vec![4],
+            reason: "70 MiB does not fit in node 2's allocatable memory (51 MiB now)".into(),
+        });
+        m
+    }
+
+    #[test]
+    fn failed_cells_are_shown_in_every_format() {
+        let m = with_a_failure();
+        let line = "failed: CPU 4 (node 1) -> memory node 2: 70 MiB does not fit in node 2's allocatable memory (51 MiB now)";
+        let text = m.render(Format::Table);
+        assert!(text.lines().any(|l| l == line), "{text}");
+        // The matrix says which empty cell failed and which was not measured.
+        assert!(text.lines().nth(3).unwrap().ends_with("failed"), "{text}");
+        assert!(text.lines().nth(2).unwrap().ends_with('-'), "{text}");
+        let md = m.render(Format::Markdown);
+        assert!(md.lines().any(|l| l == line), "{md}");
+        assert!(md.contains("| 1 | - | 91.0 | failed |"), "{md}");
+        let csv = m.render(Format::Csv);
+        assert!(
+            csv.ends_with("\n\ncpu_node,mem_node,cpus,median,reason\n1,2,4,,70 MiB does not fit in node 2's allocatable memory (51 MiB now)\n"),
+            "{csv}"
+        );
+        // Without failures the CSV is the matrix alone.
+        assert!(!sample().render(Format::Csv).contains("reason"));
+    }
+
+    #[test]
+    fn failed_cells_are_in_the_json_and_read_back() {
+        let m = with_a_failure();
+        let v: serde_json::Value = serde_json::from_str(&m.render(Format::Json)).unwrap();
+        assert_eq!(v["failed"][0]["cpus"], serde_json::json!([4]));
+        assert_eq!(v["failed"][0]["mem_node"], 2);
+        assert!(v["matrix"][1][2].is_null());
+        let back: MatrixResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, m);
+        // Documents written before `failed` existed still read.
+        let mut old: serde_json::Value =
+            serde_json::from_str(&sample().render(Format::Json)).unwrap();
+        old.as_object_mut().unwrap().remove("failed");
+        let back: MatrixResult = serde_json::from_value(old).unwrap();
+        assert!(back.failed.is_empty());
+    }
+
+    #[test]
+    fn the_failure_summary_names_the_count_and_the_first_cell() {
+        assert_eq!(sample().failure_summary(6), None);
+        let mut m = with_a_failure();
+        m.failed.push(FailedCell {
+            cpu_node: 0,
+            mem_node: 0,
+            cpus: vec![0, 1],
+            reason: "mbind failed: Invalid argument".into(),
+        });
+        assert_eq!(
+            m.failure_summary(256).unwrap(),
+            "2 of 256 cells failed (first: CPU 4 (node 1) -> memory node 2: 70 MiB does not fit in node 2's allocatable memory (51 MiB now)); the other cells are in the output"
+        );
+        assert!(m.failed[1].to_string().starts_with("CPUs 0-1 (node 0)"));
     }
 
     #[test]

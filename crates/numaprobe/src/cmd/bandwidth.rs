@@ -3,7 +3,7 @@
 //! Options are strings parsed here so bad values are one line, exit 2.
 
 use super::measure;
-use crate::cli::{OutputArgs, SysfsArgs};
+use crate::cli::OutputArgs;
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::bandwidth::{self, BandwidthConfig};
@@ -20,7 +20,9 @@ last finish, in GB/s (10^9 bytes/s). Ordinary stores also read every line they w
 widest vector width of the CPU (AVX-512, AVX2, SSE2, NEON), recorded in every cell.\n\n\
 Rows are CPU nodes, columns memory nodes; a cell with less than 99 % of its pages on the \
 intended node is marked with `*`. `--scaling` measures one node pair for 1..N threads instead: \
-where the curve flattens, the node's memory is saturated (seed 002's question).")]
+where the curve flattens, the node's memory is saturated (seed 002's question).\n\n\
+A cell that cannot be measured (its memory does not fit, a kernel call fails) is listed as failed \
+and the run goes on; the output holds every measured cell, then the exit status is 1.")]
 pub struct Args {
     /// What the threads do: read, write, write-nt (non-temporal stores, no write-allocate), copy, copy-nt, triad (a = b + s*c). Default: read (the figure seed 003 compares nodes by)
     #[arg(long, value_name = "OP")]
@@ -37,7 +39,7 @@ pub struct Args {
     /// Memory nodes to measure (columns), as a list like 0-2,5. Default: every memory node this process may use, memory-only nodes included
     #[arg(long, value_name = "LIST")]
     pub mem_nodes: Option<String>,
-    /// Total buffer size over all threads: KiB/MiB/GiB or kB/MB/GB. Default: max(256 MiB, 8 x last-level cache), so the stream misses every cache, capped at half of the node's free memory
+    /// Total buffer size over all threads: KiB/MiB/GiB or kB/MB/GB. Default: max(256 MiB, 8 x last-level cache), so the stream misses every cache, capped at half of the node's allocatable memory (free above the kernel's watermarks). Checked again before each cell: a given size that no longer fits fails that cell, the default is halved for it (and the cell flagged)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Page size: 4k, thp, 2m or 1g (hugetlbfs; the node needs free huge pages). Default: thp when the kernel offers it, else 4k
@@ -52,8 +54,6 @@ pub struct Args {
     /// Force a vector width: avx512, avx2, sse2, neon or scalar. Default: the widest this CPU has
     #[arg(long, value_name = "WIDTH")]
     pub vector: Option<String>,
-    #[command(flatten)]
-    pub sysfs: SysfsArgs,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -126,11 +126,17 @@ fn config(a: &Args) -> anyhow::Result<BandwidthConfig> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
-    let topo = measure::live_topology(&args.sysfs.sysfs_root)?;
+    // Measurements run on this machine: no `--sysfs-root` here.
+    let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = bandwidth::plan(&topo, &cfg).map_err(measure::experiment_error)?;
     let mut progress = measure::CellProgress::new(args.out.sink(), args.out.format());
-    let result = bandwidth::run(&plan, &mut progress)
+    let result = bandwidth::run_with(&plan, &mut progress, &mut super::latency::gauge()?)
         .map_err(anyhow::Error::new)
         .context("bandwidth measurement failed")?;
-    progress.finish(&result)
+    // Every finished cell reaches every output first; then the failures.
+    progress.finish(&result)?;
+    match result.failure_summary(plan.cells.len()) {
+        Some(line) => Err(anyhow::anyhow!(line)),
+        None => Ok(()),
+    }
 }

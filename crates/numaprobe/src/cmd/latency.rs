@@ -3,11 +3,13 @@
 //! that a bad value is one line naming the value and what is valid (exit 2).
 
 use super::measure;
-use crate::cli::{OutputArgs, SysfsArgs};
+use crate::cli::OutputArgs;
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::latency::{self, LatencyConfig};
+use numaprobe_core::experiments::{LiveGauge, MemoryGauge};
 use numaprobe_core::kernels::ChasePattern;
+use numaprobe_core::placement::{LiveSystem, PlacementError};
 use numaprobe_core::units;
 
 #[derive(clap::Args, Debug)]
@@ -20,7 +22,9 @@ can guess (Sattolo's algorithm); `--pattern stride` is the lmbench-style fixed s
 Each cell discards a warm-up run, then repeats samples until their coefficient of variation is \
 below --cv-target or --time-budget is spent, and says which. A cell whose pages are less than 99 % \
 on the intended node is marked with `*`. Rows are CPU nodes, columns memory nodes (memory-only \
-nodes included); the unit is nanoseconds per load.")]
+nodes included); the unit is nanoseconds per load.\n\n\
+A cell that cannot be measured (its memory does not fit, a kernel call fails) is listed as failed \
+and the run goes on; the output holds every measured cell, then the exit status is 1.")]
 pub struct Args {
     /// CPU nodes to measure from (rows), as a list like 0-2,5. Default: every node with a CPU this process may use
     #[arg(long, value_name = "LIST")]
@@ -28,7 +32,7 @@ pub struct Args {
     /// Memory nodes to measure (columns), as a list like 0-2,5. Default: every memory node this process may use, memory-only nodes included
     #[arg(long, value_name = "LIST")]
     pub mem_nodes: Option<String>,
-    /// Buffer size: KiB/MiB/GiB (powers of 1024) or kB/MB/GB (powers of 1000). Default: max(256 MiB, 8 x last-level cache), so the chase measures memory and not a cache, capped at half of the node's free memory
+    /// Buffer size: KiB/MiB/GiB (powers of 1024) or kB/MB/GB (powers of 1000). Default: max(256 MiB, 8 x last-level cache), so the chase measures memory and not a cache, capped at half of the node's allocatable memory (free above the kernel's watermarks). Checked again before each cell: a given size that no longer fits fails that cell, the default is halved for it (and the cell flagged)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Bytes between chased lines. Default: 64 for random (every cache line of the buffer), 128 for stride (seed 004: keeps the adjacent-line prefetcher out)
@@ -49,8 +53,6 @@ pub struct Args {
     /// Stop a cell early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
     #[arg(long, value_name = "CV")]
     pub cv_target: Option<String>,
-    #[command(flatten)]
-    pub sysfs: SysfsArgs,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -110,11 +112,55 @@ fn config(a: &Args) -> anyhow::Result<LatencyConfig> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
-    let topo = measure::live_topology(&args.sysfs.sysfs_root)?;
+    // Measurements run on this machine: no `--sysfs-root` here.
+    let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = latency::plan(&topo, &cfg).map_err(measure::experiment_error)?;
     let mut progress = measure::CellProgress::new(args.out.sink(), args.out.format());
-    let result = latency::run(&plan, &mut progress)
+    let result = latency::run_with(&plan, &mut progress, &mut gauge()?)
         .map_err(anyhow::Error::new)
         .context("latency measurement failed")?;
-    progress.finish(&result)
+    // Every finished cell reaches every output first; then the failures.
+    progress.finish(&result)?;
+    match result.failure_summary(plan.cells.len()) {
+        Some(line) => Err(anyhow::anyhow!(line)),
+        None => Ok(()),
+    }
+}
+
+/// The environment variable that makes one cell find its memory node full
+/// (`NUMAPROBE_FAULT_FULL_CELL=<0-based cell index>`): fault injection for
+/// the tests of failed cells, which a one-node machine cannot provoke for
+/// one cell and not for the others. Without it the gauge is the live
+/// machine's.
+const FAULT_FULL_CELL: &str = "NUMAPROBE_FAULT_FULL_CELL";
+
+/// The live machine's memory figures, except for the cell named by
+/// [`FAULT_FULL_CELL`].
+pub(super) struct Gauge {
+    live: LiveGauge,
+    full_cell: Option<usize>,
+}
+
+impl MemoryGauge for Gauge {
+    fn allocatable(&mut self, cell: usize, node: u32) -> Result<u64, PlacementError> {
+        if self.full_cell == Some(cell) {
+            return Ok(0);
+        }
+        self.live.allocatable(cell, node)
+    }
+}
+
+pub(super) fn gauge() -> anyhow::Result<Gauge> {
+    let full_cell = match std::env::var(FAULT_FULL_CELL) {
+        Ok(v) => Some(v.trim().parse::<usize>().map_err(|_| {
+            usage(format!(
+                "{FAULT_FULL_CELL}: invalid value '{v}' (valid: a 0-based cell index)"
+            ))
+        })?),
+        Err(_) => None,
+    };
+    Ok(Gauge {
+        live: LiveGauge(LiveSystem::read().context("reading the live machine")?),
+        full_cell,
+    })
 }
