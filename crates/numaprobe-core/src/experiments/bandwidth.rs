@@ -499,12 +499,17 @@ fn worker(
     timer: &Timer,
     shared: &Shared,
 ) -> Result<WorkerReport, ExperimentError> {
-    let setup = (|| -> Result<(u32, NodeBuffer), ExperimentError> {
-        let observed = pin_current_thread(&[cpu])?;
-        let mut buf = NodeBuffer::alloc(spec)?;
-        buf.touch();
-        Ok((observed, buf))
-    })();
+    // A panic here must still reach the barrier below, or the coordinator
+    // and the other workers would wait for this thread forever.
+    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+        || -> Result<(u32, NodeBuffer), ExperimentError> {
+            let observed = pin_current_thread(&[cpu])?;
+            let mut buf = NodeBuffer::alloc(spec)?;
+            buf.touch();
+            Ok((observed, buf))
+        },
+    ))
+    .unwrap_or(Err(ExperimentError::Panicked));
     // Stamp(1) in the start slot tells the coordinator this worker is ready.
     if setup.is_ok() {
         if let Ok(mut v) = shared.stamps.lock() {

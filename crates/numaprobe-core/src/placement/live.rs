@@ -255,6 +255,36 @@ mod tests {
     }
 
     #[test]
+    fn memory_is_read_from_zoneinfo_then_from_the_node_meminfo() {
+        let root = std::env::temp_dir().join(format!("numaprobe-live-{}", std::process::id()));
+        let node = root.join("sys/devices/system/node");
+        std::fs::create_dir_all(node.join("node1")).unwrap();
+        std::fs::create_dir_all(root.join("proc")).unwrap();
+        std::fs::write(node.join("online"), "0-1\n").unwrap();
+        std::fs::write(
+            root.join("proc/zoneinfo"),
+            "Node 0, zone   Normal\n  pages free     1000\n        min      100\n        low      125\n        high     150\n        managed  4000\n        protection: (0, 0, 0, 0)\n      nr_zone_inactive_file 10\n      nr_zone_write_pending 0\n",
+        )
+        .unwrap();
+        std::fs::write(
+            node.join("node1/meminfo"),
+            "Node 1 MemTotal: 3200 kB\nNode 1 MemFree: 1000 kB\nNode 1 Inactive(file): 0 kB\n",
+        )
+        .unwrap();
+        let s = LiveSystem::read_below(&root).unwrap();
+        let ps = page_size();
+        let m0 = s.memory(0).unwrap();
+        assert_eq!(m0.allocatable, (1000 + 10 - 150) * ps);
+        assert_eq!(s.allocatable_bytes(0).unwrap(), m0.allocatable);
+        // Node 1 is not in zoneinfo: its meminfo, less 1/32 of its total.
+        assert_eq!(s.allocatable_bytes(1).unwrap(), (1000 - 100) * 1024);
+        // Neither: the error names the file.
+        let e = s.memory(2).unwrap_err().to_string();
+        assert!(e.contains("node2/meminfo"), "{e}");
+        std::fs::remove_dir_all(&root).ok();
+    }
+
+    #[test]
     fn unknown_nodes_are_named() {
         let s = LiveSystem::read().unwrap();
         let e = s.check_mem_node(99).unwrap_err().to_string();
