@@ -320,7 +320,7 @@ fn size_cell(
     if plan.pages.hugetlb() {
         return Ok((plan.size, None));
     }
-    let available = gauge.allocatable(index, pc.mem_node)?;
+    let available = gauge.allocatable(index, pc.mem_node, &pc.cpus)?;
     let threads = pc.cpus.len();
     let footprint = |s: u64| cell_footprint(s, threads, plan.op, plan.pages);
     let min = (threads * plan.op.streams() * 4096) as u64;

@@ -173,7 +173,7 @@ pub fn run_with(
         }
         let rule = progress.rule_for_cell(i, plan.rule);
         let began = std::time::Instant::now();
-        let measured = size_cell(plan, gauge, i, mn).and_then(|(size, reduced)| {
+        let measured = size_cell(plan, gauge, i, mn, cpu).and_then(|(size, reduced)| {
             let mut cell = measure_cell(plan, size, &rule, &timer, cn, cpu, mn)?;
             if let Some(why) = reduced {
                 cell.flags.push(why);
@@ -209,12 +209,13 @@ fn size_cell(
     gauge: &mut dyn MemoryGauge,
     index: usize,
     mem_node: u32,
+    cpu: u32,
 ) -> Result<(u64, Option<String>), ExperimentError> {
     // Huge page pools are checked by the allocation itself.
     if plan.pages.hugetlb() {
         return Ok((plan.size, None));
     }
-    let available = gauge.allocatable(index, mem_node)?;
+    let available = gauge.allocatable(index, mem_node, &[cpu])?;
     let footprint = |s: u64| crate::placement::footprint(s, plan.pages);
     let fit = fit_cell(
         plan.size,

@@ -157,16 +157,22 @@ const MIN_REDUCED: u64 = 2 << 20;
 /// memory node can give: the live machine ([`LiveGauge`]) in a real run; a
 /// test can make a node "full" for one cell.
 pub trait MemoryGauge {
-    /// Bytes `node` can give cell `cell` (0-based index in the plan) now.
-    fn allocatable(&mut self, cell: usize, node: u32) -> Result<u64, PlacementError>;
+    /// Bytes `node` can give cell `cell` (0-based index in the plan), whose
+    /// threads run on `cpus`, now.
+    fn allocatable(&mut self, cell: usize, node: u32, cpus: &[u32]) -> Result<u64, PlacementError>;
 }
 
 /// The live machine's figure, read fresh for every cell.
 pub struct LiveGauge(pub LiveSystem);
 
 impl MemoryGauge for LiveGauge {
-    fn allocatable(&mut self, _cell: usize, node: u32) -> Result<u64, PlacementError> {
-        self.0.allocatable_bytes(node)
+    fn allocatable(
+        &mut self,
+        _cell: usize,
+        node: u32,
+        cpus: &[u32],
+    ) -> Result<u64, PlacementError> {
+        self.0.allocatable_bytes_on(node, cpus)
     }
 }
 
@@ -302,11 +308,12 @@ pub(crate) mod testing {
             &mut self,
             cell: usize,
             node: u32,
+            cpus: &[u32],
         ) -> Result<u64, crate::placement::PlacementError> {
             if (cell, node) == (self.cell, self.node) {
                 Ok(self.bytes)
             } else {
-                self.live.allocatable_bytes(node)
+                self.live.allocatable_bytes_on(node, cpus)
             }
         }
     }

@@ -178,6 +178,18 @@ impl BufferSpec {
     /// never into reclaim storms or the OOM killer) or its free huge pages.
     /// This is the "clear error before allocating" of the design.
     pub fn check(&self, live: &LiveSystem, touch_node: Option<u32>) -> Result<(), PlacementError> {
+        self.check_on(live, touch_node, &[])
+    }
+
+    /// [`check`](Self::check) for a buffer the threads pinned to `cpus`
+    /// will fault in: they also get their own CPUs' per-CPU free lists
+    /// ([`LiveSystem::allocatable_bytes_on`]).
+    pub fn check_on(
+        &self,
+        live: &LiveSystem,
+        touch_node: Option<u32>,
+        cpus: &[u32],
+    ) -> Result<(), PlacementError> {
         if self.len == 0 {
             return Err(PlacementError::ZeroSize);
         }
@@ -203,7 +215,7 @@ impl BufferSpec {
                     });
                 }
             } else {
-                let available = live.allocatable_bytes(node)?;
+                let available = live.allocatable_bytes_on(node, cpus)?;
                 if bytes > available {
                     return Err(PlacementError::TooLarge {
                         node,
@@ -298,8 +310,14 @@ impl NodeBuffer {
     /// checked against the node of the CPU calling `alloc`.
     pub fn alloc(spec: &BufferSpec) -> Result<Self, PlacementError> {
         let live = LiveSystem::read()?;
-        let here = super::current_cpu_and_node().ok().map(|(_, n)| n);
-        spec.check(&live, here)?;
+        let here = super::current_cpu_and_node().ok();
+        // A thread pinned to one CPU faults the pages in from that CPU's
+        // per-CPU lists first; an unpinned one may move, so it gets none.
+        let pinned: Vec<u32> = match (super::current_affinity(), here) {
+            (Ok(mask), Some((cpu, _))) if mask == [cpu] => vec![cpu],
+            _ => Vec::new(),
+        };
+        spec.check_on(&live, here.map(|(_, n)| n), &pinned)?;
         Self::map(spec)
     }
 
@@ -316,7 +334,7 @@ impl NodeBuffer {
                 allowed: live.cpus_allowed.clone(),
             });
         }
-        spec.check(&live, live.node_of_cpu(cpu))?;
+        spec.check_on(&live, live.node_of_cpu(cpu), &[cpu])?;
         let spec = spec.clone();
         std::thread::spawn(move || -> Result<NodeBuffer, PlacementError> {
             pin_current_thread(&[cpu])?;

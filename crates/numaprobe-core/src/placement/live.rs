@@ -173,6 +173,12 @@ impl LiveSystem {
         Ok(self.memory(node)?.allocatable)
     }
 
+    /// The same for threads pinned to `cpus`, which also get the free pages
+    /// on their own CPUs' per-CPU lists ([`NodeMemory::allocatable_on`]).
+    pub fn allocatable_bytes_on(&self, node: u32, cpus: &[u32]) -> Result<u64, PlacementError> {
+        Ok(self.memory(node)?.allocatable_on(cpus))
+    }
+
     /// Free huge pages of `page_size` bytes on `node` (0 when the size is not
     /// supported).
     pub fn free_huge_pages(&self, node: u32, page_size: u64) -> u64 {

@@ -12,6 +12,7 @@
 //! is above those lines, zone by zone.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// One zone of `/proc/zoneinfo`, counted in pages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,9 +37,9 @@ pub struct ZoneInfo {
     /// `nr_zone_write_pending` (dirty plus writeback; `nr_dirty` +
     /// `nr_writeback` before 4.8): file pages that cannot be dropped now.
     pub write_pending: u64,
-    /// Free pages parked on the per-CPU lists (`pagesets` / `count`, summed
-    /// over CPUs); not in `free`.
-    pub pcp: u64,
+    /// Free pages parked on the per-CPU lists (`pagesets`, `count` of each
+    /// `cpu`); not in `free`.
+    pub pcp: BTreeMap<u32, u64>,
 }
 
 impl ZoneInfo {
@@ -70,11 +71,25 @@ impl ZoneInfo {
     /// would leave it; the low..high gap is 0.1 % of a large node
     /// (`watermark_scale_factor`) and a few MiB of a small one.
     ///
-    /// Per-CPU list pages are not counted: the kernel only drains other
-    /// CPUs' lists after direct reclaim has failed, which is the heavy
-    /// reclaim this figure promises to avoid.
+    /// Per-CPU list pages are not counted here: the kernel drains other
+    /// CPUs' lists only after direct reclaim has failed, the heavy reclaim
+    /// this figure promises to avoid. See [`Self::own_pcp_pages`].
     pub fn allocatable_pages(&self) -> u64 {
         (self.free + self.clean_inactive_file()).saturating_sub(self.high + self.user_reserve())
+    }
+
+    /// Pages on the per-CPU list of `cpu` that a thread running there gets
+    /// on top of [`Self::allocatable_pages`]: an order-0 allocation takes
+    /// its own CPU's list first, and taking them does not lower `free`, so
+    /// the watermark check (made on `free`) still passes. Only while the
+    /// zone is above its line: below it the allocation goes to reclaim
+    /// before it looks at the list. This is where a freed buffer's pages
+    /// wait when the same CPU allocates again (a run after a run).
+    pub fn own_pcp_pages(&self, cpu: u32) -> u64 {
+        if self.allocatable_pages() == 0 {
+            return 0;
+        }
+        self.pcp.get(&cpu).copied().unwrap_or(0)
     }
 
     /// The most this zone could ever give a user allocation: every managed
@@ -98,6 +113,24 @@ pub struct NodeMemory {
     pub free: u64,
     /// Free pages on per-CPU lists, not counted in `allocatable`.
     pub pcp: u64,
+    /// Per CPU: what a thread on that CPU gets on top of `allocatable`
+    /// from its own per-CPU lists ([`ZoneInfo::own_pcp_pages`]).
+    pub own_pcp: BTreeMap<u32, u64>,
+}
+
+impl NodeMemory {
+    /// What threads on `cpus`, together, can allocate on this node now:
+    /// `allocatable` plus their own per-CPU lists.
+    pub fn allocatable_on(&self, cpus: &[u32]) -> u64 {
+        let mut cpus = cpus.to_vec();
+        cpus.sort_unstable();
+        cpus.dedup();
+        self.allocatable
+            + cpus
+                .iter()
+                .map(|c| self.own_pcp.get(c).copied().unwrap_or(0))
+                .sum::<u64>()
+    }
 }
 
 /// Parse `/proc/zoneinfo`. Unknown lines are skipped; a zone without a
@@ -112,6 +145,7 @@ pub fn parse_zoneinfo(text: &str) -> Vec<ZoneInfo> {
     let mut zones: Vec<ZoneInfo> = Vec::new();
     let mut seen_free = Vec::new();
     let mut part = Part::Zone;
+    let mut cpu: Option<u32> = None;
     for line in text.lines() {
         let t = line.trim();
         if let Some(rest) = t.strip_prefix("Node ") {
@@ -139,7 +173,14 @@ pub fn parse_zoneinfo(text: &str) -> Vec<ZoneInfo> {
         }
         if t == "pagesets" {
             part = Part::Pagesets;
+            cpu = None;
             continue;
+        }
+        if part == Part::Pagesets {
+            if let Some(c) = t.strip_prefix("cpu:") {
+                cpu = c.trim().parse().ok();
+                continue;
+            }
         }
         if let Some(v) = t.strip_prefix("protection:") {
             z.protection = v
@@ -170,8 +211,8 @@ pub fn parse_zoneinfo(text: &str) -> Vec<ZoneInfo> {
             // Node-wide counters printed inside the first zone: never zone values.
             Part::NodeStats => {}
             Part::Pagesets => {
-                if key == "count:" {
-                    z.pcp += v;
+                if let (true, Some(c)) = (key == "count:", cpu) {
+                    *z.pcp.entry(c).or_default() += v;
                 }
             }
             Part::Zone => match key {
@@ -207,7 +248,16 @@ pub fn node_memory(zones: &[ZoneInfo], node: u32, page_size: u64) -> Option<Node
         allocatable: sum(&|z| z.allocatable_pages()),
         capacity: sum(&|z| z.capacity_pages()),
         free: sum(&|z| z.free),
-        pcp: sum(&|z| z.pcp),
+        pcp: sum(&|z| z.pcp.values().sum()),
+        own_pcp: {
+            let mut per_cpu: BTreeMap<u32, u64> = BTreeMap::new();
+            for z in &mine {
+                for &c in z.pcp.keys() {
+                    *per_cpu.entry(c).or_default() += z.own_pcp_pages(c) * page_size;
+                }
+            }
+            per_cpu
+        },
     })
 }
 
@@ -236,6 +286,7 @@ pub fn node_memory_from_meminfo(text: &str, node: u32) -> NodeMemory {
         capacity: total.saturating_sub(reserve),
         free,
         pcp: 0,
+        own_pcp: BTreeMap::new(),
     }
 }
 
@@ -392,10 +443,10 @@ Node 1, zone   Normal
         // The node-wide counters inside DMA are not DMA's own.
         assert_eq!(dma.inactive_file, 0);
         assert_eq!(dma.write_pending, 0);
-        assert_eq!(z[1].pcp, 42);
+        assert_eq!(z[1].pcp, BTreeMap::from([(0, 12), (1, 30)]));
         assert_eq!(z[2].inactive_file, 50000);
         assert_eq!(z[2].write_pending, 20000);
-        assert_eq!(z[2].pcp, 1581 + 4984);
+        assert_eq!(z[2].pcp, BTreeMap::from([(0, 1581), (1, 4984)]));
         // `high:` of a pageset is not the zone's high watermark.
         assert_eq!(z[2].high, 23542);
         assert_eq!(z[4].inactive_file, 1000);
@@ -421,10 +472,18 @@ Node 1, zone   Normal
             n0.capacity,
             ((772917 - 3993 - 17792) + (4554752 - 23542)) * PAGE
         );
-        // Per-CPU list pages are reported, not counted.
+        // Per-CPU list pages are reported, and counted only for the CPUs
+        // that allocate, in the zones above their line (not DMA's 0 here).
         let n1 = node_memory(&z, 1, PAGE).unwrap();
         assert_eq!(n1.allocatable, (40000 + 1000 - 4500) * PAGE);
         assert_eq!(n1.pcp, 20000 * PAGE);
+        assert_eq!(n1.allocatable_on(&[2]), n1.allocatable + 20000 * PAGE);
+        assert_eq!(n1.allocatable_on(&[0, 1]), n1.allocatable);
+        assert_eq!(n0.allocatable_on(&[0]), n0.allocatable + (12 + 1581) * PAGE);
+        assert_eq!(
+            n0.allocatable_on(&[0, 1, 1]),
+            n0.allocatable + (42 + 1581 + 4984) * PAGE
+        );
         assert!(node_memory(&z, 2, PAGE).is_none());
     }
 
@@ -453,6 +512,22 @@ Node 3, zone   Normal
     }
 
     #[test]
+    fn a_cpus_own_list_does_not_count_below_the_line() {
+        let z = ZoneInfo {
+            free: 100,
+            high: 150,
+            managed: 1000,
+            pcp: BTreeMap::from([(0, 500)]),
+            ..ZoneInfo::default()
+        };
+        assert_eq!(z.allocatable_pages(), 0);
+        assert_eq!(z.own_pcp_pages(0), 0);
+        let above = ZoneInfo { free: 151, ..z };
+        assert_eq!(above.own_pcp_pages(0), 500);
+        assert_eq!(above.own_pcp_pages(1), 0);
+    }
+
+    #[test]
     fn cpu_less_and_movable_only_nodes() {
         // A CPU-less node (no pagesets printed for it, e.g. CXL memory) with
         // only a Movable zone, and a Normal zone whose reserve protects
@@ -478,7 +553,7 @@ Node 2, zone  Movable
         assert_eq!(z.len(), 2);
         assert_eq!(z[0].allocatable_pages(), 1000 - 14 - 500);
         assert_eq!(z[1].allocatable_pages(), 262144 - 384);
-        assert_eq!(z[1].pcp, 0);
+        assert!(z[1].pcp.is_empty());
         let n = node_memory(&z, 2, PAGE).unwrap();
         assert_eq!(n.allocatable, (486 + 262144 - 384) * PAGE);
     }
@@ -509,7 +584,7 @@ Node 0, zone   Normal
         let z = parse_zoneinfo(text);
         assert_eq!(z[0].inactive_file, 900);
         assert_eq!(z[0].write_pending, 150);
-        assert_eq!(z[0].pcp, 7);
+        assert_eq!(z[0].pcp, BTreeMap::from([(0, 7)]));
         assert_eq!(z[0].allocatable_pages(), 5000 + 750 - 150);
     }
 

@@ -142,11 +142,11 @@ pub(super) struct Gauge {
 }
 
 impl MemoryGauge for Gauge {
-    fn allocatable(&mut self, cell: usize, node: u32) -> Result<u64, PlacementError> {
+    fn allocatable(&mut self, cell: usize, node: u32, cpus: &[u32]) -> Result<u64, PlacementError> {
         if self.full_cell == Some(cell) {
             return Ok(0);
         }
-        self.live.allocatable(cell, node)
+        self.live.allocatable(cell, node, cpus)
     }
 }
 
