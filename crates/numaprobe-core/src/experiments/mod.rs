@@ -6,7 +6,11 @@
 //! (so a bad request fails before a single byte is allocated), and `run`
 //! measures the cells one after the other, reporting to a [`Progress`]
 //! observer after each so the caller can draw progress or save partial
-//! results.
+//! results. What `plan` rejects can never be measured (a node that does not
+//! exist, a size larger than a node could ever hold); what depends on the
+//! moment (free memory, a CPU still online, the kernel's answer to `mbind`)
+//! is checked by each cell, and a cell that fails is recorded in the
+//! result's `failed` list while the run goes on.
 
 pub mod bandwidth;
 pub mod latency;
