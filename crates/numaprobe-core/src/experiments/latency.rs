@@ -153,6 +153,8 @@ pub fn run(
         result.push(cell);
         progress.cell_finished(&result);
     }
+    // A stop requested during the last cell cut that cell short too.
+    result.interrupted |= crate::cancel::requested();
     result.complete = !result.interrupted;
     Ok(result)
 }
