@@ -53,3 +53,34 @@ pub fn name(sig: i32) -> &'static str {
         _ => "a signal",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disposition(sig: libc::c_int) -> libc::sighandler_t {
+        // SAFETY: querying only (no new action).
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut old);
+            old.sa_sigaction
+        }
+    }
+
+    #[test]
+    fn the_first_signal_asks_to_stop_and_a_second_would_kill() {
+        install();
+        assert_ne!(disposition(libc::SIGINT), libc::SIG_DFL);
+        assert_ne!(disposition(libc::SIGTERM), libc::SIG_DFL);
+        // SAFETY: our handler is installed; it only stores atomics.
+        assert_eq!(unsafe { libc::raise(libc::SIGINT) }, 0);
+        assert_eq!(received(), Some(libc::SIGINT));
+        assert!(numaprobe_core::cancel::requested());
+        assert_eq!(exit_status(libc::SIGINT), 130);
+        assert_eq!(exit_status(libc::SIGTERM), 143);
+        // SA_RESETHAND: the next SIGINT takes the default action (ends the
+        // process), SIGTERM is still handled.
+        assert_eq!(disposition(libc::SIGINT), libc::SIG_DFL);
+        assert_ne!(disposition(libc::SIGTERM), libc::SIG_DFL);
+    }
+}
