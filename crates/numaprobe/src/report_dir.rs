@@ -67,8 +67,9 @@ impl ReportDir {
                 }
             }
             Err(e) => {
-                return Err(anyhow::Error::new(e)
-                    .context(format!("cannot read {}", manifest.display())))
+                return Err(
+                    anyhow::Error::new(e).context(format!("cannot read {}", manifest.display()))
+                )
             }
         }
         let rd = ReportDir {
@@ -152,8 +153,10 @@ fn remove(path: &Path) -> anyhow::Result<()> {
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(anyhow::Error::new(e)
-            .context(format!("cannot remove {} of the previous run", path.display()))),
+        Err(e) => Err(anyhow::Error::new(e).context(format!(
+            "cannot remove {} of the previous run",
+            path.display()
+        ))),
     }
 }
 
@@ -195,7 +198,12 @@ mod tests {
         assert_eq!(names(&d), vec![MANIFEST.to_string(), "notes.txt".into()]);
         second.save("run.json", b"{}").unwrap();
         let m = std::fs::read_to_string(d.join(MANIFEST)).unwrap();
-        assert_eq!(m.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>(), ["run.json"]);
+        assert_eq!(
+            m.lines()
+                .filter(|l| !l.starts_with('#'))
+                .collect::<Vec<_>>(),
+            ["run.json"]
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -220,7 +228,10 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("keep"), "x").unwrap();
-        let evil = format!("../{}/keep\n..\n/etc/passwd\n", outside.file_name().unwrap().to_string_lossy());
+        let evil = format!(
+            "../{}/keep\n..\n/etc/passwd\n",
+            outside.file_name().unwrap().to_string_lossy()
+        );
         std::fs::write(d.join(MANIFEST), evil).unwrap();
         ReportDir::take_over(&d, false).unwrap();
         assert!(outside.join("keep").exists());

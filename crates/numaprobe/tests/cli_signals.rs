@@ -151,7 +151,14 @@ fn an_interrupted_study_keeps_its_finished_cases() {
         args.push("0.0.r.0");
     }
     args.extend([
-        "--repeats", "20", "--passes", "10", "--size", "64MiB", "-o", "s.json",
+        "--repeats",
+        "20",
+        "--passes",
+        "10",
+        "--size",
+        "64MiB",
+        "-o",
+        "s.json",
     ]);
     let mut child = spawn(&args, t.path());
     wait_until_measuring(&mut child, t.path());

@@ -109,7 +109,17 @@ fn every_json_document_carries_provenance_after_schema() {
         .collect();
     let runs: Vec<Vec<&str>> = vec![
         vec!["topo", "--sysfs-root", root, "--format", "json"],
-        vec!["pin", "--threads", "2", "--strategy", "compact", "--sysfs-root", root, "--format", "json"],
+        vec![
+            "pin",
+            "--threads",
+            "2",
+            "--strategy",
+            "compact",
+            "--sysfs-root",
+            root,
+            "--format",
+            "json",
+        ],
         vec!["infer", "--input", matrix, "--format", "json"],
         vec![
             "run",
@@ -119,7 +129,18 @@ fn every_json_document_carries_provenance_after_schema() {
             "--format",
             "json",
         ],
-        vec!["study", "0.0.r.0", "--repeats", "2", "--passes", "1", "--size", "1MiB", "--format", "json"],
+        vec![
+            "study",
+            "0.0.r.0",
+            "--repeats",
+            "2",
+            "--passes",
+            "1",
+            "--size",
+            "1MiB",
+            "--format",
+            "json",
+        ],
         latency,
         bandwidth,
     ];
@@ -160,13 +181,26 @@ fn the_output_file_name_chooses_the_format_unless_format_is_given() {
     let root = u.root.to_str().unwrap();
     let cwd = u.tmp.path();
     let write = |name: &str, more: &[&str]| -> String {
-        let mut args = vec!["pin", "--threads", "2", "--strategy", "compact", "--sysfs-root", root, "-o", name];
+        let mut args = vec![
+            "pin",
+            "--threads",
+            "2",
+            "--strategy",
+            "compact",
+            "--sysfs-root",
+            root,
+            "-o",
+            name,
+        ];
         args.extend(more);
         ok(&numaprobe(&args, cwd));
         std::fs::read_to_string(cwd.join(name)).unwrap()
     };
     let json = write("p.json", &[]);
-    assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{json}");
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&json).is_ok(),
+        "{json}"
+    );
     let json_upper = write("P.JSON", &[]);
     assert!(json_upper.starts_with('{'), "{json_upper}");
     let csv = write("p.csv", &[]);
@@ -182,7 +216,17 @@ fn the_output_file_name_chooses_the_format_unless_format_is_given() {
     // The same three through --format, to the terminal.
     let stdout = |f: &str| {
         ok(&numaprobe(
-            &["pin", "--threads", "2", "--strategy", "compact", "--sysfs-root", root, "--format", f],
+            &[
+                "pin",
+                "--threads",
+                "2",
+                "--strategy",
+                "compact",
+                "--sysfs-root",
+                root,
+                "--format",
+                f,
+            ],
             cwd,
         ))
     };
@@ -214,7 +258,14 @@ fn an_output_into_a_missing_folder_is_refused_before_measuring() {
 fn the_main_jobs_options_work_without_run() {
     let t = TempDir::new("toplevel");
     let text = ok(&numaprobe(
-        &["--budget", "10s", "--no-measure", "--no-report", "--format", "json"],
+        &[
+            "--budget",
+            "10s",
+            "--no-measure",
+            "--no-report",
+            "--format",
+            "json",
+        ],
         t.path(),
     ));
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -224,7 +275,10 @@ fn the_main_jobs_options_work_without_run() {
     let err = usage_error(&numaprobe(&["--budget", "soon"], t.path()));
     assert!(err.contains("soon"), "{err}");
     let help = ok(&numaprobe(&["--help"], t.path()));
-    assert!(help.contains("Commands:") && help.contains("--budget"), "{help}");
+    assert!(
+        help.contains("Commands:") && help.contains("--budget"),
+        "{help}"
+    );
 }
 
 #[test]
@@ -238,7 +292,11 @@ fn a_new_run_leaves_no_file_of_the_previous_one() {
         cwd,
     ));
     let dir = cwd.join("r");
-    for f in ["infer-latency.json", "graph-latency.png", "graph-latency.svg"] {
+    for f in [
+        "infer-latency.json",
+        "graph-latency.png",
+        "graph-latency.svg",
+    ] {
         assert!(dir.join(f).is_file(), "{f} missing after the 8-node run");
     }
     std::fs::write(dir.join("my-notes.txt"), "mine").unwrap();
@@ -256,10 +314,17 @@ fn a_new_run_leaves_no_file_of_the_previous_one() {
         if name == ".numaprobe-manifest" || name == "my-notes.txt" {
             continue;
         }
-        assert!(listed.contains(&name.as_str()), "{name} survived from the previous run");
+        assert!(
+            listed.contains(&name.as_str()),
+            "{name} survived from the previous run"
+        );
         if name.ends_with(".json") {
             let argv = &read_json(&dir.join(&name))["provenance"]["command_line"];
-            assert_eq!(argv.as_array().unwrap()[1..], second.map(serde_json::Value::from), "{name}");
+            assert_eq!(
+                argv.as_array().unwrap()[1..],
+                second.map(serde_json::Value::from),
+                "{name}"
+            );
         }
     }
     for f in &listed {
@@ -268,11 +333,18 @@ fn a_new_run_leaves_no_file_of_the_previous_one() {
     // On a one-node machine nothing is inferred: the 8-node graph is gone.
     let here = read_json(&dir.join("topo.json"));
     if here["numa_nodes"].as_array().unwrap().len() < 2 {
-        for f in ["infer-latency.json", "graph-latency.png", "graph-latency.svg"] {
+        for f in [
+            "infer-latency.json",
+            "graph-latency.png",
+            "graph-latency.svg",
+        ] {
             assert!(!dir.join(f).exists(), "{f} of the previous run survived");
         }
     }
-    assert!(dir.join("my-notes.txt").is_file(), "a file numaprobe did not write was removed");
+    assert!(
+        dir.join("my-notes.txt").is_file(),
+        "a file numaprobe did not write was removed"
+    );
     assert!(!manifest.contains("my-notes.txt"));
 }
 
@@ -285,7 +357,10 @@ fn a_folder_numaprobe_did_not_write_needs_force() {
     let args = ["run", "--no-measure", "--report-dir", "thesis"];
     let err = usage_error(&numaprobe(&args, t.path()));
     assert!(err.contains("--force"), "{err}");
-    assert!(!dir.join("run.json").exists(), "wrote into the refused folder");
+    assert!(
+        !dir.join("run.json").exists(),
+        "wrote into the refused folder"
+    );
     ok(&numaprobe(
         &["run", "--no-measure", "--report-dir", "thesis", "--force"],
         t.path(),
