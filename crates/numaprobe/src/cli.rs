@@ -12,11 +12,16 @@ use std::path::PathBuf;
     about = "What does the memory system of this machine really look like, and where should threads and data live?",
     long_about = "numaprobe discovers a machine's NUMA topology, measures latency and bandwidth between \
 every CPU node and every memory node, infers the interconnect from the numbers and gives placement advice.\n\n\
-Run without a subcommand to do the main job (`numaprobe run`)."
+Run without a subcommand to do the main job (`numaprobe run`); the main job's options work \
+without the subcommand too: `numaprobe --budget 10s` is `numaprobe run --budget 10s`.",
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The main job's options, for `numaprobe` without a subcommand.
+    #[command(flatten, next_help_heading = "Main job (numaprobe = numaprobe run)")]
+    pub main_job: crate::cmd::run::Args,
 }
 
 #[derive(Subcommand, Debug)]
@@ -61,21 +66,51 @@ impl From<FormatArg> for Format {
 /// `--format` and `--output`, shared by every subcommand.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Output format: table (for people), json (the versioned contract), csv, markdown
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    pub format: FormatArg,
-    /// Write the output to FILE instead of stdout (replaced atomically; `-` is stdout)
+    /// Output format: table (for people), json (the versioned contract), csv, markdown. Default: from the --output file's extension (.json, .csv, .md/.markdown), else table
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Write the output to FILE instead of stdout (replaced atomically; `-` is stdout; its folder must exist)
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
-#[allow(dead_code)] // used as the subcommands land
 impl OutputArgs {
+    /// `--format` when given, else what the `--output` file's name says.
     pub fn format(&self) -> Format {
-        self.format.into()
+        self.format
+            .or_else(|| self.output.as_deref().and_then(format_of_path))
+            .unwrap_or_default()
+            .into()
     }
     pub fn sink(&self) -> crate::output::Sink {
         crate::output::Sink::new(self.output.as_deref())
+    }
+}
+
+/// The format a file name asks for: `.json`, `.csv`, `.md` or `.markdown`
+/// (any case); None for anything else (table).
+pub fn format_of_path(path: &std::path::Path) -> Option<FormatArg> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "json" => Some(FormatArg::Json),
+        "csv" => Some(FormatArg::Csv),
+        "md" | "markdown" => Some(FormatArg::Markdown),
+        _ => None,
+    }
+}
+
+impl Command {
+    /// Every subcommand's `--format`/`--output`.
+    pub fn output(&self) -> &OutputArgs {
+        match self {
+            Command::Topo(a) => &a.out,
+            Command::Latency(a) => &a.out,
+            Command::Bandwidth(a) => &a.out,
+            Command::Study(a) => &a.out,
+            Command::Infer(a) => &a.out,
+            Command::Pin(a) => &a.out,
+            Command::Run(a) => &a.out,
+        }
     }
 }
 

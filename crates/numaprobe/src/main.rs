@@ -2,17 +2,38 @@
 //! and is the single place where errors become a message and an exit code.
 //!
 //! Exit codes: 0 success (also when stdout is a closed pipe), 1 a measurement or
-//! system failure, 2 bad input (arguments, files, a sysfs root that is not one).
+//! system failure, 2 bad input (arguments, files, a sysfs root that is not one),
+//! 130 / 143 stopped by SIGINT / SIGTERM (after writing what was finished).
 
 mod cli;
 mod cmd;
 #[allow(dead_code)] // helpers used as subcommands land
 mod output;
+mod report_dir;
+mod signals;
 
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    signals::install();
+    let code = run();
+    // A stop signal wins over the command's own status: the command returned
+    // normally with its partial results written; say so and exit 128 + N.
+    if let Some(sig) = signals::received() {
+        if output::stderr_is_terminal() {
+            eprint!("\r\x1b[K");
+        }
+        eprintln!(
+            "numaprobe: interrupted by {}; finished cells are in the output (complete: false)",
+            signals::name(sig)
+        );
+        return ExitCode::from(signals::exit_status(sig));
+    }
+    code
+}
+
+fn run() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -22,6 +43,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    numaprobe_core::report::provenance::init(std::env::args().collect(), cmd::budget(&cli));
     match cmd::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -304,6 +304,8 @@ pub fn run_with(
         result.push(cell);
         progress.cell_finished(&result);
     }
+    // A stop requested during the last cell cut that cell short too.
+    result.interrupted |= crate::cancel::requested();
     result.complete = !result.interrupted && result.failed.is_empty();
     Ok(result)
 }

@@ -199,6 +199,8 @@ pub fn run_with(
             }
         }
     }
+    // A stop requested during the last cell cut that cell short too.
+    result.interrupted |= crate::cancel::requested();
     result.complete = !result.interrupted && result.failed.is_empty();
     Ok(result)
 }

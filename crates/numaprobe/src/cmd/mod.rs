@@ -1,4 +1,6 @@
 //! One module per subcommand; each has `Args` (its clap options) and `run`.
+//! Here: choosing the subcommand, and what is checked for every one of them
+//! before anything is measured.
 
 pub mod bandwidth;
 pub mod infer;
@@ -9,17 +11,84 @@ pub mod run;
 pub mod study;
 pub mod topo;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, OutputArgs};
+use crate::output::usage;
+use numaprobe_core::report::provenance::Budget;
+use numaprobe_core::stats::StopRule;
+use numaprobe_core::units;
+use std::path::Path;
+use std::time::Duration;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
-    match cli.command {
-        None => run::run(run::Args::default_for_main_job()),
-        Some(Command::Topo(a)) => topo::run(a),
-        Some(Command::Latency(a)) => latency::run(a),
-        Some(Command::Bandwidth(a)) => bandwidth::run(a),
-        Some(Command::Study(a)) => study::run(a),
-        Some(Command::Infer(a)) => infer::run(a),
-        Some(Command::Pin(a)) => pin::run(a),
-        Some(Command::Run(a)) => run::run(a),
+    let Some(command) = cli.command else {
+        check_output(&cli.main_job.out)?;
+        return run::run(cli.main_job);
+    };
+    check_output(command.output())?;
+    match command {
+        Command::Topo(a) => topo::run(a),
+        Command::Latency(a) => latency::run(a),
+        Command::Bandwidth(a) => bandwidth::run(a),
+        Command::Study(a) => study::run(a),
+        Command::Infer(a) => infer::run(a),
+        Command::Pin(a) => pin::run(a),
+        Command::Run(a) => run::run(a),
+    }
+}
+
+/// `--output` into a folder that is not there would fail only when the
+/// result is written, after the whole measurement: refuse it first.
+fn check_output(out: &OutputArgs) -> anyhow::Result<()> {
+    let Some(file) = out.output.as_deref().filter(|p| *p != Path::new("-")) else {
+        return Ok(());
+    };
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.exists() {
+        return Err(usage(format!(
+            "--output {}: the folder {} does not exist; create it first or choose another file",
+            file.display(),
+            dir.display()
+        )));
+    }
+    if !dir.is_dir() {
+        return Err(usage(format!(
+            "--output {}: {} is not a folder",
+            file.display(),
+            dir.display()
+        )));
+    }
+    if file.is_dir() {
+        return Err(usage(format!(
+            "--output {}: is a folder; give a file name",
+            file.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The time budget the command will run under, for the documents'
+/// provenance: the option's value, or the command's default. None for
+/// commands without a budget and for a value the command will reject.
+pub fn budget(cli: &Cli) -> Option<Budget> {
+    let given = |option: &str, v: &Option<String>, default: Duration| -> Option<Budget> {
+        let d = match v.as_deref() {
+            Some(s) => units::parse_duration(s).ok()?,
+            None => default,
+        };
+        Some(Budget {
+            option: option.into(),
+            seconds: d.as_secs_f64(),
+        })
+    };
+    let per_cell = StopRule::default().budget;
+    match &cli.command {
+        None => given("--budget", &cli.main_job.budget, run::DEFAULT_BUDGET),
+        Some(Command::Run(a)) => given("--budget", &a.budget, run::DEFAULT_BUDGET),
+        Some(Command::Latency(a)) => given("--time-budget", &a.time_budget, per_cell),
+        Some(Command::Bandwidth(a)) => given("--time-budget", &a.time_budget, per_cell),
+        Some(_) => None,
     }
 }

@@ -9,7 +9,7 @@
 //! every cell), so an interrupted run keeps what it measured.
 
 use super::measure::{self, CellProgress};
-use crate::cli::{FormatArg, OutputArgs, SysfsArgs};
+use crate::cli::{OutputArgs, SysfsArgs};
 use crate::output::{usage, write_atomic, Sink};
 use anyhow::Context;
 use numaprobe_core::analysis::{self, binding};
@@ -28,7 +28,7 @@ use std::time::Duration;
 
 /// The default budget for all measurements together: about a minute on a
 /// two-node machine, as the main job promises.
-const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 /// Per-cell bounds: below 0.25 s a cell has too few samples for a CV; above
 /// 2 s an idle machine gains nothing (the CV target is reached long before).
 const CELL_MIN: Duration = Duration::from_millis(250);
@@ -49,7 +49,13 @@ them with the firmware's SLIT and HMAT (`numaprobe infer`); with one node there 
 The report folder holds topo.json, latency.json, bandwidth.json, infer-latency.json, \
 infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document) and \
 summary.md. Each file is written as soon as its part is done, so an interrupted run keeps what it \
-measured.\n\n\
+measured (Ctrl-C or SIGTERM: the cell being measured ends after its current sample, everything \
+finished is written with \"complete\": false, exit status 130 or 143; a second Ctrl-C kills).\n\n\
+The folder belongs to one run: numaprobe lists every file it writes there in .numaprobe-manifest, \
+and a new run first removes the files the previous run listed (only those), so no file of an \
+earlier run survives beside the new ones. A non-empty folder without a manifest holds files \
+numaprobe did not write and is refused (exit 2) unless --force is given; nothing in it is removed \
+then.\n\n\
 With --sysfs-root pointing at another machine's dump, nothing is measured: the main job shows that \
 machine's topology, analyses its SLIT and computes its binding.")]
 pub struct Args {
@@ -62,6 +68,9 @@ pub struct Args {
     /// Write no report folder
     #[arg(long, conflicts_with = "report_dir")]
     pub no_report: bool,
+    /// Write into a non-empty --report-dir that numaprobe did not create (it has no .numaprobe-manifest); nothing in it is removed, same-named files are replaced
+    #[arg(long, conflicts_with = "no_report")]
+    pub force: bool,
     /// Measure nothing: topology, firmware analysis and binding only
     #[arg(long)]
     pub no_measure: bool,
@@ -69,24 +78,6 @@ pub struct Args {
     pub sysfs: SysfsArgs,
     #[command(flatten)]
     pub out: OutputArgs,
-}
-
-impl Args {
-    pub fn default_for_main_job() -> Self {
-        Args {
-            budget: None,
-            report_dir: None,
-            no_report: false,
-            no_measure: false,
-            sysfs: SysfsArgs {
-                sysfs_root: PathBuf::from("/"),
-            },
-            out: OutputArgs {
-                format: FormatArg::Table,
-                output: None,
-            },
-        }
-    }
 }
 
 /// Everything the main job found: `numaprobe run --format json` and
@@ -112,11 +103,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let root = args.sysfs.sysfs_root.clone();
     let topo = super::topo::read_topology(&root)?;
-    let report_dir = report_dir(&args)?;
+    let report_dir =
+        crate::report_dir::open(args.no_report, args.report_dir.as_deref(), args.force)?;
     let save = |name: &str, text: &str| -> anyhow::Result<()> {
         match &report_dir {
-            Some(d) => write_atomic(&d.join(name), text.as_bytes())
-                .with_context(|| format!("cannot write {}", d.join(name).display())),
+            Some(d) => d.save(name, text.as_bytes()),
             None => Ok(()),
         }
     };
@@ -225,25 +216,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     args.out.sink().write(&text)
-}
-
-fn report_dir(args: &Args) -> anyhow::Result<Option<PathBuf>> {
-    if args.no_report {
-        return Ok(None);
-    }
-    let dir = args
-        .report_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("numaprobe-report"));
-    if dir.exists() && !dir.is_dir() {
-        return Err(usage(format!(
-            "--report-dir {}: exists and is not a folder",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create the report folder {}", dir.display()))?;
-    Ok(Some(dir))
 }
 
 /// Share the budget between the cells of both matrices.

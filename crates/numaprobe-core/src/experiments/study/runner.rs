@@ -173,7 +173,8 @@ pub fn run(
             findings.push(myths::find(exp));
         }
     }
-    report.complete = true;
+    // A stop requested during the last case cut that case short.
+    report.complete = !crate::cancel::requested();
     Ok(report)
 }
 

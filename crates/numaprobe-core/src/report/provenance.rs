@@ -1,0 +1,344 @@
+//! Provenance: where, when, by what and how a document was made. Collected
+//! once per process (the binary calls [`init`] first thing) and stamped into
+//! every JSON document by [`super::to_json`], so a file found later says which
+//! machine, kernel, version and command line produced it and whether the run
+//! finished.
+
+use serde::Serialize;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The time budget a command ran under, as its option names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Budget {
+    /// The option that sets it, e.g. `--budget` (the whole run) or
+    /// `--time-budget` (each cell).
+    pub option: String,
+    /// Its value in seconds (the command's default when the option was not given).
+    pub seconds: f64,
+}
+
+/// The `provenance` object of a document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Provenance {
+    /// numaprobe's version.
+    pub version: String,
+    /// The command line, program name first, one argument per element.
+    pub command_line: Vec<String>,
+    pub hostname: String,
+    /// `model name` of /proc/cpuinfo (or the Arm implementer and part), else `unknown`.
+    pub cpu_model: String,
+    /// The kernel release (`uname -r`).
+    pub kernel: String,
+    /// When the process started, RFC 3339 UTC.
+    pub start: String,
+    /// When this document was written, RFC 3339 UTC.
+    pub end: String,
+    pub budget: Option<Budget>,
+    /// False when the document holds a partial result (still running, or
+    /// stopped by a signal).
+    pub complete: bool,
+}
+
+/// What does not change during the process.
+#[derive(Debug, Clone)]
+struct Base {
+    command_line: Vec<String>,
+    hostname: String,
+    cpu_model: String,
+    kernel: String,
+    start: SystemTime,
+}
+
+static BASE: OnceLock<Base> = OnceLock::new();
+static BUDGET: OnceLock<std::sync::Mutex<Option<Budget>>> = OnceLock::new();
+
+fn budget_slot() -> &'static std::sync::Mutex<Option<Budget>> {
+    BUDGET.get_or_init(|| std::sync::Mutex::new(None))
+}
+
+/// Record the command line and the start time, and read the machine's
+/// identity. The first call wins; documents written before any call collect
+/// it then (a library user that never calls this still gets provenance).
+pub fn init(command_line: Vec<String>, budget: Option<Budget>) {
+    let _ = BASE.set(collect(command_line));
+    set_budget(budget);
+}
+
+/// Replace the budget, for a command that learns its effective budget only
+/// after parsing its options.
+pub fn set_budget(budget: Option<Budget>) {
+    if let Ok(mut b) = budget_slot().lock() {
+        *b = budget;
+    }
+}
+
+fn base() -> &'static Base {
+    BASE.get_or_init(|| collect(std::env::args().collect()))
+}
+
+fn collect(command_line: Vec<String>) -> Base {
+    let (hostname, kernel) = uname();
+    Base {
+        command_line,
+        hostname,
+        cpu_model: std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| cpu_model_from_cpuinfo(&t))
+            .unwrap_or_else(|| "unknown".into()),
+        kernel,
+        start: SystemTime::now(),
+    }
+}
+
+/// The provenance of a document written now.
+pub fn now(complete: bool) -> Provenance {
+    let b = base();
+    Provenance {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: b.command_line.clone(),
+        hostname: b.hostname.clone(),
+        cpu_model: b.cpu_model.clone(),
+        kernel: b.kernel.clone(),
+        start: rfc3339(b.start),
+        end: rfc3339(SystemTime::now()),
+        budget: budget_slot().lock().ok().and_then(|b| b.clone()),
+        complete,
+    }
+}
+
+/// Host name and kernel release from uname(2); `unknown` when it fails.
+fn uname() -> (String, String) {
+    // SAFETY: utsname is plain bytes; uname fills it or fails.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return ("unknown".into(), "unknown".into());
+    }
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        let s = String::from_utf8_lossy(&bytes).trim().to_string();
+        if s.is_empty() {
+            "unknown".into()
+        } else {
+            s
+        }
+    };
+    (field(&u.nodename), field(&u.release))
+}
+
+/// The CPU model named by a /proc/cpuinfo text: x86's `model name`, Arm's
+/// `CPU implementer` and `CPU part` (named for the common server and
+/// desktop cores), POWER's `cpu`. None when the text names none.
+pub fn cpu_model_from_cpuinfo(text: &str) -> Option<String> {
+    let value = |key: &str| {
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == key && !v.trim().is_empty()).then(|| v.trim().to_string())
+        })
+    };
+    if let Some(m) = value("model name") {
+        return Some(m.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    if let (Some(imp), Some(part)) = (value("CPU implementer"), value("CPU part")) {
+        return Some(arm_name(&imp, &part));
+    }
+    value("cpu")
+}
+
+fn arm_name(implementer: &str, part: &str) -> String {
+    let num = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
+    let (Some(imp), Some(p)) = (num(implementer), num(part)) else {
+        return format!("CPU implementer {implementer} part {part}");
+    };
+    let vendor = match imp {
+        0x41 => "ARM",
+        0x42 => "Broadcom",
+        0x43 => "Cavium",
+        0x46 => "Fujitsu",
+        0x48 => "HiSilicon",
+        0x4e => "NVIDIA",
+        0x50 => "APM",
+        0x51 => "Qualcomm",
+        0x61 => "Apple",
+        0xc0 => "Ampere",
+        _ => return format!("CPU implementer {implementer} part {part}"),
+    };
+    let name = match (imp, p) {
+        (0x41, 0xd03) => "Cortex-A53",
+        (0x41, 0xd05) => "Cortex-A55",
+        (0x41, 0xd07) => "Cortex-A57",
+        (0x41, 0xd08) => "Cortex-A72",
+        (0x41, 0xd0b) => "Cortex-A76",
+        (0x41, 0xd0c) => "Neoverse-N1",
+        (0x41, 0xd40) => "Neoverse-V1",
+        (0x41, 0xd49) => "Neoverse-N2",
+        (0x41, 0xd4f) => "Neoverse-V2",
+        (0x41, 0xd84) => "Neoverse-V3",
+        (0x41, 0xd8e) => "Neoverse-N3",
+        (0x43, 0x0af) => "ThunderX2",
+        (0x46, 0x001) => "A64FX",
+        (0x48, 0xd01) => "Kunpeng-920",
+        (0xc0, 0xac3) => "AmpereOne",
+        _ => return format!("{vendor} part 0x{p:03x}"),
+    };
+    format!("{vendor} {name}")
+}
+
+/// RFC 3339 in UTC with whole seconds, e.g. `2026-11-23T12:00:00Z`.
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+/// algorithm), so no date crate is needed for one timestamp format.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Insert `"provenance"` right after the top-level `"schema"` key of a pretty
+/// JSON object (as serde_json writes it: top-level keys indented by exactly
+/// two spaces, every string on one line). `complete` comes from the
+/// document's own top-level `complete` when it has one. Text without a
+/// top-level `schema` is returned unchanged.
+pub fn stamp(pretty: &str, cancelled: bool) -> String {
+    if !pretty.starts_with('{') {
+        return pretty.to_string();
+    }
+    let top = |l: &str, key: &str| l.starts_with(&format!("  \"{key}\": "));
+    let lines: Vec<&str> = pretty.lines().collect();
+    let Some(at) = lines.iter().position(|l| top(l, "schema")) else {
+        return pretty.to_string();
+    };
+    let own_complete = lines
+        .iter()
+        .find(|l| top(l, "complete"))
+        .map(|l| !l.trim_end_matches(',').ends_with("false"));
+    let prov = now(own_complete.unwrap_or(true) && !cancelled);
+    let body = serde_json::to_string_pretty(&prov).expect("provenance serializes");
+    let mut out = String::with_capacity(pretty.len() + body.len() + 64);
+    for (i, l) in lines.iter().enumerate() {
+        out.push_str(l);
+        if i == at {
+            let last = !l.ends_with(',');
+            if last {
+                out.push(',');
+            }
+            out.push_str("\n  \"provenance\": ");
+            for (k, pl) in body.lines().enumerate() {
+                if k > 0 {
+                    out.push_str("\n  ");
+                }
+                out.push_str(pl);
+            }
+            if !last {
+                out.push(',');
+            }
+        }
+        if i + 1 < lines.len() {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_civil_dates() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        // 2000-02-29 (a leap day of a century leap year) 12:34:56.
+        let t = UNIX_EPOCH + Duration::from_secs(951_827_696);
+        assert_eq!(rfc3339(t), "2000-02-29T12:34:56Z");
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_910_400);
+        assert_eq!(rfc3339(t), "2026-11-29T00:00:00Z");
+    }
+
+    #[test]
+    fn cpu_model_from_x86_arm_and_power() {
+        let x86 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC  7763 64-Core Processor\n";
+        assert_eq!(
+            cpu_model_from_cpuinfo(x86).as_deref(),
+            Some("AMD EPYC 7763 64-Core Processor")
+        );
+        let arm = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\n";
+        assert_eq!(
+            cpu_model_from_cpuinfo(arm).as_deref(),
+            Some("ARM Neoverse-N1")
+        );
+        let arm_new = "CPU implementer\t: 0x41\nCPU part\t: 0xd99\n";
+        assert_eq!(
+            cpu_model_from_cpuinfo(arm_new).as_deref(),
+            Some("ARM part 0xd99")
+        );
+        let power = "processor\t: 0\ncpu\t\t: POWER9, altivec supported\n";
+        assert_eq!(
+            cpu_model_from_cpuinfo(power).as_deref(),
+            Some("POWER9, altivec supported")
+        );
+        assert_eq!(cpu_model_from_cpuinfo("processor\t: 0\n"), None);
+    }
+
+    #[test]
+    fn provenance_follows_schema_and_copies_complete() {
+        let doc = serde_json::json!({"schema": "numaprobe/1", "complete": false, "x": [1, 2]});
+        // serde_json's map without preserve_order sorts keys: `complete` first.
+        let pretty = serde_json::to_string_pretty(&doc).unwrap();
+        let out = stamp(&pretty, false);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["provenance"]["complete"], false);
+        assert_eq!(v["x"], serde_json::json!([1, 2]));
+        let keys: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("  \""))
+            .filter_map(|l| l.split('"').next())
+            .collect();
+        let s = keys.iter().position(|k| *k == "schema").unwrap();
+        assert_eq!(keys.get(s + 1), Some(&"provenance"), "{out}");
+    }
+
+    #[test]
+    fn schema_as_last_key_and_cancellation() {
+        let pretty = "{\n  \"a\": 1,\n  \"schema\": \"numaprobe/1\"\n}";
+        let out = stamp(pretty, true);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["provenance"]["complete"], false);
+        assert_eq!(v["a"], 1);
+        let out = stamp(pretty, false);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["provenance"]["complete"], true);
+        assert!(v["provenance"]["start"].as_str().unwrap().ends_with('Z'));
+    }
+
+    #[test]
+    fn documents_without_schema_are_left_alone() {
+        let nested = "{\n  \"inner\": {\n    \"schema\": \"numaprobe/1\"\n  }\n}";
+        assert_eq!(stamp(nested, false), nested);
+        assert_eq!(stamp("[1, 2]", false), "[1, 2]");
+    }
+}
