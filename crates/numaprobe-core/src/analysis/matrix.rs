@@ -76,6 +76,9 @@ pub struct Matrix {
     /// Cells a numaprobe result marked as not to be trusted as they are
     /// (e.g. pages placed below 99 % on the intended node), with why.
     pub flagged: Vec<([u32; 2], Vec<String>)>,
+    /// Nodes known to have no CPU although they have a row (a SLIT names
+    /// every node); a node without a row has no CPU measured from anyway.
+    pub cpuless: Vec<u32>,
 }
 
 /// A firmware distance table over `nodes` (square).
@@ -134,6 +137,20 @@ impl Matrix {
         n.sort_unstable();
         n.dedup();
         n
+    }
+
+    /// True when threads can run on `n`: it has a row (was measured from)
+    /// and is not named CPU-less.
+    pub fn has_cpus(&self, n: u32) -> bool {
+        self.row_nodes.contains(&n) && !self.cpuless.contains(&n)
+    }
+
+    /// Nodes that hold memory but no CPU, ascending.
+    pub fn cpuless_nodes(&self) -> Vec<u32> {
+        self.nodes()
+            .into_iter()
+            .filter(|&n| !self.has_cpus(n))
+            .collect()
     }
 
     /// The value from node `from` to node `to`, if measured.
@@ -208,6 +225,7 @@ impl Matrix {
             label: None,
             slit_only: false,
             flagged: Vec::new(),
+            cpuless: Vec::new(),
         })
     }
 }
@@ -370,6 +388,11 @@ fn parse_json(text: &str, unit_override: Option<Unit>) -> Result<Matrix, MatrixE
             .map(|r| r.iter().map(|&x| Some(x)).collect())
             .collect();
         let mut m = Matrix::new(Unit::Distance, s.nodes.clone(), s.nodes.clone(), values)?;
+        // A firmware table has a row for every node; `cpu_nodes`, when
+        // given, says which of them can run threads.
+        if let Some(cpu) = ids(obj.get("cpu_nodes"), "cpu_nodes")? {
+            m.cpuless = s.nodes.iter().copied().filter(|n| !cpu.contains(n)).collect();
+        }
         m.label = label;
         m.slit = Some(s);
         m.slit_only = true;
