@@ -96,7 +96,10 @@ fn bandwidth_fixture_orders_levels_by_bandwidth() {
     assert!(remote.value < inf.levels[0].value);
     // "x local" is value over local: a remote bandwidth well below local.
     let r = remote.ratio_to_local.unwrap();
-    assert!(r < 0.5 && (r - remote.value / inf.levels[0].value).abs() < 1e-9, "{r}");
+    assert!(
+        r < 0.5 && (r - remote.value / inf.levels[0].value).abs() < 1e-9,
+        "{r}"
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! threads. And cells of one level are equal: a "slowest" link is a level,
 //! never one link picked by a difference inside the noise.
 
-use super::infer::{best_value, compute, Work};
+use super::infer::{compute, cost_of, Work};
 use super::levels::{GAP_SIGMAS, NOISE_FLOOR};
 use super::matrix::{Matrix, Unit};
 use crate::report::infer::{fmt_value, groups_text, Finding, Inference, Level};
@@ -115,7 +115,8 @@ pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
             let vals = inf.cells.iter().filter(|c| {
                 c.cpu_node != c.mem_node
                     && !c.stray
-                    && c.distance.is_some_and(|x| if within { x <= d } else { x > d })
+                    && c.distance
+                        .is_some_and(|x| if within { x <= d } else { x > d })
             });
             let it = vals.map(|c| c.value);
             if bw {
@@ -167,7 +168,11 @@ pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
             kind: "nearest".into(),
             text: format!(
                 "when a node's memory is full, spill to its nearest node{}: {}",
-                if m.slit_only { " by firmware distance" } else { "" },
+                if m.slit_only {
+                    " by firmware distance"
+                } else {
+                    ""
+                },
                 spill
                     .iter()
                     .map(|(n, os, x)| format!("{n}->{} ({})", set_text(os), v(*x)))
@@ -255,15 +260,13 @@ fn nearest(
         let Some(best) = cands.iter().map(|c| c.1).min() else {
             continue;
         };
-        let os: Vec<u32> = cands
-            .iter()
-            .filter(|c| c.1 == best)
-            .map(|c| c.0)
-            .collect();
+        let os: Vec<u32> = cands.iter().filter(|c| c.1 == best).map(|c| c.0).collect();
+        // The best cell in the direction asked, over the tied nodes.
         let val = os
             .iter()
-            .map(|&o| best_value(w, (n.min(o), n.max(o))))
-            .fold(f64::NAN, |a, b| if a.is_nan() { b } else { a });
+            .filter_map(|&o| if outward { m.get(n, o) } else { m.get(o, n) })
+            .min_by(|a, b| cost_of(m, *a).total_cmp(&cost_of(m, *b)))
+            .unwrap_or(f64::NAN);
         out.push((n, os, val));
     }
     out
@@ -297,7 +300,8 @@ fn interleave(m: &Matrix, bw: bool) -> Finding {
     if rows.is_empty() {
         return Finding {
             kind: "interleave".into(),
-            text: "interleaving: no CPU node's row has a local and a remote cell to judge it".into(),
+            text: "interleaving: no CPU node's row has a local and a remote cell to judge it"
+                .into(),
             data: json!({}),
         };
     }
@@ -450,14 +454,22 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         .collect();
     let local = inf.levels.iter().find(|l| l.kind == "local");
     if let (Some(worst), Some(local)) = (cpu_links.iter().map(|l| l.2).max(), local) {
-        let lv = inf.levels.iter().filter(|l| l.kind == "remote").nth(worst - 1);
+        let lv = inf
+            .levels
+            .iter()
+            .filter(|l| l.kind == "remote")
+            .nth(worst - 1);
         let members: Vec<String> = cpu_links
             .iter()
             .filter(|l| l.2 == worst)
             .map(|l| format!("{}-{}", l.0, l.1))
             .collect();
         let shown = if members.len() > 8 {
-            format!("{} (and {} more)", members[..8].join(", "), members.len() - 8)
+            format!(
+                "{} (and {} more)",
+                members[..8].join(", "),
+                members.len() - 8
+            )
         } else {
             members.join(", ")
         };

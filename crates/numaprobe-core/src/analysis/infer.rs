@@ -497,7 +497,9 @@ fn cells_info(
     let mut out = Vec::new();
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
-            let Some(value) = m.values[r][c] else { continue };
+            let Some(value) = m.values[r][c] else {
+                continue;
+            };
             let stray = w
                 .stray
                 .iter()
@@ -864,12 +866,7 @@ fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     }
 
     // Groups within groups.
-    if inf.hierarchy.len() > 1
-        && inf
-            .hierarchy
-            .iter()
-            .any(|t| proper_tier(m, &t.groups))
-    {
+    if inf.hierarchy.len() > 1 && inf.hierarchy.iter().any(|t| proper_tier(m, &t.groups)) {
         // Worst and best level rank of the pairs at each distance: the
         // hierarchy explains the levels when every distance's pairs are
         // all worse than every pair of a smaller distance.

@@ -391,7 +391,12 @@ fn parse_json(text: &str, unit_override: Option<Unit>) -> Result<Matrix, MatrixE
         // A firmware table has a row for every node; `cpu_nodes`, when
         // given, says which of them can run threads.
         if let Some(cpu) = ids(obj.get("cpu_nodes"), "cpu_nodes")? {
-            m.cpuless = s.nodes.iter().copied().filter(|n| !cpu.contains(n)).collect();
+            m.cpuless = s
+                .nodes
+                .iter()
+                .copied()
+                .filter(|n| !cpu.contains(n))
+                .collect();
         }
         m.label = label;
         m.slit = Some(s);

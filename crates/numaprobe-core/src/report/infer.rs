@@ -461,7 +461,11 @@ pub fn groups_text(groups: &[Vec<u32>], skip_single: bool) -> String {
     let alone = skip_single && groups.iter().any(|g| g.len() == 1);
     let mut s = shown.join(" ");
     if alone {
-        s.push_str(if shown.is_empty() { "(every node alone)" } else { " (others alone)" });
+        s.push_str(if shown.is_empty() {
+            "(every node alone)"
+        } else {
+            " (others alone)"
+        });
     }
     s
 }
