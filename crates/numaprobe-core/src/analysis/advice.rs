@@ -474,7 +474,19 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             members.join(", ")
         };
         let (name, value) = lv.map_or(("?".to_string(), f64::NAN), |l| (l.name.clone(), l.value));
-        if cpu_links.iter().all(|l| l.2 == worst) {
+        if cpu_links.len() == 1 {
+            let (a, b) = (cpu_links[0].0, cpu_links[0].1);
+            out.push(Finding {
+                kind: "crossfire-link".into(),
+                text: format!(
+                    "the only direct link between CPU nodes, {a}-{b} (level {name}, {}, {}), carries all their remote traffic: \
+                     threads on {a} using memory on {b} while threads on {b} use memory on {a} load it both ways",
+                    v(value),
+                    relative_words(m.unit, value, local.value)
+                ),
+                data: json!({"level": name, "links": [[a, b]], "value": value, "local": local.value}),
+            });
+        } else if cpu_links.iter().all(|l| l.2 == worst) {
             out.push(Finding {
                 kind: "links-equal".into(),
                 text: format!(
