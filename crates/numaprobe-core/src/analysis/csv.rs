@@ -55,7 +55,21 @@ pub(crate) fn parse_csv(text: &str, unit_override: Option<Unit>) -> Result<Matri
     // A header is a first line with a non-number after its first field
     // (`ns,node0,node1`), or one whose first field is a label while the next
     // line starts with a number (`node,0,1` over `0,80,130`).
+    // Its fields after the first must name nodes (`3`, `node3`, `N 3`, or
+    // empty): a line like `80,7x` is a data row with a typo, and gets the
+    // error that names `7x`, not a silent reading as a header.
+    let names_nodes = lines[0].iter().skip(1).all(|f| is_node_label(f));
+    // A first field that starts like a number (`0.1`, `1.2.3`, `-4`) is a
+    // value, perhaps mistyped, not a corner label.
+    let first_is_fraction = (lines[0][0].contains('.') && is_num(&lines[0][0]))
+        || (!is_num(&lines[0][0])
+            && lines[0][0]
+                .trim()
+                .trim_matches('"')
+                .starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '-' | '+')));
     let has_header = lines.len() > 1
+        && names_nodes
+        && !first_is_fraction
         && (lines[0].iter().skip(1).any(|f| !is_num(f))
             || (!is_num(&lines[0][0]) && is_num(&lines[1][0])));
     let mut header_unit = None;
@@ -74,9 +88,25 @@ pub(crate) fn parse_csv(text: &str, unit_override: Option<Unit>) -> Result<Matri
             if let Some(u) = Unit::parse(&first) {
                 header_unit = Some(u);
             }
-            row_len == h.len() + 1 || (row_len == h.len() && node_name(&first).is_none())
+            let shaped =
+                row_len == h.len() + 1 || (row_len == h.len() && node_name(&first).is_none());
+            // Row labels name nodes (`0`, `node0`); `0.1` is a value.
+            let labelled = body.iter().all(|r| {
+                r.first()
+                    .is_some_and(|f| is_node_label(f) && !f.trim().is_empty())
+            });
+            if shaped && !labelled && row_len == h.len() {
+                return Err(MatrixError::Shape(format!(
+                    "the header's first field {first:?} names no memory node, so each row should start with its node,                      but row 0 starts with {:?}",
+                    body.first().and_then(|r| r.first()).cloned().unwrap_or_default()
+                )));
+            }
+            shaped && labelled
         }
-        None => body.iter().all(|r| r.first().is_some_and(|f| !is_num(f))),
+        None => body.iter().all(|r| {
+            r.first()
+                .is_some_and(|f| !is_num(f) && is_node_label(f) && !f.trim().is_empty())
+        }),
     };
     let mut values = Vec::new();
     let mut row_nodes = Vec::new();
@@ -148,6 +178,14 @@ pub(crate) fn parse_csv(text: &str, unit_override: Option<Unit>) -> Result<Matri
         )));
     }
     Matrix::new(unit, row_nodes, col_nodes, values)
+}
+
+/// A header field naming a node: digits, optionally after letters
+/// (`3`, `node3`, `N 3`, `mem_3`), or empty.
+fn is_node_label(s: &str) -> bool {
+    let t = s.trim().trim_matches('"').trim();
+    let digits = t.trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == '_' || c == ' ');
+    t.is_empty() || (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `3`, `node3`, `N3`, `node 3` -> 3.

@@ -48,13 +48,19 @@ pub fn parse_with(text: &str, opts: ParseOptions) -> Result<Matrix, MatrixError>
         ));
     }
     // CSV needs numbers: prose, HTML or a log without a table is not one.
-    let numeric = t
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .any(|l| {
-            l.split([',', ';', '\t', ' '])
-                .any(|f| f.trim().trim_matches('"').parse::<f64>().is_ok())
-        });
+    // A `# unit:` line says the author meant a CSV matrix.
+    let unit_line = t.lines().any(|l| {
+        l.trim_start()
+            .strip_prefix('#')
+            .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("unit"))
+    });
+    let numeric = unit_line
+        || t.lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .any(|l| {
+                l.split([',', ';', '\t', ' '])
+                    .any(|f| f.trim().trim_matches('"').parse::<f64>().is_ok())
+            });
     if !numeric {
         return Err(MatrixError::Unrecognised);
     }

@@ -165,6 +165,11 @@ pub(crate) fn render_text(inf: &Inference, advice: bool) -> String {
     s.push_str(&inf.ascii_drawing());
     s.push('\n');
     s.push_str(&inf.hops_table().to_text());
+    // Nested groups: the distance view orders pairs by the group they share.
+    if inf.hierarchy.len() > 1 {
+        s.push('\n');
+        s.push_str(&inf.distance_table().to_text());
+    }
     if !inf.findings.is_empty() {
         s.push('\n');
         s.push_str(&Inference::findings_table(&inf.findings, "Findings").to_text());
