@@ -144,9 +144,132 @@ fn infer_reads_csv_from_stdin() {
         "--format",
         "csv",
     ]);
+    let csv = String::from_utf8_lossy(&csv.stdout).to_string();
     assert!(
-        String::from_utf8_lossy(&csv.stdout).starts_with("from,to,level,kind,level_value,hops\n")
+        csv.starts_with(
+            "cpu_node,mem_node,value,unit,level,kind,level_value,x_local,hops,distance,stray,flagged\n"
+        ),
+        "{csv}"
     );
+    // Every cell with its own measured value: 16 cells of the 4x4 matrix.
+    assert_eq!(csv.lines().count(), 17);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(matrix("mctop-lpdquad.json")).unwrap())
+            .unwrap();
+    let v01 = doc["matrix"][0][1].as_f64().unwrap();
+    let row = csv.lines().find(|l| l.starts_with("0,1,")).unwrap();
+    let got: f64 = row.split(',').nth(2).unwrap().parse().unwrap();
+    assert!((got - v01).abs() / v01 < 0.005, "{row} vs {v01}");
+}
+
+fn mlc_sample(name: &str) -> PathBuf {
+    workspace()
+        .join("crates/numaprobe-core/tests/data/mlc")
+        .join(name)
+}
+
+#[test]
+fn infer_reads_mlc_text_and_run_json() {
+    // MLC's default run: latency by default, the bandwidth table on request.
+    let p = mlc_sample("v3.10-default-run.txt");
+    let lat = json(&run(&[
+        "infer",
+        "-i",
+        p.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert_eq!(
+        (lat["unit"].as_str(), lat["better"].as_str()),
+        (Some("ns"), Some("lower"))
+    );
+    let bw = json(&run(&[
+        "infer",
+        "-i",
+        p.to_str().unwrap(),
+        "--matrix",
+        "bandwidth",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(
+        (bw["unit"].as_str(), bw["better"].as_str()),
+        (Some("MB/s"), Some("higher"))
+    );
+    // "x local" of a bandwidth level is below 1.
+    assert!(bw["levels"][1]["ratio_to_local"].as_f64().unwrap() < 1.0);
+
+    // run.json: its latency matrix, or its bandwidth with --matrix.
+    let run_json = serde_json::json!({"schema": "numaprobe/1", "topology": {"distances": null},
+        "latency": {"kind": "latency", "unit": "ns", "cpu_nodes": [0, 1], "mem_nodes": [0, 1],
+            "matrix": [[80.0, 130.0], [131.0, 81.0]], "cells": []},
+        "bandwidth": {"kind": "bandwidth", "unit": "GB/s", "cpu_nodes": [0, 1], "mem_nodes": [0, 1],
+            "matrix": [[90.0, 35.0], [34.0, 91.0]], "cells": []}});
+    let v = json(&run_stdin(
+        &["infer", "-i", "-", "--format", "json"],
+        &run_json.to_string(),
+    ));
+    assert_eq!(v["unit"], "ns");
+    let v = json(&run_stdin(
+        &[
+            "infer",
+            "-i",
+            "-",
+            "--matrix",
+            "bandwidth",
+            "--format",
+            "json",
+        ],
+        &run_json.to_string(),
+    ));
+    assert_eq!(v["unit"], "GB/s");
+    let e = usage_error(&run_stdin(
+        &["infer", "-i", "-", "--matrix", "power"],
+        &run_json.to_string(),
+    ));
+    assert!(
+        e.contains("power") && e.contains("latency, bandwidth"),
+        "{e}"
+    );
+}
+
+#[test]
+fn infer_names_the_file_and_what_it_expected() {
+    let dir = temp("notamatrix");
+    let f = dir.join("x.txt");
+    std::fs::write(
+        &f,
+        "just some notes
+about a machine
+",
+    )
+    .unwrap();
+    let e = usage_error(&run(&["infer", "-i", f.to_str().unwrap()]));
+    assert!(
+        e.contains("x.txt: not a numaprobe matrix, a numaprobe run.json, an MLC --latency_matrix/--bandwidth_matrix output"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn infer_markdown_keeps_what_json_has() {
+    let p = matrix("intel-xeon-8269cy-2s-snc2.json");
+    let o = run(&["infer", "-i", p.to_str().unwrap(), "--format", "markdown"]);
+    assert!(o.status.success());
+    let md = String::from_utf8_lossy(&o.stdout);
+    for part in [
+        "Performance levels",
+        "Hops between nodes",
+        "Distance between nodes",
+        "Groups within groups",
+        "Direct links",
+        "Findings",
+        "Advice",
+        "| cpu_node | mem_node | value |",
+    ] {
+        assert!(md.contains(part), "{part} missing:\n{md}");
+    }
 }
 
 #[test]

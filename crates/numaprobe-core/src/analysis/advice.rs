@@ -1,12 +1,63 @@
 //! Placement advice from an inference: the penalty of each remote level, where
-//! to keep threads and data together, whether interleaving pays, and which
-//! pairs risk crossfire. Every line carries the numbers it rests on.
+//! to keep threads and data together, where memory-only nodes are best used
+//! from, whether interleaving pays, and which pairs risk crossfire. Every
+//! line carries the numbers it rests on.
+//!
+//! Three rules keep the advice honest. The direction of "better" comes from
+//! the unit (bandwidth: higher; latency and distance: lower). Advice that
+//! rests on the firmware's table (no measurement) says so and speaks of
+//! firmware distances, never of time. A node without CPUs never gets
+//! threads. And cells of one level are equal: a "slowest" link is a level,
+//! never one link picked by a difference inside the noise.
 
-use super::infer::{best_value, compute, pct_worse, Work};
-use super::matrix::Matrix;
-use crate::report::infer::{fmt_value, Finding, Inference};
+use super::infer::{compute, cost_of, Work};
+use super::levels::{GAP_SIGMAS, NOISE_FLOOR};
+use super::matrix::{Matrix, Unit};
+use crate::report::infer::{fmt_value, groups_text, Finding, Inference, Level};
 use serde_json::json;
 use std::collections::BTreeMap;
+
+/// How `value` compares with `local`, in words that fit the unit: "2.1x
+/// local (firmware distance)", "38 % less bandwidth than local", "73 %
+/// slower than local", or "as fast as local (within noise)".
+pub fn relative_words(unit: Unit, value: f64, local: f64) -> String {
+    let r = value / local;
+    if unit == Unit::Distance {
+        return format!("firmware distance {r:.1}x local");
+    }
+    let within = r.ln().abs() <= GAP_SIGMAS * NOISE_FLOOR;
+    if unit.higher_is_better() {
+        if within {
+            "as much bandwidth as local (within noise)".into()
+        } else if r < 1.0 {
+            format!("{:.0} % less bandwidth than local", (1.0 - r) * 100.0)
+        } else {
+            format!("{:.0} % more bandwidth than local", (r - 1.0) * 100.0)
+        }
+    } else if within {
+        "as fast as local (within noise)".into()
+    } else if r > 1.0 {
+        format!("{:.0} % slower than local", (r - 1.0) * 100.0)
+    } else {
+        format!("{:.0} % faster than local", (1.0 - r) * 100.0)
+    }
+}
+
+/// `pairs 1 hop apart`, `pairs 1 or 2 hops apart`.
+fn hops_phrase(l: &Level) -> String {
+    match l.hops.as_slice() {
+        [] => "hops unknown".into(),
+        [1] => "pairs 1 hop apart".into(),
+        [h] => format!("pairs {h} hops apart"),
+        hs => format!(
+            "pairs {} hops apart",
+            hs.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    }
+}
 
 /// Advice lines for `inf`, which must come from `analyse(m)`.
 pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
@@ -15,6 +66,16 @@ pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
     let v = |x: f64| format!("{} {unit}", fmt_value(x));
     let bw = m.unit.is_bandwidth();
     let mut out = Vec::new();
+    if m.slit_only {
+        out.push(Finding {
+            kind: "firmware-only".into(),
+            text: "nothing was measured: this advice rests on the firmware's distance table (SLIT), \
+                   which gives relative distances, not times or bandwidths; measure (numaprobe latency, \
+                   numaprobe bandwidth) before relying on it"
+                .into(),
+            data: json!({}),
+        });
+    }
     let Some(local) = inf.levels.iter().find(|l| l.kind == "local") else {
         out.push(Finding {
             kind: "no-local".into(),
@@ -26,56 +87,67 @@ pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
 
     // Penalty per remote level.
     for l in inf.levels.iter().filter(|l| l.kind == "remote") {
-        let Some(r) = l.ratio_to_local else { continue };
-        let hops = l.hops_text("/");
-        let text = if bw {
-            format!(
-                "level {} ({} hop(s)): {} instead of {} local, {:.0} % less bandwidth",
-                l.name,
-                hops,
-                v(l.value),
-                v(local.value),
-                (1.0 - 1.0 / r) * 100.0
-            )
-        } else {
-            format!(
-                "level {} ({} hop(s)): {} instead of {} local, {:.0} % slower",
-                l.name,
-                hops,
-                v(l.value),
-                v(local.value),
-                (r - 1.0) * 100.0
-            )
-        };
         out.push(Finding {
             kind: "penalty".into(),
-            text,
-            data: json!({"level": l.name, "value": l.value, "local": local.value, "ratio": r, "hops": l.hops}),
+            text: format!(
+                "level {} ({}): {} instead of {} local, {}",
+                l.name,
+                hops_phrase(l),
+                v(l.value),
+                v(local.value),
+                relative_words(m.unit, l.value, local.value)
+            ),
+            data: json!({"level": l.name, "value": l.value, "local": local.value,
+                "ratio": l.value / local.value, "hops": l.hops, "source": inf.source}),
         });
     }
 
-    // Where to keep threads and data together.
-    if inf.groups.len() > 1 && inf.groups.iter().all(|g| g.len() > 1) {
-        let worst_in = inf.levels.iter().filter(|l| l.kind == "remote").rfind(|l| {
-            l.members
-                .iter()
-                .any(|[a, b]| inf.groups.iter().any(|g| g.contains(a) && g.contains(b)))
-        });
-        let cross = inf.levels.iter().rfind(|l| {
-            l.kind == "remote"
-                && l.members
-                    .iter()
-                    .any(|[a, b]| !inf.groups.iter().any(|g| g.contains(a) && g.contains(b)))
-        });
+    // Where to keep threads and data together: the smallest group that
+    // holds the job, tier by tier.
+    let cpu_tiers: Vec<(usize, &crate::report::infer::Tier)> = inf
+        .hierarchy
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| super::infer::proper_tier(m, &t.groups))
+        .collect();
+    if !cpu_tiers.is_empty() {
+        let worst = |within: bool, d: u32| -> Option<f64> {
+            let vals = inf.cells.iter().filter(|c| {
+                c.cpu_node != c.mem_node
+                    && !c.stray
+                    && c.distance
+                        .is_some_and(|x| if within { x <= d } else { x > d })
+            });
+            let it = vals.map(|c| c.value);
+            if bw {
+                it.min_by(f64::total_cmp)
+            } else {
+                it.max_by(f64::total_cmp)
+            }
+        };
+        let parts: Vec<String> = cpu_tiers
+            .iter()
+            .map(|(i, t)| {
+                let d = *i as u32 + 1;
+                format!(
+                    "{} (level {}: inside {} {}, across {} {})",
+                    groups_text(&t.groups, true),
+                    t.level,
+                    if bw { "at least" } else { "at most" },
+                    worst(true, d).map_or("-".into(), v),
+                    if bw { "down to" } else { "up to" },
+                    worst(false, d).map_or("-".into(), v)
+                )
+            })
+            .collect();
         out.push(Finding {
             kind: "keep-together".into(),
             text: format!(
-                "keep a job's threads and its data inside one group: {}; within a group remote costs up to {}, leaving it up to {}",
-                inf.groups_text(),
-                worst_in.map_or("-".into(), |l| v(l.max)),
-                cross.map_or("-".into(), |l| v(l.max)),
+                "keep a job's threads and its data inside the smallest group that holds it{}: {}",
+                if m.slit_only { " (by firmware distance)" } else { "" },
+                parts.join("; then ")
             ),
-            data: json!({"groups": inf.groups, "within_max": worst_in.map(|l| l.max), "across_max": cross.map(|l| l.max)}),
+            data: json!({"tiers": cpu_tiers.iter().map(|(i, t)| json!({"tier": i + 1, "level": t.level, "groups": t.groups})).collect::<Vec<_>>()}),
         });
     } else if !w.pairs.is_empty() {
         out.push(Finding {
@@ -87,49 +159,129 @@ pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
             data: json!({"local": local.value}),
         });
     }
-    // Nearest neighbour of each node: where memory should spill over.
-    let mut nearest = Vec::new();
-    for &n in &w.nodes {
-        let best = w
-            .pairs
-            .iter()
-            .filter(|((a, b), _)| *a == n || *b == n)
-            .min_by(|x, y| x.1 .0.total_cmp(&y.1 .0));
-        if let Some((&(a, b), _)) = best {
-            let other = if a == n { b } else { a };
-            nearest.push((n, other, best_value(&w, (a, b))));
-        }
-    }
-    if !nearest.is_empty() && w.nodes.len() > 2 {
+
+    // Nearest memory of each CPU node (where its memory should spill over),
+    // and the best CPU nodes of each memory-only node. Ties are listed.
+    let spill = nearest(&w, m, |n| m.has_cpus(n), true);
+    if !spill.is_empty() && w.nodes.len() > 2 {
         out.push(Finding {
             kind: "nearest".into(),
             text: format!(
-                "when a node's memory is full, spill to its nearest node: {}",
-                nearest
+                "when a node's memory is full, spill to its nearest node{}: {}",
+                if m.slit_only {
+                    " by firmware distance"
+                } else {
+                    ""
+                },
+                spill
                     .iter()
-                    .map(|(n, o, x)| format!("{n}->{o} ({})", v(*x)))
+                    .map(|(n, os, x)| format!("{n}->{} ({})", set_text(os), v(*x)))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            data: json!(nearest
+            data: json!(spill
                 .iter()
-                .map(|(n, o, x)| json!({"node": n, "nearest": o, "value": x}))
+                .map(|(n, os, x)| json!({"node": n, "nearest": os, "value": x}))
                 .collect::<Vec<_>>()),
         });
     }
+    let cpuless = m.cpuless_nodes();
+    if !cpuless.is_empty() {
+        let users = nearest(&w, m, |n| cpuless.contains(&n), false);
+        out.push(Finding {
+            kind: "memory-only".into(),
+            text: format!(
+                "node(s) {} have no CPUs (memory only: HBM, CXL or device memory): never run threads there; \
+                 put data on them (numactl --membind or --preferred) from threads on their nearest CPU node{}{}",
+                cpuless.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+                if m.slit_only { " by firmware distance" } else { "" },
+                if users.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ": {}",
+                        users
+                            .iter()
+                            .map(|(n, os, x)| format!("{n}<-{} ({})", set_text(os), v(*x)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            ),
+            data: json!({"nodes": cpuless, "users": users.iter().map(|(n, os, x)| json!({"node": n, "cpu_nodes": os, "value": x})).collect::<Vec<_>>()}),
+        });
+    }
 
-    out.push(interleave(m, &w, bw));
-    out.extend(crossfire(m, &w, inf));
+    out.push(interleave(m, bw));
+    if !m.slit_only {
+        // Crossfire is about load on links the measurement revealed; a
+        // firmware table says nothing about load.
+        out.extend(crossfire(m, &w, inf));
+    }
+    out
+}
+
+fn set_text(ns: &[u32]) -> String {
+    if ns.len() == 1 {
+        ns[0].to_string()
+    } else {
+        format!(
+            "{{{}}}",
+            ns.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+        )
+    }
+}
+
+/// For each node `n` with `pick(n)`: the other nodes of the best level
+/// reachable from it (all of them when several tie) and that level's best
+/// value. `outward`: n's threads reach other nodes' memory (row n);
+/// otherwise CPU nodes reach n's memory (column n).
+fn nearest(
+    w: &Work,
+    m: &Matrix,
+    pick: impl Fn(u32) -> bool,
+    outward: bool,
+) -> Vec<(u32, Vec<u32>, f64)> {
+    let mut out = Vec::new();
+    for &n in w.nodes.iter().filter(|&&n| pick(n)) {
+        // Candidate pairs with a measured cell in the wanted direction.
+        let cands: Vec<(u32, usize)> = w
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&o| o != n)
+            .filter(|&o| if outward { true } else { m.has_cpus(o) })
+            .filter(|&o| {
+                let (a, b) = if outward { (n, o) } else { (o, n) };
+                m.get(a, b).is_some()
+            })
+            .filter_map(|o| w.rank.get(&(n.min(o), n.max(o))).map(|&r| (o, r)))
+            .collect();
+        let Some(best) = cands.iter().map(|c| c.1).min() else {
+            continue;
+        };
+        let os: Vec<u32> = cands.iter().filter(|c| c.1 == best).map(|c| c.0).collect();
+        // The best cell in the direction asked, over the tied nodes.
+        let val = os
+            .iter()
+            .filter_map(|&o| if outward { m.get(n, o) } else { m.get(o, n) })
+            .min_by(|a, b| cost_of(m, *a).total_cmp(&cost_of(m, *b)))
+            .unwrap_or(f64::NAN);
+        out.push((n, os, val));
+    }
     out
 }
 
 /// Interleaving spreads pages evenly over the memory nodes. For threads on
 /// node i that is a harmonic mean of row i for bandwidth (equal bytes from
-/// each node, time adds up) and a plain mean for latency.
-fn interleave(m: &Matrix, w: &Work, bw: bool) -> Finding {
+/// each node, time adds up) and a plain mean for latency and distance.
+fn interleave(m: &Matrix, bw: bool) -> Finding {
     let unit = m.unit.as_str();
     let mut rows = Vec::new();
     for (r, &node) in m.row_nodes.iter().enumerate() {
+        if !m.has_cpus(node) {
+            continue;
+        }
         let vals: Vec<f64> = m.values[r].iter().flatten().copied().collect();
         let Some(loc) = m.get(node, node) else {
             continue;
@@ -145,48 +297,48 @@ fn interleave(m: &Matrix, w: &Work, bw: bool) -> Finding {
         };
         rows.push((node, loc, inter));
     }
-    let _ = w;
     if rows.is_empty() {
         return Finding {
             kind: "interleave".into(),
-            text: "interleaving: no row with a local and a remote cell to judge it".into(),
+            text: "interleaving: no CPU node's row has a local and a remote cell to judge it"
+                .into(),
             data: json!({}),
         };
     }
-    let worst = rows
-        .iter()
-        .map(|(_, l, i)| if bw { 1.0 - i / l } else { i / l - 1.0 })
-        .fold(f64::NEG_INFINITY, f64::max);
-    // The worst node speaks for all; the data carry every node.
+    // The worst node speaks for all ("up to"); the data carry every node.
+    let worse = |r: &(u32, f64, f64)| if bw { r.1 / r.2 } else { r.2 / r.1 };
     let (wn, wl, wi) = rows
         .iter()
         .copied()
-        .max_by(|a, b| {
-            let f = |r: &(u32, f64, f64)| if bw { r.1 / r.2 } else { r.2 / r.1 };
-            f(a).total_cmp(&f(b))
-        })
+        .max_by(|a, b| worse(a).total_cmp(&worse(b)))
         .unwrap_or(rows[0]);
     let ex = format!(
-        "node {wn}: {} local vs {} interleaved",
+        "node {wn}: {} local vs {} interleaved {unit}",
         fmt_value(wl),
         fmt_value(wi)
     );
-    let text = if bw {
+    let text = if m.unit == Unit::Distance {
+        format!(
+            "interleaving over all nodes puts memory at a firmware distance of up to {:.1}x local on average ({ex}); \
+             by the firmware's table, use it only for data every node reads equally",
+            wi / wl
+        )
+    } else if bw {
         let total_local: f64 = rows.iter().map(|r| r.1).sum();
         let max_single = rows.iter().map(|r| r.1).fold(0.0, f64::max);
         format!(
-            "interleaving does not pay for bandwidth-bound work whose threads read their own data: up to {:.0} % less per node ({ex} {unit}). \
+            "interleaving does not pay for bandwidth-bound work whose threads read their own data: {} ({ex}). \
              It pays for data every thread shares or one thread initialised: on one node all threads share one controller (at most {} {unit}), \
              spread over all nodes they can reach together up to {} {unit}",
-            worst * 100.0,
+            relative_words(m.unit, wi, wl).replace("than local", "than local at worst"),
             fmt_value(max_single),
             fmt_value(total_local)
         )
     } else {
         format!(
-            "interleaving costs latency-bound work up to {:.0} % ({ex} {unit}); use it only for data every node reads equally, \
+            "interleaving makes latency-bound work {} ({ex}); use it only for data every node reads equally, \
              keep the rest local",
-            worst * 100.0
+            relative_words(m.unit, wi, wl).replace("than local", "than local at worst")
         )
     };
     Finding {
@@ -204,10 +356,10 @@ fn interleave(m: &Matrix, w: &Work, bw: bool) -> Finding {
 /// that load on links that other pairs need too.
 fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     let unit = m.unit.as_str();
+    let v = |x: f64| format!("{} {unit}", fmt_value(x));
     let mut out = Vec::new();
-    // For each pair, the links on its shortest paths (all of them).
+    // Link -> the pairs whose shortest paths use it, and pair -> its links.
     let mut load: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
-    // And the other way round: pair -> links on its shortest paths.
     let mut via: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
     let links: Vec<(u32, u32, usize, usize)> = w
         .links
@@ -215,9 +367,12 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         .map(|&(x, y)| (x, y, w.idx(x), w.idx(y)))
         .collect();
     for &(a, b) in w.rank.keys() {
+        // Only pairs with threads on both ends make crossfire.
+        if !(m.has_cpus(a) && m.has_cpus(b)) {
+            continue;
+        }
         let Some(h) = w.hops(a, b) else { continue };
         if h == 1 {
-            // A direct pair loads its own link (and only that one).
             load.entry((a, b)).or_default().push((a, b));
             via.entry((a, b)).or_default().push((a, b));
             continue;
@@ -232,13 +387,10 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             }
         }
     }
-    let multi: Vec<(u32, u32)> = w
-        .rank
+    let multi: Vec<(u32, u32)> = via
         .keys()
         .copied()
         .filter(|&(a, b)| w.hops(a, b).is_some_and(|h| h >= 2))
-        // Crossfire needs threads on both ends: memory-only nodes have none.
-        .filter(|(a, b)| m.row_nodes.contains(a) && m.row_nodes.contains(b))
         .collect();
     if !multi.is_empty() {
         let mut parts: Vec<String> = multi
@@ -268,7 +420,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 .collect::<Vec<_>>()),
         });
     }
-    // The most shared links, and the slowest direct links.
+    // The most shared links (every link with the top count is named).
     if let Some(max) = load.values().map(Vec::len).max().filter(|&n| n > 1) {
         let busiest: Vec<String> = load
             .iter()
@@ -287,52 +439,86 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         out.push(Finding {
             kind: "shared-links".into(),
             text: format!(
-                "the most shared link(s) {} carry the traffic of {} node pairs each; do not run two memory-heavy jobs whose data sit across them",
-                shown,
-                max
+                "the most shared link(s) {shown} carry the traffic of {max} node pairs each; do not run two memory-heavy jobs whose data sit across them"
             ),
             data: json!({"links": busiest, "pairs_per_link": max}),
         });
     }
-    let slowest = inf
-        .link_details
+    // The slowest links between CPU nodes, as a level: links of one level
+    // are equal within the noise, so none of them is singled out.
+    let cpu_links: Vec<(u32, u32, usize)> = w
+        .links
         .iter()
-        .filter(|l| l.nodes.iter().all(|n| m.row_nodes.contains(n)))
-        .max_by(|a, b| {
-            let ca = w.pairs[&(a.nodes[0], a.nodes[1])].0;
-            let cb = w.pairs[&(b.nodes[0], b.nodes[1])].0;
-            ca.total_cmp(&cb)
-        });
-    if let (Some(sl), Some(local)) = (slowest, inf.levels.iter().find(|l| l.kind == "local")) {
-        let [a, b] = sl.nodes;
-        let there = m.get(a, b);
-        let back = m.get(b, a);
-        let fwd = w.pairs[&(a, b)].0;
-        let lc = if m.unit.higher_is_better() {
-            -local.value.ln()
+        .filter(|&&(a, b)| m.has_cpus(a) && m.has_cpus(b))
+        .map(|&(a, b)| (a, b, w.rank[&(a, b)]))
+        .collect();
+    let local = inf.levels.iter().find(|l| l.kind == "local");
+    if let (Some(worst), Some(local)) = (cpu_links.iter().map(|l| l.2).max(), local) {
+        let lv = inf
+            .levels
+            .iter()
+            .filter(|l| l.kind == "remote")
+            .nth(worst - 1);
+        let members: Vec<String> = cpu_links
+            .iter()
+            .filter(|l| l.2 == worst)
+            .map(|l| format!("{}-{}", l.0, l.1))
+            .collect();
+        let shown = if members.len() > 8 {
+            format!(
+                "{} (and {} more)",
+                members[..8].join(", "),
+                members.len() - 8
+            )
         } else {
-            local.value.ln()
+            members.join(", ")
         };
-        let how_bad = if m.unit.higher_is_better() {
-            format!("{:.0} % less than local", (1.0 - (lc - fwd).exp()) * 100.0)
+        let (name, value) = lv.map_or(("?".to_string(), f64::NAN), |l| (l.name.clone(), l.value));
+        if cpu_links.len() == 1 {
+            let (a, b) = (cpu_links[0].0, cpu_links[0].1);
+            out.push(Finding {
+                kind: "crossfire-link".into(),
+                text: format!(
+                    "the only direct link between CPU nodes, {a}-{b} (level {name}, {}, {}), carries all their remote traffic: \
+                     threads on {a} using memory on {b} while threads on {b} use memory on {a} load it both ways",
+                    v(value),
+                    relative_words(m.unit, value, local.value)
+                ),
+                data: json!({"level": name, "links": [[a, b]], "value": value, "local": local.value}),
+            });
+        } else if cpu_links.iter().all(|l| l.2 == worst) {
+            out.push(Finding {
+                kind: "links-equal".into(),
+                text: format!(
+                    "all {} direct link(s) between CPU nodes are equal within noise (level {name}, {}, {}): no link is slower than another, \
+                     so no pair of nodes is worse to share than another",
+                    members.len(),
+                    v(value),
+                    relative_words(m.unit, value, local.value)
+                ),
+                data: json!({"level": name, "links": cpu_links.iter().map(|l| [l.0, l.1]).collect::<Vec<_>>()}),
+            });
         } else {
-            format!("{:.0} % worse than local", pct_worse(lc, fwd))
-        };
-        out.push(Finding {
-            kind: "crossfire-link".into(),
-            text: format!(
-                "the slowest direct link {a}-{b} ({}>{} {}, {}>{} {}, {}): threads on {a} using memory on {b} while threads on {b} use memory on {a} \
-                 load it both ways; place such pairs of jobs on the same node or on nodes joined by a faster link",
-                a,
-                b,
-                there.map_or("-".into(), |x| format!("{} {unit}", fmt_value(x))),
-                b,
-                a,
-                back.map_or("-".into(), |x| format!("{} {unit}", fmt_value(x))),
-                how_bad
-            ),
-            data: json!({"link": [a, b], "forward": there, "backward": back, "local": local.value}),
-        });
+            let best = cpu_links.iter().map(|l| l.2).min().unwrap_or(worst);
+            let best_name = inf
+                .levels
+                .iter()
+                .filter(|l| l.kind == "remote")
+                .nth(best - 1)
+                .map_or("?".to_string(), |l| l.name.clone());
+            out.push(Finding {
+                kind: "crossfire-link".into(),
+                text: format!(
+                    "the slowest direct links are level {name} ({}, {}): {shown}; threads on one end using memory on the other \
+                     while threads there use memory here load them both ways; place such pairs of jobs on one node or on nodes \
+                     joined by a faster link (level {best_name})",
+                    v(value),
+                    relative_words(m.unit, value, local.value)
+                ),
+                data: json!({"level": name, "links": cpu_links.iter().filter(|l| l.2 == worst).map(|l| [l.0, l.1]).collect::<Vec<_>>(),
+                    "value": value, "local": local.value}),
+            });
+        }
     }
     out
 }

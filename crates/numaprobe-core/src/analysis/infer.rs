@@ -24,10 +24,19 @@
 //!    taken at the first level where every node has a partner (sub-NUMA
 //!    clusters, sockets of a group joined by slower links); one group when
 //!    that leaves everything connected.
+//! 7. Hierarchy: the same connected parts at every level, one tier each time
+//!    they change, so groups nest (SNC halves inside sockets inside the
+//!    machine). A pair's *distance* is the tier whose groups first hold both
+//!    ends, which puts every pair across a group after every pair inside
+//!    it. Hops describe a network; distance describes a hierarchy. A
+//!    "more hops, yet faster" finding is only made between pairs of one
+//!    tier, since across tiers the hierarchy, not the hop count, orders them.
 
 use super::levels::{cluster, cluster_with, median, pooled_sd, GAP_SIGMAS, NOISE_FLOOR};
 use super::matrix::Matrix;
-use crate::report::infer::{fmt_value, Finding, Inference, Level, Link};
+use crate::report::infer::{
+    fmt_value, groups_text, CellInfo, Finding, Inference, Level, Link, Tier,
+};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -256,6 +265,59 @@ pub(crate) fn groups(w: &Work) -> Vec<Vec<u32>> {
     vec![w.nodes.clone()]
 }
 
+/// Hierarchy (step 7): (level rank, partition of all nodes), one entry each
+/// time the partition changes, innermost first.
+pub(crate) fn tiers(w: &Work) -> Vec<(usize, Vec<Vec<u32>>)> {
+    let max_rank = w.rank.values().copied().max().unwrap_or(0);
+    let mut prev: Vec<Vec<u32>> = w.nodes.iter().map(|&n| vec![n]).collect();
+    let mut out = Vec::new();
+    for r in 1..=max_rank {
+        let comps = components(
+            &w.nodes,
+            w.rank.iter().filter(|(_, &x)| x <= r).map(|(k, _)| *k),
+        );
+        if comps != prev {
+            out.push((r, comps.clone()));
+            prev = comps;
+        }
+    }
+    out
+}
+
+/// A tier that describes where threads belong: more than one group holds
+/// CPU nodes, and every CPU node has a partner in its group (a lone node is
+/// not a cluster, just a node with no close neighbour).
+pub(crate) fn proper_tier(m: &Matrix, groups: &[Vec<u32>]) -> bool {
+    let with_cpus: Vec<&Vec<u32>> = groups
+        .iter()
+        .filter(|g| g.iter().any(|&n| m.has_cpus(n)))
+        .collect();
+    with_cpus.len() > 1 && with_cpus.iter().all(|g| g.len() > 1)
+}
+
+/// Distance (step 7): the 1-based tier whose groups first hold both nodes;
+/// 0 on the diagonal; None for pairs never measured or never joined.
+pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> Vec<Vec<Option<u32>>> {
+    let n = w.nodes.len();
+    let mut d = vec![vec![None; n]; n];
+    for i in 0..n {
+        d[i][i] = Some(0);
+        for j in 0..n {
+            if i == j || !w.pairs.contains_key(&key(w.nodes[i], w.nodes[j])) {
+                continue;
+            }
+            d[i][j] = tiers
+                .iter()
+                .position(|(_, gs)| {
+                    gs.iter()
+                        .any(|g| g.contains(&w.nodes[i]) && g.contains(&w.nodes[j]))
+                })
+                .map(|t| t as u32 + 1);
+        }
+    }
+    d
+}
+
 fn components(nodes: &[u32], edges: impl Iterator<Item = (u32, u32)>) -> Vec<Vec<u32>> {
     let mut parent: Vec<usize> = (0..nodes.len()).collect();
     fn find(p: &mut [usize], x: usize) -> usize {
@@ -311,12 +373,14 @@ fn cell_str(c: &Cell) -> String {
 pub fn analyse(m: &Matrix) -> Inference {
     let w = compute(m);
     let unit = m.unit.as_str();
-    let local_cost = if w.local.is_empty() {
+    let local_value = if w.local.is_empty() {
         None
     } else {
-        Some(median(&w.local.iter().map(|c| c.cost).collect::<Vec<_>>()))
+        Some(median(&w.local.iter().map(|c| c.value).collect::<Vec<_>>()))
     };
-    let ratio = |cost: f64| local_cost.map(|l| (cost - l).exp());
+    // A plain ratio of values, so "x local" reads the same way as the
+    // numbers: 1.7x local latency, 0.4x local bandwidth.
+    let ratio = |value: f64| local_value.map(|l| value / l);
 
     // Levels.
     let mut levels = Vec::new();
@@ -348,7 +412,6 @@ pub fn analyse(m: &Matrix) -> Inference {
             .collect();
         cells.sort_by_key(|c| (c.from, c.to));
         let vals: Vec<f64> = cells.iter().map(|c| c.value).collect();
-        let pair_cost = median(&ps.iter().map(|k| w.pairs[k].0).collect::<Vec<_>>());
         let hops: BTreeSet<u32> = ps.iter().filter_map(|&(a, b)| w.hops(a, b)).collect();
         let name = level_name(r - 1);
         level_names.insert(r, name.clone());
@@ -360,7 +423,7 @@ pub fn analyse(m: &Matrix) -> Inference {
             max: vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             members: cells.iter().map(|c| [c.from, c.to]).collect(),
             hops: hops.into_iter().collect(),
-            ratio_to_local: ratio(pair_cost),
+            ratio_to_local: ratio(median(&vals)),
         });
     }
 
@@ -377,6 +440,9 @@ pub fn analyse(m: &Matrix) -> Inference {
         })
         .collect();
 
+    let tiers = tiers(&w);
+    let dist = distances(&w, &tiers);
+    let levels_ref = levels.clone();
     let mut inf = Inference {
         schema: crate::SCHEMA.into(),
         machine: m.label.clone(),
@@ -394,6 +460,17 @@ pub fn analyse(m: &Matrix) -> Inference {
         links: w.links.iter().map(|&(a, b)| [a, b]).collect(),
         link_details,
         groups: groups(&w),
+        hierarchy: tiers
+            .iter()
+            .map(|(r, gs)| Tier {
+                level: level_names.get(r).cloned().unwrap_or_default(),
+                value: levels_value(&levels_ref, level_names.get(r)),
+                groups: gs.clone(),
+            })
+            .collect(),
+        distance: dist.clone(),
+        cpuless_nodes: m.cpuless_nodes(),
+        cells: cells_info(m, &w, &level_names, &dist),
         stray_cells: w
             .stray
             .iter()
@@ -404,6 +481,52 @@ pub fn analyse(m: &Matrix) -> Inference {
     };
     inf.findings = findings(m, &w, &inf);
     inf
+}
+
+fn levels_value(levels: &[Level], name: Option<&String>) -> f64 {
+    name.and_then(|n| levels.iter().find(|l| &l.name == n))
+        .map_or(f64::NAN, |l| l.value)
+}
+
+fn cells_info(
+    m: &Matrix,
+    w: &Work,
+    level_names: &BTreeMap<usize, String>,
+    dist: &[Vec<Option<u32>>],
+) -> Vec<CellInfo> {
+    let mut out = Vec::new();
+    for (r, &from) in m.row_nodes.iter().enumerate() {
+        for (c, &to) in m.col_nodes.iter().enumerate() {
+            let Some(value) = m.values[r][c] else {
+                continue;
+            };
+            let stray = w
+                .stray
+                .iter()
+                .any(|&i| w.remote[i].from == from && w.remote[i].to == to);
+            let level = if from == to {
+                Some("L".to_string())
+            } else if stray {
+                None
+            } else {
+                w.rank
+                    .get(&key(from, to))
+                    .and_then(|r| level_names.get(r))
+                    .cloned()
+            };
+            out.push(CellInfo {
+                cpu_node: from,
+                mem_node: to,
+                value,
+                level,
+                hops: w.hops(from, to),
+                distance: dist[w.idx(from)][w.idx(to)],
+                stray,
+                flagged: m.flagged.iter().any(|(k, _)| *k == [from, to]),
+            });
+        }
+    }
+    out
 }
 
 /// The value of a pair's better direction, in the input unit.
@@ -670,19 +793,22 @@ fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         });
     }
 
-    // More hops but a better level than a pair with fewer hops. Counted
-    // from a (hops, level) histogram: big machines have thousands of pairs.
-    let mut hist: BTreeMap<(u32, usize), Vec<(u32, u32)>> = BTreeMap::new();
+    // More hops but a better level than a pair with fewer hops, among the
+    // pairs of one tier of the hierarchy (across tiers the hierarchy orders
+    // them). Counted from a (distance, hops, level) histogram: big machines
+    // have thousands of pairs.
+    let mut hist: BTreeMap<(u32, u32, usize), Vec<(u32, u32)>> = BTreeMap::new();
     for (&p, &r) in &w.rank {
+        let d = inf.distance[w.idx(p.0)][w.idx(p.1)].unwrap_or(0);
         if let Some(h) = w.hops(p.0, p.1) {
-            hist.entry((h, r)).or_default().push(p);
+            hist.entry((d, h, r)).or_default().push(p);
         }
     }
     let mut count = 0usize;
     let mut example = None;
-    for (&(h1, r1), ps) in &hist {
-        for (&(h2, r2), qs) in &hist {
-            if h1 < h2 && r1 > r2 {
+    for (&(d1, h1, r1), ps) in &hist {
+        for (&(d2, h2, r2), qs) in &hist {
+            if d1 == d2 && h1 < h2 && r1 > r2 {
                 count += ps.len() * qs.len();
                 example.get_or_insert((ps[0], h1, qs[0], h2));
             }
@@ -736,6 +862,50 @@ fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 diameter
             ),
             data: json!({"diameter": diameter, "pairs": far}),
+        });
+    }
+
+    // Groups within groups.
+    if inf.hierarchy.len() > 1 && inf.hierarchy.iter().any(|t| proper_tier(m, &t.groups)) {
+        // Worst and best level rank of the pairs at each distance: the
+        // hierarchy explains the levels when every distance's pairs are
+        // all worse than every pair of a smaller distance.
+        let mut span: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+        for (&p, &r) in &w.rank {
+            if let Some(d) = inf.distance[w.idx(p.0)][w.idx(p.1)] {
+                let e = span.entry(d).or_insert((r, r));
+                e.0 = e.0.min(r);
+                e.1 = e.1.max(r);
+            }
+        }
+        let spans: Vec<(u32, (usize, usize))> = span.into_iter().collect();
+        let clash = spans
+            .windows(2)
+            .find(|x| x[0].1 .1 >= x[1].1 .0)
+            .map(|x| (x[0].0, x[1].0));
+        let tiers: Vec<String> = inf
+            .hierarchy
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let gs = if t.groups.len() == 1 {
+                    "all nodes".to_string()
+                } else {
+                    groups_text(&t.groups, true)
+                };
+                format!("tier {} at level {} ({}): {gs}", i + 1, t.level, v(t.value))
+            })
+            .collect();
+        let verdict = match clash {
+            None => "every pair across a group is worse than every pair inside it".to_string(),
+            Some((a, b)) => format!(
+                "but the levels overlap between distance {a} and {b}: some pairs across a group are no worse than pairs inside one"
+            ),
+        };
+        out.push(Finding {
+            kind: "hierarchy".into(),
+            text: format!("groups within groups: {}; {verdict}", tiers.join("; ")),
+            data: json!({"tiers": inf.hierarchy.len(), "consistent": clash.is_none()}),
         });
     }
 

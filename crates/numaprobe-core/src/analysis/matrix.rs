@@ -1,6 +1,7 @@
 //! The input of `infer`: a node-to-node matrix of latency, bandwidth or firmware
-//! distance, and the loaders that read it from JSON (the fixture form and
-//! numaprobe's own latency/bandwidth results) and from CSV.
+//! distance, and its JSON form (the fixture form `{unit, matrix, slit?}` and
+//! numaprobe's own latency/bandwidth results). `input` decides which reader
+//! a text goes to; CSV and MLC text have their own files.
 //!
 //! Everything read from a user's file is checked here, so the analysis after
 //! it can assume a rectangular matrix of finite positive numbers (or gaps).
@@ -76,6 +77,9 @@ pub struct Matrix {
     /// Cells a numaprobe result marked as not to be trusted as they are
     /// (e.g. pages placed below 99 % on the intended node), with why.
     pub flagged: Vec<([u32; 2], Vec<String>)>,
+    /// Nodes known to have no CPU although they have a row (a SLIT names
+    /// every node); a node without a row has no CPU measured from anyway.
+    pub cpuless: Vec<u32>,
 }
 
 /// A firmware distance table over `nodes` (square).
@@ -120,6 +124,8 @@ pub enum MatrixError {
     NoUnit,
     #[error("the input holds neither a matrix nor a SLIT")]
     Empty,
+    #[error("not a numaprobe matrix, a numaprobe run.json, an MLC --latency_matrix/--bandwidth_matrix output, a {{matrix:…}} JSON or a CSV matrix")]
+    Unrecognised,
 }
 
 impl Matrix {
@@ -134,6 +140,20 @@ impl Matrix {
         n.sort_unstable();
         n.dedup();
         n
+    }
+
+    /// True when threads can run on `n`: it has a row (was measured from)
+    /// and is not named CPU-less.
+    pub fn has_cpus(&self, n: u32) -> bool {
+        self.row_nodes.contains(&n) && !self.cpuless.contains(&n)
+    }
+
+    /// Nodes that hold memory but no CPU, ascending.
+    pub fn cpuless_nodes(&self) -> Vec<u32> {
+        self.nodes()
+            .into_iter()
+            .filter(|&n| !self.has_cpus(n))
+            .collect()
     }
 
     /// The value from node `from` to node `to`, if measured.
@@ -208,21 +228,8 @@ impl Matrix {
             label: None,
             slit_only: false,
             flagged: Vec::new(),
+            cpuless: Vec::new(),
         })
-    }
-}
-
-/// Read a matrix from text: JSON when it starts with `{`, CSV otherwise.
-/// `unit` overrides (or supplies) the unit.
-pub fn parse(text: &str, unit: Option<Unit>) -> Result<Matrix, MatrixError> {
-    let t = text.trim_start_matches('\u{feff}').trim_start();
-    if t.is_empty() {
-        return Err(MatrixError::Empty);
-    }
-    if t.starts_with('{') {
-        parse_json(t, unit)
-    } else {
-        parse_csv(t, unit)
     }
 }
 
@@ -289,11 +296,11 @@ fn ids(v: Option<&Value>, what: &str) -> Result<Option<Vec<u32>>, MatrixError> {
     }
 }
 
-fn parse_json(text: &str, unit_override: Option<Unit>) -> Result<Matrix, MatrixError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| MatrixError::Json(e.to_string()))?;
-    let obj = doc
-        .as_object()
-        .ok_or_else(|| MatrixError::Shape("the JSON document must be an object".into()))?;
+pub(crate) fn parse_json_value(
+    doc: &Value,
+    unit_override: Option<Unit>,
+) -> Result<Matrix, MatrixError> {
+    let obj = doc.as_object().ok_or(MatrixError::Unrecognised)?;
 
     // A SLIT may come as a plain square array (fixture form) or as the
     // topology's `distances` object ({node_ids, matrix}).
@@ -370,6 +377,16 @@ fn parse_json(text: &str, unit_override: Option<Unit>) -> Result<Matrix, MatrixE
             .map(|r| r.iter().map(|&x| Some(x)).collect())
             .collect();
         let mut m = Matrix::new(Unit::Distance, s.nodes.clone(), s.nodes.clone(), values)?;
+        // A firmware table has a row for every node; `cpu_nodes`, when
+        // given, says which of them can run threads.
+        if let Some(cpu) = ids(obj.get("cpu_nodes"), "cpu_nodes")? {
+            m.cpuless = s
+                .nodes
+                .iter()
+                .copied()
+                .filter(|n| !cpu.contains(n))
+                .collect();
+        }
         m.label = label;
         m.slit = Some(s);
         m.slit_only = true;
@@ -435,168 +452,10 @@ fn parse_json(text: &str, unit_override: Option<Unit>) -> Result<Matrix, MatrixE
     Ok(m)
 }
 
-fn parse_number(s: &str) -> Option<Result<f64, String>> {
-    let t = s.trim().trim_matches('"').trim();
-    if t.is_empty() || ["null", "na", "n/a", "-", "none"].contains(&t.to_ascii_lowercase().as_str())
-    {
-        return None;
-    }
-    Some(t.parse::<f64>().map_err(|_| t.to_string()))
-}
-
-/// CSV: one row per requesting node. An optional first line names the columns
-/// (memory nodes; its first field may be a label such as `node` or the unit),
-/// an optional first column names the rows. Empty, `null` or `NA` cells are
-/// gaps. A line `# unit: ns` gives the unit.
-fn parse_csv(text: &str, unit_override: Option<Unit>) -> Result<Matrix, MatrixError> {
-    let mut unit_line = None;
-    let mut lines: Vec<Vec<String>> = Vec::new();
-    for line in text.lines() {
-        let l = line.trim();
-        if l.is_empty() {
-            continue;
-        }
-        if let Some(c) = l.strip_prefix('#') {
-            if let Some((k, v)) = c.split_once(':') {
-                if k.trim().eq_ignore_ascii_case("unit") {
-                    unit_line = Some(v.trim().to_string());
-                }
-            }
-            continue;
-        }
-        let sep = if l.contains(',') {
-            ','
-        } else if l.contains(';') {
-            ';'
-        } else if l.contains('\t') {
-            '\t'
-        } else {
-            ' '
-        };
-        lines.push(
-            l.split(sep)
-                .filter(|f| sep != ' ' || !f.is_empty())
-                .map(|f| f.trim().to_string())
-                .collect(),
-        );
-    }
-    if lines.is_empty() {
-        return Err(MatrixError::Empty);
-    }
-    let is_num = |s: &String| parse_number(s).is_some_and(|r| r.is_ok());
-    // A header is a first line with a non-number after its first field
-    // (`ns,node0,node1`), or one whose first field is a label while the next
-    // line starts with a number (`node,0,1` over `0,80,130`).
-    let has_header = lines.len() > 1
-        && (lines[0].iter().skip(1).any(|f| !is_num(f))
-            || (!is_num(&lines[0][0]) && is_num(&lines[1][0])));
-    let mut header_unit = None;
-    let (header, body) = if has_header {
-        (Some(lines[0].clone()), &lines[1..])
-    } else {
-        (None, &lines[..])
-    };
-    // A row label column: with a header, when data rows are one field longer
-    // than the header, or the header's first field names no node (`node`,
-    // `ns`, empty); without one, when every row starts with a non-number.
-    let label_col = match &header {
-        Some(h) => {
-            let row_len = body.first().map_or(0, Vec::len);
-            let first = h.first().cloned().unwrap_or_default();
-            if let Some(u) = Unit::parse(&first) {
-                header_unit = Some(u);
-            }
-            row_len == h.len() + 1 || (row_len == h.len() && node_name(&first).is_none())
-        }
-        None => body.iter().all(|r| r.first().is_some_and(|f| !is_num(f))),
-    };
-    let mut values = Vec::new();
-    let mut row_nodes = Vec::new();
-    for (r, row) in body.iter().enumerate() {
-        let fields = if label_col && !row.is_empty() {
-            &row[1..]
-        } else {
-            &row[..]
-        };
-        if label_col {
-            row_nodes.push(node_name(&row[0]).unwrap_or(r as u32));
-        } else {
-            row_nodes.push(r as u32);
-        }
-        let mut vals = Vec::new();
-        for (c, f) in fields.iter().enumerate() {
-            match parse_number(f) {
-                None => vals.push(None),
-                Some(Ok(x)) => vals.push(Some(x)),
-                Some(Err(bad)) => {
-                    return Err(MatrixError::Value(format!(
-                        "row {r}, column {c}: {bad:?} is not a number"
-                    )))
-                }
-            }
-        }
-        values.push(vals);
-    }
-    let ncols = values.first().map_or(0, Vec::len);
-    let col_nodes: Vec<u32> = match &header {
-        Some(h) => {
-            let names = if label_col && h.len() == ncols + 1 {
-                &h[1..]
-            } else {
-                &h[..]
-            };
-            if names.len() == ncols {
-                names
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| node_name(n).unwrap_or(i as u32))
-                    .collect()
-            } else {
-                (0..ncols as u32).collect()
-            }
-        }
-        None => (0..ncols as u32).collect(),
-    };
-    let unit = match unit_override {
-        Some(u) => u,
-        None => match (unit_line, header_unit) {
-            (Some(s), _) => Unit::parse(&s).ok_or(MatrixError::UnknownUnit(s))?,
-            (None, Some(u)) => u,
-            (None, None) => return Err(MatrixError::NoUnit),
-        },
-    };
-    // Without names the matrix is square (row i and column i are one node).
-    let square_expected = header.is_none() || !label_col;
-    if square_expected && values.iter().any(|r| r.len() != values.len()) {
-        let bad = values
-            .iter()
-            .position(|r| r.len() != values.len())
-            .unwrap_or(0);
-        return Err(MatrixError::Shape(format!(
-            "the CSV matrix has {} rows but row {bad} has {} values: it must be square, \
-             or name rows and columns in a header line and a first column",
-            values.len(),
-            values[bad].len()
-        )));
-    }
-    Matrix::new(unit, row_nodes, col_nodes, values)
-}
-
-/// `3`, `node3`, `N3`, `node 3` -> 3.
-fn node_name(s: &str) -> Option<u32> {
-    let digits: String = s
-        .trim()
-        .trim_matches('"')
-        .chars()
-        .skip_while(|c| !c.is_ascii_digit())
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    digits.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::parse;
 
     #[test]
     fn fixture_form_reads_unit_matrix_and_slit() {

@@ -10,15 +10,20 @@
 
 pub mod advice;
 pub mod binding;
+mod csv;
 pub mod hmat;
 pub mod infer;
+pub mod input;
 pub mod levels;
 pub mod matrix;
+pub mod mlc;
 pub mod slit;
 
 pub use advice::advise;
 pub use infer::analyse;
-pub use matrix::{parse, Matrix, MatrixError, Slit, Unit};
+pub use input::{parse, parse_with, ParseOptions};
+pub use matrix::{Matrix, MatrixError, Slit, Unit};
+pub use mlc::Select;
 
 /// Analyse and advise in one call: the inference with its `advice` filled.
 pub fn analyse_with_advice(m: &Matrix) -> crate::report::infer::Inference {

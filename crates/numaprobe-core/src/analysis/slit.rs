@@ -165,30 +165,42 @@ pub(crate) fn compare(m: &Matrix, w: &Work, inf: &Inference, s: &Slit) -> Vec<Fi
             }
         }
         if !far.is_empty() {
-            let what = if m.unit.higher_is_better() {
-                "local/remote bandwidth"
-            } else {
-                "remote/local cost"
-            };
+            // The SLIT states a relative cost; for bandwidth the measured
+            // cost is local/remote, so both say "how much worse".
+            let bw = m.unit.higher_is_better();
             out.push(Finding {
                 kind: "slit-ratio".into(),
                 text: format!(
-                    "the SLIT's distances are far from the measured {what}: {}",
+                    "the SLIT's distances are far from the measured {}: {}",
+                    if bw { "bandwidth" } else { "cost" },
                     far.iter()
-                        .map(|(r, sr, mr)| format!(
-                            "level {} SLIT says {:.2}x local, measured {:.2}x ({:+.0} %)",
-                            name(*r),
-                            sr,
-                            mr,
-                            pct_worse(mr.ln(), sr.ln())
-                        ))
+                        .map(|(r, sr, mr)| if bw {
+                            format!(
+                                "level {} SLIT distance {:.2}x local, measured bandwidth {:.2}x local (a cost of {:.2}x, the SLIT {:+.0} % off)",
+                                name(*r),
+                                sr,
+                                1.0 / mr,
+                                mr,
+                                pct_worse(mr.ln(), sr.ln())
+                            )
+                        } else {
+                            format!(
+                                "level {} SLIT distance {:.2}x local, measured {:.2}x local (the SLIT {:+.0} % off)",
+                                name(*r),
+                                sr,
+                                mr,
+                                pct_worse(mr.ln(), sr.ln())
+                            )
+                        })
                         .collect::<Vec<_>>()
                         .join("; ")
                 ),
                 data: json!(far
                     .iter()
                     .map(|(r, sr, mr)| json!({
-                    "level": name(*r), "slit_ratio": sr, "measured_ratio": mr}))
+                    "level": name(*r), "slit_ratio": sr,
+                    "measured_ratio": if bw { 1.0 / mr } else { *mr },
+                    "measured_cost_ratio": mr}))
                     .collect::<Vec<_>>()),
             });
         }

@@ -21,8 +21,8 @@ pub struct Level {
     pub members: Vec<[u32; 2]>,
     /// Hop counts found among the members (0 for local).
     pub hops: Vec<u32>,
-    /// Cost relative to the local level's median (1.0 = local; for bandwidth
-    /// local/remote, so above 1 is always worse). None without local cells.
+    /// `value` over the local level's median: above 1 is slower for latency
+    /// and distance, below 1 is less bandwidth. None without local cells.
     pub ratio_to_local: Option<f64>,
 }
 
@@ -46,6 +46,35 @@ pub struct Link {
     pub level: String,
     /// The pair's value (its better direction), in the input's unit.
     pub value: f64,
+}
+
+/// One tier of the node hierarchy: the groups that the pairs of `level`
+/// and every better level join (sub-NUMA clusters, then sockets, ...).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tier {
+    /// The level whose pairs close these groups.
+    pub level: String,
+    /// That level's median value, in the input's unit.
+    pub value: f64,
+    /// A partition of all nodes (a node alone is a group of one).
+    pub groups: Vec<Vec<u32>>,
+}
+
+/// One directed cell of the input with what the analysis made of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellInfo {
+    pub cpu_node: u32,
+    pub mem_node: u32,
+    /// The measured (or firmware) value, in the input's unit.
+    pub value: f64,
+    /// The level it belongs to; None for a stray cell.
+    pub level: Option<String>,
+    pub hops: Option<u32>,
+    pub distance: Option<u32>,
+    /// Set aside as a disturbed measurement.
+    pub stray: bool,
+    /// Marked as untrustworthy by the measurement itself.
+    pub flagged: bool,
 }
 
 /// Something the data show, in words, with the numbers behind it.
@@ -80,6 +109,22 @@ pub struct Inference {
     /// Groups of nodes joined by their fastest links (sub-NUMA clusters,
     /// sockets of a group); one group when there is no such structure.
     pub groups: Vec<Vec<u32>>,
+    /// Nested groups, innermost first: tier k's groups are unions of tier
+    /// k-1's. The last tier holds every node when the machine is connected.
+    #[serde(default)]
+    pub hierarchy: Vec<Tier>,
+    /// `distance[a][b]`: the 1-based tier whose groups first hold both
+    /// nodes (0 on the diagonal), so every pair across a group comes after
+    /// every pair inside it; null for a pair measured in neither direction.
+    #[serde(default)]
+    pub distance: Vec<Vec<Option<u32>>>,
+    /// Nodes with no CPU (no row in the input, or named CPU-less): memory
+    /// only, never a place for threads.
+    #[serde(default)]
+    pub cpuless_nodes: Vec<u32>,
+    /// Every cell of the input with its value, level, hops and distance.
+    #[serde(default)]
+    pub cells: Vec<CellInfo>,
     /// Cells set aside as stray measurements.
     pub stray_cells: Vec<[u32; 2]>,
     pub findings: Vec<Finding>,
@@ -93,16 +138,7 @@ impl Inference {
 
     /// The groups as text: `[0,1] [2,3]` (the ASCII drawing and the advice).
     pub fn groups_text(&self) -> String {
-        self.groups
-            .iter()
-            .map(|g| {
-                format!(
-                    "[{}]",
-                    g.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
+        groups_text(&self.groups, false)
     }
 
     pub fn hops_between(&self, a: u32, b: u32) -> Option<u32> {
@@ -163,22 +199,95 @@ impl Inference {
         t
     }
 
-    /// One flat CSV: a row per directed cell with its level and hops, so a
-    /// spreadsheet can pivot it.
+    /// One flat CSV: a row per directed cell with its measured value, level,
+    /// hops and distance, under the column names of the matrices
+    /// (`cpu_node,mem_node`), so a spreadsheet can pivot it.
     pub fn cells_table(&self) -> Table {
-        let mut t = Table::new(["from", "to", "level", "kind", "level_value", "hops"]);
-        for l in &self.levels {
-            for [a, b] in &l.members {
-                t.push([
-                    a.to_string(),
-                    b.to_string(),
-                    l.name.clone(),
-                    l.kind.clone(),
-                    fmt_value(l.value),
-                    self.hops_between(*a, *b)
-                        .map_or(String::new(), |h| h.to_string()),
-                ]);
-            }
+        let mut t = Table::new([
+            "cpu_node",
+            "mem_node",
+            "value",
+            "unit",
+            "level",
+            "kind",
+            "level_value",
+            "x_local",
+            "hops",
+            "distance",
+            "stray",
+            "flagged",
+        ]);
+        for c in &self.cells {
+            let level = c
+                .level
+                .as_ref()
+                .and_then(|n| self.levels.iter().find(|l| &l.name == n));
+            let opt = |h: Option<u32>| h.map_or(String::new(), |h| h.to_string());
+            t.push([
+                c.cpu_node.to_string(),
+                c.mem_node.to_string(),
+                fmt_value(c.value),
+                self.unit.clone(),
+                c.level.clone().unwrap_or_default(),
+                level.map_or(String::new(), |l| l.kind.clone()),
+                level.map_or(String::new(), |l| fmt_value(l.value)),
+                level
+                    .and_then(|l| l.ratio_to_local)
+                    .map_or(String::new(), |r| format!("{r:.3}")),
+                opt(c.hops),
+                opt(c.distance),
+                c.stray.to_string(),
+                c.flagged.to_string(),
+            ]);
+        }
+        t
+    }
+
+    /// The distance (tier) matrix as a table.
+    pub fn distance_table(&self) -> Table {
+        let mut headers = vec!["distance".to_string()];
+        headers.extend(self.nodes.iter().map(u32::to_string));
+        let mut t = Table::new(headers)
+            .with_title("Distance between nodes (tier of the smallest group holding both)");
+        for (i, n) in self.nodes.iter().enumerate() {
+            let mut row = vec![n.to_string()];
+            row.extend(
+                self.distance
+                    .get(i)
+                    .into_iter()
+                    .flatten()
+                    .map(|h| h.map_or("?".into(), |h| h.to_string())),
+            );
+            t.push(row);
+        }
+        t
+    }
+
+    /// The nested groups, one row per tier.
+    pub fn hierarchy_table(&self) -> Table {
+        let mut t = Table::new(["tier", "level", "value", "groups"])
+            .with_title("Groups within groups (innermost first)")
+            .with_align(vec![Align::Right, Align::Left, Align::Right, Align::Left]);
+        for (i, tier) in self.hierarchy.iter().enumerate() {
+            t.push([
+                (i + 1).to_string(),
+                tier.level.clone(),
+                fmt_value(tier.value),
+                groups_text(&tier.groups, true),
+            ]);
+        }
+        t
+    }
+
+    /// The direct links with their level and value.
+    pub fn links_table(&self) -> Table {
+        let mut t = Table::new(["link", "level", "value"]).with_title("Direct links");
+        for l in &self.link_details {
+            t.push([
+                format!("{}-{}", l.nodes[0], l.nodes[1]),
+                l.level.clone(),
+                fmt_value(l.value),
+            ]);
         }
         t
     }
@@ -241,6 +350,24 @@ impl Inference {
         }
         if self.groups.len() > 1 {
             out.push_str(&format!("groups: {}\n", self.groups_text()));
+        }
+        if self.hierarchy.len() > 1 {
+            let tiers: Vec<String> = self
+                .hierarchy
+                .iter()
+                .map(|t| format!("{}: {}", t.level, groups_text(&t.groups, true)))
+                .collect();
+            out.push_str(&format!("groups within groups: {}\n", tiers.join(" < ")));
+        }
+        if !self.cpuless_nodes.is_empty() {
+            out.push_str(&format!(
+                "memory-only nodes (no CPUs): {}\n",
+                self.cpuless_nodes
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ));
         }
         out
     }
@@ -316,6 +443,31 @@ impl Inference {
             .collect();
         lines.join("\n") + "\n"
     }
+}
+
+/// Groups as `[0,1] [2,3]`; with `skip_single`, groups of one node are left
+/// out (and `(others alone)` said when there were some).
+pub fn groups_text(groups: &[Vec<u32>], skip_single: bool) -> String {
+    let shown: Vec<String> = groups
+        .iter()
+        .filter(|g| !skip_single || g.len() > 1)
+        .map(|g| {
+            format!(
+                "[{}]",
+                g.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+            )
+        })
+        .collect();
+    let alone = skip_single && groups.iter().any(|g| g.len() == 1);
+    let mut s = shown.join(" ");
+    if alone {
+        s.push_str(if shown.is_empty() {
+            "(every node alone)"
+        } else {
+            " (others alone)"
+        });
+    }
+    s
 }
 
 /// `0>1 1>0 ...`, cut after `max` cells with a count of the rest.

@@ -1,5 +1,6 @@
-//! `numaprobe infer`: read a latency/bandwidth matrix (numaprobe's own result,
-//! the fixture JSON form, or CSV), infer levels, hops, links and groups,
+//! `numaprobe infer`: read a latency/bandwidth matrix (numaprobe's own result
+//! or run.json, Intel MLC's text output, the `{matrix: ...}` JSON form, or
+//! CSV; told apart by content), infer levels, hops, links and nested groups,
 //! compare with the SLIT, and print it with an ASCII drawing; optionally the
 //! advice and an SVG/PNG picture of the node graph.
 
@@ -18,10 +19,14 @@ use std::path::PathBuf;
 memory) and groups its cells into performance levels, derives the direct links whose shortest paths \
 explain the levels (hops), finds groups of nodes (sub-NUMA clusters, sockets joined by slower links), \
 and says where the data do not fit a hop model or where the firmware's SLIT disagrees.\n\n\
-Input (--input FILE, or - for stdin):\n  \
+Input (--input FILE, or - for stdin; the format is told from the content):\n  \
 * numaprobe's own `latency`/`bandwidth` JSON ({unit, cpu_nodes, mem_nodes, matrix});\n  \
-* JSON {unit: ns|cycles|MB/s|GB/s, matrix: [[...]], slit?: [[...]], node_ids?: [...]}, null for a \
-cell not measured; with matrix null the SLIT itself is analysed;\n  \
+* numaprobe's run.json: its latency matrix, or its bandwidth matrix with --matrix bandwidth;\n  \
+* Intel MLC's text output of --latency_matrix, --bandwidth_matrix or a default run (latency first; \
+--matrix bandwidth for the bandwidth table);\n  \
+* JSON {unit: ns|cycles|MB/s|GB/s, matrix: [[...]], slit?: [[...]], node_ids?: [...], cpu_nodes?: [...]}, \
+null for a cell not measured; with matrix null the SLIT itself is analysed (cpu_nodes then names the \
+nodes with CPUs, the others are memory only);\n  \
 * CSV: one row per node, optional header line and label column, `# unit: ns` or --unit.\n\n\
 With --sysfs-root the firmware's distance table (SLIT) and HMAT of that machine are compared \
 with the measurement.\n\n\
@@ -35,6 +40,9 @@ pub struct Args {
     /// Unit of the values when the file does not say (CSV) or says wrongly: ns, cycles, MB/s, GB/s, slit
     #[arg(long, value_name = "UNIT")]
     pub unit: Option<String>,
+    /// Which matrix to take from a file that holds several (run.json, an MLC default run): latency or bandwidth
+    #[arg(long, value_name = "KIND")]
+    pub matrix: Option<String>,
     /// Also print placement advice (penalties, where to keep threads and data, interleaving, crossfire)
     #[arg(long)]
     pub advice: bool,
@@ -79,7 +87,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map_err(|e| usage(format!("cannot read {}: {e}", input.display())))?;
         (input.display().to_string(), s)
     };
-    let mut matrix = analysis::parse(&text, unit).map_err(|e| usage(format!("{name}: {e}")))?;
+    let select = match &args.matrix {
+        None => None,
+        Some(s) => Some(analysis::Select::parse(s).ok_or_else(|| {
+            usage(format!(
+                "--matrix {s:?} is not a matrix kind (valid: {})",
+                analysis::Select::VALID
+            ))
+        })?),
+    };
+    let mut matrix = analysis::parse_with(&text, analysis::ParseOptions { unit, select })
+        .map_err(|e| usage(format!("{name}: {e}")))?;
     let topo = match &args.sysfs_root {
         Some(root) => Some(super::topo::read_topology(root)?),
         None => None,
@@ -89,6 +107,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         topo.as_ref().and_then(|t| t.distances.as_ref()),
     ) {
         matrix.slit = Some(analysis::Slit::from_distances(d));
+    }
+    // The machine knows which of its nodes have no CPUs.
+    if let Some(t) = &topo {
+        matrix.cpuless = t
+            .nodes
+            .iter()
+            .filter(|n| n.cpus.is_empty())
+            .map(|n| n.os_index)
+            .collect();
     }
     let mut inf = analysis::analyse_with_advice(&matrix);
     if let Some(t) = &topo {
@@ -113,7 +140,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Format::Json => report::to_json(&inf),
         Format::Csv => inf.cells_table().to_csv(),
         Format::Table => render_text(&inf, args.advice),
-        Format::Markdown => render_markdown(&inf, args.advice),
+        // Markdown is a document: it keeps everything the JSON has.
+        Format::Markdown => render_markdown(&inf, true),
     };
     args.out.sink().write(&out)
 }
@@ -137,6 +165,11 @@ pub(crate) fn render_text(inf: &Inference, advice: bool) -> String {
     s.push_str(&inf.ascii_drawing());
     s.push('\n');
     s.push_str(&inf.hops_table().to_text());
+    // Nested groups: the distance view orders pairs by the group they share.
+    if inf.hierarchy.len() > 1 {
+        s.push('\n');
+        s.push_str(&inf.distance_table().to_text());
+    }
     if !inf.findings.is_empty() {
         s.push('\n');
         s.push_str(&Inference::findings_table(&inf.findings, "Findings").to_text());
@@ -148,6 +181,9 @@ pub(crate) fn render_text(inf: &Inference, advice: bool) -> String {
     s
 }
 
+/// Markdown keeps what the JSON has: levels, drawing, hops, distance,
+/// hierarchy, links, memory-only nodes, stray cells, findings and (with
+/// `advice`) the advice, and every cell.
 pub(crate) fn render_markdown(inf: &Inference, advice: bool) -> String {
     let mut s = format!("## {}\n\n", title(inf));
     s.push_str(&inf.levels_table().to_markdown());
@@ -155,6 +191,41 @@ pub(crate) fn render_markdown(inf: &Inference, advice: bool) -> String {
     s.push_str(&inf.ascii_drawing());
     s.push_str("```\n\n");
     s.push_str(&inf.hops_table().to_markdown());
+    if !inf.distance.is_empty() {
+        s.push('\n');
+        s.push_str(&inf.distance_table().to_markdown());
+    }
+    if !inf.hierarchy.is_empty() {
+        s.push('\n');
+        s.push_str(&inf.hierarchy_table().to_markdown());
+    }
+    if !inf.link_details.is_empty() {
+        s.push('\n');
+        s.push_str(&inf.links_table().to_markdown());
+    }
+    if inf.groups.len() > 1 {
+        s.push_str(&format!("\nGroups: {}\n", inf.groups_text()));
+    }
+    if !inf.cpuless_nodes.is_empty() {
+        s.push_str(&format!(
+            "\nMemory-only nodes (no CPUs): {}\n",
+            inf.cpuless_nodes
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !inf.stray_cells.is_empty() {
+        s.push_str(&format!(
+            "\nStray cells (left out): {}\n",
+            inf.stray_cells
+                .iter()
+                .map(|[a, b]| format!("{a}>{b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if !inf.findings.is_empty() {
         s.push('\n');
         s.push_str(&Inference::findings_table(&inf.findings, "Findings").to_markdown());
@@ -162,6 +233,10 @@ pub(crate) fn render_markdown(inf: &Inference, advice: bool) -> String {
     if advice {
         s.push('\n');
         s.push_str(&Inference::findings_table(&inf.advice, "Advice").to_markdown());
+    }
+    if !inf.cells.is_empty() {
+        s.push('\n');
+        s.push_str(&inf.cells_table().with_title("Cells").to_markdown());
     }
     s
 }

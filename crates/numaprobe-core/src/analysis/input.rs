@@ -1,0 +1,137 @@
+//! Which reader a text goes to: the format is told from the content, never
+//! from a file name. JSON objects are numaprobe's `run.json` (a `latency`
+//! and a `bandwidth` result and the topology), numaprobe's `latency.json` /
+//! `bandwidth.json`, or the `{unit, matrix, slit?}` form; text with MLC's
+//! banner or matrix blocks is MLC output; other text with numbers is CSV.
+//! Anything else is one error that says what would have been read.
+
+use super::csv::parse_csv;
+use super::matrix::{parse_json_value, Matrix, MatrixError, Unit};
+use super::mlc::{self, Select};
+use serde_json::Value;
+
+/// How to read an input: a unit that overrides (or supplies) the file's, and
+/// which matrix to take from a file that holds several (run.json, MLC's
+/// default run).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ParseOptions {
+    pub unit: Option<Unit>,
+    pub select: Option<Select>,
+}
+
+/// Read a matrix from text (any supported format); `unit` overrides (or
+/// supplies) the unit. Same as [`parse_with`] without a selector.
+pub fn parse(text: &str, unit: Option<Unit>) -> Result<Matrix, MatrixError> {
+    parse_with(text, ParseOptions { unit, select: None })
+}
+
+/// Read a matrix from text, detecting the format from the content.
+pub fn parse_with(text: &str, opts: ParseOptions) -> Result<Matrix, MatrixError> {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if t.is_empty() {
+        return Err(MatrixError::Empty);
+    }
+    if t.starts_with('{') {
+        let doc: Value = serde_json::from_str(t).map_err(|e| MatrixError::Json(e.to_string()))?;
+        return json(&doc, opts);
+    }
+    if t.starts_with('[') {
+        return Err(MatrixError::Unrecognised);
+    }
+    if mlc::looks_like(t) {
+        return mlc::parse(t, opts.select, opts.unit);
+    }
+    if opts.select.is_some() {
+        return Err(MatrixError::Shape(
+            "a CSV file holds one matrix: choose a latency or bandwidth matrix only in run.json or MLC output"
+                .into(),
+        ));
+    }
+    // CSV needs numbers: prose, HTML or a log without a table is not one.
+    // A `# unit:` line says the author meant a CSV matrix.
+    let unit_line = t.lines().any(|l| {
+        l.trim_start()
+            .strip_prefix('#')
+            .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("unit"))
+    });
+    let numeric = unit_line
+        || t.lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .any(|l| {
+                l.split([',', ';', '\t', ' '])
+                    .any(|f| f.trim().trim_matches('"').parse::<f64>().is_ok())
+            });
+    if !numeric {
+        return Err(MatrixError::Unrecognised);
+    }
+    parse_csv(t, opts.unit)
+}
+
+fn kind_of(v: &Value) -> Option<Select> {
+    v.get("kind")
+        .and_then(Value::as_str)
+        .and_then(Select::parse)
+}
+
+fn json(doc: &Value, opts: ParseOptions) -> Result<Matrix, MatrixError> {
+    let Some(obj) = doc.as_object() else {
+        return Err(MatrixError::Unrecognised);
+    };
+    let is_result = |v: Option<&Value>| v.is_some_and(|x| x.is_null() || x.get("matrix").is_some());
+    // run.json: the main job's whole report.
+    if !obj.contains_key("matrix")
+        && (obj.contains_key("latency") || obj.contains_key("bandwidth"))
+        && is_result(obj.get("latency"))
+        && is_result(obj.get("bandwidth"))
+    {
+        return run_json(obj, opts);
+    }
+    if !["matrix", "slit", "distances"]
+        .iter()
+        .any(|k| obj.contains_key(*k))
+    {
+        return Err(MatrixError::Unrecognised);
+    }
+    // latency.json / bandwidth.json name their kind; a selector that asks
+    // for the other one is a mistake worth saying.
+    if let (Some(want), Some(have)) = (opts.select, kind_of(doc)) {
+        if want != have {
+            return Err(MatrixError::Shape(format!(
+                "this file holds a {} matrix, not a {} one",
+                have.as_str(),
+                want.as_str()
+            )));
+        }
+    }
+    parse_json_value(doc, opts.unit)
+}
+
+fn run_json(
+    obj: &serde_json::Map<String, Value>,
+    opts: ParseOptions,
+) -> Result<Matrix, MatrixError> {
+    let present = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
+    let want = match opts.select {
+        Some(s) => s,
+        None if present("latency") => Select::Latency,
+        None => Select::Bandwidth,
+    };
+    let Some(result) = obj.get(want.as_str()).filter(|v| !v.is_null()) else {
+        return Err(MatrixError::Shape(format!(
+            "this run.json has no {} matrix (its {} is null: not measured)",
+            want.as_str(),
+            want.as_str()
+        )));
+    };
+    let mut doc = result.clone();
+    // The machine's SLIT rides along, for the comparison.
+    if let (Some(d), Some(o)) = (
+        obj.get("topology").and_then(|t| t.get("distances")),
+        doc.as_object_mut(),
+    ) {
+        if !d.is_null() && !o.contains_key("slit") {
+            o.insert("distances".into(), d.clone());
+        }
+    }
+    parse_json_value(&doc, opts.unit)
+}

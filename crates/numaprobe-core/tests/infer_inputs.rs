@@ -1,0 +1,159 @@
+//! The inputs people have, read by content: Intel MLC's text output (several
+//! versions' layouts, samples written here in tests/data/mlc), numaprobe's
+//! run.json and latency/bandwidth JSON, and one clear error for the rest.
+
+use numaprobe_core::analysis::{
+    analyse_with_advice, parse, parse_with, MatrixError, ParseOptions, Select, Unit,
+};
+use std::path::PathBuf;
+
+fn mlc(name: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/mlc")
+        .join(name);
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn select(text: &str, s: Select) -> Result<numaprobe_core::analysis::Matrix, MatrixError> {
+    parse_with(
+        text,
+        ParseOptions {
+            unit: None,
+            select: Some(s),
+        },
+    )
+}
+
+#[test]
+fn mlc_latency_layouts_of_several_versions() {
+    // 3.11: sequential then random access; the sequential table is taken.
+    let m = parse(&mlc("v3.11-latency-matrix-snc2.txt"), None).unwrap();
+    assert_eq!(m.unit, Unit::Ns);
+    assert_eq!(m.row_nodes, vec![0, 1, 2, 3]);
+    assert_eq!(m.get(0, 1), Some(92.1));
+    assert_eq!(m.get(3, 0), Some(154.7));
+    assert!(m.label.as_deref().unwrap().contains("v3.11b"));
+    let inf = analyse_with_advice(&m);
+    assert_eq!(inf.groups, vec![vec![0, 1], vec![2, 3]]);
+
+    // 3.6 and older: `Memory node` over `Socket 0 1`.
+    let m = parse(&mlc("v3.6-latency-matrix-socket.txt"), None).unwrap();
+    assert_eq!(m.col_nodes, vec![0, 1]);
+    assert_eq!(m.get(1, 0), Some(126.8));
+
+    // A CPU-less (CXL) memory node: a column without a row.
+    let m = parse(&mlc("v3.11-latency-matrix-cxl.txt"), None).unwrap();
+    assert_eq!(
+        (m.row_nodes.clone(), m.col_nodes.clone()),
+        (vec![0, 1], vec![0, 1, 2])
+    );
+    assert_eq!(m.get(1, 2), Some(371.5));
+    assert_eq!(analyse_with_advice(&m).cpuless_nodes, vec![2]);
+}
+
+#[test]
+fn mlc_bandwidth_and_default_run() {
+    let m = parse(&mlc("v3.9-bandwidth-matrix.txt"), None).unwrap();
+    assert_eq!(m.unit, Unit::MBps);
+    assert_eq!(m.get(0, 0), Some(101844.7));
+    assert!(select(&mlc("v3.9-bandwidth-matrix.txt"), Select::Latency)
+        .unwrap_err()
+        .to_string()
+        .contains("no latency matrix (it has: bandwidth)"));
+
+    // A default run: latency first, bandwidth on request; the peak
+    // injection, loaded latency and cache-to-cache parts are not matrices.
+    let text = mlc("v3.10-default-run.txt");
+    let lat = parse(&text, None).unwrap();
+    assert_eq!((lat.unit, lat.get(1, 0)), (Unit::Ns, Some(140.9)));
+    let bw = select(&text, Select::Bandwidth).unwrap();
+    assert_eq!((bw.unit, bw.get(0, 1)), (Unit::MBps, Some(38541.0)));
+    assert_eq!(bw.values.len(), 2);
+}
+
+#[test]
+fn mlc_errors_name_the_line() {
+    let good = mlc("v3.9-bandwidth-matrix.txt");
+    let e = parse(&good.replace("34106.3", "34x06.3"), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 12") && e.contains("34x06.3"), "{e}");
+    let e = parse(&good.replace("\t34106.3", ""), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 12") && e.contains("node 1"), "{e}");
+    let e = parse(
+        "Intel(R) Memory Latency Checker - v3.9\nMeasuring idle latencies (in ns)...\n",
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("line 2") && e.contains("no node table"), "{e}");
+}
+
+fn result(kind: &str, unit: &str, m: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"schema": "numaprobe/1", "kind": kind, "unit": unit, "cpu_nodes": [0, 1],
+        "mem_nodes": [0, 1], "matrix": m, "cells": [], "complete": true, "notes": []})
+}
+
+#[test]
+fn numaprobe_run_json_and_results() {
+    let lat = result(
+        "latency",
+        "ns",
+        serde_json::json!([[80.0, 130.0], [131.0, 81.0]]),
+    );
+    let bw = result(
+        "bandwidth",
+        "GB/s",
+        serde_json::json!([[90.0, 35.0], [34.0, 91.0]]),
+    );
+    let run = serde_json::json!({"schema": "numaprobe/1",
+        "topology": {"distances": {"node_ids": [0, 1], "matrix": [[10, 21], [21, 10]]}},
+        "latency": lat, "bandwidth": bw, "inference": null, "notes": []});
+    let text = run.to_string();
+    let m = parse(&text, None).unwrap();
+    assert_eq!((m.unit, m.get(0, 1)), (Unit::Ns, Some(130.0)));
+    // The machine's SLIT comes along for the comparison.
+    assert_eq!(m.slit.as_ref().unwrap().get(0, 1), Some(21.0));
+    let m = select(&text, Select::Bandwidth).unwrap();
+    assert_eq!((m.unit, m.get(1, 0)), (Unit::GBps, Some(34.0)));
+
+    // No latency measured: the bandwidth is what there is; asking for the
+    // missing one is an error that says so.
+    let mut only_bw = run.clone();
+    only_bw["latency"] = serde_json::Value::Null;
+    assert_eq!(parse(&only_bw.to_string(), None).unwrap().unit, Unit::GBps);
+    let e = select(&only_bw.to_string(), Select::Latency)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no latency matrix"), "{e}");
+
+    // latency.json itself, and a selector that contradicts its kind.
+    assert_eq!(parse(&lat.to_string(), None).unwrap().get(1, 1), Some(81.0));
+    let e = select(&lat.to_string(), Select::Bandwidth)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("latency matrix, not a bandwidth"), "{e}");
+}
+
+#[test]
+fn anything_else_is_one_error_saying_what_was_expected() {
+    for text in [
+        "hello world\nthis is prose\n",
+        "<html><body>no table</body></html>",
+        r#"{"name": "x", "version": 3}"#,
+        "[1, 2, 3]",
+    ] {
+        let e = parse(text, None).unwrap_err();
+        assert_eq!(e, MatrixError::Unrecognised, "{text}");
+        let s = e.to_string();
+        assert!(
+            s.contains("run.json") && s.contains("MLC") && s.contains("{matrix:"),
+            "{s}"
+        );
+        assert_eq!(s.lines().count(), 1);
+    }
+    // A selector makes no sense for a CSV file.
+    assert!(select("# unit: ns\n1,2\n2,1\n", Select::Bandwidth).is_err());
+}
