@@ -30,6 +30,20 @@ pub struct Status {
 pub trait Observer: Progress {
     fn phase_started(&mut self, _phase: Phase, _cells: usize) {}
     fn status(&mut self, _status: &Status) {}
+    /// A phase ended (completely, or interrupted); `result` is final.
+    fn phase_finished(&mut self, _phase: Phase, _result: &MatrixResult) {}
+}
+
+/// Seconds to go for a command without a job plan: the mean wall time of the
+/// finished cells for each remaining one, or before the first, the planned
+/// sampling of each (set-up unknown yet).
+pub fn mean_eta_s(done: usize, total: usize, elapsed_s: f64, cell_budget_s: f64) -> f64 {
+    let left = total.saturating_sub(done) as f64;
+    if done == 0 {
+        left * cell_budget_s
+    } else {
+        left * elapsed_s / done as f64
+    }
 }
 
 /// What the keeper knows of the phases after the running one.

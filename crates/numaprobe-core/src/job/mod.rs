@@ -260,7 +260,7 @@ pub fn run(job: &Job, observer: &mut dyn Observer) -> Result<Outcome, Experiment
                 total.max(done + phase.cells.len()),
             );
             let keep = |c: u32, m: u32| phase.cells.contains(&(c, m));
-            let r = match phase.phase {
+            let mut r = match phase.phase {
                 Phase::Latency => {
                     let mut p = job.lat.clone();
                     p.size = size;
@@ -277,13 +277,10 @@ pub fn run(job: &Job, observer: &mut dyn Observer) -> Result<Outcome, Experiment
                 }
             };
             done += keeper.finished();
-            Some(r)
-        };
-        let mut result = result;
-        if let Some(r) = result.as_mut() {
+            drop(keeper);
             if !phase.skipped.is_empty() {
                 r.notes.push(format!(
-                    "{} of {} cells measured to keep the budget; run.json's plan names the skipped ones",
+                    "{} of {} cells planned to keep the budget; run.json's plan names the skipped ones",
                     phase.cells.len(),
                     phase.cells.len() + phase.skipped.len()
                 ));
@@ -291,7 +288,9 @@ pub fn run(job: &Job, observer: &mut dyn Observer) -> Result<Outcome, Experiment
             if r.interrupted {
                 out.record.complete = false;
             }
-        }
+            observer.phase_finished(phase.phase, &r);
+            Some(r)
+        };
         records.push(PhaseRecord {
             planned_cells: phase.cells.len(),
             measured_cells: result.as_ref().map_or(0, |r| r.cells.len()),

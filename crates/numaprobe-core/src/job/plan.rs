@@ -387,30 +387,41 @@ fn statement(req: &Request, plans: &[PhasePlan], n: usize, sound_s: f64) -> Opti
         return None;
     }
     let given = duration_arg(req.budget_given);
+    let b = plans.iter().map(|p| p.cell_budget_s).fold(0.0, f64::max);
+    let fewer = format!(
+        "fewer samples ({:.0} ms of sampling per cell, at least 3 samples)",
+        b * 1e3
+    );
     let mut what = Vec::new();
-    for p in plans {
-        let name = p.phase.name();
-        match p.coverage {
-            Coverage::Full => what.push(format!("the whole {name} matrix")),
-            Coverage::FewerSamples => {
-                what.push(format!("the whole {name} matrix with fewer samples per cell"))
+    if plans.iter().all(|p| p.coverage == Coverage::FewerSamples) {
+        what.push(format!("every cell with {fewer}"));
+    } else {
+        for p in plans {
+            let name = p.phase.name();
+            match p.coverage {
+                Coverage::Full => what.push(format!("the whole {name} matrix")),
+                Coverage::FewerSamples => what.push(format!("the whole {name} matrix with {fewer}")),
+                Coverage::Subset if p.phase == Phase::Bandwidth => what.push(format!(
+                    "{name} only on the diagonal and the farthest remote node of each row ({} cells skipped)",
+                    p.skipped.len()
+                )),
+                Coverage::Subset => what.push(format!(
+                    "{name} on {} of {} cells (the diagonal first, then row by row)",
+                    p.cells.len(),
+                    p.cells.len() + p.skipped.len()
+                )),
+                Coverage::Skipped => what.push(format!("no {name} matrix")),
             }
-            Coverage::Subset if p.phase == Phase::Bandwidth => what.push(format!(
-                "{name} only on the diagonal and the farthest remote node of each row ({} cells skipped)",
-                p.skipped.len()
-            )),
-            Coverage::Subset => what.push(format!(
-                "{name} on {} of {} cells (the diagonal first, then row by row)",
-                p.cells.len(),
-                p.cells.len() + p.skipped.len()
-            )),
-            Coverage::Skipped => what.push(format!("no {name} matrix")),
         }
     }
+    let skipped = if plans.iter().any(|p| !p.skipped.is_empty()) {
+        "; run.json's plan names the skipped cells"
+    } else {
+        ""
+    };
     Some(format!(
-        "--budget {given} is too short for a sound measurement of the {n} latency and {n} bandwidth cells \
-         (at least {:.0} ms of sampling each, set-up included it needs --budget {}); measuring instead {} \
-         (run.json's plan names what was skipped)",
+        "--budget {given} is too short for a sound measurement of {n} latency and {n} bandwidth cells \
+         (at least {:.0} ms of sampling each; with set-up that takes --budget {}): measuring {}{skipped}",
         SOUND_CELL_S * 1e3,
         budget_arg(sound_s),
         what.join(", ")
