@@ -15,7 +15,9 @@ use crate::cli::{FormatArg, OutputArgs, SysfsArgs};
 use crate::output::{usage, write_atomic, Sink};
 use anyhow::Context;
 use numaprobe_core::analysis::{self, binding};
+use numaprobe_core::experiments::ExperimentError;
 use numaprobe_core::job::{self, Phase};
+use numaprobe_core::placement::PlacementError;
 use numaprobe_core::report::infer::Inference;
 use numaprobe_core::report::matrix::MatrixResult;
 use numaprobe_core::report::pin::PinReport;
@@ -149,8 +151,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let (lat, bw, record) = if measure {
         let file = |name: &str| report_dir.as_ref().map(|d| Sink::File(d.join(name)));
-        let job = job::prepare(&topo, &job::Config { budget, size })
-            .map_err(measure::experiment_error)?;
+        let job = job::prepare(&topo, &job::Config { budget, size }).map_err(|e| {
+            match (&args.size, e) {
+                // The size the user gave is what did not fit: say which option.
+                (Some(s), e @ ExperimentError::Placement(PlacementError::TooLarge { .. })) => {
+                    usage(format!("--size {s}: {e}"))
+                }
+                (_, e) => measure::experiment_error(e),
+            }
+        })?;
         let mut progress = CellProgress::for_job(vec![
             (Phase::Latency, file("latency.json")),
             (Phase::Bandwidth, file("bandwidth.json")),
