@@ -32,6 +32,9 @@ pub trait Observer: Progress {
     fn status(&mut self, _status: &Status) {}
     /// A phase ended (completely, or interrupted); `result` is final.
     fn phase_finished(&mut self, _phase: Phase, _result: &MatrixResult) {}
+    /// A phase was reduced when it began, because the phases before it cost
+    /// more than planned; `plan.reason` says how.
+    fn replanned(&mut self, _plan: &super::plan::PhasePlan) {}
 }
 
 /// Seconds to go for a command without a job plan: the mean wall time of the

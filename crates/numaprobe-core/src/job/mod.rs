@@ -228,6 +228,15 @@ pub fn run(job: &Job, observer: &mut dyn Observer) -> Result<Outcome, Experiment
                 avail,
             );
             phase = v.remove(0);
+            if phase.cells.len() < planned.cells.len() || phase.coverage != planned.coverage {
+                if let Some(r) = phase.reason.as_mut() {
+                    r.push_str(&format!(
+                        " (re-planned when it began, with {:.1} s of the budget left)",
+                        avail.max(0.0)
+                    ));
+                    observer.replanned(&phase);
+                }
+            }
         }
         let later: Vec<Later> = job.plan.phases[i + 1..]
             .iter()

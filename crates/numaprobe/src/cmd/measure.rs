@@ -8,6 +8,7 @@ use crate::output::{usage, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::{ExperimentError, Progress};
 use numaprobe_core::job::keeper::{mean_eta_s, Observer, Status};
+use numaprobe_core::job::plan::PhasePlan;
 use numaprobe_core::job::Phase;
 use numaprobe_core::placement::{PageKind, PlacementError};
 use numaprobe_core::report::matrix::MatrixResult;
@@ -289,5 +290,11 @@ impl Observer for CellProgress {
 
     fn phase_finished(&mut self, _phase: Phase, result: &MatrixResult) {
         self.save(result);
+    }
+
+    fn replanned(&mut self, plan: &PhasePlan) {
+        if let Some(r) = &plan.reason {
+            self.line.say(&format!("{}: {r}", plan.phase.name()));
+        }
     }
 }
