@@ -200,7 +200,7 @@ pub fn run(job: &Job, observer: &mut dyn Observer) -> Result<Outcome, Experiment
         let mut phase = planned.clone();
         if crate::cancel::requested() {
             out.record.complete = false;
-            phase.skipped.extend(phase.cells.drain(..));
+            phase.skipped.append(&mut phase.cells);
             phase.coverage = Coverage::Skipped;
             phase.reason = Some("interrupted before it started".into());
             records.push(PhaseRecord {

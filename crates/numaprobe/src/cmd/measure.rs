@@ -213,12 +213,9 @@ impl CellProgress {
         s.done = s.phase_done;
         s.total = s.phase_total;
         s.elapsed_s = self.started.elapsed().as_secs_f64();
-        s.eta_s = Some(mean_eta_s(
-            s.phase_done,
-            s.phase_total,
-            s.elapsed_s,
-            self.cell_budget_s,
-        ));
+        // Unknown until the first cell's rule or result says how long a cell is.
+        s.eta_s = (s.phase_done > 0 || self.cell_budget_s > 0.0)
+            .then(|| mean_eta_s(s.phase_done, s.phase_total, s.elapsed_s, self.cell_budget_s));
         self.line.show(&self.snapshot);
     }
 
@@ -259,6 +256,7 @@ impl Progress for CellProgress {
 
     fn rule_for_cell(&mut self, _index: usize, planned: StopRule) -> StopRule {
         self.cell_budget_s = planned.budget.as_secs_f64();
+        self.own_status();
         planned
     }
 }
