@@ -91,7 +91,15 @@ pub fn finish_line(cells: usize, elapsed_s: f64, budget_s: Option<f64>) -> Strin
         if cells == 1 { "" } else { "s" }
     );
     if let Some(b) = budget_s {
-        s.push_str(&format!(" (budget {})", duration_text(b)));
+        // As it was given: `60s` reads `60 s`, not `1 min 00 s`.
+        let given = if b >= 120.0 {
+            duration_text(b)
+        } else if (b - b.round()).abs() < 1e-9 {
+            format!("{} s", b.round())
+        } else {
+            format!("{b:.1} s")
+        };
+        s.push_str(&format!(" (budget {given})"));
     }
     s
 }
@@ -238,5 +246,13 @@ mod tests {
             "measured 512 cells in 58.2 s (budget 60 s)"
         );
         assert_eq!(finish_line(1, 0.5, None), "measured 1 cell in 0.5 s");
+        assert_eq!(
+            finish_line(2, 5.04, Some(1.5)),
+            "measured 2 cells in 5.0 s (budget 1.5 s)"
+        );
+        assert_eq!(
+            finish_line(9, 1790.0, Some(1800.0)),
+            "measured 9 cells in 29 min 50 s (budget 30 min 00 s)"
+        );
     }
 }
