@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod cancel;
 pub mod experiments;
+pub mod job;
 pub mod kernels;
 pub mod placement;
 pub mod report;

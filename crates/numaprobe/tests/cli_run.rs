@@ -90,7 +90,9 @@ fn on_a_dump_the_report_holds_the_slit_inference_and_its_graph() {
 #[test]
 fn a_live_run_writes_every_report_file_with_verified_placement() {
     let t = TempDir::new("run");
-    let o = numaprobe(&["run", "--budget", "1s"], t.path());
+    // A small buffer and a budget far above what its set-up costs, so both
+    // matrices fit whatever the machine's load.
+    let o = numaprobe(&["run", "--budget", "10s", "--size", "16MiB"], t.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("Idle latency (ns)"), "{text}");
@@ -135,7 +137,16 @@ fn a_live_run_writes_every_report_file_with_verified_placement() {
 fn csv_is_one_line_per_measured_cell() {
     let t = TempDir::new("runcsv");
     let o = numaprobe(
-        &["run", "--budget", "1s", "--no-report", "--format", "csv"],
+        &[
+            "run",
+            "--budget",
+            "10s",
+            "--size",
+            "16MiB",
+            "--no-report",
+            "--format",
+            "csv",
+        ],
         t.path(),
     );
     assert!(o.status.success());
@@ -154,7 +165,17 @@ fn csv_is_one_line_per_measured_cell() {
 fn bad_input_is_one_line_and_exit_2() {
     let t = TempDir::new("runbad");
     for (args, needle) in [
-        (vec!["run", "--budget", "soon"], "--budget"),
+        (vec!["run", "--budget", "soon"], "--budget 'soon'"),
+        // No unit, zero, or too short: each named with what would do.
+        (vec!["run", "--budget", "60"], "give a unit: 60s"),
+        (vec!["run", "--budget", "0s"], "at least 1s"),
+        (vec!["run", "--budget", "500ms"], "at least 1s"),
+        (vec!["run", "--size", "0"], "--size"),
+        // A buffer no node can hold fails before anything is measured.
+        (
+            vec!["run", "--size", "100TiB"],
+            "--size 100TiB: 100 TiB does not fit",
+        ),
         (
             vec!["run", "--sysfs-root", "/nonexistent/x"],
             "/nonexistent/x",
@@ -171,4 +192,60 @@ fn bad_input_is_one_line_and_exit_2() {
     let o = numaprobe(&["run", "--report-dir", "taken"], t.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a folder"));
+}
+
+#[test]
+fn a_tiny_budget_finishes_and_records_budget_time_and_plan() {
+    let t = TempDir::new("runtiny");
+    let o = numaprobe(
+        &["run", "--budget", "1s", "--no-report", "--format", "json"],
+        t.path(),
+    );
+    let doc = json(&o);
+    assert_eq!(doc["complete"], true);
+    assert_eq!(doc["budget_s"], 1.0);
+    assert!(doc["elapsed_s"].as_f64().unwrap() > 0.0);
+    let plan = &doc["plan"];
+    assert_eq!(plan["budget_s"], 1.0);
+    let phases = plan["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2);
+    for p in phases {
+        let kind = p["phase"].as_str().unwrap();
+        // Whatever was given up is said, and the matrix holds what was measured.
+        if p["coverage"] != "full" {
+            assert!(p["reason"].is_string(), "{p}");
+        }
+        let measured = p["measured_cells"].as_u64().unwrap();
+        let cells = doc[kind]["cells"].as_array().map_or(0, |c| c.len() as u64);
+        assert_eq!(measured, cells, "{kind}");
+    }
+    // The latency matrix is the last thing given up.
+    assert!(phases[0]["measured_cells"].as_u64().unwrap() >= 1);
+    // The end is reported against the budget.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("(budget 1 s)"), "{err}");
+}
+
+#[test]
+fn csv_of_a_dump_is_its_slit_in_long_form() {
+    let u = common::unpack("64amd64-4s2n4ca2co");
+    let root = u.root.to_str().unwrap();
+    let o = numaprobe(
+        &[
+            "run",
+            "--sysfs-root",
+            root,
+            "--no-report",
+            "--format",
+            "csv",
+        ],
+        u.tmp.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    // 8 nodes: every pair, in the same columns as measured cells.
+    assert_eq!(rows.len(), 64, "{text}");
+    assert!(rows.iter().all(|r| r.starts_with("slit,")), "{text}");
+    assert!(rows.contains(&"slit,0,0,10,slit,,,"), "{text}");
 }

@@ -1,19 +1,23 @@
-//! What `latency` and `bandwidth` share: turning option strings into values
-//! (one-line errors, exit 2), reading the topology of the machine we measure,
-//! progress on the terminal, and rewriting `--output` after every cell.
+//! What `latency`, `bandwidth` and the main job share: turning option
+//! strings into values (one-line errors, exit 2), reading the topology of the
+//! machine we measure, the progress observer, and rewriting `--output` (or
+//! the report's matrix files) after every cell.
 
+use super::progress::{Line, Snapshot};
 use crate::output::{usage, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::{ExperimentError, Progress};
+use numaprobe_core::job::keeper::{mean_eta_s, Observer, Status};
+use numaprobe_core::job::plan::PhasePlan;
+use numaprobe_core::job::Phase;
 use numaprobe_core::placement::{PageKind, PlacementError};
 use numaprobe_core::report::matrix::MatrixResult;
 use numaprobe_core::report::Format;
 use numaprobe_core::stats::StopRule;
 use numaprobe_core::topology::Topology;
 use numaprobe_core::units;
-use std::io::Write;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Measurements run on this machine: a sysfs dump can describe another
 /// machine but cannot be measured.
@@ -103,16 +107,25 @@ pub fn experiment_error(e: ExperimentError) -> anyhow::Error {
     }
 }
 
-/// Progress on stderr when it is a terminal, and the output file rewritten
-/// after every finished cell so an interrupted run keeps its cells.
+/// Progress on stderr (one line for the whole measurement, see
+/// [`super::progress`]), and the output file rewritten after every finished
+/// cell so an interrupted run keeps its cells. For the main job it observes
+/// every phase, each with its own file.
 pub struct CellProgress {
-    draw: bool,
+    line: Line,
     /// None: progress only, the result goes nowhere (the caller renders it).
     sink: Option<Sink>,
+    /// The main job's file per phase; the current one is `sink`.
+    phase_sinks: Vec<(Phase, Option<Sink>)>,
     format: Format,
     /// The first failure to write the file (a Progress method cannot return it).
     pub write_error: Option<anyhow::Error>,
-    label: String,
+    started: Instant,
+    snapshot: Snapshot,
+    /// The planned sampling of a cell, for the ETA before the first one ends.
+    cell_budget_s: f64,
+    /// True when a job planner sends the status (and its ETA).
+    job: bool,
 }
 
 impl CellProgress {
@@ -123,68 +136,163 @@ impl CellProgress {
     /// Progress on the terminal, and the result saved only when `sink` is given.
     pub fn optional(sink: Option<Sink>, format: Format) -> Self {
         CellProgress {
-            draw: crate::output::stderr_is_terminal(),
+            line: Line::new(),
             sink,
+            phase_sinks: Vec::new(),
             format,
             write_error: None,
-            label: String::new(),
+            started: Instant::now(),
+            snapshot: Snapshot {
+                phase: String::new(),
+                phase_done: 0,
+                phase_total: 0,
+                done: 0,
+                total: 0,
+                elapsed_s: 0.0,
+                eta_s: None,
+            },
+            cell_budget_s: 0.0,
+            job: false,
+        }
+    }
+
+    /// The main job's observer: each phase's partial and final result goes
+    /// to its own file (JSON), when one is given.
+    pub fn for_job(sinks: Vec<(Phase, Option<Sink>)>) -> Self {
+        CellProgress {
+            phase_sinks: sinks,
+            job: true,
+            ..Self::optional(None, Format::Json)
+        }
+    }
+
+    /// A line of its own above the progress (e.g. the plan's statement).
+    pub fn say(&mut self, text: &str) {
+        self.line.say(text);
+    }
+
+    /// Clear the progress line and report any earlier write failure.
+    pub fn end(&mut self) -> anyhow::Result<()> {
+        self.line.clear();
+        match self.write_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 
     /// Write the final result (to the file or stdout) and report any earlier
     /// write failure.
     pub fn finish(mut self, result: &MatrixResult) -> anyhow::Result<()> {
-        if self.draw {
-            eprint!("\r\x1b[K");
-        }
-        if let Some(e) = self.write_error.take() {
-            return Err(e);
-        }
+        self.end()?;
         match &self.sink {
             Some(sink) => sink.write(&result.render(self.format)),
             None => Ok(()),
+        }
+    }
+
+    fn save(&mut self, result: &MatrixResult) {
+        if let Some(Sink::File(path)) = &self.sink {
+            if self.write_error.is_none() {
+                if let Err(e) = Sink::File(path.clone())
+                    .write(&result.render(self.format))
+                    .with_context(|| format!("saving partial results to {}", path.display()))
+                {
+                    self.write_error = Some(e);
+                }
+            }
+        }
+    }
+
+    /// The snapshot of a standalone command, which has one phase and no
+    /// planner: the ETA is the mean cell so far.
+    fn own_status(&mut self) {
+        if self.job {
+            return;
+        }
+        let s = &mut self.snapshot;
+        s.done = s.phase_done;
+        s.total = s.phase_total;
+        s.elapsed_s = self.started.elapsed().as_secs_f64();
+        // Unknown until the first cell's rule or result says how long a cell is.
+        s.eta_s = (s.phase_done > 0 || self.cell_budget_s > 0.0)
+            .then(|| mean_eta_s(s.phase_done, s.phase_total, s.elapsed_s, self.cell_budget_s));
+        self.line.show(&self.snapshot);
+    }
+
+    fn learn_phase(&mut self, partial: &MatrixResult) {
+        if self.snapshot.phase.is_empty() {
+            if let Some(name) = serde_json::to_value(partial.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+            {
+                self.snapshot.phase = name;
+            }
         }
     }
 }
 
 impl Progress for CellProgress {
     fn cell_started(&mut self, index: usize, total: usize, label: &str) {
-        self.label = format!("[{}/{}] {label}", index + 1, total);
-        if self.draw {
-            eprint!("\r\x1b[K{} ...", self.label);
-            let _ = std::io::stderr().flush();
-        }
+        self.line.set_label(label);
+        self.snapshot.phase_done = index;
+        self.snapshot.phase_total = total;
+        self.own_status();
     }
 
     fn cell_finished(&mut self, partial: &MatrixResult) {
-        if self.draw {
-            if let Some(c) = partial
-                .scaling
-                .as_ref()
-                .and_then(|s| s.last())
-                .or(partial.cells.last())
-            {
-                eprintln!(
-                    "\r\x1b[K{}: {:.2} {} (cv {:.2} %, {} samples, {}){}",
-                    self.label,
-                    c.median,
-                    partial.unit,
-                    c.cv * 100.0,
-                    c.samples.len(),
-                    c.stop.name(),
-                    if c.flagged { " FLAGGED" } else { "" }
-                );
-            }
-        }
-        if let Some(Sink::File(path)) = &self.sink {
-            if self.write_error.is_none() {
-                if let Err(e) = Sink::File(path.clone())
-                    .write(&partial.render(self.format))
-                    .with_context(|| format!("saving partial results to {}", path.display()))
-                {
-                    self.write_error = Some(e);
-                }
-            }
+        self.learn_phase(partial);
+        self.snapshot.phase_done += 1;
+        self.save(partial);
+        self.own_status();
+    }
+
+    fn cell_failed(&mut self, _index: usize, _total: usize, reason: &str, partial: &MatrixResult) {
+        self.learn_phase(partial);
+        self.snapshot.phase_done += 1;
+        self.line.say(&format!("cell failed: {reason}"));
+        self.save(partial);
+        self.own_status();
+    }
+
+    fn rule_for_cell(&mut self, _index: usize, planned: StopRule) -> StopRule {
+        self.cell_budget_s = planned.budget.as_secs_f64();
+        self.own_status();
+        planned
+    }
+}
+
+impl Observer for CellProgress {
+    fn phase_started(&mut self, phase: Phase, cells: usize) {
+        self.snapshot.phase = phase.name().to_string();
+        self.snapshot.phase_done = 0;
+        self.snapshot.phase_total = cells;
+        self.sink = self
+            .phase_sinks
+            .iter()
+            .find(|(p, _)| *p == phase)
+            .and_then(|(_, s)| s.clone());
+    }
+
+    fn status(&mut self, s: &Status) {
+        self.snapshot = Snapshot {
+            phase: s.phase.name().to_string(),
+            phase_done: s.phase_done,
+            phase_total: s.phase_total,
+            done: s.done,
+            total: s.total,
+            elapsed_s: s.elapsed_s,
+            eta_s: s.eta_s,
+        };
+        self.line.show(&self.snapshot);
+    }
+
+    fn phase_finished(&mut self, _phase: Phase, result: &MatrixResult) {
+        self.save(result);
+    }
+
+    fn replanned(&mut self, plan: &PhasePlan) {
+        if let Some(r) = &plan.reason {
+            self.line.say(&format!("{}: {r}", plan.phase.name()));
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod infer;
 pub mod latency;
 pub mod measure;
 pub mod pin;
+pub mod progress;
 pub mod run;
 pub mod study;
 pub mod topo;

@@ -3,23 +3,26 @@
 //! Topology, then the latency and bandwidth matrices within one time budget,
 //! then the inference and advice on what was measured (or on the firmware's
 //! SLIT when nothing could be measured), a portable binding, a summary on the
-//! terminal and a report folder. Every step reuses the subcommands' library
-//! calls; this file only chooses budgets and assembles the results. Each
-//! report file is written as soon as its part is done (the matrices after
-//! every cell), so an interrupted run keeps what it measured.
+//! terminal and a report folder. What is measured within the budget is
+//! decided and run by the library's planner (`numaprobe_core::job`); this
+//! file checks the options, shows the plan and the progress, and assembles
+//! the results. Each report file is written as soon as its part is done (the
+//! matrices after every cell), so an interrupted run keeps what it measured.
 
 use super::measure::{self, CellProgress};
+use super::progress::finish_line;
 use crate::cli::{OutputArgs, SysfsArgs};
 use crate::output::{usage, write_atomic, Sink};
 use anyhow::Context;
 use numaprobe_core::analysis::{self, binding};
-use numaprobe_core::experiments::{bandwidth, latency};
+use numaprobe_core::experiments::ExperimentError;
+use numaprobe_core::job::{self, Phase};
+use numaprobe_core::placement::PlacementError;
 use numaprobe_core::report::infer::Inference;
 use numaprobe_core::report::matrix::MatrixResult;
 use numaprobe_core::report::pin::PinReport;
 use numaprobe_core::report::table::Table;
 use numaprobe_core::report::{self, Format};
-use numaprobe_core::stats::StopRule;
 use numaprobe_core::topology::Topology;
 use numaprobe_core::units;
 use serde::Serialize;
@@ -29,23 +32,26 @@ use std::time::Duration;
 /// The default budget for all measurements together: about a minute on a
 /// two-node machine, as the main job promises.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
-/// Per-cell bounds: below 0.25 s a cell has too few samples for a CV; above
-/// 2 s an idle machine gains nothing (the CV target is reached long before).
-const CELL_MIN: Duration = Duration::from_millis(250);
-const CELL_MAX: Duration = Duration::from_secs(2);
-/// Allocation, page touching and placement checks happen outside a cell's
-/// sampling budget; this share of the total is kept for them.
-const SAMPLING_SHARE: f64 = 0.7;
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "What the main job does:\n\n\
 1. Reads the topology (as `numaprobe topo`).\n\
 2. Measures the idle-latency matrix (`numaprobe latency`) and the read-bandwidth matrix \
-(`numaprobe bandwidth`) over every allowed CPU node and memory node, sharing --budget between \
-their cells (each cell gets between 0.25 s and 2 s of sampling).\n\
+(`numaprobe bandwidth`) over every allowed CPU node and memory node within --budget. The budget \
+covers every cell's set-up (allocating, touching and checking its buffer) as well as its sampling: \
+a small calibration before the first cell estimates the set-up, the cells measured correct the \
+estimate, and every following cell's sampling is re-planned from what is left. Reading the \
+topology, the inference and writing the report come on top (usually well under a second).\n\
 3. Infers performance levels, hops and links from each matrix with two or more nodes and compares \
 them with the firmware's SLIT and HMAT (`numaprobe infer`); with one node there is nothing to infer.\n\
 4. Gives advice and a portable scatter binding for one thread per core (`numaprobe pin`).\n\n\
+When the budget cannot give every cell a sound measurement (at least 100 ms of sampling: a \
+warm-up and well over five samples of at least 5 ms), one line says so before measuring, names the \
+budget that would, and what is done instead, in this order: a smaller buffer (never below 4x the \
+last-level cache); fewer samples per cell (down to a warm-up and three); the whole latency matrix \
+but bandwidth only on the diagonal and, per row, the remote node the SLIT puts farthest; no \
+bandwidth matrix; latency on the diagonal first, then row by row as far as the budget goes. \
+run.json's `plan` records what was measured, reduced or skipped and why.\n\n\
 The report folder holds topo.json, latency.json, bandwidth.json, infer-latency.json, \
 infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document) and \
 summary.md. Each file is written as soon as its part is done, so an interrupted run keeps what it \
@@ -59,9 +65,12 @@ then.\n\n\
 With --sysfs-root pointing at another machine's dump, nothing is measured: the main job shows that \
 machine's topology, analyses its SLIT and computes its binding.")]
 pub struct Args {
-    /// Time for all measurements together, e.g. 60s, 2m or 500ms. Default: 60s (about a minute on a two-node machine)
+    /// Wall time for all measurements together, set-up included, e.g. 60s, 2m or 1.5s (at least 1s). Default: 60s
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
+    /// Buffer size of every cell of both matrices, e.g. 128MiB (checked against every node before measuring). Default: 64 MiB or 4x the last-level cache, smaller when the budget needs it
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
     /// Folder for the report files (created if missing). Default: ./numaprobe-report
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -94,13 +103,18 @@ struct RunReport {
     binding: Option<serde_json::Value>,
     /// Why a part is missing, and other remarks on the run as a whole.
     notes: Vec<String>,
+    /// False when the measurements were interrupted.
+    complete: bool,
+    /// The measurements' budget and wall time (null when nothing was measured).
+    budget_s: Option<f64>,
+    elapsed_s: Option<f64>,
+    /// What the planner measured, reduced or skipped, and why.
+    plan: Option<job::Record>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let budget = match args.budget.as_deref() {
-        None => DEFAULT_BUDGET,
-        Some(s) => units::parse_duration(s).map_err(|e| usage(format!("--budget: {e}")))?,
-    };
+    let budget = budget(args.budget.as_deref())?;
+    let size = measure::size("--size", &args.size)?;
     let root = args.sysfs.sysfs_root.clone();
     let topo = super::topo::read_topology(&root)?;
     let report_dir =
@@ -125,33 +139,44 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         notes.push("nothing measured (--no-measure)".into());
     }
 
-    let (lat, bw) = if measure {
-        let rule = cell_rule(&topo, budget);
+    let (lat, bw, record) = if measure {
         let file = |name: &str| report_dir.as_ref().map(|d| Sink::File(d.join(name)));
-        let lat_cfg = latency::LatencyConfig {
-            rule: Some(rule),
-            ..Default::default()
-        };
-        let plan = latency::plan(&topo, &lat_cfg).map_err(measure::experiment_error)?;
-        let mut progress = CellProgress::optional(file("latency.json"), Format::Json);
-        let lat = latency::run(&plan, &mut progress)
+        let job = job::prepare(&topo, &job::Config { budget, size }).map_err(|e| {
+            match (&args.size, e) {
+                // The size the user gave is what did not fit: say which option.
+                (Some(s), e @ ExperimentError::Placement(PlacementError::TooLarge { .. })) => {
+                    usage(format!("--size {s}: {e}"))
+                }
+                (_, e) => measure::experiment_error(e),
+            }
+        })?;
+        let mut progress = CellProgress::for_job(vec![
+            (Phase::Latency, file("latency.json")),
+            (Phase::Bandwidth, file("bandwidth.json")),
+        ]);
+        if let Some(s) = &job.plan.statement {
+            progress.say(s);
+        }
+        let out = job::run(&job, &mut progress)
             .map_err(anyhow::Error::new)
-            .context("latency measurement failed")?;
-        progress.finish(&lat)?;
-
-        let bw_cfg = bandwidth::BandwidthConfig {
-            rule: Some(rule),
-            ..Default::default()
-        };
-        let plan = bandwidth::plan(&topo, &bw_cfg).map_err(measure::experiment_error)?;
-        let mut progress = CellProgress::optional(file("bandwidth.json"), Format::Json);
-        let bw = bandwidth::run(&plan, &mut progress)
-            .map_err(anyhow::Error::new)
-            .context("bandwidth measurement failed")?;
-        progress.finish(&bw)?;
-        (Some(lat), Some(bw))
+            .context("measurement failed")?;
+        progress.end()?;
+        let cells: usize = out.record.phases.iter().map(|p| p.measured_cells).sum();
+        eprintln!(
+            "numaprobe: {}",
+            finish_line(cells, out.record.elapsed_s, Some(out.record.budget_s))
+        );
+        if let Some(s) = &out.record.statement {
+            notes.push(s.clone());
+        }
+        for p in &out.record.phases {
+            if let Some(r) = &p.plan.reason {
+                notes.push(format!("{}: {r}", p.plan.phase.name()));
+            }
+        }
+        (out.latency, out.bandwidth, Some(out.record))
     } else {
-        (None, None)
+        (None, None, None)
     };
 
     let inference = match &lat {
@@ -198,6 +223,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         inference_bandwidth: inference_bw,
         binding: pin.as_ref().map(serde_json::to_value).transpose()?,
         notes,
+        complete: record.as_ref().is_none_or(|r| r.complete),
+        budget_s: record.as_ref().map(|r| r.budget_s),
+        elapsed_s: record.as_ref().map(|r| r.elapsed_s),
+        plan: record,
     };
     let markdown = render_markdown(&topo, &doc, pin.as_ref());
     save("run.json", &report::to_json(&doc))?;
@@ -206,7 +235,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let text = match args.out.format() {
         Format::Json => report::to_json(&doc),
         Format::Markdown => markdown,
-        Format::Csv => cells_csv(&doc),
+        Format::Csv => cells_csv(&doc, &topo),
         Format::Table => {
             let mut s = render_text(&topo, &doc, pin.as_ref());
             if let Some(d) = &report_dir {
@@ -218,14 +247,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     args.out.sink().write(&text)
 }
 
-/// Share the budget between the cells of both matrices.
-fn cell_rule(topo: &Topology, budget: Duration) -> StopRule {
-    let cells = topo.allowed_cpu_nodes().len().max(1) * topo.allowed_mem_nodes().len().max(1) * 2;
-    let per = budget.mul_f64(SAMPLING_SHARE) / cells as u32;
-    StopRule {
-        budget: per.clamp(CELL_MIN, CELL_MAX),
-        ..StopRule::default()
+/// `--budget`: a duration with its unit, at least [`job::MIN_BUDGET`] (below
+/// it the calibration and one cell's set-up would leave no sampling worth the
+/// name).
+fn budget(arg: Option<&str>) -> anyhow::Result<Duration> {
+    let Some(s) = arg else {
+        return Ok(DEFAULT_BUDGET);
+    };
+    let t = s.trim();
+    if t.chars().last().is_some_and(|c| c.is_ascii_digit()) {
+        return Err(usage(format!(
+            "--budget '{s}': give a unit: {t}s, 2m or 500ms"
+        )));
     }
+    let d = units::parse_duration(t).map_err(|_| {
+        usage(format!(
+            "--budget '{s}': not a duration (valid: e.g. 60s, 2m or 1.5s)"
+        ))
+    })?;
+    if d < job::MIN_BUDGET {
+        return Err(usage(format!(
+            "--budget '{s}': too short; the main job needs at least 1s (e.g. 5s, 60s or 2m)"
+        )));
+    }
+    Ok(d)
 }
 
 /// Inference on a matrix numaprobe measured, with the machine's SLIT and
@@ -332,8 +377,9 @@ fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) ->
 }
 
 /// CSV of the main job: every measured cell in long form, one line each, so
-/// both matrices fit one table a script can read.
-fn cells_csv(doc: &RunReport) -> String {
+/// both matrices fit one table a script can read; with nothing measured, the
+/// firmware's SLIT in the same form (kind `slit`).
+fn cells_csv(doc: &RunReport, topo: &Topology) -> String {
     let mut t = Table::new([
         "kind",
         "cpu_node",
@@ -360,6 +406,28 @@ fn cells_csv(doc: &RunReport) -> String {
                 format!("{:.4}", c.placement.fraction_on_intended),
                 c.flagged.to_string(),
             ]);
+        }
+    }
+    if doc.latency.is_none() && doc.bandwidth.is_none() {
+        if let Some(d) = &topo.distances {
+            for (a, from) in d.node_ids.iter().enumerate() {
+                for (b, to) in d.node_ids.iter().enumerate() {
+                    let Some(v) = d.matrix.get(a).and_then(|r| r.get(b)) else {
+                        continue;
+                    };
+                    // A distance has no spread and no placement: empty, not zero.
+                    t.push([
+                        "slit".to_string(),
+                        from.to_string(),
+                        to.to_string(),
+                        v.to_string(),
+                        "slit".to_string(),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                    ]);
+                }
+            }
         }
     }
     t.to_csv()

@@ -1,0 +1,251 @@
+//! What one cell of the main job costs in wall time: its set-up (allocate,
+//! touch, build the chain, check the pages) and its sampling, as a model the
+//! planner can ask before anything runs. The model starts from a small
+//! calibration on this machine ([`calibrate`]) and is corrected from the
+//! cells already measured ([`Observed`]), so the budget is kept with the
+//! machine's real costs, not with a guess.
+
+use super::Phase;
+use crate::experiments::{target_sample_ns, ExperimentError};
+use crate::kernels::chase::{self, ChasePattern};
+use crate::placement::{BufferSpec, MemPolicy, NodeBuffer, PageKind};
+use crate::stats::{StopRule, BUDGET_MIN_SAMPLES};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Seconds a cell costs, from a few per-byte rates. Every figure is an upper
+/// estimate: a cell whose CV converges early costs less, which the
+/// observed correction then gives to the cells after it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CostModel {
+    /// Per cell, whatever the buffer: starting and pinning the threads, the
+    /// latency probe.
+    pub fixed_s: f64,
+    /// Latency set-up per GiB of buffer: allocate, touch, build the chain,
+    /// check the pages.
+    pub latency_setup_s_per_gib: f64,
+    /// Bandwidth set-up per GiB: allocate, touch, check the pages.
+    pub bandwidth_setup_s_per_gib: f64,
+    /// One streaming pass over a GiB: a bandwidth sample is at least one pass.
+    pub pass_s_per_gib: f64,
+    /// Where the rates come from: `calibration` (timed on this machine before
+    /// the first cell) or `assumed` (no calibration, e.g. in tests).
+    pub source: &'static str,
+}
+
+impl CostModel {
+    /// Rates that hold for a slow machine (a few GB/s of page touching), for
+    /// when no calibration could run.
+    pub const ASSUMED: CostModel = CostModel {
+        fixed_s: 0.005,
+        latency_setup_s_per_gib: 1.0,
+        bandwidth_setup_s_per_gib: 0.5,
+        pass_s_per_gib: 0.25,
+        source: "assumed",
+    };
+
+    pub fn setup_s(&self, phase: Phase, size: u64) -> f64 {
+        let gib = size as f64 / GIB;
+        match phase {
+            Phase::Latency => self.fixed_s + gib * self.latency_setup_s_per_gib,
+            // The probe that sizes the samples is one pass, before sampling.
+            Phase::Bandwidth => {
+                self.fixed_s + gib * (self.bandwidth_setup_s_per_gib + self.pass_s_per_gib)
+            }
+        }
+    }
+
+    /// Length of one sample under a cell budget of `budget_s`: what the
+    /// experiments aim for, and for bandwidth at least one pass.
+    pub fn sample_s(&self, phase: Phase, size: u64, budget_s: f64) -> f64 {
+        let target = target_sample_ns(Duration::from_secs_f64(budget_s.max(0.0))) / 1e9;
+        match phase {
+            Phase::Latency => target,
+            Phase::Bandwidth => target.max(size as f64 / GIB * self.pass_s_per_gib),
+        }
+    }
+
+    /// Sampling time, warm-up included, under a cell budget: the budget plus
+    /// the sample that runs past it, and never less than the warm-up and the
+    /// three samples a median needs.
+    pub fn sampling_s(&self, phase: Phase, size: u64, budget_s: f64) -> f64 {
+        let s = self.sample_s(phase, size, budget_s);
+        let floor_runs = (StopRule::default().warmup + BUDGET_MIN_SAMPLES) as f64;
+        (budget_s + s).max(floor_runs * s)
+    }
+
+    pub fn cell_s(&self, phase: Phase, size: u64, budget_s: f64) -> f64 {
+        self.setup_s(phase, size) + self.sampling_s(phase, size, budget_s)
+    }
+}
+
+/// What the measured cells cost against what the model predicted, per
+/// phase; the ratios correct the model for the cells still to come.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// [latency, bandwidth]: (measured, predicted) seconds.
+    setup: [(f64, f64); 2],
+    sampling: [(f64, f64); 2],
+    cells: [usize; 2],
+}
+
+impl Observed {
+    /// Record one finished cell: its measured set-up and sampling time, and
+    /// the model's prediction for it.
+    pub fn record(&mut self, phase: Phase, measured: (f64, f64), predicted: (f64, f64)) {
+        let i = phase as usize;
+        self.setup[i].0 += measured.0.max(0.0);
+        self.setup[i].1 += predicted.0.max(1e-9);
+        self.sampling[i].0 += measured.1.max(0.0);
+        self.sampling[i].1 += predicted.1.max(1e-9);
+        self.cells[i] += 1;
+    }
+
+    pub fn cells(&self, phase: Phase) -> usize {
+        self.cells[phase as usize]
+    }
+
+    /// The ratio for `phase`, or over every phase when this one has no
+    /// measured cell yet (a machine slow to touch memory for the latency
+    /// matrix is slow for the bandwidth matrix too); 1 with no data.
+    fn ratio(pairs: &[(f64, f64); 2], cells: &[usize; 2], phase: Phase) -> f64 {
+        let i = phase as usize;
+        let (m, p) = if cells[i] > 0 {
+            pairs[i]
+        } else {
+            (pairs[0].0 + pairs[1].0, pairs[0].1 + pairs[1].1)
+        };
+        if p <= 0.0 || m <= 0.0 {
+            return 1.0;
+        }
+        // A wild ratio from one odd cell must not starve or flood the rest.
+        (m / p).clamp(0.05, 50.0)
+    }
+
+    /// The model corrected by what was measured.
+    pub fn correct(&self, model: &CostModel, phase: Phase) -> Corrected {
+        Corrected {
+            model: *model,
+            setup: Self::ratio(&self.setup, &self.cells, phase),
+            sampling: Self::ratio(&self.sampling, &self.cells, phase),
+        }
+    }
+}
+
+/// A cost model with the measured correction applied.
+#[derive(Debug, Clone, Copy)]
+pub struct Corrected {
+    pub model: CostModel,
+    pub setup: f64,
+    pub sampling: f64,
+}
+
+impl Corrected {
+    pub fn cell_s(&self, phase: Phase, size: u64, budget_s: f64) -> f64 {
+        self.model.setup_s(phase, size) * self.setup
+            + self.model.sampling_s(phase, size, budget_s) * self.sampling
+    }
+}
+
+/// Bytes the calibration allocates: enough to be past the TLB and the
+/// first cache levels, small enough to cost a few milliseconds.
+pub const CALIBRATION_BYTES: usize = 8 << 20;
+
+/// Time what a cell's set-up does (allocate and touch a buffer bound to
+/// `mem_node`, build a random chain in it, check its pages) and one read
+/// pass, on a small buffer, in a thread of its own so the caller's affinity
+/// is untouched. The result is extrapolated per GiB; the first measured
+/// cells correct it.
+pub fn calibrate(mem_node: u32, pages: PageKind) -> Result<CostModel, ExperimentError> {
+    std::thread::scope(|s| {
+        s.spawn(|| calibrate_here(mem_node, pages))
+            .join()
+            .map_err(|_| ExperimentError::Panicked)?
+    })
+}
+
+fn calibrate_here(mem_node: u32, pages: PageKind) -> Result<CostModel, ExperimentError> {
+    let spec = BufferSpec::new(CALIBRATION_BYTES, MemPolicy::Bind(mem_node), pages);
+    let t0 = Instant::now();
+    let mut buf = NodeBuffer::alloc(&spec)?;
+    buf.touch();
+    let touched = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    // SAFETY: the buffer is ours, page-aligned, and outlives the chain.
+    unsafe {
+        chase::build(
+            buf.as_mut_ptr(),
+            buf.len(),
+            64,
+            ChasePattern::Random { window_pages: None },
+            1,
+        )
+    }?;
+    let chained = t1.elapsed().as_secs_f64();
+    let t2 = Instant::now();
+    buf.verify()?;
+    let verified = t2.elapsed().as_secs_f64();
+    let t3 = Instant::now();
+    let words = buf.len() / 8;
+    let p = buf.as_ptr() as *const u64;
+    let mut sum = 0u64;
+    for i in (0..words).step_by(8) {
+        // SAFETY: i < words, inside the mapping; one word per cache line is
+        // enough to bring every line in, which is what a pass costs.
+        sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(p.add(i)) });
+    }
+    std::hint::black_box(sum);
+    let pass = t3.elapsed().as_secs_f64();
+    let per_gib = GIB / buf.len() as f64;
+    Ok(CostModel {
+        fixed_s: CostModel::ASSUMED.fixed_s,
+        latency_setup_s_per_gib: (touched + chained + verified) * per_gib,
+        bandwidth_setup_s_per_gib: (touched + verified) * per_gib,
+        pass_s_per_gib: pass * per_gib,
+        source: "calibration",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_has_a_floor_and_grows_with_the_budget() {
+        let m = CostModel::ASSUMED;
+        let floor = m.sampling_s(Phase::Latency, 64 << 20, 0.0);
+        // Warm-up and three samples of the shortest (5 ms) length.
+        assert!((floor - 0.02).abs() < 1e-9, "{floor}");
+        assert!(m.sampling_s(Phase::Latency, 64 << 20, 1.0) > 1.0);
+        // A bandwidth sample is at least one pass over the buffer.
+        let big = m.sampling_s(Phase::Bandwidth, 1 << 30, 0.0);
+        assert!(big >= 4.0 * m.pass_s_per_gib, "{big}");
+    }
+
+    #[test]
+    fn observed_ratios_correct_the_model_per_phase_then_globally() {
+        let m = CostModel::ASSUMED;
+        let mut o = Observed::default();
+        assert_eq!(o.correct(&m, Phase::Latency).setup, 1.0);
+        // Latency set-up took 4x the prediction: bandwidth, not measured
+        // yet, is assumed 4x too.
+        o.record(Phase::Latency, (0.4, 0.1), (0.1, 0.1));
+        assert!((o.correct(&m, Phase::Latency).setup - 4.0).abs() < 1e-9);
+        assert!((o.correct(&m, Phase::Bandwidth).setup - 4.0).abs() < 1e-9);
+        o.record(Phase::Bandwidth, (0.1, 0.1), (0.1, 0.1));
+        assert!((o.correct(&m, Phase::Bandwidth).setup - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn calibration_on_this_machine_gives_positive_rates() {
+        let live = crate::placement::LiveSystem::read().unwrap();
+        let node = *live.mems_allowed.first().unwrap();
+        let c = calibrate(node, PageKind::Small).unwrap();
+        assert_eq!(c.source, "calibration");
+        assert!(c.latency_setup_s_per_gib > 0.0);
+        assert!(c.latency_setup_s_per_gib >= c.bandwidth_setup_s_per_gib);
+        assert!(c.pass_s_per_gib > 0.0);
+    }
+}

@@ -1,0 +1,336 @@
+//! The budget keeper: a [`Progress`] wrapper that re-plans every cell's
+//! sampling from what the cells before it really cost, forwards everything to
+//! the caller's observer, and tells it where the job stands (counts, elapsed
+//! time, ETA from the plan and the measured costs).
+
+use super::cost::{CostModel, Observed};
+use super::plan::{fit, CELL_MAX_S};
+use super::Phase;
+use crate::experiments::Progress;
+use crate::report::matrix::MatrixResult;
+use crate::stats::StopRule;
+
+/// Where the main job stands, for a progress line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    pub phase: Phase,
+    /// Cells of this phase finished (measured or failed).
+    pub phase_done: usize,
+    pub phase_total: usize,
+    /// Cells of all phases finished and planned.
+    pub done: usize,
+    pub total: usize,
+    pub elapsed_s: f64,
+    /// Seconds still to go, from the plan corrected by the measured costs.
+    pub eta_s: Option<f64>,
+}
+
+/// The caller's side of the main job: a [`Progress`] observer per cell, plus
+/// where the job stands and when a phase starts.
+pub trait Observer: Progress {
+    fn phase_started(&mut self, _phase: Phase, _cells: usize) {}
+    fn status(&mut self, _status: &Status) {}
+    /// A phase ended (completely, or interrupted); `result` is final.
+    fn phase_finished(&mut self, _phase: Phase, _result: &MatrixResult) {}
+    /// A phase was reduced when it began, because the phases before it cost
+    /// more than planned; `plan.reason` says how.
+    fn replanned(&mut self, _plan: &super::plan::PhasePlan) {}
+}
+
+/// Seconds to go for a command without a job plan: the mean wall time of the
+/// finished cells for each remaining one, or before the first, the planned
+/// sampling of each (set-up unknown yet).
+pub fn mean_eta_s(done: usize, total: usize, elapsed_s: f64, cell_budget_s: f64) -> f64 {
+    let left = total.saturating_sub(done) as f64;
+    if done == 0 {
+        left * cell_budget_s
+    } else {
+        left * elapsed_s / done as f64
+    }
+}
+
+/// What the keeper knows of the phases after the running one.
+#[derive(Debug, Clone, Copy)]
+pub struct Later {
+    pub phase: Phase,
+    pub cells: usize,
+    pub cell_budget_s: f64,
+}
+
+pub struct Keeper<'a> {
+    observer: &'a mut dyn Observer,
+    /// Seconds since the job started.
+    clock: Box<dyn FnMut() -> f64 + 'a>,
+    budget_s: f64,
+    size: u64,
+    model: CostModel,
+    observed: &'a mut Observed,
+    phase: Phase,
+    phase_total: usize,
+    later: Vec<Later>,
+    done_before: usize,
+    total: usize,
+    /// Sampling given to each cell of this phase, by index.
+    given: Vec<f64>,
+    current: usize,
+    finished: usize,
+    last_budget_s: f64,
+}
+
+impl<'a> Keeper<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        observer: &'a mut dyn Observer,
+        clock: Box<dyn FnMut() -> f64 + 'a>,
+        budget_s: f64,
+        size: u64,
+        model: CostModel,
+        observed: &'a mut Observed,
+        phase: (Phase, usize, f64),
+        later: Vec<Later>,
+        done_before: usize,
+        total: usize,
+    ) -> Self {
+        Keeper {
+            observer,
+            clock,
+            budget_s,
+            size,
+            model,
+            observed,
+            phase: phase.0,
+            phase_total: phase.1,
+            later,
+            done_before,
+            total,
+            given: vec![phase.2; phase.1],
+            current: 0,
+            finished: 0,
+            last_budget_s: phase.2,
+        }
+    }
+
+    /// Time the later phases are expected to take, with today's correction.
+    fn reserve_s(&self) -> f64 {
+        self.later
+            .iter()
+            .map(|l| {
+                let c = self.observed.correct(&self.model, l.phase);
+                l.cells as f64 * c.cell_s(l.phase, self.size, l.cell_budget_s)
+            })
+            .sum()
+    }
+
+    /// Seconds to go: the cells of this phase not finished yet, at the
+    /// sampling the last re-plan gave, plus the later phases.
+    fn eta_s(&self) -> f64 {
+        let c = self.observed.correct(&self.model, self.phase);
+        let left = self.phase_total.saturating_sub(self.finished) as f64;
+        left * c.cell_s(self.phase, self.size, self.last_budget_s) + self.reserve_s()
+    }
+
+    fn status(&mut self) {
+        let s = Status {
+            phase: self.phase,
+            phase_done: self.finished,
+            phase_total: self.phase_total,
+            done: self.done_before + self.finished,
+            total: self.total,
+            elapsed_s: (self.clock)(),
+            eta_s: Some(self.eta_s()),
+        };
+        self.observer.status(&s);
+    }
+
+    /// Cells of this phase finished so far.
+    pub fn finished(&self) -> usize {
+        self.finished
+    }
+}
+
+impl Progress for Keeper<'_> {
+    fn cell_started(&mut self, index: usize, total: usize, label: &str) {
+        self.current = index;
+        self.observer.cell_started(index, total, label);
+        self.status();
+    }
+
+    fn cell_finished(&mut self, partial: &MatrixResult) {
+        let cell = partial
+            .scaling
+            .as_ref()
+            .and_then(|s| s.last())
+            .or(partial.cells.last());
+        if let Some(c) = cell {
+            let b = self.given.get(self.current).copied().unwrap_or(0.0);
+            let predicted = (
+                self.model.setup_s(self.phase, self.size),
+                self.model.sampling_s(self.phase, self.size, b),
+            );
+            self.observed
+                .record(self.phase, (c.setup_s, c.elapsed_s), predicted);
+        }
+        self.finished += 1;
+        self.observer.cell_finished(partial);
+        self.status();
+    }
+
+    fn cell_failed(&mut self, index: usize, total: usize, reason: &str, partial: &MatrixResult) {
+        self.finished += 1;
+        self.observer.cell_failed(index, total, reason, partial);
+        self.status();
+    }
+
+    /// The sampling for cell `index`: the largest that lets this cell and
+    /// the rest of this phase fit in what is left of the budget after the
+    /// later phases' share, with the costs corrected by the cells measured so
+    /// far; never more than [`CELL_MAX_S`], and the floor (a warm-up and
+    /// three samples) when nothing is left.
+    fn rule_for_cell(&mut self, index: usize, planned: StopRule) -> StopRule {
+        let left = self.budget_s - (self.clock)() - self.reserve_s();
+        let n = self.phase_total.saturating_sub(index).max(1);
+        let c = self.observed.correct(&self.model, self.phase);
+        let b = fit(&c, self.size, &[(self.phase, n)], left, 0.0)
+            .unwrap_or(0.0)
+            .min(CELL_MAX_S);
+        if let Some(g) = self.given.get_mut(index) {
+            *g = b;
+        }
+        self.last_budget_s = b;
+        let rule = StopRule {
+            budget: std::time::Duration::from_secs_f64(b),
+            ..planned
+        };
+        self.observer.rule_for_cell(index, rule)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::matrix::tests::{cell, sample};
+    use std::cell::Cell as StdCell;
+    use std::rc::Rc;
+
+    #[derive(Default)]
+    struct Seen {
+        statuses: Vec<Status>,
+        finished: usize,
+        rules: Vec<f64>,
+    }
+    impl Progress for Seen {
+        fn cell_finished(&mut self, _p: &MatrixResult) {
+            self.finished += 1;
+        }
+        fn rule_for_cell(&mut self, _i: usize, r: StopRule) -> StopRule {
+            self.rules.push(r.budget.as_secs_f64());
+            r
+        }
+    }
+    impl Observer for Seen {
+        fn status(&mut self, s: &Status) {
+            self.statuses.push(s.clone());
+        }
+    }
+
+    fn model() -> CostModel {
+        CostModel {
+            fixed_s: 0.005,
+            latency_setup_s_per_gib: 0.3,
+            bandwidth_setup_s_per_gib: 0.2,
+            pass_s_per_gib: 0.1,
+            source: "assumed",
+        }
+    }
+
+    #[test]
+    fn a_slow_first_cell_shrinks_the_rules_of_the_rest() {
+        let now = Rc::new(StdCell::new(0.0));
+        let t = now.clone();
+        let mut seen = Seen::default();
+        let mut observed = Observed::default();
+        let size = 64 << 20;
+        // 20 cells in 10 s: the model predicts about 25 ms of set-up each.
+        let mut k = Keeper::new(
+            &mut seen,
+            Box::new(move || t.get()),
+            10.0,
+            size,
+            model(),
+            &mut observed,
+            (Phase::Latency, 20, 0.4),
+            vec![],
+            0,
+            20,
+        );
+        k.cell_started(0, 20, "first");
+        let first = k.rule_for_cell(0, StopRule::default()).budget.as_secs_f64();
+        assert!(first > 0.3 && first <= CELL_MAX_S, "{first}");
+        // The first cell's set-up took 0.3 s, 12x the model.
+        let mut m = sample();
+        let mut c = cell(0, 0, 90.0, 1.0);
+        c.setup_s = 0.3;
+        c.elapsed_s = first;
+        m.push(c);
+        now.set(0.3 + first);
+        k.cell_finished(&m);
+        k.cell_started(1, 20, "second");
+        let second = k.rule_for_cell(1, StopRule::default()).budget.as_secs_f64();
+        assert!(second < first, "{second} !< {first}");
+        // The rest, at the corrected costs, fits what is left.
+        let corrected = observed_cost(&k, size, second);
+        assert!(19.0 * corrected <= 10.0 - now.get() + 1e-6);
+        drop(k);
+        assert_eq!(seen.rules, vec![first, second], "forwarded");
+        assert_eq!(seen.finished, 1);
+        let last = seen.statuses.last().unwrap();
+        assert_eq!((last.phase_done, last.done, last.total), (1, 1, 20));
+        assert!(last.eta_s.unwrap() > 0.0);
+    }
+
+    fn observed_cost(k: &Keeper, size: u64, b: f64) -> f64 {
+        k.observed
+            .correct(&k.model, Phase::Latency)
+            .cell_s(Phase::Latency, size, b)
+    }
+
+    #[test]
+    fn later_phases_keep_their_share() {
+        let mut seen = Seen::default();
+        let mut observed = Observed::default();
+        let later = vec![Later {
+            phase: Phase::Bandwidth,
+            cells: 10,
+            cell_budget_s: 0.5,
+        }];
+        let mut alone = Observed::default();
+        let mut seen2 = Seen::default();
+        let mut with = Keeper::new(
+            &mut seen,
+            Box::new(|| 0.0),
+            10.0,
+            64 << 20,
+            model(),
+            &mut observed,
+            (Phase::Latency, 10, 0.4),
+            later,
+            0,
+            20,
+        );
+        let mut without = Keeper::new(
+            &mut seen2,
+            Box::new(|| 0.0),
+            10.0,
+            64 << 20,
+            model(),
+            &mut alone,
+            (Phase::Latency, 10, 0.4),
+            vec![],
+            0,
+            10,
+        );
+        let a = with.rule_for_cell(0, StopRule::default()).budget;
+        let b = without.rule_for_cell(0, StopRule::default()).budget;
+        assert!(a < b, "{a:?} !< {b:?}");
+    }
+}

@@ -1,0 +1,404 @@
+//! The main job as data: which experiments, cells and samples fit the
+//! budget, then running them.
+//!
+//! [`prepare`] checks the request against every node, times a small
+//! calibration of what a cell's set-up costs on this machine and plans
+//! ([`plan`]): each phase's cells, each cell's sampling and the buffer size,
+//! set-up counted. [`run`] measures the phases in order through a
+//! [`Keeper`](keeper::Keeper), which re-plans every cell from what the cells
+//! before it really cost; before the bandwidth phase the whole phase is
+//! re-planned with what is left. The budget covers the calibration and every
+//! cell's set-up and sampling; reading the topology before and the
+//! inference and report writing after are outside it (the README states
+//! that allowance).
+
+pub mod cost;
+pub mod keeper;
+pub mod plan;
+
+use crate::experiments::{self, bandwidth, latency, ExperimentError};
+use crate::placement::LiveSystem;
+use crate::report::matrix::MatrixResult;
+use crate::stats::StopRule;
+use crate::topology::Topology;
+use cost::{CostModel, Observed};
+use keeper::{Keeper, Later, Observer};
+use plan::{Coverage, JobPlan, PhasePlan};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// A part of the main job, in run order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Latency = 0,
+    Bandwidth = 1,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Latency => "latency",
+            Phase::Bandwidth => "bandwidth",
+        }
+    }
+}
+
+/// The shortest `--budget` the main job accepts: below it, even one node
+/// pair gets no more than a handful of samples after the calibration and
+/// set-up, and the result would be noise presented as a matrix.
+pub const MIN_BUDGET: Duration = Duration::from_secs(1);
+
+/// Buffer sizes the main job prefers: at least 4x the last-level cache so
+/// the figures are memory, not cache; 64 MiB when the budget allows (seed
+/// 004 saw no difference between 32 MiB and 1 GiB above the cache), 16 MiB
+/// as the lever when set-up would eat the budget; never above the
+/// experiments' default (half the free memory of the smallest node).
+pub fn buffer_sizes(llc: Option<u64>, cap: u64) -> Vec<u64> {
+    const STEP: u64 = 2 << 20;
+    let round = |x: u64| x.div_ceil(STEP) * STEP;
+    let llc4 = 4 * llc.unwrap_or(0);
+    let mut v = vec![round((64u64 << 20).max(llc4)).min(cap)];
+    // Without a known LLC, 16 MiB might be cache: keep the preferred size.
+    if llc.is_some() {
+        let small = round((16u64 << 20).max(llc4)).min(cap);
+        if small < v[0] {
+            v.push(small);
+        }
+    }
+    v
+}
+
+/// What the user asked of the main job.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub budget: Duration,
+    /// Buffer bytes for both matrices; checked against every node.
+    pub size: Option<u64>,
+}
+
+/// A planned main job, ready to run.
+pub struct Job {
+    start: Instant,
+    budget: Duration,
+    pub plan: JobPlan,
+    lat: latency::LatencyPlan,
+    bw: bandwidth::BandwidthPlan,
+    cpu_nodes: Vec<u32>,
+    mem_nodes: Vec<u32>,
+    distances: Option<crate::topology::Distances>,
+}
+
+/// Check, calibrate and plan. The budget's clock starts here.
+pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
+    let start = Instant::now();
+    let (cpu_nodes, mem_nodes) = experiments::resolve_nodes(topo, None, None)?;
+    let live = LiveSystem::read()?;
+    let sizes = match cfg.size {
+        Some(s) => vec![s],
+        None => buffer_sizes(
+            topo.llc_bytes(),
+            experiments::default_size(topo, &live, &mem_nodes),
+        ),
+    };
+    // The largest size is checked against every node by both plans, so a
+    // size that cannot fit fails here, before anything is measured.
+    let lat = latency::plan(
+        topo,
+        &latency::LatencyConfig {
+            size: Some(sizes[0]),
+            ..Default::default()
+        },
+    )?;
+    let bw = bandwidth::plan(
+        topo,
+        &bandwidth::BandwidthConfig {
+            size: Some(sizes[0]),
+            ..Default::default()
+        },
+    )?;
+    // A failed calibration is no reason to refuse the job: the assumed
+    // rates are corrected after the first cell anyway.
+    let costs = cost::calibrate(mem_nodes[0], lat.pages).unwrap_or(CostModel::ASSUMED);
+    let request = plan::Request {
+        budget: cfg.budget.saturating_sub(start.elapsed()),
+        budget_given: cfg.budget,
+        cpu_nodes: cpu_nodes.clone(),
+        mem_nodes: mem_nodes.clone(),
+        distances: topo.distances.clone(),
+        sizes,
+        costs,
+    };
+    Ok(Job {
+        start,
+        budget: cfg.budget,
+        plan: plan::plan(&request),
+        lat,
+        bw,
+        cpu_nodes,
+        mem_nodes,
+        distances: topo.distances.clone(),
+    })
+}
+
+/// One phase as it ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseRecord {
+    #[serde(flatten)]
+    pub plan: PhasePlan,
+    pub planned_cells: usize,
+    pub measured_cells: usize,
+    pub elapsed_s: f64,
+}
+
+/// The main job as it ran: `plan` in `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Record {
+    pub budget_s: f64,
+    /// Wall time from the calibration to the last cell.
+    pub elapsed_s: f64,
+    /// Every planned phase ran to its end (not interrupted).
+    pub complete: bool,
+    pub size_bytes: u64,
+    pub estimated_s: f64,
+    pub sound_budget_s: f64,
+    pub statement: Option<String>,
+    pub costs: CostModel,
+    pub phases: Vec<PhaseRecord>,
+}
+
+pub struct Outcome {
+    pub latency: Option<MatrixResult>,
+    pub bandwidth: Option<MatrixResult>,
+    pub record: Record,
+}
+
+/// Measure the plan, phase by phase, keeping the budget.
+pub fn run(job: &Job, observer: &mut dyn Observer) -> Result<Outcome, ExperimentError> {
+    let budget_s = job.budget.as_secs_f64();
+    let size = job.plan.size_bytes;
+    let total: usize = job.plan.phases.iter().map(|p| p.cells.len()).sum();
+    let mut observed = Observed::default();
+    let mut records = Vec::new();
+    let mut out = Outcome {
+        latency: None,
+        bandwidth: None,
+        record: Record {
+            budget_s,
+            elapsed_s: 0.0,
+            complete: true,
+            size_bytes: size,
+            estimated_s: job.plan.estimated_s,
+            sound_budget_s: job.plan.sound_budget_s,
+            statement: job.plan.statement.clone(),
+            costs: job.plan.costs,
+            phases: Vec::new(),
+        },
+    };
+    let mut done = 0;
+    for (i, planned) in job.plan.phases.iter().enumerate() {
+        let mut phase = planned.clone();
+        if crate::cancel::requested() {
+            out.record.complete = false;
+            phase.skipped.append(&mut phase.cells);
+            phase.coverage = Coverage::Skipped;
+            phase.reason = Some("interrupted before it started".into());
+            records.push(PhaseRecord {
+                planned_cells: 0,
+                measured_cells: 0,
+                elapsed_s: 0.0,
+                plan: phase,
+            });
+            continue;
+        }
+        if i > 0 {
+            // What the phases before really cost decides what is left.
+            let full: Vec<(u32, u32)> = phase.cells.iter().chain(&phase.skipped).copied().collect();
+            let avail = budget_s - job.start.elapsed().as_secs_f64();
+            let (mut v, _) = plan::plan_phases(
+                &observed.correct(&job.plan.costs, phase.phase),
+                &[size],
+                &[(
+                    phase.phase,
+                    sort_like(&full, &job.cpu_nodes, &job.mem_nodes),
+                )],
+                &job.cpu_nodes,
+                &job.mem_nodes,
+                job.distances.as_ref(),
+                avail,
+            );
+            phase = v.remove(0);
+            if phase.cells.len() < planned.cells.len() || phase.coverage != planned.coverage {
+                if let Some(r) = phase.reason.as_mut() {
+                    r.push_str(&format!(
+                        " (re-planned when it began, with {:.1} s of the budget left)",
+                        avail.max(0.0)
+                    ));
+                    observer.replanned(&phase);
+                }
+            }
+        }
+        let later: Vec<Later> = job.plan.phases[i + 1..]
+            .iter()
+            .map(|p| Later {
+                phase: p.phase,
+                cells: p.cells.len(),
+                cell_budget_s: p.cell_budget_s,
+            })
+            .collect();
+        let began = Instant::now();
+        let result = if phase.cells.is_empty() {
+            None
+        } else {
+            observer.phase_started(phase.phase, phase.cells.len());
+            let rule = StopRule {
+                budget: Duration::from_secs_f64(phase.cell_budget_s),
+                ..StopRule::default()
+            };
+            let start = job.start;
+            let mut keeper = Keeper::new(
+                &mut *observer,
+                Box::new(move || start.elapsed().as_secs_f64()),
+                budget_s,
+                size,
+                job.plan.costs,
+                &mut observed,
+                (phase.phase, phase.cells.len(), phase.cell_budget_s),
+                later,
+                done,
+                total.max(done + phase.cells.len()),
+            );
+            let keep = |c: u32, m: u32| phase.cells.contains(&(c, m));
+            let mut r = match phase.phase {
+                Phase::Latency => {
+                    let mut p = job.lat.clone();
+                    p.size = size;
+                    p.rule = rule;
+                    p.cells.retain(|&(c, _, m)| keep(c, m));
+                    latency::run(&p, &mut keeper)?
+                }
+                Phase::Bandwidth => {
+                    let mut p = job.bw.clone();
+                    p.size = size;
+                    p.rule = rule;
+                    p.cells.retain(|pc| keep(pc.cpu_node, pc.mem_node));
+                    bandwidth::run(&p, &mut keeper)?
+                }
+            };
+            done += keeper.finished();
+            drop(keeper);
+            if !phase.skipped.is_empty() {
+                r.notes.push(format!(
+                    "{} of {} cells planned to keep the budget; run.json's plan names the skipped ones",
+                    phase.cells.len(),
+                    phase.cells.len() + phase.skipped.len()
+                ));
+            }
+            if r.interrupted {
+                out.record.complete = false;
+            }
+            observer.phase_finished(phase.phase, &r);
+            Some(r)
+        };
+        records.push(PhaseRecord {
+            planned_cells: phase.cells.len(),
+            measured_cells: result.as_ref().map_or(0, |r| r.cells.len()),
+            elapsed_s: began.elapsed().as_secs_f64(),
+            plan: phase.clone(),
+        });
+        match phase.phase {
+            Phase::Latency => out.latency = result,
+            Phase::Bandwidth => out.bandwidth = result,
+        }
+    }
+    out.record.elapsed_s = job.start.elapsed().as_secs_f64();
+    out.record.phases = records;
+    Ok(out)
+}
+
+/// `cells` in row-major order of the matrix.
+fn sort_like(cells: &[(u32, u32)], cpu: &[u32], mem: &[u32]) -> Vec<(u32, u32)> {
+    let mut v = cells.to_vec();
+    v.sort_by_key(|&(c, m)| {
+        (
+            cpu.iter().position(|&x| x == c),
+            mem.iter().position(|&x| x == m),
+        )
+    });
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_sizes_stay_above_four_times_the_llc_and_below_the_cap() {
+        assert_eq!(
+            buffer_sizes(Some(8 << 20), 1 << 30),
+            vec![64 << 20, 32 << 20]
+        );
+        // A 32 MiB LLC: both candidates are 128 MiB, so one.
+        assert_eq!(buffer_sizes(Some(32 << 20), 1 << 30), vec![128 << 20]);
+        // The experiments' cap wins.
+        assert_eq!(
+            buffer_sizes(Some(1 << 20), 20 << 20),
+            vec![20 << 20, 16 << 20]
+        );
+        assert_eq!(buffer_sizes(None, 1 << 30), vec![64 << 20]);
+    }
+
+    /// Observes a real (tiny) job on this machine.
+    #[derive(Default)]
+    struct Count {
+        phases: Vec<Phase>,
+        statuses: usize,
+    }
+    impl crate::experiments::Progress for Count {}
+    impl Observer for Count {
+        fn phase_started(&mut self, p: Phase, _cells: usize) {
+            self.phases.push(p);
+        }
+        fn status(&mut self, _s: &keeper::Status) {
+            self.statuses += 1;
+        }
+    }
+
+    #[test]
+    fn a_tiny_job_on_this_machine_runs_both_phases() {
+        let topo = crate::experiments::testing::live_topology();
+        let job = prepare(
+            &topo,
+            &Config {
+                budget: Duration::from_secs(1),
+                size: Some(8 << 20),
+            },
+        )
+        .unwrap();
+        assert_eq!(job.plan.size_bytes, 8 << 20);
+        let mut seen = Count::default();
+        let out = run(&job, &mut seen).unwrap();
+        assert_eq!(seen.phases, vec![Phase::Latency, Phase::Bandwidth]);
+        assert!(seen.statuses >= 4);
+        assert!(out.record.complete);
+        assert!(out.latency.unwrap().complete);
+        assert_eq!(out.record.phases.len(), 2);
+        assert_eq!(out.record.budget_s, 1.0);
+    }
+
+    #[test]
+    fn an_impossible_size_fails_before_measuring() {
+        let topo = crate::experiments::testing::live_topology();
+        let e = prepare(
+            &topo,
+            &Config {
+                budget: Duration::from_secs(1),
+                size: Some(1 << 50),
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("does not fit"), "{e}");
+    }
+}

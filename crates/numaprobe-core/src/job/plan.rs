@@ -1,0 +1,598 @@
+//! The budget planner: which cells of which phase, with how much sampling
+//! each and which buffer, fit the main job's budget, set-up counted. Pure
+//! arithmetic over a [`CostModel`], so it is tested with synthetic costs.
+//!
+//! The policy, in the order it gives things up (what `run --help` and the
+//! README promise):
+//! 1. Every cell of both matrices with a sound measurement (at least
+//!    [`SOUND_CELL_S`] of sampling: a warm-up and well over five samples of at
+//!    least 5 ms), at the preferred buffer size, else at the smaller one.
+//! 2. Every cell with fewer samples (down to a warm-up and three samples).
+//! 3. The whole latency matrix (inference is made from it), and bandwidth
+//!    only on the diagonal plus, per row, the remote node the SLIT puts
+//!    farthest (the local-to-worst range a placement decision needs).
+//! 4. The whole latency matrix, bandwidth skipped.
+//! 5. Latency only on the diagonal, then row by row as far as the budget
+//!    goes (at least one cell).
+
+use super::cost::{Corrected, CostModel};
+use super::Phase;
+use crate::topology::Distances;
+use serde::Serialize;
+use std::time::Duration;
+
+/// Sampling a cell gets at most: an idle machine reaches the CV target long
+/// before, and a busy one gains little from more.
+pub const CELL_MAX_S: f64 = 2.0;
+/// Sampling below which a cell is not a sound measurement: one warm-up and
+/// about nineteen samples of 5 ms, so even when the probe misjudges the
+/// sample length by 2x there are more than five samples for the median.
+pub const SOUND_CELL_S: f64 = 0.1;
+
+/// How much of a phase's matrix is measured, and how well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    /// Every cell, each a sound measurement.
+    Full,
+    /// Every cell, with fewer samples than a sound measurement.
+    FewerSamples,
+    /// Some cells; `skipped` names the others.
+    Subset,
+    /// Nothing.
+    Skipped,
+}
+
+/// One phase of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhasePlan {
+    pub phase: Phase,
+    pub coverage: Coverage,
+    /// (CPU node, memory node) to measure, in run order (in the matrix
+    /// documents, not repeated here).
+    #[serde(skip)]
+    pub cells: Vec<(u32, u32)>,
+    /// Cells of the full matrix left out.
+    pub skipped: Vec<(u32, u32)>,
+    /// Planned sampling per cell, seconds (the re-planning adjusts it).
+    pub cell_budget_s: f64,
+    /// Planned wall time of the phase, set-up included.
+    pub estimated_s: f64,
+    /// Why the phase is less than a sound full matrix.
+    pub reason: Option<String>,
+}
+
+/// The main job's plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobPlan {
+    pub budget_s: f64,
+    /// Buffer bytes of every cell of both matrices.
+    pub size_bytes: u64,
+    pub phases: Vec<PhasePlan>,
+    /// Planned wall time of all phases.
+    pub estimated_s: f64,
+    /// Budget that gives every cell of both matrices a sound measurement.
+    pub sound_budget_s: f64,
+    /// One line for the user when the budget falls short: what it cannot
+    /// do, the budget that would, and what is done instead.
+    pub statement: Option<String>,
+    pub costs: CostModel,
+}
+
+/// What the planner plans from.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Wall time left for the measurements (set-up and sampling).
+    pub budget: Duration,
+    /// The budget as the user gave it, for the statement.
+    pub budget_given: Duration,
+    pub cpu_nodes: Vec<u32>,
+    pub mem_nodes: Vec<u32>,
+    /// The SLIT, to pick the remote bandwidth cell of each row.
+    pub distances: Option<Distances>,
+    /// Candidate buffer sizes, preferred first (one when given explicitly).
+    pub sizes: Vec<u64>,
+    pub costs: CostModel,
+}
+
+fn all_cells(cpu: &[u32], mem: &[u32]) -> Vec<(u32, u32)> {
+    cpu.iter()
+        .flat_map(|&c| mem.iter().map(move |&m| (c, m)))
+        .collect()
+}
+
+/// Per row: the local cell and the remote node farthest by the SLIT (the
+/// next node id after the row's, when there is no SLIT).
+pub fn diagonal_and_farthest(
+    cpu: &[u32],
+    mem: &[u32],
+    distances: Option<&Distances>,
+) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for &c in cpu {
+        if mem.contains(&c) {
+            out.push((c, c));
+        }
+        let remote: Vec<u32> = mem.iter().copied().filter(|&m| m != c).collect();
+        let far = match distances {
+            Some(d) if remote.iter().all(|&m| d.get(c, m).is_some()) => remote
+                .iter()
+                .copied()
+                // Farthest first; the lowest id among equals.
+                .max_by_key(|&m| (d.get(c, m), std::cmp::Reverse(m))),
+            _ => remote
+                .iter()
+                .copied()
+                .find(|&m| m > c)
+                .or(remote.first().copied()),
+        };
+        out.extend(far.map(|m| (c, m)));
+    }
+    out.sort_by_key(|&(c, m)| {
+        (
+            cpu.iter().position(|&x| x == c),
+            mem.iter().position(|&x| x == m),
+        )
+    });
+    out
+}
+
+/// The diagonal first, then every other cell row by row: the order the
+/// latency matrix is given up in when even its minimum does not fit.
+fn latency_priority(cpu: &[u32], mem: &[u32]) -> Vec<(u32, u32)> {
+    let mut v: Vec<(u32, u32)> = cpu
+        .iter()
+        .filter(|c| mem.contains(c))
+        .map(|&c| (c, c))
+        .collect();
+    for cell in all_cells(cpu, mem) {
+        if !v.contains(&cell) {
+            v.push(cell);
+        }
+    }
+    v
+}
+
+fn total_s(costs: &Corrected, size: u64, phases: &[(Phase, usize)], budget_s: f64) -> f64 {
+    phases
+        .iter()
+        .map(|&(p, n)| n as f64 * costs.cell_s(p, size, budget_s))
+        .sum()
+}
+
+/// The largest sampling per cell in [`min_s`, CELL_MAX_S] with which the
+/// cells fit in `avail_s`; None when even `min_s` does not.
+pub fn fit(
+    costs: &Corrected,
+    size: u64,
+    phases: &[(Phase, usize)],
+    avail_s: f64,
+    min_s: f64,
+) -> Option<f64> {
+    if total_s(costs, size, phases, min_s) > avail_s {
+        return None;
+    }
+    if total_s(costs, size, phases, CELL_MAX_S) <= avail_s {
+        return Some(CELL_MAX_S);
+    }
+    let (mut lo, mut hi) = (min_s, CELL_MAX_S);
+    for _ in 0..50 {
+        let mid = (lo + hi) / 2.0;
+        if total_s(costs, size, phases, mid) <= avail_s {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// A budget a user can type, rounded up: whole seconds below two minutes,
+/// whole minutes above.
+pub fn budget_arg(secs: f64) -> String {
+    if secs < 120.0 {
+        format!("{}s", secs.ceil().max(1.0) as u64)
+    } else {
+        format!("{}m", (secs / 60.0).ceil() as u64)
+    }
+}
+
+/// A duration as `--budget` takes it: `500ms`, `5s`, `2.5s`.
+pub fn duration_arg(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 1.0 {
+        format!("{}ms", d.as_millis())
+    } else if (s - s.round()).abs() < 1e-9 {
+        format!("{}s", s.round() as u64)
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+/// One option of the ladder: the cells of each phase.
+type Choice = Vec<(Phase, Vec<(u32, u32)>)>;
+
+/// Plan `phases` (each with its full matrix) into `avail_s`, walking the
+/// ladder of the module doc. Returns the phase plans and the buffer size.
+pub fn plan_phases(
+    costs: &Corrected,
+    sizes: &[u64],
+    phases: &[(Phase, Vec<(u32, u32)>)],
+    cpu: &[u32],
+    mem: &[u32],
+    distances: Option<&Distances>,
+    avail_s: f64,
+) -> (Vec<PhasePlan>, u64) {
+    let counts =
+        |c: &Choice| -> Vec<(Phase, usize)> { c.iter().map(|(p, v)| (*p, v.len())).collect() };
+    let full: Choice = phases.to_vec();
+    // 1. Everything, sound, at the largest size that allows it.
+    for &size in sizes {
+        if let Some(b) = fit(costs, size, &counts(&full), avail_s, SOUND_CELL_S) {
+            return (build(costs, size, phases, &full, b), size);
+        }
+    }
+    let size = *sizes.last().expect("at least one buffer size");
+    let has = |p: Phase| phases.iter().any(|(q, _)| *q == p);
+    let mut ladder: Vec<Choice> = vec![full.clone()];
+    if has(Phase::Bandwidth) {
+        let reduce = |with_bw: Option<Vec<(u32, u32)>>| -> Choice {
+            phases
+                .iter()
+                .map(|(p, v)| match p {
+                    Phase::Bandwidth => (*p, with_bw.clone().unwrap_or_default()),
+                    Phase::Latency => (*p, v.clone()),
+                })
+                .collect()
+        };
+        let diag = diagonal_and_farthest(cpu, mem, distances);
+        if phases
+            .iter()
+            .any(|(p, v)| *p == Phase::Bandwidth && diag.len() < v.len())
+        {
+            ladder.push(reduce(Some(diag)));
+        }
+        ladder.push(reduce(None));
+    }
+    for choice in &ladder {
+        if let Some(b) = fit(costs, size, &counts(choice), avail_s, 0.0) {
+            return (build(costs, size, phases, choice, b), size);
+        }
+    }
+    // 5. Latency cells in priority order, as many as fit at the floor.
+    let mut choice: Choice = phases.iter().map(|(p, _)| (*p, Vec::new())).collect();
+    if let Some(lat) = choice.iter_mut().find(|(p, _)| *p == Phase::Latency) {
+        let per = costs.cell_s(Phase::Latency, size, 0.0).max(1e-9);
+        let n = ((avail_s / per).floor().max(1.0)) as usize;
+        let order = latency_priority(cpu, mem);
+        let mut keep: Vec<(u32, u32)> = order.into_iter().take(n).collect();
+        let full_lat = &phases
+            .iter()
+            .find(|(p, _)| *p == Phase::Latency)
+            .expect("latency phase")
+            .1;
+        keep.sort_by_key(|c| full_lat.iter().position(|x| x == c));
+        lat.1 = keep;
+    }
+    (build(costs, size, phases, &choice, 0.0), size)
+}
+
+fn build(
+    costs: &Corrected,
+    size: u64,
+    full: &[(Phase, Vec<(u32, u32)>)],
+    choice: &Choice,
+    b: f64,
+) -> Vec<PhasePlan> {
+    full.iter()
+        .zip(choice)
+        .map(|((phase, all), (_, cells))| {
+            let skipped: Vec<(u32, u32)> =
+                all.iter().filter(|c| !cells.contains(c)).copied().collect();
+            let coverage = if cells.is_empty() {
+                Coverage::Skipped
+            } else if !skipped.is_empty() {
+                Coverage::Subset
+            } else if b >= SOUND_CELL_S {
+                Coverage::Full
+            } else {
+                Coverage::FewerSamples
+            };
+            let samples = if b < SOUND_CELL_S {
+                format!(
+                    "; {:.0} ms of sampling per cell instead of at least {:.0} ms",
+                    b * 1e3,
+                    SOUND_CELL_S * 1e3
+                )
+            } else {
+                String::new()
+            };
+            let reason = match coverage {
+                Coverage::Full => None,
+                Coverage::FewerSamples => Some(format!(
+                    "every cell with fewer samples{samples} (at least a warm-up and 3 samples)"
+                )),
+                Coverage::Subset if *phase == Phase::Bandwidth => Some(format!(
+                    "only the diagonal and the farthest remote node of each row; {} of {} cells skipped{samples}",
+                    skipped.len(),
+                    all.len()
+                )),
+                Coverage::Subset => Some(format!(
+                    "only the diagonal, then row by row as far as the budget goes: {} of {} cells skipped{samples}",
+                    skipped.len(),
+                    all.len()
+                )),
+                Coverage::Skipped => Some("skipped: the budget does not reach it".into()),
+            };
+            PhasePlan {
+                phase: *phase,
+                coverage,
+                estimated_s: cells.len() as f64 * costs.cell_s(*phase, size, b),
+                cells: cells.clone(),
+                skipped,
+                cell_budget_s: b,
+                reason,
+            }
+        })
+        .collect()
+}
+
+/// The plan for the main job: both matrices over every allowed node pair.
+pub fn plan(req: &Request) -> JobPlan {
+    let costs = Corrected {
+        model: req.costs,
+        setup: 1.0,
+        sampling: 1.0,
+    };
+    let all = all_cells(&req.cpu_nodes, &req.mem_nodes);
+    let phases = vec![
+        (Phase::Latency, all.clone()),
+        (Phase::Bandwidth, all.clone()),
+    ];
+    let avail = req.budget.as_secs_f64();
+    let (plans, size) = plan_phases(
+        &costs,
+        &req.sizes,
+        &phases,
+        &req.cpu_nodes,
+        &req.mem_nodes,
+        req.distances.as_ref(),
+        avail,
+    );
+    let n = all.len();
+    let sound_size = req.sizes[0];
+    // What the user gave plus what the measurements need beyond what is left.
+    let spent = (req.budget_given.as_secs_f64() - avail).max(0.0);
+    let sound_budget_s = spent
+        + total_s(
+            &costs,
+            sound_size,
+            &[(Phase::Latency, n), (Phase::Bandwidth, n)],
+            SOUND_CELL_S,
+        );
+    let statement = statement(req, &plans, n, sound_budget_s);
+    JobPlan {
+        budget_s: req.budget_given.as_secs_f64(),
+        size_bytes: size,
+        estimated_s: plans.iter().map(|p| p.estimated_s).sum(),
+        phases: plans,
+        sound_budget_s,
+        statement,
+        costs: req.costs,
+    }
+}
+
+fn statement(req: &Request, plans: &[PhasePlan], n: usize, sound_s: f64) -> Option<String> {
+    if plans.iter().all(|p| p.coverage == Coverage::Full) {
+        return None;
+    }
+    let given = duration_arg(req.budget_given);
+    let b = plans.iter().map(|p| p.cell_budget_s).fold(0.0, f64::max);
+    let fewer = format!(
+        "fewer samples ({:.0} ms of sampling per cell, at least 3 samples)",
+        b * 1e3
+    );
+    let mut what = Vec::new();
+    if plans.iter().all(|p| p.coverage == Coverage::FewerSamples) {
+        what.push(format!("every cell with {fewer}"));
+    } else {
+        for p in plans {
+            let name = p.phase.name();
+            match p.coverage {
+                Coverage::Full => what.push(format!("the whole {name} matrix")),
+                Coverage::FewerSamples => what.push(format!("the whole {name} matrix with {fewer}")),
+                Coverage::Subset if p.phase == Phase::Bandwidth => what.push(format!(
+                    "{name} only on the diagonal and the farthest remote node of each row ({} cells skipped)",
+                    p.skipped.len()
+                )),
+                Coverage::Subset => what.push(format!(
+                    "{name} on {} of {} cells (the diagonal first, then row by row)",
+                    p.cells.len(),
+                    p.cells.len() + p.skipped.len()
+                )),
+                Coverage::Skipped => what.push(format!("no {name} matrix")),
+            }
+        }
+    }
+    let skipped = if plans.iter().any(|p| !p.skipped.is_empty()) {
+        "; run.json's plan names the skipped cells"
+    } else {
+        ""
+    };
+    Some(format!(
+        "--budget {given} is too short for a sound measurement of {n} latency and {n} bandwidth cells \
+         (at least {:.0} ms of sampling each; with set-up that takes --budget {}): measuring {}{skipped}",
+        SOUND_CELL_S * 1e3,
+        budget_arg(sound_s),
+        what.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Costs of a plausible server: 0.3 s/GiB of latency set-up.
+    fn costs() -> CostModel {
+        CostModel {
+            fixed_s: 0.005,
+            latency_setup_s_per_gib: 0.3,
+            bandwidth_setup_s_per_gib: 0.2,
+            pass_s_per_gib: 0.1,
+            source: "assumed",
+        }
+    }
+
+    fn nodes(n: u32) -> Vec<u32> {
+        (0..n).collect()
+    }
+
+    fn request(n: u32, budget_s: f64) -> Request {
+        Request {
+            budget: Duration::from_secs_f64(budget_s),
+            budget_given: Duration::from_secs_f64(budget_s),
+            cpu_nodes: nodes(n),
+            mem_nodes: nodes(n),
+            distances: None,
+            sizes: vec![64 << 20, 32 << 20],
+            costs: costs(),
+        }
+    }
+
+    fn plain(c: CostModel) -> Corrected {
+        Corrected {
+            model: c,
+            setup: 1.0,
+            sampling: 1.0,
+        }
+    }
+
+    #[test]
+    fn two_nodes_in_a_minute_is_a_sound_full_plan() {
+        let p = plan(&request(2, 60.0));
+        assert!(p.statement.is_none(), "{:?}", p.statement);
+        assert!(p.phases.iter().all(|ph| ph.coverage == Coverage::Full));
+        assert!(p.phases.iter().all(|ph| ph.cells.len() == 4));
+        assert_eq!(p.size_bytes, 64 << 20, "the preferred size fits");
+        assert!(p.estimated_s <= 60.0);
+    }
+
+    #[test]
+    fn sixteen_and_sixty_four_nodes_stay_within_the_budget() {
+        for n in [16, 64] {
+            let p = plan(&request(n, 60.0));
+            assert!(p.estimated_s <= 60.0 + 1e-6, "{n} nodes: {}", p.estimated_s);
+            // The planned total, recomputed from the cells, is the estimate.
+            let c = plain(costs());
+            let sum: f64 = p
+                .phases
+                .iter()
+                .map(|ph| {
+                    ph.cells.len() as f64 * c.cell_s(ph.phase, p.size_bytes, ph.cell_budget_s)
+                })
+                .sum();
+            assert!(sum <= 60.0 + 1e-6, "{n} nodes: {sum}");
+            assert!(!p.phases[0].cells.is_empty());
+        }
+        // 64 nodes: 4096 cells per matrix do not fit a minute: the statement
+        // names a budget that would, and bandwidth goes first.
+        let p = plan(&request(64, 60.0));
+        let s = p.statement.as_deref().unwrap();
+        assert!(s.contains("--budget 60s is too short"), "{s}");
+        assert!(p.sound_budget_s > 60.0);
+        assert!(
+            s.contains(&format!("--budget {}", budget_arg(p.sound_budget_s))),
+            "{s}"
+        );
+        assert_ne!(p.phases[1].coverage, Coverage::Full);
+        assert_eq!(p.size_bytes, 32 << 20, "the smaller buffer is used first");
+    }
+
+    #[test]
+    fn too_small_budget_says_what_is_reduced() {
+        // 8 nodes, 5 s: 128 cells cannot each have 100 ms.
+        let p = plan(&request(8, 5.0));
+        let s = p.statement.clone().unwrap();
+        assert!(s.contains("--budget 5s is too short"), "{s}");
+        assert!(p.sound_budget_s > 5.0);
+        assert!(p.estimated_s <= 5.0 + 1e-6, "{}", p.estimated_s);
+        assert!(p.phases.iter().any(|ph| ph.coverage != Coverage::Full));
+        // The latency matrix is kept whole before bandwidth is cut.
+        if p.phases[1].coverage != Coverage::FewerSamples {
+            assert_eq!(p.phases[0].cells.len(), 64);
+        }
+        for ph in &p.phases {
+            if ph.coverage != Coverage::Full {
+                assert!(ph.reason.is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn the_ladder_gives_up_bandwidth_before_latency() {
+        // Costs so high that only a few latency cells fit.
+        let mut slow = costs();
+        slow.latency_setup_s_per_gib = 30.0;
+        slow.bandwidth_setup_s_per_gib = 30.0;
+        let mut r = request(4, 5.0);
+        r.costs = slow;
+        let p = plan(&r);
+        assert_eq!(p.phases[1].coverage, Coverage::Skipped);
+        assert_eq!(p.phases[1].skipped.len(), 16);
+        let lat = &p.phases[0];
+        assert_eq!(lat.coverage, Coverage::Subset);
+        // The diagonal comes first.
+        let diag = lat.cells.iter().filter(|(c, m)| c == m).count();
+        assert_eq!(diag, lat.cells.len().min(4), "{:?}", lat.cells);
+        assert!(p.statement.unwrap().contains("latency on"));
+    }
+
+    #[test]
+    fn bandwidth_subset_is_the_diagonal_and_the_farthest_node() {
+        let d = Distances {
+            node_ids: vec![0, 1, 2, 3],
+            matrix: vec![
+                vec![10, 16, 22, 16],
+                vec![16, 10, 16, 22],
+                vec![22, 16, 10, 16],
+                vec![16, 22, 16, 10],
+            ],
+        };
+        let v = diagonal_and_farthest(&nodes(4), &nodes(4), Some(&d));
+        assert_eq!(
+            v,
+            vec![
+                (0, 0),
+                (0, 2),
+                (1, 1),
+                (1, 3),
+                (2, 0),
+                (2, 2),
+                (3, 1),
+                (3, 3)
+            ]
+        );
+        // Without a SLIT: the next node.
+        let v = diagonal_and_farthest(&nodes(3), &nodes(3), None);
+        assert_eq!(v, vec![(0, 0), (0, 1), (1, 1), (1, 2), (2, 0), (2, 2)]);
+    }
+
+    #[test]
+    fn fit_is_bounded_and_monotonic() {
+        let c = plain(costs());
+        let ph = [(Phase::Latency, 10)];
+        assert_eq!(fit(&c, 64 << 20, &ph, 1e6, 0.0), Some(CELL_MAX_S));
+        assert_eq!(fit(&c, 64 << 20, &ph, 0.01, 0.0), None);
+        let a = fit(&c, 64 << 20, &ph, 5.0, 0.0).unwrap();
+        let b = fit(&c, 64 << 20, &ph, 10.0, 0.0).unwrap();
+        assert!(a < b && b <= CELL_MAX_S);
+    }
+
+    #[test]
+    fn budget_args_round_up_to_what_a_user_types() {
+        assert_eq!(budget_arg(4.2), "5s");
+        assert_eq!(budget_arg(119.0), "119s");
+        assert_eq!(budget_arg(121.0), "3m");
+        assert_eq!(budget_arg(0.1), "1s");
+    }
+}

@@ -1,0 +1,258 @@
+//! Progress of a measurement on stderr, at any number of cells: on a
+//! terminal one line for the whole run (phase, counts, elapsed, ETA) redrawn
+//! in place and cleared at the end or on error; in a batch log a plain line
+//! every few seconds. The texts are pure functions, tested without a clock.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// How often a plain progress line is written when stderr is not a terminal.
+pub const PLAIN_EVERY: Duration = Duration::from_secs(5);
+
+/// Where a measurement stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// `latency`, `bandwidth`; empty while unknown.
+    pub phase: String,
+    pub phase_done: usize,
+    pub phase_total: usize,
+    /// All phases; equal to the phase's counts when there is one phase.
+    pub done: usize,
+    pub total: usize,
+    pub elapsed_s: f64,
+    pub eta_s: Option<f64>,
+}
+
+/// A duration for people: `4.2 s`, `41 s`, `2 min 05 s`, `1 h 02 min`.
+pub fn duration_text(s: f64) -> String {
+    let s = s.max(0.0);
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 60.0 {
+        format!("{:.0} s", s.floor())
+    } else if s < 3600.0 {
+        let t = s.round() as u64;
+        format!("{} min {:02} s", t / 60, t % 60)
+    } else {
+        let m = (s / 60.0).round() as u64;
+        format!("{} h {:02} min", m / 60, m % 60)
+    }
+}
+
+/// `latency 37/256, total 37/512` (`sep` between the two), or only the
+/// phase's count when it is the whole run.
+fn counts(s: &Snapshot, sep: &str) -> String {
+    let phase = if s.phase.is_empty() {
+        format!("{}/{}", s.phase_done, s.phase_total)
+    } else {
+        format!("{} {}/{}", s.phase, s.phase_done, s.phase_total)
+    };
+    if s.total == s.phase_total && s.done == s.phase_done {
+        phase
+    } else {
+        format!("{phase}{sep}total {}/{}", s.done, s.total)
+    }
+}
+
+fn times(s: &Snapshot) -> String {
+    let mut t = format!("{} elapsed", duration_text(s.elapsed_s));
+    if let Some(e) = s.eta_s {
+        t.push_str(&format!(", ETA {}", duration_text(e)));
+    }
+    t
+}
+
+/// The terminal line: `[latency 37/256 | total 37/512] 41 s elapsed, ETA 19 s  LABEL`,
+/// cut to `width - 1` characters so it never wraps (a wrapped line cannot
+/// be redrawn in place).
+pub fn terminal_line(s: &Snapshot, label: &str, width: usize) -> String {
+    let mut line = format!("[{}] {}", counts(s, " | "), times(s));
+    if !label.is_empty() {
+        line.push_str("  ");
+        line.push_str(label);
+    }
+    line.chars().take(width.saturating_sub(1).max(20)).collect()
+}
+
+/// The batch-log line: `numaprobe: latency 37/256, total 37/512, 41 s elapsed, ETA 19 s`.
+pub fn plain_line(s: &Snapshot) -> String {
+    format!("numaprobe: {}, {}", counts(s, ", "), times(s))
+}
+
+/// The end: `measured 512 cells in 58.2 s (budget 60 s)`.
+pub fn finish_line(cells: usize, elapsed_s: f64, budget_s: Option<f64>) -> String {
+    let took = if elapsed_s < 60.0 {
+        format!("{:.1} s", elapsed_s.max(0.0))
+    } else {
+        duration_text(elapsed_s)
+    };
+    let mut s = format!(
+        "measured {cells} cell{} in {took}",
+        if cells == 1 { "" } else { "s" }
+    );
+    if let Some(b) = budget_s {
+        // As it was given: `60s` reads `60 s`, not `1 min 00 s`.
+        let given = if b >= 120.0 {
+            duration_text(b)
+        } else if (b - b.round()).abs() < 1e-9 {
+            format!("{} s", b.round())
+        } else {
+            format!("{b:.1} s")
+        };
+        s.push_str(&format!(" (budget {given})"));
+    }
+    s
+}
+
+/// The progress line on stderr.
+pub struct Line {
+    terminal: bool,
+    drawn: bool,
+    next_plain: Instant,
+    label: String,
+}
+
+impl Line {
+    pub fn new() -> Self {
+        Line {
+            terminal: crate::output::stderr_is_terminal(),
+            drawn: false,
+            next_plain: Instant::now() + PLAIN_EVERY,
+            label: String::new(),
+        }
+    }
+
+    /// What the cell being measured is, shown after the counts on a terminal.
+    pub fn set_label(&mut self, label: &str) {
+        self.label = label.to_string();
+    }
+
+    pub fn show(&mut self, s: &Snapshot) {
+        if self.terminal {
+            eprint!(
+                "\r\x1b[K{}",
+                terminal_line(s, &self.label, terminal_width())
+            );
+            let _ = std::io::stderr().flush();
+            self.drawn = true;
+        } else if Instant::now() >= self.next_plain {
+            eprintln!("{}", plain_line(s));
+            self.next_plain = Instant::now() + PLAIN_EVERY;
+        }
+    }
+
+    /// Clear the terminal line (nothing to do in a batch log).
+    pub fn clear(&mut self) {
+        if self.drawn {
+            eprint!("\r\x1b[K");
+            let _ = std::io::stderr().flush();
+            self.drawn = false;
+        }
+    }
+
+    /// A line of its own on stderr, below which the progress goes on.
+    pub fn say(&mut self, text: &str) {
+        self.clear();
+        eprintln!("numaprobe: {text}");
+    }
+}
+
+impl Default for Line {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Line {
+    /// On an error the line is cleared before the message is printed.
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+/// Columns of the terminal on stderr; 80 when it cannot be asked.
+fn terminal_width() -> usize {
+    // SAFETY: TIOCGWINSZ only writes the winsize struct we pass.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 {
+        ws.ws_col as usize
+    } else {
+        80
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(phase: &str, pd: usize, pt: usize, d: usize, t: usize) -> Snapshot {
+        Snapshot {
+            phase: phase.into(),
+            phase_done: pd,
+            phase_total: pt,
+            done: d,
+            total: t,
+            elapsed_s: 41.3,
+            eta_s: Some(19.0),
+        }
+    }
+
+    #[test]
+    fn durations_read_like_people_write_them() {
+        assert_eq!(duration_text(4.24), "4.2 s");
+        assert_eq!(duration_text(41.9), "41 s");
+        assert_eq!(duration_text(125.0), "2 min 05 s");
+        assert_eq!(duration_text(3720.0), "1 h 02 min");
+        assert_eq!(duration_text(-1.0), "0.0 s");
+    }
+
+    #[test]
+    fn plain_line_names_phase_total_elapsed_and_eta() {
+        assert_eq!(
+            plain_line(&snap("latency", 37, 256, 37, 512)),
+            "numaprobe: latency 37/256, total 37/512, 41 s elapsed, ETA 19 s"
+        );
+        // One phase: no separate total.
+        assert_eq!(
+            plain_line(&snap("bandwidth", 3, 4, 3, 4)),
+            "numaprobe: bandwidth 3/4, 41 s elapsed, ETA 19 s"
+        );
+    }
+
+    #[test]
+    fn terminal_line_is_one_bar_cut_to_the_width() {
+        let s = snap("latency", 37, 256, 37, 512);
+        assert_eq!(
+            terminal_line(&s, "CPU 0 (node 0) -> memory node 1", 200),
+            "[latency 37/256 | total 37/512] 41 s elapsed, ETA 19 s  CPU 0 (node 0) -> memory node 1"
+        );
+        let short = terminal_line(&s, "CPU 0 (node 0) -> memory node 1", 40);
+        assert_eq!(short.chars().count(), 39);
+        assert!(!short.contains('\n'));
+        let mut none = s.clone();
+        none.eta_s = None;
+        none.phase.clear();
+        assert_eq!(
+            terminal_line(&none, "", 80),
+            "[37/256 | total 37/512] 41 s elapsed"
+        );
+    }
+
+    #[test]
+    fn finish_line_says_time_against_budget() {
+        assert_eq!(
+            finish_line(512, 58.24, Some(60.0)),
+            "measured 512 cells in 58.2 s (budget 60 s)"
+        );
+        assert_eq!(finish_line(1, 0.5, None), "measured 1 cell in 0.5 s");
+        assert_eq!(
+            finish_line(2, 5.04, Some(1.5)),
+            "measured 2 cells in 5.0 s (budget 1.5 s)"
+        );
+        assert_eq!(
+            finish_line(9, 1790.0, Some(1800.0)),
+            "measured 9 cells in 29 min 50 s (budget 30 min 00 s)"
+        );
+    }
+}
