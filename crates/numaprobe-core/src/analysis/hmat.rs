@@ -200,6 +200,59 @@ mod tests {
         assert!(compare(&measured(), &h).is_empty());
     }
 
+    fn bw(node: u32, init: &[u32], mbps: u64) -> HmatAccess {
+        HmatAccess {
+            read_latency_ns: None,
+            read_bandwidth_mbps: Some(mbps),
+            ..acc(node, init, 0)
+        }
+    }
+
+    /// The same machine measured as bandwidth (GB/s, higher is better):
+    /// DDR 100, remote 40, HBM node 2 near node 0 at 200.
+    fn measured_bw() -> Matrix {
+        Matrix::new(
+            Unit::GBps,
+            vec![0, 1],
+            vec![0, 1, 2],
+            vec![
+                vec![Some(100.0), Some(40.0), Some(200.0)],
+                vec![Some(40.0), Some(100.0), Some(60.0)],
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn bandwidth_is_compared_the_right_way_round() {
+        // Agreeing: HBM faster than DDR, node 0 its initiator.
+        let h = [
+            bw(0, &[0], 100_000),
+            bw(1, &[1], 100_000),
+            bw(2, &[0], 190_000),
+        ];
+        assert!(compare(&measured_bw(), &h).is_empty());
+        // The HMAT claims HBM is slower than DDR: an order finding (a
+        // latency reading of the numbers would call this agreement).
+        let h = [
+            bw(0, &[0], 100_000),
+            bw(1, &[1], 100_000),
+            bw(2, &[0], 50_000),
+        ];
+        let f = compare(&measured_bw(), &h);
+        let kinds: Vec<&str> = f.iter().map(|x| x.kind.as_str()).collect();
+        assert!(kinds.contains(&"hmat-order"), "{kinds:?}");
+        assert!(kinds.contains(&"hmat-ratio"), "{kinds:?}");
+        assert!(!kinds.contains(&"hmat-initiators"), "{kinds:?}");
+        // The measured best initiator of node 2 is node 0, not node 1.
+        let h = [bw(2, &[1], 190_000)];
+        let kinds: Vec<String> = compare(&measured_bw(), &h)
+            .into_iter()
+            .map(|x| x.kind)
+            .collect();
+        assert!(kinds.contains(&"hmat-initiators".to_string()), "{kinds:?}");
+    }
+
     #[test]
     fn wrong_initiator_order_and_ratio_are_findings() {
         // Claims node 1 is node 2's initiator and that HBM is faster than DDR.

@@ -32,12 +32,9 @@
 //!    "more hops, yet faster" finding is only made between pairs of one
 //!    tier, since across tiers the hierarchy, not the hop count, orders them.
 
-use super::levels::{cluster, cluster_with, median, pooled_sd, GAP_SIGMAS, NOISE_FLOOR};
+use super::levels::{cluster, cluster_with, median, pooled_sd, NOISE_FLOOR};
 use super::matrix::Matrix;
-use crate::report::infer::{
-    fmt_value, groups_text, CellInfo, Finding, Inference, Level, Link, Tier,
-};
-use serde_json::json;
+use crate::report::infer::{CellInfo, Inference, Level, Link, Tier};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// A directed cell of the matrix.
@@ -300,18 +297,19 @@ pub(crate) fn proper_tier(m: &Matrix, groups: &[Vec<u32>]) -> bool {
 pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> Vec<Vec<Option<u32>>> {
     let n = w.nodes.len();
     let mut d = vec![vec![None; n]; n];
-    for i in 0..n {
-        d[i][i] = Some(0);
-        for j in 0..n {
-            if i == j || !w.pairs.contains_key(&key(w.nodes[i], w.nodes[j])) {
+    for (i, row) in d.iter_mut().enumerate() {
+        for (j, cell) in row.iter_mut().enumerate() {
+            let (a, b) = (w.nodes[i], w.nodes[j]);
+            if i == j {
+                *cell = Some(0);
                 continue;
             }
-            d[i][j] = tiers
+            if !w.pairs.contains_key(&key(a, b)) {
+                continue;
+            }
+            *cell = tiers
                 .iter()
-                .position(|(_, gs)| {
-                    gs.iter()
-                        .any(|g| g.contains(&w.nodes[i]) && g.contains(&w.nodes[j]))
-                })
+                .position(|(_, gs)| gs.iter().any(|g| g.contains(&a) && g.contains(&b)))
                 .map(|t| t as u32 + 1);
         }
     }
@@ -350,7 +348,7 @@ fn components(nodes: &[u32], edges: impl Iterator<Item = (u32, u32)>) -> Vec<Vec
     by_root.into_values().collect()
 }
 
-fn level_name(i: usize) -> String {
+pub(crate) fn level_name(i: usize) -> String {
     // A..Z, then A1.. for very deep machines.
     let letter = (b'A' + (i % 26) as u8) as char;
     if i < 26 {
@@ -360,11 +358,11 @@ fn level_name(i: usize) -> String {
     }
 }
 
-fn pair_str(a: u32, b: u32) -> String {
+pub(crate) fn pair_str(a: u32, b: u32) -> String {
     format!("{a}-{b}")
 }
 
-fn cell_str(c: &Cell) -> String {
+pub(crate) fn cell_str(c: &Cell) -> String {
     format!("{}>{}", c.from, c.to)
 }
 
@@ -479,7 +477,7 @@ pub fn analyse(m: &Matrix) -> Inference {
         findings: Vec::new(),
         advice: Vec::new(),
     };
-    inf.findings = findings(m, &w, &inf);
+    inf.findings = super::findings::findings(m, &w, &inf);
     inf
 }
 
@@ -537,380 +535,4 @@ pub(crate) fn best_value(w: &Work, k: (u32, u32)) -> f64 {
         .map(|&i| &w.remote[i])
         .find(|c| c.cost == *cost)
         .map_or(f64::NAN, |c| c.value)
-}
-
-fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
-    let unit = m.unit.as_str();
-    let v = |x: f64| format!("{} {unit}", fmt_value(x));
-    let mut out = Vec::new();
-    let sig = (GAP_SIGMAS * w.floor).max(if m.unit.is_exact() { 0.0 } else { 1e-9 });
-
-    if m.slit_only {
-        out.push(Finding {
-            kind: "slit-only".into(),
-            text: "no measurement in the input: the firmware distance table (SLIT) is analysed in its place; \
-                   its levels are what the firmware claims, not what the machine does"
-                .into(),
-            data: json!({}),
-        });
-    }
-    if w.nodes.len() < 2 || w.pairs.is_empty() {
-        out.push(Finding {
-            kind: "nothing-to-compare".into(),
-            text: format!(
-                "{} node(s) and no remote cell: there is no interconnect to infer",
-                w.nodes.len()
-            ),
-            data: json!({"nodes": w.nodes}),
-        });
-    }
-
-    // Cells not measured.
-    let mut missing = Vec::new();
-    for (r, &a) in m.row_nodes.iter().enumerate() {
-        for (c, &b) in m.col_nodes.iter().enumerate() {
-            if m.values[r][c].is_none() {
-                missing.push([a, b]);
-            }
-        }
-    }
-    if !missing.is_empty() {
-        let unknown: Vec<[u32; 2]> = (0..w.nodes.len())
-            .flat_map(|i| (i + 1..w.nodes.len()).map(move |j| (i, j)))
-            .filter(|&(i, j)| w.hops[i][j].is_none())
-            .map(|(i, j)| [w.nodes[i], w.nodes[j]])
-            .collect();
-        out.push(Finding {
-            kind: "partial-matrix".into(),
-            text: format!(
-                "{} cell(s) not measured ({}); the analysis uses what is there{}",
-                missing.len(),
-                missing
-                    .iter()
-                    .take(8)
-                    .map(|[a, b]| format!("{a}>{b}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if unknown.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "; hops unknown for {}",
-                        unknown
-                            .iter()
-                            .map(|[a, b]| pair_str(*a, *b))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }
-            ),
-            data: json!({"missing": missing, "hops_unknown": unknown}),
-        });
-    }
-
-    // Cells the measurement itself did not trust.
-    if !m.flagged.is_empty() {
-        out.push(Finding {
-            kind: "flagged-cells".into(),
-            text: format!(
-                "{} cell(s) were flagged by the measurement and may mislead the levels: {}",
-                m.flagged.len(),
-                m.flagged
-                    .iter()
-                    .take(6)
-                    .map(|([a, b], why)| format!("{a}>{b} ({})", why.join("; ")))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            data: json!(m
-                .flagged
-                .iter()
-                .map(|(c, why)| json!({"cell": c, "flags": why}))
-                .collect::<Vec<_>>()),
-        });
-    }
-
-    // Stray cells.
-    for &i in &w.stray {
-        let c = &w.remote[i];
-        let mir = w
-            .remote
-            .iter()
-            .find(|x| x.from == c.to && x.to == c.from)
-            .map(|x| x.value);
-        out.push(Finding {
-            kind: "stray-cell".into(),
-            text: format!(
-                "cell {} = {} stands alone, far from every other value, while its mirror {}>{} = {} fits a level: \
-                 a disturbed measurement (repeat it); it is left out and the pair uses the mirror",
-                cell_str(c),
-                v(c.value),
-                c.to,
-                c.from,
-                mir.map_or("-".into(), v)
-            ),
-            data: json!({"cell": [c.from, c.to], "value": c.value, "mirror_value": mir}),
-        });
-    }
-
-    // Asymmetric pairs.
-    let mut asym = Vec::new();
-    for ((a, b), (_, cells)) in &w.pairs {
-        if cells.len() == 2 {
-            let (x, y) = (&w.remote[cells[0]], &w.remote[cells[1]]);
-            let d = (x.cost - y.cost).abs();
-            if d > sig && d > 0.0 {
-                let (better, worse) = if x.cost < y.cost { (x, y) } else { (y, x) };
-                asym.push((a, b, better, worse, d));
-            }
-        }
-    }
-    if !asym.is_empty() {
-        let parts: Vec<String> = asym
-            .iter()
-            .map(|(_, _, bt, wr, _)| {
-                format!(
-                    "{} {} vs {} {} ({:.1} % worse)",
-                    cell_str(bt),
-                    v(bt.value),
-                    cell_str(wr),
-                    v(wr.value),
-                    pct_worse(bt.cost, wr.cost)
-                )
-            })
-            .collect();
-        out.push(Finding {
-            kind: "asymmetric".into(),
-            text: format!(
-                "the two directions of {} pair(s) differ by more than noise: {}; the pair is placed by its better direction",
-                asym.len(),
-                parts.join("; ")
-            ),
-            data: json!(asym
-                .iter()
-                .map(|(_, _, bt, wr, _)| json!({"better": [bt.from, bt.to], "better_value": bt.value,
-                    "worse": [wr.from, wr.to], "worse_value": wr.value}))
-                .collect::<Vec<_>>()),
-        });
-    }
-
-    // Local cells: differences between nodes, and local worse than remote.
-    if w.local.len() >= 2 {
-        let best = w.local.iter().min_by(|a, b| a.cost.total_cmp(&b.cost));
-        let worst = w.local.iter().max_by(|a, b| a.cost.total_cmp(&b.cost));
-        if let (Some(bl), Some(wl)) = (best, worst) {
-            if wl.cost - bl.cost > sig && wl.cost > bl.cost {
-                out.push(Finding {
-                    kind: "local-differs".into(),
-                    text: format!(
-                        "local memory is not equally fast on every node: node {} {} vs node {} {} ({:.1} % worse)",
-                        bl.from,
-                        v(bl.value),
-                        wl.from,
-                        v(wl.value),
-                        pct_worse(bl.cost, wl.cost)
-                    ),
-                    data: json!({"local": w.local.iter().map(|c| json!({"node": c.from, "value": c.value})).collect::<Vec<_>>()}),
-                });
-            }
-        }
-    }
-    if let Some(best_remote) = w
-        .remote
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !w.stray.contains(i))
-        .map(|(_, c)| c)
-        .min_by(|a, b| a.cost.total_cmp(&b.cost))
-    {
-        let worse_locals: Vec<&Cell> = w
-            .local
-            .iter()
-            .filter(|l| l.cost - best_remote.cost > sig && l.cost > best_remote.cost)
-            .collect();
-        if !worse_locals.is_empty() {
-            let names: Vec<String> = worse_locals
-                .iter()
-                .map(|l| format!("node {}'s own memory {}", l.from, v(l.value)))
-                .collect();
-            out.push(Finding {
-                kind: "requester-dependent".into(),
-                text: format!(
-                    "not a hop model: {} {} worse than node {} reaching node {}'s memory ({}); \
-                     the cost depends on which node asks (e.g. on how fast its snoops are answered), not only on hops",
-                    names.join(" and "),
-                    if worse_locals.len() == 1 { "is" } else { "are" },
-                    best_remote.from,
-                    best_remote.to,
-                    v(best_remote.value)
-                ),
-                data: json!({
-                    "remote_cell": [best_remote.from, best_remote.to],
-                    "remote_value": best_remote.value,
-                    "local": worse_locals.iter().map(|l| json!({"node": l.from, "value": l.value})).collect::<Vec<_>>()
-                }),
-            });
-        }
-    }
-
-    // Links of more than one speed.
-    let link_ranks: BTreeSet<usize> = w.links.iter().map(|k| w.rank[k]).collect();
-    if link_ranks.len() > 1 {
-        let parts: Vec<String> = link_ranks
-            .iter()
-            .map(|&r| {
-                let ls: Vec<String> = w
-                    .links
-                    .iter()
-                    .filter(|k| w.rank[k] == r)
-                    .map(|&(a, b)| pair_str(a, b))
-                    .collect();
-                let lv = inf.levels.iter().find(|l| l.name == level_name(r - 1));
-                let shown = if ls.len() > 6 {
-                    format!("{} (+{} more)", ls[..6].join(", "), ls.len() - 6)
-                } else {
-                    ls.join(", ")
-                };
-                format!(
-                    "level {} ({}): {}",
-                    level_name(r - 1),
-                    lv.map_or("-".into(), |l| v(l.value)),
-                    shown
-                )
-            })
-            .collect();
-        out.push(Finding {
-            kind: "link-speeds".into(),
-            text: format!(
-                "direct links come in {} speeds: {}",
-                link_ranks.len(),
-                parts.join("; ")
-            ),
-            data: json!(link_ranks.iter().map(|&r| json!({
-                "level": level_name(r - 1),
-                "links": w.links.iter().filter(|k| w.rank[k] == r).map(|&(a, b)| [a, b]).collect::<Vec<_>>()
-            })).collect::<Vec<_>>()),
-        });
-    }
-
-    // More hops but a better level than a pair with fewer hops, among the
-    // pairs of one tier of the hierarchy (across tiers the hierarchy orders
-    // them). Counted from a (distance, hops, level) histogram: big machines
-    // have thousands of pairs.
-    let mut hist: BTreeMap<(u32, u32, usize), Vec<(u32, u32)>> = BTreeMap::new();
-    for (&p, &r) in &w.rank {
-        let d = inf.distance[w.idx(p.0)][w.idx(p.1)].unwrap_or(0);
-        if let Some(h) = w.hops(p.0, p.1) {
-            hist.entry((d, h, r)).or_default().push(p);
-        }
-    }
-    let mut count = 0usize;
-    let mut example = None;
-    for (&(d1, h1, r1), ps) in &hist {
-        for (&(d2, h2, r2), qs) in &hist {
-            if d1 == d2 && h1 < h2 && r1 > r2 {
-                count += ps.len() * qs.len();
-                example.get_or_insert((ps[0], h1, qs[0], h2));
-            }
-        }
-    }
-    if let Some((p, hp, q, hq)) = example {
-        out.push(Finding {
-            kind: "hop-order".into(),
-            text: format!(
-                "not a hop model: in {} comparison(s) a pair with more hops is faster than a pair with fewer, e.g. {} ({} hop(s), {}) beats {} ({} hop(s), {})",
-                count,
-                pair_str(q.0, q.1),
-                hq,
-                v(best_value(w, q)),
-                pair_str(p.0, p.1),
-                hp,
-                v(best_value(w, p)),
-            ),
-            data: json!({"comparisons": count, "example": {
-                "fewer_hops": [p.0, p.1], "fewer_hops_count": hp,
-                "more_hops": [q.0, q.1], "more_hops_count": hq}}),
-        });
-    }
-
-    // Summary of the hop structure.
-    let diameter = w
-        .hops
-        .iter()
-        .flatten()
-        .filter_map(|h| *h)
-        .max()
-        .unwrap_or(0);
-    if diameter >= 2 {
-        let far: Vec<String> = w
-            .rank
-            .keys()
-            .filter(|&&(a, b)| w.hops(a, b) == Some(diameter))
-            .map(|&(a, b)| pair_str(a, b))
-            .collect();
-        let shown = if far.len() > 8 {
-            format!("{} and {} more pairs", far[..8].join(", "), far.len() - 8)
-        } else {
-            far.join(", ")
-        };
-        out.push(Finding {
-            kind: "multi-hop".into(),
-            text: format!(
-                "not every node pair is linked directly: {} {} {} hops apart",
-                shown,
-                if far.len() == 1 { "is" } else { "are" },
-                diameter
-            ),
-            data: json!({"diameter": diameter, "pairs": far}),
-        });
-    }
-
-    // Groups within groups.
-    if inf.hierarchy.len() > 1 && inf.hierarchy.iter().any(|t| proper_tier(m, &t.groups)) {
-        // Worst and best level rank of the pairs at each distance: the
-        // hierarchy explains the levels when every distance's pairs are
-        // all worse than every pair of a smaller distance.
-        let mut span: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
-        for (&p, &r) in &w.rank {
-            if let Some(d) = inf.distance[w.idx(p.0)][w.idx(p.1)] {
-                let e = span.entry(d).or_insert((r, r));
-                e.0 = e.0.min(r);
-                e.1 = e.1.max(r);
-            }
-        }
-        let spans: Vec<(u32, (usize, usize))> = span.into_iter().collect();
-        let clash = spans
-            .windows(2)
-            .find(|x| x[0].1 .1 >= x[1].1 .0)
-            .map(|x| (x[0].0, x[1].0));
-        let tiers: Vec<String> = inf
-            .hierarchy
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let gs = if t.groups.len() == 1 {
-                    "all nodes".to_string()
-                } else {
-                    groups_text(&t.groups, true)
-                };
-                format!("tier {} at level {} ({}): {gs}", i + 1, t.level, v(t.value))
-            })
-            .collect();
-        let verdict = match clash {
-            None => "every pair across a group is worse than every pair inside it".to_string(),
-            Some((a, b)) => format!(
-                "but the levels overlap between distance {a} and {b}: some pairs across a group are no worse than pairs inside one"
-            ),
-        };
-        out.push(Finding {
-            kind: "hierarchy".into(),
-            text: format!("groups within groups: {}; {verdict}", tiers.join("; ")),
-            data: json!({"tiers": inf.hierarchy.len(), "consistent": clash.is_none()}),
-        });
-    }
-
-    if let (Some(slit), false) = (&m.slit, m.slit_only) {
-        out.extend(super::slit::compare(m, w, inf, slit));
-    }
-    out
 }

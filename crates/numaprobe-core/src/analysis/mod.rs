@@ -11,6 +11,7 @@
 pub mod advice;
 pub mod binding;
 mod csv;
+mod findings;
 pub mod hmat;
 pub mod infer;
 pub mod input;
