@@ -300,7 +300,17 @@ fn infer_slit(topo: &Topology) -> anyhow::Result<Option<Inference>> {
     if d.node_ids.len() < 2 {
         return Ok(None);
     }
-    let doc = serde_json::json!({ "matrix": null, "slit": d.matrix, "node_ids": d.node_ids });
+    // The nodes with CPUs, so memory-only nodes (HBM, CXL, GPU memory) get no
+    // thread advice from the firmware table either.
+    let cpu_nodes: Vec<u32> = topo
+        .nodes
+        .iter()
+        .filter(|n| !n.cpus.is_empty())
+        .map(|n| n.os_index)
+        .collect();
+    let doc = serde_json::json!({
+        "matrix": null, "slit": d.matrix, "node_ids": d.node_ids, "cpu_nodes": cpu_nodes
+    });
     let matrix = analysis::parse(&doc.to_string(), None).context("cannot analyse the SLIT")?;
     Ok(Some(analysis::analyse_with_advice(&matrix)))
 }
