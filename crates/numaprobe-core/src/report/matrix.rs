@@ -308,18 +308,8 @@ impl MatrixResult {
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Json => super::to_json(self),
-            Format::Csv => self.matrix_table().to_csv(),
-            Format::Markdown => {
-                let mut s = self.matrix_table().with_title(self.title()).to_markdown();
-                let notes = self.flag_notes();
-                if !notes.is_empty() {
-                    s.push('\n');
-                    for n in notes {
-                        s.push_str(&format!("\\{n}\n"));
-                    }
-                }
-                s
-            }
+            Format::Csv => self.long_table().to_csv(),
+            Format::Markdown => self.markdown(self.title(), &self.flag_notes()),
             Format::Table => {
                 let mut s = self.matrix_table().with_title(self.title()).to_text();
                 for n in self.flag_notes() {
@@ -337,11 +327,15 @@ impl MatrixResult {
                             .to_text(),
                     );
                 }
+                for p in self.params_lines() {
+                    s.push_str(&p);
+                    s.push('\n');
+                }
                 for n in &self.notes {
                     s.push_str(&format!("note: {n}\n"));
                 }
-                if !self.complete {
-                    s.push_str("(incomplete: not every cell has been measured)\n");
+                for n in self.status_notes() {
+                    s.push_str(&format!("({n})\n"));
                 }
                 s
             }
@@ -478,13 +472,8 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn csv_and_markdown_are_the_matrix() {
-        let m = sample();
-        assert_eq!(
-            m.render(Format::Csv),
-            "cpu\\mem [ns],0,1,2\n0,90.0,140.2*,-\n1,-,91.0,-\n"
-        );
-        let md = m.render(Format::Markdown);
+    fn markdown_shows_the_matrix_and_its_flags() {
+        let md = sample().render(Format::Markdown);
         assert!(md.contains("| 0 | 90.0 | 140.2* | - |"), "{md}");
         assert!(md.contains("placement 50.0 %"), "{md}");
     }

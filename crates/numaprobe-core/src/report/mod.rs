@@ -5,6 +5,7 @@ pub mod chart;
 pub mod graph;
 pub mod infer;
 pub mod matrix;
+pub mod matrix_long;
 pub mod pin;
 pub mod study;
 pub mod study_chart;
