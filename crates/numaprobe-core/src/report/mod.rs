@@ -9,6 +9,7 @@ pub mod matrix_long;
 pub mod pin;
 pub mod study;
 pub mod study_chart;
+pub mod study_long;
 pub mod table;
 pub mod topo;
 
