@@ -268,7 +268,11 @@ fn hop_counts_can_come_from_a_measured_latency_matrix() {
     std::fs::write(&lat, "{}").unwrap();
     usage_error(
         &["study", "0.0.w.0", "--distances", lat.to_str().unwrap()],
-        &["--distances", "not a latency matrix", "numaprobe latency --format json"],
+        &[
+            "--distances",
+            "not a latency matrix",
+            "numaprobe latency --format json",
+        ],
     );
     remove(&[&lat]);
 }
