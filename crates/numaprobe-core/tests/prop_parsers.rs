@@ -351,8 +351,12 @@ fn pin_requests_never_panic_and_errors_name_the_value() {
                 Err(e) => {
                     let m = e.to_string();
                     let named = m.contains(&format!("--threads {threads}"))
-                        || nodes.iter().flatten().any(|n| {
-                            m.contains(&format!("node {n}")) || m.contains(&format!("node(s) "))
+                        || nodes
+                            .iter()
+                            .flatten()
+                            .any(|n| m.contains(&format!("node {n} ")))
+                        || nodes.as_ref().is_some_and(|ns| {
+                            m.contains(&format!("node(s) {}", binding::cpulist(ns)))
                         });
                     prop_assert!(named, "{m}");
                 }

@@ -176,7 +176,7 @@ fn custom_labels_print_a_table_with_the_baseline() {
         .collect();
     assert_eq!(kinds.iter().filter(|k| **k == "case").count(), 1, "{csv}");
     assert_eq!(kinds.iter().filter(|k| **k == "thread").count(), 1, "{csv}");
-    assert!(kinds.iter().any(|k| *k == "sample"), "{csv}");
+    assert!(kinds.contains(&"sample"), "{csv}");
     let width = csv.lines().next().unwrap().split(',').count();
     assert!(csv.lines().all(|l| l.split(',').count() == width), "{csv}");
 }
