@@ -309,19 +309,20 @@ fn study_labels_never_panic_round_trip_and_name_the_label() {
         .unwrap();
 }
 
-/// Pin requests on a real two-package dump: any thread count and node list
+/// Pin requests on a real four-package, eight-node dump whose cgroup allows
+/// only some CPUs: any thread count and node list
 /// either binds that many threads on allowed CPUs of those nodes or fails
 /// with a message naming the count or the node.
 #[test]
 fn pin_requests_never_panic_and_errors_name_the_value() {
-    let dump = common::unpack("40intel64-2g2n4c+pcilocality");
+    let dump = common::unpack("32amd64-4s2n4c-cgroup2");
     let topo = numaprobe_core::topology::read(&dump.root).unwrap();
     let req = (
         prop_oneof![0usize..40, any::<usize>()],
         0usize..3,
         any::<bool>(),
         proptest::option::of(prop_oneof![
-            proptest::collection::vec(0u32..4, 1..4),
+            proptest::collection::vec(0u32..10, 1..4),
             "[0-9,\\-]{0,12}".prop_filter_map("not a node list", |s| units::parse_list(&s).ok()),
             proptest::collection::vec(any::<u32>(), 1..3),
         ]),
