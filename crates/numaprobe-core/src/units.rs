@@ -1,5 +1,6 @@
 //! Parsing and printing the quantities people type: sizes (`256MiB`, `1GB`),
-//! node and CPU lists (`0-2,5`) and durations (`2s`, `500ms`).
+//! node and CPU lists (`0-2,5`), durations (`2s`, `500ms`), CV targets
+//! (`1%`, `0.01`) and page kinds (`4k`, `thp`, `2m`, `1g`).
 //!
 //! They live in the library, not the binary, so every subcommand (and every
 //! engineer's) reads `--size 1GiB` or `--cpu-nodes 0-3` the same way. Errors
