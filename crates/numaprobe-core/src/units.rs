@@ -1,5 +1,6 @@
 //! Parsing and printing the quantities people type: sizes (`256MiB`, `1GB`),
-//! node and CPU lists (`0-2,5`) and durations (`2s`, `500ms`).
+//! node and CPU lists (`0-2,5`), durations (`2s`, `500ms`), CV targets
+//! (`1%`, `0.01`) and page kinds (`4k`, `thp`, `2m`, `1g`).
 //!
 //! They live in the library, not the binary, so every subcommand (and every
 //! engineer's) reads `--size 1GiB` or `--cpu-nodes 0-3` the same way. Errors
@@ -18,6 +19,10 @@ pub enum ParseError {
     List(String),
     #[error("invalid duration '{0}': expected a number with a unit, e.g. 2s, 500ms, 1.5s, 1m")]
     Duration(String),
+    #[error("invalid value '{0}' (valid: a fraction below 1 or a percentage, e.g. 0.01 or 1%)")]
+    Fraction(String),
+    #[error("invalid value '{0}' (valid: 4k, thp, 2m, 1g)")]
+    Pages(String),
 }
 
 /// `" 1.5 GiB "` -> `("1.5", "GiB")`: the leading digits and dots, then the
@@ -126,6 +131,26 @@ pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
         return Err(err());
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parse a CV target (`--cv-target`): a fraction in [0, 1) such as `0.01`,
+/// or a percentage below 100 such as `1%`.
+pub fn parse_fraction(s: &str) -> Result<f64, ParseError> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(x) if x.is_finite() && (0.0..1.0).contains(&x) => Ok(x),
+        _ => Err(ParseError::Fraction(s.to_string())),
+    }
+}
+
+/// Parse a page kind (`--pages`): `4k` (also `small`), `thp`, `2m`, `1g`,
+/// case ignored.
+pub fn parse_pages(s: &str) -> Result<crate::placement::PageKind, ParseError> {
+    crate::placement::PageKind::parse(s.trim()).ok_or_else(|| ParseError::Pages(s.to_string()))
 }
 
 #[cfg(test)]

@@ -336,6 +336,33 @@ fn pin_on_a_round_robin_dump() {
         assert!(v["commands"].get(key).is_some(), "commands.{key}");
     }
 
+    // CSV: one table with a `row` column; the commands are rows too, the
+    // commas inside them quoted.
+    let o = run(&[
+        "pin",
+        "--threads",
+        "4",
+        "--strategy",
+        "scatter",
+        "--sysfs-root",
+        r,
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success());
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        csv.starts_with("row,thread,cpu,package,node,core,smt_rank,key,value\n"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().filter(|l| l.starts_with("thread,")).count(), 4);
+    let places = v["commands"]["omp_places"].as_str().unwrap();
+    assert!(
+        csv.contains(&format!("command,,,,,,,omp_places,\"{places}\"\n")),
+        "{csv}"
+    );
+    assert!(csv.contains("command,,,,,,,taskset,taskset -c "), "{csv}");
+
     // Compact keeps 4 threads on one package; CPUs 0-3 would not.
     let o = run(&[
         "pin",

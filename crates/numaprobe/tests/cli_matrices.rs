@@ -138,7 +138,11 @@ fn csv_markdown_and_table_show_the_matrix() {
     let out = numaprobe(&with(&["latency", "--format", "csv"], TINY));
     assert!(out.status.success());
     let s = String::from_utf8(out.stdout).unwrap();
-    assert!(s.starts_with("cpu\\mem [ns],"), "{s}");
+    assert!(s.starts_with("row,kind,cpu_node,mem_node,median,"), "{s}");
+    assert!(
+        s.lines().nth(1).unwrap().starts_with("cell,latency,0,0,"),
+        "{s}"
+    );
     let out = numaprobe(&with(&["bandwidth", "--format", "markdown"], TINY));
     let s = String::from_utf8(out.stdout).unwrap();
     assert!(s.contains("| cpu\\mem [GB/s] | 0 |"), "{s}");

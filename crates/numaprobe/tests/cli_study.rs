@@ -36,14 +36,15 @@ fn remove(paths: &[&std::path::Path]) {
 }
 
 /// Exit 2 with exactly one line on stderr containing every `needles`.
-fn usage_error(args: &[&str], needles: &[&str]) {
+fn usage_error(args: &[&str], needles: &[&str]) -> String {
     let out = numaprobe(args);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     for n in needles {
         assert!(err.contains(n), "{args:?}: {err} lacks {n}");
     }
+    err
 }
 
 fn cpus_on_node0() -> usize {
@@ -163,8 +164,21 @@ fn custom_labels_print_a_table_with_the_baseline() {
     let csv = numaprobe(&with(&["study", "0.0.w.0", "--format", "csv"], TINY));
     assert!(csv.status.success());
     let csv = String::from_utf8_lossy(&csv.stdout);
-    assert!(csv.starts_with("experiment,figure,background"), "{csv}");
-    assert_eq!(csv.lines().count(), 2);
+    assert!(
+        csv.starts_with("row,experiment,figure,mix,background"),
+        "{csv}"
+    );
+    // One case of one thread: its case row, its thread row, one row per sample.
+    let kinds: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "case").count(), 1, "{csv}");
+    assert_eq!(kinds.iter().filter(|k| **k == "thread").count(), 1, "{csv}");
+    assert!(kinds.contains(&"sample"), "{csv}");
+    let width = csv.lines().next().unwrap().split(',').count();
+    assert!(csv.lines().all(|l| l.split(',').count() == width), "{csv}");
 }
 
 #[test]
@@ -254,7 +268,11 @@ fn hop_counts_can_come_from_a_measured_latency_matrix() {
     std::fs::write(&lat, "{}").unwrap();
     usage_error(
         &["study", "0.0.w.0", "--distances", lat.to_str().unwrap()],
-        &["--distances", "not a `numaprobe latency"],
+        &[
+            "--distances",
+            "not a latency matrix",
+            "numaprobe latency --format json",
+        ],
     );
     remove(&[&lat]);
 }
@@ -293,6 +311,61 @@ fn bad_input_is_one_line_and_exit_2() {
     );
     usage_error(
         &["study", "0.0.w.0", "--distances", "/nonexistent/x.json"],
-        &["--distances"],
+        &[
+            "--distances /nonexistent/x.json",
+            "no such file",
+            "numaprobe latency --format json",
+        ],
     );
+    // A study measures this machine: a dump is for --plan only.
+    usage_error(
+        &["study", "0.0.w.0", "--sysfs-root", "/tmp"],
+        &["--sysfs-root /tmp", "only with --plan"],
+    );
+}
+
+/// Every bad `--distances` file is one line naming the file and what was
+/// expected, in numaprobe's words (no bare parser message).
+#[test]
+fn bad_distance_files_name_the_file_and_what_was_expected() {
+    let dir = std::env::temp_dir().join(format!("numaprobe-dist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: [(&str, &[u8], &str); 6] = [
+        ("empty.json", b"", "the file is empty"),
+        (
+            "syntax.json",
+            b"{\"unit\": \"ns\",",
+            "not valid JSON (line 1",
+        ),
+        (
+            "object.json",
+            b"{}",
+            "not a latency matrix (missing field `unit`)",
+        ),
+        ("binary.json", &[0xff, 0xfe, 0x00, 0x41], "not a text file"),
+        (
+            "shape.json",
+            b"{\"unit\":\"ns\",\"cpu_nodes\":[0,1],\"mem_nodes\":[0,1],\"matrix\":[[1,2]]}",
+            "1 row(s) for 2 CPU node(s)",
+        ),
+        (
+            "bw.json",
+            b"{\"unit\":\"GB/s\",\"cpu_nodes\":[0],\"mem_nodes\":[0],\"matrix\":[[9.5]]}",
+            "a matrix in GB/s",
+        ),
+    ];
+    for (name, bytes, why) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let p = path.to_str().unwrap();
+        let msg = usage_error(
+            &["study", "--preset", "hops", "--plan", "--distances", p],
+            &[&format!("--distances {p}: "), why],
+        );
+        assert!(
+            !msg.contains("Error(") && !msg.contains("expected value"),
+            "{msg}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

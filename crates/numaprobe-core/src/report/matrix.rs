@@ -357,42 +357,13 @@ impl MatrixResult {
         self.failed.iter().map(|f| format!("failed: {f}")).collect()
     }
 
-    /// The failed cells as CSV rows: an empty median and the reason.
-    fn failed_table(&self) -> Table {
-        let mut t = Table::new(["cpu_node", "mem_node", "cpus", "median", "reason"]);
-        for f in &self.failed {
-            t.push([
-                f.cpu_node.to_string(),
-                f.mem_node.to_string(),
-                crate::units::format_list(&f.cpus),
-                String::new(),
-                f.reason.clone(),
-            ]);
-        }
-        t
-    }
-
     /// Render for people or spreadsheets. JSON is [`super::to_json`].
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Json => super::to_json(self),
-            Format::Csv => {
-                let mut s = self.matrix_table().to_csv();
-                if !self.failed.is_empty() {
-                    s.push('\n');
-                    s.push_str(&self.failed_table().to_csv());
-                }
-                s
-            }
+            Format::Csv => self.long_table().to_csv(),
             Format::Markdown => {
-                let mut s = self.matrix_table().with_title(self.title()).to_markdown();
-                let notes = self.flag_notes();
-                if !notes.is_empty() {
-                    s.push('\n');
-                    for n in notes {
-                        s.push_str(&format!("\\{n}\n"));
-                    }
-                }
+                let mut s = self.markdown(self.title(), &self.flag_notes());
                 for n in self.failed_notes() {
                     s.push_str(&format!("\n{n}\n"));
                 }
@@ -415,11 +386,15 @@ impl MatrixResult {
                             .to_text(),
                     );
                 }
+                for p in self.params_lines() {
+                    s.push_str(&p);
+                    s.push('\n');
+                }
                 for n in &self.notes {
                     s.push_str(&format!("note: {n}\n"));
                 }
-                if !self.complete {
-                    s.push_str("(incomplete: not every cell has been measured)\n");
+                for n in self.status_notes() {
+                    s.push_str(&format!("({n})\n"));
                 }
                 s
             }
@@ -556,13 +531,8 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn csv_and_markdown_are_the_matrix() {
-        let m = sample();
-        assert_eq!(
-            m.render(Format::Csv),
-            "cpu\\mem [ns],0,1,2\n0,90.0,140.2*,-\n1,-,91.0,-\n"
-        );
-        let md = m.render(Format::Markdown);
+    fn markdown_shows_the_matrix_and_its_flags() {
+        let md = sample().render(Format::Markdown);
         assert!(md.contains("| 0 | 90.0 | 140.2* | - |"), "{md}");
         assert!(md.contains("placement 50.0 %"), "{md}");
     }
@@ -590,13 +560,19 @@ pub(crate) mod tests {
         let md = m.render(Format::Markdown);
         assert!(md.lines().any(|l| l == line), "{md}");
         assert!(md.contains("| 1 | - | 91.0 | failed |"), "{md}");
+        // CSV: one row `failed` with the cell, its CPUs, no median and the
+        // reason in the note column.
         let csv = m.render(Format::Csv);
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with("failed,"))
+            .unwrap_or_else(|| panic!("{csv}"));
+        assert!(row.starts_with("failed,latency,1,2,,"), "{row}");
         assert!(
-            csv.ends_with("\n\ncpu_node,mem_node,cpus,median,reason\n1,2,4,,70 MiB does not fit in node 2's allocatable memory (51 MiB now)\n"),
-            "{csv}"
+            row.ends_with(",70 MiB does not fit in node 2's allocatable memory (51 MiB now)"),
+            "{row}"
         );
-        // Without failures the CSV is the matrix alone.
-        assert!(!sample().render(Format::Csv).contains("reason"));
+        assert!(!sample().render(Format::Csv).contains("\nfailed,"));
     }
 
     #[test]

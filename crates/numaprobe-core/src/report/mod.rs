@@ -5,10 +5,12 @@ pub mod chart;
 pub mod graph;
 pub mod infer;
 pub mod matrix;
+pub mod matrix_long;
 pub mod pin;
 pub mod provenance;
 pub mod study;
 pub mod study_chart;
+pub mod study_long;
 pub mod table;
 pub mod topo;
 

@@ -1,6 +1,7 @@
 //! The study's result model (serde, the `numaprobe/1` JSON contract for
-//! `numaprobe study`) and its text, Markdown and CSV exporters. The chart
-//! lives in `study_chart.rs`. Exporters only format what the runner measured.
+//! `numaprobe study`) and its text and Markdown exporters. The chart
+//! lives in `study_chart.rs`, the CSV and Markdown's long tables in
+//! `study_long.rs`. Exporters only format what the runner measured.
 
 use super::table::Table;
 use super::Format;
@@ -190,7 +191,7 @@ impl StudyReport {
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Json => super::to_json(self),
-            Format::Csv => self.csv_table().to_csv(),
+            Format::Csv => self.long_table().to_csv(),
             Format::Table => self.text(false),
             Format::Markdown => self.text(true),
         }
@@ -214,6 +215,13 @@ impl StudyReport {
                 out.push_str(&background_line(e));
                 out.push_str("\n\n");
                 out.push_str(&t.to_markdown());
+                out.push_str(&format!(
+                    "\nThreads (mix {}, baseline `{}`):\n\n",
+                    e.mix, e.baseline
+                ));
+                out.push_str(&super::study_long::thread_table(e).to_markdown());
+                out.push_str("\nTotals and wall times over the samples:\n\n");
+                out.push_str(&super::study_long::total_table(e).to_markdown());
             } else {
                 out.push_str(&heading(e));
                 out.push('\n');
@@ -228,87 +236,6 @@ impl StudyReport {
         }
         out.push_str(&footer(self, markdown));
         out
-    }
-
-    /// One row per case for CSV: stable columns, thread columns up to the
-    /// largest case.
-    fn csv_table(&self) -> Table {
-        let n = self
-            .experiments
-            .iter()
-            .flat_map(|e| e.cases.iter().map(|c| c.threads.len()))
-            .max()
-            .unwrap_or(0);
-        let mut headers: Vec<String> = [
-            "experiment",
-            "figure",
-            "background",
-            "subscription",
-            "background_threads",
-            "case",
-            "description",
-            "hops",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        for i in 1..=n {
-            headers.push(format!("thread{i}_s"));
-            headers.push(format!("thread{i}_pages_on_node"));
-        }
-        headers.extend(
-            [
-                "total_s",
-                "total_min_s",
-                "total_max_s",
-                "total_cv",
-                "wall_s",
-                "percent",
-                "placement_ok",
-            ]
-            .iter()
-            .map(|s| s.to_string()),
-        );
-        let mut t = Table::new(headers);
-        for e in &self.experiments {
-            for c in &e.cases {
-                let mut row = vec![
-                    e.id.clone(),
-                    e.figure.clone().unwrap_or_default(),
-                    e.background.level.clone(),
-                    e.background.subscription.clone(),
-                    e.background.threads.to_string(),
-                    c.label.clone(),
-                    c.description.clone(),
-                    c.hops
-                        .iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ];
-                for i in 0..n {
-                    match c.threads.get(i) {
-                        Some(th) => {
-                            row.push(format!("{:.6}", th.time.median));
-                            row.push(format!("{:.4}", th.pages_on_node));
-                        }
-                        None => {
-                            row.push(String::new());
-                            row.push(String::new());
-                        }
-                    }
-                }
-                row.push(format!("{:.6}", c.total.median));
-                row.push(format!("{:.6}", c.total.min));
-                row.push(format!("{:.6}", c.total.max));
-                row.push(format!("{:.4}", c.total.cv));
-                row.push(format!("{:.6}", c.wall.median));
-                row.push(format!("{:.1}", c.percent));
-                row.push(c.placement_ok.to_string());
-                t.push(row);
-            }
-        }
-        t
     }
 }
 
@@ -660,12 +587,6 @@ pub(crate) mod tests {
         let md = r.render(Format::Markdown);
         assert!(md.contains("### Crossfire"));
         assert!(md.contains("| 0.0.w.1 1.0.w.3 |"));
-        let csv = r.render(Format::Csv);
-        let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines.len(), 4);
-        assert!(lines[0].starts_with("experiment,figure,background"));
-        assert!(lines[0].contains("thread2_s"));
-        assert!(lines[3].contains(",150.0,true"));
     }
 }
 

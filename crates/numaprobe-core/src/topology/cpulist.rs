@@ -31,9 +31,11 @@ pub fn parse_list(s: &str) -> Result<Vec<u32>, String> {
 /// plain decimal below [`MAX_ID`]; blank input is the empty set (callers for
 /// whom that is wrong check first). Ascending, without duplicates.
 pub fn parse_ranges(s: &str) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
+    // Ranges first, expanded once merged: a text repeating `0-1048575` costs
+    // one set, not one million ids per repetition.
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
     if s.trim().is_empty() {
-        return Ok(out);
+        return Ok(Vec::new());
     }
     for part in s.split(',') {
         let part = part.trim();
@@ -50,10 +52,18 @@ pub fn parse_ranges(s: &str) -> Result<Vec<u32>, String> {
         if a > b {
             return Err(format!("reversed range `{part}` in list `{}`", shorten(s)));
         }
-        out.extend(a..=b);
+        ranges.push((a, b));
     }
-    out.sort_unstable();
-    out.dedup();
+    ranges.sort_unstable();
+    let mut out: Vec<u32> = Vec::new();
+    for (a, b) in ranges {
+        let from = match out.last() {
+            Some(&last) if last >= b => continue,
+            Some(&last) if last >= a => last + 1,
+            _ => a,
+        };
+        out.extend(from..=b);
+    }
     Ok(out)
 }
 

@@ -54,14 +54,7 @@ pub fn size(opt: &str, v: &Option<String>) -> anyhow::Result<Option<u64>> {
 
 pub fn pages(v: &Option<String>) -> anyhow::Result<Option<PageKind>> {
     v.as_deref()
-        .map(|s| {
-            PageKind::parse(s).ok_or_else(|| {
-                usage(format!(
-                    "--pages: invalid value '{s}' (valid: {})",
-                    PageKind::NAMES.join(", ")
-                ))
-            })
-        })
+        .map(|s| units::parse_pages(s).map_err(|e| usage(format!("--pages: {e}"))))
         .transpose()
 }
 
@@ -78,19 +71,7 @@ pub fn rule(budget: &Option<String>, cv: &Option<String>) -> anyhow::Result<Stop
         r.budget = d;
     }
     if let Some(s) = cv.as_deref() {
-        let t = s.trim();
-        let v = match t.strip_suffix('%') {
-            Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
-            None => t.parse::<f64>(),
-        };
-        match v {
-            Ok(x) if x.is_finite() && (0.0..1.0).contains(&x) => r.cv_target = x,
-            _ => {
-                return Err(usage(format!(
-                    "--cv-target: invalid value '{s}' (valid: a fraction below 1 or a percentage, e.g. 0.01 or 1%)"
-                )))
-            }
-        }
+        r.cv_target = units::parse_fraction(s).map_err(|e| usage(format!("--cv-target: {e}")))?;
     }
     Ok(r)
 }

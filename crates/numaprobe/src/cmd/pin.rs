@@ -100,12 +100,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let text = match args.out.format() {
         Format::Json => report::to_json(&rep),
-        Format::Csv => rep.placement_table().to_csv(),
-        Format::Markdown => format!(
-            "{}\n{}",
-            rep.placement_table().to_markdown(),
-            rep.commands_table().to_markdown()
-        ),
+        Format::Csv => rep.csv_table().to_csv(),
+        Format::Markdown => rep.markdown(),
         Format::Table => format!(
             "{}\n{}",
             rep.placement_table().to_text(),

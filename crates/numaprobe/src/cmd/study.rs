@@ -6,7 +6,7 @@
 //! (rewritten after every finished case); charts go to the files asked for.
 
 use super::measure;
-use crate::cli::{OutputArgs, SysfsArgs};
+use crate::cli::OutputArgs;
 use crate::output::{usage, write_atomic, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::study::runner::{self, RunConfig, StudyEvent};
@@ -14,7 +14,6 @@ use numaprobe_core::experiments::study::{
     parse_label, plan_custom, plan_preset, HopMap, LoadLevel, Mix, PlanOptions, Preset, StudyError,
     StudyPlan, Subscription, ThreadSpec,
 };
-use numaprobe_core::report::matrix::MatrixResult;
 use numaprobe_core::report::study::{StudyPlanDocument, StudyReport};
 use numaprobe_core::report::{study_chart, Format};
 use numaprobe_core::topology::Topology;
@@ -98,8 +97,9 @@ pub struct Args {
     /// Print the planned experiments (cases, CPUs, memory nodes, background CPUs) without measuring; works with --sysfs-root on another machine's dump
     #[arg(long)]
     pub plan: bool,
-    #[command(flatten)]
-    pub sysfs: SysfsArgs,
+    /// With --plan only: plan for the machine described below DIR (an unpacked sysfs dump) instead of this one. A study measures this machine, so without --plan this is refused
+    #[arg(long, value_name = "DIR")]
+    pub sysfs_root: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -167,26 +167,76 @@ fn study_error(e: StudyError) -> anyhow::Error {
     }
 }
 
-fn hop_map(topo: &Topology, distances: &Option<PathBuf>) -> anyhow::Result<HopMap> {
-    let Some(path) = distances else {
-        return Ok(HopMap::from_topology(topo));
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("--distances {}: {e}", path.display())))?;
-    let m: MatrixResult = serde_json::from_str(&text).map_err(|e| {
+/// What `--distances` needs of a latency document (the rest of it, cells
+/// and provenance, is not used for hop counts, so a hand-written
+/// `{"unit": "ns", "cpu_nodes": .., "mem_nodes": .., "matrix": ..}` will do).
+#[derive(serde::Deserialize)]
+struct Distances {
+    unit: String,
+    cpu_nodes: Vec<u32>,
+    mem_nodes: Vec<u32>,
+    matrix: Vec<Vec<Option<f64>>>,
+}
+
+const DISTANCES_EXPECTED: &str = "expected the JSON of `numaprobe latency --format json`: \
+unit \"ns\", cpu_nodes, mem_nodes and a matrix of one row per CPU node";
+
+/// Read `--distances FILE` into hop counts; every problem is one line that
+/// names the file and what was expected (never a bare parser message).
+fn read_distances(path: &Path) -> anyhow::Result<HopMap> {
+    let file = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_string(),
+            std::io::ErrorKind::InvalidData => "not a text file".to_string(),
+            _ => e.to_string(),
+        };
         usage(format!(
-            "--distances {}: not a `numaprobe latency --format json` document ({e})",
-            path.display()
+            "--distances {file}: cannot read it ({why}); {DISTANCES_EXPECTED}"
         ))
     })?;
-    if m.unit != "ns" {
+    let d: Distances = serde_json::from_str(&text).map_err(|e| {
+        use serde_json::error::Category;
+        let what = match e.classify() {
+            Category::Eof if text.trim().is_empty() => "the file is empty".to_string(),
+            Category::Syntax | Category::Eof | Category::Io => {
+                format!("not valid JSON (line {}, column {})", e.line(), e.column())
+            }
+            // serde's own words name the key (`missing field `unit``); the
+            // position would point into the file, not help.
+            Category::Data => {
+                let msg = e.to_string();
+                let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+                format!("not a latency matrix ({msg})")
+            }
+        };
+        usage(format!("--distances {file}: {what}; {DISTANCES_EXPECTED}"))
+    })?;
+    let shape_ok = !d.cpu_nodes.is_empty()
+        && d.matrix.len() == d.cpu_nodes.len()
+        && d.matrix.iter().all(|r| r.len() == d.mem_nodes.len());
+    if !shape_ok {
         return Err(usage(format!(
-            "--distances {}: a {} matrix; hop counts need a latency matrix (unit ns)",
-            path.display(),
-            m.unit
+            "--distances {file}: the matrix has {} row(s) for {} CPU node(s) and {} memory node(s); {DISTANCES_EXPECTED}",
+            d.matrix.len(),
+            d.cpu_nodes.len(),
+            d.mem_nodes.len()
         )));
     }
-    Ok(HopMap::from_latency(&m.cpu_nodes, &m.mem_nodes, &m.matrix))
+    if d.unit != "ns" {
+        return Err(usage(format!(
+            "--distances {file}: a matrix in {}; hop counts need a latency matrix (unit ns, from `numaprobe latency --format json`)",
+            d.unit
+        )));
+    }
+    Ok(HopMap::from_latency(&d.cpu_nodes, &d.mem_nodes, &d.matrix))
+}
+
+fn hop_map(topo: &Topology, distances: &Option<PathBuf>) -> anyhow::Result<HopMap> {
+    match distances {
+        None => Ok(HopMap::from_topology(topo)),
+        Some(path) => read_distances(path),
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -239,10 +289,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "give either --preset or thread labels, not both (labels make a custom scenario)",
         ));
     }
-    let topo = if args.plan {
-        numaprobe_core::topology::read(&args.sysfs.sysfs_root).map_err(|e| usage(e.to_string()))?
-    } else {
-        measure::live_topology(&args.sysfs.sysfs_root)?
+    // `--sysfs-root` is for planning only: a study measures this machine.
+    let root = args.sysfs_root.as_deref().filter(|r| *r != Path::new("/"));
+    let topo = match (root, args.plan) {
+        (Some(root), true) => {
+            numaprobe_core::topology::read(root).map_err(|e| usage(e.to_string()))?
+        }
+        (Some(root), false) => {
+            return Err(usage(format!(
+                "--sysfs-root {}: only with --plan (a study measures this machine; --plan shows what would run on the machine of a dump)",
+                root.display()
+            )))
+        }
+        (None, _) => measure::live_topology(Path::new("/"))?,
     };
     let hops = hop_map(&topo, &args.distances)?;
     let opts = PlanOptions {
