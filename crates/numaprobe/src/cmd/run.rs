@@ -144,9 +144,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let job = job::prepare(&topo, &job::Config { budget, size }).map_err(|e| {
             match (&args.size, e) {
                 // The size the user gave is what did not fit: say which option.
-                (Some(s), e @ ExperimentError::Placement(PlacementError::TooLarge { .. })) => {
-                    usage(format!("--size {s}: {e}"))
-                }
+                (
+                    Some(s),
+                    e @ ExperimentError::Placement(
+                        PlacementError::TooLarge { .. } | PlacementError::NeverFits { .. },
+                    ),
+                ) => usage(format!("--size {s}: {e}")),
                 (_, e) => measure::experiment_error(e),
             }
         })?;
@@ -180,7 +183,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     let inference = match &lat {
-        Some(m) => infer_measured(m, &topo)?,
+        Some(m) => match infer_measured(m, &topo)? {
+            Some(i) => Some(i),
+            None if m.cpu_nodes.len().max(m.mem_nodes.len()) >= 2 => {
+                notes.push(format!(
+                    "the latency matrix holds too few cells to infer from ({} measured, complete: {}); the firmware SLIT is analysed in its place",
+                    m.cells.len(),
+                    m.complete
+                ));
+                infer_slit(&topo)?
+            }
+            None => None,
+        },
         None => infer_slit(&topo)?,
     };
     let inference_bw = match &bw {
@@ -276,13 +290,19 @@ fn budget(arg: Option<&str>) -> anyhow::Result<Duration> {
 /// Inference on a matrix numaprobe measured, with the machine's SLIT and
 /// HMAT for comparison; None when it has fewer than two nodes.
 fn infer_measured(m: &MatrixResult, topo: &Topology) -> anyhow::Result<Option<Inference>> {
-    if m.cpu_nodes.len() < 2 && m.mem_nodes.len() < 2 {
+    if (m.cpu_nodes.len() < 2 && m.mem_nodes.len() < 2) || m.cells.len() < 2 {
         return Ok(None);
     }
     // The analysis reads numaprobe's own JSON (flagged cells included), so
     // the result goes through the one parser that `numaprobe infer` uses.
-    let mut matrix =
-        analysis::parse(&report::to_json(m), None).context("cannot analyse the measured matrix")?;
+    let mut matrix = match analysis::parse(&report::to_json(m), None) {
+        Ok(x) => x,
+        // An interrupted or budget-cut matrix may hold too little to analyse;
+        // the run still writes everything it measured (a note says why no
+        // inference), where a complete matrix that cannot be read is an error.
+        Err(_) if !m.complete => return Ok(None),
+        Err(e) => return Err(anyhow::Error::new(e).context("cannot analyse the measured matrix")),
+    };
     if let Some(d) = &topo.distances {
         matrix.slit = Some(analysis::Slit::from_distances(d));
     }
