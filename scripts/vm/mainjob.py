@@ -284,7 +284,7 @@ def oom_lines(secs):
 def exit_reason(rc):
     return {124: " (killed by the guest's timeout: it ran too long)",
             137: " (SIGKILL: the OOM killer?)",
-            130: " (SIGINT)", 143: " (SIGTERM)"}.get(rc, "")
+            130: " (SIGINT)", 143: " (SIGTERM: the guest's time limit for it ran out?)"}.get(rc, "")
 
 
 def word(secs, name, i=0):

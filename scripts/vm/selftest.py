@@ -262,9 +262,64 @@ def main_job_cases(cfg):
         cfg, rc=0, sent="")), "fail"
 
 
-def main():
+LINE_TOML = """
+name = "line"
+smp = "3,sockets=3,cores=1,threads=1"
+checks = ["sysfs-layout"]
+links = [[0, 1], [1, 2]]
+{extra}
+[[node]]
+id = 0
+cpus = [0]
+memory_mib = 64
+
+[[node]]
+id = 1
+cpus = [1]
+memory_mib = 64
+
+[[node]]
+id = 2
+cpus = [2]
+memory_mib = 64
+"""
+
+
+def config_cases():
+    """A machine given by its links: the SLIT follows the hops, and a
+    contradicting SLIT or an unreachable node is refused. (what, extra
+    TOML, expected distances or None for refused)."""
+    yield "line of three", "", [[10, 16, 22], [16, 10, 16], [22, 16, 10]]
+    yield "8 per hop", "slit_per_hop = 8", [[10, 18, 26], [18, 10, 18], [26, 18, 10]]
+    yield "agreeing SLIT", "distances = [[10, 16, 22], [16, 10, 16], [22, 16, 10]]", \
+        [[10, 16, 22], [16, 10, 16], [22, 16, 10]]
+    yield "contradicting SLIT", "distances = [[10, 16, 16], [16, 10, 16], [16, 16, 10]]", None
+    yield "node 2 unreachable", "links = [[0, 1]]", None
+
+
+def check_configs():
+    import tempfile
     failures = 0
-    count = 0
+    for what, extra, want in config_cases():
+        text = LINE_TOML.replace("{extra}", extra)
+        if extra.startswith("links"):
+            text = text.replace("links = [[0, 1], [1, 2]]\n", "")
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(text)
+        try:
+            got = Config(f.name).distances
+        except SystemExit:
+            got = None
+        finally:
+            os.unlink(f.name)
+        if got != want:
+            failures += 1
+            print(f"selftest FAIL configuration '{what}': expected distances {want}, got {got}")
+    return failures, len(list(config_cases()))
+
+
+def main():
+    failures, count = check_configs()
     for f in sorted(os.listdir(CONFIG_DIR)):
         if not f.endswith(".toml"):
             continue
