@@ -361,8 +361,12 @@ def main_job_interrupt(cfg, res, t):
     files = unpack_report(secs)
     t.eq(rc, 130, f"exit status after SIGINT{exit_reason(rc)}; stderr: {stderr_tail(secs)!r}")
     if rc == 130 and (files is None or "run.json" not in files):
-        t.fail("exit 130 and no run.json: the SIGINT killed numaprobe instead of stopping it "
-               "(no handler), so the run wrote no final report")
+        # The shell shows a kill by the signal and exit(130) alike; a
+        # handler that stopped the run says so on stderr, a kill says nothing.
+        why = stderr_tail(secs)
+        t.fail("exit 130 and no run.json: " + (
+            f"the run stopped without writing its final report; stderr: {why!r}" if why else
+            "nothing on stderr: the SIGINT killed numaprobe (no handler), so no final report"))
         return
     run = load_json(t, files, "run.json")
     lat = load_json(t, files, "latency.json")

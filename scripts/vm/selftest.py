@@ -192,7 +192,7 @@ def main_job_text(cfg, rc=0, wall=70.0, dmesg="", edit=None, files=None):
 
 
 def interrupt_text(cfg, rc=130, sent="20.50", cells=1, fraction=1.0, run_complete=False,
-                   with_run=True):
+                   with_run=True, stderr=""):
     lat = main_matrix(cfg, "latency", upto=cells, fraction=fraction, complete=False)
     run = {"schema": "numaprobe/1", "latency": lat, "bandwidth": None, "notes": [],
            "complete": run_complete}
@@ -200,7 +200,7 @@ def interrupt_text(cfg, rc=130, sent="20.50", cells=1, fraction=1.0, run_complet
     if with_run:
         files.update({"run.json": json.dumps(run), "summary.md": "# numaprobe report\n"})
     return "\n".join([f"@@@ rc {rc}", f"@@@ sent {sent}", "@@@ exited 21.70", "@@@ stderr",
-                      "@@@ report", report_b64(files), "@@@ end", ""])
+                      stderr, "@@@ report", report_b64(files), "@@@ end", ""])
 
 
 def main_job_cases(cfg):
@@ -252,6 +252,8 @@ def main_job_cases(cfg):
     yield "main-job-interrupt", "stopped with a valid partial report", r(interrupt_text(cfg)), "pass"
     yield "main-job-interrupt", "killed by SIGINT (no handler)", r(interrupt_text(
         cfg, with_run=False)), "fail"
+    yield "main-job-interrupt", "stopped, but failed before run.json", r(interrupt_text(
+        cfg, with_run=False, stderr="numaprobe: error: cannot analyse the measured matrix")), "fail"
     yield "main-job-interrupt", "ran to the end", r(interrupt_text(cfg, rc=0)), "fail"
     yield "main-job-interrupt", "run.json says complete", r(interrupt_text(
         cfg, run_complete=True)), "fail"
