@@ -241,6 +241,27 @@ def main_job_cases(cfg):
         cfg, edit=setter(["bandwidth", "cells", 0, "cpus"], [cfg.cpu_ids[-1] + 1]))), "fail"
     yield "main-job", "a missing cell", r(main_job_text(
         cfg, edit=lambda run: run["bandwidth"]["cells"].pop())), "fail"
+
+    def plan_skips(run, lat_drop, bw_none, declare):
+        """Leave out the last `lat_drop` latency cells (and the bandwidth
+        matrix), declaring them in plan.phases[].skipped when `declare`."""
+        dropped = run["latency"]["cells"][len(run["latency"]["cells"]) - lat_drop:]
+        del run["latency"]["cells"][len(run["latency"]["cells"]) - lat_drop:]
+        phases = [{"phase": "latency", "coverage": "subset",
+                   "skipped": [[c["cpu_node"], c["mem_node"]] for c in dropped] if declare else []}]
+        if bw_none:
+            phases.append({"phase": "bandwidth", "coverage": "skipped",
+                           "skipped": [[c["cpu_node"], c["mem_node"]]
+                                       for c in run["bandwidth"]["cells"]] if declare else []})
+            run["bandwidth"] = None
+        run["plan"] = {"phases": phases}
+        run["complete"] = True
+    yield "main-job", "cells the plan skipped", r(main_job_text(
+        cfg, edit=lambda run: plan_skips(run, 3, True, True))), "pass"
+    yield "main-job", "cells left out, not in the plan", r(main_job_text(
+        cfg, edit=lambda run: plan_skips(run, 3, False, False))), "fail"
+    yield "main-job", "bandwidth null, not in the plan", r(main_job_text(
+        cfg, edit=lambda run: plan_skips(run, 0, True, False))), "fail"
     yield "main-job", "incomplete", r(main_job_text(
         cfg, edit=setter(["latency", "complete"], False))), "fail"
     yield "main-job", "a failed cell listed", r(main_job_text(
