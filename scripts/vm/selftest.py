@@ -265,7 +265,7 @@ def main_job_cases(cfg):
     yield "main-job", "incomplete", r(main_job_text(
         cfg, edit=setter(["latency", "complete"], False))), "fail"
     yield "main-job", "a failed cell listed", r(main_job_text(
-        cfg, edit=setter(["latency", "failed_cells"],
+        cfg, edit=setter(["latency", "failed"],
                          [{"cpu_node": 0, "mem_node": 1, "reason": "no memory"}]))), "fail"
     yield "main-job", "no report folder", r(main_job_text(cfg, files={})), "fail"
     yield "main-job", "guest never ran it", r(""), "fail"
