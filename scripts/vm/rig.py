@@ -44,6 +44,10 @@ CONFIG_DIR = os.path.join(HERE, "configs")
 # a node that got nothing or the wrong amount.
 MEMORY_LOW_FRACTION = 0.75
 
+# Seconds before a hung VM is killed, unless its configuration says more
+# (vm_timeout_s) or NUMAPROBE_VM_TIMEOUT says otherwise.
+DEFAULT_VM_TIMEOUT_S = 300
+
 
 class Node:
     def __init__(self, d):
@@ -61,7 +65,7 @@ class Config:
         with open(path, "rb") as f:
             d = tomllib.load(f)
         self.path = path
-        for key in ("name", "smp", "checks", "distances", "node"):
+        for key in ("name", "smp", "checks", "node"):
             if key not in d:
                 sys.exit(f"{path}: missing top-level key {key!r} (in TOML, a plain key written "
                          "after a [table] header belongs to that table: put it before)")
@@ -70,20 +74,69 @@ class Config:
         self.smp = d["smp"]
         self.hmat = bool(d.get("hmat", False))
         self.cpu_model = d.get("cpu")
+        # QEMU's -accel value. Multi-threaded TCG (QEMU's default) runs each
+        # vCPU on its own host thread; with many one-CPU nodes whose work is
+        # one thread at a time, one thread for all of them boots faster.
+        self.accel = d.get("accel", "tcg")
+        if self.accel.split(",")[0] != "tcg":
+            sys.exit(f"{path}: accel must be tcg[,options]: the rig needs no KVM")
         self.checks = d["checks"]
         self.check_timeout_s = d.get("check_timeout_s", 90)
+        # The hang guard for the whole VM, when the machine needs more than
+        # the rig's default (NUMAPROBE_VM_TIMEOUT still overrides it).
+        self.vm_timeout_s = d.get("vm_timeout_s")
         # Per-check settings, [check_options.NAME] in the TOML file: how a
         # check learns what this machine can do (e.g. which study presets).
         self.check_options = d.get("check_options", {})
         self.nodes = sorted((Node(n) for n in d["node"]), key=lambda n: n.id)
-        self.distances = d["distances"]
         self.hmat_lb = d.get("hmat_lb")
         self.node_ids = [n.id for n in self.nodes]
+        # A machine may be given by its links instead of (or besides) its
+        # SLIT: distances then follow the hops, 10 + slit_per_hop per hop,
+        # as a firmware writer would derive them.
+        self.links = d.get("links")
+        self.slit_per_hop = d.get("slit_per_hop", 6)
+        self.distances = d.get("distances")
+        if self.links is not None:
+            derived = self._distances_from_links(path)
+            if self.distances is not None and self.distances != derived:
+                sys.exit(f"{path}: distances disagree with the ones its links give "
+                         f"(10 + {self.slit_per_hop} per hop): {derived}")
+            self.distances = derived
+        elif self.distances is None:
+            sys.exit(f"{path}: give distances = [[...]] or links = [[a, b], ...]")
         self.cpu_ids = sorted(c for n in self.nodes for c in n.cpus)
         smp = dict(kv.split("=") for kv in self.smp.split(",")[1:])
         self.threads_per_core = int(smp.get("threads", 1))
         self.cores_per_socket = int(smp.get("cores", 1))
         self._validate()
+
+    def _distances_from_links(self, path):
+        ids = [n.id for n in self.nodes]
+        adj = {i: set() for i in ids}
+        for link in self.links:
+            if len(link) != 2 or link[0] == link[1] or any(x not in adj for x in link):
+                sys.exit(f"{path}: link {link!r} must join two different nodes of {ids}")
+            adj[link[0]].add(link[1])
+            adj[link[1]].add(link[0])
+        out = []
+        for src in ids:
+            hops, queue = {src: 0}, [src]
+            for u in queue:
+                for v in sorted(adj[u]):
+                    if v not in hops:
+                        hops[v] = hops[u] + 1
+                        queue.append(v)
+            if len(hops) != len(ids):
+                sys.exit(f"{path}: node {src} cannot reach nodes "
+                         f"{sorted(set(ids) - set(hops))} over the links")
+            out.append([10 + self.slit_per_hop * hops[dst] for dst in ids])
+        return out
+
+    def timeout_of(self, check):
+        """Seconds the guest gives one check: its own timeout_s option, or
+        the machine's check_timeout_s."""
+        return int(self.check_options.get(check, {}).get("timeout_s", self.check_timeout_s))
 
     def _validate(self):
         where = f"{self.path}:"
@@ -167,7 +220,7 @@ class Config:
     def qemu_args(self, kernel, initrd, results):
         total = sum(n.memory_mib for n in self.nodes)
         machine = "pc,hmat=on" if self.hmat else "pc"
-        a = ["qemu-system-x86_64", "-accel", "tcg", "-machine", machine,
+        a = ["qemu-system-x86_64", "-accel", self.accel, "-machine", machine,
              "-nographic", "-no-reboot", "-m", f"{total}M", "-smp", self.smp,
              # No network and no display: the guest needs neither, and fewer
              # devices (and option ROMs) mean a faster boot.
@@ -235,6 +288,8 @@ def build_initramfs(cfg, args, workdir, pending):
         guest = CHECKS[name].guest
         with open(os.path.join(root, "checks", f"{i:02d}-{name}"), "w") as f:
             f.write(f"# check {name} of configuration {cfg.name} (scripts/vm/checks.py)\n")
+            # Read by scripts/vm/init: this check's own time limit.
+            f.write(f"# timeout: {cfg.timeout_of(name)}\n")
             f.write(guest(cfg))
     initrd = os.path.join(workdir, "initrd.cpio")
     files = subprocess.run(["find", "."], cwd=root, check=True, capture_output=True).stdout
@@ -278,6 +333,12 @@ def parse_results(text):
             # between two markers, joined, are exactly that output.
             results[cur] = Result("\n".join(buf["STDOUT"]), "\n".join(buf["STDERR"]), int(line[5:]))
             section = None
+        elif cur in results and line.startswith("@@SPAN "):
+            try:
+                a, b = (float(x) for x in line[7:].split())
+                results[cur].span = (a, b)
+            except ValueError:
+                pass
         elif cur and line.startswith("@@END "):
             cur = None
         elif cur and section:
@@ -307,29 +368,33 @@ def run_config(cfg, args):
     with open(os.path.join(workdir, "qemu-command.sh"), "w") as f:
         f.write(" ".join(shlex.quote(a) for a in cmd) + "\n")
     print(f"== vm {cfg.name}: {cfg.description}", flush=True)
+    timeout = args.timeout or cfg.vm_timeout_s or DEFAULT_VM_TIMEOUT_S
     start = time.monotonic()
     timed_out = False
     with open(console_path, "wb") as console:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
                                 stderr=subprocess.STDOUT)
         try:
-            qrc = proc.wait(timeout=args.timeout)
+            qrc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
             qrc, timed_out = None, True
     elapsed = time.monotonic() - start
-    print(f"   boot to result: {elapsed:.1f} s", flush=True)
 
     text = ""
     if os.path.exists(results_path):
         with open(results_path, errors="replace") as f:
             text = f.read().replace("\r", "")
     results, done = parse_results(text)
+    spans = [r.span for r in results.values() if r.span]
+    # The first check starts when the kernel has booted and init has run.
+    booted = f" (guest booted in {min(a for a, _ in spans):.1f} s)" if spans else ""
+    print(f"   boot to result: {elapsed:.1f} s{booted}", flush=True)
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     problems = []
     if timed_out:
-        problems.append(f"the VM did not finish within {args.timeout} s (killed)")
+        problems.append(f"the VM did not finish within {timeout} s (killed)")
     elif qrc != 0:
         problems.append(f"qemu exited with status {qrc}")
     if not done:
@@ -352,6 +417,8 @@ def run_config(cfg, args):
             continue
         t = T()
         try:
+            if CHECKS[name].save:
+                CHECKS[name].save(cfg, res, os.path.join(workdir, name))
             CHECKS[name].verify(cfg, res, t)
         except Skip as s:
             print(f"SKIP {label}: {s}")
@@ -359,18 +426,23 @@ def run_config(cfg, args):
             continue
         except Exception as e:  # a check that crashes is a failure, said plainly
             t.fail(f"the host-side check raised {type(e).__name__}: {e}")
+        took = f" ({res.span[1] - res.span[0]:.1f} s)" if res.span else ""
         if t.problems:
             counts["failed"] += 1
-            print(f"FAIL {label}:")
+            print(f"FAIL {label}{took}:")
             for p in t.problems:
                 print(f"       - {p}")
+            for note in t.notes:
+                print(f"       {note}")
             if res.rc in (124, 143):
                 print(f"       (exit status {res.rc}: probably killed by the guest's "
-                      f"{cfg.check_timeout_s} s per-check timeout)")
-            print(f"       guest stdout (first 1500 chars): {res.stdout[:1500]!r}")
+                      f"{cfg.timeout_of(name)} s per-check timeout)")
+            print(f"       guest stdout: {CHECKS[name].show(res)!r}")
             print(f"       guest stderr (first 800 chars): {res.stderr[:800]!r}")
         else:
-            print(f"PASS {label}")
+            print(f"PASS {label}{took}")
+            for note in t.notes:
+                print(f"       {note}")
             counts["passed"] += 1
     if counts["failed"]:
         print(f"--- last lines of the VM console ({console_path}):")
@@ -385,9 +457,10 @@ def main():
     p.add_argument("--busybox", required=True)
     p.add_argument("--numaprobe", required=True)
     p.add_argument("--timeout", type=float,
-                   default=float(os.environ.get("NUMAPROBE_VM_TIMEOUT", "300")),
+                   default=float(os.environ.get("NUMAPROBE_VM_TIMEOUT", "0")) or None,
                    help="seconds before a VM is killed (a hang guard, not a "
-                        "performance limit; env NUMAPROBE_VM_TIMEOUT)")
+                        "performance limit; env NUMAPROBE_VM_TIMEOUT; default: the "
+                        f"configuration's vm_timeout_s, else {DEFAULT_VM_TIMEOUT_S})")
     p.add_argument("configs", nargs="*",
                    help="configuration names (files in scripts/vm/configs/); default: all")
     args = p.parse_args()

@@ -7,10 +7,13 @@ CPU, a wrong exit status) must fail it. Without this a check that compares
 nothing would pass forever unnoticed.
 """
 
+import base64
 import copy
+import io
 import json
 import os
 import sys
+import tarfile
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -149,14 +152,203 @@ def engine_cases(cfg):
     yield "study-presets", "cpu not verified", Result(study_text(cfg, False), "", 0), "fail"
 
 
-def main():
+def report_b64(files):
+    """A report folder as the guest sends it: tar | gzip | base64."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo("./" + name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    b = base64.b64encode(buf.getvalue()).decode()
+    return "\n".join(b[i:i + 76] for i in range(0, len(b), 76))
+
+
+def main_matrix(cfg, kind, upto=None, fraction=1.0, complete=True):
+    cells = [{"cpu_node": n.id, "mem_node": m, "cpus": n.cpus[:1], "flagged": False,
+              "placement": {"fraction_on_intended": fraction}, "elapsed_s": 0.2, "setup_s": 0.1}
+             for n in cfg.nodes if n.cpus for m in cfg.node_ids][:upto]
+    return {"schema": "numaprobe/1", "kind": kind, "cpu_nodes": [n.id for n in cfg.nodes if n.cpus],
+            "mem_nodes": cfg.node_ids, "cells": cells, "complete": complete,
+            "interrupted": not complete}
+
+
+def main_job_text(cfg, rc=0, wall=70.0, dmesg="", edit=None, files=None):
+    """What the main-job guest prints for a run that went right, then
+    changed by `edit(run)` (a wrong run.json) or with other `files`."""
+    run = {"schema": "numaprobe/1", "latency": main_matrix(cfg, "latency"),
+           "bandwidth": main_matrix(cfg, "bandwidth"), "notes": []}
+    if edit:
+        edit(run)
+    if files is None:
+        files = {"run.json": json.dumps(run), "latency.json": json.dumps(run["latency"]),
+                 "summary.md": "# numaprobe report\n"}
+    out = [f"@@@ zoneinfo-before", "zone node 0 Normal free 1 min 1 low 1 high 1 managed 1",
+           f"@@@ rc {rc}", f"@@@ wall 10.00 {10 + wall:.2f}", "@@@ stderr", "@@@ dmesg", dmesg]
+    if files:
+        out += ["@@@ report", report_b64(files)]
+    return "\n".join(out + ["@@@ end", ""])
+
+
+def interrupt_text(cfg, rc=130, sent="20.50", cells=1, fraction=1.0, run_complete=False,
+                   with_run=True, stderr=""):
+    lat = main_matrix(cfg, "latency", upto=cells, fraction=fraction, complete=False)
+    run = {"schema": "numaprobe/1", "latency": lat, "bandwidth": None, "notes": [],
+           "complete": run_complete}
+    files = {"latency.json": json.dumps(lat), "topo.json": "{}"}
+    if with_run:
+        files.update({"run.json": json.dumps(run), "summary.md": "# numaprobe report\n"})
+    return "\n".join([f"@@@ rc {rc}", f"@@@ sent {sent}", "@@@ exited 21.70", "@@@ stderr",
+                      stderr, "@@@ report", report_b64(files), "@@@ end", ""])
+
+
+def main_job_cases(cfg):
+    """The main job's asserts: a run that went right passes, each way issue
+    16 saw it go wrong (OOM kill, budget overrun, a misplaced or missing
+    cell, a failed cell, no report; no SIGINT handling) fails."""
+    from mainjob import DEFAULT_BUDGET_S, DEFAULT_ALLOWANCE_S, options
+    allowance = options(cfg, "main-job").get("allowance_s", DEFAULT_ALLOWANCE_S)
+    over = DEFAULT_BUDGET_S + allowance + 1
+
+    def r(text):
+        return Result(text, "", 0)
+
+    def setter(path, value):
+        def edit(run):
+            d = run
+            for k in path[:-1]:
+                d = d[k]
+            d[path[-1]] = value
+        return edit
+
+    yield "main-job", "a run that went right", r(main_job_text(cfg)), "pass"
+    yield "main-job", "with budget_s and elapsed_s", r(main_job_text(
+        cfg, edit=lambda run: run.update(budget_s=60, elapsed_s=69.5, complete=True))), "pass"
+    yield "main-job", "OOM-killed (exit 137, no run.json)", r(main_job_text(
+        cfg, rc=137, files={"latency.json": "{}"},
+        dmesg="Out of memory: Killed process 99 (numaprobe)")), "fail"
+    yield "main-job", "an OOM kill in dmesg only", r(main_job_text(
+        cfg, dmesg="numaprobe invoked oom-killer: gfp_mask=0x140dca")), "fail"
+    yield "main-job", "over budget + allowance", r(main_job_text(cfg, wall=over)), "fail"
+    yield "main-job", "elapsed_s over budget + allowance", r(main_job_text(
+        cfg, wall=over - 2, edit=setter(["elapsed_s"], over))), "fail"
+    yield "main-job", "budget_s not the default", r(main_job_text(
+        cfg, edit=setter(["budget_s"], 30))), "fail"
+    yield "main-job", "a misplaced latency cell", r(main_job_text(
+        cfg, edit=setter(["latency", "cells", -1, "placement", "fraction_on_intended"], 0.98))), "fail"
+    yield "main-job", "a bandwidth cell on another node's CPU", r(main_job_text(
+        cfg, edit=setter(["bandwidth", "cells", 0, "cpus"], [cfg.cpu_ids[-1] + 1]))), "fail"
+    yield "main-job", "a missing cell", r(main_job_text(
+        cfg, edit=lambda run: run["bandwidth"]["cells"].pop())), "fail"
+
+    def plan_skips(run, lat_drop, bw_none, declare):
+        """Leave out the last `lat_drop` latency cells (and the bandwidth
+        matrix), declaring them in plan.phases[].skipped when `declare`."""
+        dropped = run["latency"]["cells"][len(run["latency"]["cells"]) - lat_drop:]
+        del run["latency"]["cells"][len(run["latency"]["cells"]) - lat_drop:]
+        phases = [{"phase": "latency", "coverage": "subset",
+                   "skipped": [[c["cpu_node"], c["mem_node"]] for c in dropped] if declare else []}]
+        if bw_none:
+            phases.append({"phase": "bandwidth", "coverage": "skipped",
+                           "skipped": [[c["cpu_node"], c["mem_node"]]
+                                       for c in run["bandwidth"]["cells"]] if declare else []})
+            run["bandwidth"] = None
+        run["plan"] = {"phases": phases}
+        run["complete"] = True
+    yield "main-job", "cells the plan skipped", r(main_job_text(
+        cfg, edit=lambda run: plan_skips(run, 3, True, True))), "pass"
+    yield "main-job", "cells left out, not in the plan", r(main_job_text(
+        cfg, edit=lambda run: plan_skips(run, 3, False, False))), "fail"
+    yield "main-job", "bandwidth null, not in the plan", r(main_job_text(
+        cfg, edit=lambda run: plan_skips(run, 0, True, False))), "fail"
+    yield "main-job", "incomplete", r(main_job_text(
+        cfg, edit=setter(["latency", "complete"], False))), "fail"
+    yield "main-job", "a failed cell listed", r(main_job_text(
+        cfg, edit=setter(["latency", "failed"],
+                         [{"cpu_node": 0, "mem_node": 1, "reason": "no memory"}]))), "fail"
+    yield "main-job", "no report folder", r(main_job_text(cfg, files={})), "fail"
+    yield "main-job", "guest never ran it", r(""), "fail"
+
+    yield "main-job-interrupt", "stopped with a valid partial report", r(interrupt_text(cfg)), "pass"
+    yield "main-job-interrupt", "killed by SIGINT (no handler)", r(interrupt_text(
+        cfg, with_run=False)), "fail"
+    yield "main-job-interrupt", "stopped, but failed before run.json", r(interrupt_text(
+        cfg, with_run=False, stderr="numaprobe: error: cannot analyse the measured matrix")), "fail"
+    yield "main-job-interrupt", "ran to the end", r(interrupt_text(cfg, rc=0)), "fail"
+    yield "main-job-interrupt", "run.json says complete", r(interrupt_text(
+        cfg, run_complete=True)), "fail"
+    yield "main-job-interrupt", "a kept cell misplaced", r(interrupt_text(
+        cfg, fraction=0.5)), "fail"
+    yield "main-job-interrupt", "no cell kept", r(interrupt_text(cfg, cells=0)), "fail"
+    yield "main-job-interrupt", "no cell before the end", r(interrupt_text(
+        cfg, rc=0, sent="")), "fail"
+
+
+LINE_TOML = """
+name = "line"
+smp = "3,sockets=3,cores=1,threads=1"
+checks = ["sysfs-layout"]
+links = [[0, 1], [1, 2]]
+{extra}
+[[node]]
+id = 0
+cpus = [0]
+memory_mib = 64
+
+[[node]]
+id = 1
+cpus = [1]
+memory_mib = 64
+
+[[node]]
+id = 2
+cpus = [2]
+memory_mib = 64
+"""
+
+
+def config_cases():
+    """A machine given by its links: the SLIT follows the hops, and a
+    contradicting SLIT or an unreachable node is refused. (what, extra
+    TOML, expected distances or None for refused)."""
+    yield "line of three", "", [[10, 16, 22], [16, 10, 16], [22, 16, 10]]
+    yield "8 per hop", "slit_per_hop = 8", [[10, 18, 26], [18, 10, 18], [26, 18, 10]]
+    yield "agreeing SLIT", "distances = [[10, 16, 22], [16, 10, 16], [22, 16, 10]]", \
+        [[10, 16, 22], [16, 10, 16], [22, 16, 10]]
+    yield "contradicting SLIT", "distances = [[10, 16, 16], [16, 10, 16], [16, 16, 10]]", None
+    yield "node 2 unreachable", "links = [[0, 1]]", None
+
+
+def check_configs():
+    import tempfile
     failures = 0
-    count = 0
+    for what, extra, want in config_cases():
+        text = LINE_TOML.replace("{extra}", extra)
+        if extra.startswith("links"):
+            text = text.replace("links = [[0, 1], [1, 2]]\n", "")
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(text)
+        try:
+            got = Config(f.name).distances
+        except SystemExit:
+            got = None
+        finally:
+            os.unlink(f.name)
+        if got != want:
+            failures += 1
+            print(f"selftest FAIL configuration '{what}': expected distances {want}, got {got}")
+    return failures, len(list(config_cases()))
+
+
+def main():
+    failures, count = check_configs()
     for f in sorted(os.listdir(CONFIG_DIR)):
         if not f.endswith(".toml"):
             continue
         cfg = Config(os.path.join(CONFIG_DIR, f))
-        for name, what, res, want in list(cases(cfg)) + list(engine_cases(cfg)):
+        all_cases = list(cases(cfg)) + list(engine_cases(cfg)) + list(main_job_cases(cfg))
+        for name, what, res, want in all_cases:
             count += 1
             got = outcome(name, cfg, res)
             if got != want:
