@@ -103,20 +103,26 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
     };
     // The largest size is checked against every node by both plans, so a
     // size that cannot fit fails here, before anything is measured.
-    let lat = latency::plan(
+    let mut lat = latency::plan(
         topo,
         &latency::LatencyConfig {
             size: Some(sizes[0]),
             ..Default::default()
         },
     )?;
-    let bw = bandwidth::plan(
+    let mut bw = bandwidth::plan(
         topo,
         &bandwidth::BandwidthConfig {
             size: Some(sizes[0]),
             ..Default::default()
         },
     )?;
+    // The planner's own size is a default, not the user's word: a cell that
+    // finds its node fuller than at plan time gets a smaller buffer with a
+    // note (per-CPU lists and watermarks move during a run), and only a
+    // `--size` the user gave fails the cell instead.
+    lat.size_explicit = cfg.size.is_some();
+    bw.size_explicit = cfg.size.is_some();
     // A failed calibration is no reason to refuse the job: the assumed
     // rates are corrected after the first cell anyway.
     let costs = cost::calibrate(mem_nodes[0], lat.pages).unwrap_or(CostModel::ASSUMED);
