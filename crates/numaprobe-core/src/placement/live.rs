@@ -316,7 +316,12 @@ mod tests {
             std::fs::write(node.join(format!("node{n}/cpulist")), format!("{list}\n")).unwrap();
         }
         std::fs::write(node.join("online"), "0-2\n").unwrap();
+        let pool = node.join("node1/hugepages/hugepages-2048kB");
+        std::fs::create_dir_all(&pool).unwrap();
+        std::fs::write(pool.join("free_hugepages"), "7\n").unwrap();
         let s = LiveSystem::read_below(&root).unwrap();
+        assert_eq!(s.free_huge_pages(1, 2 << 20), 7);
+        assert_eq!(s.free_huge_pages(1, 1 << 30), 0);
         std::fs::remove_dir_all(&root).ok();
         assert_eq!(s.online_nodes, [0, 1, 2]);
         assert_eq!(s.node_cpus[&0], Vec::<u32>::new());
