@@ -253,6 +253,13 @@ mod tests {
         let s = LiveSystem::read().unwrap();
         assert!(s.online_nodes.contains(&0));
         assert!(s.mems_allowed.contains(&0));
+        // The kernel's mask only names nodes that exist.
+        assert!(
+            s.mems_allowed.iter().all(|n| s.online_nodes.contains(n)),
+            "{:?} vs online {:?}",
+            s.mems_allowed,
+            s.online_nodes
+        );
         assert!(!s.allowed_cpu_nodes().is_empty());
         let m = s.memory(0).unwrap();
         assert!(m.allocatable > 0);
