@@ -253,6 +253,13 @@ mod tests {
         let s = LiveSystem::read().unwrap();
         assert!(s.online_nodes.contains(&0));
         assert!(s.mems_allowed.contains(&0));
+        // The kernel's mask only names nodes that exist.
+        assert!(
+            s.mems_allowed.iter().all(|n| s.online_nodes.contains(n)),
+            "{:?} vs online {:?}",
+            s.mems_allowed,
+            s.online_nodes
+        );
         assert!(!s.allowed_cpu_nodes().is_empty());
         let m = s.memory(0).unwrap();
         assert!(m.allocatable > 0);
@@ -277,7 +284,12 @@ mod tests {
             "Node 1 MemTotal: 3200 kB\nNode 1 MemFree: 1000 kB\nNode 1 Inactive(file): 0 kB\n",
         )
         .unwrap();
+        let thp = root.join("sys/kernel/mm/transparent_hugepage");
+        std::fs::create_dir_all(&thp).unwrap();
+        std::fs::write(thp.join("enabled"), "always [madvise] never\n").unwrap();
         let s = LiveSystem::read_below(&root).unwrap();
+        assert_eq!(s.thp_mode.as_deref(), Some("madvise"));
+        assert_eq!(s.online_nodes, [0, 1]);
         let ps = page_size();
         let m0 = s.memory(0).unwrap();
         assert_eq!(m0.allocatable, (1000 + 10 - 150) * ps);
@@ -288,6 +300,57 @@ mod tests {
         let e = s.memory(2).unwrap_err().to_string();
         assert!(e.contains("node2/meminfo"), "{e}");
         std::fs::remove_dir_all(&root).ok();
+    }
+
+    #[test]
+    fn nodes_and_cpus_are_read_below_a_root() {
+        let root = std::env::temp_dir().join(format!("numaprobe-cpus-{}", std::process::id()));
+        let node = root.join("sys/devices/system/node");
+        let allowed = crate::placement::allowed_cpus().unwrap();
+        // Node 0 memory only, node 1 the first allowed CPU, node 2 the
+        // rest and a CPU this process may not use.
+        let rest: Vec<String> = allowed[1..].iter().map(u32::to_string).collect();
+        let lists = [
+            String::new(),
+            allowed[0].to_string(),
+            rest.into_iter()
+                .chain(["4000".to_string()])
+                .collect::<Vec<_>>()
+                .join(","),
+        ];
+        for (n, list) in lists.iter().enumerate() {
+            std::fs::create_dir_all(node.join(format!("node{n}"))).unwrap();
+            std::fs::write(node.join(format!("node{n}/cpulist")), format!("{list}\n")).unwrap();
+        }
+        std::fs::write(node.join("online"), "0-2\n").unwrap();
+        let pool = node.join("node1/hugepages/hugepages-2048kB");
+        std::fs::create_dir_all(&pool).unwrap();
+        std::fs::write(pool.join("free_hugepages"), "7\n").unwrap();
+        let s = LiveSystem::read_below(&root).unwrap();
+        assert_eq!(s.free_huge_pages(1, 2 << 20), 7);
+        assert_eq!(s.free_huge_pages(1, 1 << 30), 0);
+        std::fs::remove_dir_all(&root).ok();
+        assert_eq!(s.online_nodes, [0, 1, 2]);
+        assert_eq!(s.node_cpus[&0], Vec::<u32>::new());
+        let cpu_nodes: Vec<u32> = if allowed.len() > 1 {
+            vec![1, 2]
+        } else {
+            vec![1]
+        };
+        assert_eq!(s.allowed_cpu_nodes(), cpu_nodes);
+        assert_eq!(s.allowed_cpus_of_node(1), [allowed[0]]);
+        assert_eq!(s.allowed_cpus_of_node(2), allowed[1..]);
+        assert!(s.allowed_cpus_of_node(0).is_empty());
+        assert_eq!(s.node_of_cpu(allowed[0]), Some(1));
+        assert_eq!(s.node_of_cpu(4000), Some(2));
+        assert_eq!(s.node_of_cpu(5000), None);
+        let e = s.check_cpu_node(0).unwrap_err().to_string();
+        assert!(e.contains("node 0 has no allowed CPUs"), "{e}");
+        s.check_cpu_node(1).unwrap();
+        assert!(matches!(
+            s.check_mem_node(MAX_NODES),
+            Err(PlacementError::NodeTooLarge { limit: 1023, .. })
+        ));
     }
 
     #[test]

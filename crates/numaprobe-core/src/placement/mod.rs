@@ -36,10 +36,9 @@ mod ledger;
 mod live;
 pub mod memory;
 mod pin;
+mod spec;
 
-pub use buffer::{
-    BufferSpec, MemPolicy, NodeBuffer, PageKind, PlacementCheck, PLACEMENT_THRESHOLD,
-};
+pub use buffer::{NodeBuffer, PlacementCheck, PLACEMENT_THRESHOLD};
 pub use ledger::MemoryLedger;
 pub use live::LiveSystem;
 pub use memory::{footprint, NodeMemory};
@@ -47,6 +46,7 @@ pub use pin::{
     allowed_cpus, current_affinity, current_cpu, current_cpu_and_node, pin_current_thread,
     set_current_affinity,
 };
+pub use spec::{BufferSpec, MemPolicy, PageKind};
 
 use crate::units::{format_list, format_size};
 
