@@ -9,18 +9,25 @@
 use super::table::{Align, Table};
 use crate::topology::cpulist::{format_compact, format_ids, format_list};
 use crate::topology::{
-    Allowed, Cache, Cpu, Distances, HmatAccess, MemoryTier, NumaNode, Numbering, PciDevice,
-    Topology,
+    Allowed, Cache, Cpu, Distances, HmatAccess, MemorySideCache, MemoryTier, NumaNode, Numbering,
+    PciDevice, Topology,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-/// A package as the CPUs' ids group them: the "placement on packages" view.
+/// A package as the kernel's package masks group the CPUs: the "placement
+/// on packages" view.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageSummary {
-    /// `physical_package_id` (None where sysfs gives none).
+    /// The package's key, unique per package (`cpus[].package`): the
+    /// firmware id where those are known and distinct, else the package's
+    /// position in order of its lowest CPU.
     pub id: Option<i64>,
+    /// `physical_package_id` of its first CPU as the firmware gives it (hwloc's
+    /// `P#`): None where it is -1 or missing; may repeat across packages.
+    #[serde(default)]
+    pub os_index: Option<i64>,
     /// Online CPUs, ascending.
     pub cpus: Vec<u32>,
     /// Number of physical cores with an online CPU.
@@ -40,6 +47,10 @@ pub struct TopoReport {
     pub numa_nodes: Vec<NumaNode>,
     pub distances: Option<Distances>,
     pub caches: Vec<Cache>,
+    #[serde(default)]
+    pub memory_side_caches: Vec<MemorySideCache>,
+    #[serde(default)]
+    pub cpu_model: Option<String>,
     pub hmat: Vec<HmatAccess>,
     pub memory_tiers: Vec<MemoryTier>,
     pub pci_devices: Vec<PciDevice>,
@@ -59,6 +70,8 @@ impl TopoReport {
             numa_nodes: t.nodes.clone(),
             distances: t.distances.clone(),
             caches: t.caches.clone(),
+            memory_side_caches: t.memory_side_caches.clone(),
+            cpu_model: t.cpu_model.clone(),
             hmat: t.hmat.clone(),
             memory_tiers: t.memory_tiers.clone(),
             pci_devices: t.pci_devices.clone(),
@@ -77,6 +90,8 @@ impl TopoReport {
             nodes: self.numa_nodes,
             distances: self.distances,
             caches: self.caches,
+            memory_side_caches: self.memory_side_caches,
+            cpu_model: self.cpu_model,
             hmat: self.hmat,
             memory_tiers: self.memory_tiers,
             pci_devices: self.pci_devices,
@@ -92,11 +107,13 @@ pub fn to_json(t: &Topology) -> String {
     super::to_json(&TopoReport::new(t))
 }
 
-/// CPUs, core keys and nodes gathered per package id.
+/// CPUs, core keys, nodes and the first CPU's firmware id gathered per
+/// package key.
 type PackageAcc = (
     Vec<u32>,
     BTreeSet<(Option<i64>, Option<i64>, Option<i64>, u32)>,
     BTreeSet<u32>,
+    Option<i64>,
 );
 
 /// Packages in order of their lowest online CPU.
@@ -106,7 +123,12 @@ pub fn packages(t: &Topology) -> Vec<PackageSummary> {
     for c in t.cpus.iter().filter(|c| c.online) {
         let e = by.entry(c.package).or_insert_with(|| {
             order.push(c.package);
-            Default::default()
+            (
+                Vec::new(),
+                BTreeSet::new(),
+                BTreeSet::new(),
+                c.package_id.filter(|&v| v >= 0),
+            )
         });
         e.0.push(c.os_index);
         e.1.insert(t.core_key(c));
@@ -117,12 +139,14 @@ pub fn packages(t: &Topology) -> Vec<PackageSummary> {
     order
         .into_iter()
         .filter_map(|p| {
-            by.remove(&p).map(|(cpus, cores, nodes)| PackageSummary {
-                id: p,
-                cpus,
-                cores: cores.len() as u32,
-                nodes: nodes.into_iter().collect(),
-            })
+            by.remove(&p)
+                .map(|(cpus, cores, nodes, os_index)| PackageSummary {
+                    id: p,
+                    os_index,
+                    cpus,
+                    cores: cores.len() as u32,
+                    nodes: nodes.into_iter().collect(),
+                })
         })
         .collect()
 }
