@@ -90,15 +90,20 @@ pub(crate) fn read_memory_side_caches(
             };
             let size_bytes = num("size")?.filter(|&v| v > 0);
             let line_size = num("line_size")?.filter(|&v| v > 0);
+            // The kernel's enums (include/linux/node.h): indexing 0 direct
+            // mapped, 1 indexed, 2 other; write policy 0 write-back, 1
+            // write-through, 2 other. Optane memory mode is 0 and 0.
             let indexing = match num("indexing")? {
-                Some(1) => "direct-mapped",
-                Some(2) => "complex",
-                _ => "unknown",
+                Some(0) => "direct-mapped",
+                Some(1) => "indexed",
+                Some(_) => "other",
+                None => "unknown",
             };
             let write_policy = match num("write_policy")? {
-                Some(1) => "write-back",
-                Some(2) => "write-through",
-                _ => "unknown",
+                Some(0) => "write-back",
+                Some(1) => "write-through",
+                Some(_) => "other",
+                None => "unknown",
             };
             out.push(MemorySideCache {
                 node: n,

@@ -111,9 +111,11 @@ pub struct MemorySideCache {
     pub level: u32,
     pub size_bytes: Option<u64>,
     pub line_size: Option<u64>,
-    /// `direct-mapped`, `complex` or `unknown` (the kernel's 1, 2, 0).
+    /// `direct-mapped`, `indexed`, `other` (the kernel's 0, 1, 2), or
+    /// `unknown` when the file is missing or empty.
     pub indexing: String,
-    /// `write-back`, `write-through` or `unknown` (the kernel's 1, 2, 0).
+    /// `write-back`, `write-through`, `other` (the kernel's 0, 1, 2), or
+    /// `unknown`.
     pub write_policy: String,
 }
 

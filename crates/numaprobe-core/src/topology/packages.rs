@@ -17,8 +17,8 @@
 //!
 //! `Cpu.package` is then a key unique per package: the firmware id where the
 //! packages' ids (read on each package's first CPU, as hwloc does) are all
-//! >= 0 and distinct, else each package's position in order of its lowest
-//! CPU, for every package, so keys never mix the two schemes.
+//! known (not -1) and distinct, else each package's position in order of its
+//! lowest CPU, for every package, so keys never mix the two schemes.
 
 use super::sysfs::{first_set, Fs, TopologyError, CPU_DIR};
 use super::Cpu;
