@@ -435,7 +435,7 @@ type SynthCpu = (u32, i64, i64, i64, u32);
 
 /// A made-up machine written as a sysfs tree, for layouts the dumps do not
 /// have: the same comparison with hwloc then checks the reader's rules rather
-/// than the eleven machines it was tried on.
+/// than the dumps it was tried on.
 struct Synth {
     /// (os_index, package id, die id, core id, node) of every online CPU.
     cpus: Vec<SynthCpu>,
