@@ -185,25 +185,59 @@ fn is_repeat(root: &Path, p: &Path) -> bool {
         .is_some_and(|n| n >= 2)
 }
 
-/// Every file of the dump replaced in turn by a few kinds of garbage: the
-/// reader may refuse, but it must not panic.
-#[test]
-fn no_garbage_makes_the_reader_panic() {
-    let u = common::unpack(BASE);
+/// The files of a dump's `sys/devices/system` and `proc` (cpu0 and cpu1
+/// only, see `is_repeat`).
+fn sweep_files(root: &Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
-    let mut stack = vec![u.root.clone()];
+    let mut stack = vec![root.join("sys/devices/system"), root.join("proc")];
     while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()) {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.filter_map(|e| e.ok()) {
             let p = e.path();
             let ft = e.file_type().unwrap();
             if ft.is_dir() {
                 stack.push(p);
-            } else if ft.is_file() && !is_repeat(&u.root, &p) {
+            } else if ft.is_file() && !is_repeat(root, &p) {
                 files.push(p);
             }
         }
     }
-    assert!(files.len() > 50, "{}", files.len());
+    files.sort();
+    files
+}
+
+/// Every file replaced in turn by `garbage`: the reader may refuse, but it
+/// must not panic, and an empty file is never a failed read (it reads as
+/// missing, with hwloc's fallback).
+fn sweep(name: &str, garbage: &[&[u8]]) -> usize {
+    let u = common::unpack(name);
+    let files = sweep_files(&u.root);
+    let mut empty_fails = Vec::new();
+    for f in &files {
+        let original = std::fs::read(f).unwrap();
+        for &g in garbage {
+            std::fs::write(f, g).unwrap();
+            let got = topology::read(&u.root);
+            if g.is_empty() {
+                if let Err(e) = got {
+                    empty_fails.push(format!("{}: {e}", f.display()));
+                }
+            }
+        }
+        std::fs::write(f, original).unwrap();
+    }
+    assert!(
+        empty_fails.is_empty(),
+        "{name}: an empty file failed the read:\n{}",
+        empty_fails.join("\n")
+    );
+    files.len()
+}
+
+#[test]
+fn no_garbage_makes_the_reader_panic() {
     let garbage: [&[u8]; 6] = [
         b"",
         b"\0\0\0",
@@ -212,21 +246,36 @@ fn no_garbage_makes_the_reader_panic() {
         b"0-4294967295\n",
         b"\xff\xfe garbage, 1-,-3 \n",
     ];
-    for f in &files {
-        let original = std::fs::read(f).unwrap();
-        for g in garbage {
-            std::fs::write(f, g).unwrap();
-            let _ = topology::read(&u.root);
-        }
-        std::fs::write(f, original).unwrap();
+    assert!(sweep(BASE, &garbage) > 50);
+}
+
+/// The same sweep, empty files only, over the dumps whose files are odd
+/// (old kernels, no `/proc`, -1 ids, edited masks, no `node/`): where a
+/// reader trips. (All dumps with six kinds of garbage take minutes.)
+#[test]
+fn no_empty_file_fails_the_read_on_the_odd_dumps() {
+    for name in [
+        "24em64t-2n6c2t+2mic.olddriver",
+        "28em64t-2s2n7c-buggycoresiblings",
+        "2i386-2c-nohugepage",
+        "40intel64-4n10c+pci-conflicts",
+        "4ia64-4s",
+        "8amd64-4n2c",
+        "8em64t-2s4c-asymcaches",
+        "8em64t-4c2t",
+        "8ia64-4s2c",
+        "memorysidecaches",
+        "offline-cpu0-node0",
+    ] {
+        assert!(sweep(name, &[b""]) > 10, "{name}");
     }
 }
 
 #[test]
-fn package_ids_that_contradict_the_masks_are_reported() {
-    // Every CPU claims package -1 while the kernel's masks still split the
-    // eight sockets: the ids are kept (they are what sysfs says) and the
-    // contradiction is a warning.
+fn unknown_package_ids_still_give_the_masks_packages() {
+    // Every CPU claims package -1 (POWER, s390, old Itanium kernels) while
+    // the kernel's masks still split the eight sockets: the masks make the
+    // packages, numbered in order of their lowest CPU; -1 stays the label.
     let u = common::unpack(BASE);
     for c in 0..16 {
         write(
@@ -236,11 +285,92 @@ fn package_ids_that_contradict_the_masks_are_reported() {
         );
     }
     let t = topology::read(&u.root).unwrap();
-    assert!(t.cpus.iter().all(|c| c.package == Some(-1)));
+    assert!(t.cpus.iter().all(|c| c.package_id == Some(-1)));
+    for c in &t.cpus {
+        let mask_pkg = c.os_index / 2;
+        assert_eq!(c.package, Some(mask_pkg as i64), "cpu{}", c.os_index);
+    }
+    assert!(
+        t.warnings.iter().any(|w| w.contains("-1")),
+        "{:?}",
+        t.warnings
+    );
+}
+
+#[test]
+fn repeated_package_ids_still_give_the_masks_packages() {
+    // Two sockets per id: the masks still tell the eight apart.
+    let u = common::unpack(BASE);
+    for c in 0..16u32 {
+        write(
+            &u.root,
+            &format!("sys/devices/system/cpu/cpu{c}/topology/physical_package_id"),
+            &format!("{}\n", c / 4),
+        );
+    }
+    let t = topology::read(&u.root).unwrap();
+    let keys: std::collections::BTreeSet<i64> = t.cpus.iter().filter_map(|c| c.package).collect();
+    assert_eq!(keys.len(), 8, "{keys:?}");
+    assert_eq!(t.cpu(2).unwrap().package_id, Some(0));
+    assert_ne!(t.cpu(2).unwrap().package, t.cpu(0).unwrap().package);
+    assert!(
+        t.warnings.iter().any(|w| w.contains("repeated")),
+        "{:?}",
+        t.warnings
+    );
+}
+
+#[test]
+fn empty_attribute_files_give_warnings_and_hwlocs_fallbacks() {
+    let u = common::unpack(BASE);
+    let cpu = "sys/devices/system/cpu";
+    // cpuN/online only counts when the global list is missing.
+    std::fs::remove_file(u.root.join(format!("{cpu}/online"))).unwrap();
+    write(&u.root, &format!("{cpu}/cpu5/online"), "");
+    write(&u.root, &format!("{cpu}/cpu6/online"), "0\n");
+    write(&u.root, &format!("{cpu}/cpu7/topology/core_id"), "\n");
+    for c in 0..16 {
+        let d = format!("{cpu}/cpu{c}/cache/index2");
+        if u.root.join(&d).is_dir() {
+            write(&u.root, &format!("{d}/size"), "");
+        }
+    }
+    write(&u.root, &format!("{NODE}/node4/distance"), "\n");
+    let t = topology::read(&u.root).expect("empty files are not errors");
+    assert!(t.cpu(5).unwrap().online, "empty online reads as online");
+    assert!(!t.cpu(6).unwrap().online);
+    assert_eq!(t.cpu(7).unwrap().core, None);
+    assert!(t.distances.is_none(), "empty distance: no SLIT");
+    let l2: Vec<_> = t.caches.iter().filter(|c| c.level == 2).collect();
+    assert!(!l2.is_empty() && l2.iter().all(|c| c.size_bytes.is_none()));
+    for what in [
+        "cpu*/online: empty or unreadable for CPUs 5",
+        "cpu*/topology/core_id: empty or unreadable for CPUs 7",
+        "node4/distance: empty",
+        "cpu*/cache/index2/size: empty or unreadable for CPUs 0-",
+    ] {
+        assert!(
+            t.warnings.iter().any(|w| w.contains(what)),
+            "no warning `{what}`: {:?}",
+            t.warnings
+        );
+    }
+}
+
+#[test]
+fn an_unreadable_file_reads_as_missing_with_a_warning() {
+    // A folder where a file should be fails to read on every user (root
+    // included, unlike a permission bit).
+    let u = common::unpack(BASE);
+    let f = u.root.join(format!("{NODE}/node2/meminfo"));
+    std::fs::remove_file(&f).unwrap();
+    std::fs::create_dir(&f).unwrap();
+    let t = topology::read(&u.root).expect("an unreadable file is not an error");
+    assert_eq!(t.node(2).unwrap().memory_bytes, 0);
     assert!(
         t.warnings
             .iter()
-            .any(|w| w.contains("package_cpus says 0-1")),
+            .any(|w| w.contains("node2/meminfo: empty or unreadable")),
         "{:?}",
         t.warnings
     );

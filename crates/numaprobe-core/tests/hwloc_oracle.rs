@@ -27,7 +27,8 @@ type Set = BTreeSet<u32>;
 #[derive(Debug, Default)]
 struct Hwloc {
     pus: Set,
-    packages: Vec<Set>,
+    /// (cpuset, os_index = physical_package_id, None when hwloc has none).
+    packages: Vec<(Set, Option<i64>)>,
     cores: Vec<Set>,
     /// (level, "Data"/"Instruction"/"Unified", cpuset) of every CPU cache.
     caches: BTreeSet<(u32, String, Set)>,
@@ -108,7 +109,12 @@ fn parse_hwloc(xml: &str) -> Result<Hwloc, String> {
                 h.allowed_cpus = parse_bitmap(n.attribute("allowed_cpuset").unwrap_or(""))?;
                 h.allowed_nodes = parse_bitmap(n.attribute("allowed_nodeset").unwrap_or(""))?;
             }
-            "Package" => h.packages.push(cpuset()?),
+            "Package" => h.packages.push((
+                cpuset()?,
+                n.attribute("os_index")
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .filter(|&v| v >= 0 && v != u32::MAX as i64),
+            )),
             "Core" => h.cores.push(cpuset()?),
             t if t.starts_with('L') && t.ends_with("Cache") => {
                 let level: u32 = n
@@ -200,13 +206,41 @@ fn compare(name: &str, t: &Topology, h: &Hwloc, allowed: AllowedCheck) -> Vec<St
         format!("{:?}", h.pus),
     );
 
-    let ours = partition(t, |c| c.package);
-    let theirs: BTreeSet<Set> = h.packages.iter().cloned().collect();
+    // Packages: the CPU sets, and each one's firmware id (hwloc's P#, taken
+    // from the package's first CPU). A CPU in no package (contradictory
+    // masks) is outside every set on both sides.
+    let mut by_pkg: BTreeMap<i64, Set> = BTreeMap::new();
+    for c in t.cpus.iter().filter(|c| c.online) {
+        if let Some(p) = c.package {
+            by_pkg.entry(p).or_default().insert(c.os_index);
+        }
+    }
+    let ours: BTreeSet<(Set, Option<i64>)> = by_pkg
+        .into_values()
+        .map(|s| {
+            let first = s.first().and_then(|&f| t.cpu(f));
+            let id = first.and_then(|c| c.package_id).filter(|&v| v >= 0);
+            (s, id)
+        })
+        .collect();
+    let theirs: BTreeSet<(Set, Option<i64>)> = h.packages.iter().cloned().collect();
     check(
         ours == theirs,
-        "packages",
+        "packages (CPUs, physical_package_id)",
         format!("{ours:?}"),
         format!("{theirs:?}"),
+    );
+    let keys: Set = t
+        .cpus
+        .iter()
+        .filter_map(|c| c.package)
+        .map(|p| p as u32)
+        .collect();
+    check(
+        keys.len() == h.packages.len(),
+        "package keys are unique per package",
+        format!("{keys:?}"),
+        format!("{} packages", h.packages.len()),
     );
 
     let ours = partition(t, |c| t.core_key(c));
@@ -401,7 +435,7 @@ type SynthCpu = (u32, i64, i64, i64, u32);
 
 /// A made-up machine written as a sysfs tree, for layouts the dumps do not
 /// have: the same comparison with hwloc then checks the reader's rules rather
-/// than the eleven machines it was tried on.
+/// than the dumps it was tried on.
 struct Synth {
     /// (os_index, package id, die id, core id, node) of every online CPU.
     cpus: Vec<SynthCpu>,

@@ -181,6 +181,10 @@ fn renumber(t: &Topology, f: impl Fn(u32) -> u32) -> Topology {
         n.cpus.sort_unstable();
     }
     r.allowed.cpus = r.allowed.cpus.iter().map(|&s| f(s)).collect();
+    for k in &mut r.caches {
+        k.cpus = k.cpus.iter().map(|&s| f(s)).collect();
+        k.cpus.sort_unstable();
+    }
     r
 }
 
@@ -237,6 +241,129 @@ fn check_renumbered(name: &str, t: &Topology) {
                 let b = run(&other, n, s, Smt::Avoid, None);
                 assert_eq!(shape(&a), shape(&b), "{name} n={n} {s:?}");
             }
+        }
+    }
+}
+
+/// The L2 domain of `cpu`: the CPUs of its L2 (data or unified) instance,
+/// or the CPU alone where the dump lists no L2.
+fn l2_of(t: &Topology, cpu: u32) -> Vec<u32> {
+    t.caches
+        .iter()
+        .find(|k| k.level == 2 && k.kind != "Instruction" && k.cpus.contains(&cpu))
+        .map_or(vec![cpu], |k| k.cpus.clone())
+}
+
+/// Scatter uses every L2 domain once before any twice (a Bulldozer compute
+/// unit, a cluster: cores that share an L2 are not "apart"), and compact
+/// fills one L2 domain's cores before the next; on every dump.
+#[test]
+fn scatter_spreads_over_l2_domains_and_compact_fills_them() {
+    for name in common::fixture_names() {
+        let u = common::unpack(&name);
+        let t = topology::read(&u.root).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let cpus = usable(&t, None);
+        if cpus.len() > 128 {
+            continue; // the 256-CPU Altix: same shapes as the 64-CPU dumps, ten times the time
+        }
+        let domains: BTreeSet<Vec<u32>> = cpus.iter().map(|&c| l2_of(&t, c)).collect();
+        let cores: BTreeSet<CoreKey> = cpus.iter().map(|&c| core_of(&t, c)).collect();
+        let mut ks: Vec<usize> = vec![1, 2, 3, domains.len(), domains.len() + 1, cores.len()];
+        ks.retain(|&k| k >= 1 && k <= cores.len());
+        for k in ks {
+            let b = run(&t, k, Strategy::Scatter, Smt::Avoid, None);
+            let used: BTreeSet<Vec<u32>> = b.cpus().iter().map(|&c| l2_of(&t, c)).collect();
+            assert_eq!(
+                used.len(),
+                k.min(domains.len()),
+                "{name}: scatter of {k} doubles up in an L2 domain while another is unused: {:?}",
+                b.cpus()
+            );
+            let b = run(&t, k, Strategy::Compact, Smt::Avoid, None);
+            let mut per: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
+            for c in b.cpus() {
+                *per.entry(l2_of(&t, c)).or_default() += 1;
+            }
+            let partial = per
+                .iter()
+                .filter(|(d, &n)| {
+                    let cores_in: BTreeSet<CoreKey> = d
+                        .iter()
+                        .filter(|c| cpus.contains(c))
+                        .map(|&c| core_of(&t, c))
+                        .collect();
+                    n < cores_in.len()
+                })
+                .count();
+            assert!(
+                partial <= 1,
+                "{name}: compact of {k} leaves {partial} L2 domains part-filled: {:?}",
+                b.cpus()
+            );
+        }
+    }
+}
+
+/// hwloc's bitmap text (`0x00000010,0x0`) as CPU numbers.
+fn hwloc_set(s: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for (k, w) in s.trim().split(',').rev().enumerate() {
+        let w = w.trim().trim_start_matches("0x");
+        let v = u32::from_str_radix(if w.is_empty() { "0" } else { w }, 16).unwrap();
+        for bit in 0..32 {
+            if v & (1 << bit) != 0 {
+                out.push(k as u32 * 32 + bit);
+            }
+        }
+    }
+    out
+}
+
+/// `hwloc-distrib --single` on the 4-socket Opteron 6276 (Bulldozer:
+/// two cores of a compute unit share an L2 and an FPU) against scatter:
+/// the same number of L2 domains, per node, for each thread count (which
+/// domains inside a node may differ: hwloc-distrib spaces them out, scatter
+/// takes them in order). And CPUs 0 and 1 (one compute unit) are never
+/// both in 16 threads.
+#[test]
+fn scatter_uses_as_many_l2_domains_per_node_as_hwloc_distrib() {
+    let name = "64amd64-4s2n4ca2co";
+    let u = common::unpack(name);
+    let t = topology::read(&u.root).unwrap();
+    for k in [4usize, 8, 16, 32, 48] {
+        let out = std::process::Command::new("hwloc-distrib")
+            .args(["--whole-system", "--single", &k.to_string()])
+            .env("HWLOC_FSROOT", &u.root)
+            .env("HWLOC_COMPONENTS", "-x86")
+            .output()
+            .expect("run hwloc-distrib (Debian package hwloc; scripts/test installs it)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs: Vec<u32> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .flat_map(hwloc_set)
+            .collect();
+        assert_eq!(theirs.len(), k, "{theirs:?}");
+        let ours = run(&t, k, Strategy::Scatter, Smt::Avoid, None).cpus();
+        let per_node = |cpus: &[u32]| -> BTreeMap<Option<u32>, (usize, usize)> {
+            let mut m: BTreeMap<Option<u32>, (usize, BTreeSet<Vec<u32>>)> = BTreeMap::new();
+            for &c in cpus {
+                let e = m.entry(t.cpu(c).unwrap().node).or_default();
+                e.0 += 1;
+                e.1.insert(l2_of(&t, c));
+            }
+            m.into_iter().map(|(n, (c, d))| (n, (c, d.len()))).collect()
+        };
+        assert_eq!(
+            per_node(&ours),
+            per_node(&theirs),
+            "{k} threads: ours {ours:?}, hwloc-distrib {theirs:?}"
+        );
+        if k == 16 {
+            assert!(!(ours.contains(&0) && ours.contains(&1)), "{ours:?}");
         }
     }
 }

@@ -94,3 +94,125 @@ fn pci_devices_carry_kind_and_node() {
     let vga = t.pci_devices.iter().find(|d| d.kind == "gpu").unwrap();
     assert_eq!(vga.numa_node, None, "numa_node -1 reads as unknown");
 }
+
+/// Buggy firmware listing every CPU in every node: each CPU stays in one
+/// node, the one its `cpuN/nodeM` link names (the kernel's own
+/// `cpu_to_node`), else the lowest-numbered node listing it; one warning.
+#[test]
+fn overlapping_node_masks_keep_each_cpu_in_one_node() {
+    let u = common::unpack("16amd64-8n2c");
+    let node = "sys/devices/system/node";
+    for n in 0..8 {
+        write(&u.root, &format!("{node}/node{n}/cpulist"), "0-15\n");
+        write(&u.root, &format!("{node}/node{n}/cpumap"), "0000ffff\n");
+    }
+    // cpuN/nodeM links for CPUs 0-7 only (link targets do not matter: the
+    // name is what the kernel's link says).
+    for c in 0..8u32 {
+        let d = u.root.join(format!("sys/devices/system/cpu/cpu{c}"));
+        std::fs::create_dir_all(d.join(format!("node{}", c / 2))).unwrap();
+    }
+    let t = topology::read(&u.root).expect("overlapping masks are readable");
+    for c in 0..8u32 {
+        assert_eq!(t.cpu(c).unwrap().node, Some(c / 2), "cpu{c} by its link");
+    }
+    for c in 8..16u32 {
+        assert_eq!(t.cpu(c).unwrap().node, Some(0), "cpu{c}: lowest node");
+    }
+    let total: usize = t.nodes.iter().map(|n| n.cpus.len()).sum();
+    assert_eq!(total, 16, "every CPU in exactly one node");
+    let w: Vec<&String> = t
+        .warnings
+        .iter()
+        .filter(|w| w.contains("listed by several nodes"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", t.warnings);
+    assert!(
+        w[0].contains("CPUs 0-15") && w[0].contains("(8 CPUs)"),
+        "{}",
+        w[0]
+    );
+}
+
+#[test]
+fn memory_side_caches_are_read_and_queried_per_node() {
+    let u = common::unpack("memorysidecaches");
+    let t = topology::read(&u.root).unwrap();
+    assert!(!t.memory_side_caches.is_empty());
+    for n in t.node_ids() {
+        let on_disk = u
+            .root
+            .join(format!("sys/devices/system/node/node{n}/memory_side_cache"));
+        let levels = std::fs::read_dir(&on_disk)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("index"))
+                    .count()
+            })
+            .unwrap_or(0);
+        let got = t.memory_side_cache(n);
+        assert_eq!(got.len(), levels, "node {n}");
+        for c in got {
+            assert_eq!(c.node, n);
+            let size: u64 = std::fs::read_to_string(on_disk.join(format!("index{}/size", c.level)))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            assert_eq!(c.size_bytes, Some(size));
+        }
+    }
+    // A machine without them answers with nothing.
+    let u = common::unpack("16amd64-8n2c");
+    let t = topology::read(&u.root).unwrap();
+    assert!(t.memory_side_cache(0).is_empty());
+}
+
+#[test]
+fn memory_side_cache_codes_and_empty_values() {
+    let u = common::unpack("16amd64-8n2c");
+    let d = "sys/devices/system/node/node1/memory_side_cache/index1";
+    write(&u.root, &format!("{d}/size"), "\n");
+    write(&u.root, &format!("{d}/line_size"), "64\n");
+    write(&u.root, &format!("{d}/indexing"), "0\n");
+    write(&u.root, &format!("{d}/write_policy"), "1\n");
+    let t = topology::read(&u.root).unwrap();
+    let c = t.memory_side_cache(1);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].size_bytes, None, "empty size is unknown");
+    assert_eq!(c[0].line_size, Some(64));
+    assert_eq!(c[0].indexing, "direct-mapped");
+    assert_eq!(c[0].write_policy, "write-through");
+    assert!(
+        t.warnings.iter().any(|w| w.contains("index1/size")),
+        "{:?}",
+        t.warnings
+    );
+}
+
+#[test]
+fn cpu_model_comes_from_proc_cpuinfo_under_the_root() {
+    let u = common::unpack("16amd64-8n2c");
+    let text = std::fs::read_to_string(u.root.join("proc/cpuinfo")).unwrap();
+    let first = text
+        .lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.trim() == "model name")
+                .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+        .unwrap();
+    let t = topology::read(&u.root).unwrap();
+    assert_eq!(t.cpu_model.as_deref(), Some(first.as_str()));
+    write(
+        &u.root,
+        "proc/cpuinfo",
+        "processor : 0\nmodel name : A\n\nprocessor : 1\nmodel name : B\n",
+    );
+    assert_eq!(
+        topology::read(&u.root).unwrap().cpu_model.as_deref(),
+        Some("A / B")
+    );
+    std::fs::remove_file(u.root.join("proc/cpuinfo")).unwrap();
+    assert_eq!(topology::read(&u.root).unwrap().cpu_model, None);
+}

@@ -66,20 +66,110 @@ fn text_folds_big_machines_and_shows_what_is_not_allowed() {
 }
 
 #[test]
-fn csv_has_the_cpu_table_then_the_distance_table() {
+fn csv_is_one_table_with_a_row_per_cpu_and_its_cache_instances() {
     let u = common::unpack("16amd64-8n2c");
     let t = topology::read(&u.root).unwrap();
     let s = topo::to_csv(&t);
-    let (cpus, dist) = s.split_once("\n\n").unwrap();
-    let lines: Vec<&str> = cpus.lines().collect();
+    assert!(!s.contains("\n\n"), "one table: {s}");
+    let lines: Vec<&str> = s.lines().collect();
+    let head: Vec<&str> = lines[0].split(',').collect();
     assert_eq!(
-        lines[0],
-        "cpu,online,allowed,package,die,core,thread,node,smt_siblings"
+        &head[..11],
+        [
+            "cpu",
+            "online",
+            "allowed",
+            "node",
+            "package",
+            "package_id",
+            "die",
+            "cluster",
+            "core",
+            "thread",
+            "smt_siblings"
+        ]
     );
-    assert_eq!(lines.len(), 17);
-    assert_eq!(lines[3], "2,true,true,1,-,0,0,1,2");
-    let d: Vec<&str> = dist.lines().collect();
+    assert_eq!(lines.len(), 1 + t.cpus.len());
+    // Every row as long as the header, and every cache column names the
+    // lowest CPU of an instance that holds the row's CPU.
+    for (row, c) in lines[1..].iter().zip(&t.cpus) {
+        let f: Vec<&str> = row.split(',').collect();
+        assert_eq!(f.len(), head.len(), "{row}");
+        assert_eq!(f[0], c.os_index.to_string());
+        for (col, name) in head.iter().enumerate().skip(11) {
+            let inst: u32 = f[col].parse().unwrap();
+            let short = |k: &topology::Cache| {
+                let suffix = match k.kind.as_str() {
+                    "Data" => "d",
+                    "Instruction" => "i",
+                    _ => "",
+                };
+                format!("l{}{suffix}", k.level)
+            };
+            let k = t
+                .caches
+                .iter()
+                .find(|k| k.cpus.first() == Some(&inst) && short(k) == *name)
+                .unwrap_or_else(|| panic!("{name}={inst} of cpu{}", c.os_index));
+            assert!(k.cpus.contains(&c.os_index));
+        }
+    }
+    let d = topo::to_csv_table(&t, topo::CsvTable::Distances);
+    let d: Vec<&str> = d.lines().collect();
     assert_eq!(d[0], "node,0,1,2,3,4,5,6,7");
-    assert_eq!(d[1], "0,10,20,20,20,20,20,20,20");
     assert_eq!(d.len(), 9);
+    let n = topo::to_csv_table(&t, topo::CsvTable::Nodes);
+    assert_eq!(n.lines().count(), 1 + t.nodes.len());
+    let c = topo::to_csv_table(&t, topo::CsvTable::Caches);
+    assert_eq!(c.lines().count(), 1 + t.caches.len());
+}
+
+#[test]
+fn markdown_has_caches_memory_hmat_and_memory_side_caches() {
+    let u = common::unpack("memorysidecaches");
+    let t = topology::read(&u.root).unwrap();
+    let s = topo::to_markdown(&t);
+    for title in [
+        "**CPUs**",
+        "**Placement on packages**",
+        "**Cache sharing**",
+        "**NUMA nodes**",
+        "**Distances (SLIT)**",
+        "**HMAT",
+        "**Memory-side caches",
+    ] {
+        assert!(s.contains(title), "no {title}: {s}");
+    }
+    let model = t.cpu_model.clone().expect("the dump has /proc/cpuinfo");
+    assert!(s.contains(&model));
+    assert!(topo::to_text(&t).contains(&format!("CPU model: {model}")));
+    assert!(topo::to_text(&t).contains("Memory-side caches"));
+}
+
+#[test]
+fn json_packages_carry_the_key_and_the_firmware_id() {
+    // Cluster-on-Die halves with their own core_siblings under one id.
+    let u = common::unpack("28em64t-2s2n7c-buggycoresiblings");
+    let t = topology::read(&u.root).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&topo::to_json(&t)).unwrap();
+    let pk = v["packages"].as_array().unwrap();
+    assert_eq!(pk.len(), 4);
+    let ids: Vec<i64> = pk.iter().map(|p| p["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [0, 1, 2, 3]);
+    let fw: Vec<i64> = pk.iter().map(|p| p["os_index"].as_i64().unwrap()).collect();
+    let mut sorted = fw.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [0, 0, 1, 1]);
+    // -1 everywhere: no firmware id.
+    let u = common::unpack("4ia64-4s");
+    let t = topology::read(&u.root).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&topo::to_json(&t)).unwrap();
+    let pk = v["packages"].as_array().unwrap();
+    assert_eq!(pk.len(), 4);
+    assert!(pk.iter().all(|p| p["os_index"].is_null()));
+    assert!(v["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["package_id"] == -1));
 }

@@ -5,12 +5,23 @@
 //!
 //! The machine is a tree: the larger of {package, node} domains on top (a
 //! package holding two nodes, or a node holding several packages), the
-//! smaller below it, then cores, then hardware threads. Only allowed CPUs
-//! (online, in the affinity mask and cpuset, on `--nodes`) are in the tree.
+//! smaller below it, then the cache domains inside them (an L3 instance,
+//! then an L2 instance or cluster: a Bulldozer compute unit's two cores
+//! share an L2 and an FPU, a Skylake-SP tile or an arm64 cluster shares an
+//! L2 too), then cores, then hardware threads. A level where every domain
+//! holds one core changes nothing. Only allowed CPUs (online, in the
+//! affinity mask and cpuset, on `--nodes`) are in the tree.
 //!
-//! * scatter: round-robin at every level, so consecutive threads go to
-//!   different packages, then different nodes, then different cores;
-//! * compact: depth first, filling a package's cores before the next;
+//! * scatter: every domain at every level gets a thread before any gets a
+//!   second one: threads are ordered by (SMT rank, then the position of
+//!   their core in its L2 domain, of that domain in its L3, of the L3 in
+//!   its node or package, ..., the top domain), the reverse-lexicographic
+//!   order of the tree, which is round-robin at every level on a regular
+//!   machine and still never doubles up in one domain while a domain of
+//!   the same kind is unused on an irregular one (hwloc-distrib spreads the
+//!   same way);
+//! * compact: depth first, filling an L2 domain, then its L3, then a
+//!   package's cores before the next;
 //! * balanced: threads split as evenly as capacity allows over the top
 //!   domains, then the next level, each share placed compactly, so thread
 //!   numbers that are close sit close.
@@ -126,12 +137,18 @@ pub enum BindError {
     },
 }
 
+/// Depth of the full tree: outer, inner, L3, L2/cluster, core.
+const DEPTH: usize = 5;
+/// The levels balanced splits over: outer, inner, core (the cache levels
+/// are left to the compact placement of each share).
+const BALANCED_LEVELS: [usize; 3] = [0, 1, 4];
+
 /// One hardware thread with its position in the tree.
 #[derive(Debug, Clone)]
 struct Pu {
     cpu: u32,
-    /// (outer domain, inner domain, core) sort keys.
-    path: [i64; 3],
+    /// (outer domain, inner domain, L3 domain, L2 domain, core) sort keys.
+    path: [i64; DEPTH],
     smt_rank: usize,
     package: Option<i64>,
     node: Option<u32>,
@@ -145,37 +162,47 @@ enum Tree {
 }
 
 impl Tree {
-    fn build(pus: &[Pu], depth: usize) -> Tree {
-        if depth == 3 {
+    /// The tree over the path entries `levels` (the last one is the core).
+    fn build(pus: &[Pu], levels: &[usize]) -> Tree {
+        let Some((&level, rest)) = levels.split_first() else {
             let mut v = pus.to_vec();
             v.sort_by_key(|p| p.smt_rank);
             return Tree::Core(v);
-        }
+        };
         let mut groups: BTreeMap<i64, Vec<Pu>> = BTreeMap::new();
         for p in pus {
-            groups.entry(p.path[depth]).or_default().push(p.clone());
+            groups.entry(p.path[level]).or_default().push(p.clone());
         }
-        Tree::Domain(groups.values().map(|g| Tree::build(g, depth + 1)).collect())
+        Tree::Domain(groups.values().map(|g| Tree::build(g, rest)).collect())
     }
 
-    /// Round-robin over children at every level, PUs of SMT rank `r` only.
-    fn scatter(&self, r: usize) -> Vec<Pu> {
+    /// Every PU with the positions of its domains among their siblings,
+    /// top first.
+    fn positions(&self, prefix: &mut Vec<usize>, out: &mut Vec<(Vec<usize>, Pu)>) {
         match self {
-            Tree::Core(pus) => pus.iter().filter(|p| p.smt_rank == r).cloned().collect(),
+            Tree::Core(pus) => out.extend(pus.iter().map(|p| (prefix.clone(), p.clone()))),
             Tree::Domain(ch) => {
-                let lists: Vec<Vec<Pu>> = ch.iter().map(|c| c.scatter(r)).collect();
-                let mut out = Vec::new();
-                let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
-                for i in 0..longest {
-                    for l in &lists {
-                        if let Some(p) = l.get(i) {
-                            out.push(p.clone());
-                        }
-                    }
+                for (i, c) in ch.iter().enumerate() {
+                    prefix.push(i);
+                    c.positions(prefix, out);
+                    prefix.pop();
                 }
-                out
             }
         }
+    }
+
+    /// The scatter order: by SMT rank, then the reversed positions (the
+    /// core's place in its L2 domain first, the top domain last), so every
+    /// domain of a level is used once before any is used twice.
+    fn scatter_order(&self) -> Vec<Pu> {
+        let mut v = Vec::new();
+        self.positions(&mut Vec::new(), &mut v);
+        v.sort_by(|(a, pa), (b, pb)| {
+            pa.smt_rank
+                .cmp(&pb.smt_rank)
+                .then_with(|| a.iter().rev().cmp(b.iter().rev()))
+        });
+        v.into_iter().map(|(_, p)| p).collect()
     }
 
     /// Depth first; `rank` = Some(r) keeps PUs of that SMT rank only.
@@ -268,6 +295,51 @@ fn pus_of(topo: &Topology, nodes: Option<&[u32]>) -> Vec<Pu> {
     }
     let pkg_key = |c: &Cpu| c.package.unwrap_or(-1);
     let node_key = |c: &Cpu| c.node.map_or(-1, i64::from);
+    // Cache domains: the highest level's instance (an L3 where there is
+    // one, below the node or package), then the L2 (or the cluster where
+    // the kernel lists no L2). Each is keyed by the lowest core number of
+    // its usable CPUs, so the order does not depend on how CPUs are
+    // numbered.
+    let top_level = topo
+        .caches
+        .iter()
+        .map(|c| c.level)
+        .filter(|&l| l >= 3)
+        .max();
+    let core_of_cpu: BTreeMap<u32, i64> = usable
+        .iter()
+        .map(|c| (c.os_index, core_index[&topo.core_key(c)]))
+        .collect();
+    // CPU -> key of its instance, per level, in one pass over the caches.
+    let mut by_level: BTreeMap<u32, BTreeMap<u32, i64>> = BTreeMap::new();
+    for k in topo.caches.iter().filter(|k| k.kind != "Instruction") {
+        if Some(k.level) != top_level && k.level != 2 {
+            continue;
+        }
+        let Some(key) = k.cpus.iter().filter_map(|x| core_of_cpu.get(x)).min() else {
+            continue;
+        };
+        let m = by_level.entry(k.level).or_default();
+        for &x in &k.cpus {
+            m.entry(x).or_insert(*key);
+        }
+    }
+    let cache_key = |c: &Cpu, level: Option<u32>| -> Option<i64> {
+        by_level.get(&level?)?.get(&c.os_index).copied()
+    };
+    let l2_key = |c: &Cpu| -> i64 {
+        cache_key(c, Some(2))
+            .or_else(|| {
+                let cl = c.cluster?;
+                usable
+                    .iter()
+                    .filter(|o| o.cluster == Some(cl) && o.package == c.package)
+                    .filter_map(|o| core_of_cpu.get(&o.os_index))
+                    .min()
+                    .copied()
+            })
+            .unwrap_or(-1)
+    };
     usable
         .iter()
         .map(|c| {
@@ -282,7 +354,13 @@ fn pus_of(topo: &Topology, nodes: Option<&[u32]>) -> Vec<Pu> {
             };
             Pu {
                 cpu: c.os_index,
-                path: [outer, inner, core],
+                path: [
+                    outer,
+                    inner,
+                    cache_key(c, top_level).unwrap_or(-1),
+                    l2_key(c),
+                    core,
+                ],
                 smt_rank,
                 package: c.package,
                 node: c.node,
@@ -326,14 +404,14 @@ pub fn bind(topo: &Topology, req: &Request) -> Result<Binding, BindError> {
             scope,
         });
     }
-    let tree = Tree::build(&pus, 0);
+    let tree = Tree::build(&pus, &[0, 1, 2, 3, 4]);
     let cores = tree.capacity(1);
     let max_rank = pus.iter().map(|p| p.smt_rank).max().unwrap_or(0);
     let n = req.threads;
     let mut warnings = Vec::new();
 
     let order: Vec<Pu> = match (req.strategy, req.smt) {
-        (Strategy::Scatter, _) => (0..=max_rank).flat_map(|r| tree.scatter(r)).collect(),
+        (Strategy::Scatter, _) => tree.scatter_order(),
         (Strategy::Compact, Smt::Use) => {
             let mut v = Vec::new();
             tree.depth_first(None, &mut v);
@@ -349,6 +427,7 @@ pub fn bind(topo: &Topology, req: &Request) -> Result<Binding, BindError> {
         (Strategy::Balanced, _) => {
             // One thread per core while they fit; beyond, as many per core
             // as needed, spread evenly.
+            let tree = Tree::build(&pus, &BALANCED_LEVELS);
             let mut per_core = 1;
             while tree.capacity(per_core) < n && per_core <= max_rank {
                 per_core += 1;
@@ -417,6 +496,25 @@ pub fn bind(topo: &Topology, req: &Request) -> Result<Binding, BindError> {
         warnings,
         mem_nodes,
     })
+}
+
+/// One allowed CPU per core of `node` (each core's first allowed hardware
+/// thread), in the order scatter uses them: cores that share an L2 domain
+/// (a compute unit, a cluster) or an L3 come after cores that share
+/// nothing. The one place that decides which cores "core 0, core 1, ..." of
+/// a node are, for binding and for the study presets alike, so two threads
+/// on "different cores" of a node do not share an L2 and an FPU while other
+/// cores are free.
+pub fn core_order(topo: &Topology, node: u32) -> Vec<u32> {
+    let pus: Vec<Pu> = pus_of(topo, Some(&[node]))
+        .into_iter()
+        .filter(|p| p.smt_rank == 0)
+        .collect();
+    Tree::build(&pus, &[0, 1, 2, 3, 4])
+        .scatter_order()
+        .into_iter()
+        .map(|p| p.cpu)
+        .collect()
 }
 
 /// What is wrong with `taskset -c 0-(N-1)` compared with the strategy.
@@ -552,8 +650,8 @@ fn naive_problems(
         }
     }
     // Cores shared while the strategy shares fewer.
-    let shared = |ps: &mut dyn Iterator<Item = [i64; 3]>| {
-        let mut seen: BTreeMap<[i64; 3], usize> = BTreeMap::new();
+    let shared = |ps: &mut dyn Iterator<Item = [i64; DEPTH]>| {
+        let mut seen: BTreeMap<[i64; DEPTH], usize> = BTreeMap::new();
         let mut extra = 0;
         for k in ps {
             let e = seen.entry(k).or_insert(0);

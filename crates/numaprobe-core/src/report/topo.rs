@@ -9,18 +9,25 @@
 use super::table::{Align, Table};
 use crate::topology::cpulist::{format_compact, format_ids, format_list};
 use crate::topology::{
-    Allowed, Cache, Cpu, Distances, HmatAccess, MemoryTier, NumaNode, Numbering, PciDevice,
-    Topology,
+    Allowed, Cache, Cpu, Distances, HmatAccess, MemorySideCache, MemoryTier, NumaNode, Numbering,
+    PciDevice, Topology,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-/// A package as the CPUs' ids group them: the "placement on packages" view.
+/// A package as the kernel's package masks group the CPUs: the "placement
+/// on packages" view.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageSummary {
-    /// `physical_package_id` (None where sysfs gives none).
+    /// The package's key, unique per package (`cpus[].package`): the
+    /// firmware id where those are known and distinct, else the package's
+    /// position in order of its lowest CPU.
     pub id: Option<i64>,
+    /// `physical_package_id` of its first CPU as the firmware gives it (hwloc's
+    /// `P#`): None where it is -1 or missing; may repeat across packages.
+    #[serde(default)]
+    pub os_index: Option<i64>,
     /// Online CPUs, ascending.
     pub cpus: Vec<u32>,
     /// Number of physical cores with an online CPU.
@@ -40,6 +47,10 @@ pub struct TopoReport {
     pub numa_nodes: Vec<NumaNode>,
     pub distances: Option<Distances>,
     pub caches: Vec<Cache>,
+    #[serde(default)]
+    pub memory_side_caches: Vec<MemorySideCache>,
+    #[serde(default)]
+    pub cpu_model: Option<String>,
     pub hmat: Vec<HmatAccess>,
     pub memory_tiers: Vec<MemoryTier>,
     pub pci_devices: Vec<PciDevice>,
@@ -59,6 +70,8 @@ impl TopoReport {
             numa_nodes: t.nodes.clone(),
             distances: t.distances.clone(),
             caches: t.caches.clone(),
+            memory_side_caches: t.memory_side_caches.clone(),
+            cpu_model: t.cpu_model.clone(),
             hmat: t.hmat.clone(),
             memory_tiers: t.memory_tiers.clone(),
             pci_devices: t.pci_devices.clone(),
@@ -77,6 +90,8 @@ impl TopoReport {
             nodes: self.numa_nodes,
             distances: self.distances,
             caches: self.caches,
+            memory_side_caches: self.memory_side_caches,
+            cpu_model: self.cpu_model,
             hmat: self.hmat,
             memory_tiers: self.memory_tiers,
             pci_devices: self.pci_devices,
@@ -92,11 +107,13 @@ pub fn to_json(t: &Topology) -> String {
     super::to_json(&TopoReport::new(t))
 }
 
-/// CPUs, core keys and nodes gathered per package id.
+/// CPUs, core keys, nodes and the first CPU's firmware id gathered per
+/// package key.
 type PackageAcc = (
     Vec<u32>,
     BTreeSet<(Option<i64>, Option<i64>, Option<i64>, u32)>,
     BTreeSet<u32>,
+    Option<i64>,
 );
 
 /// Packages in order of their lowest online CPU.
@@ -106,7 +123,12 @@ pub fn packages(t: &Topology) -> Vec<PackageSummary> {
     for c in t.cpus.iter().filter(|c| c.online) {
         let e = by.entry(c.package).or_insert_with(|| {
             order.push(c.package);
-            Default::default()
+            (
+                Vec::new(),
+                BTreeSet::new(),
+                BTreeSet::new(),
+                c.package_id.filter(|&v| v >= 0),
+            )
         });
         e.0.push(c.os_index);
         e.1.insert(t.core_key(c));
@@ -117,12 +139,14 @@ pub fn packages(t: &Topology) -> Vec<PackageSummary> {
     order
         .into_iter()
         .filter_map(|p| {
-            by.remove(&p).map(|(cpus, cores, nodes)| PackageSummary {
-                id: p,
-                cpus,
-                cores: cores.len() as u32,
-                nodes: nodes.into_iter().collect(),
-            })
+            by.remove(&p)
+                .map(|(cpus, cores, nodes, os_index)| PackageSummary {
+                    id: p,
+                    os_index,
+                    cpus,
+                    cores: cores.len() as u32,
+                    nodes: nodes.into_iter().collect(),
+                })
         })
         .collect()
 }
@@ -168,38 +192,131 @@ pub fn human_bytes(b: u64) -> String {
     format!("{num} {}", UNITS[u])
 }
 
-/// One row per possible CPU: the machine-readable CPU table (CSV, Markdown).
+/// `l1d`, `l1i`, `l2`, `l3`: the short name of a (level, type) of cache.
+fn cache_name(level: u32, kind: &str) -> String {
+    format!(
+        "l{level}{}",
+        match kind {
+            "Data" => "d",
+            "Instruction" => "i",
+            _ => "",
+        }
+    )
+}
+
+/// Every (level, type) of CPU cache on the machine, in level order.
+fn cache_kinds(t: &Topology) -> Vec<(u32, String)> {
+    let s: BTreeSet<(u32, String)> = t.caches.iter().map(|c| (c.level, c.kind.clone())).collect();
+    s.into_iter().collect()
+}
+
+/// The cache instance of (level, type) that `cpu` uses, named by the lowest
+/// CPU sharing it (`l3 = 0`: the L3 that CPU 0 uses too).
+fn cache_instance(t: &Topology, cpu: u32, level: u32, kind: &str) -> Option<u32> {
+    t.caches
+        .iter()
+        .find(|c| c.level == level && c.kind == kind && c.cpus.contains(&cpu))
+        .and_then(|c| c.cpus.first().copied())
+}
+
+/// One row per possible CPU: the machine-readable CPU table (CSV, Markdown):
+/// ids, node, SMT siblings and, per cache level, the instance it uses.
 pub fn cpu_table(t: &Topology) -> Table {
-    let mut tab = Table::new([
+    let kinds = cache_kinds(t);
+    let mut headers: Vec<String> = [
         "cpu",
         "online",
         "allowed",
+        "node",
         "package",
+        "package_id",
         "die",
+        "cluster",
         "core",
         "thread",
-        "node",
         "smt_siblings",
-    ]);
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    headers.extend(kinds.iter().map(|(l, k)| cache_name(*l, k)));
+    let mut tab = Table::new(headers);
     for c in &t.cpus {
-        tab.push([
+        let mut row = vec![
             c.os_index.to_string(),
             c.online.to_string(),
             c.allowed.to_string(),
+            opt(c.node),
             opt(c.package),
+            if c.online {
+                opt(c.package_id)
+            } else {
+                "-".into()
+            },
             opt(c.die),
+            opt(c.cluster),
             opt(c.core),
             if c.online {
                 thread_of(c).to_string()
             } else {
                 "-".into()
             },
-            opt(c.node),
             if c.smt_siblings.is_empty() {
                 "-".into()
             } else {
                 format_list(&c.smt_siblings)
             },
+        ];
+        for (l, k) in &kinds {
+            row.push(opt(cache_instance(t, c.os_index, *l, k)));
+        }
+        tab.push(row);
+    }
+    tab
+}
+
+/// One row per node: CPUs, memory, huge pages, memory-side caches.
+pub fn nodes_csv_table(t: &Topology) -> Table {
+    let mut tab = Table::new([
+        "node",
+        "cpus",
+        "memory_bytes",
+        "free_bytes",
+        "allowed",
+        "memory_side_cache_bytes",
+    ]);
+    for n in &t.nodes {
+        let msc: u64 = t
+            .memory_side_cache(n.os_index)
+            .iter()
+            .filter_map(|c| c.size_bytes)
+            .sum();
+        tab.push([
+            n.os_index.to_string(),
+            format_list(&n.cpus),
+            n.memory_bytes.to_string(),
+            n.free_bytes.to_string(),
+            n.allowed.to_string(),
+            if t.memory_side_cache(n.os_index).is_empty() {
+                "-".into()
+            } else {
+                msc.to_string()
+            },
+        ]);
+    }
+    tab
+}
+
+/// One row per CPU cache instance.
+pub fn caches_csv_table(t: &Topology) -> Table {
+    let mut tab = Table::new(["cache", "instance", "size_bytes", "line_size", "cpus"]);
+    for c in &t.caches {
+        tab.push([
+            cache_name(c.level, &c.kind),
+            opt(c.cpus.first()),
+            opt(c.size_bytes),
+            opt(c.line_size),
+            format_list(&c.cpus),
         ]);
     }
     tab
@@ -246,25 +363,108 @@ fn distance_levels(t: &Topology) -> String {
     )
 }
 
-/// CSV: the CPU table, a blank line, then the distance table (when there is
-/// one). Two tables in one file keep `--format csv` a single output.
-pub fn to_csv(t: &Topology) -> String {
-    let mut s = cpu_table(t).to_csv();
-    if let Some(d) = distance_table(t) {
-        s.push('\n');
-        s.push_str(&d.to_csv());
-    }
-    s
+/// Which table `--format csv` writes: CSV is one table per file, so a
+/// CSV reader loads it as is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CsvTable {
+    /// One row per possible CPU (the default).
+    #[default]
+    Cpus,
+    /// One row per node.
+    Nodes,
+    /// One row per CPU cache instance.
+    Caches,
+    /// The SLIT, square; empty (header `node` only) when there is none.
+    Distances,
 }
 
+/// CSV: one table, `which` of them.
+pub fn to_csv_table(t: &Topology, which: CsvTable) -> String {
+    match which {
+        CsvTable::Cpus => cpu_table(t).to_csv(),
+        CsvTable::Nodes => nodes_csv_table(t).to_csv(),
+        CsvTable::Caches => caches_csv_table(t).to_csv(),
+        CsvTable::Distances => distance_table(t)
+            .unwrap_or_else(|| Table::new(["node"]))
+            .to_csv(),
+    }
+}
+
+/// CSV: the CPU table.
+pub fn to_csv(t: &Topology) -> String {
+    to_csv_table(t, CsvTable::Cpus)
+}
+
+/// Markdown: the machine line, then every table the text shows (CPUs,
+/// packages, caches, nodes with their memory, distances, HMAT, memory-side
+/// caches, memory tiers), then the warnings.
 pub fn to_markdown(t: &Topology) -> String {
-    let mut s = String::new();
+    let online: Vec<&Cpu> = t.cpus.iter().filter(|c| c.online).collect();
+    let pk = packages(t);
+    let mut s = format!(
+        "**Machine** `{}`: {}, {} CPUs online ({} possible), {}, {}\n\n",
+        t.root.display(),
+        t.cpu_model.as_deref().unwrap_or("unknown CPU model"),
+        online.len(),
+        t.cpus.len(),
+        plural(pk.len(), "package"),
+        plural(t.nodes.len(), "NUMA node"),
+    );
+    s.push_str(&format!("Numbering: {}\n\n", t.numbering.summary));
     s.push_str(&cpu_table(t).with_title("CPUs").to_markdown());
+    s.push('\n');
+    s.push_str(&placement_table(t, &pk).to_markdown());
+    if !t.caches.is_empty() {
+        s.push('\n');
+        s.push_str(&cache_table(t, &pk).to_markdown());
+    }
+    s.push('\n');
+    s.push_str(&node_table(t).to_markdown());
     if let Some(d) = distance_table(t) {
         s.push('\n');
         s.push_str(&d.with_title("Distances (SLIT)").to_markdown());
     }
+    if !t.hmat.is_empty() {
+        s.push('\n');
+        s.push_str(&hmat_table(t).to_markdown());
+    }
+    if !t.memory_side_caches.is_empty() {
+        s.push('\n');
+        s.push_str(&msc_table(t).to_markdown());
+    }
+    if !t.memory_tiers.is_empty() {
+        let mut tab = Table::new(["tier", "nodes"]).with_title("Memory tiers (lower = faster)");
+        for m in &t.memory_tiers {
+            tab.push([m.id.to_string(), format_list(&m.nodes)]);
+        }
+        s.push('\n');
+        s.push_str(&tab.to_markdown());
+    }
+    if !t.warnings.is_empty() {
+        s.push_str("\n**Warnings**\n\n");
+        for w in &t.warnings {
+            s.push_str(&format!("- {w}\n"));
+        }
+    }
     s
+}
+
+/// Memory-side caches (Optane memory mode): DRAM in front of a node's
+/// memory.
+fn msc_table(t: &Topology) -> Table {
+    let mut tab = Table::new(["node", "level", "size", "line", "indexing", "write policy"])
+        .with_title("Memory-side caches (in front of the node's memory)");
+    for c in &t.memory_side_caches {
+        tab.push([
+            c.node.to_string(),
+            c.level.to_string(),
+            c.size_bytes.map_or("-".into(), human_bytes),
+            opt(c.line_size),
+            c.indexing.clone(),
+            c.write_policy.clone(),
+        ]);
+    }
+    tab
 }
 
 /// Above this many online CPUs the processor table is folded to one row per
@@ -313,6 +513,10 @@ fn header(t: &Topology, online: &[&Cpu]) -> String {
     let cpuless = t.nodes.iter().filter(|n| n.cpus.is_empty()).count();
 
     out.push_str(&format!("Machine ({})\n", t.root.display()));
+    out.push_str(&format!(
+        "  CPU model: {}\n",
+        t.cpu_model.as_deref().unwrap_or("unknown")
+    ));
     out.push_str(&format!(
         "  {} CPUs online ({} possible), {}, {}, {}{}, {} memory\n",
         online.len(),
@@ -368,6 +572,10 @@ pub fn to_text(t: &Topology) -> String {
     if !t.hmat.is_empty() {
         out.push('\n');
         out.push_str(&hmat_table(t).to_text());
+    }
+    if !t.memory_side_caches.is_empty() {
+        out.push('\n');
+        out.push_str(&msc_table(t).to_text());
     }
     if !t.memory_tiers.is_empty() {
         out.push_str("\nMemory tiers (lower = faster)\n");
@@ -539,8 +747,15 @@ fn placement_table(t: &Topology, pk: &[PackageSummary]) -> Table {
         let mut sorted_ids = core_ids.clone();
         sorted_ids.sort_unstable();
         sorted_ids.dedup();
+        // The key, and the firmware's id beside it where that is not the
+        // key (-1, missing or repeated ids: see `topology::packages`).
+        let name = match (p.id, p.os_index) {
+            (Some(k), Some(f)) if k == f => k.to_string(),
+            (k, Some(f)) => format!("{} (firmware id {f})", opt(k)),
+            (k, None) => format!("{} (no firmware id)", opt(k)),
+        };
         tab.push([
-            opt(p.id),
+            name,
             p.cores.to_string(),
             format_ids(&sorted_ids),
             procs,

@@ -1,9 +1,13 @@
 //! CPU caches from `cpuN/cache/indexK`: one entry per cache *instance*.
 //!
 //! Every CPU lists every cache it uses, so a shared L3 appears once per CPU in
-//! sysfs; an instance is identified by (level, type, the online CPUs sharing
-//! it) and kept once. A cache whose files cannot be read is left out with a
-//! warning: the rest of the machine's description does not depend on it.
+//! sysfs. As in hwloc, an instance is made by the lowest online CPU of its
+//! shared set, from that CPU's own folder; a set whose lowest CPU does not
+//! list it (edited or buggy sysfs) makes no instance, and a set that partially
+//! overlaps an instance of the same level and type already made is dropped
+//! with a warning. A cache whose level or type cannot be read is left out
+//! with a warning: the rest of the machine's description does not depend on
+//! it. An empty `size` means the size is unknown.
 
 use super::cpulist::clean;
 use super::sysfs::{Fs, TopologyError, CPU_DIR};
@@ -19,12 +23,24 @@ pub(crate) fn read_caches(
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     let mut bad: Vec<String> = Vec::new();
+    let mut conflicting: Vec<String> = Vec::new();
     for &c in online {
         let dir = format!("{CPU_DIR}/cpu{c}/cache");
         for idx in fs.numbered(&dir, "index") {
             let d = format!("{dir}/index{idx}");
             match read_one(fs, &d, c, &online_set)? {
+                Some(cache) if cache.cpus.first() != Some(&c) => {}
                 Some(cache) => {
+                    let overlaps = out.iter().any(|o: &Cache| {
+                        o.level == cache.level && o.kind == cache.kind && {
+                            let inter = o.cpus.iter().filter(|x| cache.cpus.contains(x)).count();
+                            inter > 0 && inter != o.cpus.len().min(cache.cpus.len())
+                        }
+                    });
+                    if overlaps {
+                        conflicting.push(fs.path(&d).display().to_string());
+                        continue;
+                    }
                     let key = (cache.level, cache.kind.clone(), cache.cpus.clone());
                     if seen.insert(key) {
                         out.push(cache);
@@ -33,6 +49,12 @@ pub(crate) fn read_caches(
                 None => bad.push(fs.path(&d).display().to_string()),
             }
         }
+    }
+    if let Some(first) = conflicting.first() {
+        warnings.push(format!(
+            "{first}: its CPUs partly overlap another cache of the same level and type; {} cache description(s) left out",
+            conflicting.len()
+        ));
     }
     if let Some(first) = bad.first() {
         warnings.push(format!(
@@ -64,7 +86,13 @@ fn read_one(
         Some("Unified") => "Unified",
         _ => return Ok(None),
     };
-    let size_bytes = text("size")?.and_then(|s| parse_size(&s));
+    let size_bytes = match text("size")? {
+        Some(s) if s.is_empty() => {
+            fs.note(&format!("{d}/size"), "the cache size is unknown");
+            None
+        }
+        s => s.and_then(|s| parse_size(&s)),
+    };
     let line_size = text("coherency_line_size")?.and_then(|s| s.parse::<u32>().ok());
     // The shared set may name offline CPUs; the model only speaks of online
     // ones. A missing or unreadable set means the CPU uses it alone. The mask
@@ -79,9 +107,9 @@ fn read_one(
         .into_iter()
         .filter(|c| online.contains(c))
         .collect();
-    if !cpus.contains(&cpu) {
+    if cpus.is_empty() {
+        // An empty set (ia64 does this for some caches): the CPU's own.
         cpus.push(cpu);
-        cpus.sort_unstable();
     }
     Ok(Some(Cache {
         level,

@@ -1,5 +1,6 @@
 //! The descriptive parts of a machine beyond CPUs and nodes: HMAT access
-//! attributes, memory tiers, PCI devices with their node, the THP mode.
+//! attributes, memory-side caches, memory tiers, PCI devices with their
+//! node, the THP mode, the CPU model.
 //!
 //! None of these changes the shape of the machine, so an unreadable value is
 //! left out (with a warning where it is worth one) rather than failing the
@@ -7,7 +8,7 @@
 
 use super::cpulist::{clean, parse_list};
 use super::sysfs::{Fs, TopologyError, NODE_DIR};
-use super::{HmatAccess, MemoryTier, PciDevice};
+use super::{HmatAccess, MemorySideCache, MemoryTier, PciDevice};
 
 /// `nodeN/accessK/initiators/`: `nodeM` entries name the initiators, the
 /// `{read,write}_{latency,bandwidth}` files the figures. The kernel writes 0
@@ -56,6 +57,85 @@ pub(crate) fn read_hmat(
         }
     }
     Ok(out)
+}
+
+/// `nodeN/memory_side_cache/indexK/{size,line_size,indexing,write_policy}`
+/// (Linux 5.6+, from the HMAT). An empty or unreadable value is unknown; a
+/// level without any readable value is still a cache that is there.
+pub(crate) fn read_memory_side_caches(
+    fs: &Fs,
+    nodes: &[u32],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<MemorySideCache>, TopologyError> {
+    let mut out = Vec::new();
+    for &n in nodes {
+        let dir = format!("{NODE_DIR}/node{n}/memory_side_cache");
+        for level in fs.numbered(&dir, "index") {
+            let d = format!("{dir}/index{level}");
+            let mut num = |name: &str| -> Result<Option<u64>, TopologyError> {
+                let rel = format!("{d}/{name}");
+                Ok(match fs.attr_opt(&rel, "the value is unknown")? {
+                    None => None,
+                    Some(s) => match s.parse::<u64>() {
+                        Ok(v) => Some(v),
+                        Err(_) => {
+                            warnings.push(format!(
+                                "{}: `{s}` is not a number; read as unknown",
+                                fs.path(&rel).display()
+                            ));
+                            None
+                        }
+                    },
+                })
+            };
+            let size_bytes = num("size")?.filter(|&v| v > 0);
+            let line_size = num("line_size")?.filter(|&v| v > 0);
+            // The kernel's enums (include/linux/node.h): indexing 0 direct
+            // mapped, 1 indexed, 2 other; write policy 0 write-back, 1
+            // write-through, 2 other. Optane memory mode is 0 and 0.
+            let indexing = match num("indexing")? {
+                Some(0) => "direct-mapped",
+                Some(1) => "indexed",
+                Some(_) => "other",
+                None => "unknown",
+            };
+            let write_policy = match num("write_policy")? {
+                Some(0) => "write-back",
+                Some(1) => "write-through",
+                Some(_) => "other",
+                None => "unknown",
+            };
+            out.push(MemorySideCache {
+                node: n,
+                level,
+                size_bytes,
+                line_size,
+                indexing: indexing.to_string(),
+                write_policy: write_policy.to_string(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `model name` lines of `proc/cpuinfo`, as lstopo and likwid-topology show
+/// them: the distinct names in order of appearance, joined by ` / ` (a
+/// machine mixing two models says so). None without the file or the field.
+pub(crate) fn read_cpu_model(fs: &Fs) -> Result<Option<String>, TopologyError> {
+    let Some(text) = fs.read_opt("proc/cpuinfo")? else {
+        return Ok(None);
+    };
+    let mut names: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
+        if k.trim() == "model name" && !v.is_empty() && !names.contains(&v) {
+            names.push(v);
+        }
+    }
+    Ok((!names.is_empty()).then(|| names.join(" / ")))
 }
 
 const TIER_DIR: &str = "sys/devices/virtual/memory_tiering";

@@ -11,6 +11,7 @@ mod cgroup;
 pub mod cpulist;
 mod extras;
 pub mod numbering;
+mod packages;
 pub mod sysfs;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -29,8 +30,18 @@ pub struct Cpu {
     pub online: bool,
     /// Online and inside this process's affinity mask and cpuset.
     pub allowed: bool,
-    /// `physical_package_id` as sysfs gives it (may be -1 or sparse, e.g. 36).
+    /// The package this CPU belongs to, a key unique per package. Packages
+    /// are the kernel's package masks (`package_cpus` / `core_siblings`), as
+    /// hwloc builds them; the key is their `physical_package_id` where those
+    /// ids are distinct and known (>= 0) for every package, else the
+    /// package's position (0, 1, ... in order of its lowest online CPU) for
+    /// every package. None for an offline CPU, or a CPU no package mask
+    /// claims (contradictory masks; see `warnings`).
     pub package: Option<i64>,
+    /// `physical_package_id` as sysfs gives it (may be -1, sparse, e.g. 36,
+    /// or repeated across packages): a label only.
+    #[serde(default)]
+    pub package_id: Option<i64>,
     pub die: Option<i64>,
     pub cluster: Option<i64>,
     /// `core_id` as sysfs gives it: unique only within a package (and die).
@@ -86,6 +97,26 @@ pub struct Cache {
     pub line_size: Option<u32>,
     /// Online CPUs sharing this cache instance, ascending.
     pub cpus: Vec<u32>,
+}
+
+/// A memory-side cache in front of a node's memory (Optane memory mode,
+/// `nodeN/memory_side_cache/indexK`): DRAM caching slower memory, so a
+/// latency or bandwidth measured on that node is the cache's while the
+/// buffer fits in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemorySideCache {
+    /// The memory node it caches.
+    pub node: u32,
+    /// `K` of `indexK`: 1 is the cache nearest to the CPUs.
+    pub level: u32,
+    pub size_bytes: Option<u64>,
+    pub line_size: Option<u64>,
+    /// `direct-mapped`, `indexed`, `other` (the kernel's 0, 1, 2), or
+    /// `unknown` when the file is missing or empty.
+    pub indexing: String,
+    /// `write-back`, `write-through`, `other` (the kernel's 0, 1, 2), or
+    /// `unknown`.
+    pub write_policy: String,
 }
 
 /// HMAT access attributes of one memory node (`nodeN/accessK/initiators`).
@@ -157,6 +188,13 @@ pub struct Topology {
     pub nodes: Vec<NumaNode>,
     pub distances: Option<Distances>,
     pub caches: Vec<Cache>,
+    /// Memory-side caches, by node then level.
+    #[serde(default)]
+    pub memory_side_caches: Vec<MemorySideCache>,
+    /// `model name` from `/proc/cpuinfo` below the root (distinct names
+    /// joined by ` / `); None where the file or the field is absent.
+    #[serde(default)]
+    pub cpu_model: Option<String>,
     pub hmat: Vec<HmatAccess>,
     pub memory_tiers: Vec<MemoryTier>,
     pub pci_devices: Vec<PciDevice>,
@@ -246,6 +284,20 @@ impl Topology {
             .filter(|c| c.level == top)
             .filter_map(|c| c.size_bytes)
             .max()
+    }
+
+    /// The memory-side caches in front of `node`'s memory, nearest first;
+    /// empty when there is none. A latency or bandwidth cell whose memory is
+    /// on such a node measures the cache while the buffer fits in it (and
+    /// the far memory beyond), so a matrix can say so next to the cell.
+    pub fn memory_side_cache(&self, node: u32) -> Vec<&MemorySideCache> {
+        let mut v: Vec<&MemorySideCache> = self
+            .memory_side_caches
+            .iter()
+            .filter(|c| c.node == node)
+            .collect();
+        v.sort_by_key(|c| c.level);
+        v
     }
 
     pub fn distance(&self, from: u32, to: u32) -> Option<u32> {

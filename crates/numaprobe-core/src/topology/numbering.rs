@@ -137,6 +137,7 @@ mod tests {
                     online: true,
                     allowed: true,
                     package: Some(pkg_of_core(core_idx)),
+                    package_id: Some(pkg_of_core(core_idx)),
                     die: None,
                     cluster: None,
                     core: Some(core_idx as i64),

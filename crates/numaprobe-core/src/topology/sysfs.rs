@@ -13,8 +13,7 @@
 //! * ids from `cpuN/topology`; SMT siblings from `core_cpus_list` /
 //!   `thread_siblings_list` (else the hex masks, else equal core ids), kept
 //!   only where the core id matches (AMD compute units share the mask).
-//!   Package ids that group CPUs differently from `package_cpus` are kept
-//!   as sysfs gives them, with a warning.
+//!   Packages from the package masks, ids only as labels: see `packages`.
 //! * nodes: `node/online` (else the `nodeN` folders); a node's CPUs from
 //!   `cpulist`, else the hex `cpumap`; a kernel without `node/` is read as one
 //!   node holding every CPU and `/proc/meminfo`.
@@ -26,10 +25,17 @@
 //!
 //! Garbage in a file that decides the shape of the machine (CPU and node lists,
 //! ids, distances) is an error naming the file; garbage in a descriptive file
-//! (a cache size, a PCI class) is a warning and the item is left out.
+//! (a cache size, a PCI class) is a warning and the item is left out. An
+//! empty or unreadable file is never an error: it reads as missing, with a
+//! warning and hwloc's fallback (an empty `cpuN/online` means online, an
+//! empty id is unknown, an empty `distance` means no SLIT, an empty cache
+//! `size` is an unknown size), because hwloc's dumps and real machines both
+//! have such files.
+//! * a CPU listed by several nodes: see `resolve_overlaps`.
 
 use super::cpulist::{clean, parse_list, parse_mask};
 use super::{Cpu, Distances, HugePages, NumaNode, Topology};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -55,9 +61,67 @@ pub(crate) const NODE_DIR: &str = "sys/devices/system/node";
 /// an absolute system path by accident.
 pub(crate) struct Fs<'a> {
     pub root: &'a Path,
+    /// Files read as missing because they were empty or could not be read:
+    /// (path with the CPU number as `*`, CPU numbers, what was assumed).
+    /// Folded into one warning per pattern at the end of `read`.
+    notes: RefCell<Vec<(String, Option<u32>, &'static str)>>,
 }
 
-impl Fs<'_> {
+impl<'a> Fs<'a> {
+    pub fn new(root: &'a Path) -> Self {
+        Fs {
+            root,
+            notes: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Remember that `rel` was empty or unreadable and `assumed` was used
+    /// instead (hwloc's fallback for that file).
+    pub fn note(&self, rel: &str, assumed: &'static str) {
+        // `sys/devices/system/cpu/cpu12/cache/index3/size` -> pattern with
+        // `cpu*` and CPU 12, so 64 CPUs make one warning.
+        let mut pattern = rel.to_string();
+        let mut cpu = None;
+        if let Some(rest) = rel.strip_prefix(&format!("{CPU_DIR}/cpu")) {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if !digits.is_empty() && rest[digits.len()..].starts_with('/') {
+                cpu = digits.parse().ok();
+                pattern = format!("{CPU_DIR}/cpu*{}", &rest[digits.len()..]);
+            }
+        }
+        self.notes.borrow_mut().push((pattern, cpu, assumed));
+    }
+
+    /// The notes as warnings, one per (file pattern, fallback).
+    pub fn take_notes(&self) -> Vec<String> {
+        let mut by: BTreeMap<(String, &'static str), Vec<u32>> = BTreeMap::new();
+        let mut order = Vec::new();
+        for (p, cpu, assumed) in self.notes.borrow_mut().drain(..) {
+            let k = (p, assumed);
+            let e = by.entry(k.clone()).or_insert_with(|| {
+                order.push(k);
+                Vec::new()
+            });
+            e.extend(cpu);
+        }
+        order
+            .into_iter()
+            .map(|k| {
+                let cpus = &by[&k];
+                let path = self.path(&k.0).display().to_string();
+                if cpus.is_empty() {
+                    format!("{path}: empty or unreadable; {}", k.1)
+                } else {
+                    format!(
+                        "{path}: empty or unreadable for CPUs {}; {}",
+                        super::cpulist::format_list(cpus),
+                        k.1
+                    )
+                }
+            })
+            .collect()
+    }
+
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel.trim_start_matches('/'))
     }
@@ -70,15 +134,37 @@ impl Fs<'_> {
         self.path(rel).is_dir()
     }
 
-    /// The file's text, `None` when it does not exist. Other I/O errors
-    /// (permissions, a directory where a file should be) are errors.
+    /// The file's text, `None` when it does not exist. A file that exists
+    /// but cannot be read (permissions, an I/O error, a folder where a file
+    /// should be) is read as missing with a warning, as hwloc does: every
+    /// caller has a fallback for a missing file.
     pub fn read_opt(&self, rel: &str) -> Result<Option<String>, TopologyError> {
         let path = self.path(rel);
         match std::fs::read(&path) {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(TopologyError::Io { path, source: e }),
+            Err(_) => {
+                self.note(rel, "read as missing");
+                Ok(None)
+            }
         }
+    }
+
+    /// An attribute's cleaned text; an empty file is read as missing, with
+    /// a warning saying what was `assumed` instead.
+    pub fn attr_opt(
+        &self,
+        rel: &str,
+        assumed: &'static str,
+    ) -> Result<Option<String>, TopologyError> {
+        Ok(match self.read_opt(rel)? {
+            None => None,
+            Some(s) if clean(&s).is_empty() => {
+                self.note(rel, assumed);
+                None
+            }
+            Some(s) => Some(clean(&s).to_string()),
+        })
     }
 
     /// Names in a directory, sorted; empty when it does not exist.
@@ -122,22 +208,24 @@ impl Fs<'_> {
         }
     }
 
-    /// A set in mask form; `None` when the file does not exist.
+    /// A set in mask form; `None` when the file does not exist or is empty
+    /// (a mask is never empty text, even for no CPU: `00000000`).
     pub fn mask_opt(&self, rel: &str) -> Result<Option<Vec<u32>>, TopologyError> {
-        match self.read_opt(rel)? {
+        match self.attr_opt(rel, "read as missing")? {
             None => Ok(None),
             Some(s) => parse_mask(&s).map(Some).map_err(|p| self.malformed(rel, p)),
         }
     }
 
-    /// A signed integer (topology ids); `None` when the file does not exist.
+    /// A signed integer (topology ids); `None` when the file does not exist
+    /// or is empty (the id is then unknown, as when the file is missing).
     pub fn int_opt(&self, rel: &str) -> Result<Option<i64>, TopologyError> {
-        match self.read_opt(rel)? {
+        match self.attr_opt(rel, "the id is unknown")? {
             None => Ok(None),
-            Some(s) => clean(&s)
+            Some(s) => s
                 .parse::<i64>()
                 .map(Some)
-                .map_err(|_| self.malformed(rel, format!("`{}` is not an integer", clean(&s)))),
+                .map_err(|_| self.malformed(rel, format!("`{s}` is not an integer"))),
         }
     }
 }
@@ -147,7 +235,7 @@ pub fn read(root: &Path) -> Result<Topology, TopologyError> {
     if !root.is_dir() {
         return Err(TopologyError::NoRoot(root.to_path_buf()));
     }
-    let fs = Fs { root };
+    let fs = Fs::new(root);
     if !fs.is_dir(CPU_DIR) {
         return Err(TopologyError::NotSysfs(root.to_path_buf()));
     }
@@ -183,6 +271,8 @@ pub fn read(root: &Path) -> Result<Topology, TopologyError> {
 
     let caches = super::caches::read_caches(&fs, &online, &mut warnings)?;
     let node_ids: Vec<u32> = nodes.iter().map(|n| n.os_index).collect();
+    let memory_side_caches = super::extras::read_memory_side_caches(&fs, &node_ids, &mut warnings)?;
+    let cpu_model = super::extras::read_cpu_model(&fs)?;
     let hmat = super::extras::read_hmat(&fs, &node_ids, &mut warnings)?;
     let memory_tiers = super::extras::read_memory_tiers(&fs, &mut warnings)?;
     let pci_devices = super::extras::read_pci(&fs, &mut warnings)?;
@@ -197,12 +287,15 @@ pub fn read(root: &Path) -> Result<Topology, TopologyError> {
     }
 
     let numbering = super::numbering::classify(&cpus);
+    warnings.extend(fs.take_notes());
     Ok(Topology {
         root: root.to_path_buf(),
         cpus,
         nodes,
         distances,
         caches,
+        memory_side_caches,
+        cpu_model,
         hmat,
         memory_tiers,
         pci_devices,
@@ -259,9 +352,11 @@ fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyEr
             let mut on = BTreeSet::new();
             for &c in &dirs {
                 let rel = format!("{CPU_DIR}/cpu{c}/online");
-                let flag = match fs.read_opt(&rel)? {
+                // Missing (cpu0 on most kernels) or empty: online, as hwloc
+                // reads it.
+                let flag = match fs.attr_opt(&rel, "the CPU is read as online")? {
                     None => true,
-                    Some(s) => match clean(&s) {
+                    Some(s) => match s.as_str() {
                         "1" => true,
                         "0" => false,
                         other => return Err(fs.malformed(&rel, format!("`{other}` is not 0 or 1"))),
@@ -301,6 +396,7 @@ fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyEr
             online: is_online,
             allowed: false,
             package,
+            package_id: package,
             die,
             cluster,
             core,
@@ -310,13 +406,17 @@ fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyEr
     }
 
     fill_siblings(fs, &mut cpus, &online, warnings)?;
-    check_packages(fs, &cpus, &online, warnings)?;
+    super::packages::assign(fs, &mut cpus, &online, warnings)?;
     Ok(cpus)
 }
 
-/// A set read from the first of several files that exists: list forms are
-/// tried before masks because they are unambiguous to read.
-fn first_set(fs: &Fs, dir: &str, names: &[&str]) -> Result<Option<Vec<u32>>, TopologyError> {
+/// A set read from the first of several files that exists (and is not
+/// empty), in the caller's order.
+pub(crate) fn first_set(
+    fs: &Fs,
+    dir: &str,
+    names: &[&str],
+) -> Result<Option<Vec<u32>>, TopologyError> {
     for name in names {
         let rel = format!("{dir}/{name}");
         let got = if name.ends_with("_list") {
@@ -415,51 +515,6 @@ fn fill_siblings(
     Ok(())
 }
 
-/// Package ids are what the JSON and the tables show, so check that they
-/// describe the same grouping as the kernel's package masks; a disagreement is
-/// reported (it would make "CPUs of package P" mean two different things).
-fn check_packages(
-    fs: &Fs,
-    cpus: &[Cpu],
-    online: &BTreeSet<u32>,
-    warnings: &mut Vec<String>,
-) -> Result<(), TopologyError> {
-    let mut by_id: BTreeMap<Option<i64>, Vec<u32>> = BTreeMap::new();
-    for c in cpus.iter().filter(|c| c.online) {
-        by_id.entry(c.package).or_default().push(c.os_index);
-    }
-    for cpu in cpus.iter().filter(|c| c.online && c.package.is_some()) {
-        let t = format!("{CPU_DIR}/cpu{}/topology", cpu.os_index);
-        let Some(mask) = first_set(
-            fs,
-            &t,
-            &[
-                "package_cpus_list",
-                "core_siblings_list",
-                "package_cpus",
-                "core_siblings",
-            ],
-        )?
-        else {
-            continue;
-        };
-        let by_mask: Vec<u32> = mask.into_iter().filter(|x| online.contains(x)).collect();
-        let by_id = by_id.get(&cpu.package).cloned().unwrap_or_default();
-        if by_mask != by_id {
-            warnings.push(format!(
-                "cpu{}: physical_package_id {} groups CPUs {} but package_cpus says {}",
-                cpu.os_index,
-                cpu.package.unwrap_or(-1),
-                super::cpulist::format_list(&by_id),
-                super::cpulist::format_list(&by_mask)
-            ));
-            // One warning tells the story; the same mismatch repeats per CPU.
-            break;
-        }
-    }
-    Ok(())
-}
-
 fn read_nodes(
     fs: &Fs,
     online: &[u32],
@@ -513,8 +568,7 @@ fn read_nodes(
     }
 
     let online_set: BTreeSet<u32> = online.iter().copied().collect();
-    let mut owner: BTreeMap<u32, u32> = BTreeMap::new();
-    let mut nodes = Vec::with_capacity(ids.len());
+    let mut listed: Vec<Vec<u32>> = Vec::with_capacity(ids.len());
     for &n in &ids {
         let d = format!("{NODE_DIR}/node{n}");
         let list = fs.list_opt(&format!("{d}/cpulist"))?;
@@ -523,6 +577,13 @@ fn read_nodes(
             v.into_iter().filter(|c| online_set.contains(c)).collect()
         };
         let all = match (list.map(on), map.map(on)) {
+            // An empty list beside a mask naming CPUs: the list file is the
+            // one that is wrong (memory-only nodes write an empty list *and*
+            // an all-zero mask); the mask is what hwloc reads.
+            (Some(l), Some(m)) if l.is_empty() && !m.is_empty() => {
+                fs.note(&format!("{d}/cpulist"), "the node's cpumap is used");
+                m
+            }
             (Some(l), Some(m)) => {
                 // Both describe the same set (offline CPUs aside: kernels and
                 // edited dumps differ on whether they appear); a difference
@@ -550,17 +611,18 @@ fn read_nodes(
                 Vec::new()
             }
         };
-        let mut cpus = Vec::new();
-        for c in all.into_iter().filter(|c| online_set.contains(c)) {
-            if let Some(prev) = owner.insert(c, n) {
-                warnings.push(format!(
-                    "cpu{c} is listed by node{prev} and node{n}; kept in node{prev}"
-                ));
-                owner.insert(c, prev);
-            } else {
-                cpus.push(c);
-            }
-        }
+        listed.push(all);
+    }
+    let owner = resolve_overlaps(fs, &ids, &listed, warnings);
+
+    let mut nodes = Vec::with_capacity(ids.len());
+    for (k, &n) in ids.iter().enumerate() {
+        let d = format!("{NODE_DIR}/node{n}");
+        let cpus: Vec<u32> = listed[k]
+            .iter()
+            .copied()
+            .filter(|c| owner.get(c) == Some(&n))
+            .collect();
         let (total, free) = match fs.read_opt(&format!("{d}/meminfo"))? {
             Some(s) => parse_meminfo(&s),
             None => (None, None),
@@ -583,6 +645,61 @@ fn read_nodes(
     }
     let distances = read_distances(fs, &ids, warnings)?;
     Ok((nodes, distances))
+}
+
+/// One node per CPU. Buggy firmware can list a CPU in several nodes (even
+/// every CPU in every node). hwloc then attaches those nodes side by side
+/// and a CPU is local to all of them; the model needs one node per CPU, so
+/// the CPU goes to the node the kernel itself uses for it (the
+/// `cpuN/nodeM` link, `cpu_to_node`) when exactly one of the listing nodes
+/// has that link, else to the lowest-numbered node listing it. One warning
+/// names the CPUs and the rule.
+fn resolve_overlaps(
+    fs: &Fs,
+    ids: &[u32],
+    listed: &[Vec<u32>],
+    warnings: &mut Vec<String>,
+) -> BTreeMap<u32, u32> {
+    let mut by_cpu: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (k, cpus) in listed.iter().enumerate() {
+        for &c in cpus {
+            by_cpu.entry(c).or_default().push(ids[k]);
+        }
+    }
+    let mut owner = BTreeMap::new();
+    let mut shared: Vec<u32> = Vec::new();
+    let mut shared_nodes: BTreeSet<u32> = BTreeSet::new();
+    let mut by_link = 0usize;
+    for (c, nodes) in by_cpu {
+        if nodes.len() == 1 {
+            owner.insert(c, nodes[0]);
+            continue;
+        }
+        shared.push(c);
+        shared_nodes.extend(&nodes);
+        let linked: Vec<u32> = nodes
+            .iter()
+            .copied()
+            .filter(|n| fs.exists(&format!("{CPU_DIR}/cpu{c}/node{n}")))
+            .collect();
+        let pick = if linked.len() == 1 {
+            by_link += 1;
+            linked[0]
+        } else {
+            nodes[0]
+        };
+        owner.insert(c, pick);
+    }
+    if !shared.is_empty() {
+        let nodes: Vec<u32> = shared_nodes.into_iter().collect();
+        warnings.push(format!(
+            "CPUs {} are listed by several nodes ({}); each is kept in one node: the one its cpuN/nodeM link names ({} CPUs), else the lowest-numbered node listing it",
+            super::cpulist::format_list(&shared),
+            super::cpulist::format_list(&nodes),
+            by_link
+        ));
+    }
+    owner
 }
 
 /// `MemTotal` and `MemFree` in bytes from a node `meminfo` (`Node 0 MemTotal:
@@ -661,7 +778,11 @@ fn read_distances(
     ids: &[u32],
     warnings: &mut Vec<String>,
 ) -> Result<Option<Distances>, TopologyError> {
-    let possible = fs.list_opt(&format!("{NODE_DIR}/possible"))?;
+    let possible = fs
+        .attr_opt(&format!("{NODE_DIR}/possible"), "read as missing")?
+        .map(|t| parse_list(&t))
+        .transpose()
+        .unwrap_or(None);
     let mut matrix = Vec::with_capacity(ids.len());
     for &n in ids {
         let rel = format!("{NODE_DIR}/node{n}/distance");
@@ -672,6 +793,13 @@ fn read_distances(
             ));
             return Ok(None);
         };
+        if clean(&text).is_empty() {
+            warnings.push(format!(
+                "{}: empty; no distance table",
+                fs.path(&rel).display()
+            ));
+            return Ok(None);
+        }
         let mut row = Vec::new();
         for w in clean(&text).split_whitespace() {
             match w.parse::<u32>() {
@@ -699,6 +827,19 @@ fn read_distances(
                         ids.len()
                     ));
                     row = r;
+                }
+                // Longer than the online nodes but not one value per
+                // possible node (e.g. `possible` empty or unreadable): the
+                // row says more than we can place; no SLIT rather than a
+                // guess.
+                None if row.len() > ids.len() => {
+                    warnings.push(format!(
+                        "{}: {} values for {} online nodes, and node/possible does not say which columns are theirs; no distance table",
+                        fs.path(&rel).display(),
+                        row.len(),
+                        ids.len()
+                    ));
+                    return Ok(None);
                 }
                 None => {
                     return Err(fs.malformed(

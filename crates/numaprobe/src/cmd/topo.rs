@@ -4,9 +4,19 @@
 //! errors and the output sink.
 
 use crate::cli::{OutputArgs, SysfsArgs};
+use numaprobe_core::report::topo::CsvTable;
 use numaprobe_core::report::{topo as export, Format};
 use numaprobe_core::topology::{self, Topology, TopologyError};
 use std::path::Path;
+
+/// `--table`: which table `--format csv` writes (CSV holds one table).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableArg {
+    Cpus,
+    Nodes,
+    Caches,
+    Distances,
+}
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -14,14 +24,32 @@ pub struct Args {
     pub sysfs: SysfsArgs,
     #[command(flatten)]
     pub out: OutputArgs,
+    /// With --format csv: the table to write, one row per CPU (default),
+    /// node, cache instance, or the distance matrix.
+    #[arg(long, value_enum)]
+    pub table: Option<TableArg>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let format = args.out.format();
+    if args.table.is_some() && format != Format::Csv {
+        return Err(crate::output::usage(
+            "--table chooses the table of --format csv; the other formats show every table",
+        ));
+    }
     let topo = read_topology(&args.sysfs.sysfs_root)?;
-    let text = match args.out.format() {
+    let text = match format {
         Format::Table => export::to_text(&topo),
         Format::Json => export::to_json(&topo),
-        Format::Csv => export::to_csv(&topo),
+        Format::Csv => export::to_csv_table(
+            &topo,
+            match args.table.unwrap_or(TableArg::Cpus) {
+                TableArg::Cpus => CsvTable::Cpus,
+                TableArg::Nodes => CsvTable::Nodes,
+                TableArg::Caches => CsvTable::Caches,
+                TableArg::Distances => CsvTable::Distances,
+            },
+        ),
         Format::Markdown => export::to_markdown(&topo),
     };
     args.out.sink().write(&text)
@@ -29,7 +57,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// Read the topology below `root`. A root that is not a sysfs tree or a
 /// malformed file in it is bad input: one line naming the file, exit status
-/// 2. A file that exists but cannot be read (permissions, an I/O error) is a
+/// 2. A file that exists but cannot be read is read as missing with a
+/// warning (as hwloc does); an I/O error the library still reports is a
 /// system failure: exit status 1.
 pub fn read_topology(root: &Path) -> anyhow::Result<Topology> {
     topology::read(root).map_err(|e| {
