@@ -63,6 +63,9 @@ pub struct PlannedCell {
 
 #[derive(Debug, Clone)]
 pub struct BandwidthPlan {
+    /// Notes for the whole matrix known at plan time (a memory-side cache
+    /// in front of a memory node).
+    pub notes: Vec<String>,
     pub cpu_nodes: Vec<u32>,
     pub mem_nodes: Vec<u32>,
     pub cells: Vec<PlannedCell>,
@@ -185,6 +188,7 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
         BufferSpec::new(mapped, MemPolicy::Bind(m), pages).check_capacity(&live, None)?;
     }
     Ok(BandwidthPlan {
+        notes: super::memory_side_notes(topo, &mem_nodes),
         cpu_nodes,
         mem_nodes,
         cells,
@@ -249,6 +253,7 @@ pub fn run_with(
         plan.rule,
         timer.info(),
     );
+    result.notes.extend(plan.notes.iter().cloned());
     result.notes.extend(write_allocate_note(plan.op));
     if plan.scaling {
         result.scaling = Some(Vec::new());

@@ -52,6 +52,9 @@ pub struct LatencyConfig {
 /// Everything resolved and checked; running it allocates and measures.
 #[derive(Debug, Clone)]
 pub struct LatencyPlan {
+    /// Notes for the whole matrix known at plan time (a memory-side cache
+    /// in front of a memory node).
+    pub notes: Vec<String>,
     pub cpu_nodes: Vec<u32>,
     pub mem_nodes: Vec<u32>,
     /// (cpu node, CPU that will run the chase, memory node), in run order.
@@ -124,6 +127,7 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
         }
     }
     Ok(LatencyPlan {
+        notes: super::memory_side_notes(topo, &mem_nodes),
         cpu_nodes,
         mem_nodes,
         cells,
@@ -160,6 +164,7 @@ pub fn run_with(
         plan.rule,
         timer.info(),
     );
+    result.notes.extend(plan.notes.iter().cloned());
     let total = plan.cells.len();
     for (i, &(cn, cpu, mn)) in plan.cells.iter().enumerate() {
         progress.cell_started(

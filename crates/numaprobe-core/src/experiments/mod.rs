@@ -234,6 +234,28 @@ pub(crate) fn fit_cell(
     })
 }
 
+/// One note per measured memory node that has a memory-side cache in front
+/// of it (Optane memory mode, HBM or DRAM caching slower memory): its cells
+/// measure that cache as long as the buffer fits in it, not the memory
+/// behind, and the reader must know which cells those are.
+pub fn memory_side_notes(topo: &Topology, mem_nodes: &[u32]) -> Vec<String> {
+    mem_nodes
+        .iter()
+        .filter_map(|&n| {
+            let caches = topo.memory_side_cache(n);
+            let first = caches.first()?;
+            let size = first
+                .size_bytes
+                .map(crate::units::format_size)
+                .unwrap_or_else(|| "unknown size".into());
+            Some(format!(
+                "memory node {n} has a memory-side cache in front ({size}, {}, {}): its cells measure that cache while the buffer fits in it, the memory behind it only beyond",
+                first.indexing, first.write_policy
+            ))
+        })
+        .collect()
+}
+
 /// Default page kind: transparent huge pages when the kernel offers them
 /// (`always` or `madvise`) — they take TLB misses out of a memory latency
 /// figure, which is what tools like Intel MLC report too — 4 KiB otherwise.
@@ -406,5 +428,36 @@ mod tests {
         assert!(fit_cell(102 * MIB, false, &thp, 0, 3, 3 * MIB).is_err());
         // Nor below what the cell needs (e.g. a page per thread and stream).
         assert!(fit_cell(102 * MIB, false, &thp, 40 * MIB, 3, 60 * MIB).is_err());
+    }
+
+    #[test]
+    fn a_memory_side_cache_is_named_in_the_matrix_notes() {
+        let mut t = testing::live_topology();
+        assert!(memory_side_notes(&t, &[0]).is_empty());
+        t.memory_side_caches.push(crate::topology::MemorySideCache {
+            node: 0,
+            level: 1,
+            size_bytes: Some(96 << 30),
+            line_size: Some(64),
+            indexing: "direct-mapped".into(),
+            write_policy: "write-back".into(),
+        });
+        let notes = memory_side_notes(&t, &[0]);
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].starts_with("memory node 0 has a memory-side cache in front (96 GiB, direct-mapped, write-back)"),
+            "{}",
+            notes[0]
+        );
+        // The plan carries it into every matrix it measures.
+        let plan = latency::plan(
+            &t,
+            &latency::LatencyConfig {
+                size: Some(4 << 20),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(plan.notes, notes);
     }
 }
