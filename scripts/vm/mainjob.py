@@ -23,6 +23,7 @@ import base64
 import io
 import json
 import os
+import shutil
 import re
 import tarfile
 
@@ -169,6 +170,10 @@ def save_sections(cfg, res, folder):
     """Keep the report folder, dmesg, stderr and zone summaries on the host,
     under target/vm-runs/CONFIG/CHECK/."""
     secs = sections(res.stdout)
+    # The folder shows this run only: files an earlier run saved (say, its
+    # infer-bandwidth.json when this run measured no bandwidth) would pass
+    # for this run's.
+    shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder, exist_ok=True)
     try:
         files = unpack_report(secs) or {}
