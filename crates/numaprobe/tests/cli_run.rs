@@ -249,3 +249,45 @@ fn csv_of_a_dump_is_its_slit_in_long_form() {
     assert!(rows.iter().all(|r| r.starts_with("slit,")), "{text}");
     assert!(rows.contains(&"slit,0,0,10,slit,,,"), "{text}");
 }
+
+/// A cell that fails (here its memory node reads full: the binary's fault
+/// injection, as in the matrices' tests) costs only itself: the main job
+/// writes every output, run.json lists the failure with its reason, and the
+/// exit status is 1 with one closing line that counts the failures.
+#[test]
+fn a_failed_cell_is_reported_and_the_run_exits_1_after_writing_everything() {
+    let t = TempDir::new("runfail");
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args([
+            "run",
+            "--budget",
+            "5s",
+            "--size",
+            "16MiB",
+            "--report-dir",
+            "rep",
+        ])
+        .current_dir(t.path())
+        .env("NUMAPROBE_FAULT_FULL_CELL", "0")
+        .output()
+        .expect("run numaprobe");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("numaprobe: error: ")
+            && last.contains(" planned cells failed (latency: first CPU "),
+        "{stderr}"
+    );
+    // The table still reached stdout, and the report folder is whole.
+    assert!(!o.stdout.is_empty());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("rep/run.json")).unwrap()).unwrap();
+    let failed = doc["latency"]["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 1, "{doc}");
+    assert!(failed[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("does not fit in node"));
+    assert!(t.path().join("rep/summary.md").exists());
+}

@@ -181,6 +181,20 @@ pub struct Outcome {
 
 /// Measure the plan, phase by phase, keeping the budget.
 pub fn run(job: &Job, observer: &mut dyn Observer) -> Result<Outcome, ExperimentError> {
+    run_with(
+        job,
+        observer,
+        &mut experiments::LiveGauge(LiveSystem::read()?),
+    )
+}
+
+/// [`run`] with the memory figures each cell is checked against given
+/// (`gauge`), as the experiments' `run_with` takes them.
+pub fn run_with(
+    job: &Job,
+    observer: &mut dyn Observer,
+    gauge: &mut dyn experiments::MemoryGauge,
+) -> Result<Outcome, ExperimentError> {
     let budget_s = job.budget.as_secs_f64();
     let size = job.plan.size_bytes;
     let total: usize = job.plan.phases.iter().map(|p| p.cells.len()).sum();
@@ -281,14 +295,14 @@ pub fn run(job: &Job, observer: &mut dyn Observer) -> Result<Outcome, Experiment
                     p.size = size;
                     p.rule = rule;
                     p.cells.retain(|&(c, _, m)| keep(c, m));
-                    latency::run(&p, &mut keeper)?
+                    latency::run_with(&p, &mut keeper, gauge)?
                 }
                 Phase::Bandwidth => {
                     let mut p = job.bw.clone();
                     p.size = size;
                     p.rule = rule;
                     p.cells.retain(|pc| keep(pc.cpu_node, pc.mem_node));
-                    bandwidth::run(&p, &mut keeper)?
+                    bandwidth::run_with(&p, &mut keeper, gauge)?
                 }
             };
             done += keeper.finished();

@@ -67,7 +67,8 @@ fn cpus(c: &Cell) -> String {
 }
 
 impl MatrixResult {
-    fn kind_name(&self) -> String {
+    /// `latency` or `bandwidth`, as the JSON's `kind` says.
+    pub fn kind_name(&self) -> String {
         serde_name(&self.kind)
     }
 
@@ -149,7 +150,7 @@ impl MatrixResult {
             vec!["incomplete: interrupted before every cell was measured".into()]
         } else if !self.failed.is_empty() {
             vec![format!(
-                "incomplete: {} cell(s) failed (rows `failed`)",
+                "incomplete: {} cell(s) failed (each listed as `failed`, with its reason)",
                 self.failed.len()
             )]
         } else {

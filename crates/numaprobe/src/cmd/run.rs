@@ -160,7 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if let Some(s) = &job.plan.statement {
             progress.say(s);
         }
-        let out = job::run(&job, &mut progress)
+        let out = job::run_with(&job, &mut progress, &mut super::latency::gauge()?)
             .map_err(anyhow::Error::new)
             .context("measurement failed")?;
         progress.end()?;
@@ -258,7 +258,34 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             s
         }
     };
-    args.out.sink().write(&text)
+    args.out.sink().write(&text)?;
+    // Everything measured is written; then the cells that failed make the
+    // run exit 1, in one line per the whole job.
+    match failures(&doc) {
+        Some(line) => Err(anyhow::anyhow!(line)),
+        None => Ok(()),
+    }
+}
+
+/// "N of M cells failed (latency: first ...; bandwidth: ...)" over both
+/// matrices, or None when every planned cell was measured or skipped.
+fn failures(doc: &RunReport) -> Option<String> {
+    let mut failed = 0;
+    let mut planned = 0;
+    let mut parts = Vec::new();
+    for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
+        planned += m.cells.len() + m.failed.len();
+        if let Some(first) = m.failed.first() {
+            failed += m.failed.len();
+            parts.push(format!("{}: first {first}", m.kind_name()));
+        }
+    }
+    (failed > 0).then(|| {
+        format!(
+            "{failed} of {planned} planned cells failed ({}); the other cells are in the output and the report",
+            parts.join("; ")
+        )
+    })
 }
 
 /// `--budget`: a duration with its unit, at least [`job::MIN_BUDGET`] (below
