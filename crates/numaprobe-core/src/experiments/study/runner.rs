@@ -252,13 +252,19 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
     let rounds = (cfg.warmup + cfg.repeats) as usize;
     let barrier = Arc::new(Barrier::new(n));
     let failed = Arc::new(AtomicBool::new(false));
+    // Raised by the first thread when the process is asked to stop
+    // ([`crate::cancel`]); read by all after the round's barrier, so every
+    // thread ends after the same round, the last one taken.
+    let stop = Arc::new(AtomicBool::new(false));
+    let warm = cfg.warmup as usize;
     let timer = *Timer::get();
     let handles: Vec<_> = case
         .threads
         .iter()
-        .map(|t| {
+        .enumerate()
+        .map(|(k, t)| {
             let (cpu, mem, access) = (t.cpu, t.spec.mem, t.spec.access);
-            let (barrier, failed) = (barrier.clone(), failed.clone());
+            let (barrier, failed, stop) = (barrier.clone(), failed.clone(), stop.clone());
             let (size, passes) = (cfg.size_bytes, cfg.passes);
             std::thread::spawn(move || -> Result<Option<ThreadOutcome>, StudyError> {
                 // Pin before the first touch, so page tables and the first
@@ -284,8 +290,15 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
                 };
                 let mut stamps = Vec::with_capacity(rounds);
                 let mut cpu_verified = current_cpu().map(|c| c == cpu).unwrap_or(false);
-                for _ in 0..rounds {
+                for r in 0..rounds {
+                    // One sample kept at least, then stop when asked.
+                    if k == 0 && r > warm && crate::cancel::requested() {
+                        stop.store(true, Ordering::SeqCst);
+                    }
                     barrier.wait();
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
                     let t0 = timer.now();
                     for _ in 0..passes {
                         // SAFETY: the whole buffer is ours, touched, page-aligned.
@@ -325,8 +338,9 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
     if outcomes.len() != n {
         return Err(StudyError::ThreadPanicked);
     }
-    let warm = cfg.warmup as usize;
-    let samples: Vec<CaseSample> = (warm..rounds)
+    // Every thread took the same rounds (fewer than planned when stopped).
+    let taken = outcomes.iter().map(|o| o.stamps.len()).min().unwrap_or(0);
+    let samples: Vec<CaseSample> = (warm..taken)
         .map(|r| {
             let threads_s: Vec<f64> = outcomes
                 .iter()
