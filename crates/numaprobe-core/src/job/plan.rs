@@ -595,4 +595,51 @@ mod tests {
         assert_eq!(budget_arg(121.0), "3m");
         assert_eq!(budget_arg(0.1), "1s");
     }
+
+    #[test]
+    fn latency_is_given_up_from_the_end_of_diagonal_then_rows() {
+        // Rows 0-2 (CPU nodes), columns 0-3 (node 3 has memory only).
+        let v = latency_priority(&nodes(3), &nodes(4));
+        assert_eq!(
+            v,
+            vec![
+                (0, 0),
+                (1, 1),
+                (2, 2),
+                (0, 1),
+                (0, 2),
+                (0, 3),
+                (1, 0),
+                (1, 2),
+                (1, 3),
+                (2, 0),
+                (2, 1),
+                (2, 3)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_slit_that_lacks_a_row_s_entry_falls_back_to_the_next_node() {
+        // Node 3 is missing from the SLIT: row 0 cannot rank every remote
+        // node by distance, so it takes the next node id, as without one.
+        let d = Distances {
+            node_ids: vec![0, 1, 2],
+            matrix: vec![vec![10, 16, 22], vec![16, 10, 16], vec![22, 16, 10]],
+        };
+        let v = diagonal_and_farthest(&[0], &nodes(4), Some(&d));
+        assert_eq!(v, vec![(0, 0), (0, 1)]);
+        // With every entry known the farthest is taken.
+        let v = diagonal_and_farthest(&[0], &nodes(3), Some(&d));
+        assert_eq!(v, vec![(0, 0), (0, 2)]);
+    }
+
+    #[test]
+    fn cells_that_fill_the_time_exactly_still_fit() {
+        let c = plain(costs());
+        let ph = [(Phase::Latency, 10)];
+        let exact = total_s(&c, 64 << 20, &ph, 0.1);
+        let got = fit(&c, 64 << 20, &ph, exact, 0.1).expect("fits exactly");
+        assert!((got - 0.1).abs() < 1e-6, "{got}");
+    }
 }
