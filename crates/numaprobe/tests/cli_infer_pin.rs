@@ -45,8 +45,11 @@ fn temp(tag: &str) -> PathBuf {
     d
 }
 
+mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
+
+use cli::{json, usage_error};
 
 /// Unpack one sysfs dump; returns (temp dir guard, root).
 fn unpack(name: &str) -> (common::TempDir, PathBuf) {
@@ -54,27 +57,6 @@ fn unpack(name: &str) -> (common::TempDir, PathBuf) {
     (u.tmp, u.root)
 }
 
-fn json(o: &Output) -> serde_json::Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("stdout is JSON")
-}
-
-fn usage_error(o: &Output) -> String {
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let e = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
-    e
-}
 
 #[test]
 fn infer_json_on_the_ranger_table() {

@@ -3,29 +3,13 @@
 //! SLIT analysis on another machine's dump, and one-line errors for bad input.
 //! Figures are never asserted, only their presence and placement.
 
+mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
+use cli::{json, numaprobe_in as numaprobe};
 use common::TempDir;
-use std::process::{Command, Output};
-
-fn numaprobe(args: &[&str], cwd: &std::path::Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run numaprobe")
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("stdout is JSON")
-}
+use std::process::Command;
 
 #[test]
 fn on_a_dump_it_measures_nothing_and_analyses_the_slit() {
