@@ -16,13 +16,6 @@ fn matrix(name: &str) -> PathBuf {
     workspace().join("tests/fixtures/matrices").join(name)
 }
 
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("run numaprobe")
-}
-
 fn run_stdin(args: &[&str], input: &str) -> Output {
     let mut child = Command::new(BIN)
         .args(args)
@@ -49,7 +42,7 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{json, usage_error};
+use cli::{json, numaprobe as run, usage_error};
 
 /// Unpack one sysfs dump; returns (temp dir guard, root).
 fn unpack(name: &str) -> (common::TempDir, PathBuf) {

@@ -8,6 +8,19 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Run the built binary where the test runs.
+pub fn numaprobe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(args)
+        .output()
+        .expect("run numaprobe")
+}
+
+/// `base` then `more`: a command's arguments with a test's own added.
+pub fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
 /// Run the built binary in `cwd` (where it writes its report folder).
 pub fn numaprobe_in(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_numaprobe"))
