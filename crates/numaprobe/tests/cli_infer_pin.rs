@@ -50,7 +50,6 @@ fn unpack(name: &str) -> (common::TempDir, PathBuf) {
     (u.tmp, u.root)
 }
 
-
 #[test]
 fn infer_json_on_the_ranger_table() {
     let p = matrix("ranger-4s-opteron-8356-seed004.json");
