@@ -7,7 +7,7 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{json, numaprobe_in as numaprobe};
+use cli::{json, numaprobe_in as numaprobe, ok};
 use common::TempDir;
 use std::process::Command;
 
@@ -77,8 +77,7 @@ fn a_live_run_writes_every_report_file_with_verified_placement() {
     // A small buffer and a budget far above what its set-up costs, so both
     // matrices fit whatever the machine's load.
     let o = numaprobe(&["run", "--budget", "10s", "--size", "16MiB"], t.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = ok(&o);
     assert!(text.contains("Idle latency (ns)"), "{text}");
     assert!(text.contains("Bandwidth (GB/s)"), "{text}");
     assert!(
@@ -225,8 +224,7 @@ fn csv_of_a_dump_is_its_slit_in_long_form() {
         ],
         u.tmp.path(),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = ok(&o);
     let rows: Vec<&str> = text.lines().skip(1).collect();
     // 8 nodes: every pair, in the same columns as measured cells.
     assert_eq!(rows.len(), 64, "{text}");
