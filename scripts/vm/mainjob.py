@@ -318,6 +318,15 @@ def word(secs, name, i=0):
         return None
 
 
+def reported_rc(secs, res, t):
+    """numaprobe's exit status as the guest script reported it; None, and a
+    failed check, when the guest never got that far."""
+    if not t.true("rc" in secs, f"the guest script never reported numaprobe's exit "
+                  f"(guest exit {res.rc}, stderr {res.stderr[-300:]!r})"):
+        return None
+    return int(word(secs, "rc"))
+
+
 def stderr_tail(secs):
     return " | ".join(ln for ln in secs.get("stderr", ([], []))[1][-5:] if ln.strip())
 
@@ -326,10 +335,9 @@ def stderr_tail(secs):
        save=save_sections, show=show_sections)
 def main_job(cfg, res, t):
     secs = sections(res.stdout)
-    if not t.true("rc" in secs, f"the guest script never reported numaprobe's exit "
-                  f"(guest exit {res.rc}, stderr {res.stderr[-300:]!r})"):
+    rc = reported_rc(secs, res, t)
+    if rc is None:
         return
-    rc = int(word(secs, "rc"))
     t.eq(rc, 0, f"exit status of `numaprobe run`{exit_reason(rc)}; stderr: {stderr_tail(secs)!r}")
     ooms = oom_lines(secs)
     t.true(not ooms, f"the kernel logged an OOM kill during the run: {' | '.join(ooms[:4])}")
@@ -388,10 +396,9 @@ def main_job(cfg, res, t):
        save=save_sections, show=show_sections)
 def main_job_interrupt(cfg, res, t):
     secs = sections(res.stdout)
-    if not t.true("rc" in secs, f"the guest script never reported numaprobe's exit "
-                  f"(guest exit {res.rc}, stderr {res.stderr[-300:]!r})"):
+    rc = reported_rc(secs, res, t)
+    if rc is None:
         return
-    rc = int(word(secs, "rc"))
     sent, exited = word(secs, "sent"), word(secs, "exited")
     if not t.true(sent is not None, f"latency.json never held a cell, so no SIGINT was sent "
                   f"(numaprobe exit {rc}{exit_reason(rc)}; stderr: {stderr_tail(secs)!r})"):

@@ -9,32 +9,13 @@
 
 #![allow(clippy::needless_range_loop)] // matrix code reads best with indices
 
+mod synthetic;
+
 use numaprobe_core::analysis::{analyse_with_advice, parse, Matrix, Slit, Unit};
 use numaprobe_core::report::infer::{Finding, Inference};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-
-/// splitmix64, so every case is reproducible.
-struct Rng(u64);
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn noise(&mut self, p: f64) -> f64 {
-        1.0 + p * (2.0 * self.unit() - 1.0)
-    }
-    fn shuffle(&mut self, v: &mut [u32]) {
-        for i in (1..v.len()).rev() {
-            let j = (self.unit() * (i + 1) as f64) as usize;
-            v.swap(i, j.min(i));
-        }
-    }
-}
+use synthetic::{latency_graph, Rng};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/matrices")
@@ -224,33 +205,6 @@ fn fixture_bandwidth_and_latency_read_the_right_way() {
         }
     }
     assert!(n_bw >= 10, "only {n_bw} bandwidth matrices");
-}
-
-fn latency_graph(n: usize, links: &[(usize, usize)], noise: f64, seed: u64) -> Vec<Vec<f64>> {
-    let inf = usize::MAX / 4;
-    let mut d = vec![vec![inf; n]; n];
-    for i in 0..n {
-        d[i][i] = 0;
-    }
-    for &(a, b) in links {
-        d[a][b] = 1;
-        d[b][a] = 1;
-    }
-    for k in 0..n {
-        for i in 0..n {
-            for j in 0..n {
-                d[i][j] = d[i][j].min(d[i][k].saturating_add(d[k][j]));
-            }
-        }
-    }
-    let mut rng = Rng(seed);
-    (0..n)
-        .map(|i| {
-            (0..n)
-                .map(|j| (100.0 + 35.0 * d[i][j] as f64) * rng.noise(noise))
-                .collect()
-        })
-        .collect()
 }
 
 /// Bandwidth = 1/latency must give the same levels, links, hops, groups,

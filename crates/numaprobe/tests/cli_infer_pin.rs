@@ -16,13 +16,6 @@ fn matrix(name: &str) -> PathBuf {
     workspace().join("tests/fixtures/matrices").join(name)
 }
 
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("run numaprobe")
-}
-
 fn run_stdin(args: &[&str], input: &str) -> Output {
     let mut child = Command::new(BIN)
         .args(args)
@@ -45,35 +38,16 @@ fn temp(tag: &str) -> PathBuf {
     d
 }
 
+mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
+
+use cli::{json, numaprobe as run, usage_error};
 
 /// Unpack one sysfs dump; returns (temp dir guard, root).
 fn unpack(name: &str) -> (common::TempDir, PathBuf) {
     let u = common::unpack(name);
     (u.tmp, u.root)
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("stdout is JSON")
-}
-
-fn usage_error(o: &Output) -> String {
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let e = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
-    e
 }
 
 #[test]

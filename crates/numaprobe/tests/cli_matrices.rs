@@ -3,14 +3,10 @@
 //! other formats, `--output` and the exit codes of bad input. No test asserts
 //! a timing: the machine is shared and the figures are whatever they are.
 
-use std::process::{Command, Output};
+mod cli;
 
-fn numaprobe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .output()
-        .expect("run numaprobe")
-}
+use cli::{numaprobe, with};
+use std::process::{Command, Output};
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = numaprobe(args);
@@ -23,10 +19,6 @@ fn json(args: &[&str]) -> serde_json::Value {
 }
 
 const TINY: &[&str] = &["--size", "8MiB", "--time-budget", "30ms", "--pages", "4k"];
-
-fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
-    base.iter().chain(more).copied().collect()
-}
 
 fn check_matrix_document(v: &serde_json::Value, unit: &str) {
     assert_eq!(v["schema"], "numaprobe/1");

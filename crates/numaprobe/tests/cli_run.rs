@@ -3,29 +3,13 @@
 //! SLIT analysis on another machine's dump, and one-line errors for bad input.
 //! Figures are never asserted, only their presence and placement.
 
+mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
+use cli::{json, numaprobe_in as numaprobe, ok};
 use common::TempDir;
-use std::process::{Command, Output};
-
-fn numaprobe(args: &[&str], cwd: &std::path::Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run numaprobe")
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("stdout is JSON")
-}
+use std::process::Command;
 
 #[test]
 fn on_a_dump_it_measures_nothing_and_analyses_the_slit() {
@@ -93,8 +77,7 @@ fn a_live_run_writes_every_report_file_with_verified_placement() {
     // A small buffer and a budget far above what its set-up costs, so both
     // matrices fit whatever the machine's load.
     let o = numaprobe(&["run", "--budget", "10s", "--size", "16MiB"], t.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = ok(&o);
     assert!(text.contains("Idle latency (ns)"), "{text}");
     assert!(text.contains("Bandwidth (GB/s)"), "{text}");
     assert!(
@@ -241,8 +224,7 @@ fn csv_of_a_dump_is_its_slit_in_long_form() {
         ],
         u.tmp.path(),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = ok(&o);
     let rows: Vec<&str> = text.lines().skip(1).collect();
     // 8 nodes: every pair, in the same columns as measured cells.
     assert_eq!(rows.len(), 64, "{text}");

@@ -4,20 +4,11 @@
 //! and single-line message of every kind of bad input. No test asserts a
 //! timing: the machine is shared and the figures are whatever they are.
 
-use std::process::{Command, Output};
+mod cli;
 
-fn numaprobe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .output()
-        .expect("run numaprobe")
-}
+use cli::{numaprobe, with};
 
 const TINY: &[&str] = &["--size", "1MiB", "--passes", "1", "--repeats", "2"];
-
-fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
-    base.iter().chain(more).copied().collect()
-}
 
 /// A path in a folder of its own (tests run in parallel; none may remove
 /// another's files).

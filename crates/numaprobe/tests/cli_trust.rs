@@ -4,40 +4,16 @@
 //! options work without `run`; an output into a missing folder is refused
 //! before anything is measured.
 
+mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
+use cli::{numaprobe_in as numaprobe, ok, usage_error};
 use common::TempDir;
 use std::path::Path;
-use std::process::{Command, Output};
 
 /// Measurements small enough for a test (latency and bandwidth).
 const TINY: &[&str] = &["--size", "8MiB", "--time-budget", "30ms", "--pages", "4k"];
-
-fn numaprobe(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run numaprobe")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn usage_error(o: &Output) -> String {
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    err
-}
 
 fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap())

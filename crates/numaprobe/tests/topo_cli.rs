@@ -4,11 +4,13 @@
 //! error for a bad `--sysfs-root`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
+use cli::{numaprobe, numaprobe_in};
 use common::TempDir;
 
 fn tmp() -> TempDir {
@@ -19,13 +21,6 @@ fn tmp() -> TempDir {
 fn unpack(name: &str) -> (TempDir, PathBuf) {
     let u = common::unpack(name);
     (u.tmp, u.root)
-}
-
-fn numaprobe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .output()
-        .expect("run numaprobe")
 }
 
 fn stdout(o: &Output) -> String {
@@ -284,10 +279,7 @@ fn this_machine_reads_and_no_arguments_prints_the_summary() {
     // With no arguments the main job runs and writes its report folder into
     // the working directory: give it a private one.
     let cwd = tmp();
-    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .current_dir(cwd.path())
-        .output()
-        .expect("run numaprobe");
+    let o = numaprobe_in(&[], cwd.path());
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(cwd.path().join("numaprobe-report/run.json").is_file());
     let s = stdout(&o);

@@ -46,6 +46,17 @@ impl CostModel {
         source: "assumed",
     };
 
+    /// Costs of a plausible server (0.3 s/GiB of latency set-up), for the
+    /// planner's and the keeper's tests.
+    #[cfg(test)]
+    pub(crate) const SERVER: CostModel = CostModel {
+        fixed_s: 0.005,
+        latency_setup_s_per_gib: 0.3,
+        bandwidth_setup_s_per_gib: 0.2,
+        pass_s_per_gib: 0.1,
+        source: "assumed",
+    };
+
     pub fn setup_s(&self, phase: Phase, size: u64) -> f64 {
         let gib = size as f64 / GIB;
         match phase {

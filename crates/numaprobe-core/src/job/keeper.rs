@@ -233,16 +233,6 @@ mod tests {
         }
     }
 
-    fn model() -> CostModel {
-        CostModel {
-            fixed_s: 0.005,
-            latency_setup_s_per_gib: 0.3,
-            bandwidth_setup_s_per_gib: 0.2,
-            pass_s_per_gib: 0.1,
-            source: "assumed",
-        }
-    }
-
     #[test]
     fn a_slow_first_cell_shrinks_the_rules_of_the_rest() {
         let now = Rc::new(StdCell::new(0.0));
@@ -256,7 +246,7 @@ mod tests {
             Box::new(move || t.get()),
             10.0,
             size,
-            model(),
+            CostModel::SERVER,
             &mut observed,
             (Phase::Latency, 20, 0.4),
             vec![],
@@ -310,7 +300,7 @@ mod tests {
             Box::new(|| 0.0),
             10.0,
             64 << 20,
-            model(),
+            CostModel::SERVER,
             &mut observed,
             (Phase::Latency, 10, 0.4),
             later,
@@ -322,7 +312,7 @@ mod tests {
             Box::new(|| 0.0),
             10.0,
             64 << 20,
-            model(),
+            CostModel::SERVER,
             &mut alone,
             (Phase::Latency, 10, 0.4),
             vec![],

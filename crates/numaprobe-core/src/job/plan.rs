@@ -432,17 +432,6 @@ fn statement(req: &Request, plans: &[PhasePlan], n: usize, sound_s: f64) -> Opti
 mod tests {
     use super::*;
 
-    /// Costs of a plausible server: 0.3 s/GiB of latency set-up.
-    fn costs() -> CostModel {
-        CostModel {
-            fixed_s: 0.005,
-            latency_setup_s_per_gib: 0.3,
-            bandwidth_setup_s_per_gib: 0.2,
-            pass_s_per_gib: 0.1,
-            source: "assumed",
-        }
-    }
-
     fn nodes(n: u32) -> Vec<u32> {
         (0..n).collect()
     }
@@ -455,7 +444,7 @@ mod tests {
             mem_nodes: nodes(n),
             distances: None,
             sizes: vec![64 << 20, 32 << 20],
-            costs: costs(),
+            costs: CostModel::SERVER,
         }
     }
 
@@ -483,7 +472,7 @@ mod tests {
             let p = plan(&request(n, 60.0));
             assert!(p.estimated_s <= 60.0 + 1e-6, "{n} nodes: {}", p.estimated_s);
             // The planned total, recomputed from the cells, is the estimate.
-            let c = plain(costs());
+            let c = plain(CostModel::SERVER);
             let sum: f64 = p
                 .phases
                 .iter()
@@ -531,7 +520,7 @@ mod tests {
     #[test]
     fn the_ladder_gives_up_bandwidth_before_latency() {
         // Costs so high that only a few latency cells fit.
-        let mut slow = costs();
+        let mut slow = CostModel::SERVER;
         slow.latency_setup_s_per_gib = 30.0;
         slow.bandwidth_setup_s_per_gib = 30.0;
         let mut r = request(4, 5.0);
@@ -579,7 +568,7 @@ mod tests {
 
     #[test]
     fn fit_is_bounded_and_monotonic() {
-        let c = plain(costs());
+        let c = plain(CostModel::SERVER);
         let ph = [(Phase::Latency, 10)];
         assert_eq!(fit(&c, 64 << 20, &ph, 1e6, 0.0), Some(CELL_MAX_S));
         assert_eq!(fit(&c, 64 << 20, &ph, 0.01, 0.0), None);

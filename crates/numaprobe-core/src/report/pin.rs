@@ -19,6 +19,22 @@ pub struct ThreadPlace {
     pub smt_rank: usize,
 }
 
+impl ThreadPlace {
+    /// The row of the thread tables: thread, cpu, package, node, core, smt
+    /// rank; an unknown id reads `missing` (`-` on screen, empty in CSV).
+    fn cells(&self, missing: &str) -> [String; 6] {
+        let opt = |x: Option<i64>| x.map_or(missing.to_string(), |v| v.to_string());
+        [
+            self.thread.to_string(),
+            self.cpu.to_string(),
+            opt(self.package),
+            opt(self.node.map(i64::from)),
+            opt(self.core),
+            self.smt_rank.to_string(),
+        ]
+    }
+}
+
 /// Ready-to-paste forms of the same placement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Commands {
@@ -127,16 +143,8 @@ impl PinReport {
                     .collect::<Vec<_>>()
                     .join(",")
             ));
-        let opt = |x: Option<i64>| x.map_or("-".into(), |v| v.to_string());
         for p in &self.placement {
-            t.push([
-                p.thread.to_string(),
-                p.cpu.to_string(),
-                opt(p.package),
-                opt(p.node.map(i64::from)),
-                opt(p.core),
-                p.smt_rank.to_string(),
-            ]);
+            t.push(p.cells("-"));
         }
         t
     }
@@ -180,19 +188,11 @@ impl PinReport {
             "row", "thread", "cpu", "package", "node", "core", "smt_rank", "key", "value",
         ];
         let mut t = Table::new(COLUMNS);
-        let opt = |x: Option<i64>| x.map_or(String::new(), |v| v.to_string());
         for p in &self.placement {
-            t.push([
-                "thread".to_string(),
-                p.thread.to_string(),
-                p.cpu.to_string(),
-                opt(p.package),
-                opt(p.node.map(i64::from)),
-                opt(p.core),
-                p.smt_rank.to_string(),
-                String::new(),
-                String::new(),
-            ]);
+            let mut r = vec!["thread".to_string()];
+            r.extend(p.cells(""));
+            r.extend([String::new(), String::new()]);
+            t.push(r);
         }
         let mut kv = |row: &str, key: &str, value: String| {
             let mut r = vec![String::new(); COLUMNS.len()];
