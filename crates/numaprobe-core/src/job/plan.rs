@@ -625,7 +625,7 @@ mod tests {
 
     #[test]
     fn cells_that_fill_the_time_exactly_still_fit() {
-        let c = plain(costs());
+        let c = plain(CostModel::SERVER);
         let ph = [(Phase::Latency, 10)];
         let exact = total_s(&c, 64 << 20, &ph, 0.1);
         let got = fit(&c, 64 << 20, &ph, exact, 0.1).expect("fits exactly");
