@@ -583,6 +583,11 @@ mod tests {
         assert_eq!(budget_arg(119.0), "119s");
         assert_eq!(budget_arg(121.0), "3m");
         assert_eq!(budget_arg(0.1), "1s");
+        // Two minutes exactly reads as minutes.
+        assert_eq!(budget_arg(120.0), "2m");
+        assert_eq!(duration_arg(Duration::from_millis(500)), "500ms");
+        assert_eq!(duration_arg(Duration::from_secs(5)), "5s");
+        assert_eq!(duration_arg(Duration::from_millis(2500)), "2.5s");
     }
 
     #[test]
