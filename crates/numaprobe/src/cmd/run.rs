@@ -68,7 +68,7 @@ pub struct Args {
     /// Wall time for all measurements together, set-up included, e.g. 60s, 2m or 1.5s (at least 1s). Default: 60s
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
-    /// Buffer size of every cell of both matrices, e.g. 128MiB (checked against every node before measuring). Default: 64 MiB or 4x the last-level cache, smaller when the budget needs it
+    /// Buffer size of every cell of both matrices, e.g. 128MiB (checked against every node before measuring). Default: as `latency` and `bandwidth` (max(256 MiB, 8x the last-level cache), at most half a node's free memory); 64 or 16 MiB (never below 4x the LLC) when the budget needs it
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Folder for the report files (created if missing). Default: ./numaprobe-report
