@@ -5,8 +5,9 @@
 
 mod cli;
 
-use cli::{numaprobe, with};
-use std::process::{Command, Output};
+use cli::{numaprobe, numaprobe_with_full_cell, with};
+use std::path::Path;
+use std::process::Output;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = numaprobe(args);
@@ -197,23 +198,12 @@ fn bad_values_are_one_line_and_exit_2() {
     }
 }
 
-/// Runs numaprobe with one cell finding its memory node full (the binary's
-/// fault injection for this test; a one-node machine cannot make one cell
-/// fail and not the others).
-fn numaprobe_with_full_cell(cell: usize, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .env("NUMAPROBE_FAULT_FULL_CELL", cell.to_string())
-        .output()
-        .expect("run numaprobe")
-}
-
 /// 1 and 2 threads on node 0: two cells on a one-node machine.
 const TWO_CELLS: &[&str] = &["bandwidth", "--scaling", "--threads", "2"];
 
 #[test]
 fn a_failed_cell_leaves_the_others_on_stdout_and_exits_1() {
-    let out = numaprobe_with_full_cell(0, &with(TWO_CELLS, TINY));
+    let out = numaprobe_with_full_cell(0, &with(TWO_CELLS, TINY), Path::new("."));
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -254,6 +244,7 @@ fn a_failed_cell_is_in_the_json_and_the_output_file() {
     let out = numaprobe_with_full_cell(
         0,
         &with(TWO_CELLS, &with(&["--format", "json", "--output", p], TINY)),
+        Path::new("."),
     );
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value =
@@ -343,7 +334,11 @@ fn every_json_key_is_documented_in_the_readme() {
         )),
         &mut all,
     );
-    let failed = numaprobe_with_full_cell(0, &with(&["latency", "--format", "json"], TINY));
+    let failed = numaprobe_with_full_cell(
+        0,
+        &with(&["latency", "--format", "json"], TINY),
+        Path::new("."),
+    );
     keys(&serde_json::from_slice(&failed.stdout).unwrap(), &mut all);
     assert!(all.contains("reason"));
     let missing: Vec<_> = all

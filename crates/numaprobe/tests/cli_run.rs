@@ -7,9 +7,8 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{json, numaprobe_in as numaprobe, ok};
+use cli::{json, numaprobe_in as numaprobe, numaprobe_with_full_cell, ok};
 use common::TempDir;
-use std::process::Command;
 
 #[test]
 fn on_a_dump_it_measures_nothing_and_analyses_the_slit() {
@@ -239,8 +238,9 @@ fn csv_of_a_dump_is_its_slit_in_long_form() {
 #[test]
 fn a_failed_cell_is_reported_and_the_run_exits_1_after_writing_everything() {
     let t = TempDir::new("runfail");
-    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args([
+    let o = numaprobe_with_full_cell(
+        0,
+        &[
             "run",
             "--budget",
             "5s",
@@ -248,11 +248,9 @@ fn a_failed_cell_is_reported_and_the_run_exits_1_after_writing_everything() {
             "16MiB",
             "--report-dir",
             "rep",
-        ])
-        .current_dir(t.path())
-        .env("NUMAPROBE_FAULT_FULL_CELL", "0")
-        .output()
-        .expect("run numaprobe");
+        ],
+        t.path(),
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     let last = stderr.lines().last().unwrap_or_default();

@@ -30,6 +30,18 @@ pub fn numaprobe_in(args: &[&str], cwd: &Path) -> Output {
         .expect("run numaprobe")
 }
 
+/// Run the built binary in `cwd` with one cell finding its memory node full
+/// (the binary's fault injection, `NUMAPROBE_FAULT_FULL_CELL`): a one-node
+/// machine cannot make one cell fail and not the others.
+pub fn numaprobe_with_full_cell(cell: usize, args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NUMAPROBE_FAULT_FULL_CELL", cell.to_string())
+        .output()
+        .expect("run numaprobe")
+}
+
 /// The stdout of a run that must have succeeded (else its stderr is shown).
 pub fn ok(o: &Output) -> String {
     assert!(
