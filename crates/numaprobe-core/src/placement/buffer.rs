@@ -4,19 +4,12 @@
 //! Raw syscalls through `libc`, no libnuma: one dependency less on the
 //! machines people measure, and the exact flags we pass are visible here.
 
-use super::live::{LiveSystem, MAX_NODES};
+use super::live::LiveSystem;
+use super::mempolicy::{mode_and_nodes, node_mask, MAXNODE, MPOL_BIND, MPOL_MF_STRICT};
 use super::spec::{HUGE_1G, HUGE_2M, SMALL_PAGE};
 use super::{pin_current_thread, BufferSpec, MemPolicy, PageKind, PlacementError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-// The memory-policy modes and flags of <linux/mempolicy.h>; libc does not
-// export them.
-const MPOL_PREFERRED: libc::c_int = 1;
-const MPOL_BIND: libc::c_int = 2;
-const MPOL_INTERLEAVE: libc::c_int = 3;
-/// With MPOL_BIND: fail rather than silently keep pages that are elsewhere.
-const MPOL_MF_STRICT: libc::c_uint = 1;
 
 /// Where a buffer's pages are, as `move_pages` reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,22 +152,12 @@ impl NodeBuffer {
                 return Err(PlacementError::last_os("madvise"));
             }
         }
-        let (mode, nodes, mflags) = match &spec.policy {
-            MemPolicy::Bind(n) => (MPOL_BIND, vec![*n], MPOL_MF_STRICT),
-            MemPolicy::Interleave(ns) => (MPOL_INTERLEAVE, ns.clone(), 0),
-            MemPolicy::Preferred(n) => (MPOL_PREFERRED, vec![*n], 0),
-            MemPolicy::FirstTouch => return Ok(buf),
-        };
-        let mut mask = [0u64; (MAX_NODES / 64) as usize];
-        for n in nodes {
-            if n >= MAX_NODES {
-                return Err(PlacementError::NodeTooLarge {
-                    node: n,
-                    limit: MAX_NODES - 1,
-                });
-            }
-            mask[(n / 64) as usize] |= 1 << (n % 64);
+        if matches!(spec.policy, MemPolicy::FirstTouch) {
+            return Ok(buf);
         }
+        let (mode, nodes) = mode_and_nodes(&spec.policy);
+        let mflags = if mode == MPOL_BIND { MPOL_MF_STRICT } else { 0 };
+        let mask = node_mask(&nodes)?;
         // SAFETY: mbind reads `maxnode - 1` bits of `mask` (the kernel
         // decrements maxnode first, hence the + 1) and only changes the
         // policy of our own range.
@@ -185,7 +168,7 @@ impl NodeBuffer {
                 len as libc::c_ulong,
                 mode,
                 mask.as_ptr(),
-                (MAX_NODES + 1) as libc::c_ulong,
+                MAXNODE,
                 mflags,
             )
         };
@@ -222,7 +205,7 @@ impl NodeBuffer {
     pub fn intended_nodes(&self) -> Vec<u32> {
         match &self.spec.policy {
             MemPolicy::Bind(n) | MemPolicy::Preferred(n) => vec![*n],
-            MemPolicy::Interleave(ns) => {
+            MemPolicy::Interleave(ns) | MemPolicy::WeightedInterleave(ns) => {
                 let mut v = ns.clone();
                 v.sort_unstable();
                 v.dedup();

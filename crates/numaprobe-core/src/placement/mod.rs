@@ -35,6 +35,7 @@ mod buffer;
 mod ledger;
 mod live;
 pub mod memory;
+pub mod mempolicy;
 mod pin;
 mod spec;
 
@@ -42,6 +43,7 @@ pub use buffer::{NodeBuffer, PlacementCheck, PLACEMENT_THRESHOLD};
 pub use ledger::MemoryLedger;
 pub use live::LiveSystem;
 pub use memory::{footprint, NodeMemory};
+pub use mempolicy::{weighted_interleave_weights, TaskPolicy};
 pub use pin::{
     allowed_cpus, current_affinity, current_cpu, current_cpu_and_node, pin_current_thread,
     set_current_affinity,

@@ -21,6 +21,9 @@ pub enum MemPolicy {
     Bind(u32),
     /// `MPOL_INTERLEAVE`: pages round-robin over the nodes.
     Interleave(Vec<u32>),
+    /// `MPOL_WEIGHTED_INTERLEAVE` (Linux 6.9+): pages over the nodes in
+    /// proportion to the weights in `/sys/kernel/mm/mempolicy/weighted_interleave/`.
+    WeightedInterleave(Vec<u32>),
     /// `MPOL_PREFERRED`: the node if it has room, elsewhere otherwise.
     Preferred(u32),
     /// No policy: each page lands where the thread that first writes it runs
@@ -33,6 +36,9 @@ impl fmt::Display for MemPolicy {
         match self {
             MemPolicy::Bind(n) => write!(f, "bind:{n}"),
             MemPolicy::Interleave(ns) => write!(f, "interleave:{}", format_list(ns)),
+            MemPolicy::WeightedInterleave(ns) => {
+                write!(f, "weighted-interleave:{}", format_list(ns))
+            }
             MemPolicy::Preferred(n) => write!(f, "preferred:{n}"),
             MemPolicy::FirstTouch => f.write_str("first-touch"),
         }
@@ -136,7 +142,9 @@ impl BufferSpec {
         let whole = |n: u32| vec![(n, super::footprint(len, self.pages))];
         Ok(match &self.policy {
             MemPolicy::Bind(n) | MemPolicy::Preferred(n) => whole(*n),
-            MemPolicy::Interleave(ns) => {
+            // The weights live in the kernel: plan each node's share as a
+            // plain interleave's (approximate for weighted interleave).
+            MemPolicy::Interleave(ns) | MemPolicy::WeightedInterleave(ns) => {
                 if ns.is_empty() {
                     return Err(PlacementError::EmptyNodeSet);
                 }
