@@ -1,14 +1,29 @@
 //! numaprobe-core: the library behind `numaprobe`.
 //!
-//! It owns everything but the command line: reading a machine's description
-//! (`topology`), placing threads and memory (`placement`), the measurement loops
-//! (`kernels`), clocks and statistics (`timer`, `stats`), plans of kernel runs
-//! (`experiments`), turning numbers into knowledge (`analysis`) and the result
-//! model with one exporter per format (`report`).
+//! It owns everything but the command line. Data flows one way, and each
+//! step is a module:
 //!
-//! Data flows one way: topology -> plan -> kernels -> samples -> stats -> result
-//! model -> analysis -> exporters. Nothing in this crate prints; errors are typed
-//! (`thiserror`) so the binary can decide how to show them.
+//! ```text
+//! topology -> plan -> kernels -> samples -> stats -> model -> analysis -> renderers
+//! topology/   experiments/ kernels/  timer    stats   model/    analysis/   render/
+//!             job/ (what fits the budget)
+//! ```
+//!
+//! - `topology`: the machine's description (sysfs/procfs behind a root path);
+//!   `placement`: pinning and NUMA-bound buffers, checked.
+//! - `experiments` (latency, bandwidth, study) plan kernel runs against the
+//!   topology and run them; `job` decides which fit the main job's budget.
+//! - `kernels` are the measurement loops; `timer` and `stats` turn their
+//!   samples into medians with spread and decide when to stop.
+//! - `model` is the result model (serde, the `numaprobe/1` contract): what
+//!   experiments produce, what `analysis` reads and writes (levels, links,
+//!   findings, advice, bindings) and the only thing renderers read.
+//! - `render` holds one renderer per format concern (text tables, CSV,
+//!   Markdown, JSON with provenance, SVG/PNG charts).
+//!
+//! Nothing imports a module to its right (`tests/layering.rs` checks the
+//! model, analysis and experiments). Nothing in this crate prints; errors
+//! are typed (`thiserror`) so the binary can decide how to show them.
 
 pub mod analysis;
 pub mod cancel;
@@ -18,7 +33,6 @@ pub mod kernels;
 pub mod model;
 pub mod placement;
 pub mod render;
-pub mod report;
 pub mod stats;
 pub mod timer;
 pub mod topology;

@@ -3,7 +3,7 @@
 //! live here, per file; the analysis itself never sees a file name.
 
 use numaprobe_core::analysis::{analyse, analyse_with_advice, parse, Matrix, Unit};
-use numaprobe_core::report::infer::Inference;
+use numaprobe_core::model::infer::Inference;
 use std::path::PathBuf;
 
 fn dir() -> PathBuf {

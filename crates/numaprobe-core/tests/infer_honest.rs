@@ -12,7 +12,7 @@
 mod synthetic;
 
 use numaprobe_core::analysis::{analyse_with_advice, parse, Matrix, Slit, Unit};
-use numaprobe_core::report::infer::{Finding, Inference};
+use numaprobe_core::model::infer::{Finding, Inference};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use synthetic::{latency_graph, Rng};

@@ -8,7 +8,7 @@
 mod synthetic;
 
 use numaprobe_core::analysis::{analyse, analyse_with_advice, Matrix, Unit};
-use numaprobe_core::report::infer::Inference;
+use numaprobe_core::model::infer::Inference;
 use synthetic::{hops_of, latency_graph, Rng};
 
 fn matrix(unit: Unit, values: Vec<Vec<f64>>) -> Matrix {

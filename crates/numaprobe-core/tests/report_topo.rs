@@ -5,7 +5,8 @@
 
 mod common;
 
-use numaprobe_core::report::topo::{self, TopoReport};
+use numaprobe_core::model::topo::TopoReport;
+use numaprobe_core::render::topo;
 use numaprobe_core::topology;
 
 #[test]

@@ -2,7 +2,7 @@
 //! list of subcommands. Each subcommand's own options live in `cmd/<name>.rs`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use numaprobe_core::report::Format;
+use numaprobe_core::model::Format;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]

@@ -43,7 +43,7 @@ fn run() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    numaprobe_core::report::provenance::init(std::env::args().collect(), cmd::budget(&cli));
+    numaprobe_core::model::provenance::init(std::env::args().collect(), cmd::budget(&cli));
     match cmd::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -13,7 +13,7 @@
 use super::infer::{compute, cost_of, Work};
 use super::levels::{GAP_SIGMAS, NOISE_FLOOR};
 use super::matrix::{Matrix, Unit};
-use crate::report::infer::{fmt_value, groups_text, Finding, Inference, Level};
+use crate::model::infer::{fmt_value, groups_text, Finding, Inference, Level};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -104,7 +104,7 @@ pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
 
     // Where to keep threads and data together: the smallest group that
     // holds the job, tier by tier.
-    let cpu_tiers: Vec<(usize, &crate::report::infer::Tier)> = inf
+    let cpu_tiers: Vec<(usize, &crate::model::infer::Tier)> = inf
         .hierarchy
         .iter()
         .enumerate()

@@ -9,7 +9,7 @@ use super::infer::{
 };
 use super::levels::GAP_SIGMAS;
 use super::matrix::Matrix;
-use crate::report::infer::{fmt_value, groups_text, Finding, Inference};
+use crate::model::infer::{fmt_value, groups_text, Finding, Inference};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -9,7 +9,7 @@
 use super::infer::{cost_of, pct_worse};
 use super::levels::{GAP_SIGMAS, NOISE_FLOOR};
 use super::matrix::Matrix;
-use crate::report::infer::{fmt_value, Finding};
+use crate::model::infer::{fmt_value, Finding};
 use crate::topology::HmatAccess;
 use serde_json::json;
 

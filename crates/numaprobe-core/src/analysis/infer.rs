@@ -34,7 +34,7 @@
 
 use super::levels::{cluster, cluster_with, median, pooled_sd, NOISE_FLOOR};
 use super::matrix::Matrix;
-use crate::report::infer::{CellInfo, Inference, Level, Link, Tier};
+use crate::model::infer::{CellInfo, Inference, Level, Link, Tier};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// A directed cell of the matrix.

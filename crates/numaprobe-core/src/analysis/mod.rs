@@ -1,6 +1,11 @@
 //! Turning measured matrices into knowledge: performance levels, hops, links,
 //! firmware (SLIT/HMAT) comparison, portable binding strategies and advice.
 //!
+//! In the flow topology -> plan -> kernels -> samples -> stats -> model ->
+//! analysis -> renderers, the analysis reads result-model values (a matrix
+//! result, a topology) and writes result-model values (`model::infer`,
+//! `model::pin`); it never renders (renderers sit above it, in `render`).
+//!
 //! The main job: build a [`Matrix`] from its latency or bandwidth result
 //! ([`Matrix::new`], or [`parse`] on the result's JSON), set `matrix.slit =
 //! Some(Slit::from_distances(..))` from the topology, then call
@@ -18,6 +23,7 @@ pub mod input;
 pub mod levels;
 pub mod matrix;
 pub mod mlc;
+mod pin_report;
 pub mod slit;
 
 pub use advice::advise;
@@ -27,7 +33,7 @@ pub use matrix::{Matrix, MatrixError, Slit, Unit};
 pub use mlc::Select;
 
 /// Analyse and advise in one call: the inference with its `advice` filled.
-pub fn analyse_with_advice(m: &Matrix) -> crate::report::infer::Inference {
+pub fn analyse_with_advice(m: &Matrix) -> crate::model::infer::Inference {
     let mut inf = analyse(m);
     inf.advice = advise(m, &inf);
     inf

@@ -4,7 +4,7 @@
 
 use super::infer::{best_value, pct_worse, Work};
 use super::matrix::{Matrix, Slit};
-use crate::report::infer::{fmt_value, Finding, Inference};
+use crate::model::infer::{fmt_value, Finding, Inference};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -20,12 +20,10 @@ use super::{
 };
 use crate::kernels::stream::{self, StreamOp, Streams};
 use crate::kernels::VectorWidth;
+use crate::model::matrix::{Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult};
 use crate::placement::{
     pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PageKind, PlacementCheck,
     PLACEMENT_THRESHOLD,
-};
-use crate::report::matrix::{
-    Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult,
 };
 use crate::stats::{self, StopRule};
 use crate::timer::{Stamp, Timer};

@@ -18,12 +18,10 @@ use super::{
 };
 use crate::kernels::chase::{self, ChasePattern};
 use crate::kernels::VectorWidth;
+use crate::model::matrix::{Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult};
 use crate::placement::{
     pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PageKind,
     PLACEMENT_THRESHOLD,
-};
-use crate::report::matrix::{
-    Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult,
 };
 use crate::stats::{self, StopRule};
 use crate::timer::Timer;

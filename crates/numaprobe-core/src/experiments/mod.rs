@@ -1,5 +1,10 @@
 //! Plans of kernel runs: the latency matrix, the bandwidth matrix and the
 //! contention study. An experiment decides what runs where; it never prints.
+//! In the flow topology -> plan -> kernels -> samples -> stats -> model ->
+//! analysis -> renderers it is the plan and the runner: it reads the
+//! topology, runs kernels through `placement`, summarises samples with
+//! `stats` and fills result-model values (`model::matrix`, `model::study`).
+//! It never names `render` (checked by `tests/layering.rs`).
 //!
 //! Each matrix experiment has two steps: `plan` resolves the defaults and
 //! checks every node, CPU and size against the topology and the live machine
@@ -17,8 +22,8 @@ pub mod latency;
 pub mod study;
 
 use crate::kernels::chase::ChaseError;
+use crate::model::matrix::MatrixResult;
 use crate::placement::{LiveSystem, PageKind, PlacementError};
-use crate::report::matrix::MatrixResult;
 use crate::stats::StopRule;
 use crate::topology::Topology;
 use crate::units::{format_list, format_size};

@@ -7,7 +7,7 @@ use super::cost::{CostModel, Observed};
 use super::plan::{fit, CELL_MAX_S};
 use super::Phase;
 use crate::experiments::Progress;
-use crate::report::matrix::MatrixResult;
+use crate::model::matrix::MatrixResult;
 use crate::stats::StopRule;
 
 /// Where the main job stands, for a progress line.
@@ -208,7 +208,7 @@ impl Progress for Keeper<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::matrix::tests::{cell, sample};
+    use crate::model::matrix::tests::{cell, sample};
     use std::cell::Cell as StdCell;
     use std::rc::Rc;
 

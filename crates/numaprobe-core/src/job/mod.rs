@@ -17,8 +17,8 @@ pub mod keeper;
 pub mod plan;
 
 use crate::experiments::{self, bandwidth, latency, ExperimentError};
+use crate::model::matrix::MatrixResult;
 use crate::placement::LiveSystem;
-use crate::report::matrix::MatrixResult;
 use crate::stats::StopRule;
 use crate::topology::Topology;
 use cost::{CostModel, Observed};

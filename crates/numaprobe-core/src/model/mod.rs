@@ -1,7 +1,35 @@
-//! The result model: plain data that experiments and analysis produce and
-//! renderers read. It sits low in the stack (it may use `topology` and
-//! `units`, never `experiments`, `analysis` or `render`), so every arrow
-//! points one way: topology -> plan -> kernels -> samples -> stats -> model
-//! -> analysis -> renderers.
+//! The result model: plain data (serde, the `numaprobe/1` JSON contract) that
+//! experiments and analysis produce and renderers read. One file per concern:
+//!
+//! - `matrix`: latency and bandwidth matrices, their cells and failed cells
+//! - `infer`: the inference (levels, hops, links, hierarchy, findings, advice)
+//! - `study`: the contention study's results and its `--plan` document, built
+//!   from `study_plan` (experiments, cases, threads), `label` (thread labels),
+//!   `hops` (hop counts from distance levels) and `background` (load levels
+//!   and subscriptions)
+//! - `pin`: a binding's CPUs, nodes and command lines
+//! - `topo`: the topology as a document, and per-package summaries
+//! - `ranking`: every ranked comparison (policy, tune)
+//! - `provenance`: machine, version, command line and times of a document
+//! - `format`: the output formats renderers offer
+//!
+//! It sits low in the stack: it may use `topology`, `units`, `placement`,
+//! `kernels`, `stats` and `timer` (plain types), never `experiments`,
+//! `analysis`, `job` or `render` (a test, `tests/layering.rs`, keeps it so).
+//! Every arrow points one way: topology -> plan -> kernels -> samples ->
+//! stats -> model -> analysis -> renderers.
 
+pub mod background;
+pub mod format;
+pub mod hops;
+pub mod infer;
+pub mod label;
+pub mod matrix;
+pub mod pin;
+pub mod provenance;
 pub mod ranking;
+pub mod study;
+pub mod study_plan;
+pub mod topo;
+
+pub use format::Format;

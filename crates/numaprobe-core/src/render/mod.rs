@@ -1,3 +1,29 @@
-//! Renderers: turn result-model values into text (table, CSV, Markdown,
-//! JSON), pictures (SVG/PNG) and the HTML report. They sit above everything
-//! and read only the model; they never measure and never analyse.
+//! Renderers: turn result-model values into text (aligned tables, CSV,
+//! Markdown, JSON), pictures (SVG/PNG) and reports. They sit above
+//! everything and read only the model (and pure formatting helpers of
+//! `units`, `topology::cpulist` and the model); they never measure and never
+//! analyse. One file per concern:
+//!
+//! - `table`: the one table type behind text, CSV and Markdown
+//! - `json`: `to_json`, serde plus the provenance stamp
+//! - `matrix`, `matrix_long`: a latency/bandwidth matrix and its long table
+//! - `infer`, `graph`: the inference's tables and ASCII drawing; its picture
+//! - `study`, `study_long`, `study_plan`, `study_chart`: the study
+//! - `pin`: a binding; `topo`: the topology (text, CSV, Markdown, summary)
+//! - `chart`: the shared font and PNG encoding of the pictures
+
+pub mod chart;
+pub mod graph;
+pub mod infer;
+pub mod json;
+pub mod matrix;
+pub mod matrix_long;
+pub mod pin;
+pub mod study;
+pub mod study_chart;
+pub mod study_long;
+pub mod study_plan;
+pub mod table;
+pub mod topo;
+
+pub use json::to_json;

@@ -8,8 +8,9 @@ use crate::cli::OutputArgs;
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::analysis::{self, Unit};
-use numaprobe_core::report::infer::Inference;
-use numaprobe_core::report::{self, Format};
+use numaprobe_core::model::infer::Inference;
+use numaprobe_core::model::Format;
+use numaprobe_core::render;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -126,18 +127,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 
     if let Some(p) = &args.graph_svg {
-        let svg = report::graph::render_svg(&inf)?;
+        let svg = render::graph::render_svg(&inf)?;
         crate::output::write_atomic(p, svg.as_bytes())
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.graph_png {
-        let png = report::graph::render_png(&inf)?;
+        let png = render::graph::render_png(&inf)?;
         crate::output::write_atomic(p, &png)
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
 
     let out = match args.out.format() {
-        Format::Json => report::to_json(&inf),
+        Format::Json => render::to_json(&inf),
         Format::Csv => inf.cells_table().to_csv(),
         Format::Table => render_text(&inf, args.advice),
         // Markdown is a document: it keeps everything the JSON has.

@@ -14,7 +14,7 @@ pub mod topo;
 
 use crate::cli::{Cli, Command, OutputArgs};
 use crate::output::usage;
-use numaprobe_core::report::provenance::Budget;
+use numaprobe_core::model::provenance::Budget;
 use numaprobe_core::stats::StopRule;
 use numaprobe_core::units;
 use std::path::Path;

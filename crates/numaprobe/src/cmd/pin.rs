@@ -5,8 +5,9 @@
 use crate::cli::{OutputArgs, SysfsArgs};
 use crate::output::usage;
 use numaprobe_core::analysis::binding::{self, BindError, Request, Smt, Strategy};
-use numaprobe_core::report::pin::PinReport;
-use numaprobe_core::report::{self, Format};
+use numaprobe_core::model::pin::PinReport;
+use numaprobe_core::model::Format;
+use numaprobe_core::render;
 use numaprobe_core::units;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("numaprobe: warning: {w}");
     }
     let text = match args.out.format() {
-        Format::Json => report::to_json(&rep),
+        Format::Json => render::to_json(&rep),
         Format::Csv => rep.csv_table().to_csv(),
         Format::Markdown => rep.markdown(),
         Format::Table => format!(

@@ -17,12 +17,13 @@ use anyhow::Context;
 use numaprobe_core::analysis::{self, binding};
 use numaprobe_core::experiments::ExperimentError;
 use numaprobe_core::job::{self, Phase};
+use numaprobe_core::model::infer::Inference;
+use numaprobe_core::model::matrix::MatrixResult;
+use numaprobe_core::model::pin::PinReport;
+use numaprobe_core::model::Format;
 use numaprobe_core::placement::PlacementError;
-use numaprobe_core::report::infer::Inference;
-use numaprobe_core::report::matrix::MatrixResult;
-use numaprobe_core::report::pin::PinReport;
-use numaprobe_core::report::table::Table;
-use numaprobe_core::report::{self, Format};
+use numaprobe_core::render;
+use numaprobe_core::render::table::Table;
 use numaprobe_core::topology::Topology;
 use numaprobe_core::units;
 use serde::Serialize;
@@ -125,7 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             None => Ok(()),
         }
     };
-    save("topo.json", &report::topo::to_json(&topo))?;
+    save("topo.json", &render::topo::to_json(&topo))?;
 
     let mut notes = Vec::new();
     let live = root == Path::new("/");
@@ -209,28 +210,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         });
     }
     if let Some(inf) = &inference {
-        save("infer-latency.json", &report::to_json(inf))?;
+        save("infer-latency.json", &render::to_json(inf))?;
         if let Some(d) = &report_dir {
             if inf.nodes.len() > 1 {
-                let svg = report::graph::render_svg(inf)?;
+                let svg = render::graph::render_svg(inf)?;
                 write_atomic(&d.join("graph-latency.svg"), svg.as_bytes())?;
-                let png = report::graph::render_png(inf)?;
+                let png = render::graph::render_png(inf)?;
                 write_atomic(&d.join("graph-latency.png"), &png)?;
             }
         }
     }
     if let Some(inf) = &inference_bw {
-        save("infer-bandwidth.json", &report::to_json(inf))?;
+        save("infer-bandwidth.json", &render::to_json(inf))?;
     }
 
     let pin = suggest_binding(&topo);
     if let Some(p) = &pin {
-        save("pin.json", &report::to_json(p))?;
+        save("pin.json", &render::to_json(p))?;
     }
 
     let doc = RunReport {
         schema: numaprobe_core::SCHEMA,
-        topology: serde_json::from_str(&report::topo::to_json(&topo))?,
+        topology: serde_json::from_str(&render::topo::to_json(&topo))?,
         latency: lat,
         bandwidth: bw,
         inference,
@@ -243,11 +244,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         plan: record,
     };
     let markdown = render_markdown(&topo, &doc, pin.as_ref());
-    save("run.json", &report::to_json(&doc))?;
+    save("run.json", &render::to_json(&doc))?;
     save("summary.md", &markdown)?;
 
     let text = match args.out.format() {
-        Format::Json => report::to_json(&doc),
+        Format::Json => render::to_json(&doc),
         Format::Markdown => markdown,
         Format::Csv => cells_csv(&doc, &topo),
         Format::Table => {
@@ -322,7 +323,7 @@ fn infer_measured(m: &MatrixResult, topo: &Topology) -> anyhow::Result<Option<In
     }
     // The analysis reads numaprobe's own JSON (flagged cells included), so
     // the result goes through the one parser that `numaprobe infer` uses.
-    let mut matrix = match analysis::parse(&report::to_json(m), None) {
+    let mut matrix = match analysis::parse(&render::to_json(m), None) {
         Ok(x) => x,
         // An interrupted or budget-cut matrix may hold too little to analyse;
         // the run still writes everything it measured (a note says why no
@@ -384,7 +385,7 @@ fn suggest_binding(topo: &Topology) -> Option<PinReport> {
 }
 
 fn render_text(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> String {
-    let mut s = report::topo::to_summary(topo);
+    let mut s = render::topo::to_summary(topo);
     for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
         s.push('\n');
         s.push_str(&m.render(Format::Table));
@@ -411,7 +412,7 @@ fn render_text(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> Str
 
 fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> String {
     let mut s = String::from("# numaprobe report\n\n");
-    s.push_str(&report::topo::to_markdown(topo));
+    s.push_str(&render::topo::to_markdown(topo));
     for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
         s.push('\n');
         s.push_str(&m.render(Format::Markdown));

@@ -14,8 +14,9 @@ use numaprobe_core::experiments::study::{
     parse_label, plan_custom, plan_preset, HopMap, LoadLevel, Mix, PlanOptions, Preset, StudyError,
     StudyPlan, Subscription, ThreadSpec,
 };
-use numaprobe_core::report::study::{StudyPlanDocument, StudyReport};
-use numaprobe_core::report::{study_chart, Format};
+use numaprobe_core::model::study::{StudyPlanDocument, StudyReport};
+use numaprobe_core::model::Format;
+use numaprobe_core::render::study_chart;
 use numaprobe_core::topology::Topology;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,11 +1,12 @@
 //! `numaprobe topo`: read the machine's description (or a dump's, with
 //! `--sysfs-root`) and show it in the chosen format. The rendering itself
-//! lives in `numaprobe_core::report::topo`; this file only wires arguments,
+//! lives in `numaprobe_core::render::topo`; this file only wires arguments,
 //! errors and the output sink.
 
 use crate::cli::{OutputArgs, SysfsArgs};
-use numaprobe_core::report::topo::CsvTable;
-use numaprobe_core::report::{topo as export, Format};
+use numaprobe_core::model::Format;
+use numaprobe_core::render::topo as export;
+use numaprobe_core::render::topo::CsvTable;
 use numaprobe_core::topology::{self, Topology, TopologyError};
 use std::path::Path;
 

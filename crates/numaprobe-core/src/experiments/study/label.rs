@@ -5,45 +5,13 @@
 //! the planner against a topology, so a label can be checked before any
 //! machine is read and the error names the label the user typed.
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// How a foreground thread touches its array: the engine's strided kernel,
-/// one element per 64-byte line, only loads or only stores.
-pub use crate::kernels::strided::Access;
+pub use crate::model::label::{Access, Mix, ThreadSpec};
 
 /// The note's wording, used in titles ("read-only", "write-only").
 pub fn wording(access: Access) -> &'static str {
     match access {
         Access::Read => "read-only",
         Access::Write => "write-only",
-    }
-}
-
-/// One foreground thread as the user (or a preset) wrote it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThreadSpec {
-    /// NUMA node the thread runs on (its OS index).
-    pub node: u32,
-    /// Index of the core among the node's allowed cores (one CPU per physical
-    /// core, lowest sibling), not a CPU number: labels stay portable across
-    /// machines whose CPU numbering differs (seed 003).
-    pub core: usize,
-    pub access: Access,
-    /// NUMA node holding the thread's array.
-    pub mem: u32,
-}
-
-impl fmt::Display for ThreadSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}.{}.{}.{}",
-            self.node,
-            self.core,
-            self.access.letter(),
-            self.mem
-        )
     }
 }
 
@@ -135,15 +103,6 @@ pub fn case_label(threads: &[ThreadSpec]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Whether each thread keeps the access its label gives, or the scenario is
-/// repeated for every combination (rr, rw, wr, ww for two threads).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mix {
-    Fixed,
-    All,
 }
 
 /// Most threads `--mix all` accepts: 2^n combinations grow fast, and the note

@@ -1,10 +1,10 @@
 //! The two-thread contention study of the AMD ccNUMA note (seed 000, with the
 //! crossfire figure of seed 001): thread labels, hop counts from distance
 //! levels, background load definitions, the preset planners, the runner and
-//! the hop-myths search. Results go to `report::study`.
+//! the hop-myths search. Results go to `model::study`.
 
 pub mod background;
-pub mod hops;
+pub use crate::model::hops;
 pub mod label;
 pub mod myths;
 pub mod plan;

@@ -6,7 +6,7 @@
 //! `MIN_DIFFERENCE` and at least `CV_FACTOR` times the larger coefficient of
 //! variation of the two cases, so a noisy machine does not "debunk" anything.
 
-use crate::report::study::{CaseRef, CaseResult, Contradiction, ExperimentResult, MythFindings};
+use crate::model::study::{CaseRef, CaseResult, Contradiction, ExperimentResult, MythFindings};
 
 /// Smallest relative difference that counts (5 %).
 pub const MIN_DIFFERENCE: f64 = 0.05;
@@ -119,7 +119,7 @@ pub fn find(e: &ExperimentResult) -> MythFindings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::study::tests::{case, sample_report};
+    use crate::model::study::tests::{case, sample_report};
 
     #[test]
     fn finds_the_notes_two_myths() {

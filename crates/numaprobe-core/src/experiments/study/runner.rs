@@ -23,13 +23,13 @@ use super::myths;
 use super::plan::{CasePlan, ExperimentPlan, StudyPlan};
 use super::StudyError;
 use crate::kernels::strided;
+use crate::model::study::{
+    BackgroundResult, CaseResult, CaseSample, ExperimentResult, StudyParameters, StudyReport,
+    ThreadResult, TimeSummary,
+};
 use crate::placement::{
     current_cpu, pin_current_thread, BufferSpec, LiveSystem, MemPolicy, MemoryLedger, NodeBuffer,
     PageKind, PlacementError, PLACEMENT_THRESHOLD,
-};
-use crate::report::study::{
-    BackgroundResult, CaseResult, CaseSample, ExperimentResult, StudyParameters, StudyReport,
-    ThreadResult, TimeSummary,
 };
 use crate::stats::Summary;
 use crate::timer::{Stamp, Timer};

@@ -5,7 +5,7 @@
 //! bytes) via plotters; the font and the PNG encoding come from `chart`.
 
 use super::chart::{self, FONT};
-use super::infer::{fmt_value, Inference};
+use crate::model::infer::{fmt_value, Inference};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -96,7 +96,7 @@ fn draw<DB: DrawingBackend>(
         ((cx + r * t.cos()) as i32, (cy + r * t.sin()) as i32)
     };
 
-    let remote: Vec<&super::infer::Level> =
+    let remote: Vec<&crate::model::infer::Level> =
         inf.levels.iter().filter(|l| l.kind == "remote").collect();
     let level_index = |name: &str| remote.iter().position(|l| l.name == name).unwrap_or(0);
     // Links: the fastest level thickest.

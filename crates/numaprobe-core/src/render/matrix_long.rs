@@ -9,8 +9,8 @@
 //! names follow the JSON keys (`placement_fraction` is
 //! `placement.fraction_on_intended`, `samples` is the number of samples).
 
-use super::matrix::{Cell, MatrixResult};
 use super::table::{Align, Table};
+use crate::model::matrix::{Cell, MatrixResult};
 
 /// The CSV columns, in order (documented in the README's latency/bandwidth
 /// section; a test checks the two agree).
@@ -276,13 +276,13 @@ impl MatrixResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::matrix::tests::{cell, sample};
-    use crate::report::table::read_csv;
-    use crate::report::Format;
+    use crate::model::matrix::tests::{cell, sample};
+    use crate::model::Format;
+    use crate::render::table::read_csv;
 
     fn with_scaling_and_notes() -> MatrixResult {
         let mut m = sample();
-        m.kind = crate::report::matrix::MatrixKind::Bandwidth;
+        m.kind = crate::model::matrix::MatrixKind::Bandwidth;
         m.unit = "GB/s".into();
         let mut sc = Vec::new();
         for t in 1..=3 {

@@ -8,8 +8,8 @@
 //! bytes go.
 
 use super::chart::{self, FONT};
-use super::study::{ExperimentResult, StudyReport};
-use crate::experiments::study::hops::hop_words;
+use crate::model::hops::hop_words;
+use crate::model::study::{CaseResult, ExperimentResult, StudyReport};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -163,7 +163,7 @@ fn mix_words(mix: &str) -> String {
 /// thread's segment is its share of it (its median over the sum of the
 /// threads' medians). The median of sums is not the sum of medians, so
 /// stacking raw medians would draw a bar that is not the case's total.
-fn segments(c: &super::study::CaseResult) -> Vec<f64> {
+fn segments(c: &CaseResult) -> Vec<f64> {
     let sum: f64 = c.threads.iter().map(|t| t.time.median).sum();
     c.threads
         .iter()
@@ -332,7 +332,7 @@ fn draw_panel<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::study::tests::sample_report;
+    use crate::model::study::tests::sample_report;
 
     #[test]
     fn png_has_the_signature_and_svg_is_an_svg_document() {

@@ -1,14 +1,13 @@
 //! The result model of the latency and bandwidth matrices (serde, part of the
-//! `numaprobe/1` JSON contract) and its exporters: aligned text, CSV and
-//! Markdown of the matrix, all through [`super::table::Table`].
+//! `numaprobe/1` JSON contract): cells with their samples, placement and
+//! parameters, and the cells that failed. The experiments fill it; its
+//! renderings are in `render::matrix` and `render::matrix_long`.
 //!
 //! A `MatrixResult` is valid at every moment of a run (cells not measured yet
 //! are `null` in `matrix` and absent from `cells`, `complete` is false), so
 //! the binary can rewrite its output file after every cell and an interrupted
 //! run keeps what it measured.
 
-use super::table::Table;
-use super::Format;
 use crate::kernels::{KernelSpec, VectorWidth};
 use crate::placement::{PageKind, PlacementCheck};
 use crate::stats::{StopReason, StopRule};
@@ -247,159 +246,6 @@ impl MatrixResult {
             .iter()
             .find(|c| c.cpu_node == cpu_node && c.mem_node == mem_node)
     }
-
-    fn title(&self) -> String {
-        match self.kind {
-            MatrixKind::Latency => format!(
-                "Idle latency ({}), median; rows: CPU node, columns: memory node",
-                self.unit
-            ),
-            MatrixKind::Bandwidth => format!(
-                "Bandwidth ({}), median; rows: CPU node, columns: memory node",
-                self.unit
-            ),
-        }
-    }
-
-    fn value(&self, v: f64) -> String {
-        match self.kind {
-            MatrixKind::Latency => format!("{v:.1}"),
-            MatrixKind::Bandwidth => format!("{v:.2}"),
-        }
-    }
-
-    /// The matrix as a table: unit in the header, `*` after flagged cells,
-    /// `-` where nothing was measured.
-    pub fn matrix_table(&self) -> Table {
-        let corner = format!("cpu\\mem [{}]", self.unit);
-        let mut t =
-            Table::new(std::iter::once(corner).chain(self.mem_nodes.iter().map(|n| n.to_string())));
-        for (r, &cn) in self.cpu_nodes.iter().enumerate() {
-            let mut row = vec![cn.to_string()];
-            for (c, &mn) in self.mem_nodes.iter().enumerate() {
-                let s = match self.matrix[r][c] {
-                    None if self
-                        .failed
-                        .iter()
-                        .any(|f| f.cpu_node == cn && f.mem_node == mn) =>
-                    {
-                        "failed".to_string()
-                    }
-                    None => "-".to_string(),
-                    Some(v) => {
-                        let flagged = self.cell(cn, mn).is_some_and(|x| x.flagged);
-                        format!("{}{}", self.value(v), if flagged { "*" } else { "" })
-                    }
-                };
-                row.push(s);
-            }
-            t.push(row);
-        }
-        t
-    }
-
-    /// One row per cell with its spread, stop reason and placement.
-    pub fn cells_table(&self, cells: &[Cell]) -> Table {
-        let mut t = Table::new([
-            "cpu",
-            "mem",
-            "threads",
-            &format!("median [{}]", self.unit),
-            "min",
-            "max",
-            "cv %",
-            "samples",
-            "stop",
-            "on node %",
-            "cpus",
-        ]);
-        for c in cells {
-            t.push([
-                c.cpu_node.to_string(),
-                c.mem_node.to_string(),
-                c.params.threads.to_string(),
-                format!(
-                    "{}{}",
-                    self.value(c.median),
-                    if c.flagged { "*" } else { "" }
-                ),
-                self.value(c.min),
-                self.value(c.max),
-                format!("{:.2}", c.cv * 100.0),
-                c.samples.len().to_string(),
-                c.stop.name().to_string(),
-                format!("{:.1}", c.placement.fraction_on_intended * 100.0),
-                crate::units::format_list(&c.cpus),
-            ]);
-        }
-        t
-    }
-
-    fn flag_notes(&self) -> Vec<String> {
-        let all = self.cells.iter().chain(self.scaling.iter().flatten());
-        let mut out: Vec<String> = all
-            .filter(|c| c.flagged)
-            .map(|c| {
-                format!(
-                    "* cpu node {} / mem node {}: {}",
-                    c.cpu_node,
-                    c.mem_node,
-                    c.flags.join("; ")
-                )
-            })
-            .collect();
-        out.dedup();
-        out
-    }
-
-    /// One line per failed cell, for the text and Markdown renderings.
-    fn failed_notes(&self) -> Vec<String> {
-        self.failed.iter().map(|f| format!("failed: {f}")).collect()
-    }
-
-    /// Render for people or spreadsheets. JSON is [`super::to_json`].
-    pub fn render(&self, format: Format) -> String {
-        match format {
-            Format::Json => super::to_json(self),
-            Format::Csv => self.long_table().to_csv(),
-            Format::Markdown => {
-                let mut s = self.markdown(self.title(), &self.flag_notes());
-                for n in self.failed_notes() {
-                    s.push_str(&format!("\n{n}\n"));
-                }
-                s
-            }
-            Format::Table => {
-                let mut s = self.matrix_table().with_title(self.title()).to_text();
-                for n in self.flag_notes().into_iter().chain(self.failed_notes()) {
-                    s.push_str(&n);
-                    s.push('\n');
-                }
-                s.push('\n');
-                s.push_str(&self.cells_table(&self.cells).to_text());
-                if let Some(sc) = &self.scaling {
-                    s.push('\n');
-                    s.push_str(
-                        &self
-                            .cells_table(sc)
-                            .with_title("Scaling: threads on one node")
-                            .to_text(),
-                    );
-                }
-                for p in self.params_lines() {
-                    s.push_str(&p);
-                    s.push('\n');
-                }
-                for n in &self.notes {
-                    s.push_str(&format!("note: {n}\n"));
-                }
-                for n in self.status_notes() {
-                    s.push_str(&format!("({n})\n"));
-                }
-                s
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -471,73 +317,7 @@ pub(crate) mod tests {
         m
     }
 
-    #[test]
-    fn json_has_the_contract_keys_and_nulls() {
-        let v: serde_json::Value = serde_json::from_str(&sample().render(Format::Json)).unwrap();
-        for k in [
-            "schema",
-            "kind",
-            "unit",
-            "cpu_nodes",
-            "mem_nodes",
-            "matrix",
-            "cells",
-            "placement_threshold",
-            "stop_rule",
-            "timer",
-            "complete",
-        ] {
-            assert!(v.get(k).is_some(), "missing {k}");
-        }
-        assert_eq!(v["schema"], "numaprobe/1");
-        assert_eq!(v["unit"], "ns");
-        assert_eq!(v["matrix"][0][1], 140.25);
-        assert!(v["matrix"][1][0].is_null());
-        assert!(v["matrix"][0][2].is_null());
-        let c = &v["cells"][1];
-        for k in [
-            "median",
-            "min",
-            "max",
-            "cv",
-            "samples",
-            "stop",
-            "placement",
-            "cpus",
-            "params",
-            "kernel",
-            "vector_width",
-            "flagged",
-        ] {
-            assert!(c.get(k).is_some(), "cell missing {k}");
-        }
-        assert_eq!(c["flagged"], true);
-        assert_eq!(c["placement"]["fraction_on_intended"], 0.5);
-        // Round trip: the analysis reads these documents back.
-        let back: MatrixResult = serde_json::from_value(v).unwrap();
-        assert_eq!(back, sample());
-    }
-
-    #[test]
-    fn text_marks_flagged_cells_and_shows_unit() {
-        let s = sample().render(Format::Table);
-        assert!(s.contains("[ns]"), "{s}");
-        assert!(s.contains("140.2*") || s.contains("140.3*"), "{s}");
-        assert!(
-            s.contains("* cpu node 0 / mem node 1: placement 50.0 % < 99 %"),
-            "{s}"
-        );
-        assert!(s.lines().nth(2).unwrap().ends_with('-'), "{s}");
-    }
-
-    #[test]
-    fn markdown_shows_the_matrix_and_its_flags() {
-        let md = sample().render(Format::Markdown);
-        assert!(md.contains("| 0 | 90.0 | 140.2* | - |"), "{md}");
-        assert!(md.contains("placement 50.0 %"), "{md}");
-    }
-
-    fn with_a_failure() -> MatrixResult {
+    pub(crate) fn with_a_failure() -> MatrixResult {
         let mut m = sample();
         m.failed.push(FailedCell {
             cpu_node: 1,
@@ -546,50 +326,6 @@ pub(crate) mod tests {
             reason: "70 MiB does not fit in node 2's allocatable memory (51 MiB now)".into(),
         });
         m
-    }
-
-    #[test]
-    fn failed_cells_are_shown_in_every_format() {
-        let m = with_a_failure();
-        let line = "failed: CPU 4 (node 1) -> memory node 2: 70 MiB does not fit in node 2's allocatable memory (51 MiB now)";
-        let text = m.render(Format::Table);
-        assert!(text.lines().any(|l| l == line), "{text}");
-        // The matrix says which empty cell failed and which was not measured.
-        assert!(text.lines().nth(3).unwrap().ends_with("failed"), "{text}");
-        assert!(text.lines().nth(2).unwrap().ends_with('-'), "{text}");
-        let md = m.render(Format::Markdown);
-        assert!(md.lines().any(|l| l == line), "{md}");
-        assert!(md.contains("| 1 | - | 91.0 | failed |"), "{md}");
-        // CSV: one row `failed` with the cell, its CPUs, no median and the
-        // reason in the note column.
-        let csv = m.render(Format::Csv);
-        let row = csv
-            .lines()
-            .find(|l| l.starts_with("failed,"))
-            .unwrap_or_else(|| panic!("{csv}"));
-        assert!(row.starts_with("failed,latency,1,2,,"), "{row}");
-        assert!(
-            row.ends_with(",70 MiB does not fit in node 2's allocatable memory (51 MiB now)"),
-            "{row}"
-        );
-        assert!(!sample().render(Format::Csv).contains("\nfailed,"));
-    }
-
-    #[test]
-    fn failed_cells_are_in_the_json_and_read_back() {
-        let m = with_a_failure();
-        let v: serde_json::Value = serde_json::from_str(&m.render(Format::Json)).unwrap();
-        assert_eq!(v["failed"][0]["cpus"], serde_json::json!([4]));
-        assert_eq!(v["failed"][0]["mem_node"], 2);
-        assert!(v["matrix"][1][2].is_null());
-        let back: MatrixResult = serde_json::from_value(v).unwrap();
-        assert_eq!(back, m);
-        // Documents written before `failed` existed still read.
-        let mut old: serde_json::Value =
-            serde_json::from_str(&sample().render(Format::Json)).unwrap();
-        old.as_object_mut().unwrap().remove("failed");
-        let back: MatrixResult = serde_json::from_value(old).unwrap();
-        assert!(back.failed.is_empty());
     }
 
     #[test]

@@ -11,8 +11,8 @@
 //! slower case in `case`, the faster in `faster_case`). Fields that do not
 //! apply to a row are empty; every line has every field.
 
-use super::study::{CaseResult, ExperimentResult, StudyReport, TimeSummary};
 use super::table::{Align, Table};
+use crate::model::study::{CaseResult, ExperimentResult, StudyReport, TimeSummary};
 
 /// The CSV columns, in order.
 pub const CSV_COLUMNS: [&str; 43] = [
@@ -114,7 +114,7 @@ fn join<T: ToString>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(" ")
 }
 
-fn access_name(a: &crate::experiments::study::label::Access) -> String {
+fn access_name(a: &crate::model::label::Access) -> String {
     match serde_json::to_value(a) {
         Ok(serde_json::Value::String(s)) => s,
         _ => format!("{a:?}"),
@@ -293,9 +293,9 @@ pub fn total_table(e: &ExperimentResult) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::study::tests::sample_report;
-    use crate::report::table::read_csv;
-    use crate::report::Format;
+    use crate::model::study::tests::sample_report;
+    use crate::model::Format;
+    use crate::render::table::read_csv;
 
     fn column<'a>(rows: &'a [Vec<String>], name: &str) -> Vec<&'a str> {
         let i = col(name);

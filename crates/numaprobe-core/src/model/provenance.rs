@@ -1,6 +1,6 @@
 //! Provenance: where, when, by what and how a document was made. Collected
 //! once per process (the binary calls [`init`] first thing) and stamped into
-//! every JSON document by [`super::to_json`], so a file found later says which
+//! every JSON document by [`crate::render::to_json`], so a file found later says which
 //! machine, kernel, version and command line produced it and whether the run
 //! finished.
 

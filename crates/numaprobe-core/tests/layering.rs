@@ -1,0 +1,172 @@
+//! Keeps the library's layering true (DESIGN, "Architecture"): data flows
+//! topology -> plan -> kernels -> samples -> stats -> model -> analysis ->
+//! renderers, so the result model (`src/model`) names none of `analysis`,
+//! `experiments`, `job` or `render`, and neither `analysis` nor
+//! `experiments` names `render`; the renderers' own code (their tests may
+//! build inputs with the analysis) reads the model, never the measuring or
+//! analysing modules. The check reads the source files: every
+//! `crate::` path outside comments, in `use` lines and inline alike, with
+//! `crate::{a, b::c}` groups looked into.
+
+use std::path::{Path, PathBuf};
+
+/// The top-level modules a file's code names through `crate::`, comments
+/// left out.
+fn crate_modules(source: &str) -> Vec<String> {
+    let code: String = source
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("crate::") {
+        // Not the tail of a longer name (`numaprobe_core::crate::` cannot
+        // happen, but `my_crate::` can).
+        let before = rest[..i].chars().last();
+        rest = &rest[i + "crate::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let trimmed = rest.trim_start();
+        if let Some(group) = trimmed.strip_prefix('{') {
+            // Top-level names of the group: split on commas at depth 0.
+            let mut depth = 0;
+            let mut item = String::new();
+            for ch in group.chars() {
+                match ch {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.push(first_ident(&item));
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(ch);
+            }
+            out.push(first_ident(&item));
+        } else {
+            out.push(first_ident(trimmed));
+        }
+    }
+    out.retain(|m| !m.is_empty());
+    out
+}
+
+fn first_ident(s: &str) -> String {
+    s.trim_start()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The file without its unit-test module (`#[cfg(test)] mod tests`).
+fn without_tests(text: &str) -> &str {
+    [
+        "#[cfg(test)]\nmod tests",
+        "#[cfg(test)]\npub(crate) mod tests",
+    ]
+    .iter()
+    .filter_map(|m| text.find(m))
+    .min()
+    .map_or(text, |i| &text[..i])
+}
+
+/// Every `file: crate::module` under `dir` that names a forbidden module
+/// (in tests too unless `skip_tests`).
+fn violations(dir: &str, forbidden: &[&str], skip_tests: bool) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir);
+    let files = rust_files(&root);
+    assert!(
+        !files.is_empty(),
+        "no source files under {}",
+        root.display()
+    );
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code = if skip_tests {
+            without_tests(&text)
+        } else {
+            &text
+        };
+        for m in crate_modules(code) {
+            if forbidden.contains(&m.as_str()) {
+                out.push(format!("{}: crate::{m}", f.display()));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn the_model_names_nothing_above_it() {
+    let v = violations(
+        "model",
+        &["analysis", "experiments", "render", "job"],
+        false,
+    );
+    assert!(
+        v.is_empty(),
+        "the model must not depend on:\n{}",
+        v.join("\n")
+    );
+}
+
+#[test]
+fn analysis_and_experiments_never_name_the_renderers() {
+    for dir in ["analysis", "experiments"] {
+        let v = violations(dir, &["render"], false);
+        assert!(v.is_empty(), "{dir} must not depend on:\n{}", v.join("\n"));
+    }
+}
+
+#[test]
+fn renderers_read_only_the_model() {
+    let measuring = ["analysis", "experiments", "job", "kernels", "placement"];
+    let v = violations("render", &measuring, true);
+    assert!(v.is_empty(), "render must not depend on:\n{}", v.join("\n"));
+}
+
+#[test]
+fn the_checker_sees_use_lines_groups_and_inline_paths_but_not_comments() {
+    let src = "use crate::render::table::Table;\n\
+               use crate::{units, analysis::binding::{cpulist, Binding}};\n\
+               use my_crate::job;\n\
+               // crate::experiments in a comment\n\
+               /// and crate::job in a doc comment\n\
+               fn f() { crate::model::Format::Json; crate::stats::median(&[]); }\n";
+    assert_eq!(
+        crate_modules(src),
+        ["render", "units", "analysis", "model", "stats"]
+    );
+}
+
+#[test]
+fn only_the_unit_test_module_is_left_out() {
+    let src = "use crate::model::Format;\n#[cfg(test)]\nmod tests {\n    use crate::analysis::parse;\n}\n";
+    assert_eq!(crate_modules(without_tests(src)), ["model"]);
+    assert_eq!(crate_modules(src), ["model", "analysis"]);
+}
