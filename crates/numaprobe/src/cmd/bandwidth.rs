@@ -129,7 +129,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Measurements run on this machine: no `--sysfs-root` here.
     let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = bandwidth::plan(&topo, &cfg).map_err(measure::experiment_error)?;
-    let mut progress = measure::CellProgress::new(args.out.sink(), args.out.format());
+    let mut progress =
+        measure::CellProgress::new(args.out.sink(), args.out.format()).named("bandwidth");
     let result = bandwidth::run_with(&plan, &mut progress, &mut super::latency::gauge()?)
         .map_err(anyhow::Error::new)
         .context("bandwidth measurement failed")?;

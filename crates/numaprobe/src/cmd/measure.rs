@@ -137,6 +137,13 @@ impl CellProgress {
         }
     }
 
+    /// Name the phase from the start (`latency`, `bandwidth`), so the bar
+    /// says what runs before the first cell's result does.
+    pub fn named(mut self, phase: &str) -> Self {
+        self.snapshot.phase = phase.to_string();
+        self
+    }
+
     /// The main job's observer: each phase's partial and final result goes
     /// to its own file (JSON), when one is given.
     pub fn for_job(sinks: Vec<(Phase, Option<Sink>)>) -> Self {

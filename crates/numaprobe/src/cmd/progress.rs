@@ -1,9 +1,12 @@
 //! Progress of a measurement on stderr, at any number of cells: on a
-//! terminal one line for the whole run (phase, counts, elapsed, ETA) redrawn
-//! in place and cleared at the end or on error; in a batch log a plain line
-//! every few seconds. The texts are pure functions, tested without a clock.
+//! terminal one bar for the whole run (phase, counts, elapsed, ETA, the cell
+//! being measured), drawn by `indicatif` (`progress/bar.rs`) and cleared at
+//! the end or on error; in a batch log a plain line every few seconds and
+//! never an escape code. The texts are pure functions, tested without a
+//! clock.
 
-use std::io::Write;
+mod bar;
+
 use std::time::{Duration, Instant};
 
 /// How often a plain progress line is written when stderr is not a terminal.
@@ -41,7 +44,7 @@ pub fn duration_text(s: f64) -> String {
 
 /// `latency 37/256, total 37/512` (`sep` between the two), or only the
 /// phase's count when it is the whole run.
-fn counts(s: &Snapshot, sep: &str) -> String {
+pub(crate) fn counts(s: &Snapshot, sep: &str) -> String {
     let phase = if s.phase.is_empty() {
         format!("{}/{}", s.phase_done, s.phase_total)
     } else {
@@ -55,23 +58,16 @@ fn counts(s: &Snapshot, sep: &str) -> String {
 }
 
 fn times(s: &Snapshot) -> String {
-    let mut t = format!("{} elapsed", duration_text(s.elapsed_s));
-    if let Some(e) = s.eta_s {
+    elapsed_eta(s.elapsed_s, s.eta_s)
+}
+
+/// `41 s elapsed, ETA 19 s`, or without the ETA while it is unknown.
+pub(crate) fn elapsed_eta(elapsed_s: f64, eta_s: Option<f64>) -> String {
+    let mut t = format!("{} elapsed", duration_text(elapsed_s));
+    if let Some(e) = eta_s {
         t.push_str(&format!(", ETA {}", duration_text(e)));
     }
     t
-}
-
-/// The terminal line: `[latency 37/256 | total 37/512] 41 s elapsed, ETA 19 s  LABEL`,
-/// cut to `width - 1` characters so it never wraps (a wrapped line cannot
-/// be redrawn in place).
-pub fn terminal_line(s: &Snapshot, label: &str, width: usize) -> String {
-    let mut line = format!("[{}] {}", counts(s, " | "), times(s));
-    if !label.is_empty() {
-        line.push_str("  ");
-        line.push_str(label);
-    }
-    line.chars().take(width.saturating_sub(1).max(20)).collect()
 }
 
 /// The batch-log line: `numaprobe: latency 37/256, total 37/512, 41 s elapsed, ETA 19 s`.
@@ -104,10 +100,14 @@ pub fn finish_line(cells: usize, elapsed_s: f64, budget_s: Option<f64>) -> Strin
     s
 }
 
-/// The progress line on stderr.
+/// The progress on stderr: a bar on a terminal, plain lines in a batch log.
 pub struct Line {
     terminal: bool,
-    drawn: bool,
+    /// Plain lines every `PLAIN_EVERY` when stderr is not a terminal (the
+    /// study draws on a terminal only).
+    plain: bool,
+    /// Made at the first `show`, dropped by `clear`.
+    bar: Option<bar::Bar>,
     next_plain: Instant,
     label: String,
 }
@@ -116,10 +116,18 @@ impl Line {
     pub fn new() -> Self {
         Line {
             terminal: crate::output::stderr_is_terminal(),
-            drawn: false,
+            plain: true,
+            bar: None,
             next_plain: Instant::now() + PLAIN_EVERY,
             label: String::new(),
         }
+    }
+
+    /// A bar on a terminal and nothing at all elsewhere.
+    pub fn terminal_only() -> Self {
+        let mut line = Self::new();
+        line.plain = false;
+        line
     }
 
     /// What the cell being measured is, shown after the counts on a terminal.
@@ -129,31 +137,28 @@ impl Line {
 
     pub fn show(&mut self, s: &Snapshot) {
         if self.terminal {
-            eprint!(
-                "\r\x1b[K{}",
-                terminal_line(s, &self.label, terminal_width())
-            );
-            let _ = std::io::stderr().flush();
-            self.drawn = true;
-        } else if Instant::now() >= self.next_plain {
+            self.bar
+                .get_or_insert_with(bar::Bar::new)
+                .show(s, &self.label);
+        } else if self.plain && Instant::now() >= self.next_plain {
             eprintln!("{}", plain_line(s));
             self.next_plain = Instant::now() + PLAIN_EVERY;
         }
     }
 
-    /// Clear the terminal line (nothing to do in a batch log).
+    /// Take the bar off the terminal (nothing to do in a batch log).
     pub fn clear(&mut self) {
-        if self.drawn {
-            eprint!("\r\x1b[K");
-            let _ = std::io::stderr().flush();
-            self.drawn = false;
+        if let Some(b) = self.bar.take() {
+            b.clear();
         }
     }
 
-    /// A line of its own on stderr, below which the progress goes on.
+    /// A line of its own on stderr, above which the bar goes on.
     pub fn say(&mut self, text: &str) {
-        self.clear();
-        eprintln!("numaprobe: {text}");
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("numaprobe: {text}")),
+            None => eprintln!("numaprobe: {text}"),
+        }
     }
 }
 
@@ -164,21 +169,9 @@ impl Default for Line {
 }
 
 impl Drop for Line {
-    /// On an error the line is cleared before the message is printed.
+    /// On an error the bar is cleared before the message is printed.
     fn drop(&mut self) {
         self.clear();
-    }
-}
-
-/// Columns of the terminal on stderr; 80 when it cannot be asked.
-fn terminal_width() -> usize {
-    // SAFETY: TIOCGWINSZ only writes the winsize struct we pass.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 {
-        ws.ws_col as usize
-    } else {
-        80
     }
 }
 
@@ -221,22 +214,14 @@ mod tests {
     }
 
     #[test]
-    fn terminal_line_is_one_bar_cut_to_the_width() {
+    fn the_bar_shows_counts_and_times() {
         let s = snap("latency", 37, 256, 37, 512);
-        assert_eq!(
-            terminal_line(&s, "CPU 0 (node 0) -> memory node 1", 200),
-            "[latency 37/256 | total 37/512] 41 s elapsed, ETA 19 s  CPU 0 (node 0) -> memory node 1"
-        );
-        let short = terminal_line(&s, "CPU 0 (node 0) -> memory node 1", 40);
-        assert_eq!(short.chars().count(), 39);
-        assert!(!short.contains('\n'));
+        assert_eq!(counts(&s, " | "), "latency 37/256 | total 37/512");
+        assert_eq!(elapsed_eta(41.3, Some(19.0)), "41 s elapsed, ETA 19 s");
         let mut none = s.clone();
-        none.eta_s = None;
         none.phase.clear();
-        assert_eq!(
-            terminal_line(&none, "", 80),
-            "[37/256 | total 37/512] 41 s elapsed"
-        );
+        assert_eq!(counts(&none, " | "), "37/256 | total 37/512");
+        assert_eq!(elapsed_eta(4.24, None), "4.2 s elapsed");
     }
 
     #[test]

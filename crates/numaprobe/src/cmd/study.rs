@@ -6,6 +6,7 @@
 //! (rewritten after every finished case); charts go to the files asked for.
 
 use super::measure;
+use super::progress::{Line, Snapshot};
 use crate::cli::OutputArgs;
 use crate::output::{usage, write_atomic, Sink};
 use anyhow::Context;
@@ -18,8 +19,8 @@ use numaprobe_core::model::study::{StudyPlanDocument, StudyReport};
 use numaprobe_core::model::Format;
 use numaprobe_core::render::study_chart;
 use numaprobe_core::topology::Topology;
-use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 const DEFAULT_SIZE: u64 = 64 << 20;
 const DEFAULT_PASSES: u32 = 10;
@@ -417,7 +418,25 @@ fn measure_plan(
     format: Format,
     charts: &Charts,
 ) -> anyhow::Result<StudyReport> {
-    let draw = crate::output::stderr_is_terminal();
+    // A bar on a terminal only: the study never wrote progress to a batch log.
+    let mut line = Line::terminal_only();
+    let started = Instant::now();
+    let total: usize = plan.experiments.iter().map(|e| e.cases.len()).sum();
+    let mut done = 0usize;
+    let show = |line: &mut Line, done: usize, label: String| {
+        let elapsed_s = started.elapsed().as_secs_f64();
+        line.set_label(&label);
+        line.show(&Snapshot {
+            phase: "study".into(),
+            phase_done: done,
+            phase_total: total,
+            done,
+            total,
+            elapsed_s,
+            // The mean case so far; unknown before the first one ends.
+            eta_s: (done > 0).then(|| elapsed_s / done as f64 * (total - done.min(total)) as f64),
+        });
+    };
     let mut write_error: Option<anyhow::Error> = None;
     let mut current = String::new();
     let result = runner::run(topo, plan, cfg, |partial, event| match event {
@@ -428,14 +447,11 @@ fn measure_plan(
             background_threads,
         } => {
             current = format!("[{}/{}] {id}", index + 1, count);
-            if draw {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(
-                    err,
-                    "\r\x1b[K{current}: starting ({background_threads} background thread(s))"
-                );
-                let _ = err.flush();
-            }
+            show(
+                &mut line,
+                done,
+                format!("{current}: starting ({background_threads} background thread(s))"),
+            );
         }
         StudyEvent::CaseFinished {
             experiment: _,
@@ -443,15 +459,12 @@ fn measure_plan(
             cases,
             label,
         } => {
-            if draw {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(
-                    err,
-                    "\r\x1b[K{current}: case {}/{cases} {label} done",
-                    case + 1
-                );
-                let _ = err.flush();
-            }
+            done += 1;
+            show(
+                &mut line,
+                done,
+                format!("{current}: case {}/{cases} {label} done", case + 1),
+            );
             if !sink.is_stdout() && write_error.is_none() {
                 if let Err(e) = sink.write(&partial.render(format)) {
                     write_error = Some(e);
@@ -464,9 +477,7 @@ fn measure_plan(
             }
         }
     });
-    if draw {
-        eprint!("\r\x1b[K");
-    }
+    line.clear();
     if let Some(e) = write_error {
         return Err(e);
     }
