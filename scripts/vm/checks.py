@@ -327,7 +327,7 @@ def pin_each_cpu(cfg, res, t):
 # --- measurement engine (issue 4) ------------------------------------------
 # Pending until `numaprobe latency` / `bandwidth` land: skipped while their
 # --help lacks the flags used (see Check.needs). Field names are those of the
-# engine's result model (numaprobe-core report/matrix.rs: MatrixResult with
+# engine's result model (numaprobe-core model/matrix.rs: MatrixResult with
 # cpu_nodes, mem_nodes, complete, cells[] with cpu_node, mem_node, cpus,
 # placement.fraction_on_intended, flagged).
 
