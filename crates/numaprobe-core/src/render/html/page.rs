@@ -50,7 +50,9 @@ h3 { font-size: 15px; margin: 14px 0 6px; }
 .scroll { overflow: auto; max-height: 80vh; max-width: 100%; border: 1px solid #e3e6eb; border-radius: 4px; }
 .scroll > svg { display: block; }
 table.data { border-collapse: collapse; margin: 6px 0 10px; font-size: 13px; }
-table.data th, table.data td { border: 1px solid #dde1e7; padding: 3px 8px; vertical-align: top; }
+table.data th, table.data td { border: 1px solid #dde1e7; padding: 3px 8px; vertical-align: top; overflow-wrap: anywhere; }
+details { margin: 6px 0; }
+summary { cursor: pointer; font-weight: 600; }
 table.data th { background: #eef1f5; text-align: left; }
 table.data td.r { text-align: right; font-variant-numeric: tabular-nums; }
 table.data td.code, code { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12px; }

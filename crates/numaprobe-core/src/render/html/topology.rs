@@ -20,15 +20,15 @@ const COMPACT_CPUS: usize = 64;
 /// PCI devices named inside a node's box; the rest are in the table below.
 const PCI_IN_BOX: usize = 4;
 /// Widest row of boxes inside the machine and inside any other box.
-const MACHINE_ROW: f64 = 1180.0;
-const INNER_ROW: f64 = 940.0;
+const MACHINE_ROW: f64 = 1260.0;
+const INNER_ROW: f64 = 1100.0;
 const PAD: f64 = 6.0;
 const GAP: f64 = 6.0;
 const TITLE_H: f64 = 17.0;
 const LINE_H: f64 = 14.0;
 /// Estimated text widths (12 px sans title, 11 px sans lines, 11 px mono CPU numbers).
 const TITLE_CH: f64 = 7.0;
-const LINE_CH: f64 = 6.2;
+const LINE_CH: f64 = 5.8;
 const MONO_CH: f64 = 6.8;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,7 +83,6 @@ pub fn section(input: &ReportInput) -> String {
     s.push_str("</div>\n");
     if !t.pci_devices.is_empty() {
         let mut tb = Table::new(["address", "kind", "class", "vendor:device", "node"])
-            .with_title("PCI devices")
             .with_align(vec![Align::Left; 5]);
         for d in &t.pci_devices {
             tb.push([
@@ -100,10 +99,23 @@ pub fn section(input: &ReportInput) -> String {
                     .unwrap_or_else(|| "unknown".into()),
             ]);
         }
-        s.push_str(&table(&tb));
+        // Folded when long: a server lists dozens of bridges and controllers.
+        let open = if tb.rows.len() <= PCI_OPEN {
+            " open=\"open\""
+        } else {
+            ""
+        };
+        s.push_str(&format!(
+            "<details{open}><summary>PCI devices ({})</summary>\n{}</details>\n",
+            tb.rows.len(),
+            table(&tb)
+        ));
     }
     s
 }
+
+/// Up to this many PCI devices the table is shown unfolded.
+const PCI_OPEN: usize = 8;
 
 /// The picture as an SVG element.
 pub fn svg(t: &Topology) -> String {
