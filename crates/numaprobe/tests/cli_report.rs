@@ -59,13 +59,21 @@ fn a_run_on_a_256_cpu_dump_writes_a_page_that_shows_all_of_it() {
         .descendants()
         .find(|n| n.has_tag_name("svg"))
         .expect("a topology picture");
-    assert!(svg.parent().unwrap().attribute("class").unwrap().contains("scroll"));
+    assert!(svg
+        .parent()
+        .unwrap()
+        .attribute("class")
+        .unwrap()
+        .contains("scroll"));
     let numbers: std::collections::BTreeSet<u32> = svg
         .descendants()
         .filter(|n| n.has_tag_name("text"))
         .filter_map(|n| n.text()?.parse().ok())
         .collect();
-    assert!((0..256).all(|c| numbers.contains(&c)), "CPU numbers missing");
+    assert!(
+        (0..256).all(|c| numbers.contains(&c)),
+        "CPU numbers missing"
+    );
     // 64 nodes of this machine, 2 packages in each.
     let titles: Vec<&str> = svg
         .descendants()
@@ -73,7 +81,10 @@ fn a_run_on_a_256_cpu_dump_writes_a_page_that_shows_all_of_it() {
         .filter_map(|n| n.text())
         .collect();
     assert_eq!(titles.iter().filter(|t| t.starts_with("Node ")).count(), 64);
-    assert_eq!(titles.iter().filter(|t| t.starts_with("Package ")).count(), 128);
+    assert_eq!(
+        titles.iter().filter(|t| t.starts_with("Package ")).count(),
+        128
+    );
     // The 64x64 SLIT as a compact heatmap in a scrolling box.
     let heat = section(&doc, "matrices")
         .descendants()
@@ -130,25 +141,44 @@ fn report_rebuilds_the_page_with_what_was_added_to_the_folder() {
     assert!(first < second, "{texts:?}");
     assert!(page.contains("policy &lt;compare&gt;"));
     // --output elsewhere leaves the folder's page alone.
-    ok(&numaprobe(&["report", "r", "--output", "copy.html"], u.tmp.path()));
+    ok(&numaprobe(
+        &["report", "r", "--output", "copy.html"],
+        u.tmp.path(),
+    ));
     assert_eq!(
         std::fs::read_to_string(u.tmp.path().join("copy.html")).unwrap(),
         page
     );
     // The next run removes the page with the rest of the last run's files.
     ok(&numaprobe(
-        &["run", "--sysfs-root", root, "--report-dir", "r", "--no-measure"],
+        &[
+            "run",
+            "--sysfs-root",
+            root,
+            "--report-dir",
+            "r",
+            "--no-measure",
+        ],
         u.tmp.path(),
     ));
-    assert!(dir.join("report.html").exists(), "the new run writes its own");
-    assert!(dir.join("policy.json").exists(), "not numaprobe's to remove");
+    assert!(
+        dir.join("report.html").exists(),
+        "the new run writes its own"
+    );
+    assert!(
+        dir.join("policy.json").exists(),
+        "not numaprobe's to remove"
+    );
 }
 
 #[test]
 fn a_folder_that_is_not_a_report_is_a_one_line_error() {
     let t = TempDir::new("report-errors");
     let err = usage_error(&numaprobe(&["report", "missing"], t.path()));
-    assert!(err.contains("missing") && err.contains("no such folder"), "{err}");
+    assert!(
+        err.contains("missing") && err.contains("no such folder"),
+        "{err}"
+    );
     std::fs::create_dir(t.path().join("empty")).unwrap();
     let err = usage_error(&numaprobe(&["report", "empty"], t.path()));
     assert!(err.contains("no numaprobe JSON document"), "{err}");

@@ -143,6 +143,9 @@ fn cache_label(c: &Cache) -> String {
     }
 }
 
+/// `Topology::core_key`: unique per physical core.
+type CoreKey = (Option<i64>, Option<i64>, Option<i64>, u32);
+
 /// The model as nested items.
 fn build(t: &Topology) -> Item {
     let compact = t.cpus.iter().filter(|c| c.online).count() > COMPACT_CPUS;
@@ -172,8 +175,7 @@ fn build(t: &Topology) -> Item {
     };
     // Cores (as lists of their online CPUs) of a set of CPUs, in CPU order.
     let cores_of = |cpus: &[u32]| -> Vec<Vec<u32>> {
-        let mut by: BTreeMap<(Option<i64>, Option<i64>, Option<i64>, u32), Vec<u32>> =
-            BTreeMap::new();
+        let mut by: BTreeMap<CoreKey, Vec<u32>> = BTreeMap::new();
         let mut order = Vec::new();
         for &c in cpus {
             if let Some(cpu) = t.cpu(c) {
