@@ -15,7 +15,7 @@ pub fn machine(input: &ReportInput) -> String {
         Some(p) => {
             let v = &p.value;
             let mut rows = vec![
-                ("Host", escape(&v.hostname)),
+                ("Ran on host", escape(&v.hostname)),
                 ("CPU model", escape(&v.cpu_model)),
                 ("Kernel", escape(&v.kernel)),
                 ("numaprobe", escape(&v.version)),
@@ -86,10 +86,14 @@ pub fn machine(input: &ReportInput) -> String {
                 ),
             ),
         ];
-        if t.root != std::path::Path::new("/") {
+        let dump = t.root != std::path::Path::new("/");
+        if dump {
             rows.push(("Read from", escape(&t.root.display().to_string())));
         }
         s.push_str("<h3>Machine</h3>\n");
+        if dump {
+            s.push_str("<p class=\"note\">This machine was read from a saved description (a sysfs dump); the host, CPU model and kernel above are those of the machine numaprobe ran on.</p>\n");
+        }
         s.push_str(&kv_table(&rows));
     }
     let same_command = input
