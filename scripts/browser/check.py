@@ -31,7 +31,8 @@ SECTIONS = ["machine", "topology", "matrices", "interconnect", "findings", "stud
             "rankings", "binding"]
 # Pictures every report of that kind must show.
 REQUIRED = {
-    "live": ["section#topology svg.topology", "section#matrices table.heat"],
+    "live": ["section#topology svg.topology", "section#matrices table.heat",
+             "section#study svg"],
     "fixture": ["section#topology svg.topology", "section#matrices table.heat",
                 "section#interconnect svg", "section#rankings svg.ranking"],
 }
