@@ -285,3 +285,59 @@ fn a_64_node_matrix_scrolls_inside_its_section_with_every_value() {
         .unwrap();
     assert!(best.attribute("style").unwrap().contains("hsl(130,"));
 }
+
+#[test]
+fn memory_only_nodes_and_pci_devices_are_drawn_in_their_node() {
+    use crate::topology::testing::NodeSpec;
+    use crate::topology::PciDevice;
+    let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 0, 1, 0)];
+    let nodes = [
+        NodeSpec {
+            os_index: 0,
+            memory_bytes: 8 << 30,
+            free_bytes: 4 << 30,
+            allowed: true,
+        },
+        NodeSpec {
+            os_index: 3,
+            memory_bytes: 16 << 30,
+            free_bytes: 16 << 30,
+            allowed: true,
+        },
+    ];
+    let mut t = build("/", &cpus, &nodes, None);
+    let dev = |address: &str, node: Option<u32>| PciDevice {
+        address: address.into(),
+        kind: "network".into(),
+        class: "0x020000".into(),
+        vendor: Some("0x8086".into()),
+        device: Some("0x1521".into()),
+        numa_node: node,
+    };
+    t.pci_devices = vec![dev("0000:3b:00.0", Some(0)), dev("0000:5e:00.0", None)];
+    let input = ReportInput {
+        topology: Some(Doc::new("topo.json", t)),
+        ..ReportInput::default()
+    };
+    let page = render(&input);
+    let doc = parse(&page);
+    let texts: Vec<&str> = section(&doc, "topology")
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(texts.contains(&"Node 3 \u{b7} 16 GiB"), "{texts:?}");
+    assert!(texts.contains(&"memory only (no CPUs)"), "{texts:?}");
+    assert!(texts.contains(&"PCI network 0000:3b:00.0"), "{texts:?}");
+    assert!(
+        texts.contains(&"1 PCI device without node locality (table below)"),
+        "{texts:?}"
+    );
+    // The table lists both, with the node or `unknown`.
+    let cells: Vec<String> = section(&doc, "topology")
+        .descendants()
+        .filter(|n| n.has_tag_name("td"))
+        .map(text_of)
+        .collect();
+    assert!(cells.contains(&"unknown".to_string()), "{cells:?}");
+}
