@@ -40,6 +40,8 @@ pub enum Command {
     Pin(crate::cmd::pin::Args),
     /// The main job: topology, measurements within a time budget, inference, advice
     Run(crate::cmd::run::Args),
+    /// (Re)build the self-contained report.html of a report folder from its JSON documents
+    Report(crate::cmd::report::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -110,9 +112,17 @@ impl Command {
             Command::Infer(a) => &a.out,
             Command::Pin(a) => &a.out,
             Command::Run(a) => &a.out,
+            // `report` writes HTML only; its --output is checked by itself.
+            Command::Report(_) => &NO_OUTPUT,
         }
     }
 }
+
+/// The output options of a command that has none of its own.
+static NO_OUTPUT: OutputArgs = OutputArgs {
+    format: None,
+    output: None,
+};
 
 /// `--sysfs-root`, for everything that reads the machine's description.
 #[derive(Args, Debug, Clone)]

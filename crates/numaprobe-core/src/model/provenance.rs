@@ -4,12 +4,12 @@
 //! machine, kernel, version and command line produced it and whether the run
 //! finished.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The time budget a command ran under, as its option names it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
     /// The option that sets it, e.g. `--budget` (the whole run) or
     /// `--time-budget` (each cell).
@@ -19,7 +19,7 @@ pub struct Budget {
 }
 
 /// The `provenance` object of a document.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
     /// numaprobe's version.
     pub version: String,

@@ -11,14 +11,17 @@
 //! - `study`, `study_long`, `study_plan`, `study_chart`: the study
 //! - `pin`: a binding; `topo`: the topology (text, CSV, Markdown, summary)
 //! - `chart`: the shared font and PNG encoding of the pictures
+//! - `html`: the self-contained report page; `ranking`: a ranking's bar chart
 
 pub mod chart;
 pub mod graph;
+pub mod html;
 pub mod infer;
 pub mod json;
 pub mod matrix;
 pub mod matrix_long;
 pub mod pin;
+pub mod ranking;
 pub mod study;
 pub mod study_chart;
 pub mod study_long;

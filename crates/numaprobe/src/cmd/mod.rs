@@ -8,6 +8,7 @@ pub mod latency;
 pub mod measure;
 pub mod pin;
 pub mod progress;
+pub mod report;
 pub mod run;
 pub mod study;
 pub mod topo;
@@ -34,6 +35,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Infer(a) => infer::run(a),
         Command::Pin(a) => pin::run(a),
         Command::Run(a) => run::run(a),
+        Command::Report(a) => {
+            check_output(&OutputArgs {
+                format: None,
+                output: a.output.clone(),
+            })?;
+            report::run(a)
+        }
     }
 }
 

@@ -54,8 +54,9 @@ but bandwidth only on the diagonal and, per row, the remote node the SLIT puts f
 bandwidth matrix; latency on the diagonal first, then row by row as far as the budget goes. \
 run.json's `plan` records what was measured, reduced or skipped and why.\n\n\
 The report folder holds topo.json, latency.json, bandwidth.json, infer-latency.json, \
-infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document) and \
-summary.md. Each file is written as soon as its part is done, so an interrupted run keeps what it \
+infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document), \
+summary.md (linking the pictures) and report.html (everything as one self-contained page; \
+`numaprobe report DIR` rebuilds it). Each file is written as soon as its part is done, so an interrupted run keeps what it \
 measured (Ctrl-C or SIGTERM: the cell being measured ends after its current sample, everything \
 finished is written with \"complete\": false, exit status 130 or 143; a second Ctrl-C kills).\n\n\
 The folder belongs to one run: numaprobe lists every file it writes there in .numaprobe-manifest, \
@@ -245,7 +246,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let markdown = render_markdown(&topo, &doc, pin.as_ref());
     save("run.json", &render::to_json(&doc))?;
-    save("summary.md", &markdown)?;
+    if let Some(d) = &report_dir {
+        let graph = doc.inference.as_ref().is_some_and(|i| i.nodes.len() > 1);
+        d.save(
+            "summary.md",
+            format!("{markdown}{}", summary_links(graph)).as_bytes(),
+        )?;
+        // The page is built from the documents just written, exactly as
+        // `numaprobe report DIR` would build it.
+        let path = d.join(super::report::REPORT_HTML);
+        let page = super::report::build(path.parent().unwrap_or(Path::new(".")))?;
+        d.save(super::report::REPORT_HTML, page.as_bytes())?;
+    }
 
     let text = match args.out.format() {
         Format::Json => render::to_json(&doc),
@@ -430,6 +442,19 @@ fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) ->
     }
     for n in &doc.notes {
         s.push_str(&format!("\n> {n}\n"));
+    }
+    s
+}
+
+/// The end of the report folder's summary.md: links to the pictures and
+/// the page beside it (only there: `--format markdown` on stdout has no
+/// files beside it).
+fn summary_links(graph: bool) -> String {
+    let mut s = String::from(
+        "\n## Pictures and files\n\n- [report.html](report.html): the whole report as one page (topology picture, heatmaps, interconnect, findings)\n",
+    );
+    if graph {
+        s.push_str("- [graph-latency.svg](graph-latency.svg) ([PNG](graph-latency.png)): the inferred interconnect\n\n![Inferred interconnect](graph-latency.png)\n");
     }
     s
 }

@@ -1,0 +1,339 @@
+//! The matrices as heatmaps: every measured matrix (latency, bandwidth),
+//! the firmware's SLIT, and each inference's cells coloured by level.
+//!
+//! A heatmap is an HTML table (values stay text: selectable, searchable,
+//! readable by a screen reader) with a background colour per cell. Headers
+//! stick while the section scrolls, so a 64x64 matrix stays readable: row
+//! and column node numbers never leave the view. Flagged cells carry a mark
+//! and a dashed outline, and are listed under the table with their reasons
+//! (a tooltip alone would hide them on paper and on touch screens).
+
+use super::page::{empty, escape, scale_colour};
+use super::ReportInput;
+use crate::model::infer::fmt_value;
+use crate::model::infer::Inference;
+use crate::model::matrix::MatrixKind;
+use crate::model::matrix::MatrixResult;
+use crate::topology::Distances;
+
+/// Above this many columns the table is drawn compact (smaller type).
+const COMPACT_COLUMNS: usize = 12;
+
+pub fn section(input: &ReportInput) -> String {
+    let mut s = String::new();
+    for m in &input.matrices {
+        s.push_str(&matrix(&m.value, &m.file));
+    }
+    if let Some(t) = &input.topology {
+        if let Some(d) = &t.value.distances {
+            s.push_str(&slit(d, &t.file));
+        }
+    }
+    for inf in &input.inferences {
+        s.push_str(&levels(&inf.value, &inf.file));
+    }
+    if s.is_empty() {
+        s = empty("No matrix in this folder: nothing was measured, and the topology has no SLIT (`numaprobe latency` and `numaprobe bandwidth` measure one).");
+    }
+    s
+}
+
+/// One heatmap cell: (text, background, flagged, tooltip).
+struct HeatCell {
+    text: String,
+    colour: Option<String>,
+    flagged: bool,
+    title: String,
+}
+
+fn heat_table(rows: &[u32], cols: &[u32], cells: &[Vec<HeatCell>], corner: &str) -> String {
+    let compact = if cols.len() > COMPACT_COLUMNS {
+        " compact"
+    } else {
+        ""
+    };
+    let mut s = format!(
+        "<div class=\"scroll\"><table class=\"heat{compact}\">\n<thead><tr><th class=\"corner\">{}</th>",
+        escape(corner)
+    );
+    for c in cols {
+        s.push_str(&format!("<th>{c}</th>"));
+    }
+    s.push_str("</tr></thead>\n<tbody>\n");
+    for (r, row) in rows.iter().zip(cells) {
+        s.push_str(&format!("<tr><th>{r}</th>"));
+        for c in row {
+            let mut class = Vec::new();
+            if c.flagged {
+                class.push("flag");
+            }
+            if c.colour.is_none() {
+                class.push("none");
+            }
+            let class = if class.is_empty() {
+                String::new()
+            } else {
+                format!(" class=\"{}\"", class.join(" "))
+            };
+            let style = c
+                .colour
+                .as_ref()
+                .map(|col| format!(" style=\"background:{col}\""))
+                .unwrap_or_default();
+            s.push_str(&format!(
+                "<td{class}{style} title=\"{}\">{}</td>",
+                escape(&c.title),
+                escape(&c.text)
+            ));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table></div>\n");
+    s
+}
+
+/// Position of `v` between `lo` and `hi` on the good-to-bad scale.
+fn badness(v: f64, lo: f64, hi: f64, lower_is_better: bool) -> f64 {
+    if hi <= lo {
+        return 0.0;
+    }
+    let t = (v - lo) / (hi - lo);
+    if lower_is_better {
+        t
+    } else {
+        1.0 - t
+    }
+}
+
+/// A value for a cell: distances are whole numbers, measurements get the
+/// digits their size warrants.
+fn value_text(v: f64, unit: &str) -> String {
+    if unit == "slit" || unit.is_empty() {
+        format!("{v:.0}")
+    } else {
+        fmt_value(v)
+    }
+}
+
+fn legend(lo: f64, hi: f64, unit: &str, lower_is_better: bool) -> String {
+    let (best, worst) = if lower_is_better { (lo, hi) } else { (hi, lo) };
+    let u = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", escape(unit))
+    };
+    format!(
+        "<p class=\"legend\">colour: <span class=\"swatch\" style=\"background:{}\"></span>best {}{u} <span class=\"swatch\" style=\"background:{}\"></span>worst {}{u}; rows: CPU node, columns: memory node</p>\n",
+        scale_colour(0.0),
+        value_text(best, unit),
+        scale_colour(1.0),
+        value_text(worst, unit),
+    )
+}
+
+fn matrix(m: &MatrixResult, file: &str) -> String {
+    let lower = m.kind == MatrixKind::Latency;
+    let name = match m.kind {
+        MatrixKind::Latency => "Idle latency",
+        MatrixKind::Bandwidth => "Bandwidth",
+    };
+    let values: Vec<f64> = m.cells.iter().map(|c| c.median).collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut cells = Vec::new();
+    for &r in &m.cpu_nodes {
+        let mut row = Vec::new();
+        for &c in &m.mem_nodes {
+            let cell = m.cell(r, c);
+            let failed = m.failed.iter().find(|f| f.cpu_node == r && f.mem_node == c);
+            row.push(match (cell, failed) {
+                (Some(x), _) => {
+                    let mark = if x.flagged { " \u{2691}" } else { "" };
+                    HeatCell {
+                        text: format!("{}{mark}", fmt_value(x.median)),
+                        colour: Some(scale_colour(badness(x.median, lo, hi, lower))),
+                        flagged: x.flagged,
+                        title: format!(
+                            "CPU node {r} -> memory node {c}: median {} {}, min {}, max {}, CV {:.1} %, {} samples, {:.1} % of pages on node {c}{}",
+                            fmt_value(x.median),
+                            m.unit,
+                            fmt_value(x.min),
+                            fmt_value(x.max),
+                            100.0 * x.cv,
+                            x.samples.len(),
+                            100.0 * x.placement.fraction_on_intended,
+                            if x.flags.is_empty() { String::new() } else { format!("; {}", x.flags.join("; ")) }
+                        ),
+                    }
+                }
+                (None, Some(f)) => HeatCell {
+                    text: "failed".into(),
+                    colour: None,
+                    flagged: true,
+                    title: f.reason.clone(),
+                },
+                (None, None) => HeatCell {
+                    text: "\u{b7}".into(),
+                    colour: None,
+                    flagged: false,
+                    title: "not measured".into(),
+                },
+            });
+        }
+        cells.push(row);
+    }
+    let mut s = format!(
+        "<h3>{name} ({}), median <span class=\"note\">from {}{}</span></h3>\n",
+        escape(&m.unit),
+        escape(file),
+        if m.complete { "" } else { ", partial" }
+    );
+    if !values.is_empty() {
+        s.push_str(&legend(lo, hi, &m.unit, lower));
+    }
+    s.push_str(&heat_table(
+        &m.cpu_nodes,
+        &m.mem_nodes,
+        &cells,
+        "CPU \\ mem",
+    ));
+    let flagged: Vec<String> = m
+        .cells
+        .iter()
+        .filter(|c| c.flagged)
+        .map(|c| {
+            format!(
+                "<li>\u{2691} CPU node {} -> memory node {}: {} (placement {:.1} % on the intended node)</li>",
+                c.cpu_node,
+                c.mem_node,
+                escape(&c.flags.join("; ")),
+                100.0 * c.placement.fraction_on_intended
+            )
+        })
+        .chain(m.failed.iter().map(|f| format!("<li>failed: {}</li>", escape(&f.to_string()))))
+        .collect();
+    if flagged.is_empty() {
+        s.push_str(&format!(
+            "<p class=\"legend\">Placement: every cell had at least {:.0} % of its pages on the intended node; no cell is flagged.</p>\n",
+            100.0 * m.placement_threshold
+        ));
+    } else {
+        s.push_str("<ul class=\"findings\">\n");
+        s.push_str(&flagged.join("\n"));
+        s.push_str("\n</ul>\n");
+    }
+    for n in &m.notes {
+        s.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
+    }
+    s
+}
+
+fn slit(d: &Distances, file: &str) -> String {
+    let all: Vec<f64> = d.matrix.iter().flatten().map(|&v| v as f64).collect();
+    let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let cells: Vec<Vec<HeatCell>> = d
+        .matrix
+        .iter()
+        .enumerate()
+        .map(|(a, row)| {
+            row.iter()
+                .enumerate()
+                .map(|(b, &v)| HeatCell {
+                    text: v.to_string(),
+                    colour: Some(scale_colour(badness(v as f64, lo, hi, true))),
+                    flagged: false,
+                    title: format!(
+                        "node {} -> node {}: distance {v}",
+                        d.node_ids.get(a).copied().unwrap_or(0),
+                        d.node_ids.get(b).copied().unwrap_or(0)
+                    ),
+                })
+                .collect()
+        })
+        .collect();
+    let mut s = format!(
+        "<h3>Firmware distances (SLIT) <span class=\"note\">from {}</span></h3>\n",
+        escape(file)
+    );
+    s.push_str(&legend(lo, hi, "slit", true));
+    s.push_str(&heat_table(&d.node_ids, &d.node_ids, &cells, "from \\ to"));
+    s
+}
+
+/// An inference's cells coloured by their level (the groups the analysis
+/// found), with each cell's value and level name.
+fn levels(inf: &Inference, file: &str) -> String {
+    if inf.cells.is_empty() {
+        return String::new();
+    }
+    let mut rows: Vec<u32> = inf.cells.iter().map(|c| c.cpu_node).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    let mut cols: Vec<u32> = inf.cells.iter().map(|c| c.mem_node).collect();
+    cols.sort_unstable();
+    cols.dedup();
+    let level_index = |name: &str| inf.levels.iter().position(|l| l.name == name);
+    // Levels are ordered best first: colour them on the same good-to-bad
+    // scale as the value heatmaps.
+    let steps = inf.levels.len().saturating_sub(1).max(1) as f64;
+    let level_colour = |i: usize| scale_colour(i as f64 / steps);
+    let cells: Vec<Vec<HeatCell>> = rows
+        .iter()
+        .map(|&r| {
+            cols.iter()
+                .map(|&c| {
+                    match inf
+                        .cells
+                        .iter()
+                        .find(|x| x.cpu_node == r && x.mem_node == c)
+                    {
+                        Some(x) => {
+                            let lvl = x.level.as_deref().unwrap_or("stray");
+                            HeatCell {
+                                text: format!("{} {lvl}", value_text(x.value, &inf.unit)),
+                                colour: x.level.as_deref().and_then(level_index).map(level_colour),
+                                flagged: x.flagged || x.stray,
+                                title: format!(
+                                    "node {r} -> node {c}: {} {}, level {lvl}{}{}",
+                                    value_text(x.value, &inf.unit),
+                                    inf.unit,
+                                    x.hops.map(|h| format!(", {h} hops")).unwrap_or_default(),
+                                    if x.stray { ", set aside as stray" } else { "" }
+                                ),
+                            }
+                        }
+                        None => HeatCell {
+                            text: "\u{b7}".into(),
+                            colour: None,
+                            flagged: false,
+                            title: "no value".into(),
+                        },
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let source = if inf.source == "slit" {
+        "the firmware's SLIT"
+    } else {
+        "the measured matrix"
+    };
+    let mut s = format!(
+        "<h3>Levels of {source} ({}) <span class=\"note\">from {}</span></h3>\n<p class=\"legend\">colour: level",
+        escape(&inf.unit),
+        escape(file)
+    );
+    for (i, l) in inf.levels.iter().enumerate() {
+        s.push_str(&format!(
+            "<span class=\"swatch\" style=\"background:{}\"></span>{} ({}, {})",
+            level_colour(i),
+            escape(&l.name),
+            escape(&l.kind),
+            value_text(l.value, &inf.unit)
+        ));
+    }
+    s.push_str("; dashed: stray or flagged cell</p>\n");
+    s.push_str(&heat_table(&rows, &cols, &cells, "from \\ to"));
+    s
+}

@@ -1,0 +1,95 @@
+//! The self-contained HTML report (`report.html`): one file, inline CSS and
+//! SVG, no script and no network, readable with JavaScript off.
+//!
+//! The caller (the binary's `report` command and `run`) gathers the folder's
+//! documents into a [`ReportInput`]; [`render`] turns it into the page. The
+//! page is XHTML-compatible (every element closed, no named entities) so a
+//! test can parse it as XML. Files here: `page` (skeleton, CSS, escaping),
+//! `topology` (the lstopo-like picture), `heatmap` (matrices as coloured
+//! tables), `sections` (everything else, one function per section).
+
+mod heatmap;
+mod page;
+mod sections;
+mod topology;
+
+use crate::model::infer::Inference;
+use crate::model::matrix::MatrixResult;
+use crate::model::pin::PinReport;
+use crate::model::provenance::Provenance;
+use crate::model::ranking::Ranking;
+use crate::model::study::StudyReport;
+use crate::topology::Topology;
+
+pub use page::escape;
+
+/// One value read from a file of the folder, with the file's name so the
+/// page can say where each figure comes from.
+#[derive(Debug, Clone)]
+pub struct Doc<T> {
+    pub file: String,
+    pub value: T,
+}
+
+impl<T> Doc<T> {
+    pub fn new(file: impl Into<String>, value: T) -> Doc<T> {
+        Doc {
+            file: file.into(),
+            value,
+        }
+    }
+}
+
+/// Everything a report folder holds, as model values.
+#[derive(Debug, Clone, Default)]
+pub struct ReportInput {
+    /// What the page is called (usually the folder's name).
+    pub title: String,
+    /// Each document's provenance; the first one is the run's.
+    pub provenance: Vec<Doc<Provenance>>,
+    pub topology: Option<Doc<Topology>>,
+    pub matrices: Vec<Doc<MatrixResult>>,
+    pub inferences: Vec<Doc<Inference>>,
+    pub studies: Vec<Doc<StudyReport>>,
+    pub rankings: Vec<Doc<Ranking>>,
+    pub bindings: Vec<Doc<PinReport>>,
+    /// Remarks on the run as a whole (run.json's `notes`).
+    pub notes: Vec<String>,
+    /// False when a document says its result is partial.
+    pub complete: bool,
+    /// Other files of the folder (pictures, summary.md, the JSON documents)
+    /// to link to, by name.
+    pub files: Vec<String>,
+}
+
+/// The sections of the page, in order: (id, heading). Every one is always
+/// present (with a line saying why it is empty), so a reader and a test
+/// find the same structure in every report.
+pub const SECTIONS: [(&str, &str); 8] = [
+    ("machine", "Machine and provenance"),
+    ("topology", "Topology"),
+    ("matrices", "Matrices"),
+    ("interconnect", "Levels and interconnect"),
+    ("findings", "Findings and advice"),
+    ("study", "Study"),
+    ("rankings", "Rankings"),
+    ("binding", "Binding and files"),
+];
+
+/// The whole page.
+pub fn render(input: &ReportInput) -> String {
+    let bodies = [
+        sections::machine(input),
+        topology::section(input),
+        heatmap::section(input),
+        sections::interconnect(input),
+        sections::findings(input),
+        sections::study(input),
+        sections::rankings(input),
+        sections::binding(input),
+    ];
+    page::page(input, &bodies)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,390 @@
+//! The report's sections other than the topology picture and the
+//! heatmaps: machine and provenance, levels and the interconnect graph,
+//! findings and advice, study charts, rankings, binding and files. Each
+//! returns the body of its section; pictures come from the SVG renderers
+//! (`report::graph`, `report::study_chart`, `render::ranking`).
+
+use super::page::{empty, escape, inline_svg, kv_table, table};
+use super::ReportInput;
+use crate::model::infer::Finding;
+use crate::model::infer::Inference;
+use crate::render::topo::human_bytes;
+
+pub fn machine(input: &ReportInput) -> String {
+    let mut s = String::new();
+    match input.provenance.first() {
+        Some(p) => {
+            let v = &p.value;
+            let mut rows = vec![
+                ("Ran on host", escape(&v.hostname)),
+                ("CPU model", escape(&v.cpu_model)),
+                ("Kernel", escape(&v.kernel)),
+                ("numaprobe", escape(&v.version)),
+                (
+                    "Command line",
+                    format!("<code>{}</code>", escape(&v.command_line.join(" "))),
+                ),
+                ("Started", escape(&v.start)),
+                ("Written", escape(&v.end)),
+            ];
+            if let Some(b) = &v.budget {
+                rows.push(("Budget", escape(&format!("{} {} s", b.option, b.seconds))));
+            }
+            rows.push((
+                "Complete",
+                if input.complete {
+                    "yes".into()
+                } else {
+                    "no (partial result)".into()
+                },
+            ));
+            s.push_str(kv_table(&rows).as_str());
+        }
+        None => s.push_str(&empty(
+            "No document in this folder carries provenance (host, kernel, command line).",
+        )),
+    }
+    if let Some(t) = &input.topology {
+        let t = &t.value;
+        let online = t.cpus.iter().filter(|c| c.online).count();
+        let packages = crate::model::topo::packages(t).len();
+        let cpuless = t.nodes.iter().filter(|n| n.cpus.is_empty()).count();
+        let memory: u64 = t.nodes.iter().map(|n| n.memory_bytes).sum();
+        let mut rows = vec![
+            (
+                "CPUs",
+                format!(
+                    "{online} online of {} ({} allowed)",
+                    t.cpus.len(),
+                    t.allowed.cpus.len()
+                ),
+            ),
+            ("Packages", packages.to_string()),
+            (
+                "NUMA nodes",
+                format!(
+                    "{}{}",
+                    t.nodes.len(),
+                    if cpuless > 0 {
+                        format!(" ({cpuless} without CPUs)")
+                    } else {
+                        String::new()
+                    }
+                ),
+            ),
+            ("Memory", escape(&human_bytes(memory))),
+            ("CPU numbering", escape(&t.numbering.summary)),
+            (
+                "Transparent huge pages",
+                escape(t.thp_mode.as_deref().unwrap_or("not available")),
+            ),
+            (
+                "SLIT / HMAT",
+                format!(
+                    "{} / {}",
+                    if t.distances.is_some() { "yes" } else { "no" },
+                    if t.hmat.is_empty() { "no" } else { "yes" }
+                ),
+            ),
+        ];
+        let dump = t.root != std::path::Path::new("/");
+        if dump {
+            rows.push(("Read from", escape(&t.root.display().to_string())));
+        }
+        s.push_str("<h3>Machine</h3>\n");
+        if dump {
+            s.push_str("<p class=\"note\">This machine was read from a saved description (a sysfs dump); the host, CPU model and kernel above are those of the machine numaprobe ran on.</p>\n");
+        }
+        s.push_str(&kv_table(&rows));
+    }
+    let same_command = input
+        .provenance
+        .iter()
+        .all(|p| p.value.command_line == input.provenance[0].value.command_line);
+    if input.provenance.len() > 1 && same_command {
+        let files: Vec<String> = input.provenance.iter().map(|p| escape(&p.file)).collect();
+        s.push_str(&format!(
+            "<p class=\"note\">Documents of this command: {}</p>\n",
+            files.join(", ")
+        ));
+    } else if input.provenance.len() > 1 {
+        s.push_str("<h3>Documents</h3>\n<div class=\"scroll\"><table class=\"data\"><thead><tr><th>file</th><th>written</th><th>command line</th><th>complete</th></tr></thead><tbody>\n");
+        for p in &input.provenance {
+            s.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td class=\"code\">{}</td><td>{}</td></tr>\n",
+                escape(&p.file),
+                escape(&p.value.end),
+                escape(&p.value.command_line.join(" ")),
+                if p.value.complete { "yes" } else { "no" }
+            ));
+        }
+        s.push_str("</tbody></table></div>\n");
+    }
+    for n in &input.notes {
+        s.push_str(&format!("<p class=\"note\">Note: {}</p>\n", escape(n)));
+    }
+    s
+}
+
+pub fn interconnect(input: &ReportInput) -> String {
+    if input.inferences.is_empty() {
+        return empty("No inference in this folder: it needs a matrix or a SLIT with two or more nodes (`numaprobe infer`).");
+    }
+    let mut s = String::new();
+    for d in &input.inferences {
+        s.push_str(&inference(&d.value, &d.file));
+    }
+    s
+}
+
+fn inference(inf: &Inference, file: &str) -> String {
+    let what = if inf.source == "slit" {
+        "the firmware's SLIT"
+    } else {
+        "the measured matrix"
+    };
+    let mut s = format!(
+        "<h3>Inferred from {what} ({}, {} is better) <span class=\"note\">from {}</span></h3>\n",
+        escape(&inf.unit),
+        escape(&inf.better),
+        escape(file)
+    );
+    if let Some(m) = &inf.machine {
+        s.push_str(&format!("<p>{}</p>\n", escape(m)));
+    }
+    s.push_str(&table(&inf.levels_table()));
+    if !inf.groups.is_empty() {
+        s.push_str(&format!(
+            "<p>Groups joined by the fastest links: <code>{}</code></p>\n",
+            escape(&inf.groups_text())
+        ));
+    }
+    if inf.nodes.len() > 1 && inf.nodes.len() <= GRAPH_NODES {
+        match crate::render::graph::render_svg(inf) {
+            Ok(svg) => s.push_str(&format!(
+                "<div class=\"figure\">{}</div>\n",
+                inline_svg(&svg)
+            )),
+            Err(e) => s.push_str(&empty(&e.to_string())),
+        }
+    } else if inf.nodes.len() > GRAPH_NODES {
+        s.push_str(&empty(&format!(
+            "{} nodes and {} direct links: a drawing of the graph would be a tangle, so the structure is shown as the hierarchy of groups below (the graph is drawn for up to {GRAPH_NODES} nodes).",
+            inf.nodes.len(),
+            inf.links.len()
+        )));
+    }
+    if inf.hierarchy.len() > 1 || inf.nodes.len() > GRAPH_NODES {
+        s.push_str(&table(&inf.hierarchy_table()));
+    }
+    if !inf.link_details.is_empty() {
+        // Folded: a 64-node machine has thousands of links.
+        s.push_str(&format!(
+            "<details><summary>Direct links ({})</summary>\n{}</details>\n",
+            inf.link_details.len(),
+            table(&inf.links_table())
+        ));
+    }
+    s
+}
+
+/// Up to this many nodes the interconnect is drawn as a graph.
+const GRAPH_NODES: usize = 16;
+
+fn finding_items(out: &mut Vec<String>, tag: &str, items: &[Finding]) {
+    for f in items {
+        out.push(format!(
+            "<li><span class=\"tag {tag}\">{}</span>{}</li>",
+            escape(&f.kind),
+            escape(&f.text)
+        ));
+    }
+}
+
+pub fn findings(input: &ReportInput) -> String {
+    let mut s = String::new();
+    for d in &input.inferences {
+        let mut advice = Vec::new();
+        let mut found = Vec::new();
+        finding_items(&mut advice, "advice", &d.value.advice);
+        finding_items(&mut found, "finding", &d.value.findings);
+        if advice.is_empty() && found.is_empty() {
+            continue;
+        }
+        s.push_str(&format!(
+            "<h3>From {} <span class=\"note\">({})</span></h3>\n",
+            if d.value.source == "slit" {
+                "the firmware's SLIT"
+            } else {
+                "the measured matrix"
+            },
+            escape(&d.file)
+        ));
+        for (tag, items) in [("Advice", advice), ("Findings", found)] {
+            if !items.is_empty() {
+                s.push_str(&format!(
+                    "<p><strong>{tag}</strong></p>\n<ul class=\"findings\">\n{}\n</ul>\n",
+                    items.join("\n")
+                ));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for b in &input.bindings {
+        for p in &b.value.naive_problems {
+            found.push(format!(
+                "<li><span class=\"tag finding\">naive binding</span>{}</li>",
+                escape(p)
+            ));
+        }
+    }
+    let mut warnings: Vec<String> = Vec::new();
+    if let Some(t) = &input.topology {
+        warnings.extend(t.value.warnings.iter().cloned());
+    }
+    for b in &input.bindings {
+        warnings.extend(b.value.warnings.iter().cloned());
+    }
+    for m in &input.matrices {
+        warnings.extend(m.value.failed.iter().map(|f| f.to_string()));
+    }
+    for st in &input.studies {
+        warnings.extend(st.value.notes.iter().cloned());
+    }
+    let mut list = |title: &str, items: &[String]| {
+        if !items.is_empty() {
+            s.push_str(&format!(
+                "<h3>{}</h3>\n<ul class=\"findings\">\n{}\n</ul>\n",
+                escape(title),
+                items.join("\n")
+            ));
+        }
+    };
+    list("The binding", &found);
+    let warnings: Vec<String> = warnings
+        .iter()
+        .map(|w| {
+            format!(
+                "<li><span class=\"tag warning\">warning</span>{}</li>",
+                escape(w)
+            )
+        })
+        .collect();
+    list("Warnings", &warnings);
+    if s.is_empty() {
+        s = empty(
+            "No findings, advice or warnings: nothing here was inferred (one node, or no matrix).",
+        );
+    }
+    s
+}
+
+pub fn study(input: &ReportInput) -> String {
+    if input.studies.is_empty() {
+        return empty(
+            "No study in this folder (`numaprobe study --output DIR/study.json` adds one).",
+        );
+    }
+    let mut s = String::new();
+    for d in &input.studies {
+        let st = &d.value;
+        s.push_str(&format!(
+            "<h3>Contention study{} <span class=\"note\">from {}{}</span></h3>\n",
+            st.preset
+                .as_deref()
+                .map(|p| format!(", preset {}", escape(p)))
+                .unwrap_or_default(),
+            escape(&d.file),
+            if st.complete { "" } else { ", partial" }
+        ));
+        match crate::render::study_chart::svg(st) {
+            Ok(svg) => s.push_str(&format!(
+                "<div class=\"scroll figure wide\">{}</div>\n",
+                inline_svg(&svg)
+            )),
+            Err(e) => s.push_str(&empty(&e.to_string())),
+        }
+    }
+    s
+}
+
+pub fn rankings(input: &ReportInput) -> String {
+    if input.rankings.is_empty() {
+        return empty("No rankings in this folder (policy and tune results carry them).");
+    }
+    let mut s = String::new();
+    for d in &input.rankings {
+        s.push_str(&format!(
+            "<h3>{} <span class=\"note\">from {}</span></h3>\n<div class=\"figure\">{}</div>\n",
+            escape(&d.value.title),
+            escape(&d.file),
+            crate::render::ranking::svg(&d.value)
+        ));
+        let notes: Vec<String> = d
+            .value
+            .entries
+            .iter()
+            .filter_map(|e| {
+                e.note
+                    .as_ref()
+                    .map(|n| format!("<li>{}: {}</li>", escape(&e.label), escape(n)))
+            })
+            .collect();
+        if !notes.is_empty() {
+            s.push_str(&format!(
+                "<ul class=\"findings\">\n{}\n</ul>\n",
+                notes.join("\n")
+            ));
+        }
+    }
+    s
+}
+
+pub fn binding(input: &ReportInput) -> String {
+    let mut s = String::new();
+    for d in &input.bindings {
+        let b = &d.value;
+        s.push_str(&format!(
+            "<p>{} threads, strategy {}, SMT {}: CPUs <code>{}</code> on nodes <code>{}</code> <span class=\"note\">from {}</span></p>\n",
+            b.threads,
+            escape(&b.strategy),
+            escape(&b.smt),
+            escape(&crate::units::format_list(&b.cpus)),
+            escape(&crate::units::format_list(&b.nodes)),
+            escape(&d.file)
+        ));
+        s.push_str(&table(&b.commands_table()));
+    }
+    if input.bindings.is_empty() {
+        s.push_str(&empty(
+            "No binding in this folder (`numaprobe pin` computes one).",
+        ));
+    }
+    if !input.files.is_empty() {
+        s.push_str("<h3>Files beside this report</h3>\n<ul>\n");
+        for f in &input.files {
+            s.push_str(&format!(
+                "<li><a href=\"{}\">{}</a></li>\n",
+                escape(&relative_href(f)),
+                escape(f)
+            ));
+        }
+        s.push_str("</ul>\n");
+    }
+    s
+}
+
+/// A file name as a relative link: characters that would make it a scheme,
+/// a query or a fragment are percent-encoded, so a name like `a:b` or
+/// `x#y` still points at the file beside the report.
+fn relative_href(name: &str) -> String {
+    let mut out = String::from("./");
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

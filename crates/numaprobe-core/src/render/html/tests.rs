@@ -1,0 +1,343 @@
+//! Tests of the HTML report: the page parses as XML (XHTML-compatible),
+//! every section is there, figures appear in it, text from documents is
+//! escaped, and a 64-node matrix and a 256-CPU machine stay inside their
+//! sections (the real 256-CPU dump is read in `tests/report_html.rs`).
+
+use super::*;
+use crate::model::matrix::tests::{cell, sample};
+use crate::model::matrix::MatrixKind;
+use crate::model::provenance::Budget;
+use crate::model::ranking::{Better, RankEntry};
+use crate::topology::testing::{build, CpuSpec};
+
+fn provenance(host: &str) -> Provenance {
+    Provenance {
+        version: "0.1.0".into(),
+        command_line: vec!["numaprobe".into(), "run".into(), "--label=<x>".into()],
+        hostname: host.into(),
+        cpu_model: "Test CPU".into(),
+        kernel: "6.1.0".into(),
+        start: "2026-11-23T10:00:00Z".into(),
+        end: "2026-11-23T10:01:00Z".into(),
+        budget: Some(Budget {
+            option: "--budget".into(),
+            seconds: 60.0,
+        }),
+        complete: true,
+    }
+}
+
+/// Two packages of two cores with two threads each, one node per package,
+/// SMT siblings numbered far apart.
+fn topology() -> Topology {
+    let mut cpus = Vec::new();
+    for pkg in 0..2i64 {
+        for core in 0..2i64 {
+            let first = (pkg * 2 + core) as u32;
+            cpus.push(CpuSpec::new(first, pkg, core, pkg as u32));
+            cpus.push(CpuSpec::new(first + 4, pkg, core, pkg as u32));
+        }
+    }
+    build("/", &cpus, &[], Some(vec![vec![10, 21], vec![21, 10]]))
+}
+
+fn ranking() -> Ranking {
+    let e = |label: &str, median: f64, ranked: bool| RankEntry {
+        label: label.into(),
+        median,
+        min: median * 0.9,
+        max: median * 1.2,
+        samples: 5,
+        note: (!ranked).then(|| "needs Linux 6.9".to_string()),
+        ranked,
+    };
+    Ranking {
+        title: "Placement policies".into(),
+        unit: "s".into(),
+        better: Better::Lower,
+        entries: vec![
+            e("interleave", 2.5, true),
+            e("bind", 1.25, true),
+            e("weighted", 0.0, false),
+        ],
+    }
+}
+
+fn inference() -> Inference {
+    let doc = r#"{"unit": "ns", "matrix": [[90, 140], [141, 91]]}"#;
+    crate::analysis::analyse_with_advice(&crate::analysis::parse(doc, None).unwrap())
+}
+
+fn full_input() -> ReportInput {
+    let mut m = sample();
+    m.kind = MatrixKind::Latency;
+    ReportInput {
+        title: "rep".into(),
+        provenance: vec![Doc::new("run.json", provenance("node-a"))],
+        topology: Some(Doc::new("topo.json", topology())),
+        matrices: vec![Doc::new("latency.json", m)],
+        inferences: vec![Doc::new("infer-latency.json", inference())],
+        studies: vec![Doc::new(
+            "study.json",
+            crate::model::study::tests::sample_report(),
+        )],
+        rankings: vec![Doc::new("policy.json", ranking())],
+        bindings: Vec::new(),
+        notes: vec!["a note".into()],
+        complete: true,
+        files: vec!["graph-latency.svg".into(), "odd#name?.md".into()],
+    }
+}
+
+fn parse(page: &str) -> roxmltree::Document<'_> {
+    let opts = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    roxmltree::Document::parse_with_options(page, opts).expect("the page is well-formed XML")
+}
+
+fn section<'a, 'i>(doc: &'a roxmltree::Document<'i>, id: &str) -> roxmltree::Node<'a, 'i> {
+    doc.descendants()
+        .find(|n| n.has_tag_name("section") && n.attribute("id") == Some(id))
+        .unwrap_or_else(|| panic!("section {id} missing"))
+}
+
+fn text_of(n: roxmltree::Node) -> String {
+    n.descendants()
+        .filter(|d| d.is_text())
+        .filter_map(|d| d.text())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn page_is_well_formed_with_every_section_and_no_script_or_remote_resource() {
+    let page = render(&full_input());
+    let doc = parse(&page);
+    for (id, heading) in SECTIONS {
+        let s = section(&doc, id);
+        let h2 = s.children().find(|n| n.has_tag_name("h2")).unwrap();
+        assert_eq!(h2.text(), Some(heading));
+    }
+    assert!(doc.descendants().all(|n| !n.has_tag_name("script")));
+    for n in doc.descendants().filter(|n| n.is_element()) {
+        for a in n.attributes() {
+            let v = a.value();
+            assert!(
+                !(v.contains("http:") || v.contains("https:") || v.starts_with("//")),
+                "remote reference {}={v}",
+                a.name()
+            );
+        }
+        assert!(
+            n.attribute("src").is_none(),
+            "nothing is loaded from elsewhere"
+        );
+    }
+    // Each picture is inline SVG.
+    for id in ["topology", "interconnect", "study", "rankings"] {
+        assert!(
+            section(&doc, id)
+                .descendants()
+                .any(|n| n.has_tag_name("svg")),
+            "{id} has no picture"
+        );
+    }
+}
+
+#[test]
+fn figures_appear_in_their_sections() {
+    let page = render(&full_input());
+    let doc = parse(&page);
+    let machine = text_of(section(&doc, "machine"));
+    for want in ["node-a", "Test CPU", "6.1.0", "--budget 60 s", "a note"] {
+        assert!(machine.contains(want), "{want} not in {machine}");
+    }
+    let topo = text_of(section(&doc, "topology"));
+    for cpu in 0..8 {
+        // Every CPU number is drawn in its own box.
+        assert!(
+            section(&doc, "topology")
+                .descendants()
+                .any(|n| n.has_tag_name("text") && n.text() == Some(&cpu.to_string())),
+            "CPU {cpu} not drawn"
+        );
+    }
+    assert!(
+        topo.contains("Package 0") && topo.contains("Node 1"),
+        "{topo}"
+    );
+    let heat = section(&doc, "matrices");
+    let cells: Vec<String> = heat
+        .descendants()
+        .filter(|n| n.has_tag_name("td"))
+        .map(text_of)
+        .collect();
+    assert!(cells.iter().any(|c| c == "90.00"), "{cells:?}");
+    // Cell 0->1 has half its pages elsewhere: flagged in the cell and below.
+    assert!(cells.iter().any(|c| c == "140.2 \u{2691}"), "{cells:?}");
+    let flagged = heat
+        .descendants()
+        .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag"))
+        .count();
+    assert_eq!(flagged, 1);
+    assert!(text_of(heat).contains("placement 50.0 % on the intended node"));
+    // Unmeasured cells say so.
+    assert!(cells.iter().any(|c| c == "\u{b7}"));
+    let levels = text_of(section(&doc, "interconnect"));
+    assert!(
+        levels.contains("local") && levels.contains("remote"),
+        "{levels}"
+    );
+    let rankings = text_of(section(&doc, "rankings"));
+    assert!(rankings.contains("1.250 s") && rankings.contains("needs Linux 6.9"));
+    let findings = text_of(section(&doc, "findings"));
+    assert!(findings.contains("Advice"), "{findings}");
+    // Links to the files beside the page stay relative, odd names encoded.
+    let hrefs: Vec<&str> = section(&doc, "binding")
+        .descendants()
+        .filter_map(|n| n.attribute("href"))
+        .collect();
+    assert_eq!(hrefs, ["./graph-latency.svg", "./odd%23name%3F.md"]);
+}
+
+#[test]
+fn text_from_documents_is_escaped() {
+    let mut input = full_input();
+    let evil = "<script>alert(1)</script>&\"'";
+    input.title = evil.into();
+    input.provenance[0].value.hostname = evil.into();
+    input.notes = vec![evil.into()];
+    input.rankings[0].value.entries[0].label = evil.into();
+    input.rankings[0].value.title = evil.into();
+    if let Some(t) = &mut input.topology {
+        t.value.cpu_model = Some(evil.into());
+        t.value.warnings = vec![evil.into()];
+    }
+    input.files = vec![evil.into()];
+    let page = render(&input);
+    assert!(!page.contains("<script"), "markup got through");
+    let doc = parse(&page);
+    assert!(doc.descendants().all(|n| !n.has_tag_name("script")));
+    // The text survives as text.
+    let all = text_of(doc.root());
+    assert!(all.matches(evil).count() >= 6, "{all}");
+}
+
+#[test]
+fn empty_sections_say_why() {
+    let input = ReportInput {
+        complete: false,
+        ..ReportInput::default()
+    };
+    let page = render(&input);
+    let doc = parse(&page);
+    for (id, _) in SECTIONS {
+        let s = section(&doc, id);
+        assert!(
+            s.descendants()
+                .any(|n| n.has_tag_name("p") && n.attribute("class") == Some("note")),
+            "{id} is empty without a word"
+        );
+    }
+    assert!(page.contains("partial result"));
+}
+
+#[test]
+fn a_64_node_matrix_scrolls_inside_its_section_with_every_value() {
+    let nodes: Vec<u32> = (0..64).collect();
+    let mut m = crate::model::matrix::MatrixResult::new(
+        MatrixKind::Bandwidth,
+        nodes.clone(),
+        nodes.clone(),
+        crate::stats::StopRule::default(),
+        sample().timer,
+    );
+    for &r in &nodes {
+        for &c in &nodes {
+            m.push(cell(r, c, 10.0 + (r as f64) + (c as f64) / 100.0, 1.0));
+        }
+    }
+    let input = ReportInput {
+        matrices: vec![Doc::new("bandwidth.json", m)],
+        ..full_input()
+    };
+    let page = render(&input);
+    let doc = parse(&page);
+    let table = section(&doc, "matrices")
+        .descendants()
+        .find(|n| n.has_tag_name("table"))
+        .unwrap();
+    assert_eq!(table.attribute("class"), Some("heat compact"));
+    assert_eq!(table.parent().unwrap().attribute("class"), Some("scroll"));
+    let cells: Vec<String> = table
+        .descendants()
+        .filter(|n| n.has_tag_name("td"))
+        .map(text_of)
+        .collect();
+    assert_eq!(cells.len(), 64 * 64);
+    assert!(cells.contains(&"73.63".to_string()), "cell 63->63");
+    // Higher is better for bandwidth: the largest value is the green end.
+    let best = table
+        .descendants()
+        .find(|n| n.has_tag_name("td") && text_of(*n) == "73.63")
+        .unwrap();
+    assert!(best.attribute("style").unwrap().contains("hsl(130,"));
+}
+
+#[test]
+fn memory_only_nodes_and_pci_devices_are_drawn_in_their_node() {
+    use crate::topology::testing::NodeSpec;
+    use crate::topology::PciDevice;
+    let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 0, 1, 0)];
+    let nodes = [
+        NodeSpec {
+            os_index: 0,
+            memory_bytes: 8 << 30,
+            free_bytes: 4 << 30,
+            allowed: true,
+        },
+        NodeSpec {
+            os_index: 3,
+            memory_bytes: 16 << 30,
+            free_bytes: 16 << 30,
+            allowed: true,
+        },
+    ];
+    let mut t = build("/", &cpus, &nodes, None);
+    let dev = |address: &str, node: Option<u32>| PciDevice {
+        address: address.into(),
+        kind: "network".into(),
+        class: "0x020000".into(),
+        vendor: Some("0x8086".into()),
+        device: Some("0x1521".into()),
+        numa_node: node,
+    };
+    t.pci_devices = vec![dev("0000:3b:00.0", Some(0)), dev("0000:5e:00.0", None)];
+    let input = ReportInput {
+        topology: Some(Doc::new("topo.json", t)),
+        ..ReportInput::default()
+    };
+    let page = render(&input);
+    let doc = parse(&page);
+    let texts: Vec<&str> = section(&doc, "topology")
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(texts.contains(&"Node 3 \u{b7} 16 GiB"), "{texts:?}");
+    assert!(texts.contains(&"memory only (no CPUs)"), "{texts:?}");
+    assert!(texts.contains(&"PCI network 0000:3b:00.0"), "{texts:?}");
+    assert!(
+        texts.contains(&"1 PCI device without node locality (table below)"),
+        "{texts:?}"
+    );
+    // The table lists both, with the node or `unknown`.
+    let cells: Vec<String> = section(&doc, "topology")
+        .descendants()
+        .filter(|n| n.has_tag_name("td"))
+        .map(text_of)
+        .collect();
+    assert!(cells.contains(&"unknown".to_string()), "{cells:?}");
+}
