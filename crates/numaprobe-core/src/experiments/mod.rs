@@ -15,6 +15,7 @@
 pub mod bandwidth;
 pub mod latency;
 pub mod study;
+pub mod tune;
 
 use crate::kernels::chase::ChaseError;
 use crate::placement::{LiveSystem, PageKind, PlacementError};

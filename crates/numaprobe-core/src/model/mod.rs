@@ -5,3 +5,4 @@
 //! -> analysis -> renderers.
 
 pub mod ranking;
+pub mod tune;
