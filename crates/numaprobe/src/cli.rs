@@ -40,6 +40,8 @@ pub enum Command {
     Pin(crate::cmd::pin::Args),
     /// The main job: topology, measurements within a time budget, inference, advice
     Run(crate::cmd::run::Args),
+    /// Run your program under candidate placements (binding x memory policy) and rank them
+    Tune(crate::cmd::tune::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -110,6 +112,7 @@ impl Command {
             Command::Infer(a) => &a.out,
             Command::Pin(a) => &a.out,
             Command::Run(a) => &a.out,
+            Command::Tune(a) => &a.out,
         }
     }
 }

@@ -11,6 +11,8 @@ pub mod progress;
 pub mod run;
 pub mod study;
 pub mod topo;
+pub mod tune;
+mod tune_run;
 
 use crate::cli::{Cli, Command, OutputArgs};
 use crate::output::usage;
@@ -34,6 +36,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Infer(a) => infer::run(a),
         Command::Pin(a) => pin::run(a),
         Command::Run(a) => run::run(a),
+        Command::Tune(a) => tune::run(a),
     }
 }
 
