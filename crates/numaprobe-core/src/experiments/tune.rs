@@ -24,7 +24,11 @@ pub enum BindingKind {
 }
 
 impl BindingKind {
-    pub const ALL: [BindingKind; 3] = [BindingKind::Compact, BindingKind::Scatter, BindingKind::None];
+    pub const ALL: [BindingKind; 3] = [
+        BindingKind::Compact,
+        BindingKind::Scatter,
+        BindingKind::None,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             BindingKind::Compact => "compact",
@@ -299,7 +303,10 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
         if let Some(&j) = order.get(r + 1) {
             let (a, b) = (times_of(&cands[i]), times_of(&cands[j]));
             let p = mann_whitney_p(&a, &b);
-            let (mi, mj) = (cands[i].wall_s.unwrap().median, cands[j].wall_s.unwrap().median);
+            let (mi, mj) = (
+                cands[i].wall_s.unwrap().median,
+                cands[j].wall_s.unwrap().median,
+            );
             cands[i].vs_next = Some(Comparison {
                 next: cands[j].label.clone(),
                 ratio: if mi > 0.0 { mj / mi } else { 1.0 },
@@ -321,7 +328,10 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
                 samples: s.n,
                 note: c.vs_next.as_ref().map(|v| {
                     if v.beyond_noise {
-                        format!("{:.2}x faster than {} (p={:.3})", v.ratio, v.next, v.p_value)
+                        format!(
+                            "{:.2}x faster than {} (p={:.3})",
+                            v.ratio, v.next, v.p_value
+                        )
                     } else {
                         format!("within noise of {} (p={:.3})", v.next, v.p_value)
                     }

@@ -75,7 +75,10 @@ fn two_nodes_give_every_binding_times_every_memory_policy() {
 fn an_old_kernel_skips_weighted_interleave_with_a_note() {
     let p = plan(&two_nodes(), 2, false).unwrap();
     assert_eq!(p.candidates.len(), 9);
-    assert!(p.candidates.iter().all(|c| c.memory != MemoryKind::WeightedInterleave));
+    assert!(p
+        .candidates
+        .iter()
+        .all(|c| c.memory != MemoryKind::WeightedInterleave));
     assert_eq!(p.skipped.len(), 1);
     assert!(p.skipped[0].reason.contains("6.9"), "{:?}", p.skipped);
 }
@@ -86,7 +89,11 @@ fn one_node_ranks_only_the_binding() {
     let labels: Vec<&str> = p.candidates.iter().map(|c| c.label.as_str()).collect();
     assert_eq!(
         labels,
-        ["compact/first-touch", "scatter/first-touch", "none/first-touch"]
+        [
+            "compact/first-touch",
+            "scatter/first-touch",
+            "none/first-touch"
+        ]
     );
     assert!(p.skipped[0].reason.contains("only the binding"));
 }
@@ -154,7 +161,11 @@ fn ranking_orders_by_median_keeps_failures_unranked_and_tests_gaps() {
         .collect();
     assert_eq!(
         labels,
-        ["scatter/first-touch", "compact/first-touch", "none/first-touch"]
+        [
+            "scatter/first-touch",
+            "compact/first-touch",
+            "none/first-touch"
+        ]
     );
     let e = &r.rankings[0].entries;
     assert!(e[0].ranked && e[1].ranked && !e[2].ranked);
@@ -167,7 +178,10 @@ fn ranking_orders_by_median_keeps_failures_unranked_and_tests_gaps() {
     assert!((v.ratio - 2.0).abs() < 0.05);
     let w = r.winner.unwrap();
     assert_eq!(w.label, "scatter/first-touch");
-    assert!(w.taskset.unwrap().ends_with("taskset -c 0-1 ./stream 'a b'"));
+    assert!(w
+        .taskset
+        .unwrap()
+        .ends_with("taskset -c 0-1 ./stream 'a b'"));
     assert!(w.omp.contains("OMP_PLACES='{0},{1}'"), "{}", w.omp);
 }
 
@@ -225,9 +239,13 @@ fn paste_forms_name_policy_nodes_and_masks() {
     assert!(w.srun.contains("--mem-bind=mask_mem:0x1"), "{}", w.srun);
     let w = winner(find(&p, "none/first-touch"), 2, &cmd);
     assert!(w.taskset.is_none());
-    assert!(w.omp.starts_with("env OMP_NUM_THREADS=2 OMP_PROC_BIND=false -u OMP_PLACES"));
+    assert!(w
+        .omp
+        .starts_with("env OMP_NUM_THREADS=2 OMP_PROC_BIND=false -u OMP_PLACES"));
     assert!(w.srun.contains("--cpu-bind=none"));
     let w = winner(find(&p, "none/weighted-interleave"), 2, &cmd);
-    assert!(w.numactl.ends_with("numactl --weighted-interleave=0-1 ./a.out"));
+    assert!(w
+        .numactl
+        .ends_with("numactl --weighted-interleave=0-1 ./a.out"));
     assert_eq!(hex_mask(&[0, 5, 12]), "0x1021");
 }

@@ -165,7 +165,13 @@ mod tests {
     #[test]
     fn odd_lines_are_skipped_without_panic() {
         let m = parse("\n   \nonlyaddr\n1 default N0=x Nx=3 N=4 =5 N1=2\n");
-        assert_eq!(m.anon, vec![NodeBytes { node: 1, bytes: 8192 }]);
+        assert_eq!(
+            m.anon,
+            vec![NodeBytes {
+                node: 1,
+                bytes: 8192
+            }]
+        );
     }
 
     #[test]

@@ -56,13 +56,21 @@ fn ranking_table(r: &TuneReport) -> Table {
     ordered.sort_by_key(|c| c.rank);
     ordered.extend(r.candidates.iter().filter(|c| c.rank.is_none()));
     for c in ordered {
-        let (med, min, max, n) = c.wall_s.map_or(
-            ("-".into(), "-".into(), "-".into(), 0),
-            |s| (format!("{:.3}", s.median), format!("{:.3}", s.min), format!("{:.3}", s.max), s.n),
-        );
+        let (med, min, max, n) = c
+            .wall_s
+            .map_or(("-".into(), "-".into(), "-".into(), 0), |s| {
+                (
+                    format!("{:.3}", s.median),
+                    format!("{:.3}", s.min),
+                    format!("{:.3}", s.max),
+                    s.n,
+                )
+            });
         let vs = match (&c.failure, &c.vs_next) {
             (Some(f), _) => format!("FAILED: {}", f.status),
-            (None, Some(v)) if v.beyond_noise => format!("{:.2}x faster (p={:.3})", v.ratio, v.p_value),
+            (None, Some(v)) if v.beyond_noise => {
+                format!("{:.2}x faster (p={:.3})", v.ratio, v.p_value)
+            }
             (None, Some(v)) => format!("within noise (x{:.2}, p={:.2})", v.ratio, v.p_value),
             (None, None) => "".into(),
         };
@@ -82,7 +90,13 @@ fn ranking_table(r: &TuneReport) -> Table {
 
 fn extras(r: &TuneReport, md: bool) -> String {
     let mut out = String::new();
-    let line = |s: &str| if md { format!("- {s}\n") } else { format!("  {s}\n") };
+    let line = |s: &str| {
+        if md {
+            format!("- {s}\n")
+        } else {
+            format!("  {s}\n")
+        }
+    };
     for c in &r.candidates {
         if let Some(f) = &c.failure {
             out.push_str(&format!(
@@ -120,11 +134,7 @@ fn extras(r: &TuneReport, md: bool) -> String {
             if md {
                 out.push_str("\n```sh\n");
             }
-            let forms = [
-                Some(&w.numactl),
-                w.taskset.as_ref(),
-                Some(&w.srun),
-            ];
+            let forms = [Some(&w.numactl), w.taskset.as_ref(), Some(&w.srun)];
             for f in forms.into_iter().flatten() {
                 out.push_str(&if md { format!("{f}\n") } else { line(f) });
             }
@@ -189,7 +199,11 @@ pub fn csv(r: &TuneReport) -> String {
     ]
     .map(String::from)
     .to_vec();
-    headers.extend(r.mem_nodes.iter().map(|n| format!("peak_anon_bytes_node{n}")));
+    headers.extend(
+        r.mem_nodes
+            .iter()
+            .map(|n| format!("peak_anon_bytes_node{n}")),
+    );
     let mut t = Table::new(headers);
     for c in &r.candidates {
         for run in &c.runs {

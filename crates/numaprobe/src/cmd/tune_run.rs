@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 const STDERR_KEEP: usize = 2048;
 /// Lines of it shown.
 const STDERR_LINES: usize = 12;
+/// How long to wait for the end of stderr after the program ended.
+const STDERR_GRACE: Duration = Duration::from_secs(2);
 const FIRST_SAMPLE: Duration = Duration::from_millis(10);
 const MAX_SAMPLE_GAP: Duration = Duration::from_secs(1);
 
@@ -85,7 +87,8 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
     };
     let pid = child.id();
     let mut stderr = child.stderr.take().expect("stderr is piped");
-    let reader = std::thread::spawn(move || {
+    let (err_tx, err_rx) = mpsc::channel();
+    std::thread::spawn(move || {
         let mut kept: Vec<u8> = Vec::new();
         let mut buf = [0u8; 4096];
         while let Ok(n) = stderr.read(&mut buf) {
@@ -97,7 +100,7 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
                 kept.drain(..kept.len() - STDERR_KEEP);
             }
         }
-        kept
+        let _ = err_tx.send(kept);
     });
     // The waiter blocks in wait() so the end time is exact, not a poll's.
     let (tx, rx) = mpsc::channel();
@@ -132,7 +135,10 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
         if Instant::now() >= next_sample {
             if let Some(m) = numa_maps::read(pid) {
                 samples += 1;
-                if peak.as_ref().is_none_or(|p| m.anon_total() >= p.anon_total()) {
+                if peak
+                    .as_ref()
+                    .is_none_or(|p| m.anon_total() >= p.anon_total())
+                {
                     peak = Some(m.clone());
                 }
                 last = Some(m);
@@ -142,7 +148,9 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
         }
     };
     let _ = waiter.join();
-    let kept = reader.join().unwrap_or_default();
+    // A grandchild that outlives the program may hold the pipe open: give
+    // the reader a moment, then go on without it (it ends with the pipe).
+    let kept = err_rx.recv_timeout(STDERR_GRACE).unwrap_or_default();
     if forwarded || numaprobe_core::cancel::requested() {
         return Ended::Stopped;
     }
