@@ -239,3 +239,104 @@ pub fn csv(r: &TuneReport) -> String {
     }
     t.to_csv()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::tune::{plan, report, Meta, Outcome};
+    use crate::model::tune::{Failure, Run};
+    use crate::placement::numa_maps::NodeBytes;
+    use crate::topology::testing::{build, CpuSpec, NodeSpec};
+
+    fn sample() -> TuneReport {
+        let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 1, 0, 1)];
+        let nodes = [0, 1].map(|n| NodeSpec {
+            os_index: n,
+            memory_bytes: 1 << 30,
+            free_bytes: 1 << 30,
+            allowed: true,
+        });
+        let p = plan(&build("/", &cpus, &nodes, None), 2, false).unwrap();
+        let mem = NumaMaps {
+            anon: vec![
+                NodeBytes {
+                    node: 0,
+                    bytes: 3 << 20,
+                },
+                NodeBytes {
+                    node: 1,
+                    bytes: 1 << 20,
+                },
+            ],
+            all: vec![],
+        };
+        let run = |round, wall_s| Run {
+            round,
+            wall_s,
+            exit_status: Some(0),
+            signal: None,
+            ok: true,
+            memory_last: Some(mem.clone()),
+            memory_peak: Some(mem.clone()),
+            memory_samples: 2,
+        };
+        let mut outcomes: Vec<Outcome> = (0..p.candidates.len())
+            .map(|i| Outcome {
+                runs: vec![run(0, 1.0 + i as f64), run(1, 1.1 + i as f64)],
+                failure: None,
+            })
+            .collect();
+        outcomes[1].failure = Some(Failure {
+            round: 0,
+            status: "exit status 3".into(),
+            stderr_tail: "line one\nno memory".into(),
+        });
+        report(
+            &p,
+            &outcomes,
+            Meta {
+                command: vec!["./app".into()],
+                threads_from: "--threads".into(),
+                runs_requested: 2,
+                rounds_completed: 2,
+                complete: true,
+            },
+        )
+    }
+
+    #[test]
+    fn text_shows_ranking_failure_skip_and_winner() {
+        let t = text(&sample());
+        assert!(t.contains("compact/first-touch"));
+        assert!(t.contains("N0 75% N1 25% (4 MiB)"), "{t}");
+        assert!(t.contains("FAILED: exit status 3"));
+        assert!(t.contains("  | no memory"));
+        assert!(t.contains("*/weighted-interleave: this kernel has no weighted interleave"));
+        assert!(t.contains("Winner: compact/first-touch"));
+        assert!(t.contains("numactl --physcpubind=0"));
+    }
+
+    #[test]
+    fn markdown_and_csv_carry_the_same_runs() {
+        let r = sample();
+        let md = markdown(&r);
+        assert!(md.starts_with("## numaprobe tune: `./app`"));
+        assert!(md.contains("```sh\n"));
+        let csv = csv(&r);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with("peak_anon_bytes_node0,peak_anon_bytes_node1"));
+        // Two runs per candidate.
+        assert_eq!(lines.len(), 1 + 2 * r.candidates.len());
+        assert!(lines[1].ends_with(",3145728,1048576"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn json_has_the_top_level_rankings() {
+        let v: serde_json::Value =
+            serde_json::from_str(&crate::report::to_json(&sample())).unwrap();
+        assert_eq!(v["schema"], "numaprobe/1");
+        let e = v["rankings"][0]["entries"].as_array().unwrap();
+        assert_eq!(e.len(), v["candidates"].as_array().unwrap().len());
+        assert_eq!(e.last().unwrap()["ranked"], false);
+    }
+}
