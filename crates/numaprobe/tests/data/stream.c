@@ -24,7 +24,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: stream [N>0] [ITER>0]\n");
         return 2;
     }
-    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+    /* Arrays aligned to, and sized in, 2 MiB (the x86-64 transparent huge
+     * page): an interleaved array then alternates whole huge pages from an
+     * aligned start, and a static schedule splits it at page boundaries, so
+     * the VM check can expect an even split without a huge page's slack. */
+    size_t align = 2 << 20, bytes = (n * sizeof(double) + align - 1) / align * align;
+    double *a = aligned_alloc(align, bytes), *b = aligned_alloc(align, bytes),
+           *c = aligned_alloc(align, bytes);
     if (!a || !b || !c) {
         fprintf(stderr, "stream: out of memory\n");
         return 1;
