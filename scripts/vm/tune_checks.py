@@ -16,8 +16,10 @@ program's anonymous memory per node):
 - compact/first-touch: >= 95 % on the compact node (the threads' node);
 - scatter/first-touch: each thread's node holds its static-schedule share
   (1/k within FIRST_TOUCH_TOL);
-- weighted interleave: run and on the policy nodes where the kernel has it,
-  else a skip note that names the kernel version.
+- weighted interleave, where the kernel has it (6.9+): the guest sets the
+  first node's weight to WEIGHT_FIRST (the others 1) and each node must hold
+  its weight's share within INTERLEAVE_TOL; on older kernels a skip note
+  must name the kernel version.
 Timings inside a TCG guest mean nothing: none is asserted.
 """
 
@@ -63,10 +65,36 @@ def threads_of(cfg):
     return int(options(cfg).get("threads", 2))
 
 
+# Weighted interleave's weights for the run where the kernel has them (6.9+):
+# the first node weighs WEIGHT_FIRST, the others 1, so the check sees the
+# weights honoured rather than an interleave by another name.
+WEIGHT_FIRST = 3
+
+
 def tune_guest(cfg):
     args = " ".join(options(cfg).get("args", DEFAULT_ARGS))
-    return (f"numaprobe tune --runs 1 --threads {threads_of(cfg)} --format json "
-            f"-- /bin/stream {args}\n")
+    first = cfg.nodes[0].id
+    return f"""w=/sys/kernel/mm/mempolicy/weighted_interleave
+if [ -d $w ]; then
+    for f in $w/node*; do echo 1 > $f; done
+    echo {WEIGHT_FIRST} > $w/node{first}
+    for f in $w/node*; do echo "weight ${{f##*/node}} $(cat $f)" >&2; done
+fi
+numaprobe tune --runs 1 --threads {threads_of(cfg)} --format json -- /bin/stream {args}
+rc=$?
+if [ -d $w ]; then for f in $w/node*; do echo 1 > $f; done; fi
+exit $rc
+"""
+
+
+def weights_of(stderr):
+    """{node: weight} the guest set (lines `weight N W` on its stderr)."""
+    out = {}
+    for line in stderr.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == "weight" and f[1].isdigit() and f[2].isdigit():
+            out[int(f[1])] = int(f[2])
+    return out
 
 
 def node_of_cpu(cfg):
@@ -152,6 +180,14 @@ def tune_placement(cfg, res, t):
                        f"not {100 * even:.0f}% +- {100 * INTERLEAVE_TOL:.0f}")
         elif memory == "weighted-interleave":
             t.true(on(pol) >= 0.99, f"{label}: {fmt(fr)}, not on nodes {pol}")
+            w = weights_of(res.stderr)
+            total = sum(w.get(n, 0) for n in pol)
+            if t.true(total > 0, f"{label}: the guest reported no weights for nodes {pol}"):
+                for n in pol:
+                    share = w.get(n, 0) / total
+                    t.true(abs(fr.get(n, 0.0) - share) <= INTERLEAVE_TOL,
+                           f"{label}: node {n} holds {100 * fr.get(n, 0.0):.1f}%, not its "
+                           f"weight's {100 * share:.0f}% +- {100 * INTERLEAVE_TOL:.0f}")
         elif memory == "first-touch" and binding == "compact":
             t.true(on(nodes_of_cpus) >= 0.95,
                    f"{label}: {fmt(fr)}, not on its threads' node {nodes_of_cpus}")
@@ -223,3 +259,19 @@ def selftest_cases(cfg, Result):
     bad = json.loads(json.dumps(good))
     bad["candidates"][1]["runs"][0]["memory_samples"] = 0
     yield name, "no numa_maps sample", Result(json.dumps(bad), "", 0), "fail"
+    # A 6.9+ kernel: weighted candidates run, weights 3:1 (two nodes).
+    if len(cfg.nodes) == 2:
+        n0, n1 = cfg.nodes[0].id, cfg.nodes[1].id
+        weights = f"weight {n0} {WEIGHT_FIRST}\nweight {n1} 1\n"
+        w = json.loads(json.dumps(good))
+        w["skipped"] = []
+        c = json.loads(json.dumps(next(c for c in w["candidates"]
+                                       if c["label"] == "compact/interleave")))
+        c.update(label="compact/weighted-interleave", memory="weighted-interleave")
+        c["runs"] = [_run({n0: 0.75, n1: 0.25})]
+        w["candidates"].append(c)
+        w["rankings"][0]["entries"].append({"label": c["label"]})
+        yield name, "weighted 3:1 honoured", Result(json.dumps(w), weights, 0), "pass"
+        yield name, "weighted without weights", Result(json.dumps(w), "", 0), "fail"
+        c["runs"] = [_run({n0: 0.5, n1: 0.5})]
+        yield name, "weighted as plain interleave", Result(json.dumps(w), weights, 0), "fail"
