@@ -68,8 +68,12 @@ class Result:
 
 
 class Check:
-    def __init__(self, name, guest, verify, needs, save=None, show=None):
+    def __init__(self, name, guest, verify, needs, save=None, show=None, files=None):
         self.name = name
+        # files(cfg) -> {path in the guest: host file}: extra static programs
+        # the guest script runs (e.g. tune's OpenMP kernel), copied into the
+        # initramfs by rig.py.
+        self.files = files
         # show(result) -> text: what of the guest's stdout a failure prints,
         # for checks whose output is mostly data (default: its beginning).
         self.show = show or (lambda res: res.stdout[:1500])
@@ -85,9 +89,9 @@ class Check:
         self.needs = needs or {}
 
 
-def check(name, guest, needs=None, save=None, show=None):
+def check(name, guest, needs=None, save=None, show=None, files=None):
     def register(fn):
-        CHECKS[name] = Check(name, guest, fn, needs, save, show)
+        CHECKS[name] = Check(name, guest, fn, needs, save, show, files)
         return fn
 
     return register
@@ -486,3 +490,5 @@ def study_presets(cfg, res, t):
 
 # The main job's checks live in their own module; importing it registers them.
 import mainjob  # noqa: E402,F401
+# tune's checks (issue 11): the user's-program placement candidates.
+import tune_checks  # noqa: E402,F401

@@ -285,6 +285,11 @@ def build_initramfs(cfg, args, workdir, pending):
     for i, name in enumerate(cfg.checks):
         if name in pending:
             continue
+        # Host files the check's guest script needs (Check.files).
+        for guest_path, host_path in (CHECKS[name].files(cfg) if CHECKS[name].files else {}).items():
+            dest = os.path.join(root, guest_path.lstrip("/"))
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copy(host_path, dest)
         guest = CHECKS[name].guest
         with open(os.path.join(root, "checks", f"{i:02d}-{name}"), "w") as f:
             f.write(f"# check {name} of configuration {cfg.name} (scripts/vm/checks.py)\n")

@@ -42,6 +42,8 @@ pub enum Command {
     Run(crate::cmd::run::Args),
     /// (Re)build the self-contained report.html of a report folder from its JSON documents
     Report(crate::cmd::report::Args),
+    /// Run your program under candidate placements (binding x memory policy) and rank them
+    Tune(crate::cmd::tune::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -114,6 +116,7 @@ impl Command {
             Command::Run(a) => &a.out,
             // `report` writes HTML only; its --output is checked by itself.
             Command::Report(_) => &NO_OUTPUT,
+            Command::Tune(a) => &a.out,
         }
     }
 }

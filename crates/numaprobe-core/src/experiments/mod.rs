@@ -20,6 +20,7 @@
 pub mod bandwidth;
 pub mod latency;
 pub mod study;
+pub mod tune;
 
 use crate::kernels::chase::ChaseError;
 use crate::model::matrix::MatrixResult;

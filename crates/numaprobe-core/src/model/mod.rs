@@ -31,5 +31,6 @@ pub mod ranking;
 pub mod study;
 pub mod study_plan;
 pub mod topo;
+pub mod tune;
 
 pub use format::Format;

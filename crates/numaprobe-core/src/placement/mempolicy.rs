@@ -75,6 +75,21 @@ impl TaskPolicy {
         })
     }
 
+    /// `MPOL_BIND` to a set of nodes (`MemPolicy::Bind` names one): pages
+    /// come from the allocating thread's node when it is in the set, else
+    /// from the nearest node of the set. `tune`'s "local bind" of threads
+    /// spread over several nodes.
+    pub fn bind_nodes(nodes: &[u32]) -> Result<Self, PlacementError> {
+        if nodes.is_empty() {
+            return Err(PlacementError::EmptyNodeSet);
+        }
+        Ok(TaskPolicy {
+            mode: MPOL_BIND,
+            mask: node_mask(nodes)?,
+            empty: false,
+        })
+    }
+
     /// Set the calling thread's policy (inherited by the threads and children
     /// it creates afterwards, and kept across `exec`). Async-signal-safe: no
     /// allocation, one syscall, so it may run in a `pre_exec` hook.

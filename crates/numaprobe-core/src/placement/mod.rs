@@ -36,6 +36,7 @@ mod ledger;
 mod live;
 pub mod memory;
 pub mod mempolicy;
+pub mod numa_maps;
 mod pin;
 mod spec;
 

@@ -28,5 +28,6 @@ pub mod study_long;
 pub mod study_plan;
 pub mod table;
 pub mod topo;
+pub mod tune;
 
 pub use json::to_json;

@@ -12,6 +12,8 @@ pub mod report;
 pub mod run;
 pub mod study;
 pub mod topo;
+pub mod tune;
+mod tune_run;
 
 use crate::cli::{Cli, Command, OutputArgs};
 use crate::output::usage;
@@ -42,6 +44,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             })?;
             report::run(a)
         }
+        Command::Tune(a) => tune::run(a),
     }
 }
 

@@ -1,0 +1,555 @@
+//! `tune`'s plan and verdict, apart from the running of processes (which is
+//! the binary's): which candidate placements the user's program runs under
+//! (thread binding x memory policy, from the topology), what each sets in
+//! the child (CPU set, task memory policy, OpenMP variables), and, from the
+//! runs, the ranking by median wall time, whether each gap is beyond noise
+//! and the winner in the forms people paste.
+
+use crate::analysis::binding::{self, cpulist, BindError, Request, Smt, Strategy};
+use crate::model::ranking::{Better, RankEntry, Ranking};
+use crate::model::tune::{Candidate, Comparison, Failure, Run, Skipped, TuneReport, Winner};
+use crate::placement::{PlacementError, TaskPolicy};
+use crate::stats::Summary;
+use crate::topology::Topology;
+
+/// A gap is beyond noise at this two-sided p-value or below.
+pub const ALPHA: f64 = 0.05;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindingKind {
+    Compact,
+    Scatter,
+    /// No affinity beyond the allowed CPUs; `OMP_PROC_BIND=false`.
+    None,
+}
+
+impl BindingKind {
+    pub const ALL: [BindingKind; 3] = [
+        BindingKind::Compact,
+        BindingKind::Scatter,
+        BindingKind::None,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BindingKind::Compact => "compact",
+            BindingKind::Scatter => "scatter",
+            BindingKind::None => "none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryKind {
+    /// The default policy: a page lands on the node of the thread that
+    /// first writes it.
+    FirstTouch,
+    /// `MPOL_BIND` to the nodes of the candidate's CPUs.
+    LocalBind,
+    /// `MPOL_INTERLEAVE` over every allowed memory node.
+    Interleave,
+    /// `MPOL_WEIGHTED_INTERLEAVE` over every allowed memory node (Linux 6.9+).
+    WeightedInterleave,
+}
+
+impl MemoryKind {
+    pub const ALL: [MemoryKind; 4] = [
+        MemoryKind::FirstTouch,
+        MemoryKind::LocalBind,
+        MemoryKind::Interleave,
+        MemoryKind::WeightedInterleave,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::FirstTouch => "first-touch",
+            MemoryKind::LocalBind => "local-bind",
+            MemoryKind::Interleave => "interleave",
+            MemoryKind::WeightedInterleave => "weighted-interleave",
+        }
+    }
+}
+
+/// One candidate as it is to be run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub label: String,
+    pub binding: BindingKind,
+    pub memory: MemoryKind,
+    /// The child's affinity; for a binding, OpenMP thread i's CPU at i.
+    pub cpus: Vec<u32>,
+    /// The memory policy's nodes (empty for first touch).
+    pub policy_nodes: Vec<u32>,
+    pub env: Vec<(String, String)>,
+    pub env_remove: Vec<String>,
+}
+
+impl Planned {
+    /// The task policy the child applies before `exec`; prepared here, in
+    /// the parent, so the child only makes the syscall.
+    pub fn task_policy(&self) -> Result<TaskPolicy, PlacementError> {
+        use crate::placement::MemPolicy;
+        match self.memory {
+            MemoryKind::FirstTouch => TaskPolicy::new(&MemPolicy::FirstTouch),
+            MemoryKind::LocalBind => TaskPolicy::bind_nodes(&self.policy_nodes),
+            MemoryKind::Interleave => {
+                TaskPolicy::new(&MemPolicy::Interleave(self.policy_nodes.clone()))
+            }
+            MemoryKind::WeightedInterleave => {
+                TaskPolicy::new(&MemPolicy::WeightedInterleave(self.policy_nodes.clone()))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub threads: usize,
+    pub candidates: Vec<Planned>,
+    pub skipped: Vec<Skipped>,
+    pub mem_nodes: Vec<u32>,
+    pub notes: Vec<String>,
+}
+
+/// The candidates for `threads` threads on `topo`. `weighted` says whether
+/// the kernel has weighted interleave (its sysfs weights folder exists).
+pub fn plan(topo: &Topology, threads: usize, weighted: bool) -> Result<Plan, BindError> {
+    // Memory nodes: allowed, and with memory (a memory-less node cannot
+    // take an interleaved page).
+    let mem_nodes: Vec<u32> = topo
+        .nodes
+        .iter()
+        .filter(|n| n.allowed && n.memory_bytes > 0)
+        .map(|n| n.os_index)
+        .collect();
+    let all_cpus: Vec<u32> = topo
+        .cpus
+        .iter()
+        .filter(|c| c.allowed && c.online)
+        .map(|c| c.os_index)
+        .collect();
+    let mut candidates = Vec::new();
+    let mut skipped = Vec::new();
+    let mut notes = Vec::new();
+    let many_nodes = mem_nodes.len() > 1;
+    if !many_nodes {
+        skipped.push(Skipped {
+            label: "*/local-bind, */interleave, */weighted-interleave".into(),
+            reason: format!(
+                "one memory node ({}): every policy puts every page on it, so only the binding is ranked",
+                cpulist(&mem_nodes)
+            ),
+        });
+    } else if !weighted {
+        skipped.push(Skipped {
+            label: "*/weighted-interleave".into(),
+            reason: "this kernel has no weighted interleave (Linux 6.9+, /sys/kernel/mm/mempolicy/weighted_interleave)".into(),
+        });
+    }
+    for kind in BindingKind::ALL {
+        let (cpus, local_nodes, warnings) = match kind {
+            BindingKind::None => {
+                let nodes: Vec<u32> = topo
+                    .allowed_cpu_nodes()
+                    .into_iter()
+                    .filter(|n| mem_nodes.contains(n))
+                    .collect();
+                (all_cpus.clone(), nodes, vec![])
+            }
+            BindingKind::Compact | BindingKind::Scatter => {
+                let req = Request {
+                    threads,
+                    strategy: if kind == BindingKind::Compact {
+                        Strategy::Compact
+                    } else {
+                        Strategy::Scatter
+                    },
+                    smt: Smt::Avoid,
+                    nodes: None,
+                };
+                let b = binding::bind(topo, &req)?;
+                (b.cpus(), b.mem_nodes.clone(), b.warnings.clone())
+            }
+        };
+        if kind == BindingKind::None && threads > all_cpus.len() {
+            // bind() refused it already for the other kinds.
+            return Err(BindError::TooManyThreads {
+                threads,
+                cpus: all_cpus.len(),
+                scope: String::new(),
+            });
+        }
+        for w in warnings {
+            if !notes.contains(&w) {
+                notes.push(w);
+            }
+        }
+        for memory in MemoryKind::ALL {
+            let policy_nodes = match memory {
+                MemoryKind::FirstTouch => vec![],
+                _ if !many_nodes => continue,
+                MemoryKind::WeightedInterleave if !weighted => continue,
+                MemoryKind::LocalBind => local_nodes.clone(),
+                MemoryKind::Interleave | MemoryKind::WeightedInterleave => mem_nodes.clone(),
+            };
+            if memory == MemoryKind::LocalBind && policy_nodes.is_empty() {
+                skipped.push(Skipped {
+                    label: format!("{}/local-bind", kind.as_str()),
+                    reason: "none of its CPUs' nodes has memory this process may use".into(),
+                });
+                continue;
+            }
+            let mut env = vec![("OMP_NUM_THREADS".to_string(), threads.to_string())];
+            let mut env_remove = vec![];
+            if kind == BindingKind::None {
+                env.push(("OMP_PROC_BIND".into(), "false".into()));
+                env_remove.push("OMP_PLACES".into());
+            } else {
+                env.push(("OMP_PLACES".into(), omp_places(&cpus)));
+                // One place per thread in thread order: close maps thread i
+                // to place i.
+                env.push(("OMP_PROC_BIND".into(), "close".into()));
+            }
+            candidates.push(Planned {
+                label: format!("{}/{}", kind.as_str(), memory.as_str()),
+                binding: kind,
+                memory,
+                cpus: cpus.clone(),
+                policy_nodes,
+                env,
+                env_remove,
+            });
+        }
+    }
+    Ok(Plan {
+        threads,
+        candidates,
+        skipped,
+        mem_nodes,
+        notes,
+    })
+}
+
+fn omp_places(cpus: &[u32]) -> String {
+    cpus.iter()
+        .map(|c| format!("{{{c}}}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// What the runner gathered for one candidate (in plan order).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    pub runs: Vec<Run>,
+    pub failure: Option<Failure>,
+}
+
+/// What the report says about the run as a whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Meta {
+    pub command: Vec<String>,
+    pub threads_from: String,
+    pub runs_requested: usize,
+    pub rounds_completed: usize,
+    pub complete: bool,
+}
+
+/// Rank the candidates by median wall time over the finished rounds (a
+/// failed candidate is listed, never ranked), test each gap to the next
+/// ranked one, and pick the winner.
+pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
+    let mut cands: Vec<Candidate> = plan
+        .candidates
+        .iter()
+        .zip(outcomes)
+        .map(|(p, o)| {
+            let times: Vec<f64> = o
+                .runs
+                .iter()
+                .filter(|r| r.ok && r.round < meta.rounds_completed)
+                .map(|r| r.wall_s)
+                .collect();
+            Candidate {
+                label: p.label.clone(),
+                binding: p.binding.as_str().into(),
+                memory: p.memory.as_str().into(),
+                cpus: p.cpus.clone(),
+                policy_nodes: p.policy_nodes.clone(),
+                env: p.env.clone(),
+                runs: o.runs.clone(),
+                wall_s: Summary::of(&times),
+                failure: o.failure.clone(),
+                rank: None,
+                vs_next: None,
+            }
+        })
+        .collect();
+    let times_of = |c: &Candidate| -> Vec<f64> {
+        c.runs
+            .iter()
+            .filter(|r| r.ok && r.round < meta.rounds_completed)
+            .map(|r| r.wall_s)
+            .collect()
+    };
+    // Ranked: no failure and at least one finished run; by median, ties by
+    // plan order (stable sort).
+    let mut order: Vec<usize> = (0..cands.len())
+        .filter(|&i| cands[i].failure.is_none() && cands[i].wall_s.is_some())
+        .collect();
+    order.sort_by(|&a, &b| {
+        let (ma, mb) = (cands[a].wall_s.unwrap(), cands[b].wall_s.unwrap());
+        ma.median.total_cmp(&mb.median)
+    });
+    for (r, &i) in order.iter().enumerate() {
+        cands[i].rank = Some(r + 1);
+        if let Some(&j) = order.get(r + 1) {
+            let (a, b) = (times_of(&cands[i]), times_of(&cands[j]));
+            let p = mann_whitney_p(&a, &b);
+            let (mi, mj) = (
+                cands[i].wall_s.unwrap().median,
+                cands[j].wall_s.unwrap().median,
+            );
+            cands[i].vs_next = Some(Comparison {
+                next: cands[j].label.clone(),
+                ratio: if mi > 0.0 { mj / mi } else { 1.0 },
+                p_value: p,
+                beyond_noise: p <= ALPHA,
+            });
+        }
+    }
+    let mut entries: Vec<RankEntry> = order
+        .iter()
+        .map(|&i| {
+            let c = &cands[i];
+            let s = c.wall_s.unwrap();
+            RankEntry {
+                label: c.label.clone(),
+                median: s.median,
+                min: s.min,
+                max: s.max,
+                samples: s.n,
+                note: c.vs_next.as_ref().map(|v| {
+                    if v.beyond_noise {
+                        format!(
+                            "{:.2}x faster than {} (p={:.3})",
+                            v.ratio, v.next, v.p_value
+                        )
+                    } else {
+                        format!("within noise of {} (p={:.3})", v.next, v.p_value)
+                    }
+                }),
+                ranked: true,
+            }
+        })
+        .collect();
+    for c in cands.iter().filter(|c| c.rank.is_none()) {
+        let (median, min, max, samples) = c
+            .wall_s
+            .map_or((0.0, 0.0, 0.0, 0), |s| (s.median, s.min, s.max, s.n));
+        entries.push(RankEntry {
+            label: c.label.clone(),
+            median,
+            min,
+            max,
+            samples,
+            note: Some(match &c.failure {
+                Some(f) => format!("failed in round {}: {}", f.round + 1, f.status),
+                None => "no finished run".into(),
+            }),
+            ranked: false,
+        });
+    }
+    let mut notes = plan.notes.clone();
+    if meta.rounds_completed < 4 && order.len() > 1 {
+        notes.push(format!(
+            "{} round(s): too few for any gap to be beyond noise at p <= {ALPHA} (the exact test needs 4 runs per candidate); use --runs 5 or more",
+            meta.rounds_completed
+        ));
+    }
+    let winner = order
+        .first()
+        .map(|&i| winner(&plan.candidates[i], plan.threads, &meta.command));
+    TuneReport {
+        schema: crate::SCHEMA.into(),
+        complete: meta.complete,
+        command: meta.command.clone(),
+        threads: plan.threads,
+        threads_from: meta.threads_from,
+        runs_requested: meta.runs_requested,
+        rounds_completed: meta.rounds_completed,
+        mem_nodes: plan.mem_nodes.clone(),
+        candidates: cands,
+        skipped: plan.skipped.clone(),
+        rankings: vec![Ranking {
+            title: format!("tune: wall time of `{}`", meta.command.join(" ")),
+            unit: "s".into(),
+            better: Better::Lower,
+            entries,
+        }],
+        winner,
+        notes,
+    }
+}
+
+/// A word for a shell: quoted when it holds anything but safe characters.
+fn shell_word(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// `0x...` mask of a CPU or node set, for srun's mask_cpu / mask_mem.
+fn hex_mask(ids: &[u32]) -> String {
+    let top = ids.iter().max().copied().unwrap_or(0) as usize;
+    let mut nibbles = vec![0u8; top / 4 + 1];
+    for &i in ids {
+        nibbles[i as usize / 4] |= 1 << (i % 4);
+    }
+    let hex: String = nibbles
+        .iter()
+        .rev()
+        .map(|n| char::from_digit(u32::from(*n), 16).unwrap())
+        .collect();
+    format!("0x{hex}")
+}
+
+/// The candidate as commands to paste.
+pub fn winner(p: &Planned, threads: usize, command: &[String]) -> Winner {
+    let cmd = command
+        .iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let nodes = cpulist(&p.policy_nodes);
+    let bound = p.binding != BindingKind::None;
+    let numactl_mem = match p.memory {
+        MemoryKind::FirstTouch => None,
+        MemoryKind::LocalBind => Some(format!("--membind={nodes}")),
+        MemoryKind::Interleave => Some(format!("--interleave={nodes}")),
+        MemoryKind::WeightedInterleave => Some(format!("--weighted-interleave={nodes}")),
+    };
+    let omp = p
+        .env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", shell_word(v)))
+        .chain(p.env_remove.iter().map(|k| format!("-u {k}")))
+        .collect::<Vec<_>>();
+    // `env -u` for a removed variable keeps the line one paste.
+    let omp = if p.env_remove.is_empty() {
+        omp.join(" ")
+    } else {
+        format!("env {}", omp.join(" "))
+    };
+    let mut numactl = vec!["numactl".to_string()];
+    if bound {
+        numactl.push(format!("--physcpubind={}", cpulist(&p.cpus)));
+    }
+    numactl.extend(numactl_mem.clone());
+    let numactl = if numactl.len() == 1 {
+        format!("{omp} {cmd}")
+    } else {
+        format!("{omp} {} {cmd}", numactl.join(" "))
+    };
+    let cpu_bind = if bound {
+        format!("--cpu-bind=mask_cpu:{}", hex_mask(&p.cpus))
+    } else {
+        "--cpu-bind=none".into()
+    };
+    // srun binds memory per task to a node set, but has no interleave:
+    // that goes through numactl inside the step.
+    let srun = match p.memory {
+        MemoryKind::FirstTouch => {
+            format!("{omp} srun -n 1 -c {threads} {cpu_bind} {cmd}")
+        }
+        MemoryKind::LocalBind => format!(
+            "{omp} srun -n 1 -c {threads} {cpu_bind} --mem-bind=mask_mem:{} {cmd}",
+            hex_mask(&p.policy_nodes)
+        ),
+        _ => format!(
+            "{omp} srun -n 1 -c {threads} {cpu_bind} numactl {} {cmd}",
+            numactl_mem.unwrap_or_default()
+        ),
+    };
+    Winner {
+        label: p.label.clone(),
+        numactl,
+        taskset: bound.then(|| format!("{omp} taskset -c {} {cmd}", cpulist(&p.cpus))),
+        omp,
+        srun,
+    }
+}
+
+/// Two-sided p-value of the Mann-Whitney U test (Wilcoxon rank sum) of two
+/// sets of run times: exact (counting every arrangement of the ranks) for
+/// small sets, the normal approximation beyond. Rank-based, so one slow
+/// outlier run cannot make or break a verdict; ties count one half, and the
+/// exact tail is taken at the next whole U, which errs towards "noise".
+/// Deterministic: nothing is resampled. 1 when a side has no sample.
+pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
+    let (n, m) = (a.len(), b.len());
+    if n == 0 || m == 0 {
+        return 1.0;
+    }
+    let mut u: f64 = 0.0;
+    for x in a {
+        for y in b {
+            if x < y {
+                u += 1.0;
+            } else if x == y {
+                u += 0.5;
+            }
+        }
+    }
+    let nm = (n * m) as f64;
+    let small = u.min(nm - u);
+    if n * m <= 400 {
+        // counts[i][j][k]: arrangements of i a's and j b's with U = k.
+        let k_max = n * m;
+        let mut prev: Vec<Vec<f64>> = vec![vec![0.0; k_max + 1]; m + 1];
+        for row in prev.iter_mut() {
+            row[0] = 1.0; // i = 0: U = 0 only
+        }
+        for i in 1..=n {
+            let mut cur: Vec<Vec<f64>> = vec![vec![0.0; k_max + 1]; m + 1];
+            cur[0][0] = 1.0;
+            for j in 1..=m {
+                for k in 0..=i * j {
+                    // The largest element is an a (above j b's: U grows by
+                    // j) or a b (U unchanged).
+                    let from_a = if k >= j { prev[j][k - j] } else { 0.0 };
+                    cur[j][k] = from_a + cur[j - 1][k];
+                }
+            }
+            prev = cur;
+        }
+        let total: f64 = prev[m].iter().sum();
+        let upto = small.ceil() as usize;
+        let tail: f64 = prev[m][..=upto.min(k_max)].iter().sum();
+        (2.0 * tail / total).min(1.0)
+    } else {
+        let mean = nm / 2.0;
+        let sd = (nm * (n + m + 1) as f64 / 12.0).sqrt();
+        let z = (small + 0.5 - mean) / sd; // continuity correction
+        (2.0 * normal_cdf(z)).min(1.0)
+    }
+}
+
+/// Standard normal CDF (Abramowitz-Stegun 7.1.26 erf, error < 1.5e-7).
+fn normal_cdf(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.3275911 * x);
+    let poly = t
+        * (0.254829592
+            + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    let erf = 1.0 - poly * (-x * x).exp();
+    if z >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+#[cfg(test)]
+#[path = "tune_tests.rs"]
+mod tests;

@@ -1,0 +1,251 @@
+//! Tests of `tune`'s plan, ranking, noise test and paste-ready winner.
+
+use super::*;
+use crate::topology::testing::{build, CpuSpec, NodeSpec};
+
+const GIB: u64 = 1 << 30;
+
+/// Two packages, one node each, two cores each (CPUs 0,1 on node 0; 2,3
+/// on node 1).
+fn two_nodes() -> Topology {
+    let cpus = [
+        CpuSpec::new(0, 0, 0, 0),
+        CpuSpec::new(1, 0, 1, 0),
+        CpuSpec::new(2, 1, 0, 1),
+        CpuSpec::new(3, 1, 1, 1),
+    ];
+    let nodes = [0, 1].map(|n| NodeSpec {
+        os_index: n,
+        memory_bytes: GIB,
+        free_bytes: GIB,
+        allowed: true,
+    });
+    build("/", &cpus, &nodes, None)
+}
+
+fn one_node() -> Topology {
+    let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 0, 1, 0)];
+    let nodes = [NodeSpec {
+        os_index: 0,
+        memory_bytes: GIB,
+        free_bytes: GIB,
+        allowed: true,
+    }];
+    build("/", &cpus, &nodes, None)
+}
+
+fn find<'a>(p: &'a Plan, label: &str) -> &'a Planned {
+    p.candidates
+        .iter()
+        .find(|c| c.label == label)
+        .unwrap_or_else(|| panic!("no candidate {label}"))
+}
+
+fn env<'a>(c: &'a Planned, k: &str) -> Option<&'a str> {
+    c.env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn two_nodes_give_every_binding_times_every_memory_policy() {
+    let p = plan(&two_nodes(), 2, true).unwrap();
+    assert_eq!(p.candidates.len(), 12);
+    assert!(p.skipped.is_empty());
+    let c = find(&p, "compact/local-bind");
+    assert_eq!(c.cpus, vec![0, 1]);
+    assert_eq!(c.policy_nodes, vec![0]);
+    assert_eq!(env(c, "OMP_PLACES"), Some("{0},{1}"));
+    assert_eq!(env(c, "OMP_PROC_BIND"), Some("close"));
+    assert_eq!(env(c, "OMP_NUM_THREADS"), Some("2"));
+    let s = find(&p, "scatter/local-bind");
+    assert_eq!(s.cpus, vec![0, 2]);
+    assert_eq!(s.policy_nodes, vec![0, 1]);
+    let i = find(&p, "compact/interleave");
+    assert_eq!(i.policy_nodes, vec![0, 1]);
+    let n = find(&p, "none/first-touch");
+    assert_eq!(n.cpus, vec![0, 1, 2, 3]);
+    assert_eq!(env(n, "OMP_PROC_BIND"), Some("false"));
+    assert_eq!(n.env_remove, vec!["OMP_PLACES".to_string()]);
+    assert!(n.policy_nodes.is_empty());
+    for c in &p.candidates {
+        c.task_policy().unwrap();
+    }
+}
+
+#[test]
+fn an_old_kernel_skips_weighted_interleave_with_a_note() {
+    let p = plan(&two_nodes(), 2, false).unwrap();
+    assert_eq!(p.candidates.len(), 9);
+    assert!(p
+        .candidates
+        .iter()
+        .all(|c| c.memory != MemoryKind::WeightedInterleave));
+    assert_eq!(p.skipped.len(), 1);
+    assert!(p.skipped[0].reason.contains("6.9"), "{:?}", p.skipped);
+}
+
+#[test]
+fn one_node_ranks_only_the_binding() {
+    let p = plan(&one_node(), 2, true).unwrap();
+    let labels: Vec<&str> = p.candidates.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "compact/first-touch",
+            "scatter/first-touch",
+            "none/first-touch"
+        ]
+    );
+    assert!(p.skipped[0].reason.contains("only the binding"));
+}
+
+#[test]
+fn too_many_threads_is_a_bind_error() {
+    assert!(matches!(
+        plan(&one_node(), 3, false),
+        Err(BindError::TooManyThreads { threads: 3, .. })
+    ));
+    assert_eq!(plan(&one_node(), 0, false), Err(BindError::ZeroThreads));
+}
+
+fn run(round: usize, wall_s: f64) -> Run {
+    Run {
+        round,
+        wall_s,
+        exit_status: Some(0),
+        signal: None,
+        ok: true,
+        memory_last: None,
+        memory_peak: None,
+        memory_samples: 0,
+    }
+}
+
+fn meta(rounds: usize) -> Meta {
+    Meta {
+        command: vec!["./stream".into(), "a b".into()],
+        threads_from: "--threads".into(),
+        runs_requested: rounds,
+        rounds_completed: rounds,
+        complete: true,
+    }
+}
+
+#[test]
+fn ranking_orders_by_median_keeps_failures_unranked_and_tests_gaps() {
+    let p = plan(&one_node(), 2, false).unwrap();
+    let slow = Outcome {
+        runs: (0..5).map(|r| run(r, 2.0 + r as f64 * 0.01)).collect(),
+        failure: None,
+    };
+    let fast = Outcome {
+        runs: (0..5).map(|r| run(r, 1.0 + r as f64 * 0.01)).collect(),
+        failure: None,
+    };
+    let failed = Outcome {
+        runs: vec![Run {
+            ok: false,
+            exit_status: Some(3),
+            ..run(0, 0.1)
+        }],
+        failure: Some(Failure {
+            round: 0,
+            status: "exit status 3".into(),
+            stderr_tail: "boom".into(),
+        }),
+    };
+    let r = report(&p, &[slow, fast, failed], meta(5));
+    let labels: Vec<&str> = r.rankings[0]
+        .entries
+        .iter()
+        .map(|e| e.label.as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "scatter/first-touch",
+            "compact/first-touch",
+            "none/first-touch"
+        ]
+    );
+    let e = &r.rankings[0].entries;
+    assert!(e[0].ranked && e[1].ranked && !e[2].ranked);
+    assert!(e[2].note.as_deref().unwrap().contains("exit status 3"));
+    assert_eq!(r.candidates[1].rank, Some(1));
+    assert_eq!(r.candidates[2].rank, None);
+    let v = r.candidates[1].vs_next.as_ref().unwrap();
+    assert_eq!(v.next, "compact/first-touch");
+    assert!(v.beyond_noise, "{v:?}");
+    assert!((v.ratio - 2.0).abs() < 0.05);
+    let w = r.winner.unwrap();
+    assert_eq!(w.label, "scatter/first-touch");
+    assert!(w
+        .taskset
+        .unwrap()
+        .ends_with("taskset -c 0-1 ./stream 'a b'"));
+    assert!(w.omp.contains("OMP_PLACES='{0},{1}'"), "{}", w.omp);
+}
+
+#[test]
+fn runs_of_an_unfinished_round_are_not_ranked() {
+    let p = plan(&one_node(), 1, false).unwrap();
+    let o = Outcome {
+        runs: vec![run(0, 1.0), run(1, 9.0)],
+        failure: None,
+    };
+    let mut m = meta(1);
+    m.complete = false;
+    let r = report(&p, &[o.clone(), o.clone(), o], m);
+    assert_eq!(r.candidates[0].wall_s.unwrap().n, 1);
+    assert_eq!(r.candidates[0].wall_s.unwrap().max, 1.0);
+    assert!(!r.complete);
+    assert!(r.notes.iter().any(|n| n.contains("too few")));
+}
+
+#[test]
+fn mann_whitney_matches_the_exact_tables() {
+    // Complete separation: two-sided p = 2 / C(n+m, n).
+    assert!((mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]) - 0.1).abs() < 1e-12);
+    assert!((mann_whitney_p(&[1.0; 5].map(|x| x), &[2.0; 5]) - 2.0 / 252.0).abs() < 1e-12);
+    let a = [1.0, 1.1, 1.2, 1.3, 1.4];
+    let b = [2.0, 2.1, 2.2, 2.3, 2.4];
+    assert_eq!(mann_whitney_p(&a, &b), mann_whitney_p(&b, &a));
+    // Interleaved samples: no evidence.
+    assert!(mann_whitney_p(&[1.0, 3.0, 5.0], &[2.0, 4.0, 6.0]) > 0.5);
+    // A wild outlier weighs as one rank, no more (a t-test would lose the
+    // separation to it).
+    let c = [2.0, 2.1, 2.2, 2.3, 1000.0];
+    assert_eq!(mann_whitney_p(&a, &c), mann_whitney_p(&a, &b));
+    assert_eq!(mann_whitney_p(&[], &b), 1.0);
+    // The normal approximation agrees with the exact count near its limit.
+    let x: Vec<f64> = (0..25).map(|i| i as f64).collect();
+    let y: Vec<f64> = (0..25).map(|i| i as f64 + 6.5).collect();
+    let exact = mann_whitney_p(&x[..20], &y[..20]);
+    let approx = mann_whitney_p(&x, &y);
+    assert!(exact < 0.2 && approx < 0.2, "{exact} {approx}");
+}
+
+#[test]
+fn paste_forms_name_policy_nodes_and_masks() {
+    let p = plan(&two_nodes(), 2, true).unwrap();
+    let cmd = vec!["./a.out".to_string()];
+    let w = winner(find(&p, "scatter/interleave"), 2, &cmd);
+    assert!(w
+        .numactl
+        .ends_with("numactl --physcpubind=0,2 --interleave=0-1 ./a.out"));
+    assert!(w
+        .srun
+        .contains("--cpu-bind=mask_cpu:0x5 numactl --interleave=0-1 ./a.out"));
+    let w = winner(find(&p, "compact/local-bind"), 2, &cmd);
+    assert!(w.srun.contains("--mem-bind=mask_mem:0x1"), "{}", w.srun);
+    let w = winner(find(&p, "none/first-touch"), 2, &cmd);
+    assert!(w.taskset.is_none());
+    assert!(w
+        .omp
+        .starts_with("env OMP_NUM_THREADS=2 OMP_PROC_BIND=false -u OMP_PLACES"));
+    assert!(w.srun.contains("--cpu-bind=none"));
+    let w = winner(find(&p, "none/weighted-interleave"), 2, &cmd);
+    assert!(w
+        .numactl
+        .ends_with("numactl --weighted-interleave=0-1 ./a.out"));
+    assert_eq!(hex_mask(&[0, 5, 12]), "0x1021");
+}

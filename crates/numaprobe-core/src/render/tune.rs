@@ -1,0 +1,343 @@
+//! `tune`'s renderers: the ranking table (terminal and Markdown), failures
+//! and skipped candidates, the winner as lines to paste, and the CSV (one
+//! row per run, so every figure can be re-analysed). JSON is the model
+//! itself through `report::to_json`.
+
+use crate::model::tune::{Candidate, Run, TuneReport};
+use crate::placement::numa_maps::NumaMaps;
+use crate::render::table::Align;
+use crate::render::table::Table;
+use crate::units::{format_list, format_size};
+
+/// `N0 50% N1 50% (96.0 MiB)`: a sample's anonymous memory by node.
+pub fn distribution(m: &NumaMaps) -> String {
+    let total = m.anon_total();
+    if total == 0 {
+        return "no anonymous memory".into();
+    }
+    let parts: Vec<String> = m
+        .anon
+        .iter()
+        .map(|n| format!("N{} {:.0}%", n.node, 100.0 * n.bytes as f64 / total as f64))
+        .collect();
+    format!("{} ({})", parts.join(" "), format_size(total))
+}
+
+/// The peak sample of the candidate's last run that has one.
+fn memory_of(c: &Candidate) -> String {
+    c.runs
+        .iter()
+        .rev()
+        .find_map(|r| r.memory_peak.as_ref())
+        .map_or("-".into(), distribution)
+}
+
+fn ranking_table(r: &TuneReport) -> Table {
+    let mut t = Table::new([
+        "rank",
+        "candidate",
+        "median s",
+        "min s",
+        "max s",
+        "runs",
+        "vs next",
+        "memory (peak, anonymous)",
+    ])
+    .with_title(format!(
+        "{} thread(s), {} of {} round(s){}",
+        r.threads,
+        r.rounds_completed,
+        r.runs_requested,
+        if r.complete { "" } else { " (interrupted)" }
+    ));
+    t.align[1] = Align::Left;
+    t.align[6] = Align::Left;
+    t.align[7] = Align::Left;
+    let mut ordered: Vec<&Candidate> = r.candidates.iter().filter(|c| c.rank.is_some()).collect();
+    ordered.sort_by_key(|c| c.rank);
+    ordered.extend(r.candidates.iter().filter(|c| c.rank.is_none()));
+    for c in ordered {
+        let (med, min, max, n) = c
+            .wall_s
+            .map_or(("-".into(), "-".into(), "-".into(), 0), |s| {
+                (
+                    format!("{:.3}", s.median),
+                    format!("{:.3}", s.min),
+                    format!("{:.3}", s.max),
+                    s.n,
+                )
+            });
+        let vs = match (&c.failure, &c.vs_next) {
+            (Some(f), _) => format!("FAILED: {}", f.status),
+            (None, Some(v)) if v.beyond_noise => {
+                format!("{:.2}x faster (p={:.3})", v.ratio, v.p_value)
+            }
+            (None, Some(v)) => format!("within noise (x{:.2}, p={:.2})", v.ratio, v.p_value),
+            (None, None) => "".into(),
+        };
+        t.push([
+            c.rank.map_or("-".into(), |r| r.to_string()),
+            c.label.clone(),
+            med,
+            min,
+            max,
+            n.to_string(),
+            vs,
+            memory_of(c),
+        ]);
+    }
+    t
+}
+
+fn extras(r: &TuneReport, md: bool) -> String {
+    let mut out = String::new();
+    let line = |s: &str| {
+        if md {
+            format!("- {s}\n")
+        } else {
+            format!("  {s}\n")
+        }
+    };
+    for c in &r.candidates {
+        if let Some(f) = &c.failure {
+            out.push_str(&format!(
+                "\n{} failed in round {} ({}); stderr ends:\n",
+                c.label,
+                f.round + 1,
+                f.status
+            ));
+            let tail = if f.stderr_tail.trim().is_empty() {
+                "(nothing on stderr)"
+            } else {
+                f.stderr_tail.trim_end()
+            };
+            if md {
+                out.push_str(&format!("\n```\n{tail}\n```\n"));
+            } else {
+                for l in tail.lines() {
+                    out.push_str(&format!("  | {l}\n"));
+                }
+            }
+        }
+    }
+    if !r.skipped.is_empty() {
+        out.push_str("\nNot run:\n");
+        if md {
+            out.push('\n');
+        }
+        for s in &r.skipped {
+            out.push_str(&line(&format!("{}: {}", s.label, s.reason)));
+        }
+    }
+    match &r.winner {
+        Some(w) => {
+            out.push_str(&format!("\nWinner: {} (paste one of)\n", w.label));
+            if md {
+                out.push_str("\n```sh\n");
+            }
+            let forms = [Some(&w.numactl), w.taskset.as_ref(), Some(&w.srun)];
+            for f in forms.into_iter().flatten() {
+                out.push_str(&if md { format!("{f}\n") } else { line(f) });
+            }
+            if md {
+                out.push_str("```\n");
+            }
+        }
+        None => out.push_str("\nNo candidate finished a run: nothing to recommend.\n"),
+    }
+    if !r.notes.is_empty() {
+        out.push_str("\nNotes:\n");
+        if md {
+            out.push('\n');
+        }
+        for n in &r.notes {
+            out.push_str(&line(n));
+        }
+    }
+    out
+}
+
+/// The terminal rendering.
+pub fn text(r: &TuneReport) -> String {
+    format!("{}{}", ranking_table(r).to_text(), extras(r, false))
+}
+
+pub fn markdown(r: &TuneReport) -> String {
+    format!(
+        "## numaprobe tune: `{}`\n\n{}{}",
+        r.command.join(" "),
+        ranking_table(r).to_markdown(),
+        extras(r, true)
+    )
+}
+
+fn node_cell(m: Option<&NumaMaps>, node: u32) -> String {
+    m.map_or(String::new(), |m| {
+        m.anon
+            .iter()
+            .find(|n| n.node == node)
+            .map_or(0, |n| n.bytes)
+            .to_string()
+    })
+}
+
+/// One row per run: candidate, binding, memory, round, wall time, status,
+/// rank, and the peak sample's anonymous bytes on each memory node.
+pub fn csv(r: &TuneReport) -> String {
+    let mut headers: Vec<String> = [
+        "candidate",
+        "binding",
+        "memory",
+        "cpus",
+        "policy_nodes",
+        "round",
+        "wall_s",
+        "exit_status",
+        "signal",
+        "ok",
+        "rank",
+        "memory_samples",
+    ]
+    .map(String::from)
+    .to_vec();
+    headers.extend(
+        r.mem_nodes
+            .iter()
+            .map(|n| format!("peak_anon_bytes_node{n}")),
+    );
+    let mut t = Table::new(headers);
+    for c in &r.candidates {
+        for run in &c.runs {
+            let Run {
+                round,
+                wall_s,
+                exit_status,
+                signal,
+                ok,
+                ..
+            } = run;
+            let mut row = vec![
+                c.label.clone(),
+                c.binding.clone(),
+                c.memory.clone(),
+                format_list(&c.cpus),
+                format_list(&c.policy_nodes),
+                round.to_string(),
+                format!("{wall_s:.6}"),
+                exit_status.map_or(String::new(), |s| s.to_string()),
+                signal.map_or(String::new(), |s| s.to_string()),
+                ok.to_string(),
+                c.rank.map_or(String::new(), |x| x.to_string()),
+                run.memory_samples.to_string(),
+            ];
+            row.extend(
+                r.mem_nodes
+                    .iter()
+                    .map(|&n| node_cell(run.memory_peak.as_ref(), n)),
+            );
+            t.push(row);
+        }
+    }
+    t.to_csv()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::tune::{plan, report, Meta, Outcome};
+    use crate::model::tune::{Failure, Run};
+    use crate::placement::numa_maps::NodeBytes;
+    use crate::topology::testing::{build, CpuSpec, NodeSpec};
+
+    fn sample() -> TuneReport {
+        let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 1, 0, 1)];
+        let nodes = [0, 1].map(|n| NodeSpec {
+            os_index: n,
+            memory_bytes: 1 << 30,
+            free_bytes: 1 << 30,
+            allowed: true,
+        });
+        let p = plan(&build("/", &cpus, &nodes, None), 2, false).unwrap();
+        let mem = NumaMaps {
+            anon: vec![
+                NodeBytes {
+                    node: 0,
+                    bytes: 3 << 20,
+                },
+                NodeBytes {
+                    node: 1,
+                    bytes: 1 << 20,
+                },
+            ],
+            all: vec![],
+        };
+        let run = |round, wall_s| Run {
+            round,
+            wall_s,
+            exit_status: Some(0),
+            signal: None,
+            ok: true,
+            memory_last: Some(mem.clone()),
+            memory_peak: Some(mem.clone()),
+            memory_samples: 2,
+        };
+        let mut outcomes: Vec<Outcome> = (0..p.candidates.len())
+            .map(|i| Outcome {
+                runs: vec![run(0, 1.0 + i as f64), run(1, 1.1 + i as f64)],
+                failure: None,
+            })
+            .collect();
+        outcomes[1].failure = Some(Failure {
+            round: 0,
+            status: "exit status 3".into(),
+            stderr_tail: "line one\nno memory".into(),
+        });
+        report(
+            &p,
+            &outcomes,
+            Meta {
+                command: vec!["./app".into()],
+                threads_from: "--threads".into(),
+                runs_requested: 2,
+                rounds_completed: 2,
+                complete: true,
+            },
+        )
+    }
+
+    #[test]
+    fn text_shows_ranking_failure_skip_and_winner() {
+        let t = text(&sample());
+        assert!(t.contains("compact/first-touch"));
+        assert!(t.contains("N0 75% N1 25% (4 MiB)"), "{t}");
+        assert!(t.contains("FAILED: exit status 3"));
+        assert!(t.contains("  | no memory"));
+        assert!(t.contains("*/weighted-interleave: this kernel has no weighted interleave"));
+        assert!(t.contains("Winner: compact/first-touch"));
+        assert!(t.contains("numactl --physcpubind=0"));
+    }
+
+    #[test]
+    fn markdown_and_csv_carry_the_same_runs() {
+        let r = sample();
+        let md = markdown(&r);
+        assert!(md.starts_with("## numaprobe tune: `./app`"));
+        assert!(md.contains("```sh\n"));
+        let csv = csv(&r);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with("peak_anon_bytes_node0,peak_anon_bytes_node1"));
+        // Two runs per candidate.
+        assert_eq!(lines.len(), 1 + 2 * r.candidates.len());
+        assert!(lines[1].ends_with(",3145728,1048576"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn json_has_the_top_level_rankings() {
+        let v: serde_json::Value =
+            serde_json::from_str(&crate::render::to_json(&sample())).unwrap();
+        assert_eq!(v["schema"], "numaprobe/1");
+        let e = v["rankings"][0]["entries"].as_array().unwrap();
+        assert_eq!(e.len(), v["candidates"].as_array().unwrap().len());
+        assert_eq!(e.last().unwrap()["ranked"], false);
+    }
+}
