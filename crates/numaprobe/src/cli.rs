@@ -40,6 +40,11 @@ pub enum Command {
     Pin(crate::cmd::pin::Args),
     /// The main job: topology, measurements within a time budget, inference, advice
     Run(crate::cmd::run::Args),
+    /// The main job on every node of a Slurm selection, gathered and compared: odd nodes, outliers, failures
+    Fleet(crate::cmd::fleet::Args),
+    /// One node's part of `numaprobe fleet` (started by Slurm, not by people)
+    #[command(hide = true)]
+    FleetNode(crate::cmd::fleet_node::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -110,6 +115,8 @@ impl Command {
             Command::Infer(a) => &a.out,
             Command::Pin(a) => &a.out,
             Command::Run(a) => &a.out,
+            Command::Fleet(a) => &a.out,
+            Command::FleetNode(a) => &a.out,
         }
     }
 }
