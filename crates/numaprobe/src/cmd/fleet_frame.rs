@@ -1,17 +1,21 @@
 //! How a node's report travels back through the Slurm job's output when the
 //! nodes share no filesystem: one line per piece, `NUMAPROBE-FLEET ` and a
 //! JSON object, so anything else srun prints (Slurm's own messages, a
-//! prologue's chatter) is told apart and ignored. A file is base64 in pieces
-//! of at most [`PIECE`] characters, because srun forwards a task's output a
-//! line at a time and a line of megabytes could be split and interleaved with
-//! another node's.
+//! prologue's chatter) is told apart and ignored. A file (the node's status
+//! `fleet-node.json` too) is base64 in pieces, each line at most [`LINE`]
+//! bytes: slurmstepd forwards a task's output in messages of at most 1024
+//! bytes (`MAX_MSG_LEN` in Slurm's io_hdr.h), and a longer line was seen torn
+//! and interleaved with another node's on a real three-node Slurm.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub const PREFIX: &str = "NUMAPROBE-FLEET ";
-/// Base64 characters per line.
-pub const PIECE: usize = 16 * 1024;
+/// Bytes per line, newline included: below Slurm's 1024-byte I/O message.
+pub const LINE: usize = 1000;
+/// Base64 characters per line when the names leave no room (never fewer,
+/// so a file always moves forward).
+const MIN_PIECE: usize = 64;
 
 /// How a node's run ended: written as `fleet-node.json` in its folder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,8 +47,8 @@ pub enum Frame {
         parts: usize,
         b64: String,
     },
-    /// The node is done; nothing follows from it.
-    End { status: NodeRunStatus },
+    /// The node is done (its status was sent as `fleet-node.json`).
+    End { node: String },
 }
 
 impl Frame {
@@ -56,11 +60,22 @@ impl Frame {
     /// The frames of one file.
     pub fn file(node: &str, name: &str, bytes: &[u8]) -> Vec<Frame> {
         let b64 = encode(bytes);
+        // The line's length without its base64, with room for the part numbers.
+        let overhead = Frame::File {
+            node: node.into(),
+            name: name.into(),
+            part: usize::MAX,
+            parts: usize::MAX,
+            b64: String::new(),
+        }
+        .line()
+        .len();
+        let piece = LINE.saturating_sub(overhead).max(MIN_PIECE);
         let pieces: Vec<&str> = if b64.is_empty() {
             vec![""]
         } else {
             b64.as_bytes()
-                .chunks(PIECE)
+                .chunks(piece)
                 .map(|c| std::str::from_utf8(c).expect("base64 is ASCII"))
                 .collect()
         };
@@ -199,7 +214,7 @@ mod tests {
 
     #[test]
     fn a_file_in_pieces_comes_back_whole_in_any_order() {
-        let bytes: Vec<u8> = (0..=255u8).cycle().take(PIECE * 2).collect();
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(LINE * 3).collect();
         let mut frames = Frame::file("np1", "run.json", &bytes);
         assert!(frames.len() > 2);
         frames.reverse();
@@ -207,6 +222,7 @@ mod tests {
         let mut whole = None;
         for f in frames {
             let line = f.line();
+            assert!(line.len() <= LINE, "{} bytes", line.len());
             let Some(Ok(Frame::File {
                 node,
                 name,

@@ -91,7 +91,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         Gather::Stream => {
             send_folder(&mut out, &node, &folder)?;
-            out.write_all(Frame::End { status }.line().as_bytes())?;
+            let text = serde_json::to_string_pretty(&status)? + "\n";
+            for f in Frame::file(&node, STATUS_FILE, text.as_bytes()) {
+                out.write_all(f.line().as_bytes())?;
+            }
+            out.write_all(Frame::End { node: node.clone() }.line().as_bytes())?;
             out.flush()?;
             let _ = std::fs::remove_dir_all(&folder);
         }
@@ -192,7 +196,7 @@ fn send_folder(out: &mut impl Write, node: &str, folder: &Path) -> anyhow::Resul
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".tmp"))
+        .filter(|n| !n.ends_with(".tmp") && n != STATUS_FILE)
         .collect();
     names.sort();
     for name in names {

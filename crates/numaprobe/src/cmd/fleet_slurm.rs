@@ -203,15 +203,22 @@ pub fn launch(
             } => match asm.add(&node, &name, part, parts, b64) {
                 None => {}
                 Some(Err(e)) => g.problems.push(e),
-                Some(Ok(bytes)) => save(dir, &node, &name, &bytes)?,
+                Some(Ok(bytes)) => {
+                    save(dir, &node, &name, &bytes)?;
+                    if name == STATUS_FILE {
+                        match serde_json::from_slice::<NodeRunStatus>(&bytes) {
+                            Ok(st) => {
+                                progress(&node, &st);
+                                g.ended.insert(node, st);
+                            }
+                            Err(e) => g.problems.push(format!("{node}: {STATUS_FILE}: {e}")),
+                        }
+                    }
+                }
             },
-            Frame::End { status } => {
-                let node = status.node.clone();
-                let text = serde_json::to_string_pretty(&status)? + "\n";
-                save(dir, &node, STATUS_FILE, text.as_bytes())?;
-                progress(&node, &status);
-                g.ended.insert(node, status);
-            }
+            // The status came before it; a node whose status was torn is
+            // read from its folder like any other.
+            Frame::End { .. } => {}
         }
     }
     for (node, name) in asm.unfinished() {
