@@ -10,9 +10,9 @@
 
 pub mod advice;
 pub mod binding;
-pub mod fleet;
 mod csv;
 mod findings;
+pub mod fleet;
 pub mod hmat;
 pub mod infer;
 pub mod input;

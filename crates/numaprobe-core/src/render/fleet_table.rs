@@ -119,7 +119,11 @@ fn metric_table(r: &FleetReport) -> Table {
 
 /// The headline: how many nodes, how many fine, groups and outliers.
 pub fn headline(r: &FleetReport) -> String {
-    let ok = r.nodes.iter().filter(|n| n.status == NodeStatus::Ok).count();
+    let ok = r
+        .nodes
+        .iter()
+        .filter(|n| n.status == NodeStatus::Ok)
+        .count();
     let odd: std::collections::BTreeSet<&str> =
         r.outliers.iter().map(|o| o.node.as_str()).collect();
     format!(

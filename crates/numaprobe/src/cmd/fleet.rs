@@ -25,7 +25,8 @@ use std::time::Duration;
 const NODE_ALLOWANCE_S: f64 = 120.0;
 
 #[derive(clap::Args, Debug)]
-#[command(after_long_help = "Through Slurm: one srun, one exclusive task per node \
+#[command(
+    after_long_help = "Through Slurm: one srun, one exclusive task per node \
 (--ntasks-per-node=1 --exclusive), each running `numaprobe run` with the same --budget and \
 --size, --partition/--nodelist/--nodes/--account/--time passed through to srun. A failing node \
 ends neither the others' tasks nor the job.\n\n\
@@ -42,7 +43,8 @@ robust standard deviations (1.4826 x MAD) and 5 % off is an outlier. Nodes that 
 out or sent an incomplete report are listed with why; the others' results are kept.\n\n\
 DIR then holds one folder per node (its report and fleet-node.json: how its run ended), \
 fleet.json, fleet.md, fleet.csv and fleet.html (a heatmap, odd nodes first). Exit status 1 when \
-a node failed or timed out, after everything is written.")]
+a node failed or timed out, after everything is written."
+)]
 pub struct Args {
     /// Analyse the reports already gathered in DIR (DIR/<node>/run.json) instead of running anything
     #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "report_dir"])]
@@ -159,11 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         timeout.as_secs_f64(),
         &run_args,
     );
-    eprintln!(
-        "numaprobe: {} {}",
-        srun.display(),
-        srun_args.join(" ")
-    );
+    eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
     let gathered = fleet_slurm::launch(&srun, &srun_args, &dir, |node, st| {
         eprintln!("numaprobe: {node}: {}", ended_in_words(st));
     })?;
@@ -269,7 +267,10 @@ fn ended_in_words(st: &NodeRunStatus) -> String {
         return e.clone();
     }
     if st.timed_out {
-        return format!("stopped after {:.0} s: it ran past its time limit", st.elapsed_s);
+        return format!(
+            "stopped after {:.0} s: it ran past its time limit",
+            st.elapsed_s
+        );
     }
     match (st.exit_status, st.signal) {
         (Some(0), _) => format!("done in {:.1} s", st.elapsed_s),
@@ -338,7 +339,8 @@ fn finish(out: &OutputArgs, dir: &Path, r: &FleetReport, notes: &[String]) -> an
         ("fleet.html", &fleet_html::to_html(&r)),
     ] {
         let p = dir.join(name);
-        write_atomic(&p, text.as_bytes()).with_context(|| format!("cannot write {}", p.display()))?;
+        write_atomic(&p, text.as_bytes())
+            .with_context(|| format!("cannot write {}", p.display()))?;
     }
     let text = match out.format() {
         Format::Json => json,

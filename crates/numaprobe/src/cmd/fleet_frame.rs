@@ -127,7 +127,9 @@ impl Assembler {
             .entry(key.clone())
             .or_insert_with(|| vec![None; parts]);
         if slots.len() != parts {
-            return Some(Err(format!("{node}/{name}: pieces disagree on their count")));
+            return Some(Err(format!(
+                "{node}/{name}: pieces disagree on their count"
+            )));
         }
         slots[part] = Some(b64);
         if slots.iter().all(Option::is_some) {

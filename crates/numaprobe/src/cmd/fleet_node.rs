@@ -71,8 +71,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Gather::Shared => args.dir.join(&node),
         Gather::Stream => {
             let job = std::env::var("SLURM_JOB_ID").unwrap_or_else(|_| "nojob".into());
-            args.dir
-                .join(format!("numaprobe-fleet-{job}-{node}-{}", std::process::id()))
+            args.dir.join(format!(
+                "numaprobe-fleet-{job}-{node}-{}",
+                std::process::id()
+            ))
         }
     };
     let mut out = std::io::stdout().lock();

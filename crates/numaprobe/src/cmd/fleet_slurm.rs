@@ -187,7 +187,8 @@ pub fn launch(
         let frame = match fleet_frame::parse_line(&line) {
             None => continue,
             Some(Err(e)) => {
-                g.problems.push(format!("a torn line in the job's output: {e}"));
+                g.problems
+                    .push(format!("a torn line in the job's output: {e}"));
                 continue;
             }
             Some(Ok(f)) => f,
@@ -222,8 +223,9 @@ pub fn launch(
         }
     }
     for (node, name) in asm.unfinished() {
-        g.problems
-            .push(format!("{node}: {name} came back incomplete (pieces missing)"));
+        g.problems.push(format!(
+            "{node}: {name} came back incomplete (pieces missing)"
+        ));
     }
     let st = child.wait().context("cannot wait for srun")?;
     g.srun_status = st.code();

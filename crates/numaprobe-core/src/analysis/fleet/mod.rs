@@ -13,9 +13,7 @@
 pub mod robust;
 pub mod signature;
 
-use crate::model::fleet::{
-    FleetNode, FleetReport, MetricStats, NodeStatus, Outlier, OutlierRule,
-};
+use crate::model::fleet::{FleetNode, FleetReport, MetricStats, NodeStatus, Outlier, OutlierRule};
 use crate::model::ranking::Better;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -67,7 +65,10 @@ pub fn analyse_with(inputs: &[NodeInput], rule: OutlierRule) -> FleetReport {
             Some(text) => match serde_json::from_str::<Value>(text) {
                 Ok(d) if d["topology"].is_object() => d,
                 Ok(_) => {
-                    fail(&mut node, "run.json holds no topology: not a main-job report");
+                    fail(
+                        &mut node,
+                        "run.json holds no topology: not a main-job report",
+                    );
                     nodes.push(node);
                     continue;
                 }
@@ -80,7 +81,8 @@ pub fn analyse_with(inputs: &[NodeInput], rule: OutlierRule) -> FleetReport {
         };
         if node.status == NodeStatus::Ok && doc["complete"] == Value::Bool(false) {
             node.status = NodeStatus::Incomplete;
-            node.reason = Some("the report says complete: false (interrupted or out of time)".into());
+            node.reason =
+                Some("the report says complete: false (interrupted or out of time)".into());
         }
         for (kind, better) in [("latency", Better::Lower), ("bandwidth", Better::Higher)] {
             let m = &doc[kind];

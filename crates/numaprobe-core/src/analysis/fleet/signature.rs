@@ -17,10 +17,7 @@ pub fn of_run(doc: &Value) -> Signature {
     let len_of = |v: &Value| v.as_array().map_or(0, Vec::len);
     let packages = len_of(&topo["packages"]);
     let nodes = topo["numa_nodes"].as_array().cloned().unwrap_or_default();
-    let cpu_nodes = nodes
-        .iter()
-        .filter(|n| len_of(&n["cpus"]) > 0)
-        .count();
+    let cpu_nodes = nodes.iter().filter(|n| len_of(&n["cpus"]) > 0).count();
     let memory_gib = nodes
         .iter()
         .map(|n| (n["memory_bytes"].as_f64().unwrap_or(0.0) / GIB).round() as u64)
@@ -59,7 +56,11 @@ pub fn of_run(doc: &Value) -> Signature {
         cpu_model: str_of(&topo["cpu_model"]),
         packages,
         numa_nodes: nodes.len(),
-        nodes_per_package: if packages == 0 { 0 } else { cpu_nodes / packages },
+        nodes_per_package: if packages == 0 {
+            0
+        } else {
+            cpu_nodes / packages
+        },
         cpus: len_of(&topo["cpus"]),
         allowed_cpus: len_of(&topo["allowed"]["cpus"]),
         numbering,
