@@ -56,11 +56,7 @@ pub fn of_run(doc: &Value) -> Signature {
         cpu_model: str_of(&topo["cpu_model"]),
         packages,
         numa_nodes: nodes.len(),
-        nodes_per_package: if packages == 0 {
-            0
-        } else {
-            cpu_nodes / packages
-        },
+        nodes_per_package: cpu_nodes.checked_div(packages).unwrap_or(0),
         cpus: len_of(&topo["cpus"]),
         allowed_cpus: len_of(&topo["allowed"]["cpus"]),
         numbering,
