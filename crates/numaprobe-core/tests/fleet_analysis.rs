@@ -68,7 +68,9 @@ fn metric_statistics_are_those_of_the_reports() {
             )
             .unwrap();
             for c in doc[kind]["cells"].as_array().into_iter().flatten() {
-                if c["cpu_node"].to_string() == cpu && c["mem_node"].to_string() == mem {
+                if c["cpu_node"].as_u64() == cpu.parse().ok()
+                    && c["mem_node"].as_u64() == mem.parse().ok()
+                {
                     values.push(c["median"].as_f64().unwrap());
                 }
             }
