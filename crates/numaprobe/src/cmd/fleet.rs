@@ -89,7 +89,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = &args.from {
         let inputs = read_folder(dir)?;
-        return finish(&args.out, dir, &analysis::analyse(&inputs), &[]);
+        return finish(&args.out, dir, &analyse(inputs), &[]);
     }
     // Everything the user gave is checked before Slurm is asked for anything.
     let budget = match &args.budget {
@@ -226,7 +226,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         notes.push(fleet_slurm::srun_failure(&gathered));
     }
     let inputs = read_folder(&dir)?;
-    finish(&args.out, &dir, &analysis::analyse(&inputs), &notes)
+    finish(&args.out, &dir, &analyse(inputs), &notes)
 }
 
 /// A fleet folder must be new or empty: node folders of an earlier fleet
@@ -283,9 +283,15 @@ fn ended_in_words(st: &NodeRunStatus) -> String {
     }
 }
 
+fn analyse(inputs: impl Iterator<Item = NodeInput>) -> FleetReport {
+    analysis::analyse_with(inputs, Default::default())
+}
+
 /// The nodes of a gathered folder: every subfolder is a node, with its
 /// run.json (when there) and fleet-node.json (how its run ended, when there).
-pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<NodeInput>> {
+/// The folder is checked now; each node's files are read when the analysis
+/// reaches it.
+pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>> {
     if !dir.is_dir() {
         return Err(usage(format!(
             "--from {}: not a folder; give the folder numaprobe fleet gathered (DIR/<node>/run.json)",
@@ -299,8 +305,8 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<NodeInput>> {
             dir.display()
         )));
     }
-    let mut inputs = Vec::with_capacity(names.len());
-    for name in names {
+    let dir = dir.to_path_buf();
+    Ok(names.into_iter().map(move |name| {
         let folder = dir.join(&name);
         let run_json = std::fs::read_to_string(folder.join("run.json")).ok();
         let failure = match std::fs::read_to_string(folder.join(STATUS_FILE)) {
@@ -315,13 +321,12 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<NodeInput>> {
                 Ok(st) => Some((NodeStatus::Failed, ended_in_words(&st))),
             },
         };
-        inputs.push(NodeInput {
+        NodeInput {
             name,
             run_json,
             failure,
-        });
-    }
-    Ok(inputs)
+        }
+    }))
 }
 
 /// Write the fleet's files into `dir`, show the chosen format, and exit 1

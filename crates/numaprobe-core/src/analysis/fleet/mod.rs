@@ -31,16 +31,17 @@ pub struct NodeInput {
 
 /// Analyse a fleet with the default outlier rule.
 pub fn analyse(inputs: &[NodeInput]) -> FleetReport {
-    analyse_with(inputs, OutlierRule::default())
+    analyse_with(inputs.iter().cloned(), OutlierRule::default())
 }
 
-pub fn analyse_with(inputs: &[NodeInput], rule: OutlierRule) -> FleetReport {
-    let mut nodes = Vec::with_capacity(inputs.len());
+/// Analyse nodes as they come: each report's text is dropped once its
+/// figures and signature are taken, so a fleet of 10,000 reports is never
+/// held in memory whole (the binary reads them lazily from the folder).
+pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {
+    let mut nodes = Vec::new();
     let mut signatures = Vec::new();
     let mut units: BTreeMap<String, (String, Better)> = BTreeMap::new();
-    let mut sorted: Vec<&NodeInput> = inputs.iter().collect();
-    sorted.sort_by(|a, b| natural_cmp(&a.name, &b.name));
-    for input in sorted {
+    for input in inputs {
         let mut node = FleetNode {
             name: input.name.clone(),
             status: NodeStatus::Ok,
@@ -112,6 +113,7 @@ pub fn analyse_with(inputs: &[NodeInput], rule: OutlierRule) -> FleetReport {
         nodes.push(node);
     }
 
+    nodes.sort_by(|a, b| natural_cmp(&a.name, &b.name));
     let groups = signature::group(&signatures);
     for n in &mut nodes {
         n.group = groups.iter().position(|g| g.nodes.contains(&n.name));
