@@ -152,3 +152,50 @@ fn without_slurm_it_says_so_in_one_line() {
     assert!(e.contains("no Slurm found: srun is not on PATH"), "{e}");
     assert!(!t.path().join("out").exists(), "nothing written");
 }
+
+/// Every key of a fleet document, at any depth, but the metric ids that key
+/// `values` and the provenance (documented in its own section).
+fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                out.insert(k.clone());
+                if k != "values" && k != "provenance" {
+                    keys(x, out);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_json_key_is_documented_in_the_readme() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("<!-- section: json-fleet -->")
+        .expect("json-fleet section");
+    let rest = &readme[start + 1..];
+    let section = &rest[..rest.find("<!-- section:").unwrap_or(rest.len())];
+    let t = copy_fleet("taskset-one-cpu", "fleet-keys");
+    // A failed node too, so `reason` is in the document.
+    std::fs::create_dir_all(t.path().join("node9")).unwrap();
+    let o = numaprobe(&[
+        "fleet",
+        "--from",
+        t.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut all = std::collections::BTreeSet::new();
+    keys(&doc, &mut all);
+    for k in &all {
+        assert!(
+            section.contains(&format!("`{k}`")),
+            "README json-fleet lacks `{k}`"
+        );
+    }
+}
