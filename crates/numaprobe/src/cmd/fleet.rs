@@ -166,6 +166,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("numaprobe: {node}: {}", ended_in_words(st));
     })?;
 
+    if gathered.started.is_empty() && gathered.ended.is_empty() && subfolders(&dir)?.is_empty() {
+        // Nothing came back: leave no empty fleet folder behind (this run
+        // made it, and prepare_dir made sure it was empty before).
+        let _ = std::fs::remove_dir(&dir);
+        let line = fleet_slurm::srun_failure(&gathered);
+        // srun's own words for a selection that cannot be had are bad input.
+        let bad_input = gathered.srun_stderr.iter().any(|l| {
+            l.contains("Invalid partition")
+                || l.contains("Invalid account")
+                || l.contains("Invalid node name")
+                || l.contains("Invalid time limit")
+                || l.contains("configuration is not available")
+        });
+        return Err(if bad_input {
+            usage(line)
+        } else {
+            anyhow::anyhow!(line)
+        });
+    }
     // Nodes that never said how they ended: named when the list was given.
     let mut notes: Vec<String> = gathered.problems.clone();
     let seen: Vec<String> = match args.gather {
@@ -205,22 +224,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ));
             }
         }
-    }
-    if subfolders(&dir)?.is_empty() {
-        let line = fleet_slurm::srun_failure(&gathered);
-        // srun's own words for a selection that cannot be had are bad input.
-        let bad_input = gathered.srun_stderr.iter().any(|l| {
-            l.contains("Invalid partition")
-                || l.contains("Invalid account")
-                || l.contains("Invalid node name")
-                || l.contains("Invalid time limit")
-                || l.contains("configuration is not available")
-        });
-        return Err(if bad_input {
-            usage(line)
-        } else {
-            anyhow::anyhow!(line)
-        });
     }
     if gathered.srun_status != Some(0) {
         notes.push(fleet_slurm::srun_failure(&gathered));
