@@ -44,6 +44,11 @@ pub enum Command {
     Report(crate::cmd::report::Args),
     /// Run your program under candidate placements (binding x memory policy) and rank them
     Tune(crate::cmd::tune::Args),
+    /// The main job on every node of a Slurm selection, gathered and compared: odd nodes, outliers, failures
+    Fleet(crate::cmd::fleet::Args),
+    /// One node's part of `numaprobe fleet` (started by Slurm, not by people)
+    #[command(hide = true)]
+    FleetNode(crate::cmd::fleet_node::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -117,6 +122,8 @@ impl Command {
             // `report` writes HTML only; its --output is checked by itself.
             Command::Report(_) => &NO_OUTPUT,
             Command::Tune(a) => &a.out,
+            Command::Fleet(a) => &a.out,
+            Command::FleetNode(a) => &a.out,
         }
     }
 }

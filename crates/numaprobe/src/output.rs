@@ -78,6 +78,14 @@ impl Sink {
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    // A device or pipe (`--output /dev/null`, `/dev/stdout`, a FIFO) is
+    // written into, never replaced: renaming a file over /dev/null as root
+    // turns it into a plain file for every process on the machine.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+        f.write_all(bytes)?;
+        return f.flush();
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -103,4 +111,37 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 pub fn stderr_is_terminal() -> bool {
     use std::io::IsTerminal;
     std::io::stderr().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pipe_is_written_into_not_replaced() {
+        // A FIFO stands in for /dev/null, which a test must not touch.
+        use std::io::Read;
+        use std::os::unix::fs::FileTypeExt;
+        let dir = std::env::temp_dir().join(format!("np-out-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("sink");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                std::fs::File::open(fifo)
+                    .unwrap()
+                    .read_to_string(&mut s)
+                    .unwrap();
+                s
+            })
+        };
+        write_atomic(&fifo, b"through").unwrap();
+        assert_eq!(reader.join().unwrap(), "through");
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

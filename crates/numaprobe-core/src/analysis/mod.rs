@@ -17,6 +17,7 @@ pub mod advice;
 pub mod binding;
 mod csv;
 mod findings;
+pub mod fleet;
 pub mod hmat;
 pub mod infer;
 pub mod input;

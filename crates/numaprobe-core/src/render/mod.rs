@@ -14,6 +14,9 @@
 //! - `html`: the self-contained report page; `ranking`: a ranking's bar chart
 
 pub mod chart;
+pub mod fleet_csv;
+pub mod fleet_html;
+pub mod fleet_table;
 pub mod graph;
 pub mod html;
 pub mod infer;

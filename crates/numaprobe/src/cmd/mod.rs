@@ -3,6 +3,10 @@
 //! before anything is measured.
 
 pub mod bandwidth;
+pub mod fleet;
+pub mod fleet_frame;
+pub mod fleet_node;
+pub mod fleet_slurm;
 pub mod infer;
 pub mod latency;
 pub mod measure;
@@ -45,6 +49,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
             report::run(a)
         }
         Command::Tune(a) => tune::run(a),
+        Command::Fleet(a) => fleet::run(a),
+        Command::FleetNode(a) => fleet_node::run(a),
     }
 }
 

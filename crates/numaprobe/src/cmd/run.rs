@@ -304,7 +304,7 @@ fn failures(doc: &RunReport) -> Option<String> {
 /// `--budget`: a duration with its unit, at least [`job::MIN_BUDGET`] (below
 /// it the calibration and one cell's set-up would leave no sampling worth the
 /// name).
-fn budget(arg: Option<&str>) -> anyhow::Result<Duration> {
+pub(crate) fn budget(arg: Option<&str>) -> anyhow::Result<Duration> {
     let Some(s) = arg else {
         return Ok(DEFAULT_BUDGET);
     };

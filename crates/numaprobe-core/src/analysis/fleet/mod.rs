@@ -1,0 +1,247 @@
+//! The fleet analysis: many nodes' main-job reports (`run.json`) in, one
+//! [`FleetReport`] out. Nodes are grouped by their topology and firmware
+//! signature ([`signature`]); every measured cell (`latency 0->1`,
+//! `bandwidth 1->0`) is compared across the nodes that measured it with the
+//! median and MAD ([`robust`]), and the nodes far off are named with how far;
+//! nodes that failed, timed out or sent an incomplete report are listed with
+//! why and their other results kept.
+//!
+//! Cost: one pass over each node's cells plus a sort per metric, so
+//! O(nodes x cells x log nodes); the bench script `bench/fleet-analysis`
+//! measures it on synthetic fleets.
+
+pub mod robust;
+pub mod signature;
+
+use crate::model::fleet::{FleetNode, FleetReport, MetricStats, NodeStatus, Outlier, OutlierRule};
+use crate::model::ranking::Better;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What the launcher (or the folder) knows about one node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeInput {
+    pub name: String,
+    /// The node's `run.json`, when it sent one.
+    pub run_json: Option<String>,
+    /// How the node's run ended, when not normally: a failed or timed-out
+    /// run may still have sent a (partial) report, which is then compared.
+    pub failure: Option<(NodeStatus, String)>,
+}
+
+/// Analyse a fleet with the default outlier rule.
+pub fn analyse(inputs: &[NodeInput]) -> FleetReport {
+    analyse_with(inputs.iter().cloned(), OutlierRule::default())
+}
+
+/// Analyse nodes as they come: each report's text is dropped once its
+/// figures and signature are taken, so a fleet of 10,000 reports is never
+/// held in memory whole (the binary reads them lazily from the folder).
+pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {
+    let mut nodes = Vec::new();
+    let mut signatures = Vec::new();
+    let mut units: BTreeMap<String, (String, Better)> = BTreeMap::new();
+    for input in inputs {
+        let mut node = FleetNode {
+            name: input.name.clone(),
+            status: NodeStatus::Ok,
+            reason: None,
+            group: None,
+            values: BTreeMap::new(),
+            failed_cells: Vec::new(),
+        };
+        if let Some((status, why)) = &input.failure {
+            node.status = *status;
+            node.reason = Some(why.clone());
+        }
+        let doc = match &input.run_json {
+            None => {
+                if node.status == NodeStatus::Ok {
+                    node.status = NodeStatus::Failed;
+                    node.reason = Some("sent no run.json".into());
+                }
+                nodes.push(node);
+                continue;
+            }
+            Some(text) => match serde_json::from_str::<Value>(text) {
+                Ok(d) if d["topology"].is_object() => d,
+                Ok(_) => {
+                    fail(
+                        &mut node,
+                        "run.json holds no topology: not a main-job report",
+                    );
+                    nodes.push(node);
+                    continue;
+                }
+                Err(e) => {
+                    fail(&mut node, &format!("run.json is not valid JSON: {e}"));
+                    nodes.push(node);
+                    continue;
+                }
+            },
+        };
+        if node.status == NodeStatus::Ok && doc["complete"] == Value::Bool(false) {
+            node.status = NodeStatus::Incomplete;
+            node.reason =
+                Some("the report says complete: false (interrupted or out of time)".into());
+        }
+        for (kind, better) in [("latency", Better::Lower), ("bandwidth", Better::Higher)] {
+            let m = &doc[kind];
+            let unit = m["unit"].as_str().unwrap_or("").to_string();
+            for c in m["cells"].as_array().into_iter().flatten() {
+                let (Some(cpu), Some(mem), Some(v)) = (
+                    c["cpu_node"].as_u64(),
+                    c["mem_node"].as_u64(),
+                    c["median"].as_f64(),
+                ) else {
+                    continue;
+                };
+                let id = format!("{kind} {cpu}->{mem}");
+                units.entry(id.clone()).or_insert((unit.clone(), better));
+                node.values.insert(id, v);
+            }
+            for f in m["failed"].as_array().into_iter().flatten() {
+                node.failed_cells.push(format!(
+                    "{kind} {}->{}: {}",
+                    f["cpu_node"],
+                    f["mem_node"],
+                    f["reason"].as_str().unwrap_or("failed")
+                ));
+            }
+        }
+        signatures.push((node.name.clone(), signature::of_run(&doc)));
+        nodes.push(node);
+    }
+
+    nodes.sort_by(|a, b| natural_cmp(&a.name, &b.name));
+    let groups = signature::group(&signatures);
+    for n in &mut nodes {
+        n.group = groups.iter().position(|g| g.nodes.contains(&n.name));
+    }
+
+    let mut metrics = Vec::with_capacity(units.len());
+    let mut outliers = Vec::new();
+    for (id, (unit, better)) in &units {
+        let named: Vec<(&str, f64)> = nodes
+            .iter()
+            .filter_map(|n| n.values.get(id).map(|v| (n.name.as_str(), *v)))
+            .collect();
+        let values: Vec<f64> = named.iter().map(|(_, v)| *v).collect();
+        let (Some(med), count) = (robust::median(&values), values.len()) else {
+            continue;
+        };
+        let mad = robust::mad(&values, med).unwrap_or(0.0);
+        metrics.push(MetricStats {
+            id: id.clone(),
+            unit: unit.clone(),
+            better: *better,
+            count,
+            median: med,
+            mad,
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        });
+        for (node, v) in named {
+            let j = robust::judge(v, med, mad, count, &rule);
+            if j.outlier {
+                outliers.push(Outlier {
+                    node: node.to_string(),
+                    metric: id.clone(),
+                    unit: unit.clone(),
+                    value: v,
+                    median: med,
+                    robust_z: j.robust_z,
+                    off_percent: j.off_percent,
+                    worse: match better {
+                        Better::Lower => v > med,
+                        Better::Higher => v < med,
+                    },
+                });
+            }
+        }
+    }
+    // Farthest off first: the z-score where there is one (a zero MAD is
+    // "infinitely" far), then the percentage.
+    outliers.sort_by(|a, b| {
+        let key = |o: &Outlier| o.robust_z.map_or(f64::INFINITY, f64::abs);
+        key(b)
+            .total_cmp(&key(a))
+            .then_with(|| b.off_percent.abs().total_cmp(&a.off_percent.abs()))
+            .then_with(|| a.node.cmp(&b.node))
+    });
+
+    let mut notes = Vec::new();
+    let reported = nodes.iter().filter(|n| n.group.is_some()).count();
+    if reported < rule.min_nodes && !metrics.is_empty() {
+        notes.push(format!(
+            "{reported} node(s) with a report: at least {} are needed to judge outliers",
+            rule.min_nodes
+        ));
+    }
+    if groups.len() > 1 {
+        notes.push(format!(
+            "{} different signatures: nodes outside the largest group are not configured like it (see groups)",
+            groups.len()
+        ));
+    }
+    let complete = nodes.iter().all(|n| n.status == NodeStatus::Ok);
+    FleetReport {
+        schema: crate::SCHEMA.to_string(),
+        nodes,
+        groups,
+        metrics,
+        outliers,
+        rule,
+        notes,
+        complete,
+    }
+}
+
+fn fail(node: &mut FleetNode, why: &str) {
+    node.status = NodeStatus::Failed;
+    node.reason = Some(match node.reason.take() {
+        Some(r) => format!("{r}; {why}"),
+        None => why.to_string(),
+    });
+}
+
+/// Node names in the order people read them: `node2` before `node10`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parts(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (pa, pb) = (parts(a), parts(b));
+    for ((da, sa), (db, sb)) in pa.iter().zip(&pb) {
+        let ord = if *da && *db {
+            let (ta, tb) = (sa.trim_start_matches('0'), sb.trim_start_matches('0'));
+            ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb))
+        } else {
+            sa.cmp(sb)
+        };
+        if ord != std::cmp::Ordering::Equal {
+            return ord;
+        }
+    }
+    pa.len().cmp(&pb.len()).then_with(|| a.cmp(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order_reads_numbers_as_numbers() {
+        let mut v = vec!["node10", "node2", "node1", "gpu3", "node02"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["gpu3", "node1", "node02", "node2", "node10"]);
+    }
+}

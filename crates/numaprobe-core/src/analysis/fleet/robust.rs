@@ -1,0 +1,102 @@
+//! Robust statistics across a fleet: median, median absolute deviation, and
+//! the outlier test. A fleet's spread is judged by the median and MAD rather
+//! than mean and standard deviation because the nodes worth finding (a
+//! missing DIMM, a different BIOS setting) would drag a mean towards them and
+//! hide themselves.
+
+use crate::model::fleet::OutlierRule;
+
+/// The factor that makes the MAD of a normal distribution an estimate of its
+/// standard deviation.
+pub const MAD_TO_SIGMA: f64 = 1.4826;
+
+/// Median of `values` (None when empty). NaNs are not expected: every value
+/// comes from a parsed JSON number.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// Median absolute deviation from `center`.
+pub fn mad(values: &[f64], center: f64) -> Option<f64> {
+    let dev: Vec<f64> = values.iter().map(|v| (v - center).abs()).collect();
+    median(&dev)
+}
+
+/// How far `value` lies from a fleet's median, and whether that makes it an
+/// outlier under `rule`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judgement {
+    pub robust_z: Option<f64>,
+    pub off_percent: f64,
+    pub outlier: bool,
+}
+
+/// Judge one value against the fleet's `median` and `mad` (of `count`
+/// values). A zero MAD (most nodes equal) gives no z-score; the value is then
+/// judged by its distance in percent alone.
+pub fn judge(value: f64, median: f64, mad: f64, count: usize, rule: &OutlierRule) -> Judgement {
+    let robust_z = (mad > 0.0).then(|| (value - median) / (MAD_TO_SIGMA * mad));
+    let off_percent = if median != 0.0 {
+        (value - median) / median.abs() * 100.0
+    } else if value == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY.copysign(value)
+    };
+    let outlier = count >= rule.min_nodes
+        && off_percent.abs() >= rule.min_off_percent
+        && robust_z.is_none_or(|z| z.abs() >= rule.min_robust_z);
+    Judgement {
+        robust_z,
+        off_percent,
+        outlier,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn mad_ignores_one_far_value() {
+        let v = [100.0, 101.0, 99.0, 100.0, 400.0];
+        let m = median(&v).unwrap();
+        assert_eq!(m, 100.0);
+        assert_eq!(mad(&v, m), Some(1.0));
+    }
+
+    #[test]
+    fn a_far_value_is_an_outlier_and_a_near_one_is_not() {
+        let rule = OutlierRule::default();
+        let far = judge(130.0, 100.0, 1.0, 5, &rule);
+        assert!(far.outlier);
+        assert!((far.off_percent - 30.0).abs() < 1e-9);
+        assert!((far.robust_z.unwrap() - 30.0 / MAD_TO_SIGMA).abs() < 1e-9);
+        // Many MADs off but under the 5 % floor: not worth acting on.
+        assert!(!judge(103.0, 100.0, 0.1, 5, &rule).outlier);
+        // Far in percent but within the fleet's own wide spread.
+        assert!(!judge(130.0, 100.0, 20.0, 5, &rule).outlier);
+        // Too few nodes to judge.
+        assert!(!judge(130.0, 100.0, 1.0, 2, &rule).outlier);
+        // A zero MAD leaves the percent test alone.
+        let zero = judge(90.0, 100.0, 0.0, 3, &rule);
+        assert!(zero.outlier && zero.robust_z.is_none());
+    }
+}

@@ -1,0 +1,110 @@
+//! A node's topology and firmware signature, read from its `run.json`, and
+//! the grouping of a fleet by it. The signature is read from the JSON
+//! document (not the typed `Topology`) so that reports written by other
+//! numaprobe versions still group as long as they carry the fields.
+
+use crate::model::fleet::{FieldDiff, Signature, SignatureGroup};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The signature of one run document (`run.json`): its `topology` and the
+/// kernel from its `provenance`.
+pub fn of_run(doc: &Value) -> Signature {
+    let topo = &doc["topology"];
+    let str_of = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let len_of = |v: &Value| v.as_array().map_or(0, Vec::len);
+    let packages = len_of(&topo["packages"]);
+    let nodes = topo["numa_nodes"].as_array().cloned().unwrap_or_default();
+    let cpu_nodes = nodes.iter().filter(|n| len_of(&n["cpus"]) > 0).count();
+    let memory_gib = nodes
+        .iter()
+        .map(|n| (n["memory_bytes"].as_f64().unwrap_or(0.0) / GIB).round() as u64)
+        .collect();
+    let slit = topo["distances"]["matrix"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    r.as_array()
+                        .map(|c| c.iter().map(|v| v.as_u64().unwrap_or(0) as u32).collect())
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let llc_bytes = topo["caches"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter()
+                .filter(|c| c["type"].as_str() != Some("Instruction"))
+                .max_by_key(|c| c["level"].as_u64().unwrap_or(0))
+                .and_then(|c| c["size_bytes"].as_u64())
+        })
+        .unwrap_or(0);
+    let numbering = format!(
+        "{} / {}",
+        str_of(&topo["numbering"]["packages"]),
+        str_of(&topo["numbering"]["smt"])
+    );
+    let kernel = match doc["provenance"]["kernel"].as_str() {
+        Some(k) => k.to_string(),
+        None => String::new(),
+    };
+    Signature {
+        cpu_model: str_of(&topo["cpu_model"]),
+        packages,
+        numa_nodes: nodes.len(),
+        nodes_per_package: cpu_nodes.checked_div(packages).unwrap_or(0),
+        cpus: len_of(&topo["cpus"]),
+        allowed_cpus: len_of(&topo["allowed"]["cpus"]),
+        numbering,
+        slit,
+        thp: str_of(&topo["thp_mode"]),
+        kernel,
+        memory_gib,
+        llc_bytes,
+    }
+}
+
+/// Group named signatures: largest group first (ties by the first node's
+/// name), each but the first with the fields in which it differs from it.
+pub fn group(signatures: &[(String, Signature)]) -> Vec<SignatureGroup> {
+    let mut by_sig: BTreeMap<&Signature, BTreeSet<&str>> = BTreeMap::new();
+    for (name, sig) in signatures {
+        by_sig.entry(sig).or_default().insert(name);
+    }
+    let mut groups: Vec<SignatureGroup> = by_sig
+        .into_iter()
+        .map(|(sig, names)| SignatureGroup {
+            signature: sig.clone(),
+            nodes: names.into_iter().map(String::from).collect(),
+            differs: Vec::new(),
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        b.nodes
+            .len()
+            .cmp(&a.nodes.len())
+            .then_with(|| a.nodes[0].cmp(&b.nodes[0]))
+    });
+    if let Some(first) = groups.first() {
+        let majority = first.signature.fields();
+        for g in groups.iter_mut().skip(1) {
+            g.differs = g
+                .signature
+                .fields()
+                .into_iter()
+                .zip(&majority)
+                .filter(|((_, v), (_, m))| v != m)
+                .map(|((field, v), (_, m))| FieldDiff {
+                    field: field.to_string(),
+                    value: v,
+                    majority: m.clone(),
+                })
+                .collect();
+        }
+    }
+    groups
+}

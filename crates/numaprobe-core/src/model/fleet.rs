@@ -1,0 +1,213 @@
+//! The result model of `numaprobe fleet`: many nodes' main-job reports
+//! compared. Which nodes share a topology and firmware signature (and how
+//! the others differ), per measured cell the fleet's median and spread
+//! (MAD) with the nodes that lie far off it, and the nodes that sent no
+//! usable report, with why. Plain serde data; `analysis::fleet` fills it and
+//! the `render::fleet_*` renderers read it.
+
+use crate::model::ranking::Better;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What a node's run came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    /// A complete report.
+    Ok,
+    /// A report with `complete: false` (interrupted, or its time ran out):
+    /// compared for what it holds, listed with why.
+    Incomplete,
+    /// The run was stopped because it outlived its time.
+    TimedOut,
+    /// No usable report: the run failed, or its report could not be read.
+    Failed,
+}
+
+/// One node of the fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetNode {
+    pub name: String,
+    pub status: NodeStatus,
+    /// Why the node is not `ok`, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Index into `FleetReport::groups` (None for a node without a report).
+    pub group: Option<usize>,
+    /// The node's figure per metric id (`latency 0->1`), as measured.
+    pub values: BTreeMap<String, f64>,
+    /// Cells the node's run could not measure, in words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_cells: Vec<String>,
+}
+
+/// The parts of a node's description that identical nodes share. Figures
+/// that drift a little between identical machines (memory a kernel keeps
+/// for itself) are rounded so they do not split a fleet.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Signature {
+    pub cpu_model: String,
+    pub packages: usize,
+    pub numa_nodes: usize,
+    /// NUMA nodes with CPUs per package: 2 or 4 on one package means SNC or
+    /// NPS is on.
+    pub nodes_per_package: usize,
+    pub cpus: usize,
+    /// CPUs the run was allowed to use (affinity, cgroup): fewer than `cpus`
+    /// on one node means a different restriction there.
+    pub allowed_cpus: usize,
+    /// The CPU numbering class (`numbering.packages` / `numbering.smt`).
+    pub numbering: String,
+    /// The firmware's SLIT, row by row (empty without one).
+    pub slit: Vec<Vec<u32>>,
+    /// Transparent huge pages: `always`, `madvise`, `never`, or empty.
+    pub thp: String,
+    pub kernel: String,
+    /// Memory per NUMA node in GiB, rounded to the nearest GiB.
+    pub memory_gib: Vec<u64>,
+    /// Last-level cache size in bytes.
+    pub llc_bytes: u64,
+}
+
+impl Signature {
+    /// The signature's fields as (name, value) in words, for naming what
+    /// differs between two signatures.
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
+        let slit = if self.slit.is_empty() {
+            "none".to_string()
+        } else {
+            self.slit
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        let mem = self
+            .memory_gib
+            .iter()
+            .map(|g| format!("{g} GiB"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        vec![
+            ("cpu_model", self.cpu_model.clone()),
+            ("packages", self.packages.to_string()),
+            ("numa_nodes", self.numa_nodes.to_string()),
+            ("nodes_per_package", self.nodes_per_package.to_string()),
+            ("cpus", self.cpus.to_string()),
+            ("allowed_cpus", self.allowed_cpus.to_string()),
+            ("numbering", self.numbering.clone()),
+            ("slit", slit),
+            ("thp", self.thp.clone()),
+            ("kernel", self.kernel.clone()),
+            ("memory_per_node", mem),
+            ("llc_bytes", self.llc_bytes.to_string()),
+        ]
+    }
+}
+
+/// Nodes that share one signature.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignatureGroup {
+    pub signature: Signature,
+    pub nodes: Vec<String>,
+    /// How this group differs from the largest group (empty for that one).
+    pub differs: Vec<FieldDiff>,
+}
+
+/// One field in which a group differs from the fleet's largest group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldDiff {
+    pub field: String,
+    /// This group's value.
+    pub value: String,
+    /// The largest group's value.
+    pub majority: String,
+}
+
+/// One measured figure across the fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricStats {
+    /// `latency 0->1`: the kind, CPU node and memory node of the cell.
+    pub id: String,
+    pub unit: String,
+    pub better: Better,
+    /// Nodes with a value for it.
+    pub count: usize,
+    pub median: f64,
+    /// Median absolute deviation from the median (unscaled).
+    pub mad: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// A node whose figure lies far from the fleet's median.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outlier {
+    pub node: String,
+    pub metric: String,
+    pub unit: String,
+    pub value: f64,
+    pub median: f64,
+    /// (value - median) / (1.4826 * MAD): how many robust standard
+    /// deviations off (None when the MAD is zero).
+    pub robust_z: Option<f64>,
+    /// (value - median) / median, in percent.
+    pub off_percent: f64,
+    /// True when the value is on the bad side (slower or less bandwidth).
+    pub worse: bool,
+}
+
+/// The thresholds an outlier is judged by (recorded in the report).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OutlierRule {
+    /// A value at least this many robust standard deviations off...
+    pub min_robust_z: f64,
+    /// ...and at least this many percent off the median is an outlier.
+    pub min_off_percent: f64,
+    /// Fewer nodes with a value than this: no outliers are judged.
+    pub min_nodes: usize,
+}
+
+impl Default for OutlierRule {
+    fn default() -> Self {
+        // 3.5 is Iglewicz and Hoaglin's cut-off for the modified z-score;
+        // the 5 % floor keeps a fleet of near-identical nodes (tiny MAD)
+        // from flagging differences nobody would act on.
+        OutlierRule {
+            min_robust_z: 3.5,
+            min_off_percent: 5.0,
+            min_nodes: 3,
+        }
+    }
+}
+
+/// Everything `numaprobe fleet` found: `fleet.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetReport {
+    pub schema: String,
+    /// Every node, in name order.
+    pub nodes: Vec<FleetNode>,
+    /// Signature groups, largest first.
+    pub groups: Vec<SignatureGroup>,
+    /// Per metric, in id order.
+    pub metrics: Vec<MetricStats>,
+    /// Outliers, farthest off first.
+    pub outliers: Vec<Outlier>,
+    pub rule: OutlierRule,
+    /// Remarks on the fleet as a whole.
+    pub notes: Vec<String>,
+    /// False when a node failed, timed out or sent an incomplete report.
+    pub complete: bool,
+}
+
+impl FleetReport {
+    /// The nodes that are not `ok`.
+    pub fn troubled(&self) -> impl Iterator<Item = &FleetNode> {
+        self.nodes.iter().filter(|n| n.status != NodeStatus::Ok)
+    }
+}

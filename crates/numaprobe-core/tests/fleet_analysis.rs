@@ -1,0 +1,237 @@
+//! The fleet analysis (`analysis::fleet`): grouping by signature on real
+//! gathered reports (one node really restricted to one CPU), the MAD outlier
+//! rule on constructed fleets, and nodes that failed, timed out or sent
+//! nothing usable.
+
+use numaprobe_core::analysis::fleet::{analyse, robust, NodeInput};
+use numaprobe_core::model::fleet::NodeStatus;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/fleet")
+        .join(name)
+}
+
+fn read_fleet(dir: &Path) -> Vec<NodeInput> {
+    let mut v: Vec<NodeInput> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| NodeInput {
+            name: p.file_name().unwrap().to_string_lossy().into_owned(),
+            run_json: std::fs::read_to_string(p.join("run.json")).ok(),
+            failure: None,
+        })
+        .collect();
+    v.sort_by(|a, b| a.name.cmp(&b.name));
+    v
+}
+
+#[test]
+fn the_node_restricted_to_one_cpu_is_named_with_what_differs() {
+    let inputs = read_fleet(&fixture("taskset-one-cpu"));
+    let r = analyse(&inputs);
+    assert_eq!(r.nodes.len(), 5);
+    assert!(r.complete);
+    let groups: Vec<&[String]> = r.groups.iter().map(|g| g.nodes.as_slice()).collect();
+    assert_eq!(
+        groups,
+        [&["node1", "node2", "node3", "node4"][..], &["node5"][..]]
+    );
+    assert!(r.groups[0].differs.is_empty());
+    let d = &r.groups[1].differs;
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        (
+            d[0].field.as_str(),
+            d[0].value.as_str(),
+            d[0].majority.as_str()
+        ),
+        ("allowed_cpus", "1", "2")
+    );
+    assert_eq!(r.nodes[4].group, Some(1));
+}
+
+#[test]
+fn metric_statistics_are_those_of_the_reports() {
+    let dir = fixture("taskset-one-cpu");
+    let r = analyse(&read_fleet(&dir));
+    for m in &r.metrics {
+        let (kind, cell) = m.id.split_once(' ').unwrap();
+        let (cpu, mem) = cell.split_once("->").unwrap();
+        let mut values = Vec::new();
+        for n in 1..=5 {
+            let doc: Value = serde_json::from_str(
+                &std::fs::read_to_string(dir.join(format!("node{n}/run.json"))).unwrap(),
+            )
+            .unwrap();
+            for c in doc[kind]["cells"].as_array().into_iter().flatten() {
+                if c["cpu_node"].as_u64() == cpu.parse().ok()
+                    && c["mem_node"].as_u64() == mem.parse().ok()
+                {
+                    values.push(c["median"].as_f64().unwrap());
+                }
+            }
+        }
+        assert_eq!(m.count, values.len(), "{}", m.id);
+        values.sort_by(f64::total_cmp);
+        let med = robust::median(&values).unwrap();
+        assert_eq!(m.median, med);
+        assert_eq!(m.min, values[0]);
+        assert_eq!(m.max, *values.last().unwrap());
+        // Every node off the median by more than the rule asks is listed.
+        for o in r.outliers.iter().filter(|o| o.metric == m.id) {
+            assert!(o.off_percent.abs() >= r.rule.min_off_percent);
+        }
+    }
+    // node2's budget did not reach bandwidth: it has no value there, and
+    // the metric counts the four nodes that do.
+    let bw = r.metrics.iter().find(|m| m.id == "bandwidth 0->0").unwrap();
+    assert_eq!(bw.count, 4);
+    assert!(!r.nodes[1].values.contains_key("bandwidth 0->0"));
+}
+
+/// A main-job document with one CPU node, `nodes` NUMA nodes and the
+/// given latency and bandwidth of cell 0->0.
+fn run_doc(cpus: usize, lat: f64, bw: f64) -> String {
+    let cpu_list: Vec<usize> = (0..cpus).collect();
+    json!({
+        "schema": "numaprobe/1",
+        "provenance": {"kernel": "6.1.0"},
+        "topology": {
+            "cpu_model": "Test CPU",
+            "cpus": cpu_list.iter().map(|c| json!({"os_index": c})).collect::<Vec<_>>(),
+            "packages": [{"id": 0}],
+            "numa_nodes": [{"os_index": 0, "cpus": cpu_list, "memory_bytes": 64u64 << 30}],
+            "distances": {"node_ids": [0], "matrix": [[10]]},
+            "caches": [{"level": 3, "type": "Unified", "size_bytes": 32u64 << 20}],
+            "thp_mode": "always",
+            "allowed": {"cpus": cpu_list},
+            "numbering": {"packages": "single-package", "smt": "none"}
+        },
+        "latency": {"unit": "ns", "cells": [{"cpu_node": 0, "mem_node": 0, "median": lat}], "failed": []},
+        "bandwidth": {"unit": "GB/s", "cells": [{"cpu_node": 0, "mem_node": 0, "median": bw}], "failed": []},
+        "complete": true
+    })
+    .to_string()
+}
+
+fn node(name: &str, doc: Option<String>) -> NodeInput {
+    NodeInput {
+        name: name.into(),
+        run_json: doc,
+        failure: None,
+    }
+}
+
+#[test]
+fn a_node_far_off_the_fleet_is_an_outlier_and_near_ones_are_not() {
+    let mut inputs: Vec<NodeInput> = (0..9)
+        .map(|i| {
+            node(
+                &format!("n{i}"),
+                Some(run_doc(4, 100.0 + i as f64 % 3.0, 50.0 + i as f64 % 2.0)),
+            )
+        })
+        .collect();
+    // A node with a DIMM fewer: slower and with less bandwidth.
+    inputs.push(node("n9", Some(run_doc(4, 140.0, 30.0))));
+    let r = analyse(&inputs);
+    assert_eq!(r.groups.len(), 1, "same signature");
+    let named: Vec<(&str, &str, bool)> = r
+        .outliers
+        .iter()
+        .map(|o| (o.node.as_str(), o.metric.as_str(), o.worse))
+        .collect();
+    assert_eq!(named.len(), 2, "{named:?}");
+    assert!(named.contains(&("n9", "latency 0->0", true)));
+    assert!(named.contains(&("n9", "bandwidth 0->0", true)));
+    let lat = r
+        .outliers
+        .iter()
+        .find(|o| o.metric == "latency 0->0")
+        .unwrap();
+    assert_eq!(lat.median, 101.0);
+    assert!((lat.off_percent - (140.0 - 101.0) / 101.0 * 100.0).abs() < 1e-9);
+    assert!(lat.robust_z.unwrap() > 3.5);
+}
+
+#[test]
+fn a_faster_node_is_an_outlier_but_not_a_worse_one() {
+    let mut inputs: Vec<NodeInput> = (0..5)
+        .map(|i| node(&format!("n{i}"), Some(run_doc(4, 100.0 + i as f64, 50.0))))
+        .collect();
+    inputs.push(node("fast", Some(run_doc(4, 60.0, 50.0))));
+    let r = analyse(&inputs);
+    let o = &r.outliers;
+    assert_eq!(o.len(), 1, "{o:?}");
+    assert_eq!((o[0].node.as_str(), o[0].worse), ("fast", false));
+}
+
+#[test]
+fn failed_timed_out_and_unreadable_nodes_are_listed_and_the_others_kept() {
+    let inputs = vec![
+        node("a1", Some(run_doc(4, 100.0, 50.0))),
+        node("a2", Some(run_doc(4, 101.0, 50.0))),
+        node("a3", None),
+        node("a4", Some("{ not json".into())),
+        NodeInput {
+            name: "a5".into(),
+            run_json: Some(
+                run_doc(4, 102.0, 51.0).replace("\"complete\":true", "\"complete\":false"),
+            ),
+            failure: Some((NodeStatus::TimedOut, "ran past its time limit".into())),
+        },
+        node(
+            "a6",
+            Some(run_doc(2, 99.0, 49.0).replace("\"complete\":true", "\"complete\":false")),
+        ),
+    ];
+    let r = analyse(&inputs);
+    let st: Vec<(&str, NodeStatus)> = r
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.status))
+        .collect();
+    assert_eq!(
+        st,
+        [
+            ("a1", NodeStatus::Ok),
+            ("a2", NodeStatus::Ok),
+            ("a3", NodeStatus::Failed),
+            ("a4", NodeStatus::Failed),
+            ("a5", NodeStatus::TimedOut),
+            ("a6", NodeStatus::Incomplete),
+        ]
+    );
+    assert!(!r.complete);
+    assert_eq!(r.nodes[2].reason.as_deref(), Some("sent no run.json"));
+    assert!(r.nodes[3]
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("not valid JSON"));
+    // The timed-out node's partial report is still compared.
+    assert_eq!(r.nodes[4].values["latency 0->0"], 102.0);
+    let lat = r.metrics.iter().find(|m| m.id == "latency 0->0").unwrap();
+    assert_eq!(lat.count, 4);
+    assert_eq!(r.troubled().count(), 4);
+    // a6 has two CPUs where the others have four: its own group.
+    assert_eq!(r.groups.len(), 2);
+    assert_eq!(r.groups[1].nodes, ["a6"]);
+    assert!(r.groups[1].differs.iter().any(|d| d.field == "cpus"));
+    assert_eq!(r.nodes[2].group, None);
+}
+
+#[test]
+fn two_nodes_are_too_few_to_judge() {
+    let inputs = vec![
+        node("x", Some(run_doc(4, 100.0, 50.0))),
+        node("y", Some(run_doc(4, 200.0, 50.0))),
+    ];
+    let r = analyse(&inputs);
+    assert!(r.outliers.is_empty());
+    assert!(r.notes.iter().any(|n| n.contains("at least 3")));
+}

@@ -1,0 +1,381 @@
+//! `numaprobe fleet`: the main job on every node of a Slurm selection, the
+//! reports gathered into one folder (`DIR/<node>/`), and the fleet analysis
+//! (`numaprobe_core::analysis::fleet`) written as fleet.json, fleet.md,
+//! fleet.csv and fleet.html beside them. `--from DIR` re-analyses a gathered
+//! folder without Slurm. The launching is in `fleet_slurm`, the task each
+//! node runs in `fleet_node`, the stream framing in `fleet_frame`.
+
+use super::fleet_frame::NodeRunStatus;
+use super::fleet_node::{Gather, STATUS_FILE};
+use super::fleet_slurm::{self, Selection};
+use crate::cli::OutputArgs;
+use crate::output::{usage, write_atomic};
+use anyhow::Context;
+use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
+use numaprobe_core::model::fleet::{FleetReport, NodeStatus};
+use numaprobe_core::model::Format;
+use numaprobe_core::render;
+use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
+use numaprobe_core::units;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Seconds a node's run may take beyond its budget (process start, the
+/// topology, a large buffer's set-up, writing the report) before it is
+/// stopped as timed out.
+const NODE_ALLOWANCE_S: f64 = 120.0;
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_long_help = "Through Slurm: one srun, one exclusive task per node \
+(--ntasks-per-node=1 --exclusive), each running `numaprobe run` with the same --budget and \
+--size, --partition/--nodelist/--nodes/--account/--time passed through to srun. A failing node \
+ends neither the others' tasks nor the job.\n\n\
+Gathering: with --gather stream (the default) every node sends its report folder back through \
+the job's output (base64 lines marked NUMAPROBE-FLEET) and numaprobe unpacks it into \
+DIR/<node>/; with --gather shared every node writes DIR/<node>/ itself, so DIR must be on a \
+filesystem all nodes share. The binary must be at the same path on every node (a shared \
+filesystem), or name its path there with --numaprobe.\n\n\
+Analysis: nodes are grouped by their topology and firmware signature (CPU model, packages, NUMA \
+nodes per package (SNC/NPS), CPUs and allowed CPUs, numbering class, SLIT, THP, kernel, memory \
+per node, LLC) and the groups outside the largest are named with the fields that differ; every \
+measured cell is compared across the nodes with its median and MAD, and a node at least 3.5 \
+robust standard deviations (1.4826 x MAD) and 5 % off is an outlier. Nodes that failed, timed \
+out or sent an incomplete report are listed with why; the others' results are kept.\n\n\
+DIR then holds one folder per node (its report and fleet-node.json: how its run ended), \
+fleet.json, fleet.md, fleet.csv and fleet.html (a heatmap, odd nodes first). Exit status 1 when \
+a node failed or timed out, after everything is written."
+)]
+pub struct Args {
+    /// Analyse the reports already gathered in DIR (DIR/<node>/run.json) instead of running anything
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "report_dir"])]
+    pub from: Option<PathBuf>,
+    /// Slurm partition (srun --partition)
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Nodes to run on, in Slurm's host-list form, e.g. node[001-016] (srun --nodelist)
+    #[arg(long, short = 'w')]
+    pub nodelist: Option<String>,
+    /// How many nodes (srun --nodes); default: the number in --nodelist
+    #[arg(long, short = 'N')]
+    pub nodes: Option<u32>,
+    /// Slurm account to charge (srun --account)
+    #[arg(long)]
+    pub account: Option<String>,
+    /// The job's time limit in Slurm's form, e.g. 10:00 (srun --time)
+    #[arg(long)]
+    pub time: Option<String>,
+    /// How the reports come back
+    #[arg(long, value_enum, default_value = "stream")]
+    pub gather: Gather,
+    /// The fleet folder: DIR/<node>/ per node and the fleet's files. Default: ./numaprobe-fleet (must be new or empty)
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Path of the numaprobe binary on the nodes. Default: this binary's path
+    #[arg(long, value_name = "PATH")]
+    pub numaprobe: Option<PathBuf>,
+    /// Every node's main-job budget (numaprobe run --budget). Default: 60s
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+    /// Every node's buffer size (numaprobe run --size)
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// A node's run is stopped as timed out this long after it started. Default: the budget plus 120s
+    #[arg(long, value_name = "DURATION")]
+    pub node_timeout: Option<String>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(dir) = &args.from {
+        let inputs = read_folder(dir)?;
+        return finish(&args.out, dir, &analyse(inputs), &[]);
+    }
+    // Everything the user gave is checked before Slurm is asked for anything.
+    let budget = match &args.budget {
+        Some(b) => super::run::budget(Some(b))?,
+        None => super::run::DEFAULT_BUDGET,
+    };
+    super::measure::size("--size", &args.size)?;
+    let timeout = match &args.node_timeout {
+        Some(s) => units::parse_duration(s).map_err(|_| {
+            usage(format!(
+                "--node-timeout '{s}': not a duration (valid: e.g. 5m or 300s)"
+            ))
+        })?,
+        None => budget + Duration::from_secs_f64(NODE_ALLOWANCE_S),
+    };
+    if args.nodes == Some(0) {
+        return Err(usage("--nodes 0: give at least one node"));
+    }
+    if args.nodes.is_none() && args.nodelist.is_none() {
+        return Err(usage(
+            "give the nodes to run on: --nodes N (Slurm picks them) or --nodelist LIST (e.g. node[001-016])",
+        ));
+    }
+    let srun = fleet_slurm::find_srun()?;
+    if let Some(p) = &args.partition {
+        fleet_slurm::check_partition(p)?;
+    }
+    let expected = args
+        .nodelist
+        .as_deref()
+        .and_then(fleet_slurm::expand_nodelist)
+        .unwrap_or_default();
+    let dir = args
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("numaprobe-fleet"));
+    prepare_dir(&dir)?;
+    let dir = dir
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", dir.display()))?;
+    let exe = match &args.numaprobe {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("cannot find this binary's path")?,
+    };
+    let mut run_args = Vec::new();
+    if let Some(b) = &args.budget {
+        run_args.extend(["--budget".to_string(), b.clone()]);
+    }
+    if let Some(s) = &args.size {
+        run_args.extend(["--size".to_string(), s.clone()]);
+    }
+    let node_dir = match args.gather {
+        Gather::Shared => dir.clone(),
+        // Each node's scratch folder: its own /tmp, removed after sending.
+        Gather::Stream => std::env::temp_dir(),
+    };
+    let sel = Selection {
+        partition: args.partition.clone(),
+        nodelist: args.nodelist.clone(),
+        nodes: args.nodes,
+        account: args.account.clone(),
+        time: args.time.clone(),
+    };
+    let srun_args = fleet_slurm::srun_args(
+        &sel,
+        &exe,
+        args.gather,
+        &node_dir,
+        timeout.as_secs_f64(),
+        &run_args,
+    );
+    eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
+    let gathered = fleet_slurm::launch(&srun, &srun_args, &dir, |node, st| {
+        eprintln!("numaprobe: {node}: {}", ended_in_words(st));
+    })?;
+
+    if gathered.started.is_empty() && gathered.ended.is_empty() && subfolders(&dir)?.is_empty() {
+        // Nothing came back: leave no empty fleet folder behind (this run
+        // made it, and prepare_dir made sure it was empty before).
+        let _ = std::fs::remove_dir(&dir);
+        let line = fleet_slurm::srun_failure(&gathered);
+        // srun's own words for a selection that cannot be had are bad input.
+        let bad_input = gathered.srun_stderr.iter().any(|l| {
+            l.contains("Invalid partition")
+                || l.contains("Invalid account")
+                || l.contains("Invalid node name")
+                || l.contains("Invalid time limit")
+                || l.contains("configuration is not available")
+        });
+        return Err(if bad_input {
+            usage(line)
+        } else {
+            anyhow::anyhow!(line)
+        });
+    }
+    // Nodes that never said how they ended: named when the list was given.
+    let mut notes: Vec<String> = gathered.problems.clone();
+    let seen: Vec<String> = match args.gather {
+        Gather::Stream => gathered.ended.keys().cloned().collect(),
+        Gather::Shared => subfolders(&dir)?,
+    };
+    for node in &expected {
+        if !seen.contains(node) {
+            let why = if gathered.started.contains(node) {
+                "its task started but never said how it ended (killed, or the job's time ran out)"
+            } else {
+                "sent nothing: its task never started"
+            };
+            let status = NodeRunStatus {
+                node: node.clone(),
+                exit_status: None,
+                signal: None,
+                timed_out: false,
+                error: Some(why.into()),
+                stderr_tail: Vec::new(),
+                elapsed_s: 0.0,
+            };
+            let folder = dir.join(node);
+            std::fs::create_dir_all(&folder)?;
+            write_atomic(
+                &folder.join(STATUS_FILE),
+                (serde_json::to_string_pretty(&status)? + "\n").as_bytes(),
+            )?;
+        }
+    }
+    if expected.is_empty() {
+        if let Some(n) = args.nodes {
+            if (seen.len() as u32) < n {
+                notes.push(format!(
+                    "{} of {n} nodes sent nothing (their names are unknown without --nodelist)",
+                    n as usize - seen.len()
+                ));
+            }
+        }
+    }
+    if gathered.srun_status != Some(0) {
+        notes.push(fleet_slurm::srun_failure(&gathered));
+    }
+    let inputs = read_folder(&dir)?;
+    finish(&args.out, &dir, &analyse(inputs), &notes)
+}
+
+/// A fleet folder must be new or empty: node folders of an earlier fleet
+/// would be read as this one's.
+fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(usage(format!(
+                "--report-dir {}: exists and is not a folder",
+                dir.display()
+            )));
+        }
+        if std::fs::read_dir(dir)?.next().is_some() {
+            return Err(usage(format!(
+                "--report-dir {}: not empty; choose a new or empty folder (re-analyse a gathered one with --from {})",
+                dir.display(),
+                dir.display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+}
+
+fn subfolders(dir: &Path) -> anyhow::Result<Vec<String>> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    v.sort_by(|a, b| analysis::natural_cmp(a, b));
+    Ok(v)
+}
+
+fn ended_in_words(st: &NodeRunStatus) -> String {
+    if let Some(e) = &st.error {
+        return e.clone();
+    }
+    if st.timed_out {
+        return format!(
+            "stopped after {:.0} s: it ran past its time limit",
+            st.elapsed_s
+        );
+    }
+    match (st.exit_status, st.signal) {
+        (Some(0), _) => format!("done in {:.1} s", st.elapsed_s),
+        (Some(c), _) => {
+            let last = st.stderr_tail.last().map(String::as_str).unwrap_or("");
+            format!("numaprobe run exited with status {c}: {last}")
+        }
+        (None, Some(sig)) => format!("numaprobe run was killed by signal {sig}"),
+        (None, None) => "numaprobe run ended without a status".into(),
+    }
+}
+
+fn analyse(inputs: impl Iterator<Item = NodeInput>) -> FleetReport {
+    analysis::analyse_with(inputs, Default::default())
+}
+
+/// The nodes of a gathered folder: every subfolder is a node, with its
+/// run.json (when there) and fleet-node.json (how its run ended, when there).
+/// The folder is checked now; each node's files are read when the analysis
+/// reaches it.
+pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>> {
+    if !dir.is_dir() {
+        return Err(usage(format!(
+            "--from {}: not a folder; give the folder numaprobe fleet gathered (DIR/<node>/run.json)",
+            dir.display()
+        )));
+    }
+    let names = subfolders(dir)?;
+    if names.is_empty() {
+        return Err(usage(format!(
+            "--from {}: holds no node folders; numaprobe fleet gathers DIR/<node>/run.json",
+            dir.display()
+        )));
+    }
+    let dir = dir.to_path_buf();
+    Ok(names.into_iter().map(move |name| {
+        let folder = dir.join(&name);
+        let run_json = std::fs::read_to_string(folder.join("run.json")).ok();
+        let failure = match std::fs::read_to_string(folder.join(STATUS_FILE)) {
+            Err(_) => None,
+            Ok(text) => match serde_json::from_str::<NodeRunStatus>(&text) {
+                Err(e) => Some((
+                    NodeStatus::Failed,
+                    format!("{STATUS_FILE} is unreadable: {e}"),
+                )),
+                Ok(st) if st.timed_out => Some((NodeStatus::TimedOut, ended_in_words(&st))),
+                Ok(st) if st.exit_status == Some(0) => None,
+                Ok(st) => Some((NodeStatus::Failed, ended_in_words(&st))),
+            },
+        };
+        NodeInput {
+            name,
+            run_json,
+            failure,
+        }
+    }))
+}
+
+/// Write the fleet's files into `dir`, show the chosen format, and exit 1
+/// (after everything is written) when a node failed or timed out.
+fn finish(out: &OutputArgs, dir: &Path, r: &FleetReport, notes: &[String]) -> anyhow::Result<()> {
+    let mut r = r.clone();
+    r.notes.extend(notes.iter().cloned());
+    let markdown = fleet_table::to_markdown(&r);
+    let csv = fleet_csv::to_csv(&r);
+    let json = render::to_json(&r);
+    for (name, text) in [
+        ("fleet.json", &json),
+        ("fleet.md", &markdown),
+        ("fleet.csv", &csv),
+        ("fleet.html", &fleet_html::to_html(&r)),
+    ] {
+        let p = dir.join(name);
+        write_atomic(&p, text.as_bytes())
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    let text = match out.format() {
+        Format::Json => json,
+        Format::Markdown => markdown,
+        Format::Csv => csv,
+        Format::Table => format!(
+            "{}\nFleet report written to {}/ (fleet.json, fleet.md, fleet.csv, fleet.html)\n",
+            fleet_table::to_text(&r),
+            dir.display()
+        ),
+    };
+    out.sink().write(&text)?;
+    let bad: Vec<String> = r
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.status, NodeStatus::Failed | NodeStatus::TimedOut))
+        .map(|n| format!("{} ({})", n.name, n.reason.as_deref().unwrap_or("failed")))
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "{} of {} nodes failed or timed out: {}; the other nodes' results are in the report",
+            bad.len(),
+            r.nodes.len(),
+            bad.join("; ")
+        ))
+    }
+}

@@ -1,0 +1,215 @@
+//! `numaprobe fleet-node` (hidden): what `numaprobe fleet` asks Slurm to run
+//! on every node. It runs the main job (`numaprobe run`, the same binary) with
+//! the fleet's settings under a time limit, then either leaves the report in
+//! the shared folder `DIR/<node>/` with a `fleet-node.json` saying how the
+//! run ended, or sends the report folder and that status back through the
+//! job's output (see `fleet_frame`). It always exits 0 after saying how the
+//! run went, so one failing node never ends the others' tasks.
+
+use super::fleet_frame::{Frame, NodeRunStatus};
+use crate::cli::OutputArgs;
+use anyhow::Context;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The status file in a node's folder.
+pub const STATUS_FILE: &str = "fleet-node.json";
+/// Lines of the run's stderr kept for the fleet's report.
+const TAIL_LINES: usize = 5;
+/// After SIGTERM at the time limit, how long the run may take to write its
+/// partial report before it is killed.
+const TERM_GRACE: Duration = Duration::from_secs(15);
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gather {
+    /// Every node writes its report into DIR/<node>/ (DIR on a filesystem all nodes share)
+    Shared,
+    /// Every node sends its report back through the job's output; numaprobe fleet unpacks it into DIR/<node>/
+    Stream,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, value_enum)]
+    pub gather: Gather,
+    /// The fleet folder (shared) or the node's scratch parent (stream).
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// Seconds the run may take before it is stopped.
+    #[arg(long)]
+    pub timeout_s: f64,
+    /// `numaprobe run`'s options.
+    #[arg(last = true)]
+    pub run_args: Vec<String>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// The node's name as Slurm knows it: several slurmd daemons on one host
+/// (and nodes whose hostname is not their Slurm name) set SLURMD_NODENAME.
+pub fn node_name() -> String {
+    if let Ok(n) = std::env::var("SLURMD_NODENAME") {
+        if !n.is_empty() {
+            return n;
+        }
+    }
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into buf.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc == 0 {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        return String::from_utf8_lossy(&buf[..end]).into_owned();
+    }
+    "unknown-node".into()
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let node = node_name();
+    let folder = match args.gather {
+        Gather::Shared => args.dir.join(&node),
+        Gather::Stream => {
+            let job = std::env::var("SLURM_JOB_ID").unwrap_or_else(|_| "nojob".into());
+            args.dir.join(format!(
+                "numaprobe-fleet-{job}-{node}-{}",
+                std::process::id()
+            ))
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if args.gather == Gather::Stream {
+        out.write_all(Frame::Start { node: node.clone() }.line().as_bytes())?;
+        out.flush()?;
+    }
+    let status = run_main_job(&node, &folder, &args);
+    match args.gather {
+        Gather::Shared => {
+            std::fs::create_dir_all(&folder)
+                .with_context(|| format!("cannot create {}", folder.display()))?;
+            let text = serde_json::to_string_pretty(&status)? + "\n";
+            crate::output::write_atomic(&folder.join(STATUS_FILE), text.as_bytes())
+                .with_context(|| format!("cannot write {}", folder.join(STATUS_FILE).display()))?;
+        }
+        Gather::Stream => {
+            send_folder(&mut out, &node, &folder)?;
+            let text = serde_json::to_string_pretty(&status)? + "\n";
+            for f in Frame::file(&node, STATUS_FILE, text.as_bytes()) {
+                out.write_all(f.line().as_bytes())?;
+            }
+            out.write_all(Frame::End { node: node.clone() }.line().as_bytes())?;
+            out.flush()?;
+            let _ = std::fs::remove_dir_all(&folder);
+        }
+    }
+    Ok(())
+}
+
+/// Run `numaprobe run --report-dir FOLDER ARGS` and say how it ended.
+fn run_main_job(node: &str, folder: &Path, args: &Args) -> NodeRunStatus {
+    let start = Instant::now();
+    let mut status = NodeRunStatus {
+        node: node.to_string(),
+        exit_status: None,
+        signal: None,
+        timed_out: false,
+        error: None,
+        stderr_tail: Vec::new(),
+        elapsed_s: 0.0,
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            status.error = Some(format!("cannot find the numaprobe binary: {e}"));
+            return status;
+        }
+    };
+    let child = Command::new(&exe)
+        .arg("run")
+        .arg("--report-dir")
+        .arg(folder)
+        .args(["--format", "json", "--output", "-"])
+        .args(&args.run_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            status.error = Some(format!("cannot start {}: {e}", exe.display()));
+            return status;
+        }
+    };
+    // Read stderr on its own thread so a chatty run never blocks on a full pipe.
+    let mut stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    let limit = Duration::from_secs_f64(args.timeout_s.max(1.0));
+    let mut termed: Option<Instant> = None;
+    let exit = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) => {}
+            Err(e) => {
+                status.error = Some(format!("cannot wait for the run: {e}"));
+                break None;
+            }
+        }
+        if start.elapsed() >= limit && termed.is_none() {
+            status.timed_out = true;
+            // SIGTERM first: the run writes what it finished with complete: false.
+            // SAFETY: kill(2) on our own child's pid.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            termed = Some(Instant::now());
+        }
+        if termed.is_some_and(|t| t.elapsed() >= TERM_GRACE) {
+            let _ = child.kill();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    if let Some(st) = exit {
+        use std::os::unix::process::ExitStatusExt;
+        status.exit_status = st.code();
+        status.signal = st.signal();
+    }
+    let text = reader.join().unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    status.stderr_tail = lines[lines.len().saturating_sub(TAIL_LINES)..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    status.elapsed_s = start.elapsed().as_secs_f64();
+    status
+}
+
+/// Send every plain file of the report folder (the manifest too, so the
+/// gathered folder is one `numaprobe run` would recognise).
+fn send_folder(out: &mut impl Write, node: &str, folder: &Path) -> anyhow::Result<()> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Ok(()); // the run never made it: the End frame says why
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".tmp") && n != STATUS_FILE)
+        .collect();
+    names.sort();
+    for name in names {
+        let bytes = match std::fs::read(folder.join(&name)) {
+            Ok(b) => b,
+            Err(_) => continue,
+        };
+        for f in Frame::file(node, &name, &bytes) {
+            out.write_all(f.line().as_bytes())?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! `numaprobe fleet` as a user runs it without a cluster: `--from` on a
+//! gathered folder (the real reports of tests/fixtures/fleet), a node that
+//! failed or timed out in it, and one-line errors for bad input, including
+//! a machine without Slurm. The run through a real Slurm is scripts/slurm-test.
+
+mod cli;
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+use cli::{json, numaprobe, usage_error};
+use common::TempDir;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/fleet")
+        .join(name)
+}
+
+/// A copy of a fixture fleet in a temporary folder (`--from` writes there).
+fn copy_fleet(name: &str, tag: &str) -> TempDir {
+    let t = TempDir::new(tag);
+    for e in std::fs::read_dir(fixture(name)).unwrap() {
+        let e = e.unwrap();
+        let to = t.path().join(e.file_name());
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(e.path().join("run.json"), to.join("run.json")).unwrap();
+    }
+    t
+}
+
+#[test]
+fn from_a_gathered_folder_writes_the_fleet_files_and_names_the_odd_node() {
+    let t = copy_fleet("taskset-one-cpu", "fleet-from");
+    let dir = t.path().to_str().unwrap();
+    let doc = json(&numaprobe(&["fleet", "--from", dir, "--format", "json"]));
+    assert_eq!(doc["schema"], "numaprobe/1");
+    assert!(doc["provenance"].is_object());
+    assert_eq!(doc["groups"][1]["nodes"], serde_json::json!(["node5"]));
+    assert_eq!(doc["groups"][1]["differs"][0]["field"], "allowed_cpus");
+    for f in ["fleet.json", "fleet.md", "fleet.csv", "fleet.html"] {
+        assert!(t.path().join(f).exists(), "{f}");
+    }
+    let html = std::fs::read_to_string(t.path().join("fleet.html")).unwrap();
+    assert!(!html.contains("<script"), "no script in the page");
+    let csv = std::fs::read_to_string(t.path().join("fleet.csv")).unwrap();
+    assert!(csv.starts_with("node,status,group,metric,value"));
+    assert!(csv
+        .lines()
+        .any(|l| l.starts_with("node5,ok,2,latency 0->0,")));
+    // The table names the group difference too.
+    let o = numaprobe(&["fleet", "--from", dir]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("allowed_cpus: 1 (group 1: 2)"), "{text}");
+}
+
+#[test]
+fn a_failed_and_a_timed_out_node_are_listed_and_the_others_kept() {
+    let t = copy_fleet("taskset-one-cpu", "fleet-failed");
+    // node6: its task said numaprobe run exited 1 and sent no report;
+    // node3: stopped at its time limit (its report is compared as far as it goes).
+    let n6 = t.path().join("node6");
+    std::fs::create_dir_all(&n6).unwrap();
+    let status = |node: &str, exit: Option<i32>, timed_out: bool, tail: &str| {
+        serde_json::json!({
+            "node": node, "exit_status": exit, "signal": null, "timed_out": timed_out,
+            "error": null, "stderr_tail": [tail], "elapsed_s": 1.0
+        })
+        .to_string()
+    };
+    std::fs::write(
+        n6.join("fleet-node.json"),
+        status(
+            "node6",
+            Some(1),
+            false,
+            "numaprobe: error: cannot place memory",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        t.path().join("node3/fleet-node.json"),
+        status("node3", Some(143), true, ""),
+    )
+    .unwrap();
+    let o = numaprobe(&[
+        "fleet",
+        "--from",
+        t.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("2 of 6 nodes failed or timed out"), "{err}");
+    assert!(
+        err.contains(
+            "node6 (numaprobe run exited with status 1: numaprobe: error: cannot place memory)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("node3 (stopped after"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let st: Vec<(String, String)> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["name"].as_str().unwrap().into(),
+                n["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(st[2], ("node3".into(), "timed_out".into()));
+    assert_eq!(st[5], ("node6".into(), "failed".into()));
+    assert_eq!(doc["complete"], false);
+    // The written report agrees with stdout, and the others' values are there.
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("fleet.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["nodes"], doc["nodes"]);
+    assert!(doc["nodes"][0]["values"]["latency 0->0"].is_number());
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let t = TempDir::new("fleet-bad");
+    let missing = t.path().join("nope");
+    let e = usage_error(&numaprobe(&["fleet", "--from", missing.to_str().unwrap()]));
+    assert!(e.contains("not a folder"), "{e}");
+    let e = usage_error(&numaprobe(&["fleet", "--from", t.path().to_str().unwrap()]));
+    assert!(e.contains("holds no node folders"), "{e}");
+    let e = usage_error(&numaprobe(&["fleet"]));
+    assert!(e.contains("--nodes N") && e.contains("--nodelist"), "{e}");
+    let e = usage_error(&numaprobe(&["fleet", "--nodes", "2", "--budget", "5"]));
+    assert!(e.contains("--budget '5'"), "{e}");
+}
+
+#[test]
+fn without_slurm_it_says_so_in_one_line() {
+    let t = TempDir::new("fleet-noslurm");
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(["fleet", "--nodes", "2", "--report-dir"])
+        .arg(t.path().join("out"))
+        .env("PATH", t.path())
+        .output()
+        .unwrap();
+    let e = usage_error(&o);
+    assert!(e.contains("no Slurm found: srun is not on PATH"), "{e}");
+    assert!(!t.path().join("out").exists(), "nothing written");
+}
+
+/// Every key of a fleet document, at any depth, but the metric ids that key
+/// `values` and the provenance (documented in its own section).
+fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                out.insert(k.clone());
+                if k != "values" && k != "provenance" {
+                    keys(x, out);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_json_key_is_documented_in_the_readme() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("<!-- section: json-fleet -->")
+        .expect("json-fleet section");
+    let rest = &readme[start + 1..];
+    let section = &rest[..rest.find("<!-- section:").unwrap_or(rest.len())];
+    let t = copy_fleet("taskset-one-cpu", "fleet-keys");
+    // A failed node too, so `reason` is in the document.
+    std::fs::create_dir_all(t.path().join("node9")).unwrap();
+    let o = numaprobe(&[
+        "fleet",
+        "--from",
+        t.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut all = std::collections::BTreeSet::new();
+    keys(&doc, &mut all);
+    for k in &all {
+        assert!(
+            section.contains(&format!("`{k}`")),
+            "README json-fleet lacks `{k}`"
+        );
+    }
+}
