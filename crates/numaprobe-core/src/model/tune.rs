@@ -6,7 +6,7 @@
 //! `rankings` array is what the HTML report draws as a bar chart.
 
 use super::ranking::Ranking;
-use crate::placement::numa_maps::NumaMaps;
+pub use crate::placement::numa_maps::{NodeBytes, NumaMaps};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

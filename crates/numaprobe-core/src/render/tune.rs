@@ -3,8 +3,8 @@
 //! row per run, so every figure can be re-analysed). JSON is the model
 //! itself through `report::to_json`.
 
+use crate::model::tune::NumaMaps;
 use crate::model::tune::{Candidate, Run, TuneReport};
-use crate::placement::numa_maps::NumaMaps;
 use crate::render::table::Align;
 use crate::render::table::Table;
 use crate::units::{format_list, format_size};
@@ -245,8 +245,8 @@ pub fn csv(r: &TuneReport) -> String {
 mod tests {
     use super::*;
     use crate::experiments::tune::{plan, report, Meta, Outcome};
+    use crate::model::tune::NodeBytes;
     use crate::model::tune::{Failure, Run};
-    use crate::placement::numa_maps::NodeBytes;
     use crate::topology::testing::{build, CpuSpec, NodeSpec};
 
     fn sample() -> TuneReport {
