@@ -40,6 +40,8 @@ pub enum Command {
     Pin(crate::cmd::pin::Args),
     /// The main job: topology, measurements within a time budget, inference, advice
     Run(crate::cmd::run::Args),
+    /// Compare memory policies (first touch, serial init, interleave, weighted, preferred, unpinned) on a streaming workload
+    Policy(crate::cmd::policy::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -110,6 +112,7 @@ impl Command {
             Command::Infer(a) => &a.out,
             Command::Pin(a) => &a.out,
             Command::Run(a) => &a.out,
+            Command::Policy(a) => &a.out,
         }
     }
 }

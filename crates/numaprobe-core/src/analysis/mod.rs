@@ -18,6 +18,7 @@ pub mod input;
 pub mod levels;
 pub mod matrix;
 pub mod mlc;
+pub mod policy;
 pub mod slit;
 
 pub use advice::advise;

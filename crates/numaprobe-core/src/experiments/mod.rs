@@ -14,6 +14,7 @@
 
 pub mod bandwidth;
 pub mod latency;
+pub mod policy;
 pub mod study;
 
 use crate::kernels::chase::ChaseError;

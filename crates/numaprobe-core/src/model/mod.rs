@@ -4,4 +4,5 @@
 //! points one way: topology -> plan -> kernels -> samples -> stats -> model
 //! -> analysis -> renderers.
 
+pub mod policy;
 pub mod ranking;

@@ -7,6 +7,7 @@ pub mod infer;
 pub mod latency;
 pub mod measure;
 pub mod pin;
+pub mod policy;
 pub mod progress;
 pub mod run;
 pub mod study;
@@ -34,6 +35,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Infer(a) => infer::run(a),
         Command::Pin(a) => pin::run(a),
         Command::Run(a) => run::run(a),
+        Command::Policy(a) => policy::run(a),
     }
 }
 
