@@ -486,3 +486,6 @@ def study_presets(cfg, res, t):
 
 # The main job's checks live in their own module; importing it registers them.
 import mainjob  # noqa: E402,F401
+
+# `numaprobe policy`'s placement checks (issue 11), in their own module.
+import policy_checks  # noqa: E402,F401
