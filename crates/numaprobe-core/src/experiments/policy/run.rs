@@ -22,8 +22,8 @@ use crate::model::policy::{
     PolicySample, WeightsInfo,
 };
 use crate::placement::{
-    current_cpu, pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PlacementCheck, TaskPolicy,
-    PLACEMENT_THRESHOLD,
+    allowed_cpus, current_cpu, pin_current_thread, set_current_affinity, BufferSpec, MemPolicy,
+    NodeBuffer, PlacementCheck, TaskPolicy, PLACEMENT_THRESHOLD,
 };
 use crate::timer::{Stamp, Timer};
 use std::collections::BTreeMap;
@@ -258,8 +258,13 @@ fn worker(
     let threads = plan.threads.len();
     let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
         || -> Result<(Option<NodeBuffer>, Option<PlacementCheck>), ExperimentError> {
-            if let Some(cpu) = job.cpu {
-                pin_current_thread(&[cpu])?;
+            match job.cpu {
+                Some(cpu) => {
+                    pin_current_thread(&[cpu])?;
+                }
+                // Anywhere the process may run (the process's mask, read
+                // once at start), whatever the spawning thread's own mask.
+                None => set_current_affinity(&allowed_cpus()?)?,
             }
             TaskPolicy::new(&MemPolicy::FirstTouch)?
                 .apply()
