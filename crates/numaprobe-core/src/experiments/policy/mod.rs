@@ -11,9 +11,13 @@
 //! ever work on one slice at once and over a pass all data is read by all).
 //! The run itself is in `run.rs`.
 
+mod document;
+mod promise;
 mod run;
 
-pub use run::{distribution, empty_report, expected_share, run, PolicyProgress};
+pub use document::empty_report;
+pub use promise::{distribution, expected_share};
+pub use run::{run, PolicyProgress};
 
 use super::bandwidth::cpus_for;
 use super::ExperimentError;

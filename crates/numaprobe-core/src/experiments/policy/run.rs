@@ -14,19 +14,17 @@
 //! default, so a policy numaprobe was started under (e.g. `numactl -i all
 //! numaprobe policy`) cannot blur first touch.
 
+use super::document::empty_report;
+use super::promise::{distribution, expected_share};
 use super::PolicyPlan;
 use crate::experiments::{ExperimentError, NoProgress};
 use crate::kernels::stream::{self, Streams};
-use crate::model::policy::{
-    CaseResult, DataCase, Distribution, PolicyKind, PolicyOutcome, PolicyParameters, PolicyReport,
-    PolicySample, WeightsInfo,
-};
+use crate::model::policy::{DataCase, Distribution, PolicyKind, PolicyReport, PolicySample};
 use crate::placement::{
     allowed_cpus, current_cpu, pin_current_thread, set_current_affinity, BufferSpec, MemPolicy,
-    NodeBuffer, PlacementCheck, TaskPolicy, PLACEMENT_THRESHOLD,
+    NodeBuffer, PlacementCheck, TaskPolicy,
 };
 use crate::timer::{Stamp, Timer};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 
@@ -39,111 +37,6 @@ pub trait PolicyProgress {
 }
 
 impl PolicyProgress for NoProgress {}
-
-fn description(case: DataCase) -> String {
-    match case {
-        DataCase::Independent => {
-            "each thread streams its own array (seed 000 §3.1.1)".into()
-        }
-        DataCase::Shared => "all threads stream one array: in each pass every thread streams every slice, starting at its own and moving on at a barrier (seed 000 §3.1.2)".into(),
-    }
-}
-
-fn policy_text(plan: &PolicyPlan, p: PolicyKind) -> (String, String) {
-    let mems = crate::units::format_list(&plan.mem_nodes);
-    let n = plan.node;
-    match p {
-        PolicyKind::FirstTouch => (
-            "each pinned thread first touches the data it streams (NUMA-aware initialisation)".into(),
-            "initialise data in the threads that use it, pinned (OMP_PROC_BIND=true, or numactl --cpunodebind per process)".into(),
-        ),
-        PolicyKind::Serial => (
-            format!("one thread on node {n} touches all data before the others start: every page on node {n} (the serial-initialisation trap)"),
-            format!("what a program gets when its main thread initialises everything; numactl --membind={n} forces the same"),
-        ),
-        PolicyKind::Interleave => (
-            format!("MPOL_INTERLEAVE over nodes {mems}: pages round-robin"),
-            format!("numactl --interleave={mems} PROGRAM"),
-        ),
-        PolicyKind::Weighted => (
-            format!("MPOL_WEIGHTED_INTERLEAVE over nodes {mems}: pages in proportion to the kernel's weights"),
-            format!("numactl --weighted-interleave={mems} PROGRAM"),
-        ),
-        PolicyKind::Preferred => (
-            format!("MPOL_PREFERRED on node {n}: every page there while it has room"),
-            format!("numactl --preferred={n} PROGRAM"),
-        ),
-        PolicyKind::Unpinned => (
-            "threads not pinned, default policy: each touches its own data wherever the scheduler runs it (a non-NUMA-aware setup)".into(),
-            "PROGRAM (no binding)".into(),
-        ),
-    }
-}
-
-/// The empty document of a plan: every case and policy, skipped ones marked.
-pub fn empty_report(plan: &PolicyPlan) -> PolicyReport {
-    let timer = Timer::get();
-    let cases = plan
-        .cases
-        .iter()
-        .map(|&case| CaseResult {
-            case,
-            description: description(case),
-            policies: plan
-                .policies
-                .iter()
-                .map(|&p| {
-                    let (d, r) = policy_text(plan, p);
-                    let mut o = PolicyOutcome::new(p, d, r);
-                    o.skipped = plan.skip_reason(p);
-                    o
-                })
-                .collect(),
-        })
-        .collect();
-    let weights = WeightsInfo {
-        supported: plan.weighted_unsupported.is_none() && !plan.kernel_weights.is_empty(),
-        skip_reason: plan.weighted_unsupported.clone(),
-        kernel: plan.kernel_weights.clone(),
-        derived: plan
-            .derived_weights
-            .as_ref()
-            .map(|d| d.0.clone())
-            .unwrap_or_default(),
-        derived_from: plan.derived_weights.as_ref().map(|d| d.1.clone()),
-        reproduce: Vec::new(),
-    };
-    PolicyReport {
-        schema: crate::SCHEMA.into(),
-        command: "policy".into(),
-        complete: false,
-        interrupted: false,
-        parameters: PolicyParameters {
-            op: plan.op.name().into(),
-            kernel: plan.op.spec_for(plan.width),
-            vector_width: plan.width,
-            size_bytes: plan.per_thread() * plan.threads.len() as u64,
-            pages: plan.pages.name().into(),
-            threads: plan.threads.clone(),
-            cpu_nodes: plan.cpu_nodes.clone(),
-            mem_nodes: plan.mem_nodes.clone(),
-            node: plan.node,
-            rounds: plan.rounds,
-            sample_target_s: plan.sample_target_s,
-            timer: timer.info(),
-            definitions: vec![
-                "independent: one pass = every thread streams its own array once".into(),
-                "shared: one pass = every thread streams the whole shared array once (all slices, one after the other)".into(),
-                "GB/s = bytes the kernels ask for (loads plus stores, 10^9 bytes/s) over the span from the first thread's start to the last one's end; time = that span per pass".into(),
-            ],
-        },
-        weights,
-        notes: plan.notes.clone(),
-        cases,
-        rankings: Vec::new(),
-        advice: Vec::new(),
-    }
-}
 
 /// Measure every round of the plan. A sample that fails is recorded in its
 /// policy's `failures` and the run goes on; a stop request ends the run
@@ -358,75 +251,6 @@ fn worker(
         cpu: current_cpu().unwrap_or(u32::MAX),
         bytes_per_pass,
     })
-}
-
-/// The share of pages `policy` promises each node, for this plan.
-pub fn expected_share(plan: &PolicyPlan, policy: PolicyKind) -> Option<BTreeMap<u32, f64>> {
-    let mut m = BTreeMap::new();
-    match policy {
-        PolicyKind::Unpinned => return None,
-        PolicyKind::FirstTouch => {
-            let t = plan.threads.len() as f64;
-            for s in &plan.threads {
-                *m.entry(s.node).or_insert(0.0) += 1.0 / t;
-            }
-        }
-        PolicyKind::Serial | PolicyKind::Preferred => {
-            m.insert(plan.node, 1.0);
-        }
-        PolicyKind::Interleave => {
-            let k = plan.mem_nodes.len() as f64;
-            for &n in &plan.mem_nodes {
-                m.insert(n, 1.0 / k);
-            }
-        }
-        PolicyKind::Weighted => {
-            let w = |n: u32| {
-                plan.kernel_weights
-                    .iter()
-                    .find(|x| x.node == n)
-                    .map_or(1.0, |x| f64::from(x.weight))
-            };
-            let sum: f64 = plan.mem_nodes.iter().map(|&n| w(n)).sum();
-            for &n in &plan.mem_nodes {
-                m.insert(n, w(n) / sum);
-            }
-        }
-    }
-    Some(m)
-}
-
-/// Sum the checks of a case's buffers and compare with the promise.
-pub fn distribution(
-    checks: &[PlacementCheck],
-    expected: Option<BTreeMap<u32, f64>>,
-) -> Distribution {
-    let mut per_node = BTreeMap::new();
-    let (mut pages, mut not_present, mut page_size) = (0, 0, 4096);
-    for c in checks {
-        pages += c.pages;
-        not_present += c.not_present;
-        page_size = c.page_size;
-        for (&n, &p) in &c.per_node {
-            *per_node.entry(n).or_insert(0) += p;
-        }
-    }
-    let match_fraction = expected.as_ref().map(|e| {
-        let total = pages.max(1) as f64;
-        e.iter()
-            .map(|(n, share)| (per_node.get(n).copied().unwrap_or(0) as f64 / total).min(*share))
-            .sum::<f64>()
-    });
-    Distribution {
-        pages,
-        page_size,
-        buffers: checks.len() as u32,
-        per_node,
-        not_present,
-        expected_share: expected,
-        flagged: match_fraction.is_some_and(|m| m < PLACEMENT_THRESHOLD),
-        match_fraction,
-    }
 }
 
 /// Place the data of one initialiser-touched buffer from `cpu` with the
@@ -647,37 +471,5 @@ mod tests {
             .cases
             .iter()
             .all(|c| c.policies.iter().all(|o| o.samples.is_empty())));
-    }
-
-    #[test]
-    fn shares_follow_each_promise() {
-        let topo = testing::live_topology();
-        let mut p = plan(&topo, &small(StreamOp::Read)).unwrap();
-        p.mem_nodes = vec![0, 1, 2];
-        p.node = 2;
-        p.kernel_weights = vec![
-            crate::model::policy::NodeWeight { node: 0, weight: 3 },
-            crate::model::policy::NodeWeight { node: 1, weight: 1 },
-        ];
-        let i = expected_share(&p, PolicyKind::Interleave).unwrap();
-        assert!((i[&1] - 1.0 / 3.0).abs() < 1e-12);
-        let w = expected_share(&p, PolicyKind::Weighted).unwrap();
-        // Node 2 has no weight file: the kernel's default weight 1.
-        assert_eq!((w[&0], w[&1], w[&2]), (0.6, 0.2, 0.2));
-        assert_eq!(expected_share(&p, PolicyKind::Serial).unwrap()[&2], 1.0);
-        assert!(expected_share(&p, PolicyKind::Unpinned).is_none());
-        let check = PlacementCheck {
-            pages: 10,
-            page_size: 4096,
-            per_node: [(0, 5), (1, 5)].into_iter().collect(),
-            not_present: 0,
-            intended_nodes: vec![],
-            fraction_on_intended: 0.0,
-            thp_fraction: None,
-        };
-        let d = distribution(&[check], Some(w));
-        assert!((d.match_fraction.unwrap() - 0.7).abs() < 1e-12);
-        assert!(d.flagged);
-        assert_eq!(d.shares_text(), "0: 50 %, 1: 50 %");
     }
 }
