@@ -133,6 +133,7 @@ def check_policy(cfg, t, doc, case, p, what):
         t.eq(sorted(got), sorted(mem_nodes), f"{where}: nodes holding pages")
     elif name == "weighted":
         weights = {w["node"]: w["weight"] for w in (doc.get("weights") or {}).get("kernel") or []}
+        t.note(f"{case} weighted ran: pages per node {got} for kernel weights {weights}")
         total = sum(weights.get(n, 1) for n in mem_nodes)
         slack = buffers * max([weights.get(n, 1) for n in mem_nodes] or [1])
         for n in mem_nodes:
