@@ -183,3 +183,43 @@ fn sigint_keeps_the_finished_samples_and_exits_130() {
     assert!(samples >= 1, "{doc}");
     assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
 }
+
+#[test]
+fn weights_derived_from_a_bandwidth_matrix_are_printed_ready_to_apply() {
+    let t = TempDir::new("policy-derived");
+    let f = t.path().join("bw.json");
+    std::fs::write(&f, r#"{"unit": "GB/s", "matrix": [[12.5]]}"#).unwrap();
+    let doc = json(&run(&short(&[
+        "--format",
+        "json",
+        "--policies",
+        "first-touch",
+        "--cases",
+        "independent",
+        "--weights-from",
+        f.to_str().unwrap(),
+    ])));
+    let w = &doc["weights"];
+    assert_eq!(
+        w["derived"],
+        serde_json::json!([{"node": 0, "weight": 1}]),
+        "{w}"
+    );
+    assert!(
+        w["derived_from"].as_str().unwrap().contains("bw.json"),
+        "{w}"
+    );
+    let lines: Vec<&str> = w["reproduce"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "echo 1 | sudo tee /sys/kernel/mm/mempolicy/weighted_interleave/node0",
+            "numactl --weighted-interleave=0 PROGRAM"
+        ]
+    );
+}

@@ -217,7 +217,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let topo = measure::live_topology(Path::new("/"))?;
     let mut plan = policy::plan(&topo, &cfg).map_err(measure::experiment_error)?;
     if let Some(path) = &args.weights_from {
-        plan.derived_weights = Some(derived_weights(path, &plan)?);
+        let (w, from) = derived_weights(path, &plan)?;
+        if plan.policies.contains(&PolicyKind::Weighted)
+            && plan.weighted_unsupported.is_none()
+            && w != plan.kernel_weights
+        {
+            plan.notes.push(
+                "the weighted policy ran with the kernel's weights, not the derived ones: write those (see weighted interleave, to reproduce) and run again to measure them"
+                    .into(),
+            );
+        }
+        plan.derived_weights = Some((w, from));
     }
     let sink = args.out.sink();
     let format = args.out.format();
