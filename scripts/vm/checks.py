@@ -492,3 +492,6 @@ def study_presets(cfg, res, t):
 import mainjob  # noqa: E402,F401
 # tune's checks (issue 11): the user's-program placement candidates.
 import tune_checks  # noqa: E402,F401
+
+# `numaprobe policy`'s placement checks (issue 11), in their own module.
+import policy_checks  # noqa: E402,F401

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import CHECKS, Result, Skip, T  # noqa: E402
 from rig import CONFIG_DIR, Config  # noqa: E402
 import tune_checks  # noqa: E402
+import policy_checks  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -350,6 +351,7 @@ def main():
         cfg = Config(os.path.join(CONFIG_DIR, f))
         all_cases = list(cases(cfg)) + list(engine_cases(cfg)) + list(main_job_cases(cfg))
         all_cases += list(tune_checks.selftest_cases(cfg, Result))
+        all_cases += list(policy_checks.selftest_cases(cfg))
         for name, what, res, want in all_cases:
             count += 1
             got = outcome(name, cfg, res)

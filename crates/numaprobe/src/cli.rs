@@ -49,6 +49,8 @@ pub enum Command {
     /// One node's part of `numaprobe fleet` (started by Slurm, not by people)
     #[command(hide = true)]
     FleetNode(crate::cmd::fleet_node::Args),
+    /// Compare memory policies (first touch, serial init, interleave, weighted, preferred, unpinned) on a streaming workload
+    Policy(crate::cmd::policy::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -124,6 +126,7 @@ impl Command {
             Command::Tune(a) => &a.out,
             Command::Fleet(a) => &a.out,
             Command::FleetNode(a) => &a.out,
+            Command::Policy(a) => &a.out,
         }
     }
 }

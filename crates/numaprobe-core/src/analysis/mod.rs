@@ -25,6 +25,7 @@ pub mod levels;
 pub mod matrix;
 pub mod mlc;
 mod pin_report;
+pub mod policy;
 pub mod slit;
 
 pub use advice::advise;

@@ -19,6 +19,7 @@
 
 pub mod bandwidth;
 pub mod latency;
+pub mod policy;
 pub mod study;
 pub mod tune;
 

@@ -27,6 +27,7 @@ pub mod infer;
 pub mod label;
 pub mod matrix;
 pub mod pin;
+pub mod policy;
 pub mod provenance;
 pub mod ranking;
 pub mod study;

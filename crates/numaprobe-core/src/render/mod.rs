@@ -24,6 +24,7 @@ pub mod json;
 pub mod matrix;
 pub mod matrix_long;
 pub mod pin;
+pub mod policy;
 pub mod ranking;
 pub mod study;
 pub mod study_chart;

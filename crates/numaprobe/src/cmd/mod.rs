@@ -11,6 +11,7 @@ pub mod infer;
 pub mod latency;
 pub mod measure;
 pub mod pin;
+pub mod policy;
 pub mod progress;
 pub mod report;
 pub mod run;
@@ -51,6 +52,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Tune(a) => tune::run(a),
         Command::Fleet(a) => fleet::run(a),
         Command::FleetNode(a) => fleet_node::run(a),
+        Command::Policy(a) => policy::run(a),
     }
 }
 

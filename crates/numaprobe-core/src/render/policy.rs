@@ -1,0 +1,302 @@
+//! Renderers of a policy comparison (`model::policy::PolicyReport`): a
+//! table per data case (text and Markdown), one CSV row per case and policy,
+//! and the JSON document (which carries the top-level `"rankings"`). They
+//! only format what was measured and advised.
+
+use crate::model::format::Format;
+use crate::model::policy::{CaseResult, PolicyReport};
+use crate::render::table::Align;
+use crate::render::table::Table;
+use crate::units::format_size;
+
+/// The report in `format`.
+pub fn render(r: &PolicyReport, format: Format) -> String {
+    match format {
+        Format::Json => crate::render::to_json(r),
+        Format::Csv => csv(r),
+        Format::Table => text(r, false),
+        Format::Markdown => text(r, true),
+    }
+}
+
+fn range(o: &crate::stats::Summary) -> String {
+    format!("{:.2}-{:.2}", o.min, o.max)
+}
+
+fn case_table(r: &PolicyReport, c: &CaseResult) -> Table {
+    let ranking = r
+        .rankings
+        .iter()
+        .find(|k| k.title.starts_with(c.case.name()));
+    let mut t = Table::new([
+        "policy",
+        "GB/s",
+        "range",
+        "ms/pass",
+        "rounds",
+        "pages per node",
+        "as promised",
+    ])
+    .with_title(format!("{} data: {}", c.case.name(), c.description))
+    .with_align(vec![
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+        Align::Right,
+    ]);
+    // Best first, as the ranking orders them.
+    let mut order: Vec<&crate::model::policy::PolicyOutcome> = c.policies.iter().collect();
+    if let Some(k) = ranking {
+        order.sort_by_key(|o| {
+            k.entries
+                .iter()
+                .position(|e| e.label == o.policy.name())
+                .unwrap_or(usize::MAX)
+        });
+    }
+    for o in order {
+        let (g, rg, ms, n) = match (&o.throughput, &o.time) {
+            (Some(s), Some(tm)) => (
+                format!("{:.2}", s.median),
+                range(s),
+                format!("{:.2}", tm.median * 1e3),
+                s.n.to_string(),
+            ),
+            _ => ("-".into(), "-".into(), "-".into(), "0".into()),
+        };
+        let (pages, promised) = match &o.placement {
+            Some(d) => (
+                d.shares_text(),
+                match d.match_fraction {
+                    Some(m) => format!("{:.1} %{}", m * 100.0, if d.flagged { " !" } else { "" }),
+                    None => "no promise".into(),
+                },
+            ),
+            None => (
+                o.skipped
+                    .as_deref()
+                    .map(|_| "skipped (see notes)".to_string())
+                    .or_else(|| o.failures.first().cloned())
+                    .unwrap_or_default(),
+                "-".into(),
+            ),
+        };
+        t.push([o.policy.name().to_string(), g, rg, ms, n, pages, promised]);
+    }
+    t
+}
+
+fn text(r: &PolicyReport, md: bool) -> String {
+    let p = &r.parameters;
+    let mut out = String::new();
+    let head = format!(
+        "numaprobe policy: {} threads ({}) {} {} of data ({} pages, {}), {} round(s){}",
+        p.threads.len(),
+        p.threads
+            .iter()
+            .map(|s| format!("{}@{}", s.cpu, s.node))
+            .collect::<Vec<_>>()
+            .join(" "),
+        p.op,
+        format_size(p.size_bytes),
+        p.pages,
+        p.vector_width.name(),
+        p.rounds,
+        if r.complete { "" } else { " (incomplete)" }
+    );
+    if md {
+        out.push_str(&format!("## {head}\n\n"));
+    } else {
+        out.push_str(&head);
+        out.push_str("\n\n");
+    }
+    for c in &r.cases {
+        let t = case_table(r, c);
+        out.push_str(&if md { t.to_markdown() } else { t.to_text() });
+        out.push('\n');
+    }
+    let bullet = if md { "- " } else { "  " };
+    if !r.advice.is_empty() {
+        out.push_str(if md { "### Advice\n\n" } else { "Advice:\n" });
+        for a in &r.advice {
+            out.push_str(&format!("{bullet}{}\n", a.text));
+        }
+        out.push('\n');
+    }
+    let w = &r.weights;
+    if !w.kernel.is_empty() || !w.derived.is_empty() || w.skip_reason.is_some() {
+        out.push_str(if md {
+            "### Weighted interleave\n\n"
+        } else {
+            "Weighted interleave:\n"
+        });
+        let fmt = |v: &[crate::model::policy::NodeWeight]| {
+            v.iter()
+                .map(|x| format!("node {}: {}", x.node, x.weight))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if let Some(s) = &w.skip_reason {
+            out.push_str(&format!("{bullet}{s}\n"));
+        }
+        if !w.kernel.is_empty() {
+            out.push_str(&format!(
+                "{bullet}kernel weights (measured with): {}\n",
+                fmt(&w.kernel)
+            ));
+        }
+        if !w.derived.is_empty() {
+            out.push_str(&format!(
+                "{bullet}derived weights: {} ({})\n",
+                fmt(&w.derived),
+                w.derived_from.as_deref().unwrap_or("")
+            ));
+        }
+        if !w.reproduce.is_empty() {
+            out.push_str(&format!("{bullet}to reproduce:\n"));
+            for l in &w.reproduce {
+                out.push_str(&if md {
+                    format!("  - `{l}`\n")
+                } else {
+                    format!("      {l}\n")
+                });
+            }
+        }
+        out.push('\n');
+    }
+    let mut notes: Vec<String> = r.notes.clone();
+    notes.extend(p.definitions.iter().cloned());
+    out.push_str(if md { "### Notes\n\n" } else { "Notes:\n" });
+    for n in notes {
+        out.push_str(&format!("{bullet}{n}\n"));
+    }
+    out
+}
+
+fn csv(r: &PolicyReport) -> String {
+    let mut t = Table::new([
+        "case",
+        "policy",
+        "rounds",
+        "gbps_median",
+        "gbps_min",
+        "gbps_max",
+        "gbps_cv",
+        "seconds_per_pass_median",
+        "pages",
+        "pages_per_node",
+        "placement_match",
+        "skipped",
+        "failures",
+    ]);
+    for c in &r.cases {
+        for o in &c.policies {
+            let s = o.throughput.as_ref();
+            let f = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
+            t.push([
+                c.case.name().to_string(),
+                o.policy.name().to_string(),
+                o.samples.len().to_string(),
+                f(s.map(|s| s.median)),
+                f(s.map(|s| s.min)),
+                f(s.map(|s| s.max)),
+                f(s.map(|s| s.cv)),
+                o.time
+                    .as_ref()
+                    .map(|t| format!("{:.6}", t.median))
+                    .unwrap_or_default(),
+                o.placement
+                    .as_ref()
+                    .map(|d| d.pages.to_string())
+                    .unwrap_or_default(),
+                o.placement
+                    .as_ref()
+                    .map(|d| {
+                        d.per_node
+                            .iter()
+                            .map(|(n, p)| format!("{n}:{p}"))
+                            .collect::<Vec<_>>()
+                            .join(";")
+                    })
+                    .unwrap_or_default(),
+                f(o.placement.as_ref().and_then(|d| d.match_fraction)),
+                o.skipped.clone().unwrap_or_default(),
+                o.failures.join("; "),
+            ]);
+        }
+    }
+    t.to_csv()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::policy::{empty_report, plan, PolicyConfig, Threads};
+    use crate::model::policy::{PolicyKind, PolicySample};
+
+    fn doc() -> PolicyReport {
+        let topo = crate::experiments::testing::live_topology();
+        let p = plan(
+            &topo,
+            &PolicyConfig {
+                size: Some(4 << 20),
+                threads: Some(Threads::Total(1)),
+                policies: Some(vec![PolicyKind::FirstTouch, PolicyKind::Interleave]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mut r = empty_report(&p);
+        for c in &mut r.cases {
+            let o = &mut c.policies[0];
+            o.samples.push(PolicySample {
+                round: 1,
+                passes: 3,
+                seconds_per_pass: 0.01,
+                gbps: 12.5,
+                placement_match: Some(1.0),
+                cpus: vec![0],
+            });
+            o.summarise();
+            o.placement = Some(crate::experiments::policy::distribution(
+                &[],
+                Some([(0, 1.0)].into_iter().collect()),
+            ));
+        }
+        crate::analysis::policy::finish(&mut r);
+        r
+    }
+
+    #[test]
+    fn json_carries_rankings_and_schema() {
+        let s = render(&doc(), Format::Json);
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(v["schema"], "numaprobe/1");
+        assert_eq!(v["command"], "policy");
+        let k = v["rankings"].as_array().unwrap();
+        assert_eq!(k.len(), 2);
+        assert_eq!(k[0]["entries"][0]["label"], "first-touch");
+        assert_eq!(k[0]["entries"][1]["ranked"], false);
+    }
+
+    #[test]
+    fn csv_has_a_row_per_case_and_policy_and_text_a_table_per_case() {
+        let r = doc();
+        let csv = render(&r, Format::Csv);
+        assert_eq!(csv.lines().count(), 1 + 2 * 2);
+        assert!(csv
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("independent,first-touch,1,12.5000"));
+        let t = render(&r, Format::Table);
+        assert!(t.contains("independent data:"), "{t}");
+        assert!(t.contains("shared data:"), "{t}");
+        assert!(t.contains("Advice:"), "{t}");
+        let md = render(&r, Format::Markdown);
+        assert!(md.contains("| policy |"), "{md}");
+    }
+}
