@@ -40,6 +40,10 @@ pub enum Command {
     Pin(crate::cmd::pin::Args),
     /// The main job: topology, measurements within a time budget, inference, advice
     Run(crate::cmd::run::Args),
+    /// Compare two report folders or documents: topology, firmware and every measured cell (exit 1 when they differ)
+    Diff(crate::cmd::diff::Args),
+    /// Check this machine against a saved topology or binding, for job scripts (exit 1 naming each difference)
+    Check(crate::cmd::check::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -110,6 +114,8 @@ impl Command {
             Command::Infer(a) => &a.out,
             Command::Pin(a) => &a.out,
             Command::Run(a) => &a.out,
+            Command::Diff(a) => &a.out,
+            Command::Check(a) => &a.out,
         }
     }
 }

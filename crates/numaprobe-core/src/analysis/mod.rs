@@ -10,6 +10,7 @@
 
 pub mod advice;
 pub mod binding;
+pub mod compare;
 mod csv;
 mod findings;
 pub mod hmat;

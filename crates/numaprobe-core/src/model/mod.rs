@@ -4,4 +4,5 @@
 //! points one way: topology -> plan -> kernels -> samples -> stats -> model
 //! -> analysis -> renderers.
 
+pub mod diff;
 pub mod ranking;

@@ -3,6 +3,8 @@
 //! before anything is measured.
 
 pub mod bandwidth;
+pub mod check;
+pub mod diff;
 pub mod infer;
 pub mod latency;
 pub mod measure;
@@ -34,6 +36,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Infer(a) => infer::run(a),
         Command::Pin(a) => pin::run(a),
         Command::Run(a) => run::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Check(a) => check::run(a),
     }
 }
 
