@@ -263,7 +263,15 @@ fn add(
 
 /// Compare two sides of the same kind.
 pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, CompareError> {
-    if a.origin.kind != b.origin.kind || a.origin.kind == "pin" {
+    for s in [a, b] {
+        if s.origin.kind == "pin" {
+            return Err(unsupported(
+                Path::new(&s.origin.path),
+                "a pin result; diff compares report folders and topo, latency, bandwidth or run documents (check a binding with `numaprobe check --expect`)",
+            ));
+        }
+    }
+    if a.origin.kind != b.origin.kind {
         return Err(CompareError::Mismatch {
             a: describe(&a.origin.kind),
             b: describe(&b.origin.kind),
