@@ -351,4 +351,25 @@ fn report_folders_compare() {
         .unwrap()
         .iter()
         .any(|c| c["kind"] == "latency"));
+    // A copy with its topology only (as if nothing had been measured): a
+    // document on one side only is a difference. (Whether the budget left
+    // room for the bandwidth matrix is the planner's call, so only the
+    // latency matrix, which is always measured, is asserted on.)
+    let short = dir.path().join("short");
+    std::fs::create_dir(&short).unwrap();
+    std::fs::copy(r.join("topo.json"), short.join("topo.json")).unwrap();
+    let o = numaprobe(&["diff", s(&r), s(&short), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = v["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["item"] == "latency matrix")
+        .expect("the latency matrix is named");
+    assert_eq!(d["section"], "documents");
+    assert_eq!(
+        (d["a"].as_str(), d["b"].as_str()),
+        (Some("present"), Some("absent"))
+    );
 }
