@@ -8,9 +8,9 @@
 //! (a few slow outliers from interrupts and other jobs), so a t-test's
 //! normality assumption does not hold and the mean is the wrong centre.
 
-/// Resamples of the bootstrap: enough for a stable 95 % interval (its ends
-/// move by well under 1 % of the spread between seeds), cheap for the few
-/// dozen samples a cell usually has.
+/// Resamples of the bootstrap: the usual order for a 95 % percentile
+/// interval, and cheap for the few dozen samples a cell usually has (the
+/// seed is fixed, so the interval does not move between invocations).
 pub const RESAMPLES: usize = 1000;
 
 /// The bootstrap's base seed; each cell mixes its coordinates in, so a
@@ -18,7 +18,8 @@ pub const RESAMPLES: usize = 1000;
 pub const SEED: u64 = 0x6e75_6d61_7072_6f62; // "numaprob"
 
 /// The exact U distribution is used up to this many samples on each side
-/// (and without ties); beyond it the normal approximation is within 1e-3.
+/// (and without ties); beyond it, or with ties, the normal approximation
+/// with tie and continuity correction (the usual practice from about 20 a side).
 const EXACT_MAX: usize = 30;
 
 /// Median of a slice (sorted copy); NaN for none.
@@ -153,8 +154,8 @@ fn binomial(n: usize, k: usize) -> f64 {
     (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
 }
 
-/// erfc(x) for x >= 0 (W. J. Cody's rational Chebyshev fit as in Numerical
-/// Recipes' erfcc: relative error below 1.2e-7, ample for a p-value).
+/// erfc(x) by Numerical Recipes' `erfcc` Chebyshev fit (fractional error
+/// below 1.2e-7 everywhere, ample for a p-value).
 fn erfc(x: f64) -> f64 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
