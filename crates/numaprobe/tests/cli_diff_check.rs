@@ -322,6 +322,9 @@ fn two_measured_runs_compare_cell_by_cell() {
         serde_json::from_slice(&numaprobe(&["diff", s(&a), s(&b), "--format", "json"]).stdout)
             .unwrap();
     assert_eq!(x["cells"], v["cells"]);
+    // A latency document holds neither a topology nor a binding: bad input for check.
+    let err = usage_error(&numaprobe(&["check", "--expect", s(&a)]));
+    assert!(err.contains("neither a topology nor a binding"), "{err}");
 }
 
 /// Report folders of the main job on this machine: a folder equals itself,

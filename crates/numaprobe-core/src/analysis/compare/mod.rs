@@ -355,3 +355,77 @@ fn present(what: &str, a: bool, b: bool) -> Difference {
     let s = |x: bool| if x { "present" } else { "absent" };
     Difference::new(Section::Documents, what, s(a), s(b))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::testing::{build, CpuSpec};
+
+    fn side(root: &str, kernel: &str, host: &str) -> Side {
+        let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 0, 1, 0)];
+        Side {
+            origin: Origin {
+                path: format!("{host}.json"),
+                kind: "topo".into(),
+                documents: vec![format!("{host}.json")],
+                hostname: Some(host.into()),
+                kernel: Some(kernel.into()),
+                start: None,
+                complete: true,
+            },
+            topology: Some(build(root, &cpus, &[], None)),
+            latency: None,
+            bandwidth: None,
+            pin: None,
+            version: Some("0.1.0".into()),
+        }
+    }
+
+    #[test]
+    fn the_kernel_counts_only_for_live_machines_and_the_host_never() {
+        let c = cells::default_criteria();
+        let r = diff(
+            &side("/", "6.1.0-27-cloud-amd64", "n1"),
+            &side("/", "6.12.9-cloud-amd64", "n2"),
+            &c,
+        )
+        .unwrap();
+        assert_eq!(r.differences.len(), 1, "{:#?}", r.differences);
+        assert_eq!(r.differences[0].section, Section::Kernel);
+        assert!(!r.summary.equal);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.starts_with("host name: n1 in A, n2 in B")),
+            "{:?}",
+            r.notes
+        );
+        // Two dumps read on one machine: the provenance's kernel is the
+        // reader's, not the dumps' machines'.
+        let r = diff(
+            &side("/tmp/a", "6.1", "n1"),
+            &side("/tmp/b", "6.12", "n1"),
+            &c,
+        )
+        .unwrap();
+        assert!(r.summary.equal, "{:#?}", r.differences);
+        assert!(
+            r.notes.iter().any(|n| n.contains("kernel is not compared")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    #[test]
+    fn sides_of_different_kinds_are_refused() {
+        let a = side("/", "6.1", "n1");
+        let mut b = a.clone();
+        b.origin.kind = "latency".into();
+        let e = diff(&a, &b, &cells::default_criteria()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("cannot compare a topo document with a latency document"),
+            "{e}"
+        );
+    }
+}
