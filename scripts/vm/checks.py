@@ -486,3 +486,6 @@ def study_presets(cfg, res, t):
 
 # The main job's checks live in their own module; importing it registers them.
 import mainjob  # noqa: E402,F401
+
+# `check` and `diff` (issue 12) in their own module, like the main job's.
+import diffcheck  # noqa: E402,F401

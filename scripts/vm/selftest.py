@@ -348,6 +348,9 @@ def main():
             continue
         cfg = Config(os.path.join(CONFIG_DIR, f))
         all_cases = list(cases(cfg)) + list(engine_cases(cfg)) + list(main_job_cases(cfg))
+        if "diff-check" in cfg.checks:
+            import diffcheck
+            all_cases += list(diffcheck.cases(cfg))
         for name, what, res, want in all_cases:
             count += 1
             got = outcome(name, cfg, res)
