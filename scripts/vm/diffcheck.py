@@ -19,8 +19,9 @@ numaprobe topo -o /tmp/t.json >/dev/null 2>/tmp/topo.err
 echo "@@@ topo $?"
 numaprobe check --expect /tmp/t.json >/tmp/c1.out 2>&1
 echo "@@@ same $?"
-taskset -c 0 numaprobe check --expect /tmp/t.json 2>/dev/null
+taskset -c 0 numaprobe check --expect /tmp/t.json >/tmp/c2.out 2>/dev/null
 echo "@@@ confined $?"
+cat /tmp/c2.out
 numaprobe latency --size 16MiB --time-budget 0.3s -o /tmp/a.json >/dev/null 2>&1
 echo "@@@ lat_a $?"
 numaprobe latency --size 16MiB --time-budget 0.3s -o /tmp/b.json >/dev/null 2>&1
