@@ -495,3 +495,6 @@ import tune_checks  # noqa: E402,F401
 
 # `numaprobe policy`'s placement checks (issue 11), in their own module.
 import policy_checks  # noqa: E402,F401
+
+# `check` and `diff` (issue 12) in their own module, like the main job's.
+import diffcheck  # noqa: E402,F401

@@ -352,6 +352,9 @@ def main():
         all_cases = list(cases(cfg)) + list(engine_cases(cfg)) + list(main_job_cases(cfg))
         all_cases += list(tune_checks.selftest_cases(cfg, Result))
         all_cases += list(policy_checks.selftest_cases(cfg))
+        if "diff-check" in cfg.checks:
+            import diffcheck
+            all_cases += list(diffcheck.cases(cfg))
         for name, what, res, want in all_cases:
             count += 1
             got = outcome(name, cfg, res)

@@ -51,6 +51,10 @@ pub enum Command {
     FleetNode(crate::cmd::fleet_node::Args),
     /// Compare memory policies (first touch, serial init, interleave, weighted, preferred, unpinned) on a streaming workload
     Policy(crate::cmd::policy::Args),
+    /// Compare two report folders or documents: topology, firmware and every measured cell (exit 1 when they differ)
+    Diff(crate::cmd::diff::Args),
+    /// Check this machine against a saved topology or binding, for job scripts (exit 1 naming each difference)
+    Check(crate::cmd::check::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -127,6 +131,8 @@ impl Command {
             Command::Fleet(a) => &a.out,
             Command::FleetNode(a) => &a.out,
             Command::Policy(a) => &a.out,
+            Command::Diff(a) => &a.out,
+            Command::Check(a) => &a.out,
         }
     }
 }

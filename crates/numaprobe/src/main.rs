@@ -50,6 +50,11 @@ fn run() -> ExitCode {
             if output::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
+            // `diff` and `check` found a difference: an answer, not an error.
+            if let Some(msg) = output::differs(&err) {
+                eprintln!("numaprobe: {msg}");
+                return ExitCode::from(1);
+            }
             // One line: the context chain joined, outermost first.
             let msg: Vec<String> = err.chain().map(|c| c.to_string()).collect();
             eprintln!("numaprobe: error: {}", dedup_chain(&msg).join(": "));

@@ -24,6 +24,23 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
 }
 
+/// Not a failure: the compared things differ (`diff`, `check`). Shown as
+/// one line without "error", exit status 1.
+#[derive(Debug)]
+pub struct Differs(pub String);
+
+impl std::fmt::Display for Differs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Differs {}
+
+/// The one line of a `Differs` outcome, if that is what `err` is.
+pub fn differs(err: &anyhow::Error) -> Option<&str> {
+    err.downcast_ref::<Differs>().map(|d| d.0.as_str())
+}
+
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     if err
         .chain()

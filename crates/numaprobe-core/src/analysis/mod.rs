@@ -12,9 +12,13 @@
 //! [`analyse_with_advice`] (or [`analyse`] and [`advise`]) and add
 //! [`hmat::compare`] with the topology's HMAT to the findings.
 //! `binding::bind` computes thread placements from a `Topology`.
+//! `compare` sets two runs side by side (`diff`: topology, firmware and every
+//! cell with a noise-aware verdict) and checks a machine against a saved
+//! topology or binding (`check`); its results are `model::diff` types.
 
 pub mod advice;
 pub mod binding;
+pub mod compare;
 mod csv;
 mod findings;
 pub mod fleet;

@@ -20,6 +20,7 @@
 //! stats -> model -> analysis -> renderers.
 
 pub mod background;
+pub mod diff;
 pub mod fleet;
 pub mod format;
 pub mod hops;

@@ -14,6 +14,7 @@
 //! - `html`: the self-contained report page; `ranking`: a ranking's bar chart
 
 pub mod chart;
+pub mod diff;
 pub mod fleet_csv;
 pub mod fleet_html;
 pub mod fleet_table;

@@ -3,6 +3,8 @@
 //! before anything is measured.
 
 pub mod bandwidth;
+pub mod check;
+pub mod diff;
 pub mod fleet;
 pub mod fleet_frame;
 pub mod fleet_node;
@@ -53,6 +55,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Fleet(a) => fleet::run(a),
         Command::FleetNode(a) => fleet_node::run(a),
         Command::Policy(a) => policy::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Check(a) => check::run(a),
     }
 }
 

@@ -1,0 +1,433 @@
+//! Per-cell comparison of two latency or bandwidth matrices: every
+//! (CPU node, memory node) cell of either side, its change of the median
+//! with a 95 % bootstrap interval, the Mann–Whitney p-value of both runs'
+//! samples and the verdict; plus the measurement parameters that differ
+//! (two buffer sizes measure two different things).
+
+use super::stats;
+use crate::model::diff::{CellDiff, CellSide, Criteria, Difference, Section, Verdict};
+use crate::model::matrix::Cell;
+use crate::model::matrix::MatrixKind;
+use crate::model::matrix::MatrixResult;
+use crate::units::format_size;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The default criteria: significant at p < 0.05, practically different from 2 %.
+pub fn default_criteria() -> Criteria {
+    Criteria {
+        alpha: 0.05,
+        threshold_pct: 2.0,
+        resamples: stats::RESAMPLES,
+        seed: stats::SEED,
+    }
+}
+
+fn kind_name(k: MatrixKind) -> &'static str {
+    match k {
+        MatrixKind::Latency => "latency",
+        MatrixKind::Bandwidth => "bandwidth",
+    }
+}
+
+/// Compare the cells of two matrices of the same kind.
+pub fn matrices(
+    a: &MatrixResult,
+    b: &MatrixResult,
+    c: &Criteria,
+) -> (Vec<Difference>, Vec<CellDiff>) {
+    let kind = kind_name(a.kind);
+    let mut diffs = parameters(kind, a, b);
+    if a.unit != b.unit {
+        diffs.push(Difference::new(
+            Section::Parameters,
+            format!("{kind}: unit"),
+            &a.unit,
+            &b.unit,
+        ));
+    }
+    fn by(m: &MatrixResult) -> BTreeMap<(u32, u32), Side<'_>> {
+        let mut out: BTreeMap<(u32, u32), Side> = BTreeMap::new();
+        for cell in &m.cells {
+            out.insert((cell.cpu_node, cell.mem_node), Side::Measured(cell));
+        }
+        for f in &m.failed {
+            out.entry((f.cpu_node, f.mem_node))
+                .or_insert_with(|| Side::Failed(&f.reason));
+        }
+        out
+    }
+    let (ma, mb) = (by(a), by(b));
+    let keys: BTreeSet<&(u32, u32)> = ma.keys().chain(mb.keys()).collect();
+    let cells = keys
+        .into_iter()
+        .filter_map(|&(cpu, mem)| {
+            cell(
+                kind,
+                &a.unit,
+                cpu,
+                mem,
+                ma.get(&(cpu, mem)),
+                mb.get(&(cpu, mem)),
+                c,
+            )
+        })
+        .collect();
+    (diffs, cells)
+}
+
+/// One side of a cell: measured, or failed with its reason.
+enum Side<'a> {
+    Measured(&'a Cell),
+    Failed(&'a str),
+}
+
+fn cell(
+    kind: &str,
+    unit: &str,
+    cpu_node: u32,
+    mem_node: u32,
+    a: Option<&Side>,
+    b: Option<&Side>,
+    c: &Criteria,
+) -> Option<CellDiff> {
+    let mut notes = Vec::new();
+    let mut measured = |s: Option<&Side>, name: &str| -> Option<Cell> {
+        match s {
+            Some(Side::Measured(cell)) => {
+                if cell.flagged {
+                    notes.push(format!("{name}: {}", cell.flags.join("; ")));
+                }
+                Some((*cell).clone())
+            }
+            Some(Side::Failed(reason)) => {
+                notes.push(format!("{name}: failed: {reason}"));
+                None
+            }
+            None => None,
+        }
+    };
+    let (ca, cb) = (measured(a, "A"), measured(b, "B"));
+    let side = |x: &Cell| CellSide {
+        median: x.median,
+        min: x.min,
+        max: x.max,
+        samples: x.samples.len(),
+    };
+    let mut d = CellDiff {
+        kind: kind.into(),
+        cpu_node,
+        mem_node,
+        unit: unit.into(),
+        a: ca.as_ref().map(side),
+        b: cb.as_ref().map(side),
+        change: None,
+        change_pct: None,
+        ci_low_pct: None,
+        ci_high_pct: None,
+        p_value: None,
+        verdict: Verdict::Unchanged,
+        notes,
+    };
+    let (x, y) = match (ca, cb) {
+        (Some(x), Some(y)) => (x, y),
+        (Some(_), None) => {
+            d.verdict = Verdict::OnlyA;
+            return Some(d);
+        }
+        (None, Some(_)) => {
+            d.verdict = Verdict::OnlyB;
+            return Some(d);
+        }
+        // Failed on both sides: nothing measured to compare; the notes say why.
+        (None, None) => {
+            d.verdict = Verdict::Unchanged;
+            return Some(d).filter(|d| !d.notes.is_empty());
+        }
+    };
+    // Older documents may hold only the summary: fall back to the median.
+    let sa = if x.samples.is_empty() {
+        vec![x.median]
+    } else {
+        x.samples.clone()
+    };
+    let sb = if y.samples.is_empty() {
+        vec![y.median]
+    } else {
+        y.samples.clone()
+    };
+    let (ma, mb) = (stats::median(&sa), stats::median(&sb));
+    let change = mb - ma;
+    let pct = |v: f64| {
+        if ma != 0.0 {
+            Some(v / ma * 100.0)
+        } else {
+            None
+        }
+    };
+    d.change = Some(change);
+    d.change_pct = pct(change);
+    if let Some((lo, hi)) = stats::bootstrap_median_diff(
+        &sa,
+        &sb,
+        c.resamples,
+        stats::cell_seed(c.seed, cpu_node, mem_node, kind),
+    ) {
+        d.ci_low_pct = pct(lo);
+        d.ci_high_pct = pct(hi);
+    }
+    let test = stats::mann_whitney(&sa, &sb);
+    d.p_value = test.map(|t| t.p);
+    let big = d.change_pct.is_some_and(|p| p.abs() >= c.threshold_pct);
+    d.verdict = match test {
+        None => Verdict::Inconclusive,
+        Some(t) if t.p_min >= c.alpha => {
+            d.notes.push(format!(
+                "{} and {} samples cannot reach p < {} (at best p = {:.3})",
+                sa.len(),
+                sb.len(),
+                c.alpha,
+                t.p_min
+            ));
+            if big {
+                Verdict::Inconclusive
+            } else {
+                Verdict::Unchanged
+            }
+        }
+        Some(t) if t.p >= c.alpha => {
+            // Not significant is not the same as equal: say when the noise
+            // leaves room for a change the threshold would count.
+            if let (Some(lo), Some(hi)) = (d.ci_low_pct, d.ci_high_pct) {
+                let far = if lo.abs() > hi.abs() { lo } else { hi };
+                if far.abs() >= c.threshold_pct {
+                    d.notes
+                        .push(format!("noisy: a change of {far:+.1} % is not ruled out"));
+                }
+            }
+            Verdict::Unchanged
+        }
+        Some(_) if !big => Verdict::Negligible,
+        Some(_) => {
+            let lower_is_better = kind == "latency";
+            if (change < 0.0) == lower_is_better {
+                Verdict::Better
+            } else {
+                Verdict::Worse
+            }
+        }
+    };
+    Some(d)
+}
+
+/// Measurement parameters whose values differ between the two matrices:
+/// each parameter's set of values over all cells, side by side.
+fn parameters(kind: &str, a: &MatrixResult, b: &MatrixResult) -> Vec<Difference> {
+    type Getter = fn(&Cell) -> String;
+    let fields: [(&str, Getter); 7] = [
+        ("buffer size", |c| format_size(c.params.size_bytes)),
+        ("stride", |c| {
+            c.params.stride_bytes.map_or("-".into(), format_size)
+        }),
+        ("pattern", |c| {
+            c.params.pattern.clone().unwrap_or_else(|| "-".into())
+        }),
+        ("TLB window (pages)", |c| {
+            c.params.window_pages.map_or("-".into(), |w| w.to_string())
+        }),
+        ("pages", |c| {
+            serde_json::to_value(c.params.pages)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        }),
+        ("threads", |c| c.params.threads.to_string()),
+        ("op", |c| c.params.op.clone().unwrap_or_else(|| "-".into())),
+    ];
+    let mut out = Vec::new();
+    for (name, get) in fields {
+        let set = |m: &MatrixResult| {
+            let s: BTreeSet<String> = m.cells.iter().map(get).collect();
+            s.into_iter().collect::<Vec<_>>().join(", ")
+        };
+        let (x, y) = (set(a), set(b));
+        // A side without cells says nothing about its parameters.
+        if x != y && !a.cells.is_empty() && !b.cells.is_empty() {
+            out.push(Difference::new(
+                Section::Parameters,
+                format!("{kind}: {name}"),
+                x,
+                y,
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::compare::stats::SplitMix64;
+    use crate::model::matrix::tests::cell;
+    use crate::model::matrix::FailedCell;
+    use crate::stats::StopRule;
+    use crate::timer::{ClockSource, TimerInfo};
+
+    /// `n` samples around `centre`, each within +-`spread` (relative), from a seed.
+    fn samples(centre: f64, spread: f64, n: usize, seed: u64) -> Vec<f64> {
+        let mut r = SplitMix64::new(seed);
+        (0..n)
+            .map(|_| centre * (1.0 + spread * ((r.next_u64() % 10_001) as f64 / 5_000.0 - 1.0)))
+            .collect()
+    }
+
+    /// A one-row matrix of `kind` whose cells (0, j) hold the given samples.
+    fn matrix(kind: MatrixKind, cells: &[Vec<f64>]) -> MatrixResult {
+        let timer = TimerInfo {
+            source: ClockSource::MonotonicRaw,
+            tsc_hz: None,
+            overhead_ns: 20.0,
+        };
+        let mem: Vec<u32> = (0..cells.len() as u32).collect();
+        let mut m = MatrixResult::new(kind, vec![0], mem, StopRule::default(), timer);
+        for (j, s) in cells.iter().enumerate() {
+            let mut c = cell(0, j as u32, stats::median(s), 1.0);
+            c.samples = s.clone();
+            m.push(c);
+        }
+        m
+    }
+
+    fn verdicts(d: &[CellDiff]) -> Vec<Verdict> {
+        d.iter().map(|c| c.verdict).collect()
+    }
+
+    #[test]
+    fn the_same_run_is_unchanged() {
+        let s = vec![samples(90.0, 0.02, 20, 1), samples(140.0, 0.02, 20, 2)];
+        let m = matrix(MatrixKind::Latency, &s);
+        let (diffs, cells) = matrices(&m, &m, &default_criteria());
+        assert!(diffs.is_empty());
+        assert_eq!(verdicts(&cells), [Verdict::Unchanged, Verdict::Unchanged]);
+        assert_eq!(cells[0].change_pct, Some(0.0));
+        // Two runs drawn from one distribution: never different. (One test
+        // in twenty is significant at p < 0.05 by chance, as this seed's
+        // first cell is; the 2 % threshold is what keeps it `negligible`.)
+        let other = matrix(
+            MatrixKind::Latency,
+            &[samples(90.0, 0.02, 20, 3), samples(140.0, 0.02, 20, 4)],
+        );
+        let (_, cells) = matrices(&m, &other, &default_criteria());
+        assert!(cells.iter().all(|c| !c.verdict.differs()), "{cells:?}");
+        assert!(
+            cells.iter().all(|c| c.change_pct.unwrap().abs() < 2.0),
+            "{cells:?}"
+        );
+    }
+
+    #[test]
+    fn a_slower_cell_is_worse_by_the_right_amount() {
+        let a = matrix(
+            MatrixKind::Latency,
+            &[samples(90.0, 0.02, 20, 1), samples(140.0, 0.02, 20, 2)],
+        );
+        let b = matrix(
+            MatrixKind::Latency,
+            &[samples(90.0, 0.02, 20, 5), samples(154.0, 0.02, 20, 6)],
+        );
+        let (_, cells) = matrices(&a, &b, &default_criteria());
+        assert_eq!(verdicts(&cells), [Verdict::Unchanged, Verdict::Worse]);
+        let c = &cells[1];
+        let pct = c.change_pct.unwrap();
+        assert!((pct - 10.0).abs() < 2.0, "{pct}");
+        assert!(c.ci_low_pct.unwrap() <= pct && pct <= c.ci_high_pct.unwrap());
+        assert!(
+            c.ci_low_pct.unwrap() > 2.0,
+            "the interval excludes no change: {c:?}"
+        );
+        assert!(c.p_value.unwrap() < 1e-4);
+        // The same shift in bandwidth is better.
+        let a = matrix(MatrixKind::Bandwidth, &[samples(10.0, 0.02, 20, 1)]);
+        let b = matrix(MatrixKind::Bandwidth, &[samples(11.0, 0.02, 20, 2)]);
+        assert_eq!(
+            verdicts(&matrices(&a, &b, &default_criteria()).1),
+            [Verdict::Better]
+        );
+    }
+
+    #[test]
+    fn a_significant_but_small_change_is_negligible() {
+        // 1 % shift with 0.1 % noise: clearly significant, below 2 %.
+        let a = matrix(MatrixKind::Latency, &[samples(100.0, 0.001, 30, 1)]);
+        let b = matrix(MatrixKind::Latency, &[samples(101.0, 0.001, 30, 2)]);
+        let (_, cells) = matrices(&a, &b, &default_criteria());
+        assert_eq!(verdicts(&cells), [Verdict::Negligible], "{cells:?}");
+        // With a 0.5 % threshold the same change counts.
+        let mut c = default_criteria();
+        c.threshold_pct = 0.5;
+        assert_eq!(verdicts(&matrices(&a, &b, &c).1), [Verdict::Worse]);
+    }
+
+    #[test]
+    fn three_samples_a_side_cannot_decide() {
+        let a = matrix(
+            MatrixKind::Latency,
+            &[vec![100.0, 101.0, 102.0], vec![100.0, 101.0, 102.0]],
+        );
+        let b = matrix(
+            MatrixKind::Latency,
+            &[vec![130.0, 131.0, 132.0], vec![100.5, 101.0, 101.5]],
+        );
+        let (_, cells) = matrices(&a, &b, &default_criteria());
+        assert_eq!(
+            verdicts(&cells),
+            [Verdict::Inconclusive, Verdict::Unchanged]
+        );
+        assert!(
+            cells[0].notes[0].contains("cannot reach p < 0.05"),
+            "{:?}",
+            cells[0].notes
+        );
+    }
+
+    #[test]
+    fn failed_and_missing_cells_are_on_one_side_only() {
+        let a = matrix(
+            MatrixKind::Latency,
+            &[samples(90.0, 0.02, 10, 1), samples(140.0, 0.02, 10, 2)],
+        );
+        let mut b = matrix(MatrixKind::Latency, &[samples(90.0, 0.02, 10, 1)]);
+        b.failed.push(FailedCell {
+            cpu_node: 0,
+            mem_node: 1,
+            cpus: vec![0],
+            reason: "node 1 is full".into(),
+        });
+        let (_, cells) = matrices(&a, &b, &default_criteria());
+        assert_eq!(verdicts(&cells), [Verdict::Unchanged, Verdict::OnlyA]);
+        assert_eq!(cells[1].notes, ["B: failed: node 1 is full"]);
+        let (_, back) = matrices(&b, &a, &default_criteria());
+        assert_eq!(back[1].verdict, Verdict::OnlyB);
+    }
+
+    #[test]
+    fn different_parameters_are_named() {
+        let a = matrix(MatrixKind::Latency, &[samples(90.0, 0.02, 10, 1)]);
+        let mut b = a.clone();
+        b.cells[0].params.size_bytes = 64 << 20;
+        let (diffs, _) = matrices(&a, &b, &default_criteria());
+        assert_eq!(diffs.len(), 1, "{diffs:?}");
+        assert_eq!(diffs[0].item, "latency: buffer size");
+        assert_eq!(
+            (diffs[0].a.as_str(), diffs[0].b.as_str()),
+            ("1 MiB", "64 MiB")
+        );
+    }
+
+    #[test]
+    fn verdicts_are_reproducible() {
+        let a = matrix(MatrixKind::Latency, &[samples(90.0, 0.05, 12, 1)]);
+        let b = matrix(MatrixKind::Latency, &[samples(93.0, 0.05, 12, 2)]);
+        let x = matrices(&a, &b, &default_criteria());
+        assert_eq!(x, matrices(&a, &b, &default_criteria()));
+    }
+}

@@ -1,0 +1,432 @@
+//! Comparing two runs (`numaprobe diff`) and checking a machine against a
+//! saved description (`numaprobe check`).
+//!
+//! Flow: [`load`] reads each side (a report folder, `run.json`, or one
+//! `topo.json` / `latency.json` / `bandwidth.json`; pin results for
+//! `check`) into a [`Side`]; [`diff`] compares two sides of the same kind
+//! into a `model::diff::DiffReport`: topology and firmware differences
+//! ([`topo`]), the kernel, the measurement parameters, and every measured
+//! cell with a noise-aware verdict ([`cells`], statistics in [`stats`]).
+//! [`check::check`] compares this machine's topology with a saved topology
+//! or binding. Nothing here prints; errors are [`CompareError`]s, all of
+//! them bad input.
+
+pub mod cells;
+pub mod check;
+pub mod stats;
+pub mod topo;
+
+use crate::model::diff::{Criteria, DiffReport, Difference, Origin, Section};
+use crate::model::matrix::MatrixKind;
+use crate::model::matrix::MatrixResult;
+use crate::model::pin::PinReport;
+use crate::model::topo::TopoReport;
+use crate::topology::Topology;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Why a side could not be read: all bad input (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error("{0}: no such file or folder")]
+    Missing(PathBuf),
+    #[error("{path}: cannot read: {message}")]
+    Unreadable { path: PathBuf, message: String },
+    #[error("{path}: not JSON ({message}); give a report folder or a numaprobe JSON document")]
+    NotJson { path: PathBuf, message: String },
+    #[error("{path}: {what}")]
+    Unsupported { path: PathBuf, what: String },
+    #[error("{0}: a folder without numaprobe documents (topo.json, latency.json, bandwidth.json or run.json)")]
+    EmptyFolder(PathBuf),
+    #[error("{path}: not a valid {kind} document: {message}")]
+    Invalid {
+        path: PathBuf,
+        kind: String,
+        message: String,
+    },
+    #[error("cannot compare a {a} with a {b}: give two report folders or two documents of the same kind")]
+    Mismatch { a: String, b: String },
+}
+
+/// What one side holds.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub origin: Origin,
+    pub topology: Option<Topology>,
+    pub latency: Option<MatrixResult>,
+    pub bandwidth: Option<MatrixResult>,
+    pub pin: Option<PinReport>,
+    /// numaprobe's version from the provenance, when known.
+    pub version: Option<String>,
+}
+
+impl Side {
+    /// Did these documents describe the machine they ran on (so that the
+    /// provenance's kernel is this machine's)? A topology read from a dump
+    /// (`--sysfs-root`) did not.
+    fn live(&self) -> bool {
+        match &self.topology {
+            Some(t) => t.root == Path::new("/"),
+            None => self.latency.is_some() || self.bandwidth.is_some(),
+        }
+    }
+}
+
+/// The documents of a report folder, in the order they are compared.
+const FOLDER_FILES: [&str; 3] = ["topo.json", "latency.json", "bandwidth.json"];
+
+/// Read one side: a folder (its topo.json, latency.json and bandwidth.json,
+/// or its run.json when those are absent) or one JSON document.
+pub fn load(path: &Path) -> Result<Side, CompareError> {
+    if !path.exists() {
+        return Err(CompareError::Missing(path.to_path_buf()));
+    }
+    let mut side = Side {
+        origin: Origin {
+            path: path.display().to_string(),
+            kind: String::new(),
+            documents: Vec::new(),
+            hostname: None,
+            kernel: None,
+            start: None,
+            complete: true,
+        },
+        topology: None,
+        latency: None,
+        bandwidth: None,
+        pin: None,
+        version: None,
+    };
+    if path.is_dir() {
+        side.origin.kind = "report".into();
+        let mut found = false;
+        for name in FOLDER_FILES {
+            let p = path.join(name);
+            if p.is_file() {
+                found = true;
+                let doc = read_json(&p)?;
+                add(&mut side, &p, &doc, Some(name))?;
+            }
+        }
+        if !found {
+            let p = path.join("run.json");
+            if !p.is_file() {
+                return Err(CompareError::EmptyFolder(path.to_path_buf()));
+            }
+            let doc = read_json(&p)?;
+            add(&mut side, &p, &doc, Some("run.json"))?;
+        }
+        return Ok(side);
+    }
+    let doc = read_json(path)?;
+    side.origin.kind = kind_of(&doc)
+        .ok_or_else(|| {
+            unsupported(
+                path,
+                "not a numaprobe topo, latency, bandwidth, run or pin document",
+            )
+        })?
+        .to_string();
+    add(&mut side, path, &doc, None)?;
+    Ok(side)
+}
+
+fn unsupported(path: &Path, what: &str) -> CompareError {
+    CompareError::Unsupported {
+        path: path.to_path_buf(),
+        what: what.into(),
+    }
+}
+
+fn read_json(path: &Path) -> Result<Value, CompareError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CompareError::Unreadable {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    serde_json::from_str(&text).map_err(|e| CompareError::NotJson {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// The kind of a numaprobe document, told from its keys.
+fn kind_of(doc: &Value) -> Option<&'static str> {
+    let has = |k: &str| doc.get(k).is_some();
+    if has("topology") && (has("latency") || has("bandwidth")) {
+        return Some("report");
+    }
+    match doc.get("kind").and_then(Value::as_str) {
+        Some("latency") if has("matrix") => return Some("latency"),
+        Some("bandwidth") if has("matrix") => return Some("bandwidth"),
+        _ => {}
+    }
+    if has("cpus") && has("numa_nodes") {
+        return Some("topo");
+    }
+    if has("strategy") && has("placement") {
+        return Some("pin");
+    }
+    None
+}
+
+fn parse<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    kind: &str,
+    v: &Value,
+) -> Result<T, CompareError> {
+    T::deserialize(v).map_err(|e| CompareError::Invalid {
+        path: path.to_path_buf(),
+        kind: kind.into(),
+        message: e.to_string(),
+    })
+}
+
+/// Add one document to a side; `expected` is the folder's file name, whose
+/// content must be of that kind.
+fn add(
+    side: &mut Side,
+    path: &Path,
+    doc: &Value,
+    expected: Option<&str>,
+) -> Result<(), CompareError> {
+    let kind = kind_of(doc);
+    let want = expected.map(|n| n.trim_end_matches(".json").replace("run", "report"));
+    if let (Some(w), k) = (&want, kind) {
+        if k != Some(w.as_str()) {
+            return Err(unsupported(
+                path,
+                &format!(
+                    "expected a {w} document, found {}",
+                    k.unwrap_or("something else")
+                ),
+            ));
+        }
+    }
+    if let Some(s) = doc.get("schema").and_then(Value::as_str) {
+        if s != crate::SCHEMA {
+            return Err(unsupported(
+                path,
+                &format!("schema {s}; this numaprobe reads {}", crate::SCHEMA),
+            ));
+        }
+    }
+    side.origin.documents.push(path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    ));
+    if let Some(p) = doc.get("provenance") {
+        let s = |k: &str| p.get(k).and_then(Value::as_str).map(String::from);
+        side.origin.hostname = side.origin.hostname.take().or_else(|| s("hostname"));
+        side.origin.kernel = side.origin.kernel.take().or_else(|| s("kernel"));
+        side.origin.start = side.origin.start.take().or_else(|| s("start"));
+        side.version = side.version.take().or_else(|| s("version"));
+        if p.get("complete").and_then(Value::as_bool) == Some(false) {
+            side.origin.complete = false;
+        }
+    }
+    if doc.get("complete").and_then(Value::as_bool) == Some(false) {
+        side.origin.complete = false;
+    }
+    match kind {
+        Some("report") => {
+            if let Some(t) = doc.get("topology").filter(|v| !v.is_null()) {
+                side.topology = Some(parse::<TopoReport>(path, "topology", t)?.into_topology());
+            }
+            for (key, slot) in [
+                ("latency", &mut side.latency),
+                ("bandwidth", &mut side.bandwidth),
+            ] {
+                if let Some(m) = doc.get(key).filter(|v| !v.is_null()) {
+                    *slot = Some(parse(path, key, m)?);
+                }
+            }
+        }
+        Some("topo") => {
+            side.topology = Some(parse::<TopoReport>(path, "topo", doc)?.into_topology())
+        }
+        Some(k @ ("latency" | "bandwidth")) => {
+            let m: MatrixResult = parse(path, k, doc)?;
+            match m.kind {
+                MatrixKind::Latency => side.latency = Some(m),
+                MatrixKind::Bandwidth => side.bandwidth = Some(m),
+            }
+        }
+        Some("pin") => side.pin = Some(parse(path, "pin", doc)?),
+        _ => {
+            return Err(unsupported(
+                path,
+                "not a numaprobe topo, latency, bandwidth, run or pin document",
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Compare two sides of the same kind.
+pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, CompareError> {
+    for s in [a, b] {
+        if s.origin.kind == "pin" {
+            return Err(unsupported(
+                Path::new(&s.origin.path),
+                "a pin result; diff compares report folders and topo, latency, bandwidth or run documents (check a binding with `numaprobe check --expect`)",
+            ));
+        }
+    }
+    if a.origin.kind != b.origin.kind {
+        return Err(CompareError::Mismatch {
+            a: describe(&a.origin.kind),
+            b: describe(&b.origin.kind),
+        });
+    }
+    let mut differences = Vec::new();
+    let mut notes = Vec::new();
+    let mut cells = Vec::new();
+    if a.live() && b.live() {
+        if let (Some(x), Some(y)) = (&a.origin.kernel, &b.origin.kernel) {
+            if x != y {
+                differences.push(Difference::new(Section::Kernel, "kernel release", x, y));
+            }
+        }
+    }
+    match (&a.topology, &b.topology) {
+        (Some(x), Some(y)) => differences.extend(topo::topology(x, y, topo::ALL)),
+        (None, None) => {}
+        (x, y) => differences.push(present("topology", x.is_some(), y.is_some())),
+    }
+    for (name, x, y) in [
+        ("latency matrix", &a.latency, &b.latency),
+        ("bandwidth matrix", &a.bandwidth, &b.bandwidth),
+    ] {
+        match (x, y) {
+            (Some(x), Some(y)) => {
+                let (d, c) = cells::matrices(x, y, criteria);
+                differences.extend(d);
+                cells.extend(c);
+            }
+            (None, None) => {}
+            (x, y) => differences.push(present(name, x.is_some(), y.is_some())),
+        }
+    }
+    let note = |what: &str, x: &Option<String>, y: &Option<String>, notes: &mut Vec<String>| {
+        if let (Some(x), Some(y)) = (x, y) {
+            if x != y {
+                notes.push(format!(
+                    "{what}: {x} in A, {y} in B (not counted as a difference)"
+                ));
+            }
+        }
+    };
+    note(
+        "host name",
+        &a.origin.hostname,
+        &b.origin.hostname,
+        &mut notes,
+    );
+    note("numaprobe version", &a.version, &b.version, &mut notes);
+    for (name, s) in [("A", a), ("B", b)] {
+        if !s.origin.complete {
+            notes.push(format!("{name} is a partial run (complete: false): cells it lacks show as only in the other"));
+        }
+    }
+    if !(a.live() && b.live()) && a.origin.kernel != b.origin.kernel {
+        notes.push("the kernel is not compared: a topology read from a dump (--sysfs-root) does not say its machine's kernel".into());
+    }
+    let mut report = DiffReport {
+        schema: crate::SCHEMA.into(),
+        a: a.origin.clone(),
+        b: b.origin.clone(),
+        criteria: criteria.clone(),
+        differences,
+        cells,
+        notes,
+        summary: Default::default(),
+    };
+    report.summarise();
+    Ok(report)
+}
+
+fn describe(kind: &str) -> String {
+    match kind {
+        "report" => "report folder (or run.json)".into(),
+        k => format!("{k} document"),
+    }
+}
+
+fn present(what: &str, a: bool, b: bool) -> Difference {
+    let s = |x: bool| if x { "present" } else { "absent" };
+    Difference::new(Section::Documents, what, s(a), s(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::testing::{build, CpuSpec};
+
+    fn side(root: &str, kernel: &str, host: &str) -> Side {
+        let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 0, 1, 0)];
+        Side {
+            origin: Origin {
+                path: format!("{host}.json"),
+                kind: "topo".into(),
+                documents: vec![format!("{host}.json")],
+                hostname: Some(host.into()),
+                kernel: Some(kernel.into()),
+                start: None,
+                complete: true,
+            },
+            topology: Some(build(root, &cpus, &[], None)),
+            latency: None,
+            bandwidth: None,
+            pin: None,
+            version: Some("0.1.0".into()),
+        }
+    }
+
+    #[test]
+    fn the_kernel_counts_only_for_live_machines_and_the_host_never() {
+        let c = cells::default_criteria();
+        let r = diff(
+            &side("/", "6.1.0-27-cloud-amd64", "n1"),
+            &side("/", "6.12.9-cloud-amd64", "n2"),
+            &c,
+        )
+        .unwrap();
+        assert_eq!(r.differences.len(), 1, "{:#?}", r.differences);
+        assert_eq!(r.differences[0].section, Section::Kernel);
+        assert!(!r.summary.equal);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.starts_with("host name: n1 in A, n2 in B")),
+            "{:?}",
+            r.notes
+        );
+        // Two dumps read on one machine: the provenance's kernel is the
+        // reader's, not the dumps' machines'.
+        let r = diff(
+            &side("/tmp/a", "6.1", "n1"),
+            &side("/tmp/b", "6.12", "n1"),
+            &c,
+        )
+        .unwrap();
+        assert!(r.summary.equal, "{:#?}", r.differences);
+        assert!(
+            r.notes.iter().any(|n| n.contains("kernel is not compared")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    #[test]
+    fn sides_of_different_kinds_are_refused() {
+        let a = side("/", "6.1", "n1");
+        let mut b = a.clone();
+        b.origin.kind = "latency".into();
+        let e = diff(&a, &b, &cells::default_criteria()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("cannot compare a topo document with a latency document"),
+            "{e}"
+        );
+    }
+}
