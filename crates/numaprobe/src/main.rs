@@ -20,10 +20,9 @@ fn main() -> ExitCode {
     let code = run();
     // A stop signal wins over the command's own status: the command returned
     // normally with its partial results written; say so and exit 128 + N.
+    // The progress bar is already off the terminal: its owner cleared it
+    // when the command returned.
     if let Some(sig) = signals::received() {
-        if output::stderr_is_terminal() {
-            eprint!("\r\x1b[K");
-        }
         eprintln!(
             "numaprobe: interrupted by {}; finished cells are in the output (complete: false)",
             signals::name(sig)

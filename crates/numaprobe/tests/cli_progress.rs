@@ -27,8 +27,15 @@ fn quote(a: &str) -> String {
 }
 
 /// Run the binary with stdin, stdout and stderr on a pseudo-terminal and
-/// return everything it wrote there (escape codes included).
+/// return everything it wrote there (escape codes included); it must succeed.
 fn on_a_terminal(args: &[&str]) -> String {
+    let (text, code) = on_a_terminal_with(args, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    text
+}
+
+/// The same with environment variables set, and the exit status.
+fn on_a_terminal_with(args: &[&str], env: &[(&str, &str)]) -> (String, Option<i32>) {
     let cmd = std::iter::once(env!("CARGO_BIN_EXE_numaprobe"))
         .chain(args.iter().copied())
         .map(quote)
@@ -40,11 +47,13 @@ fn on_a_terminal(args: &[&str]) -> String {
     let out = Command::new("script")
         .args(["-qfec", &cmd, "/dev/null"])
         .env_remove("CI")
+        .envs(env.iter().copied())
         .output()
         .expect("run util-linux `script` (Debian package bsdutils)");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "exit {:?}: {text}", out.status.code());
-    text
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code(),
+    )
 }
 
 #[test]
@@ -80,6 +89,13 @@ fn a_terminal_gets_a_bar_with_the_cell_and_the_eta() {
     );
     // indicatif redraws in place: escape codes are there, on a terminal only.
     assert!(text.contains('\x1b'), "{text:?}");
+    // The bar is taken away before the result is printed: the result's
+    // first line does not share its line with the bar.
+    let first = text
+        .split(['\r', '\n'])
+        .find(|l| l.contains("Idle latency"))
+        .unwrap_or_else(|| panic!("no result in {text:?}"));
+    assert!(!first.contains("elapsed"), "{first:?}");
     // The result is still printed after the bar is taken away.
     assert!(text.contains("cpu\\mem [ns]"), "{text:?}");
 }
@@ -92,4 +108,24 @@ fn the_study_draws_its_bar_on_a_terminal_too() {
         "{text:?}"
     );
     assert!(text.contains("0.0.w.0"), "{text:?}");
+}
+
+#[test]
+fn lines_of_their_own_print_above_the_bar() {
+    // One cell finds its memory node full (the binary's fault injection): the
+    // failure is said on a line of its own while the bar goes on below it,
+    // and the final error is not glued to the bar either.
+    let (text, code) = on_a_terminal_with(
+        &with(&["latency"], TINY),
+        &[("NUMAPROBE_FAULT_FULL_CELL", "0")],
+    );
+    assert_eq!(code, Some(1), "{text}");
+    let lines: Vec<&str> = text.split(['\r', '\n']).collect();
+    for said in ["numaprobe: cell failed: ", "numaprobe: error: "] {
+        let l = lines
+            .iter()
+            .find(|l| l.contains(said))
+            .unwrap_or_else(|| panic!("no {said:?} in {text:?}"));
+        assert!(!l.contains("elapsed"), "{l:?}");
+    }
 }

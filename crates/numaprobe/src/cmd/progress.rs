@@ -140,10 +140,19 @@ impl Line {
             self.bar
                 .get_or_insert_with(bar::Bar::new)
                 .show(s, &self.label);
-        } else if self.plain && Instant::now() >= self.next_plain {
+        } else if self.plain_due(Instant::now()) {
             eprintln!("{}", plain_line(s));
-            self.next_plain = Instant::now() + PLAIN_EVERY;
         }
+    }
+
+    /// Whether a batch log gets a plain line at `now`; if so the next one is
+    /// due `PLAIN_EVERY` later.
+    fn plain_due(&mut self, now: Instant) -> bool {
+        if !self.plain || now < self.next_plain {
+            return false;
+        }
+        self.next_plain = now + PLAIN_EVERY;
+        true
     }
 
     /// Take the bar off the terminal (nothing to do in a batch log).
@@ -198,6 +207,10 @@ mod tests {
         assert_eq!(duration_text(125.0), "2 min 05 s");
         assert_eq!(duration_text(3720.0), "1 h 02 min");
         assert_eq!(duration_text(-1.0), "0.0 s");
+        // Each unit from its first value on.
+        assert_eq!(duration_text(10.0), "10 s");
+        assert_eq!(duration_text(60.0), "1 min 00 s");
+        assert_eq!(duration_text(3600.0), "1 h 00 min");
     }
 
     #[test]
@@ -225,12 +238,26 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_log_gets_a_plain_line_every_5_s_and_the_study_none() {
+        let mut line = Line::new();
+        let t0 = line.next_plain - PLAIN_EVERY;
+        assert!(!line.plain_due(t0 + Duration::from_secs(4)));
+        assert!(line.plain_due(t0 + Duration::from_secs(5)));
+        // The next one 5 s after that, not before.
+        assert!(!line.plain_due(t0 + Duration::from_secs(9)));
+        assert!(line.plain_due(t0 + Duration::from_secs(10)));
+        let mut study = Line::terminal_only();
+        assert!(!study.plain_due(t0 + Duration::from_secs(60)));
+    }
+
+    #[test]
     fn finish_line_says_time_against_budget() {
         assert_eq!(
             finish_line(512, 58.24, Some(60.0)),
             "measured 512 cells in 58.2 s (budget 60 s)"
         );
         assert_eq!(finish_line(1, 0.5, None), "measured 1 cell in 0.5 s");
+        assert_eq!(finish_line(3, 60.0, None), "measured 3 cells in 1 min 00 s");
         assert_eq!(
             finish_line(2, 5.04, Some(1.5)),
             "measured 2 cells in 5.0 s (budget 1.5 s)"

@@ -22,6 +22,16 @@ struct Clock {
 }
 
 impl Clock {
+    /// The clock a snapshot taken at `now` gives.
+    fn at(now: Instant, s: &Snapshot) -> Clock {
+        Clock {
+            origin: now
+                .checked_sub(Duration::from_secs_f64(s.elapsed_s.max(0.0)))
+                .unwrap_or(now),
+            end: s.eta_s.map(|e| now + Duration::from_secs_f64(e.max(0.0))),
+        }
+    }
+
     fn text(&self, now: Instant) -> String {
         elapsed_eta(
             now.saturating_duration_since(self.origin).as_secs_f64(),
@@ -50,12 +60,8 @@ impl Bar {
     }
 
     pub fn show(&self, s: &Snapshot, label: &str) {
-        let now = Instant::now();
         if let Ok(mut c) = self.clock.lock() {
-            c.origin = now
-                .checked_sub(Duration::from_secs_f64(s.elapsed_s.max(0.0)))
-                .unwrap_or(now);
-            c.end = s.eta_s.map(|e| now + Duration::from_secs_f64(e.max(0.0)));
+            *c = Clock::at(Instant::now(), s);
         }
         // Counts first: with the steady tick on, moving the bar does not
         // draw, setting a text does, so the last call draws it all at once.
@@ -113,6 +119,21 @@ mod tests {
         assert_eq!(
             c.text(t0 + Duration::from_secs(40)),
             "40 s elapsed, ETA 0.0 s"
+        );
+        // From a snapshot: 10 s elapsed and 20 s to go, read 2 s later.
+        let snap = Snapshot {
+            phase: "latency".into(),
+            phase_done: 1,
+            phase_total: 3,
+            done: 1,
+            total: 3,
+            elapsed_s: 10.0,
+            eta_s: Some(20.0),
+        };
+        let t1 = t0 + Duration::from_secs(100);
+        assert_eq!(
+            Clock::at(t1, &snap).text(t1 + Duration::from_secs(2)),
+            "12 s elapsed, ETA 18 s"
         );
         let unknown = Clock { end: None, ..c };
         assert_eq!(
