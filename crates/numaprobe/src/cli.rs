@@ -40,6 +40,9 @@ pub enum Command {
     Pin(crate::cmd::pin::Args),
     /// The main job: topology, measurements within a time budget, inference, advice
     Run(crate::cmd::run::Args),
+    /// Man pages and shell completions from this CLI, for packagers (scripts/dist)
+    #[command(hide = true)]
+    Generate(crate::cmd::generate::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -110,9 +113,17 @@ impl Command {
             Command::Infer(a) => &a.out,
             Command::Pin(a) => &a.out,
             Command::Run(a) => &a.out,
+            // Writes no result document: its own arguments say where.
+            Command::Generate(_) => &NO_OUTPUT,
         }
     }
 }
+
+/// The output options of a subcommand that has none (stdout, table).
+static NO_OUTPUT: OutputArgs = OutputArgs {
+    format: None,
+    output: None,
+};
 
 /// `--sysfs-root`, for everything that reads the machine's description.
 #[derive(Args, Debug, Clone)]

@@ -3,6 +3,7 @@
 //! before anything is measured.
 
 pub mod bandwidth;
+pub mod generate;
 pub mod infer;
 pub mod latency;
 pub mod measure;
@@ -34,6 +35,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Infer(a) => infer::run(a),
         Command::Pin(a) => pin::run(a),
         Command::Run(a) => run::run(a),
+        Command::Generate(a) => generate::run(a),
     }
 }
 
