@@ -55,6 +55,9 @@ pub enum Command {
     Diff(crate::cmd::diff::Args),
     /// Check this machine against a saved topology or binding, for job scripts (exit 1 naming each difference)
     Check(crate::cmd::check::Args),
+    /// Man pages and shell completions from this CLI, for packagers (scripts/dist)
+    #[command(hide = true)]
+    Generate(crate::cmd::generate::Args),
 }
 
 /// Output format; `table` is for people, `json` is the versioned contract.
@@ -133,6 +136,8 @@ impl Command {
             Command::Policy(a) => &a.out,
             Command::Diff(a) => &a.out,
             Command::Check(a) => &a.out,
+            // Writes no result document: its own arguments say where.
+            Command::Generate(_) => &NO_OUTPUT,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod fleet;
 pub mod fleet_frame;
 pub mod fleet_node;
 pub mod fleet_slurm;
+pub mod generate;
 pub mod infer;
 pub mod latency;
 pub mod measure;
@@ -57,6 +58,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Policy(a) => policy::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Check(a) => check::run(a),
+        Command::Generate(a) => generate::run(a),
     }
 }
 

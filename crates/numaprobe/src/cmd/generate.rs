@@ -1,0 +1,97 @@
+//! `numaprobe generate man DIR` and `numaprobe generate completions SHELL`:
+//! the man pages and shell completions that the release artefacts ship,
+//! made from the real command-line definition (`cli::Cli`) of the binary
+//! being shipped, so they can never describe another version's options.
+//! Hidden: packagers run it (scripts/dist), users read its output.
+
+use crate::cli::Cli;
+use crate::output::{usage, write_atomic};
+use anyhow::Context;
+use clap::CommandFactory;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub what: What,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    /// Write numaprobe.1 and one page per subcommand (numaprobe-topo.1, ...) into DIR
+    Man {
+        /// The folder to write the pages into (created if missing)
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
+    /// Print the completion script for SHELL on stdout
+    Completions {
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.what {
+        What::Man { dir } => {
+            if dir.exists() && !dir.is_dir() {
+                return Err(usage(format!(
+                    "generate man {}: is not a folder; give the folder to write the pages into",
+                    dir.display()
+                )));
+            }
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            for page in man_pages()? {
+                let path = dir.join(&page.file);
+                write_atomic(&path, &page.roff)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            Ok(())
+        }
+        What::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "numaprobe", &mut buf);
+            let mut out = std::io::stdout().lock();
+            out.write_all(&buf)?;
+            out.flush()?;
+            Ok(())
+        }
+    }
+}
+
+/// One rendered man page: its file name and its roff text.
+pub struct Page {
+    pub file: String,
+    pub roff: Vec<u8>,
+}
+
+/// The pages of numaprobe and of every visible subcommand, recursively,
+/// named as man(1) finds them (`man numaprobe-topo`).
+pub fn man_pages() -> anyhow::Result<Vec<Page>> {
+    // The help subcommand has no page of its own: `man numaprobe` lists them.
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut pages = Vec::new();
+    collect(cmd, &mut pages)?;
+    Ok(pages)
+}
+
+fn collect(cmd: clap::Command, pages: &mut Vec<Page>) -> anyhow::Result<()> {
+    // Subcommands carry no version of their own: every page's footer names
+    // the release it documents.
+    let man = clap_mangen::Man::new(cmd.clone())
+        .source(concat!("numaprobe ", env!("CARGO_PKG_VERSION")))
+        .manual("numaprobe manual");
+    let mut roff = Vec::new();
+    man.render(&mut roff)?;
+    pages.push(Page {
+        file: man.get_filename(),
+        roff,
+    });
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        collect(sub.clone(), pages)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! `numaprobe generate` as scripts/dist runs it: the man pages and shell
+//! completions come from the real CLI, so every subcommand that `--help`
+//! lists has its page and its completion, and `generate` itself (hidden)
+//! has no page.
+
+mod cli;
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+use cli::{numaprobe, ok, usage_error};
+
+/// The subcommands `numaprobe --help` lists, without `help`.
+fn listed_subcommands() -> Vec<String> {
+    let help = ok(&numaprobe(&["--help"]));
+    let mut names = Vec::new();
+    let mut in_commands = false;
+    for line in help.lines() {
+        if line.starts_with("Commands:") {
+            in_commands = true;
+            continue;
+        }
+        if in_commands {
+            let Some(rest) = line.strip_prefix("  ") else {
+                break;
+            };
+            let name = rest.split_whitespace().next().unwrap_or_default();
+            if name != "help" {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn man_writes_one_page_per_listed_subcommand_and_none_for_generate() {
+    let tmp = common::TempDir::new("gen-man");
+    let dir = tmp.path().join("man1");
+    ok(&numaprobe(&["generate", "man", dir.to_str().unwrap()]));
+    let subs = listed_subcommands();
+    assert!(subs.iter().any(|s| s == "topo"), "help lists {subs:?}");
+    let main = std::fs::read_to_string(dir.join("numaprobe.1")).expect("numaprobe.1");
+    assert!(
+        main.starts_with(".ie"),
+        "roff: {}",
+        &main[..60.min(main.len())]
+    );
+    assert!(main.contains(".TH numaprobe 1"), "title line missing");
+    for sub in &subs {
+        let page = std::fs::read_to_string(dir.join(format!("numaprobe-{sub}.1")))
+            .unwrap_or_else(|e| panic!("numaprobe-{sub}.1: {e}"));
+        assert!(
+            page.contains(&format!(".TH numaprobe-{sub} 1")),
+            "{sub}'s title"
+        );
+        let version = concat!("\"numaprobe ", env!("CARGO_PKG_VERSION"), "\"");
+        assert!(
+            page.contains(version),
+            "{sub}'s page does not name {version}"
+        );
+    }
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    // At least numaprobe.1 and one per subcommand; nested subcommands
+    // (numaprobe-a-b.1) may add more.
+    assert!(files.len() > subs.len(), "pages: {files:?}");
+    assert!(
+        files
+            .iter()
+            .all(|f| f.starts_with("numaprobe") && f.ends_with(".1")),
+        "{files:?}"
+    );
+    assert!(!files.iter().any(|f| f.contains("generate")), "{files:?}");
+}
+
+#[test]
+fn man_pages_carry_the_options_of_the_cli() {
+    let tmp = common::TempDir::new("gen-man-opts");
+    ok(&numaprobe(&[
+        "generate",
+        "man",
+        tmp.path().to_str().unwrap(),
+    ]));
+    let topo = std::fs::read_to_string(tmp.path().join("numaprobe-topo.1")).unwrap();
+    for option in ["sysfs\\-root", "format", "output", "table"] {
+        assert!(topo.contains(option), "numaprobe-topo.1 lacks --{option}");
+    }
+}
+
+#[test]
+fn completions_name_every_listed_subcommand() {
+    let subs = listed_subcommands();
+    for shell in ["bash", "zsh", "fish"] {
+        let script = ok(&numaprobe(&["generate", "completions", shell]));
+        assert!(script.len() > 500, "{shell}: {} bytes", script.len());
+        for sub in &subs {
+            assert!(
+                script.contains(sub.as_str()),
+                "{shell} completion lacks {sub}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_shell_and_file_as_folder_are_usage_errors() {
+    // clap's own message for a value not in the list (exit 2, with the list).
+    let o = numaprobe(&["generate", "completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("tcsh") && err.contains("bash"), "{err}");
+    let tmp = common::TempDir::new("gen-man-file");
+    let file = tmp.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let err = usage_error(&numaprobe(&["generate", "man", file.to_str().unwrap()]));
+    assert!(
+        err.contains("not-a-dir") && err.contains("not a folder"),
+        "{err}"
+    );
+}
+
+#[test]
+fn generate_is_hidden_from_help() {
+    let help = ok(&numaprobe(&["--help"]));
+    assert!(!help.contains("generate"), "{help}");
+}
