@@ -486,3 +486,5 @@ def study_presets(cfg, res, t):
 
 # The main job's checks live in their own module; importing it registers them.
 import mainjob  # noqa: E402,F401
+# numaprobe-core's unit tests inside the guest (arm64's test binary).
+import unittests  # noqa: E402,F401

@@ -311,11 +311,16 @@ def build_initramfs(cfg, args, workdir, pending):
     return initrd
 
 
-def pending_checks(cfg, numaprobe):
+def pending_checks(cfg, numaprobe, unit_tests=None):
     """{check name: reason} for the checks whose subcommand or flags the
-    binary does not have yet (its --help is the authority)."""
+    binary does not have yet (its --help is the authority), and those that
+    run a unit-test binary when none was given."""
     helps, pending = {}, {}
     for name in cfg.checks:
+        if getattr(CHECKS[name], "needs_unit_tests", False) and not unit_tests:
+            pending[name] = ("no unit-test binary given (rig.py --unit-tests; "
+                             "scripts/vm-test-arm64 builds one for aarch64)")
+            continue
         for sub, flags in CHECKS[name].needs.items():
             if sub not in helps:
                 r = subprocess.run(cfg.arch.help_runner + [numaprobe, sub, "--help"],
@@ -372,7 +377,13 @@ def run_config(cfg, args):
     suffix = "" if cfg.arch is X86_64 else f"-{cfg.arch.name}"
     workdir = os.path.join(REPO, "target", "vm-runs", cfg.name + suffix)
     os.makedirs(workdir, exist_ok=True)
-    pending = pending_checks(cfg, args.numaprobe)
+    pending = pending_checks(cfg, args.numaprobe, args.unit_tests)
+    if all(name in pending for name in cfg.checks):
+        # Nothing to run: no boot.
+        print(f"== vm {cfg.name} ({cfg.arch.name}): not booted, every check is pending", flush=True)
+        for name in cfg.checks:
+            print(f"SKIP {cfg.name}/{name}: {pending[name]}")
+        return {"passed": 0, "failed": 0, "skipped": len(cfg.checks)}, 0.0
     initrd = build_initramfs(cfg, args, workdir, pending)
     results_path = os.path.join(workdir, "results.txt")
     console_path = os.path.join(workdir, "console.log")
