@@ -16,6 +16,7 @@ pub mod experiments;
 pub mod job;
 pub mod kernels;
 pub mod model;
+pub mod pagesize;
 pub mod placement;
 pub mod render;
 pub mod report;

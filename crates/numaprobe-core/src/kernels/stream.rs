@@ -125,10 +125,16 @@ unsafe impl Send for Streams {}
 
 impl Streams {
     /// Split one buffer of `len` bytes at `base` into the arrays `op` needs,
-    /// each a multiple of [`BLOCK`] and 4 KiB-aligned relative to `base`.
+    /// each a multiple of [`BLOCK`] and page-aligned relative to `base` (the
+    /// running kernel's base page).
     pub fn split(op: StreamOp, base: *mut u8, len: usize) -> Streams {
+        Streams::split_at_pages(op, base, len, crate::pagesize::base() as usize)
+    }
+
+    /// [`split`](Self::split) with arrays aligned to `page` bytes.
+    pub fn split_at_pages(op: StreamOp, base: *mut u8, len: usize, page: usize) -> Streams {
         let k = op.streams();
-        let per = (len / k) / 4096 * 4096;
+        let per = (len / k) / page * page;
         let per = if per == 0 {
             (len / k) / BLOCK * BLOCK
         } else {
@@ -589,10 +595,14 @@ mod tests {
     }
 
     #[test]
-    fn split_gives_equal_page_aligned_arrays() {
-        let s = Streams::split(StreamOp::Triad, 0x10_0000 as *mut u8, 3 * 8192 + 100);
-        assert_eq!(s.len, 8192);
-        assert_eq!(s.bytes_per_pass(StreamOp::Triad), 3 * 8192);
-        assert_eq!(s.src as usize - s.dst as usize, 8192);
+    fn split_gives_equal_page_aligned_arrays_at_every_page_size() {
+        for page in [4096usize, 16 << 10, 64 << 10] {
+            let base = 0x1000_0000 as *mut u8;
+            let s = Streams::split_at_pages(StreamOp::Triad, base, 3 * 2 * page + 100, page);
+            assert_eq!(s.len, 2 * page);
+            assert_eq!(s.bytes_per_pass(StreamOp::Triad), 3 * 2 * page as u64);
+            assert_eq!(s.src as usize - s.dst as usize, 2 * page);
+            assert_eq!(s.src2 as usize % page, 0);
+        }
     }
 }
