@@ -144,8 +144,10 @@ class Config:
 
     def timeout_of(self, check):
         """Seconds the guest gives one check: its own timeout_s option, or
-        the machine's check_timeout_s."""
-        return int(self.check_options.get(check, {}).get("timeout_s", self.check_timeout_s))
+        the machine's check_timeout_s, stretched by the architecture's
+        timeout_factor (arch.py)."""
+        base = self.check_options.get(check, {}).get("timeout_s", self.check_timeout_s)
+        return int(base * self.arch.timeout_factor)
 
     def _validate(self):
         where = f"{self.path}:"
@@ -290,7 +292,8 @@ def build_initramfs(cfg, args, workdir, pending):
         shutil.copy(args.unit_tests, os.path.join(root, "bin", "numaprobe-core-tests"))
     modules = cfg.arch.pack_modules(args.kernel, root)
     with open(os.path.join(root, "etc", "vm-test.env"), "w") as f:
-        f.write(f"VM_CONFIG={shlex.quote(cfg.name)}\nVM_CHECK_TIMEOUT={int(cfg.check_timeout_s)}\n")
+        f.write(f"VM_CONFIG={shlex.quote(cfg.name)}\n"
+                f"VM_CHECK_TIMEOUT={int(cfg.check_timeout_s * cfg.arch.timeout_factor)}\n")
         # Where init sends the results, and the modules it loads first.
         f.write(f"VM_RESULTS={shlex.quote(cfg.arch.results_dev)}\n")
         f.write(f"VM_MODULES={shlex.quote(' '.join(modules))}\n")
@@ -396,7 +399,7 @@ def run_config(cfg, args):
     print(f"== vm {cfg.name} ({cfg.arch.name}): {cfg.description}", flush=True)
     if cfg.hmat_requested and not cfg.hmat:
         print(f"   (no HMAT on {cfg.arch.name}: the checks expect none; see scripts/vm/arch.py)")
-    timeout = args.timeout or cfg.vm_timeout_s or DEFAULT_VM_TIMEOUT_S
+    timeout = args.timeout or (cfg.vm_timeout_s or DEFAULT_VM_TIMEOUT_S) * cfg.arch.timeout_factor
     start = time.monotonic()
     timed_out = False
     with open(console_path, "wb") as console:
