@@ -18,6 +18,7 @@ pub mod kernels;
 pub mod model;
 pub mod pagesize;
 pub mod placement;
+pub mod platform;
 pub mod render;
 pub mod report;
 pub mod stats;
