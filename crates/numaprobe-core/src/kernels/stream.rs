@@ -489,6 +489,15 @@ mod tests {
             let s = Streams::split(StreamOp::Read, b, 4096);
             let r = unsafe { run(StreamOp::Read, w, &s) };
             assert_eq!(r, 0, "{w:?}: an even number of equal words XORs to 0");
+            // read: every word counts (a kernel that skipped some would
+            // return another value than their XOR).
+            let mut want = 0u64;
+            for i in 0..512u64 {
+                let x = (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                unsafe { *(b as *mut u64).add(i as usize) = x };
+                want ^= x;
+            }
+            assert_eq!(unsafe { run(StreamOp::Read, w, &s) }, want, "{w:?} read");
             // copy: source half to destination half
             let mut v = aligned(2 * 4096);
             let b = base(&mut v);
