@@ -29,7 +29,7 @@ EM_AARCH64 = 183
 class Arch:
     def __init__(self, name, *, elf_machine, qemu, machine, machine_hmat, cpu_key, default_cpu,
                  console, results_dev, kernel_pkg_suffix, modules=(), help_runner=(),
-                 timeout_factor=1.0):
+                 timeout_factor=1.0, extra_args=()):
         self.name = name
         self.elf_machine = elf_machine
         self.qemu = qemu
@@ -57,6 +57,8 @@ class Arch:
         # TCG emulates another architecture more slowly, so they stretch by
         # this factor. A guard, never a performance limit.
         self.timeout_factor = timeout_factor
+        # Further QEMU arguments of this architecture's machine.
+        self.extra_args = list(extra_args)
 
     @property
     def hmat(self):
@@ -72,10 +74,7 @@ class Arch:
              "-machine", self.machine_hmat if hmat else self.machine,
              "-nographic", "-no-reboot",
              # No network: the guest needs none.
-             "-nic", "none"]
-        if self.name == "x86_64":
-            # No display either; fewer devices (and option ROMs) boot faster.
-            a += ["-vga", "none"]
+             "-nic", "none"] + self.extra_args
         cpu = cfg.cpu_model or self.default_cpu
         if cpu:
             a += ["-cpu", cpu]
@@ -116,7 +115,10 @@ class Arch:
 X86_64 = Arch(
     "x86_64", elf_machine=EM_X86_64, qemu="qemu-system-x86_64",
     machine="pc", machine_hmat="pc,hmat=on", cpu_key="cpu", default_cpu=None,
-    console="ttyS0", results_dev="/dev/ttyS1", kernel_pkg_suffix="-cloud-amd64")
+    console="ttyS0", results_dev="/dev/ttyS1", kernel_pkg_suffix="-cloud-amd64",
+    # No display either; fewer devices (and option ROMs) boot faster. (`virt`
+    # has no display device to begin with.)
+    extra_args=("-vga", "none"))
 
 AARCH64 = Arch(
     "aarch64", elf_machine=EM_AARCH64, qemu="qemu-system-aarch64",
