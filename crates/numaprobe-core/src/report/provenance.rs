@@ -123,7 +123,7 @@ fn uname() -> (String, String) {
         let bytes: Vec<u8> = f
             .iter()
             .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
+            .map(|&c| c.to_ne_bytes()[0])
             .collect();
         let s = String::from_utf8_lossy(&bytes).trim().to_string();
         if s.is_empty() {
