@@ -541,7 +541,10 @@ mod tests {
         assert!(VectorWidth::Sve.available());
         assert_eq!(VectorWidth::detect(), VectorWidth::Sve);
         let bits = VectorWidth::Sve.bits();
-        assert!(bits >= 128 && bits.is_multiple_of(128), "SVE vector length {bits}");
+        assert!(
+            bits >= 128 && bits.is_multiple_of(128),
+            "SVE vector length {bits}"
+        );
     }
 
     #[test]
