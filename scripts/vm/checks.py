@@ -498,3 +498,5 @@ import policy_checks  # noqa: E402,F401
 
 # `check` and `diff` (issue 12) in their own module, like the main job's.
 import diffcheck  # noqa: E402,F401
+# numaprobe-core's unit tests inside the guest (arm64's test binary).
+import unittests  # noqa: E402,F401

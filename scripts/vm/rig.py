@@ -8,7 +8,10 @@ scripts/vm-test installs the tools, fetches the kernel and builds numaprobe,
 then calls this with their paths. Run alone (after one vm-test run has filled
 the caches):
 
-    scripts/vm/rig.py --kernel K --busybox /bin/busybox --numaprobe BIN [CONFIG...]
+    scripts/vm/rig.py [--arch aarch64] --kernel K --busybox /bin/busybox --numaprobe BIN [CONFIG...]
+
+--arch picks the guest architecture (arch.py holds all that differs); the
+machines and checks are the same for every architecture.
 
 Exit status 0 when every check of every configuration passed or was skipped,
 1 otherwise. Artifacts of each boot (console log, results, QEMU command) stay
@@ -32,6 +35,7 @@ except ImportError:  # Python < 3.11
 # No __pycache__ in the source tree.
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from arch import ARCHES, X86_64  # noqa: E402
 from checks import CHECKS, Result, Skip, T  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -61,7 +65,7 @@ class Config:
     """One machine configuration, validated so a mistake in a TOML file is
     reported as such and not as a failing check."""
 
-    def __init__(self, path):
+    def __init__(self, path, arch=X86_64):
         with open(path, "rb") as f:
             d = tomllib.load(f)
         self.path = path
@@ -72,8 +76,13 @@ class Config:
         self.name = d["name"]
         self.description = d.get("description", "")
         self.smp = d["smp"]
-        self.hmat = bool(d.get("hmat", False))
-        self.cpu_model = d.get("cpu")
+        self.arch = arch
+        # What the machine description asks for, and what this architecture's
+        # guest can be given: the checks expect HMAT only when both say so.
+        self.hmat_requested = bool(d.get("hmat", False))
+        self.hmat = self.hmat_requested and arch.hmat
+        # -cpu models are per architecture: `cpu` for x86-64, `cpu_aarch64`.
+        self.cpu_model = d.get(arch.cpu_key)
         # QEMU's -accel value. Multi-threaded TCG (QEMU's default) runs each
         # vCPU on its own host thread; with many one-CPU nodes whose work is
         # one thread at a time, one thread for all of them boots faster.
@@ -135,8 +144,10 @@ class Config:
 
     def timeout_of(self, check):
         """Seconds the guest gives one check: its own timeout_s option, or
-        the machine's check_timeout_s."""
-        return int(self.check_options.get(check, {}).get("timeout_s", self.check_timeout_s))
+        the machine's check_timeout_s, stretched by the architecture's
+        timeout_factor (arch.py)."""
+        base = self.check_options.get(check, {}).get("timeout_s", self.check_timeout_s)
+        return int(base * self.arch.timeout_factor)
 
     def _validate(self):
         where = f"{self.path}:"
@@ -162,7 +173,7 @@ class Config:
         for c in self.checks:
             if c not in CHECKS:
                 sys.exit(f"{where} unknown check {c!r}; known: {', '.join(sorted(CHECKS))}")
-        if self.hmat:
+        if self.hmat_requested:
             lb = self.hmat_lb
             if not lb:
                 sys.exit(f"{where} hmat = true needs an [hmat_lb] table")
@@ -219,19 +230,13 @@ class Config:
 
     def qemu_args(self, kernel, initrd, results):
         total = sum(n.memory_mib for n in self.nodes)
-        machine = "pc,hmat=on" if self.hmat else "pc"
-        a = ["qemu-system-x86_64", "-accel", self.accel, "-machine", machine,
-             "-nographic", "-no-reboot", "-m", f"{total}M", "-smp", self.smp,
-             # No network and no display: the guest needs neither, and fewer
-             # devices (and option ROMs) mean a faster boot.
-             "-nic", "none", "-vga", "none"]
-        if self.cpu_model:
-            a += ["-cpu", self.cpu_model]
+        a = self.arch.qemu_base(self, self.hmat)
+        a += ["-m", f"{total}M", "-smp", self.smp]
         a += ["-kernel", kernel, "-initrd", initrd,
               # panic=-1: a panic reboots at once, and -no-reboot turns that
               # into QEMU exiting, so a broken guest never waits for the timeout.
-              "-append", "console=ttyS0 panic=-1",
-              "-serial", "mon:stdio", "-serial", f"file:{results}"]
+              "-append", f"console={self.arch.console} panic=-1"]
+        a += self.arch.result_channel(results)
         for n in self.nodes:
             a += ["-object", f"memory-backend-ram,size={n.memory_mib}M,id=m{n.id}"]
             spec = f"node,nodeid={n.id},memdev=m{n.id}"
@@ -255,12 +260,15 @@ class Config:
         return a
 
 
-def is_static_elf(path):
-    """True when the ELF file has no PT_INTERP (no dynamic loader): anything
-    else would fail inside the initramfs, which has no libc."""
+def is_static_elf(path, machine):
+    """True when the file is a 64-bit ELF executable for `machine` (e_machine)
+    with no PT_INTERP (no dynamic loader): anything else would fail inside the
+    initramfs, which has no libc."""
     with open(path, "rb") as f:
         h = f.read(64)
         if h[:4] != b"\x7fELF" or h[4] != 2:
+            return False
+        if struct.unpack_from("<H", h, 0x12)[0] != machine:
             return False
         phoff, = struct.unpack_from("<Q", h, 0x20)
         phentsize, phnum = struct.unpack_from("<HH", h, 0x36)
@@ -280,8 +288,15 @@ def build_initramfs(cfg, args, workdir, pending):
     shutil.copy(args.numaprobe, os.path.join(root, "bin", "numaprobe"))
     shutil.copy(os.path.join(HERE, "init"), os.path.join(root, "init"))
     os.chmod(os.path.join(root, "init"), 0o755)
+    if args.unit_tests:
+        shutil.copy(args.unit_tests, os.path.join(root, "bin", "numaprobe-core-tests"))
+    modules = cfg.arch.pack_modules(args.kernel, root)
     with open(os.path.join(root, "etc", "vm-test.env"), "w") as f:
-        f.write(f"VM_CONFIG={shlex.quote(cfg.name)}\nVM_CHECK_TIMEOUT={int(cfg.check_timeout_s)}\n")
+        f.write(f"VM_CONFIG={shlex.quote(cfg.name)}\n"
+                f"VM_CHECK_TIMEOUT={int(cfg.check_timeout_s * cfg.arch.timeout_factor)}\n")
+        # Where init sends the results, and the modules it loads first.
+        f.write(f"VM_RESULTS={shlex.quote(cfg.arch.results_dev)}\n")
+        f.write(f"VM_MODULES={shlex.quote(' '.join(modules))}\n")
     for i, name in enumerate(cfg.checks):
         if name in pending:
             continue
@@ -304,14 +319,25 @@ def build_initramfs(cfg, args, workdir, pending):
     return initrd
 
 
-def pending_checks(cfg, numaprobe):
+def pending_checks(cfg, numaprobe, unit_tests=None):
     """{check name: reason} for the checks whose subcommand or flags the
-    binary does not have yet (its --help is the authority)."""
+    binary does not have yet (its --help is the authority), and those that
+    run a unit-test binary when none was given."""
     helps, pending = {}, {}
     for name in cfg.checks:
+        if getattr(CHECKS[name], "needs_unit_tests", False) and not unit_tests:
+            pending[name] = ("no unit-test binary given (rig.py --unit-tests; "
+                             "scripts/vm-test-arm64 builds one for aarch64)")
+            continue
+        only = getattr(CHECKS[name], "only_arches", None)
+        if only and cfg.arch.name not in only:
+            pending[name] = (f"runs on {', '.join(only)} only: "
+                             f"{getattr(CHECKS[name], 'only_why', '')}")
+            continue
         for sub, flags in CHECKS[name].needs.items():
             if sub not in helps:
-                r = subprocess.run([numaprobe, sub, "--help"], capture_output=True, text=True)
+                r = subprocess.run(cfg.arch.help_runner + [numaprobe, sub, "--help"],
+                                   capture_output=True, text=True)
                 helps[sub] = r.stdout if r.returncode == 0 else ""
             lacking = [f for f in flags if f not in helps[sub]]
             if lacking:
@@ -360,9 +386,17 @@ def tail(path, n=40):
 
 
 def run_config(cfg, args):
-    workdir = os.path.join(REPO, "target", "vm-runs", cfg.name)
+    # x86-64 keeps the folder names it always had; other guests get a suffix.
+    suffix = "" if cfg.arch is X86_64 else f"-{cfg.arch.name}"
+    workdir = os.path.join(REPO, "target", "vm-runs", cfg.name + suffix)
     os.makedirs(workdir, exist_ok=True)
-    pending = pending_checks(cfg, args.numaprobe)
+    pending = pending_checks(cfg, args.numaprobe, args.unit_tests)
+    if all(name in pending for name in cfg.checks):
+        # Nothing to run: no boot.
+        print(f"== vm {cfg.name} ({cfg.arch.name}): not booted, every check is pending", flush=True)
+        for name in cfg.checks:
+            print(f"SKIP {cfg.name}/{name}: {pending[name]}")
+        return {"passed": 0, "failed": 0, "skipped": len(cfg.checks)}, 0.0
     initrd = build_initramfs(cfg, args, workdir, pending)
     results_path = os.path.join(workdir, "results.txt")
     console_path = os.path.join(workdir, "console.log")
@@ -372,8 +406,10 @@ def run_config(cfg, args):
     cmd = cfg.qemu_args(args.kernel, initrd, results_path)
     with open(os.path.join(workdir, "qemu-command.sh"), "w") as f:
         f.write(" ".join(shlex.quote(a) for a in cmd) + "\n")
-    print(f"== vm {cfg.name}: {cfg.description}", flush=True)
-    timeout = args.timeout or cfg.vm_timeout_s or DEFAULT_VM_TIMEOUT_S
+    print(f"== vm {cfg.name} ({cfg.arch.name}): {cfg.description}", flush=True)
+    if cfg.hmat_requested and not cfg.hmat:
+        print(f"   (no HMAT on {cfg.arch.name}: the checks expect none; see scripts/vm/arch.py)")
+    timeout = args.timeout or (cfg.vm_timeout_s or DEFAULT_VM_TIMEOUT_S) * cfg.arch.timeout_factor
     start = time.monotonic()
     timed_out = False
     with open(console_path, "wb") as console:
@@ -458,9 +494,13 @@ def run_config(cfg, args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--arch", choices=sorted(ARCHES), default="x86_64",
+                   help="guest architecture (scripts/vm/arch.py)")
     p.add_argument("--kernel", required=True)
     p.add_argument("--busybox", required=True)
     p.add_argument("--numaprobe", required=True)
+    p.add_argument("--unit-tests", help="a static numaprobe-core unit-test binary for the "
+                   "guest: packed as /bin/numaprobe-core-tests for the core-unit-tests check")
     p.add_argument("--timeout", type=float,
                    default=float(os.environ.get("NUMAPROBE_VM_TIMEOUT", "0")) or None,
                    help="seconds before a VM is killed (a hang guard, not a "
@@ -470,9 +510,11 @@ def main():
                    help="configuration names (files in scripts/vm/configs/); default: all")
     args = p.parse_args()
 
-    for path in (args.busybox, args.numaprobe):
-        if not is_static_elf(path):
-            sys.exit(f"vm-test: {path} is not a static x86-64 executable; the initramfs has no libc")
+    arch = ARCHES[args.arch]
+    for path in (args.busybox, args.numaprobe, args.unit_tests):
+        if path and not is_static_elf(path, arch.elf_machine):
+            sys.exit(f"vm-test: {path} is not a static {arch.name} executable; "
+                     "the initramfs has no libc")
 
     names = args.configs or sorted(f[:-5] for f in os.listdir(CONFIG_DIR) if f.endswith(".toml"))
     configs = []
@@ -480,7 +522,7 @@ def main():
         path = os.path.join(CONFIG_DIR, name + ".toml")
         if not os.path.exists(path):
             sys.exit(f"vm-test: no configuration {name!r} ({path})")
-        configs.append(Config(path))
+        configs.append(Config(path, arch))
 
     total = {"passed": 0, "failed": 0, "skipped": 0}
     times = []

@@ -18,9 +18,11 @@ import tarfile
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import CHECKS, Result, Skip, T  # noqa: E402
+from arch import ARCHES  # noqa: E402
 from rig import CONFIG_DIR, Config  # noqa: E402
 import tune_checks  # noqa: E402
 import policy_checks  # noqa: E402
+from unittests import GUEST_SKIPS  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -287,6 +289,44 @@ def main_job_cases(cfg):
         cfg, rc=0, sent="")), "fail"
 
 
+def unit_test_text(names, results=None, summary=None, listed=None):
+    """What the core-unit-tests guest prints for a run of `names`: results
+    maps a name to its outcome (default ok); `listed` overrides the list
+    (default: the names run and the ones the guest skips)."""
+    results = results or {}
+    if listed is None:
+        listed = names + sorted(GUEST_SKIPS)
+    out = [f"@@@ listed {n}: test" for n in listed]
+    out += ["", f"running {len(names)} tests"]
+    out += [f"test {n} ... {results.get(n, 'ok')}" for n in names]
+    failed = sum(1 for n in names if results.get(n, "ok") == "FAILED")
+    ignored = sum(1 for n in names if results.get(n) == "ignored")
+    verdict = "FAILED" if failed else "ok"
+    out += ["", summary or (f"test result: {verdict}. {len(names) - failed - ignored} passed; "
+                            f"{failed} failed; {ignored} ignored; 0 measured; 0 filtered out; "
+                            "finished in 1.00s")]
+    return "\n".join(out) + "\n"
+
+
+def unit_test_cases(cfg):
+    names = ["placement::spec::tests::a", "timer::tests::b", "topology::tests::c"]
+    r = Result
+    yield "core-unit-tests", "all pass", r(unit_test_text(names), "", 0), "pass"
+    yield "core-unit-tests", "one ignored by #[ignore]", r(unit_test_text(
+        names, {names[1]: "ignored"}), "", 0), "pass"
+    yield "core-unit-tests", "no binary", r("@@@ absent\n", "", 0), "skip"
+    yield "core-unit-tests", "one failed", r(unit_test_text(
+        names, {names[0]: "FAILED"}), "", 101), "fail"
+    yield "core-unit-tests", "one listed, never ran", r(unit_test_text(
+        names[:2], listed=names + sorted(GUEST_SKIPS)), "", 0), "fail"
+    yield "core-unit-tests", "nothing listed", r(unit_test_text([], listed=[]), "", 0), "fail"
+    if GUEST_SKIPS:
+        yield "core-unit-tests", "a skipped test that no longer exists", r(
+            unit_test_text(names, listed=names), "", 0), "fail"
+    yield "core-unit-tests", "crashed before the summary", r(
+        unit_test_text(names).rsplit("test result", 1)[0], "", 139), "fail"
+
+
 LINE_TOML = """
 name = "line"
 smp = "3,sockets=3,cores=1,threads=1"
@@ -345,22 +385,27 @@ def check_configs():
 
 def main():
     failures, count = check_configs()
+    # Every machine as every architecture boots it (arm64's has no HMAT,
+    # so the same description expects none there).
     for f in sorted(os.listdir(CONFIG_DIR)):
         if not f.endswith(".toml"):
             continue
-        cfg = Config(os.path.join(CONFIG_DIR, f))
-        all_cases = list(cases(cfg)) + list(engine_cases(cfg)) + list(main_job_cases(cfg))
-        all_cases += list(tune_checks.selftest_cases(cfg, Result))
-        all_cases += list(policy_checks.selftest_cases(cfg))
-        if "diff-check" in cfg.checks:
-            import diffcheck
-            all_cases += list(diffcheck.cases(cfg))
-        for name, what, res, want in all_cases:
-            count += 1
-            got = outcome(name, cfg, res)
-            if got != want:
-                failures += 1
-                print(f"selftest FAIL {cfg.name}/{name} on '{what}': expected {want}, got {got}")
+        for arch in ARCHES.values():
+            cfg = Config(os.path.join(CONFIG_DIR, f), arch)
+            all_cases = list(cases(cfg)) + list(engine_cases(cfg)) + \
+                list(main_job_cases(cfg)) + list(unit_test_cases(cfg))
+            all_cases += list(tune_checks.selftest_cases(cfg, Result))
+            all_cases += list(policy_checks.selftest_cases(cfg))
+            if "diff-check" in cfg.checks:
+                import diffcheck
+                all_cases += list(diffcheck.cases(cfg))
+            for name, what, res, want in all_cases:
+                count += 1
+                got = outcome(name, cfg, res)
+                if got != want:
+                    failures += 1
+                    print(f"selftest FAIL {cfg.name} ({arch.name})/{name} on '{what}': "
+                          f"expected {want}, got {got}")
     print(f"selftest: {count - failures} of {count} host-side assert cases behave")
     return 1 if failures else 0
 

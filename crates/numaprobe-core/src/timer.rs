@@ -1,5 +1,5 @@
-//! The clock: `CLOCK_MONOTONIC_RAW`, the invariant TSC calibrated against it, and
-//! the timer's own overhead.
+//! The clock: `CLOCK_MONOTONIC_RAW`, the invariant TSC calibrated against it,
+//! the Arm generic counter, and the timer's own overhead and resolution.
 //!
 //! Why both: `CLOCK_MONOTONIC_RAW` is the reference (not slewed by NTP, so a
 //! nanosecond is the hardware's nanosecond), but through the vDSO it still
@@ -9,6 +9,15 @@
 //! cores), it is as good a ruler once we know its rate, which we measure
 //! against the raw clock instead of trusting the nominal frequency. Without an
 //! invariant TSC we use the raw clock directly.
+//!
+//! On aarch64 the generic timer's virtual counter (`CNTVCT_EL0`) is readable
+//! from user space and runs at the fixed rate `CNTFRQ_EL0` states in every
+//! power state on every core; the vDSO's clock reads the same counter and adds
+//! a conversion. Its rate is set by the platform, though: 1 GHz on Armv8.6+
+//! cores, but 25 MHz (40 ns a tick) on Ampere Altra and 100-200 MHz on others.
+//! numaprobe times samples of a millisecond and more, so a tick of up to
+//! [`MAX_COUNTER_TICK_NS`] is at most 0.01 % of a sample; a coarser counter
+//! (none known, but firmware sets the rate) leaves the OS clock in charge.
 //!
 //! Every interval returned has the cost of reading the clock twice
 //! subtracted (the overhead is the median of many back-to-back reads).
@@ -41,6 +50,10 @@ pub fn tsc_is_invariant(cpuinfo: &str) -> bool {
     flags.contains(&"constant_tsc") && flags.contains(&"nonstop_tsc")
 }
 
+/// The coarsest Arm generic counter tick (ns) numaprobe times with; see the
+/// module documentation.
+pub const MAX_COUNTER_TICK_NS: f64 = 100.0;
+
 /// Which clock a [`Timer`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -49,17 +62,58 @@ pub enum ClockSource {
     Tsc,
     /// `clock_gettime(CLOCK_MONOTONIC_RAW)`.
     MonotonicRaw,
+    /// The Arm generic timer's virtual counter (`CNTVCT_EL0`) at the rate
+    /// `CNTFRQ_EL0` states.
+    ArmCounter,
+}
+
+impl ClockSource {
+    /// How the clock is described to a person.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ClockSource::Tsc => "invariant TSC (rdtsc), calibrated against CLOCK_MONOTONIC_RAW",
+            ClockSource::MonotonicRaw => "CLOCK_MONOTONIC_RAW (clock_gettime)",
+            ClockSource::ArmCounter => "Arm generic counter (CNTVCT_EL0 at CNTFRQ_EL0)",
+        }
+    }
 }
 
 /// What a result records about the clock that produced it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimerInfo {
     pub source: ClockSource,
-    /// Measured TSC rate (Hz) when the source is the TSC.
+    /// Ticks per second of the CPU counter when the source is one: the TSC's
+    /// measured rate, or the Arm counter's `CNTFRQ_EL0`. (The name is the
+    /// schema's first, from when the TSC was the only counter.)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tsc_hz: Option<f64>,
     /// Cost of one start/stop pair, subtracted from every interval.
     pub overhead_ns: f64,
+    /// The smallest step the clock can show, in ns: one counter tick, or
+    /// `clock_getres` for the OS clock. 0 when unknown (older documents).
+    #[serde(default)]
+    pub resolution_ns: f64,
+}
+
+/// Whether an Arm generic counter at `hz` ticks per second is fine enough to
+/// time with (see [`MAX_COUNTER_TICK_NS`]).
+pub fn counter_serves(hz: u64) -> bool {
+    hz > 0 && 1e9 / hz as f64 <= MAX_COUNTER_TICK_NS
+}
+
+/// `clock_getres(CLOCK_MONOTONIC_RAW)` in ns (1 when the call fails).
+pub fn monotonic_raw_resolution_ns() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec.
+    let rc = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
+    if rc == 0 {
+        (ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64).max(1.0)
+    } else {
+        1.0
+    }
 }
 
 /// A point in time in the timer's own ticks.
@@ -77,10 +131,19 @@ pub struct Timer {
 
 impl Timer {
     /// The process-wide timer: the TSC where it is invariant, calibrated once
-    /// (about 30 ms), the raw clock otherwise.
+    /// (about 30 ms); on aarch64 the generic counter where its tick serves;
+    /// the raw clock otherwise.
     pub fn get() -> &'static Timer {
         static T: OnceLock<Timer> = OnceLock::new();
         T.get_or_init(|| {
+            if cfg!(target_arch = "aarch64") {
+                let hz = arm::frequency();
+                return if counter_serves(hz) {
+                    Timer::arm_counter(hz)
+                } else {
+                    Timer::monotonic_raw()
+                };
+            }
             // Always the live machine's cpuinfo: the clock is this machine's,
             // whatever `--sysfs-root` says.
             let invariant = std::fs::read_to_string("/proc/cpuinfo")
@@ -92,6 +155,19 @@ impl Timer {
                 Timer::monotonic_raw()
             }
         })
+    }
+
+    /// A timer on the Arm generic counter at `hz` (its CNTFRQ_EL0). The rate
+    /// is the architecture's promise, not an estimate, so nothing is
+    /// calibrated.
+    pub fn arm_counter(hz: u64) -> Timer {
+        let mut t = Timer {
+            source: ClockSource::ArmCounter,
+            ns_per_tick: 1e9 / hz.max(1) as f64,
+            overhead_ticks: 0.0,
+        };
+        t.overhead_ticks = t.measure_overhead();
+        t
     }
 
     /// A timer on `CLOCK_MONOTONIC_RAW`.
@@ -151,6 +227,7 @@ impl Timer {
         match self.source {
             ClockSource::Tsc => Stamp(read_tsc()),
             ClockSource::MonotonicRaw => Stamp(monotonic_raw_ns()),
+            ClockSource::ArmCounter => Stamp(arm::counter()),
         }
     }
 
@@ -170,10 +247,54 @@ impl Timer {
         TimerInfo {
             source: self.source,
             tsc_hz: match self.source {
-                ClockSource::Tsc => Some(1e9 / self.ns_per_tick),
+                ClockSource::Tsc | ClockSource::ArmCounter => Some(1e9 / self.ns_per_tick),
                 ClockSource::MonotonicRaw => None,
             },
             overhead_ns: self.overhead_ticks * self.ns_per_tick,
+            resolution_ns: match self.source {
+                ClockSource::Tsc | ClockSource::ArmCounter => self.ns_per_tick,
+                ClockSource::MonotonicRaw => monotonic_raw_resolution_ns(),
+            },
+        }
+    }
+}
+
+/// The Arm generic timer, as user space sees it (Linux enables EL0 access to
+/// the virtual counter, and emulates it where an erratum forbids it).
+mod arm {
+    /// `CNTFRQ_EL0`: the counter's rate in Hz (0 off aarch64).
+    pub fn frequency() -> u64 {
+        #[cfg(target_arch = "aarch64")]
+        {
+            let f: u64;
+            // SAFETY: reading CNTFRQ_EL0 has no side effects and is allowed
+            // at EL0.
+            unsafe { std::arch::asm!("mrs {}, cntfrq_el0", out(reg) f, options(nomem, nostack)) };
+            f & 0xffff_ffff
+        }
+        #[cfg(not(target_arch = "aarch64"))]
+        {
+            0
+        }
+    }
+
+    /// `CNTVCT_EL0`, after an `isb` so the read is not moved ahead of the
+    /// work being timed (the counter read is otherwise speculated freely,
+    /// as `rdtsc` is without `lfence`).
+    #[inline(always)]
+    pub fn counter() -> u64 {
+        #[cfg(target_arch = "aarch64")]
+        {
+            let v: u64;
+            // SAFETY: isb and a counter read; no memory is touched.
+            unsafe {
+                std::arch::asm!("isb", "mrs {}, cntvct_el0", out(reg) v, options(nomem, nostack))
+            };
+            v
+        }
+        #[cfg(not(target_arch = "aarch64"))]
+        {
+            super::monotonic_raw_ns()
         }
     }
 }
@@ -213,6 +334,39 @@ mod tests {
     }
 
     #[test]
+    fn arm_counter_serves_down_to_a_tenth_of_a_microsecond() {
+        // 1 GHz (Armv8.6+), 25 MHz (Ampere Altra: 40 ns), 10 MHz: used.
+        assert!(counter_serves(1_000_000_000));
+        assert!(counter_serves(25_000_000));
+        assert!(counter_serves(10_000_000));
+        // Coarser, or no counter at all: the OS clock.
+        assert!(!counter_serves(1_000_000));
+        assert!(!counter_serves(0));
+        let s = serde_json::to_string(&ClockSource::ArmCounter).unwrap();
+        assert_eq!(s, "\"arm_counter\"");
+    }
+
+    #[test]
+    fn the_arm_counter_where_there_is_one_agrees_with_the_raw_clock() {
+        let hz = arm::frequency();
+        if !counter_serves(hz) {
+            // Not aarch64 (or a counter too coarse): nothing to compare.
+            return;
+        }
+        let t = Timer::arm_counter(hz);
+        let (a, r0) = (t.now(), monotonic_raw_ns());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (b, r1) = (t.now(), monotonic_raw_ns());
+        let (ours, raw) = (t.elapsed_ns(a, b), (r1 - r0) as f64);
+        // A wrong rate or unit would be off by a factor; nothing finer.
+        assert!(ours > raw * 0.5 && ours < raw * 2.0, "{ours} vs {raw}");
+        let info = t.info();
+        assert_eq!(info.source, ClockSource::ArmCounter);
+        assert_eq!(info.tsc_hz, Some(hz as f64));
+        assert!((info.resolution_ns - 1e9 / hz as f64).abs() < 1e-9);
+    }
+
+    #[test]
     fn timer_is_monotonic_and_roughly_agrees_with_raw_clock() {
         let t = Timer::get();
         let a = t.now();
@@ -226,6 +380,7 @@ mod tests {
         // a factor (a wrong unit or an uncalibrated rate would be).
         assert!(ours > raw * 0.5 && ours < raw * 2.0, "{ours} vs {raw}");
         assert!(t.info().overhead_ns >= 0.0);
+        assert!(t.info().resolution_ns > 0.0);
         assert_eq!(t.elapsed_ns(b, a), 0.0);
     }
 }

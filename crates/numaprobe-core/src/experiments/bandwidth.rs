@@ -164,7 +164,7 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
         .size
         .unwrap_or_else(|| super::default_size(topo, &live, &mem_nodes));
     let max_threads = cells.iter().map(|c| c.cpus.len()).max().unwrap_or(1);
-    let min_size = (max_threads * op.streams() * 4096) as u64;
+    let min_size = max_threads as u64 * op.streams() as u64 * crate::pagesize::base();
     if size < min_size {
         return Err(ExperimentError::Invalid(format!(
             "size {size} B is too small for {max_threads} threads of {}: at least {min_size} B",
@@ -201,9 +201,9 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
 }
 
 /// Each of `threads` threads' share of `size` bytes: a whole number of
-/// pages per array.
+/// the kernel's base pages per array.
 fn per_thread(size: u64, threads: usize, op: StreamOp) -> u64 {
-    let unit = 4096 * op.streams() as u64;
+    let unit = crate::pagesize::base() * op.streams() as u64;
     (size / threads.max(1) as u64) / unit * unit
 }
 
@@ -328,7 +328,7 @@ fn size_cell(
     let available = gauge.allocatable(index, pc.mem_node, &pc.cpus)?;
     let threads = pc.cpus.len();
     let footprint = |s: u64| cell_footprint(s, threads, plan.op, plan.pages);
-    let min = (threads * plan.op.streams() * 4096) as u64;
+    let min = threads as u64 * plan.op.streams() as u64 * crate::pagesize::base();
     let fit = fit_cell(
         plan.size,
         plan.size_explicit,

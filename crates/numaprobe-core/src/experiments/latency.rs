@@ -458,6 +458,9 @@ mod tests {
         let mut plan = plan(&topo, &cfg).unwrap();
         // As if 8 MiB had been the default of the plan.
         plan.size_explicit = false;
+        // One cell: on a multi-node machine (the arm64 VM runs these tests
+        // on two nodes) the other cells would be measured and fill the matrix.
+        plan.cells.truncate(1);
         let mn = plan.cells[0].2;
         let mut gauge = testing::ShortAt::new(0, mn, 6 << 20);
         let r = run_with(&plan, &mut NoProgress, &mut gauge).unwrap();

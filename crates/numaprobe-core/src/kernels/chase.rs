@@ -10,7 +10,8 @@
 //! - random with a TLB window (multichase's `-T`): lines are shuffled within
 //!   windows of N pages and the windows are chained in a random order, so the
 //!   chase stays inside a few pages for a while. Separates DRAM latency from
-//!   TLB-miss cost on 4 KiB pages.
+//!   TLB-miss cost on base pages (the running kernel's: 4 KiB, or 16/64 KiB
+//!   on some arm64 kernels, so a window of N pages covers N of them).
 //! - stride: line i points to line i+1 (`stride` bytes apart), wrapping; seed
 //!   004's lmbench-style method (128 B to keep adjacent-line prefetch out).
 
@@ -22,7 +23,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum ChasePattern {
     /// One random cycle over all lines; `window_pages` keeps the chase within
-    /// groups of that many 4 KiB pages before it moves on.
+    /// groups of that many base pages before it moves on.
     Random { window_pages: Option<usize> },
     /// Fixed stride, in address order.
     Stride,
@@ -186,7 +187,7 @@ pub unsafe fn build(
         ChasePattern::Random {
             window_pages: Some(w),
         } => {
-            let per_window = ((w.max(1) * 4096) / stride).clamp(1, u32::MAX as usize) as u32;
+            let per_window = lines_per_window(w, crate::pagesize::base() as usize, stride);
             let order = windowed_order(n, per_window, &mut rng);
             for k in 0..order.len() {
                 let next = order[(k + 1) % order.len()];
@@ -199,6 +200,13 @@ pub unsafe fn build(
         lines,
         stride,
     })
+}
+
+/// Lines of `stride` bytes in a TLB window of `window_pages` pages of
+/// `page_size` bytes (at least one).
+pub fn lines_per_window(window_pages: usize, page_size: usize, stride: usize) -> u32 {
+    ((window_pages.max(1).saturating_mul(page_size)) / stride.max(1)).clamp(1, u32::MAX as usize)
+        as u32
 }
 
 /// Follow the chain for `steps` loads from `p` and return where it ended (the
@@ -232,6 +240,18 @@ pub unsafe fn run(mut p: *const usize, steps: u64) -> *const usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tlb_windows_cover_whole_pages_of_the_kernels_size() {
+        // 8 pages of 64 B lines: 512 lines on 4 KiB pages, 4x and 16x that
+        // on 16 and 64 KiB pages (the window is in pages, not bytes).
+        assert_eq!(lines_per_window(8, 4096, 64), 512);
+        assert_eq!(lines_per_window(8, 16 << 10, 64), 2048);
+        assert_eq!(lines_per_window(8, 64 << 10, 64), 8192);
+        // A stride wider than the window still gives one line per window.
+        assert_eq!(lines_per_window(1, 4096, 8192), 1);
+        assert_eq!(lines_per_window(0, 4096, 128), 32);
+    }
 
     fn cycle_len(p: &[u32]) -> usize {
         let mut i = 0usize;

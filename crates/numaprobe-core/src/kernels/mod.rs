@@ -16,6 +16,7 @@
 
 pub mod chase;
 pub mod stream;
+mod stream_arm;
 pub mod strided;
 
 use serde::{Deserialize, Serialize};
@@ -50,12 +51,25 @@ pub enum VectorWidth {
     Avx512,
     Avx2,
     Sse2,
+    /// Arm's Scalable Vector Extension, at the CPU's vector length (128 to
+    /// 2048 bits: 512 on A64FX, 256 on Graviton3, 128 on Graviton4 and Grace).
+    Sve,
     Neon,
     /// Plain 64-bit integer loads and stores (what the compiler makes of them).
     Scalar,
 }
 
 impl VectorWidth {
+    /// Every width, widest first (per architecture), as `--vector` lists them.
+    pub const ALL: [VectorWidth; 6] = [
+        VectorWidth::Avx512,
+        VectorWidth::Avx2,
+        VectorWidth::Sse2,
+        VectorWidth::Sve,
+        VectorWidth::Neon,
+        VectorWidth::Scalar,
+    ];
+
     /// The widest width this CPU supports, detected at run time (so one
     /// binary uses AVX-512 where it exists and still runs where it does not).
     pub fn detect() -> VectorWidth {
@@ -71,6 +85,12 @@ impl VectorWidth {
         }
         #[cfg(target_arch = "aarch64")]
         {
+            // SVE where the CPU has it: at 128 bits it moves what NEON does,
+            // wider it moves more per instruction, and its loops are
+            // predicated (no remainder code to get wrong).
+            if std::arch::is_aarch64_feature_detected!("sve") {
+                return VectorWidth::Sve;
+            }
             if std::arch::is_aarch64_feature_detected!("neon") {
                 return VectorWidth::Neon;
             }
@@ -94,13 +114,18 @@ impl VectorWidth {
             VectorWidth::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
             #[cfg(target_arch = "aarch64")]
             VectorWidth::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            #[cfg(target_arch = "aarch64")]
+            VectorWidth::Sve => std::arch::is_aarch64_feature_detected!("sve"),
             #[allow(unreachable_patterns)]
             _ => false,
         }
     }
 
+    /// Bits per vector; SVE's is the CPU's vector length (0 where the CPU
+    /// has no SVE).
     pub fn bits(self) -> u32 {
         match self {
+            VectorWidth::Sve => stream_arm::sve_bits(),
             VectorWidth::Avx512 => 512,
             VectorWidth::Avx2 => 256,
             VectorWidth::Sse2 | VectorWidth::Neon => 128,
@@ -114,6 +139,7 @@ impl VectorWidth {
             VectorWidth::Avx2 => "avx2",
             VectorWidth::Sse2 => "sse2",
             VectorWidth::Neon => "neon",
+            VectorWidth::Sve => "sve",
             VectorWidth::Scalar => "scalar",
         }
     }

@@ -303,6 +303,7 @@ pub(crate) mod tests {
             source: ClockSource::MonotonicRaw,
             tsc_hz: None,
             overhead_ns: 20.0,
+            resolution_ns: 1.0,
         };
         let mut m = MatrixResult::new(
             MatrixKind::Latency,

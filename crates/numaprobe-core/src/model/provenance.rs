@@ -30,6 +30,8 @@ pub struct Provenance {
     pub cpu_model: String,
     /// The kernel release (`uname -r`).
     pub kernel: String,
+    /// Page sizes, vector width, arm64's MIDR and atomics.
+    pub platform: crate::platform::Platform,
     /// When the process started, RFC 3339 UTC.
     pub start: String,
     /// When this document was written, RFC 3339 UTC.
@@ -47,6 +49,7 @@ struct Base {
     hostname: String,
     cpu_model: String,
     kernel: String,
+    platform: crate::platform::Platform,
     start: SystemTime,
 }
 
@@ -87,6 +90,7 @@ fn collect(command_line: Vec<String>) -> Base {
             .and_then(|t| cpu_model_from_cpuinfo(&t))
             .unwrap_or_else(|| "unknown".into()),
         kernel,
+        platform: crate::platform::Platform::live(),
         start: SystemTime::now(),
     }
 }
@@ -100,6 +104,7 @@ pub fn now(complete: bool) -> Provenance {
         hostname: b.hostname.clone(),
         cpu_model: b.cpu_model.clone(),
         kernel: b.kernel.clone(),
+        platform: b.platform.clone(),
         start: rfc3339(b.start),
         end: rfc3339(SystemTime::now()),
         budget: budget_slot().lock().ok().and_then(|b| b.clone()),
@@ -118,7 +123,7 @@ fn uname() -> (String, String) {
         let bytes: Vec<u8> = f
             .iter()
             .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
+            .map(|&c| c.to_ne_bytes()[0])
             .collect();
         let s = String::from_utf8_lossy(&bytes).trim().to_string();
         if s.is_empty() {
@@ -143,49 +148,12 @@ pub fn cpu_model_from_cpuinfo(text: &str) -> Option<String> {
     if let Some(m) = value("model name") {
         return Some(m.split_whitespace().collect::<Vec<_>>().join(" "));
     }
-    if let (Some(imp), Some(part)) = (value("CPU implementer"), value("CPU part")) {
-        return Some(arm_name(&imp, &part));
+    if let Some(names) =
+        crate::topology::midr::names_of(&crate::topology::midr::midrs_from_cpuinfo(text))
+    {
+        return Some(names);
     }
     value("cpu")
-}
-
-fn arm_name(implementer: &str, part: &str) -> String {
-    let num = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
-    let (Some(imp), Some(p)) = (num(implementer), num(part)) else {
-        return format!("CPU implementer {implementer} part {part}");
-    };
-    let vendor = match imp {
-        0x41 => "ARM",
-        0x42 => "Broadcom",
-        0x43 => "Cavium",
-        0x46 => "Fujitsu",
-        0x48 => "HiSilicon",
-        0x4e => "NVIDIA",
-        0x50 => "APM",
-        0x51 => "Qualcomm",
-        0x61 => "Apple",
-        0xc0 => "Ampere",
-        _ => return format!("CPU implementer {implementer} part {part}"),
-    };
-    let name = match (imp, p) {
-        (0x41, 0xd03) => "Cortex-A53",
-        (0x41, 0xd05) => "Cortex-A55",
-        (0x41, 0xd07) => "Cortex-A57",
-        (0x41, 0xd08) => "Cortex-A72",
-        (0x41, 0xd0b) => "Cortex-A76",
-        (0x41, 0xd0c) => "Neoverse-N1",
-        (0x41, 0xd40) => "Neoverse-V1",
-        (0x41, 0xd49) => "Neoverse-N2",
-        (0x41, 0xd4f) => "Neoverse-V2",
-        (0x41, 0xd84) => "Neoverse-V3",
-        (0x41, 0xd8e) => "Neoverse-N3",
-        (0x43, 0x0af) => "ThunderX2",
-        (0x46, 0x001) => "A64FX",
-        (0x48, 0xd01) => "Kunpeng-920",
-        (0xc0, 0xac3) => "AmpereOne",
-        _ => return format!("{vendor} part 0x{p:03x}"),
-    };
-    format!("{vendor} {name}")
 }
 
 /// RFC 3339 in UTC with whole seconds, e.g. `2026-11-23T12:00:00Z`.

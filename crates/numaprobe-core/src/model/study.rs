@@ -285,6 +285,7 @@ pub(crate) mod tests {
                     source: crate::timer::ClockSource::MonotonicRaw,
                     tsc_hz: None,
                     overhead_ns: 20.0,
+                    resolution_ns: 1.0,
                 },
                 total_definition: "sum".into(),
                 percent_definition: "of baseline".into(),

@@ -5,9 +5,10 @@
 //! machines people measure, and the exact flags we pass are visible here.
 
 use super::live::LiveSystem;
-use super::mempolicy::{mode_and_nodes, node_mask, MAXNODE, MPOL_BIND, MPOL_MF_STRICT};
-use super::spec::{HUGE_1G, HUGE_2M, SMALL_PAGE};
+use super::mempolicy::{mode_and_nodes, node_mask, MAXNODE};
+use super::spec::{HUGE_1G, HUGE_2M};
 use super::{pin_current_thread, BufferSpec, MemPolicy, PageKind, PlacementError};
+use crate::pagesize::PageSizes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -16,8 +17,9 @@ use std::collections::BTreeMap;
 pub struct PlacementCheck {
     /// Pages queried (the buffer's length divided by `page_size`).
     pub pages: u64,
-    /// Query granularity in bytes: 4096 for 4k and THP, the huge page size
-    /// for hugetlbfs pages.
+    /// Query granularity in bytes: the kernel's base page for 4k and THP
+    /// (4 KiB, or 16/64 KiB on some arm64 kernels), the huge page size for
+    /// hugetlbfs pages.
     pub page_size: u64,
     /// Pages found on each node.
     pub per_node: BTreeMap<u32, u64>,
@@ -102,10 +104,12 @@ impl NodeBuffer {
     fn map(spec: &BufferSpec) -> Result<Self, PlacementError> {
         let len = spec.rounded_len();
         let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
-        // THP needs a 2 MiB-aligned range to use huge pages from the first
-        // byte: over-map by 2 MiB and start at the first aligned address.
+        // THP needs a range aligned to its size (2 MiB with 4 KiB pages,
+        // 512 MiB with 64 KiB ones) to use huge pages from the first byte:
+        // over-map by one THP and start at the first aligned address.
+        let ps = PageSizes::live();
         let (map_len, align) = match spec.pages {
-            PageKind::Thp => (len + HUGE_2M as usize, HUGE_2M as usize),
+            PageKind::Thp => (len + ps.thp as usize, ps.thp as usize),
             PageKind::Huge2M => {
                 flags |= libc::MAP_HUGETLB | libc::MAP_HUGE_2MB;
                 (len, HUGE_2M as usize)
@@ -114,7 +118,7 @@ impl NodeBuffer {
                 flags |= libc::MAP_HUGETLB | libc::MAP_HUGE_1GB;
                 (len, HUGE_1G as usize)
             }
-            PageKind::Small => (len, SMALL_PAGE as usize),
+            PageKind::Small => (len, ps.base as usize),
         };
         // SAFETY: a fresh anonymous mapping; no existing memory is affected.
         let p = unsafe {
@@ -156,7 +160,12 @@ impl NodeBuffer {
             return Ok(buf);
         }
         let (mode, nodes) = mode_and_nodes(&spec.policy);
-        let mflags = if mode == MPOL_BIND { MPOL_MF_STRICT } else { 0 };
+        // No MPOL_MF_STRICT: the range is fresh, so there are no pages for it
+        // to judge, yet the arm64 rig saw it fail with EIO now and then
+        // (1 run in 3 of quartet-dual's study). MPOL_BIND alone already
+        // confines every page faulted from now on, and verify() checks
+        // where each one landed.
+        let mflags: libc::c_uint = 0;
         let mask = node_mask(&nodes)?;
         // SAFETY: mbind reads `maxnode - 1` bits of `mask` (the kernel
         // decrements maxnode first, hence the + 1) and only changes the
@@ -178,7 +187,7 @@ impl NodeBuffer {
         Ok(buf)
     }
 
-    /// Write one word in every page (every 4 KiB for 4k and THP, every huge
+    /// Write one word in every page (every base page for 4k and THP, every huge
     /// page for hugetlbfs) from the calling thread, so every page is
     /// allocated before anything is timed. Records the CPU and node it ran on
     /// (the node a first-touch buffer is meant to be on).

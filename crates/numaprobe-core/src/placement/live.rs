@@ -195,13 +195,7 @@ impl LiveSystem {
 
 /// Bytes per page, the unit of `/proc/zoneinfo`.
 fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as u64
-    } else {
-        4096
-    }
+    crate::pagesize::base()
 }
 
 fn read_to_string(path: &Path) -> Result<String, PlacementError> {

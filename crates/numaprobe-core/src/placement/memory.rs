@@ -291,12 +291,18 @@ pub fn node_memory_from_meminfo(text: &str, node: u32) -> NodeMemory {
 }
 
 /// Bytes the kernel will really allocate for a buffer of `len` bytes: whole
-/// pages, and for transparent huge pages whole 2 MiB pages (a THP buffer
-/// grows in 2 MiB steps: the last, partly used huge page is allocated whole).
+/// pages, and for transparent huge pages whole huge pages (a THP buffer grows
+/// in THP steps, 2 MiB on 4 KiB kernels and 512 MiB on 64 KiB ones: the last,
+/// partly used huge page is allocated whole). On the running kernel.
 pub fn footprint(len: u64, pages: super::PageKind) -> u64 {
+    footprint_in(len, pages, crate::pagesize::PageSizes::live())
+}
+
+/// [`footprint`] on a kernel with the page sizes `ps`.
+pub fn footprint_in(len: u64, pages: super::PageKind, ps: &crate::pagesize::PageSizes) -> u64 {
     let step = match pages {
-        super::PageKind::Thp => 2 << 20,
-        other => other.page_size(),
+        super::PageKind::Thp => ps.thp,
+        other => other.page_size_in(ps),
     };
     len.div_ceil(step).saturating_mul(step)
 }
@@ -612,12 +618,22 @@ Node 0 Writeback:             0 kB
     }
 
     #[test]
-    fn thp_buffers_grow_in_2_mib_steps() {
+    fn thp_buffers_grow_in_whole_huge_pages_at_every_page_size() {
         use super::super::PageKind;
-        assert_eq!(footprint(MIB, PageKind::Thp), 2 * MIB);
-        assert_eq!(footprint(4 * MIB + 1, PageKind::Thp), 6 * MIB);
-        assert_eq!(footprint(4 * MIB, PageKind::Thp), 4 * MIB);
-        assert_eq!(footprint(5000, PageKind::Small), 8192);
-        assert_eq!(footprint(MIB, PageKind::Huge1G), 1 << 30);
+        use crate::pagesize::PageSizes;
+        let p4 = PageSizes::for_base(4096);
+        assert_eq!(footprint_in(MIB, PageKind::Thp, &p4), 2 * MIB);
+        assert_eq!(footprint_in(4 * MIB + 1, PageKind::Thp, &p4), 6 * MIB);
+        assert_eq!(footprint_in(4 * MIB, PageKind::Thp, &p4), 4 * MIB);
+        assert_eq!(footprint_in(5000, PageKind::Small, &p4), 8192);
+        assert_eq!(footprint_in(MIB, PageKind::Huge1G, &p4), 1 << 30);
+        // 16 KiB pages: 32 MiB THPs; 64 KiB pages (RHEL on Grace): 512 MiB.
+        let p16 = PageSizes::for_base(16 << 10);
+        assert_eq!(footprint_in(MIB, PageKind::Thp, &p16), 32 * MIB);
+        assert_eq!(footprint_in(5000, PageKind::Small, &p16), 16 << 10);
+        let p64 = PageSizes::for_base(64 << 10);
+        assert_eq!(footprint_in(MIB, PageKind::Thp, &p64), 512 * MIB);
+        assert_eq!(footprint_in(65537, PageKind::Small, &p64), 128 << 10);
+        assert_eq!(footprint_in(MIB, PageKind::Huge2M, &p64), 2 * MIB);
     }
 }

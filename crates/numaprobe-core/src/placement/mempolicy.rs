@@ -17,8 +17,6 @@ pub(crate) const MPOL_BIND: libc::c_int = 2;
 pub(crate) const MPOL_INTERLEAVE: libc::c_int = 3;
 /// Linux 6.9 and later; older kernels answer EINVAL.
 pub(crate) const MPOL_WEIGHTED_INTERLEAVE: libc::c_int = 6;
-/// With MPOL_BIND on a range: fail rather than silently keep pages that are elsewhere.
-pub(crate) const MPOL_MF_STRICT: libc::c_uint = 1;
 
 /// Words of a node mask wide enough for every node id below `MAX_NODES`.
 pub(crate) const MASK_WORDS: usize = (MAX_NODES / 64) as usize;

@@ -5,11 +5,11 @@
 
 use super::live::LiveSystem;
 use super::PlacementError;
+use crate::pagesize::PageSizes;
 use crate::units::format_list;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-pub(super) const SMALL_PAGE: u64 = 4096;
 pub(super) const HUGE_2M: u64 = 2 << 20;
 pub(super) const HUGE_1G: u64 = 1 << 30;
 
@@ -48,8 +48,10 @@ impl fmt::Display for MemPolicy {
 /// The page size backing a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PageKind {
-    /// 4 KiB base pages; THP is switched off for the range (`MADV_NOHUGEPAGE`)
-    /// so `4k` means 4 KiB even when THP is `always`.
+    /// The kernel's base pages (4 KiB on x86-64; 16 or 64 KiB on some arm64
+    /// kernels: the name stays `4k` for the command line, the size is the
+    /// kernel's, see [`crate::pagesize`]); THP is switched off for the range
+    /// (`MADV_NOHUGEPAGE`) so these are base pages even when THP is `always`.
     #[serde(rename = "4k")]
     Small,
     /// Transparent huge pages (`MADV_HUGEPAGE` on a 2 MiB-aligned range); the
@@ -79,7 +81,7 @@ impl PageKind {
 
     pub fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().as_str() {
-            "4k" | "small" => Some(PageKind::Small),
+            "4k" | "small" | "base" => Some(PageKind::Small),
             "thp" => Some(PageKind::Thp),
             "2m" => Some(PageKind::Huge2M),
             "1g" => Some(PageKind::Huge1G),
@@ -88,11 +90,17 @@ impl PageKind {
     }
 
     /// The size a mapping of this kind is rounded up to and the granularity
-    /// at which pages are touched and queried (THP is touched at 4 KiB so a
-    /// partial fallback is still fully faulted and fully counted).
+    /// at which pages are touched and queried, on the running kernel (THP is
+    /// touched at the base page so a partial fallback is still fully faulted
+    /// and fully counted).
     pub fn page_size(self) -> u64 {
+        self.page_size_in(PageSizes::live())
+    }
+
+    /// [`page_size`](Self::page_size) on a kernel with the page sizes `p`.
+    pub fn page_size_in(self, p: &PageSizes) -> u64 {
         match self {
-            PageKind::Small | PageKind::Thp => SMALL_PAGE,
+            PageKind::Small | PageKind::Thp => p.base,
             PageKind::Huge2M => HUGE_2M,
             PageKind::Huge1G => HUGE_1G,
         }
@@ -126,7 +134,11 @@ impl BufferSpec {
     }
 
     pub(super) fn rounded_len(&self) -> usize {
-        let p = self.pages.page_size() as usize;
+        self.rounded_len_in(PageSizes::live())
+    }
+
+    fn rounded_len_in(&self, ps: &PageSizes) -> usize {
+        let p = self.pages.page_size_in(ps) as usize;
         self.len.div_ceil(p).saturating_mul(p)
     }
 
@@ -135,11 +147,20 @@ impl BufferSpec {
     /// over the nodes of an interleave. `touch_node` is the node a
     /// first-touch buffer is expected on (none: nothing is known).
     pub fn node_shares(&self, touch_node: Option<u32>) -> Result<Vec<(u32, u64)>, PlacementError> {
+        self.node_shares_in(touch_node, PageSizes::live())
+    }
+
+    /// [`node_shares`](Self::node_shares) on a kernel with the page sizes `ps`.
+    pub fn node_shares_in(
+        &self,
+        touch_node: Option<u32>,
+        ps: &PageSizes,
+    ) -> Result<Vec<(u32, u64)>, PlacementError> {
         if self.len == 0 {
             return Err(PlacementError::ZeroSize);
         }
-        let len = self.rounded_len() as u64;
-        let whole = |n: u32| vec![(n, super::footprint(len, self.pages))];
+        let len = self.rounded_len_in(ps) as u64;
+        let whole = |n: u32| vec![(n, super::memory::footprint_in(len, self.pages, ps))];
         Ok(match &self.policy {
             MemPolicy::Bind(n) | MemPolicy::Preferred(n) => whole(*n),
             // The weights live in the kernel: plan each node's share as a
@@ -148,15 +169,13 @@ impl BufferSpec {
                 if ns.is_empty() {
                     return Err(PlacementError::EmptyNodeSet);
                 }
-                let per_page = self.pages.page_size();
+                let per_page = self.pages.page_size_in(ps);
                 let pages = len / per_page;
                 let k = ns.len() as u64;
                 ns.iter()
                     .map(|&n| {
-                        (
-                            n,
-                            super::footprint(pages.div_ceil(k) * per_page, self.pages),
-                        )
+                        let share = pages.div_ceil(k) * per_page;
+                        (n, super::memory::footprint_in(share, self.pages, ps))
                     })
                     .collect()
             }
@@ -291,21 +310,36 @@ mod tests {
     }
 
     #[test]
-    fn shares_count_whole_pages_per_node() {
-        let thp = BufferSpec::new(3 * MIB, MemPolicy::Bind(1), PageKind::Thp);
-        assert_eq!(thp.node_shares(None).unwrap(), [(1, 4 * MIB as u64)]);
-        let il = BufferSpec::new(
-            10 * 4096,
-            MemPolicy::Interleave(vec![0, 2]),
-            PageKind::Small,
-        );
-        assert_eq!(
-            il.node_shares(None).unwrap(),
-            [(0, 5 * 4096), (2, 5 * 4096)]
-        );
-        let ft = BufferSpec::new(4096, MemPolicy::FirstTouch, PageKind::Small);
-        assert!(ft.node_shares(None).unwrap().is_empty());
-        assert_eq!(ft.node_shares(Some(3)).unwrap(), [(3, 4096)]);
+    fn shares_count_whole_pages_per_node_at_every_page_size() {
+        for base in [4096u64, 16 << 10, 64 << 10] {
+            let ps = PageSizes::for_base(base);
+            // 1.5 THPs: two whole huge pages (2, 32 or 512 MiB each).
+            let thp = BufferSpec::new(
+                (ps.thp + ps.thp / 2) as usize,
+                MemPolicy::Bind(1),
+                PageKind::Thp,
+            );
+            assert_eq!(thp.node_shares_in(None, &ps).unwrap(), [(1, 2 * ps.thp)]);
+            let il = BufferSpec::new(
+                (10 * base) as usize,
+                MemPolicy::Interleave(vec![0, 2]),
+                PageKind::Small,
+            );
+            assert_eq!(
+                il.node_shares_in(None, &ps).unwrap(),
+                [(0, 5 * base), (2, 5 * base)]
+            );
+            // One byte is one whole base page wherever it lands.
+            let ft = BufferSpec::new(1, MemPolicy::FirstTouch, PageKind::Small);
+            assert!(ft.node_shares_in(None, &ps).unwrap().is_empty());
+            assert_eq!(ft.node_shares_in(Some(3), &ps).unwrap(), [(3, base)]);
+            // hugetlbfs pages are their own size whatever the base page.
+            assert_eq!(PageKind::Huge2M.page_size_in(&ps), 2 << 20);
+            assert_eq!(PageKind::Small.page_size_in(&ps), base);
+            assert_eq!(PageKind::Thp.page_size_in(&ps), base);
+        }
+        // The live kernel's: what its sysconf says.
+        assert_eq!(PageKind::Small.page_size(), crate::pagesize::base());
     }
 
     #[test]

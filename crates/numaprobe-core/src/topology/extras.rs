@@ -120,11 +120,30 @@ pub(crate) fn read_memory_side_caches(
 
 /// `model name` lines of `proc/cpuinfo`, as lstopo and likwid-topology show
 /// them: the distinct names in order of appearance, joined by ` / ` (a
-/// machine mixing two models says so). None without the file or the field.
+/// machine mixing two models says so). Arm's cpuinfo has no model name: there
+/// the cores are named from their MIDR, read from cpuinfo's `CPU implementer`
+/// and `CPU part` or else sysfs's `midr_el1`. None when nothing names them.
 pub(crate) fn read_cpu_model(fs: &Fs) -> Result<Option<String>, TopologyError> {
-    let Some(text) = fs.read_opt("proc/cpuinfo")? else {
-        return Ok(None);
-    };
+    let text = fs.read_opt("proc/cpuinfo")?.unwrap_or_default();
+    if let Some(names) = model_names(&text) {
+        return Ok(Some(names));
+    }
+    let mut midrs = super::midr::midrs_from_cpuinfo(&text);
+    if midrs.is_empty() {
+        for cpu in fs.numbered("sys/devices/system/cpu", "cpu") {
+            let rel = format!("sys/devices/system/cpu/cpu{cpu}/regs/identification/midr_el1");
+            if let Some(v) = fs.read_opt(&rel)? {
+                let v = v.trim().trim_start_matches("0x");
+                if let Ok(raw) = u64::from_str_radix(v, 16) {
+                    midrs.push(super::midr::Midr::from_raw(raw));
+                }
+            }
+        }
+    }
+    Ok(super::midr::names_of(&midrs))
+}
+
+fn model_names(text: &str) -> Option<String> {
     let mut names: Vec<String> = Vec::new();
     for line in text.lines() {
         let Some((k, v)) = line.split_once(':') else {
@@ -135,7 +154,7 @@ pub(crate) fn read_cpu_model(fs: &Fs) -> Result<Option<String>, TopologyError> {
             names.push(v);
         }
     }
-    Ok((!names.is_empty()).then(|| names.join(" / ")))
+    (!names.is_empty()).then(|| names.join(" / "))
 }
 
 const TIER_DIR: &str = "sys/devices/virtual/memory_tiering";
@@ -235,7 +254,40 @@ pub(crate) fn read_thp(fs: &Fs) -> Result<Option<String>, TopologyError> {
 
 #[cfg(test)]
 mod tests {
-    use super::pci_kind;
+    use super::{pci_kind, read_cpu_model};
+    use crate::topology::sysfs::Fs;
+
+    #[test]
+    fn arm_cpu_model_from_cpuinfo_or_sysfs_midr() {
+        let root = std::env::temp_dir().join(format!("numaprobe-midr-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("proc")).unwrap();
+        // Arm cpuinfo: no model name, the MIDR fields name it.
+        std::fs::write(
+            root.join("proc/cpuinfo"),
+            "processor\t: 0\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd40\nCPU revision\t: 1\n",
+        )
+        .unwrap();
+        let fs = Fs::new(&root);
+        assert_eq!(
+            read_cpu_model(&fs).unwrap().as_deref(),
+            Some("ARM Neoverse-V1")
+        );
+        // A cpuinfo without them (a container's masked one): sysfs's midr_el1.
+        std::fs::write(root.join("proc/cpuinfo"), "processor\t: 0\n").unwrap();
+        for cpu in 0..2 {
+            let d = root.join(format!(
+                "sys/devices/system/cpu/cpu{cpu}/regs/identification"
+            ));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("midr_el1"), "0x00000000410fd4f0\n").unwrap();
+        }
+        assert_eq!(
+            read_cpu_model(&fs).unwrap().as_deref(),
+            Some("ARM Neoverse-V2")
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn pci_classes_map_to_kinds() {

@@ -10,6 +10,7 @@ mod caches;
 mod cgroup;
 pub mod cpulist;
 mod extras;
+pub mod midr;
 pub mod numbering;
 mod packages;
 pub mod sysfs;
@@ -192,7 +193,8 @@ pub struct Topology {
     #[serde(default)]
     pub memory_side_caches: Vec<MemorySideCache>,
     /// `model name` from `/proc/cpuinfo` below the root (distinct names
-    /// joined by ` / `); None where the file or the field is absent.
+    /// joined by ` / `); on Arm, which has no model name, the cores named
+    /// from their MIDR ([`midr`]); None where neither is readable.
     #[serde(default)]
     pub cpu_model: Option<String>,
     pub hmat: Vec<HmatAccess>,

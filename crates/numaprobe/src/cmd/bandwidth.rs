@@ -51,7 +51,7 @@ pub struct Args {
     /// Stop a cell early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
     #[arg(long, value_name = "CV")]
     pub cv_target: Option<String>,
-    /// Force a vector width: avx512, avx2, sse2, neon or scalar. Default: the widest this CPU has
+    /// Force a vector width: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has
     #[arg(long, value_name = "WIDTH")]
     pub vector: Option<String>,
     #[command(flatten)]
@@ -84,13 +84,7 @@ fn config(a: &Args) -> anyhow::Result<BandwidthConfig> {
     let width = match a.vector.as_deref() {
         None => None,
         Some(s) => {
-            let all = [
-                VectorWidth::Avx512,
-                VectorWidth::Avx2,
-                VectorWidth::Sse2,
-                VectorWidth::Neon,
-                VectorWidth::Scalar,
-            ];
+            let all = VectorWidth::ALL;
             match all.iter().find(|w| w.name().eq_ignore_ascii_case(s.trim())) {
                 Some(&w) if w.available() => Some(w),
                 Some(_) => {
@@ -105,8 +99,8 @@ fn config(a: &Args) -> anyhow::Result<BandwidthConfig> {
                 }
                 None => {
                     return Err(usage(format!(
-                        "--vector: invalid value '{s}' (valid: avx512, avx2, sse2, neon, scalar)"
-                    )))
+                    "--vector: invalid value '{s}' (valid: avx512, avx2, sse2, sve, neon, scalar)"
+                )))
                 }
             }
         }
