@@ -35,6 +35,7 @@ pub mod pagesize;
 pub mod placement;
 pub mod platform;
 pub mod render;
+pub mod rng;
 pub mod stats;
 pub mod timer;
 pub mod topology;

@@ -25,8 +25,9 @@ pub enum Atomics {
     LoadStoreExclusive,
 }
 
-/// The `platform` object of provenance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The `platform` object of provenance (Default: empty, for documents
+/// written before it existed).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Platform {
     /// `x86_64`, `aarch64`, ...: the architecture numaprobe was built for.
     pub arch: String,

@@ -65,30 +65,7 @@ pub enum ChaseError {
     TooManyLines { lines: usize },
 }
 
-/// A small, fast, seedable generator (SplitMix64). Quality is ample for
-/// shuffling, and a fixed seed makes a layout reproducible.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (Lemire's multiply-shift; the tiny bias for n far
-    /// below 2^64 does not matter for a shuffle).
-    pub fn below(&mut self, n: u32) -> u32 {
-        (((self.next_u64() >> 32) * n as u64) >> 32) as u32
-    }
-}
+pub use crate::rng::SplitMix64;
 
 /// Sattolo's algorithm: a uniformly random permutation `p` of `0..n` that is a
 /// single cycle when read as `i -> p[i]`.

@@ -30,7 +30,9 @@ pub struct Provenance {
     pub cpu_model: String,
     /// The kernel release (`uname -r`).
     pub kernel: String,
-    /// Page sizes, vector width, arm64's MIDR and atomics.
+    /// Page sizes, vector width, arm64's MIDR and atomics (empty when read
+    /// from a document older than the field).
+    #[serde(default)]
     pub platform: crate::platform::Platform,
     /// When the process started, RFC 3339 UTC.
     pub start: String,

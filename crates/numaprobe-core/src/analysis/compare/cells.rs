@@ -286,6 +286,7 @@ mod tests {
             source: ClockSource::MonotonicRaw,
             tsc_hz: None,
             overhead_ns: 20.0,
+            resolution_ns: 1.0,
         };
         let mem: Vec<u32> = (0..cells.len() as u32).collect();
         let mut m = MatrixResult::new(kind, vec![0], mem, StopRule::default(), timer);

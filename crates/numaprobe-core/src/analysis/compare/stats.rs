@@ -177,27 +177,7 @@ fn erfc(x: f64) -> f64 {
     }
 }
 
-/// SplitMix64: a tiny, well-mixed generator; enough for resampling indices
-/// and fully reproducible from its seed on every platform.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in 0..n (n > 0); the modulo bias is below 2^-50 for sample counts.
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}
+pub use crate::rng::SplitMix64;
 
 /// A 95 % percentile bootstrap interval of median(b) - median(a): both
 /// sides resampled with replacement `resamples` times. None when a side is
@@ -216,10 +196,10 @@ pub fn bootstrap_median_diff(
     let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
     for _ in 0..resamples {
         for x in ra.iter_mut() {
-            *x = a[rng.below(a.len())];
+            *x = a[rng.index(a.len())];
         }
         for x in rb.iter_mut() {
-            *x = b[rng.below(b.len())];
+            *x = b[rng.index(b.len())];
         }
         ra.sort_by(f64::total_cmp);
         rb.sort_by(f64::total_cmp);

@@ -17,6 +17,7 @@ fn provenance(host: &str) -> Provenance {
         hostname: host.into(),
         cpu_model: "Test CPU".into(),
         kernel: "6.1.0".into(),
+        platform: crate::platform::Platform::default(),
         start: "2026-11-23T10:00:00Z".into(),
         end: "2026-11-23T10:01:00Z".into(),
         budget: Some(Budget {
