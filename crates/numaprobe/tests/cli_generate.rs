@@ -23,6 +23,10 @@ fn listed_subcommands() -> Vec<String> {
             let Some(rest) = line.strip_prefix("  ") else {
                 break;
             };
+            // A long description wraps onto lines indented further: not a name.
+            if rest.starts_with(' ') {
+                continue;
+            }
             let name = rest.split_whitespace().next().unwrap_or_default();
             if name != "help" {
                 names.push(name.to_string());
