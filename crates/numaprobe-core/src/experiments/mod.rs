@@ -146,7 +146,20 @@ pub fn resolve_nodes(
 /// above the kernel's watermarks), rounded down to 2 MiB, so the default
 /// cannot push a node into reclaim.
 pub fn default_size(topo: &Topology, live: &LiveSystem, mem_nodes: &[u32]) -> u64 {
-    let want = (256u64 << 20).max(8 * topo.llc_bytes().unwrap_or(0));
+    default_size_times_llc(topo, live, mem_nodes, 8)
+}
+
+/// max(256 MiB, `llc_factor` x the last-level cache), capped like
+/// [`default_size`]. A chase needs many times the LLC to defeat it; a
+/// sequential stream needs only to exceed it, so `policy` takes 2 and stays
+/// quick on machines whose LLC is hundreds of MiB.
+pub fn default_size_times_llc(
+    topo: &Topology,
+    live: &LiveSystem,
+    mem_nodes: &[u32],
+    llc_factor: u64,
+) -> u64 {
+    let want = (256u64 << 20).max(llc_factor * topo.llc_bytes().unwrap_or(0));
     let free = mem_nodes
         .iter()
         .filter_map(|&n| live.allocatable_bytes(n).ok())
@@ -393,6 +406,22 @@ mod tests {
         assert!(s <= 256 << 20 || s >= 8 * t.llc_bytes().unwrap_or(0));
         assert!(s <= live.allocatable_bytes(0).unwrap() / 2 + (2 << 20));
         assert_eq!(s % (2 << 20), 0);
+    }
+
+    #[test]
+    fn a_smaller_llc_factor_never_asks_for_more_and_keeps_the_floor() {
+        let t = testing::live_topology();
+        let live = LiveSystem::read().unwrap();
+        let eight = default_size(&t, &live, &[0]);
+        let two = default_size_times_llc(&t, &live, &[0], 2);
+        assert!(two <= eight, "2 x LLC {two} > 8 x LLC {eight}");
+        let cap = live.allocatable_bytes(0).unwrap() / 2;
+        assert!(two >= (256 << 20).min(cap / (2 << 20) * (2 << 20)));
+        if let Some(llc) = t.llc_bytes() {
+            if 2 * llc > 256 << 20 && 2 * llc < cap {
+                assert_eq!(two, 2 * llc);
+            }
+        }
     }
 
     const MIB: u64 = 1 << 20;

@@ -55,7 +55,7 @@ pub struct Args {
     /// What the threads do: read, write, copy, triad (also write-nt, copy-nt). Default: read
     #[arg(long, value_name = "OP")]
     pub op: Option<String>,
-    /// Data in total: KiB/MiB/GiB or kB/MB/GB. Default: max(256 MiB, 8 x last-level cache), capped at half a node's allocatable memory
+    /// Data in total: KiB/MiB/GiB or kB/MB/GB. Default: max(256 MiB, 2 x last-level cache), capped at half a node's allocatable memory
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// The node of serial and preferred. Default: the first node with allowed CPUs
