@@ -6,9 +6,10 @@
 //! The machine is a tree: the larger of {package, node} domains on top (a
 //! package holding two nodes, or a node holding several packages), the
 //! smaller below it, then the cache domains inside them (an L3 instance,
-//! then an L2 instance or cluster: a Bulldozer compute unit's two cores
-//! share an L2 and an FPU, a Skylake-SP tile or an arm64 cluster shares an
-//! L2 too), then cores, then hardware threads. A level where every domain
+//! then a cluster where the kernel lists one (arm64's PPTT clusters, whose
+//! cores often keep private L2s), then an L2 instance: a Bulldozer compute
+//! unit's two cores share an L2 and an FPU, a Skylake-SP tile shares an L2
+//! too), then cores, then hardware threads. A level where every domain
 //! holds one core changes nothing. Only allowed CPUs (online, in the
 //! affinity mask and cpuset, on `--nodes`) are in the tree.
 //!
