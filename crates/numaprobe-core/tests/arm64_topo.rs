@@ -214,6 +214,13 @@ fn topo_shows_clusters_heterogeneity_and_the_shared_l3() {
         serde_json::json!([1, 3, 5, 7])
     );
     assert_eq!(json["cpus"][0]["capacity"], 446);
+    assert_eq!(json["clusters"][1]["cpus"], serde_json::json!([1, 3, 5, 7]));
+    assert_eq!(json["clusters"][1]["capacities"], serde_json::json!([1024]));
+    assert_eq!(json["capacities"][0]["capacity"], 1024);
+    assert_eq!(
+        json["capacities"][1]["cpus"],
+        serde_json::json!([0, 2, 4, 6])
+    );
     let csv = topo::cpu_table(&t).to_csv();
     assert!(csv.lines().nth(1).unwrap().contains(",0,446,"), "{csv}");
     let l3: Vec<_> = t.caches.iter().filter(|c| c.level == 3).collect();
@@ -268,6 +275,9 @@ fn documents_without_the_new_fields_still_load() {
         o.remove("capacity");
         o.remove("cluster");
     }
+    let top = v.as_object_mut().unwrap();
+    top.remove("clusters");
+    top.remove("capacities");
     let back: numaprobe_core::model::topo::TopoReport = serde_json::from_value(v).unwrap();
     assert!(back
         .cpus

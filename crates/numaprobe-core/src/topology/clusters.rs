@@ -4,10 +4,11 @@
 //! `sysfs` fills the per-CPU fields these read.
 
 use super::{Cpu, Topology};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One cluster: the online CPUs the kernel groups under one `cluster_id`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cluster {
     /// `cluster_id` as sysfs gives it (unique only within a package).
     pub id: i64,
