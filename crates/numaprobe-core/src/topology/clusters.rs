@@ -40,7 +40,8 @@ pub fn cluster_members(t: &Topology, c: &Cpu) -> Vec<u32> {
 
 /// Every cluster, in order of its lowest CPU; empty unless some cluster
 /// holds more than one core (a cluster per core, as x86 kernels and
-/// arm64 machines without PPTT clusters report, says nothing new).
+/// arm64 machines without PPTT clusters report, says nothing new) and
+/// some cluster is smaller than its package.
 pub fn clusters(t: &Topology) -> Vec<Cluster> {
     let mut by_set: BTreeMap<Vec<u32>, (i64, Option<i64>)> = BTreeMap::new();
     for c in t.cpus.iter().filter(|c| c.online) {
@@ -65,7 +66,10 @@ pub fn clusters(t: &Topology) -> Vec<Cluster> {
             }
         })
         .collect();
-    if out.iter().any(|c| c.cores > 1) {
+    // A cluster as large as its package (QEMU's devicetree, firmware that
+    // puts every core of a socket in one cluster) says nothing new either.
+    let pkg_size = |p: Option<i64>| t.cpus.iter().filter(|c| c.online && c.package == p).count();
+    if out.iter().any(|c| c.cores > 1) && out.iter().any(|c| c.cpus.len() < pkg_size(c.package)) {
         out
     } else {
         Vec::new()
@@ -147,6 +151,13 @@ mod tests {
         }
         assert!(clusters(&t).is_empty());
         assert!(capacity_classes(&t).is_empty());
+        for c in &mut t.cpus {
+            c.cluster = Some(0);
+        }
+        assert!(
+            clusters(&t).is_empty(),
+            "one cluster as large as the package"
+        );
         assert!(heterogeneity(&t).is_none());
     }
 }
