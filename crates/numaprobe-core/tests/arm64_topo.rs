@@ -234,6 +234,11 @@ fn compact_fills_one_cluster_and_scatter_spreads_over_clusters() {
     let t = dynamiq(d.path());
     let b = bind(&t, &req(4, Strategy::Compact)).unwrap();
     assert_eq!(b.cpus(), [0, 2, 4, 6], "one cluster first, not CPUs 0-3");
+    assert!(
+        b.naive_problems[0].contains("CPUs 0-3 would spread 4 threads over 2 clusters"),
+        "{:?}",
+        b.naive_problems
+    );
     let b = bind(&t, &req(2, Strategy::Scatter)).unwrap();
     let cl: Vec<i64> = b
         .cpus()
@@ -283,4 +288,28 @@ fn documents_without_the_new_fields_still_load() {
         .cpus
         .iter()
         .all(|c| c.capacity.is_none() && c.cluster_cpus.is_empty()));
+}
+
+#[test]
+fn scatter_names_the_cluster_the_first_cpu_numbers_share() {
+    // Clusters 0-3 and 4-7 in one package: CPUs 0,1 are one cluster.
+    let d = common::TempDir::new("arm64-contiguous");
+    let all: Vec<u32> = (0..8).collect();
+    let cpus: Vec<ArmCpu> = (0..8u32)
+        .map(|i| ArmCpu {
+            pkg: 0,
+            cluster: i / 4,
+            cluster_cpus: (i / 4 * 4..i / 4 * 4 + 4).collect(),
+            pkg_cpus: all.clone(),
+            capacity: 1024,
+        })
+        .collect();
+    write_tree(d.path(), &cpus, &all, &[(0, all.clone(), 8)]);
+    let t = topology::read(d.path()).unwrap();
+    let b = bind(&t, &req(2, Strategy::Scatter)).unwrap();
+    assert_eq!(b.cpus(), [0, 4]);
+    assert_eq!(
+        b.naive_problems,
+        ["CPUs 0-1 would use only 1 cluster(s), sharing their caches; scatter uses 2"]
+    );
 }

@@ -700,6 +700,30 @@ fn naive_problems(
             naive_shared
         ));
     }
+    // Clusters (arm64): the same package and node count can still put
+    // scatter's threads in one cluster, or compact's in several.
+    let clusters_of = |ps: &mut dyn Iterator<Item = [i64; DEPTH]>| -> BTreeSet<[i64; 4]> {
+        ps.filter(|p| p[3] >= 0)
+            .map(|p| [p[0], p[1], p[2], p[3]])
+            .collect()
+    };
+    let naive_cl = clusters_of(&mut naive_pus.iter().map(|p| p.path)).len();
+    let strat_cl = clusters_of(
+        &mut places
+            .iter()
+            .filter_map(|pl| pus.iter().find(|p| p.cpu == pl.cpu).map(|p| p.path)),
+    )
+    .len();
+    if out.is_empty() && req.strategy == Strategy::Scatter && naive_cl < strat_cl {
+        out.push(format!(
+            "{name} would use only {naive_cl} cluster(s), sharing their caches; scatter uses {strat_cl}"
+        ));
+    }
+    if out.is_empty() && req.strategy == Strategy::Compact && naive_cl > strat_cl {
+        out.push(format!(
+            "{name} would spread {n} threads over {naive_cl} clusters; compact keeps them in {strat_cl}, sharing its caches"
+        ));
+    }
     if out.is_empty() {
         out.push(format!(
             "{name} differ from the {} choice only in which equivalent CPUs are used",
