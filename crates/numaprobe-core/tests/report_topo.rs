@@ -75,7 +75,7 @@ fn csv_is_one_table_with_a_row_per_cpu_and_its_cache_instances() {
     let lines: Vec<&str> = s.lines().collect();
     let head: Vec<&str> = lines[0].split(',').collect();
     assert_eq!(
-        &head[..11],
+        &head[..12],
         [
             "cpu",
             "online",
@@ -85,6 +85,7 @@ fn csv_is_one_table_with_a_row_per_cpu_and_its_cache_instances() {
             "package_id",
             "die",
             "cluster",
+            "capacity",
             "core",
             "thread",
             "smt_siblings"
@@ -97,7 +98,7 @@ fn csv_is_one_table_with_a_row_per_cpu_and_its_cache_instances() {
         let f: Vec<&str> = row.split(',').collect();
         assert_eq!(f.len(), head.len(), "{row}");
         assert_eq!(f[0], c.os_index.to_string());
-        for (col, name) in head.iter().enumerate().skip(11) {
+        for (col, name) in head.iter().enumerate().skip(12) {
             let inst: u32 = f[col].parse().unwrap();
             let short = |k: &topology::Cache| {
                 let suffix = match k.kind.as_str() {

@@ -179,11 +179,11 @@ fn csv_gives_one_table_chosen_by_table() {
     let rows: Vec<&str> = s.lines().collect();
     assert_eq!(
         rows[0],
-        "cpu,online,allowed,node,package,package_id,die,cluster,core,thread,smt_siblings,l1d,l1i,l2,l3"
+        "cpu,online,allowed,node,package,package_id,die,cluster,capacity,core,thread,smt_siblings,l1d,l1i,l2,l3"
     );
     assert_eq!(rows.len(), 1 + 80, "every possible CPU");
-    assert_eq!(rows[2], "1,true,true,1,1,1,-,-,0,0,1,1,1,1,1");
-    assert_eq!(rows[41], "40,false,false,-,-,-,-,-,-,-,-,-,-,-,-");
+    assert_eq!(rows[2], "1,true,true,1,1,1,-,-,-,0,0,1,1,1,1,1");
+    assert_eq!(rows[41], "40,false,false,-,-,-,-,-,-,-,-,-,-,-,-,-");
     let o = csv(&["--table", "distances"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let d = stdout(&o);

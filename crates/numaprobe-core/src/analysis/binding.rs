@@ -6,9 +6,10 @@
 //! The machine is a tree: the larger of {package, node} domains on top (a
 //! package holding two nodes, or a node holding several packages), the
 //! smaller below it, then the cache domains inside them (an L3 instance,
-//! then an L2 instance or cluster: a Bulldozer compute unit's two cores
-//! share an L2 and an FPU, a Skylake-SP tile or an arm64 cluster shares an
-//! L2 too), then cores, then hardware threads. A level where every domain
+//! then a cluster where the kernel lists one (arm64's PPTT clusters, whose
+//! cores often keep private L2s), then an L2 instance: a Bulldozer compute
+//! unit's two cores share an L2 and an FPU, a Skylake-SP tile shares an L2
+//! too), then cores, then hardware threads. A level where every domain
 //! holds one core changes nothing. Only allowed CPUs (online, in the
 //! affinity mask and cpuset, on `--nodes`) are in the tree.
 //!
@@ -137,17 +138,18 @@ pub enum BindError {
     },
 }
 
-/// Depth of the full tree: outer, inner, L3, L2/cluster, core.
-const DEPTH: usize = 5;
-/// The levels balanced splits over: outer, inner, core (the cache levels
-/// are left to the compact placement of each share).
-const BALANCED_LEVELS: [usize; 3] = [0, 1, 4];
+/// Depth of the full tree: outer, inner, L3, cluster, L2, core.
+const DEPTH: usize = 6;
+/// The levels balanced splits over: outer, inner, core (the cache and
+/// cluster levels are left to the compact placement of each share).
+const BALANCED_LEVELS: [usize; 3] = [0, 1, 5];
 
 /// One hardware thread with its position in the tree.
 #[derive(Debug, Clone)]
 struct Pu {
     cpu: u32,
-    /// (outer domain, inner domain, L3 domain, L2 domain, core) sort keys.
+    /// (outer domain, inner domain, L3 domain, cluster, L2 domain, core)
+    /// sort keys.
     path: [i64; DEPTH],
     smt_rank: usize,
     package: Option<i64>,
@@ -296,10 +298,11 @@ fn pus_of(topo: &Topology, nodes: Option<&[u32]>) -> Vec<Pu> {
     let pkg_key = |c: &Cpu| c.package.unwrap_or(-1);
     let node_key = |c: &Cpu| c.node.map_or(-1, i64::from);
     // Cache domains: the highest level's instance (an L3 where there is
-    // one, below the node or package), then the L2 (or the cluster where
-    // the kernel lists no L2). Each is keyed by the lowest core number of
-    // its usable CPUs, so the order does not depend on how CPUs are
-    // numbered.
+    // one, below the node or package), then the cluster (arm64's PPTT
+    // cluster: cores behind one DSU or L2/L3 slice, whose own L2s are
+    // often private, so the L2 alone would not group them), then the L2.
+    // Each is keyed by the lowest core number of its usable CPUs, so the
+    // order does not depend on how CPUs are numbered.
     let top_level = topo
         .caches
         .iter()
@@ -327,19 +330,25 @@ fn pus_of(topo: &Topology, nodes: Option<&[u32]>) -> Vec<Pu> {
     let cache_key = |c: &Cpu, level: Option<u32>| -> Option<i64> {
         by_level.get(&level?)?.get(&c.os_index).copied()
     };
-    let l2_key = |c: &Cpu| -> i64 {
-        cache_key(c, Some(2))
-            .or_else(|| {
-                let cl = c.cluster?;
-                usable
-                    .iter()
-                    .filter(|o| o.cluster == Some(cl) && o.package == c.package)
-                    .filter_map(|o| core_of_cpu.get(&o.os_index))
-                    .min()
-                    .copied()
-            })
+    // The kernel's member list where it has one, else equal cluster ids
+    // within the package (ids repeat across packages).
+    let cluster_key = |c: &Cpu| -> i64 {
+        let members = |o: &&&Cpu| {
+            if c.cluster_cpus.is_empty() {
+                c.cluster.is_some() && o.cluster == c.cluster && o.package == c.package
+            } else {
+                c.cluster_cpus.contains(&o.os_index)
+            }
+        };
+        usable
+            .iter()
+            .filter(members)
+            .filter_map(|o| core_of_cpu.get(&o.os_index))
+            .min()
+            .copied()
             .unwrap_or(-1)
     };
+    let l2_key = |c: &Cpu| -> i64 { cache_key(c, Some(2)).unwrap_or(-1) };
     usable
         .iter()
         .map(|c| {
@@ -358,6 +367,7 @@ fn pus_of(topo: &Topology, nodes: Option<&[u32]>) -> Vec<Pu> {
                     outer,
                     inner,
                     cache_key(c, top_level).unwrap_or(-1),
+                    cluster_key(c),
                     l2_key(c),
                     core,
                 ],
@@ -404,7 +414,7 @@ pub fn bind(topo: &Topology, req: &Request) -> Result<Binding, BindError> {
             scope,
         });
     }
-    let tree = Tree::build(&pus, &[0, 1, 2, 3, 4]);
+    let tree = Tree::build(&pus, &[0, 1, 2, 3, 4, 5]);
     let cores = tree.capacity(1);
     let max_rank = pus.iter().map(|p| p.smt_rank).max().unwrap_or(0);
     let n = req.threads;
@@ -510,7 +520,7 @@ pub fn core_order(topo: &Topology, node: u32) -> Vec<u32> {
         .into_iter()
         .filter(|p| p.smt_rank == 0)
         .collect();
-    Tree::build(&pus, &[0, 1, 2, 3, 4])
+    Tree::build(&pus, &[0, 1, 2, 3, 4, 5])
         .scatter_order()
         .into_iter()
         .map(|p| p.cpu)
@@ -688,6 +698,30 @@ fn naive_problems(
         out.push(format!(
             "{name} would put {} thread(s) on a core another thread already uses{example}, while free cores remain",
             naive_shared
+        ));
+    }
+    // Clusters (arm64): the same package and node count can still put
+    // scatter's threads in one cluster, or compact's in several.
+    let clusters_of = |ps: &mut dyn Iterator<Item = [i64; DEPTH]>| -> BTreeSet<[i64; 4]> {
+        ps.filter(|p| p[3] >= 0)
+            .map(|p| [p[0], p[1], p[2], p[3]])
+            .collect()
+    };
+    let naive_cl = clusters_of(&mut naive_pus.iter().map(|p| p.path)).len();
+    let strat_cl = clusters_of(
+        &mut places
+            .iter()
+            .filter_map(|pl| pus.iter().find(|p| p.cpu == pl.cpu).map(|p| p.path)),
+    )
+    .len();
+    if out.is_empty() && req.strategy == Strategy::Scatter && naive_cl < strat_cl {
+        out.push(format!(
+            "{name} would use only {naive_cl} cluster(s), sharing their caches; scatter uses {strat_cl}"
+        ));
+    }
+    if out.is_empty() && req.strategy == Strategy::Compact && naive_cl > strat_cl {
+        out.push(format!(
+            "{name} would spread {n} threads over {naive_cl} clusters; compact keeps them in {strat_cl}, sharing its caches"
         ));
     }
     if out.is_empty() {

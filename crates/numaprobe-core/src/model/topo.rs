@@ -4,6 +4,7 @@
 //! both it and the renderers use. Derived from the `Topology`; nothing here
 //! reads the machine.
 
+use crate::topology::clusters::{capacity_classes, clusters, Cluster};
 use crate::topology::{
     Allowed, Cache, Cpu, Distances, HmatAccess, MemorySideCache, MemoryTier, NumaNode, Numbering,
     PciDevice, Topology,
@@ -32,6 +33,13 @@ pub struct PackageSummary {
     pub nodes: Vec<u32>,
 }
 
+/// CPUs of one `cpu_capacity` (1024 = the biggest core).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapacityClass {
+    pub capacity: u32,
+    pub cpus: Vec<u32>,
+}
+
 /// The `numaprobe topo --format json` document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TopoReport {
@@ -39,6 +47,14 @@ pub struct TopoReport {
     pub root: PathBuf,
     pub cpus: Vec<Cpu>,
     pub packages: Vec<PackageSummary>,
+    /// Derived: clusters of several cores (arm64 PPTT), empty where every
+    /// cluster is one core or the kernel lists none.
+    #[serde(default)]
+    pub clusters: Vec<Cluster>,
+    /// Derived: online CPUs per `cpu_capacity`, biggest first; empty on a
+    /// homogeneous machine (the heterogeneous-core finding).
+    #[serde(default)]
+    pub capacities: Vec<CapacityClass>,
     /// The model's `nodes`, under the contract's name.
     pub numa_nodes: Vec<NumaNode>,
     pub distances: Option<Distances>,
@@ -63,6 +79,11 @@ impl TopoReport {
             root: t.root.clone(),
             cpus: t.cpus.clone(),
             packages: packages(t),
+            clusters: clusters(t),
+            capacities: capacity_classes(t)
+                .into_iter()
+                .map(|(capacity, cpus)| CapacityClass { capacity, cpus })
+                .collect(),
             numa_nodes: t.nodes.clone(),
             distances: t.distances.clone(),
             caches: t.caches.clone(),

@@ -8,6 +8,7 @@
 
 mod caches;
 mod cgroup;
+pub mod clusters;
 pub mod cpulist;
 mod extras;
 pub mod midr;
@@ -44,7 +45,19 @@ pub struct Cpu {
     #[serde(default)]
     pub package_id: Option<i64>,
     pub die: Option<i64>,
+    /// `cluster_id` where the kernel has a real one (arm64: the PPTT's
+    /// cluster, a group of cores sharing an L2/L3 slice or a DSU).
+    #[serde(default)]
     pub cluster: Option<i64>,
+    /// Online CPUs of this CPU's cluster (`cluster_cpus_list`), itself
+    /// included, ascending; empty where the kernel has no cluster files.
+    #[serde(default)]
+    pub cluster_cpus: Vec<u32>,
+    /// `cpu_capacity` (arm64, and x86 hybrids on recent kernels): the
+    /// CPU's relative compute capacity, 1024 for the biggest core; None
+    /// where the kernel does not say.
+    #[serde(default)]
+    pub capacity: Option<u32>,
     /// `core_id` as sysfs gives it: unique only within a package (and die).
     pub core: Option<i64>,
     pub node: Option<u32>,

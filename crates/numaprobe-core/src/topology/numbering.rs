@@ -140,6 +140,8 @@ mod tests {
                     package_id: Some(pkg_of_core(core_idx)),
                     die: None,
                     cluster: None,
+                    cluster_cpus: Vec::new(),
+                    capacity: None,
                     core: Some(core_idx as i64),
                     node: None,
                     smt_siblings: sib,

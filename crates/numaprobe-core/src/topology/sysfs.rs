@@ -391,6 +391,29 @@ fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyEr
         } else {
             (None, None, None, None)
         };
+        // The cluster's members: only CPUs that are online mean anything
+        // to binding; a list that does not hold the CPU itself is ignored.
+        let cluster_cpus = if has_topo && cluster.is_some() {
+            fs.list_opt(&format!("{t}/cluster_cpus_list"))?
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|x| online.contains(x))
+                .collect::<Vec<u32>>()
+        } else {
+            Vec::new()
+        };
+        let cluster_cpus = if cluster_cpus.contains(&c) {
+            cluster_cpus
+        } else {
+            Vec::new()
+        };
+        let capacity = if is_online {
+            fs.int_opt(&format!("{CPU_DIR}/cpu{c}/cpu_capacity"))?
+                .and_then(|v| u32::try_from(v).ok())
+                .filter(|&v| v > 0)
+        } else {
+            None
+        };
         cpus.push(Cpu {
             os_index: c,
             online: is_online,
@@ -399,6 +422,8 @@ fn read_cpus(fs: &Fs, warnings: &mut Vec<String>) -> Result<Vec<Cpu>, TopologyEr
             package_id: package,
             die,
             cluster,
+            cluster_cpus,
+            capacity,
             core,
             node: None,
             smt_siblings: Vec::new(),

@@ -60,6 +60,8 @@ pub(crate) fn build(
             package_id: Some(s.package),
             die: None,
             cluster: None,
+            cluster_cpus: Vec::new(),
+            capacity: None,
             core: Some(s.core),
             node: Some(s.node),
             smt_siblings: {

@@ -6,7 +6,8 @@
 //! right and wrap), so a 256-CPU machine is a tall picture that scrolls
 //! inside its section rather than a page metres wide. Above 64 CPUs the
 //! picture is compact: core boxes lose their titles and a core with one
-//! thread is drawn as that thread alone.
+//! thread is drawn as that thread alone. Where the kernel lists clusters of
+//! several cores (arm64's PPTT), a cache group's cores sit in cluster boxes.
 
 use super::page::{empty, escape, table};
 use super::ReportInput;
@@ -224,6 +225,45 @@ fn build(t: &Topology) -> Item {
         core.children = pus;
         core
     };
+    // Cores in cluster boxes where some cluster holds several cores; the
+    // cores alone otherwise (and where the cores form one cluster).
+    let with_clusters = !crate::topology::clusters::clusters(t).is_empty();
+    let clustered = |cores: &[Vec<u32>]| -> Vec<Item> {
+        let mut groups: Vec<(Vec<u32>, Vec<&Vec<u32>>)> = Vec::new();
+        for core in cores {
+            let key = if with_clusters {
+                t.cpu(core[0])
+                    .map(|c| crate::topology::clusters::cluster_members(t, c))
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some(g) => g.1.push(core),
+                None => groups.push((key, vec![core])),
+            }
+        }
+        if groups.len() < 2 {
+            return cores.iter().map(|c| core_item(c)).collect();
+        }
+        groups
+            .into_iter()
+            .map(|(key, cores)| {
+                let first = t.cpu(cores[0][0]);
+                let mut title = match first.and_then(|c| c.cluster).filter(|_| !key.is_empty()) {
+                    Some(id) => format!("Cluster {id}"),
+                    None => "no cluster".to_string(),
+                };
+                if let Some(cap) = first.and_then(|c| c.capacity) {
+                    title.push_str(&format!(" \u{b7} capacity {cap}"));
+                }
+                let mut g = Item::new(Kind::Cache, title);
+                g.hint = format!("cluster: CPUs {}", crate::units::format_list(&key));
+                g.children = cores.iter().map(|c| core_item(c)).collect();
+                g
+            })
+            .collect()
+    };
     // The cores of a set of CPUs grouped by last-level cache: one group
     // yields its label (for the container's title lines), several yield
     // cache boxes.
@@ -256,7 +296,7 @@ fn build(t: &Topology) -> Item {
             if let Some(c) = llc {
                 lines.push(format!("{} shared", cache_label(c)));
             }
-            (lines, cores.iter().map(|c| core_item(c)).collect())
+            (lines, clustered(&cores))
         } else {
             let items = groups
                 .into_iter()
@@ -265,7 +305,7 @@ fn build(t: &Topology) -> Item {
                         Kind::Cache,
                         llc.map(cache_label).unwrap_or_else(|| "no cache".into()),
                     );
-                    g.children = cores.iter().map(|c| core_item(c)).collect();
+                    g.children = clustered(&cores);
                     g
                 })
                 .collect();
@@ -318,6 +358,12 @@ fn build(t: &Topology) -> Item {
     );
     if let Some(m) = &t.cpu_model {
         machine.lines.push(m.clone());
+    }
+    if let Some(h) = crate::topology::clusters::heterogeneity(t) {
+        // The finding up to its explanation: the box is narrow.
+        machine
+            .lines
+            .push(h.split(" (1024 = ").next().unwrap_or(&h).to_string());
     }
     if packages_in_nodes {
         for n in t.nodes.iter().filter(|n| !n.cpus.is_empty()) {
@@ -501,5 +547,30 @@ fn draw(l: &Laid, x: f64, y: f64, out: &mut String) {
     out.push_str("</g>\n");
     for (cx, cy, c) in &l.children {
         draw(c, x + cx, y + cy, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::svg;
+    use crate::topology::testing::{build, CpuSpec};
+
+    #[test]
+    fn clusters_get_boxes_and_capacities_a_line() {
+        let specs: Vec<CpuSpec> = (0..8).map(|i| CpuSpec::new(i, 0, i as i64, 0)).collect();
+        let plain = svg(&build("/", &specs, &[], None));
+        assert!(!plain.contains("Cluster"), "{plain}");
+        let mut t = build("/", &specs, &[], None);
+        for c in &mut t.cpus {
+            c.cluster = Some(i64::from(c.os_index / 4));
+            c.capacity = Some(if c.os_index < 4 { 446 } else { 1024 });
+        }
+        let s = svg(&t);
+        assert!(s.contains("Cluster 0 \u{b7} capacity 446"), "{s}");
+        assert!(s.contains("Cluster 1 \u{b7} capacity 1024"), "{s}");
+        assert!(
+            s.contains("big.LITTLE / heterogeneous: capacities 1024 (cpus 4-7), 446 (cpus 0-3)<"),
+            "{s}"
+        );
     }
 }

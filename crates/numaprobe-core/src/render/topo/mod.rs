@@ -5,12 +5,14 @@
 //! Everything here is derived from the `Topology`; nothing reads the
 //! machine.
 
+mod clusters;
 mod tables;
 
 use super::table::{Align, Table};
 use crate::model::topo::{packages, PackageSummary, TopoReport};
 use crate::topology::cpulist::{format_compact, format_ids, format_list};
 use crate::topology::{Cache, Cpu, PciDevice, Topology};
+use clusters::{cluster_table, heterogeneity_line};
 use std::collections::{BTreeMap, BTreeSet};
 use tables::{cache_table, hmat_table, node_table, not_allowed, placement_table, processor_table};
 
@@ -99,6 +101,7 @@ pub fn cpu_table(t: &Topology) -> Table {
         "package_id",
         "die",
         "cluster",
+        "capacity",
         "core",
         "thread",
         "smt_siblings",
@@ -122,6 +125,7 @@ pub fn cpu_table(t: &Topology) -> Table {
             },
             opt(c.die),
             opt(c.cluster),
+            opt(c.capacity),
             opt(c.core),
             if c.online {
                 thread_of(c).to_string()
@@ -278,9 +282,16 @@ pub fn to_markdown(t: &Topology) -> String {
         plural(t.nodes.len(), "NUMA node"),
     );
     s.push_str(&format!("Numbering: {}\n\n", t.numbering.summary));
+    if let Some(h) = crate::topology::clusters::heterogeneity(t) {
+        s.push_str(&format!("**Cores**: {h}\n\n"));
+    }
     s.push_str(&cpu_table(t).with_title("CPUs").to_markdown());
     s.push('\n');
     s.push_str(&placement_table(t, &pk).to_markdown());
+    if let Some(c) = cluster_table(t) {
+        s.push('\n');
+        s.push_str(&c.to_markdown());
+    }
     if !t.caches.is_empty() {
         s.push('\n');
         s.push_str(&cache_table(t, &pk).to_markdown());
@@ -404,6 +415,7 @@ fn header(t: &Topology, online: &[&Cpu]) -> String {
     if let Some(m) = &t.thp_mode {
         out.push_str(&format!("  transparent huge pages: {m}\n"));
     }
+    out.push_str(&heterogeneity_line(t));
     out.push_str(&format!("\nNumbering: {}\n", t.numbering.summary));
     if t.numbering.packages == "round-robin" {
         out.push_str(
@@ -422,6 +434,10 @@ pub fn to_text(t: &Topology) -> String {
     out.push_str(&processor_table(&online).to_text());
     out.push('\n');
     out.push_str(&placement_table(t, &pk).to_text());
+    if let Some(c) = cluster_table(t) {
+        out.push('\n');
+        out.push_str(&c.to_text());
+    }
     if !t.caches.is_empty() {
         out.push('\n');
         out.push_str(&cache_table(t, &pk).to_text());
