@@ -176,15 +176,7 @@ Hover a cell for its value.</p>\n",
 
     s.push_str("<h2>Signature groups</h2>\n<table><tr><th>group</th><th>nodes</th><th>differs from group 1</th></tr>\n");
     for (i, g) in r.groups.iter().enumerate() {
-        let differs = if i == 0 {
-            "(largest group)".to_string()
-        } else {
-            g.differs
-                .iter()
-                .map(|d| format!("{}: {} (group 1: {})", d.field, d.value, d.majority))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
+        let differs = super::fleet_table::differs_text(i, g);
         s.push_str(&format!(
             "<tr><td>{}</td><td>{} ({})</td><td>{}</td></tr>\n",
             i + 1,

@@ -3,7 +3,7 @@
 //! farthest off first, signature groups with what differs, then every
 //! metric's median and spread.
 
-use crate::model::fleet::{FleetReport, NodeStatus, Outlier};
+use crate::model::fleet::{FleetReport, NodeStatus, Outlier, SignatureGroup};
 use crate::render::table::Table;
 
 /// A status in words.
@@ -79,18 +79,23 @@ fn outlier_table(r: &FleetReport) -> Table {
     t
 }
 
+/// What sets group `i` (0-based, largest first) apart from the largest
+/// group, as the table and the HTML page both say it.
+pub fn differs_text(i: usize, g: &SignatureGroup) -> String {
+    if i == 0 {
+        return "(largest group)".to_string();
+    }
+    g.differs
+        .iter()
+        .map(|d| format!("{}: {} (group 1: {})", d.field, d.value, d.majority))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 fn group_table(r: &FleetReport) -> Table {
     let mut t = Table::new(["group", "nodes", "count", "differs from group 1"]);
     for (i, g) in r.groups.iter().enumerate() {
-        let differs = if i == 0 {
-            "(largest group)".to_string()
-        } else {
-            g.differs
-                .iter()
-                .map(|d| format!("{}: {} (group 1: {})", d.field, d.value, d.majority))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
+        let differs = differs_text(i, g);
         t.push([
             (i + 1).to_string(),
             names(&g.nodes),

@@ -12,10 +12,8 @@
 use super::page::{empty, escape, table};
 use super::ReportInput;
 use crate::model::topo::packages;
-use crate::render::table::Align;
-use crate::render::table::Table;
 use crate::render::topo::human_bytes;
-use crate::topology::{Cache, Topology};
+use crate::topology::{Cache, PciDevice, Topology};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Above this many online CPUs the picture is drawn compact.
@@ -85,23 +83,8 @@ pub fn section(input: &ReportInput) -> String {
     s.push_str(&svg(t));
     s.push_str("</div>\n");
     if !t.pci_devices.is_empty() {
-        let mut tb = Table::new(["address", "kind", "class", "vendor:device", "node"])
-            .with_align(vec![Align::Left; 5]);
-        for d in &t.pci_devices {
-            tb.push([
-                d.address.clone(),
-                d.kind.clone(),
-                d.class.clone(),
-                format!(
-                    "{}:{}",
-                    d.vendor.as_deref().unwrap_or("?"),
-                    d.device.as_deref().unwrap_or("?")
-                ),
-                d.numa_node
-                    .map(|n| n.to_string())
-                    .unwrap_or_else(|| "unknown".into()),
-            ]);
-        }
+        let all: Vec<&PciDevice> = t.pci_devices.iter().collect();
+        let tb = crate::render::topo::pci_table(&all);
         // Folded when long: a server lists dozens of bridges and controllers.
         let open = if tb.rows.len() <= PCI_OPEN {
             " open=\"open\""

@@ -90,6 +90,34 @@ fn cache_instance(t: &Topology, cpu: u32, level: u32, kind: &str) -> Option<u32>
 
 /// One row per possible CPU: the machine-readable CPU table (CSV, Markdown):
 /// ids, node, SMT siblings and, per cache level, the instance it uses.
+/// PCI devices with the node they are local to (`unknown` when the
+/// firmware does not say): the text view and the HTML report show the same table.
+pub fn pci_table(devs: &[&PciDevice]) -> Table {
+    let mut tab =
+        Table::new(["address", "kind", "class", "vendor:device", "node"]).with_align(vec![
+            Align::Left,
+            Align::Left,
+            Align::Left,
+            Align::Left,
+            Align::Right,
+        ]);
+    for d in devs {
+        tab.push([
+            d.address.clone(),
+            d.kind.clone(),
+            d.class.clone(),
+            format!(
+                "{}:{}",
+                d.vendor.as_deref().unwrap_or("?"),
+                d.device.as_deref().unwrap_or("?")
+            ),
+            d.numa_node
+                .map_or_else(|| "unknown".to_string(), |n| n.to_string()),
+        ]);
+    }
+    tab
+}
+
 pub fn cpu_table(t: &Topology) -> Table {
     let kinds = cache_kinds(t);
     let mut headers: Vec<String> = [
@@ -473,32 +501,11 @@ pub fn to_text(t: &Topology) -> String {
     let devs: Vec<&PciDevice> = t.pci_devices.iter().filter(|d| d.kind != "other").collect();
     if !devs.is_empty() {
         out.push('\n');
-        let mut tab = Table::new(["address", "kind", "class", "vendor:device", "node"])
-            .with_title(format!(
-                "PCI devices ({} of {}; bridges and the like left out)",
-                devs.len(),
-                t.pci_devices.len()
-            ))
-            .with_align(vec![
-                Align::Left,
-                Align::Left,
-                Align::Left,
-                Align::Left,
-                Align::Right,
-            ]);
-        for d in devs {
-            tab.push([
-                d.address.clone(),
-                d.kind.clone(),
-                d.class.clone(),
-                format!(
-                    "{}:{}",
-                    d.vendor.as_deref().unwrap_or("?"),
-                    d.device.as_deref().unwrap_or("?")
-                ),
-                opt(d.numa_node),
-            ]);
-        }
+        let tab = pci_table(&devs).with_title(format!(
+            "PCI devices ({} of {}; bridges and the like left out)",
+            devs.len(),
+            t.pci_devices.len()
+        ));
         out.push_str(&tab.to_text());
     }
 
