@@ -34,6 +34,12 @@ pub enum Command {
     Bandwidth(crate::cmd::bandwidth::Args),
     /// The two-thread contention study of the AMD ccNUMA note (placements, load, crossfire)
     Study(crate::cmd::study::Args),
+    /// Cache-line transfer latency between CPUs (HITM, read-shared), and lock/atomic contention (--locks)
+    C2c(crate::cmd::c2c::Args),
+    /// Latency as the memory system fills: one chase thread beside load threads at decreasing delays
+    LoadedLatency(crate::cmd::loaded_latency::Args),
+    /// System peak bandwidth (every node streaming its own memory at once) and the DIMM population
+    Peak(crate::cmd::peak::Args),
     /// Infer performance levels, hops and links from a measured matrix; compare with the SLIT
     Infer(crate::cmd::infer::Args),
     /// Compute a portable thread binding (compact, scatter, balanced) from the topology
@@ -138,6 +144,9 @@ impl Command {
             Command::Check(a) => &a.out,
             // Writes no result document: its own arguments say where.
             Command::Generate(_) => &NO_OUTPUT,
+            Command::C2c(a) => &a.out,
+            Command::LoadedLatency(a) => &a.out,
+            Command::Peak(a) => &a.out,
         }
     }
 }

@@ -18,7 +18,11 @@
 //! result's `failed` list while the run goes on.
 
 pub mod bandwidth;
+pub mod c2c;
 pub mod latency;
+pub mod loaded;
+pub mod locks;
+pub mod peak;
 pub mod policy;
 pub mod study;
 pub mod tune;
@@ -58,6 +62,22 @@ pub trait Progress {
 /// An observer that ignores everything.
 pub struct NoProgress;
 impl Progress for NoProgress {}
+impl StepProgress for NoProgress {}
+
+/// Observer of an experiment that is not a node matrix (c2c, locks, loaded
+/// latency, peak): steps (a CPU pair, a curve point, a mix) one after the
+/// other. Every method has an empty default.
+pub trait StepProgress {
+    /// Step `index` (0-based) of `total` starts; `label` says what it is.
+    fn step_started(&mut self, _index: usize, _total: usize, _label: &str) {}
+    /// A step finished (measured or failed; the result records which).
+    fn step_finished(&mut self, _index: usize, _total: usize) {}
+    /// The stop rule step `index` samples under: the main job's planner
+    /// shortens or lengthens it from what the steps before cost.
+    fn rule_for_step(&mut self, _index: usize, planned: StopRule) -> StopRule {
+        planned
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {

@@ -12,6 +12,8 @@
 //! - `ranking`: every ranked comparison (policy, tune)
 //! - `provenance`: machine, version, command line and times of a document
 //! - `format`: the output formats renderers offer
+//! - `c2c`, `locks`, `loaded`, `peak`: cache-line transfer, lock contention,
+//!   loaded-latency curves, system peak bandwidth and DIMM population
 //!
 //! It sits low in the stack: it may use `topology`, `units`, `placement`,
 //! `kernels`, `stats` and `timer` (plain types), never `experiments`,
@@ -20,13 +22,17 @@
 //! stats -> model -> analysis -> renderers.
 
 pub mod background;
+pub mod c2c;
 pub mod diff;
 pub mod fleet;
 pub mod format;
 pub mod hops;
 pub mod infer;
 pub mod label;
+pub mod loaded;
+pub mod locks;
 pub mod matrix;
+pub mod peak;
 pub mod pin;
 pub mod policy;
 pub mod provenance;

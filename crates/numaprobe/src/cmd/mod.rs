@@ -3,6 +3,8 @@
 //! before anything is measured.
 
 pub mod bandwidth;
+pub mod c2c;
+pub mod c2c_locks;
 pub mod check;
 pub mod diff;
 pub mod fleet;
@@ -12,7 +14,9 @@ pub mod fleet_slurm;
 pub mod generate;
 pub mod infer;
 pub mod latency;
+pub mod loaded_latency;
 pub mod measure;
+pub mod peak;
 pub mod pin;
 pub mod policy;
 pub mod progress;
@@ -59,6 +63,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Diff(a) => diff::run(a),
         Command::Check(a) => check::run(a),
         Command::Generate(a) => generate::run(a),
+        Command::C2c(a) => c2c::run(a),
+        Command::LoadedLatency(a) => loaded_latency::run(a),
+        Command::Peak(a) => peak::run(a),
     }
 }
 

@@ -1,0 +1,109 @@
+//! Cache-line transfer between CPUs (`numaprobe c2c`): the one-way latency of
+//! a line moving from one CPU's cache to another's, for a line last written
+//! by the other CPU (modified, "HITM") and a read-shared line, per CPU pair,
+//! as a matrix and summarised by the closest level the two CPUs share.
+
+use crate::stats::StopRule;
+use crate::timer::TimerInfo;
+use serde::{Deserialize, Serialize};
+
+/// The closest level of the topology two CPUs share, closest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Domain {
+    /// SMT siblings of one core.
+    SameCore,
+    /// Different cores sharing an L2 or a cluster.
+    SameL2,
+    /// Different L2s sharing an L3 (a CCX/CCD, a ring's slice set).
+    SameL3,
+    /// Same NUMA node, different L3s.
+    SameNode,
+    /// Same package, different NUMA nodes (SNC, Opteron's two dies).
+    SamePackage,
+    /// Different packages.
+    CrossPackage,
+}
+
+impl Domain {
+    pub fn name(self) -> &'static str {
+        match self {
+            Domain::SameCore => "same core",
+            Domain::SameL2 => "same L2",
+            Domain::SameL3 => "same L3",
+            Domain::SameNode => "same node",
+            Domain::SamePackage => "same package",
+            Domain::CrossPackage => "cross package",
+        }
+    }
+}
+
+/// Median, spread and samples of one figure (ns, one way).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub cv: f64,
+    pub samples: Vec<f64>,
+}
+
+/// One ordered CPU pair: `a` starts the round trip, `b` answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct C2cPair {
+    pub a: u32,
+    pub b: u32,
+    pub node_a: u32,
+    pub node_b: u32,
+    pub domain: Domain,
+    /// Line last written by the other CPU (modified in its cache), ns one way.
+    pub hitm: Option<Figure>,
+    /// Line read-shared by both CPUs, ns one way.
+    pub shared: Option<Figure>,
+}
+
+/// A pair that could not be measured, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct C2cFailed {
+    pub a: u32,
+    pub b: u32,
+    pub reason: String,
+}
+
+/// The pairs of one domain, summarised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DomainSummary {
+    pub domain: Domain,
+    pub pairs: usize,
+    /// Median over the pairs' medians, ns one way.
+    pub hitm_ns: Option<f64>,
+    pub shared_ns: Option<f64>,
+}
+
+/// `numaprobe c2c`'s document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct C2cResult {
+    /// Always `numaprobe/1`.
+    pub schema: String,
+    /// Always `ns` (one way: round trip / 2).
+    pub unit: String,
+    /// The CPUs measured, row and column order of the matrices.
+    pub cpus: Vec<u32>,
+    /// `hitm[i][j]`: median one-way ns from `cpus[i]` to `cpus[j]`; null
+    /// on the diagonal and where not measured.
+    pub hitm: Vec<Vec<Option<f64>>>,
+    pub shared: Vec<Vec<Option<f64>>>,
+    pub pairs: Vec<C2cPair>,
+    pub domains: Vec<DomainSummary>,
+    /// How the ping-pong's memory operations ran (e.g. "loads and stores",
+    /// "lse", "load/store exclusive", "x86 lock").
+    pub atomics: String,
+    pub stop_rule: StopRule,
+    pub timer: TimerInfo,
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub failed: Vec<C2cFailed>,
+    pub complete: bool,
+    #[serde(default)]
+    pub interrupted: bool,
+}

@@ -1,0 +1,52 @@
+//! Loaded latency (`numaprobe loaded-latency`): one chase thread's latency
+//! while load threads stream at decreasing injected delays, from idle to
+//! saturation, per traffic mix and node pair; the curve, its knee and peak.
+
+use crate::timer::TimerInfo;
+use serde::{Deserialize, Serialize};
+
+/// One point of a curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadPoint {
+    /// Injected delay of the load threads (work units between lines; larger
+    /// is lighter; `None` is idle: no load threads).
+    pub delay: Option<u32>,
+    /// Achieved bandwidth of every thread, the chase's included, GB/s.
+    pub bandwidth_gbs: f64,
+    pub latency_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+}
+
+/// One curve: a CPU node, a memory node and a traffic mix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Curve {
+    pub cpu_node: u32,
+    pub mem_node: u32,
+    /// `read`, `3:1`, `2:1`, `1:1` (reads:writes) or `nt-write`.
+    pub mix: String,
+    pub chase_cpu: u32,
+    pub load_cpus: Vec<u32>,
+    /// Idle first, then heavier.
+    pub points: Vec<LoadPoint>,
+    /// Index into `points` of the knee (where latency starts to climb).
+    pub knee: Option<usize>,
+    /// Highest achieved bandwidth of the curve, GB/s.
+    pub peak_gbs: f64,
+    /// Fraction of the buffers' pages on `mem_node`.
+    pub placement: f64,
+}
+
+/// `numaprobe loaded-latency`'s document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadedResult {
+    pub schema: String,
+    pub curves: Vec<Curve>,
+    pub timer: TimerInfo,
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub failed: Vec<String>,
+    pub complete: bool,
+    #[serde(default)]
+    pub interrupted: bool,
+}

@@ -1,0 +1,78 @@
+//! Peak bandwidth (`numaprobe peak`): every allowed CPU of every node
+//! streaming its own node's memory at once (MLC's peak injection bandwidth)
+//! per traffic mix, beside each node alone; and, where SMBIOS is readable,
+//! the DIMM population and the theoretical DRAM peak it allows.
+
+use crate::timer::TimerInfo;
+use serde::{Deserialize, Serialize};
+
+/// One node streaming its own memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodePeak {
+    pub node: u32,
+    pub mix: String,
+    pub threads: usize,
+    pub gbs: f64,
+    /// Measured with every node at once (true) or this node alone (false).
+    pub concurrent: bool,
+}
+
+/// The whole system at once, one mix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemPeak {
+    pub mix: String,
+    pub threads: usize,
+    pub gbs: f64,
+}
+
+/// One SMBIOS memory device (type 17).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MemoryDevice {
+    pub locator: String,
+    pub bank: String,
+    /// 0 when the slot is empty.
+    pub size_bytes: u64,
+    /// e.g. "DDR4".
+    pub kind: String,
+    /// Rated and configured speed, MT/s.
+    pub speed_mts: Option<u32>,
+    pub configured_mts: Option<u32>,
+    /// Data width in bits (64 for a DDR4 DIMM without ECC bits).
+    pub data_width_bits: Option<u32>,
+    pub manufacturer: String,
+    pub part: String,
+    /// The socket the slot belongs to, where the locator or bank says.
+    pub socket: Option<u32>,
+}
+
+/// What SMBIOS says about memory, or why nothing is known.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MemoryPopulation {
+    /// `smbios` (/sys/firmware/dmi/tables), `dmidecode` (a file given) or
+    /// `unknown`.
+    pub source: String,
+    /// Why unknown (not root, no tables, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_because: Option<String>,
+    pub devices: Vec<MemoryDevice>,
+    /// Theoretical DRAM peak of the populated devices, GB/s.
+    pub theoretical_gbs: Option<f64>,
+    /// Fewer populated channels on one socket, mixed DIMMs, ...
+    pub findings: Vec<String>,
+}
+
+/// `numaprobe peak`'s document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeakResult {
+    pub schema: String,
+    pub system: Vec<SystemPeak>,
+    pub nodes: Vec<NodePeak>,
+    pub memory: MemoryPopulation,
+    /// Best system figure over the theoretical peak, where both are known.
+    pub achieved_fraction: Option<f64>,
+    pub timer: TimerInfo,
+    pub notes: Vec<String>,
+    pub complete: bool,
+    #[serde(default)]
+    pub interrupted: bool,
+}
