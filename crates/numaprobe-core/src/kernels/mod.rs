@@ -15,6 +15,7 @@
 //! stores through raw pointers and their results go through `black_box`.
 
 pub mod chase;
+pub mod mix;
 pub mod stream;
 mod stream_arm;
 pub mod strided;

@@ -1,0 +1,249 @@
+//! Traffic mixes (MLC's read:write ratios) and the one kernel that generates
+//! them with an injected delay: the load threads of loaded latency and the
+//! streams of the system peak run it.
+//!
+//! A pass walks a read buffer and a write buffer in groups: `reads` lines
+//! loaded, then `writes` lines stored, then `delay` units of idle work before
+//! the next group. Delay 0 is as fast as the core can go; a larger delay
+//! injects less traffic. Bytes counted are the bytes asked for (lines read
+//! plus lines written); write-allocate reads of ordinary stores are the
+//! caller's to state.
+
+use serde::{Deserialize, Serialize};
+
+/// Bytes of one cache line as the kernels walk them.
+pub const LINE: usize = 64;
+
+/// A traffic mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mix {
+    /// Loads only.
+    Read,
+    /// `reads` lines loaded for every `writes` lines stored (3:1, 2:1, 1:1).
+    ReadWrite { reads: u32, writes: u32 },
+    /// Non-temporal stores only (movnti on x86-64, STNP on arm64).
+    NtWrite,
+}
+
+impl Mix {
+    /// The mixes MLC's loaded latency and peak injection bandwidth offer.
+    pub const ALL: [Mix; 5] = [
+        Mix::Read,
+        Mix::ReadWrite {
+            reads: 3,
+            writes: 1,
+        },
+        Mix::ReadWrite {
+            reads: 2,
+            writes: 1,
+        },
+        Mix::ReadWrite {
+            reads: 1,
+            writes: 1,
+        },
+        Mix::NtWrite,
+    ];
+
+    /// `read`, `3:1`, `nt-write`, ...
+    pub fn name(self) -> String {
+        match self {
+            Mix::Read => "read".into(),
+            Mix::ReadWrite { reads, writes } => format!("{reads}:{writes}"),
+            Mix::NtWrite => "nt-write".into(),
+        }
+    }
+
+    /// `read`, `nt-write`, or `R:W` with R and W from 1 to 16 (so `3:1`,
+    /// `2:1`, `1:1`, `1:3` ...); None for anything else.
+    pub fn parse(s: &str) -> Option<Mix> {
+        let s = s.trim().to_ascii_lowercase();
+        match s.as_str() {
+            "read" | "reads" | "r" => return Some(Mix::Read),
+            "nt-write" | "nt" | "ntw" => return Some(Mix::NtWrite),
+            _ => {}
+        }
+        let (r, w) = s.split_once(':')?;
+        let r: u32 = r.trim().parse().ok()?;
+        let w: u32 = w.trim().parse().ok()?;
+        match (r, w) {
+            (1..=16, 0) => Some(Mix::Read),
+            (1..=16, 1..=16) => Some(Mix::ReadWrite {
+                reads: r,
+                writes: w,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Lines loaded and stored per group.
+    pub fn group(self) -> (u32, u32) {
+        match self {
+            Mix::Read => (1, 0),
+            Mix::ReadWrite { reads, writes } => (reads, writes),
+            Mix::NtWrite => (0, 1),
+        }
+    }
+
+    pub fn nontemporal(self) -> bool {
+        matches!(self, Mix::NtWrite)
+    }
+}
+
+/// The buffers one load thread walks. A mix without reads or without
+/// writes leaves the other null with length 0.
+#[derive(Debug, Clone, Copy)]
+pub struct MixBuffers {
+    pub read: *const u8,
+    pub read_len: usize,
+    pub write: *mut u8,
+    pub write_len: usize,
+}
+
+// SAFETY: plain addresses; the buffers are owned by the thread's caller.
+unsafe impl Send for MixBuffers {}
+
+/// Idle work between groups: `units` iterations the compiler cannot drop
+/// and the core cannot skip (about one cycle each), no memory access.
+#[inline(always)]
+fn idle(units: u32) {
+    let mut i = 0u32;
+    while i < units {
+        i = std::hint::black_box(i) + 1;
+    }
+}
+
+/// One pass over the buffers (until the read or the write buffer ends,
+/// whichever comes first in groups). Returns the bytes asked for.
+///
+/// # Safety
+/// The pointers must be valid for `read_len` bytes of reads and
+/// `write_len` bytes of writes, aligned to 64, and not overlap.
+pub unsafe fn run(mix: Mix, b: &MixBuffers, delay: u32) -> u64 {
+    let (r, w) = mix.group();
+    let (r, w) = (r as usize, w as usize);
+    let read_lines = if r > 0 { b.read_len / LINE } else { 0 };
+    let write_lines = if w > 0 { b.write_len / LINE } else { 0 };
+    let groups = match (r, w) {
+        (0, _) => write_lines / w,
+        (_, 0) => read_lines / r,
+        _ => (read_lines / r).min(write_lines / w),
+    };
+    let mut acc = [0u64; 4];
+    let (mut ri, mut wi) = (0usize, 0usize);
+    for g in 0..groups {
+        for _ in 0..r {
+            let p = b.read.add(ri * LINE) as *const u64;
+            // Every word of the line, folded so the loads stay live.
+            for k in 0..8 {
+                acc[k & 3] ^= std::ptr::read(p.add(k));
+            }
+            ri += 1;
+        }
+        for _ in 0..w {
+            let p = b.write.add(wi * LINE) as *mut u64;
+            store_line(p, g as u64, mix.nontemporal());
+            wi += 1;
+        }
+        if delay > 0 {
+            idle(delay);
+        }
+    }
+    if mix.nontemporal() {
+        fence_nt();
+    }
+    std::hint::black_box(acc);
+    (groups * (r + w) * LINE) as u64
+}
+
+#[inline(always)]
+unsafe fn store_line(p: *mut u64, v: u64, nt: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if nt {
+        for k in 0..8 {
+            // SAFETY: SSE2 is part of x86-64; p is 8-byte aligned.
+            std::arch::x86_64::_mm_stream_si64(p.add(k) as *mut i64, v as i64);
+        }
+        return;
+    }
+    #[cfg(target_arch = "aarch64")]
+    if nt {
+        for k in (0..8).step_by(2) {
+            // SAFETY: p + k is 16-byte aligned within the line.
+            std::arch::asm!("stnp {v}, {v}, [{p}]", v = in(reg) v, p = in(reg) p.add(k),
+                options(nostack, preserves_flags));
+        }
+        return;
+    }
+    let _ = nt;
+    for k in 0..8 {
+        std::ptr::write(p.add(k), v);
+    }
+}
+
+#[inline(always)]
+fn fence_nt() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no operands; it orders the non-temporal stores.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a store barrier.
+    unsafe {
+        std::arch::asm!("dmb ishst", options(nostack, preserves_flags))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixes_parse_and_name_round_trip() {
+        for m in Mix::ALL {
+            assert_eq!(Mix::parse(&m.name()), Some(m));
+        }
+        assert_eq!(Mix::parse(" 3:1 "), Some(Mix::ALL[1]));
+        assert_eq!(Mix::parse("4:0"), Some(Mix::Read));
+        for bad in ["", "3", "0:1", "3:x", "17:1", "1:17", "write", "3:1:1"] {
+            assert_eq!(Mix::parse(bad), None, "{bad}");
+        }
+    }
+
+    /// Two 64 KiB buffers, 64-byte aligned, as `u64`s.
+    fn bufs() -> (Vec<u64>, Vec<u64>) {
+        ((0..8192u64).collect(), vec![0u64; 8192])
+    }
+
+    #[test]
+    fn a_pass_moves_the_bytes_of_its_groups_and_writes_the_write_buffer() {
+        for (mix, expect) in [
+            (Mix::Read, 65536u64),
+            // 3:1 over 1024 read lines: 341 groups of 4 lines.
+            (Mix::ALL[1], 341 * 4 * 64),
+            (Mix::ALL[3], 2 * 65536),
+            (Mix::NtWrite, 65536),
+        ] {
+            let (r, mut w) = bufs();
+            let b = MixBuffers {
+                read: r.as_ptr() as *const u8,
+                read_len: 65536,
+                write: w.as_mut_ptr() as *mut u8,
+                write_len: 65536,
+            };
+            // SAFETY: both vectors are 64 KiB; u64 alignment suffices for
+            // the scalar path and x86's movnti.
+            let bytes = unsafe { run(mix, &b, 3) };
+            assert_eq!(bytes, expect, "{}", mix.name());
+            let (_, writes) = mix.group();
+            let written = w.iter().filter(|&&x| x != 0).count();
+            if writes == 0 {
+                assert_eq!(written, 0);
+            } else {
+                // Group 0 writes zeros; every later group's line is non-zero.
+                assert!(written > 0, "{}", mix.name());
+            }
+        }
+    }
+}
