@@ -77,6 +77,11 @@ pub trait StepProgress {
     fn rule_for_step(&mut self, _index: usize, planned: StopRule) -> StopRule {
         planned
     }
+    /// True when the caller's time is spent: the experiment stops before its
+    /// next step and returns what it has (`complete: false`), as on a cancel.
+    fn out_of_time(&self) -> bool {
+        false
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
