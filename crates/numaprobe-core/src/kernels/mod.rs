@@ -7,6 +7,9 @@
 //! - `stream`: streaming read, write, non-temporal write, copy, non-temporal
 //!   copy and triad, at the widest vector width the CPU has (chosen at run
 //!   time, recorded in results).
+//! - `pingpong`: cache-line transfer between two pinned threads (c2c):
+//!   HITM ping-pong on one line, and a chase of lines the other CPU holds
+//!   clean.
 //! - `strided`: seed 000's read-only / write-only loops, one 8-byte element
 //!   per 64-byte line.
 //!
@@ -16,6 +19,7 @@
 
 pub mod chase;
 pub mod mix;
+pub mod pingpong;
 pub mod stream;
 mod stream_arm;
 pub mod strided;

@@ -1,0 +1,468 @@
+//! Cache-line transfer between two pinned threads (`numaprobe c2c`): the
+//! one-way latency of a line moving from one CPU's cache to another's, in
+//! two states of the line.
+//!
+//! **HITM (modified)**: ping-pong on one line. The initiator `a` writes an
+//! odd number n, the responder `b` spins until it sees n and writes n + 1,
+//! `a` spins until it sees n + 1, and so on. Every leg is a load that misses
+//! and is served by the other CPU's cache holding the line modified (Intel's
+//! "HITM": hit in another core, modified), after the store's invalidation.
+//! A sample times [`ROUND_TRIPS`] round trips between two clock reads and
+//! reports round trip / 2, the one-way figure core-to-core-latency and MLC
+//! report.
+//!
+//! **Read-shared (clean)**: a ping-pong's signal is a store, which always
+//! leaves the line modified, so a clean transfer cannot be a ping-pong. It
+//! is measured the way MLC measures its "HIT" latency, with the same line
+//! discipline: before each sample the holder `a` flushes [`SHARED_LINES`]
+//! lines from every cache of the machine (`clflush`, `dc civac`: coherent,
+//! so no stale copy stays in `b` or a shared cache above it in modified
+//! state) and reads them, so they sit clean (exclusive or shared) in `a`'s
+//! cache and modified nowhere. The reader `b` then chases them in a random
+//! cycle (each load's address is the previous load's value, so loads do not
+//! overlap) and the sample is the time per load: one transfer of a line `a`
+//! holds clean. The handshake that tells `b` the lines are ready runs on a
+//! control line outside the timed chase.
+//!
+//! Layout: every line used is 128-byte aligned with nothing else in its
+//! 128-byte pair (Intel's spatial prefetcher fetches lines in 128-byte
+//! pairs), the control lines sit on their own page away from the chased
+//! lines, and the chase order is random (no stride for a prefetcher).
+//!
+//! The ping-pong uses plain loads and stores (`Relaxed` atomics: `mov` on
+//! x86-64, `ldr`/`str` on arm64), no read-modify-write and no `pause`
+//! (which costs up to 140 cycles on recent Intel cores and would be timed).
+//!
+//! A thread that waits longer than its timeout for the other (de-scheduled,
+//! its CPU taken away) gives up: both threads end and the pair fails with a
+//! reason instead of hanging. Waits also watch an abort flag the other side
+//! raises when it fails first.
+
+use crate::placement::{current_cpu, pin_current_thread, PlacementError};
+use crate::stats::{self, Measured, StopRule};
+use crate::timer::Timer;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Round trips timed between two clock reads in a HITM sample.
+pub const ROUND_TRIPS: u64 = 64;
+/// Lines chased per read-shared sample (8 KiB of 128-byte slots: fits every
+/// L1).
+pub const SHARED_LINES: usize = 64;
+/// How long a thread waits for the other before the pair fails.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The ping-pong's "stop" value: never a count.
+const STOP: u64 = u64::MAX;
+/// Spins between two looks at the clock and the abort flag.
+const CHECK_EVERY: u32 = 1 << 10;
+
+/// The state of the line that moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineState {
+    /// Last written by the other CPU (modified in its cache).
+    Hitm,
+    /// Held clean by the other CPU (read, not written).
+    Shared,
+}
+
+/// One 64-bit word alone in a 128-byte aligned block.
+#[repr(C, align(128))]
+struct Slot {
+    v: AtomicU64,
+    _pad: [u64; 15],
+}
+
+impl Slot {
+    fn new(v: u64) -> Slot {
+        Slot {
+            v: AtomicU64::new(v),
+            _pad: [0; 15],
+        }
+    }
+}
+
+/// The lines the two threads signal on, on a page of their own.
+#[repr(C, align(4096))]
+struct Control {
+    /// The HITM ping-pong line.
+    ping: Slot,
+    /// Read-shared handshake: the reader writes odd k ("prepare"), the
+    /// holder answers k + 1 ("ready").
+    turn: Slot,
+    /// Raised by a side that gives up (timeout, pin failure, error).
+    abort: Slot,
+}
+
+/// The chased lines of the read-shared variant, page-aligned.
+#[repr(C, align(4096))]
+struct Chased([Slot; SHARED_LINES]);
+
+#[derive(Debug, thiserror::Error)]
+pub enum PingPongError {
+    #[error("CPU {waiting} waited {timeout:?} for CPU {other} without an answer (the thread on CPU {other} was not running: de-scheduled, or its CPU taken away)")]
+    Timeout {
+        waiting: u32,
+        other: u32,
+        timeout: Duration,
+    },
+    #[error("CPU {0}'s partner gave up")]
+    Aborted(u32),
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
+    #[error("a ping-pong thread panicked")]
+    Panicked,
+}
+
+/// A measured pair: the samples (ns one way) and the CPUs the two threads
+/// were seen on (`sched_getcpu` after pinning, and again at the end).
+#[derive(Debug, Clone)]
+pub struct PairMeasure {
+    pub measured: Measured,
+    pub observed: (u32, u32),
+}
+
+/// Spin until `ok(value)`; give up after `timeout` or when `abort` rises.
+#[inline(always)]
+fn wait_for(
+    slot: &Slot,
+    abort: &Slot,
+    timeout: Duration,
+    me: u32,
+    other: u32,
+    ok: impl Fn(u64) -> bool,
+) -> Result<u64, PingPongError> {
+    let mut spins = 0u32;
+    let mut since: Option<Instant> = None;
+    loop {
+        let v = slot.v.load(Ordering::Relaxed);
+        if ok(v) {
+            return Ok(v);
+        }
+        spins += 1;
+        if spins == CHECK_EVERY {
+            spins = 0;
+            if abort.v.load(Ordering::Relaxed) != 0 {
+                return Err(PingPongError::Aborted(me));
+            }
+            let start = *since.get_or_insert_with(Instant::now);
+            if start.elapsed() > timeout {
+                abort.v.store(1, Ordering::Relaxed);
+                return Err(PingPongError::Timeout {
+                    waiting: me,
+                    other,
+                    timeout,
+                });
+            }
+        }
+    }
+}
+
+/// Flush one line from every cache (coherently) so its next load comes
+/// from memory, or from whoever reads it first.
+#[inline(always)]
+fn flush(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: clflush of a valid address (SSE2, part of x86-64).
+    unsafe {
+        std::arch::x86_64::_mm_clflush(p)
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: clean and invalidate to the point of coherency; Linux lets user
+    // space issue it (SCTLR_EL1.UCI).
+    unsafe {
+        std::arch::asm!("dc civac, {p}", p = in(reg) p, options(nostack, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = p;
+}
+
+/// Order the flushes before the loads that follow.
+#[inline(always)]
+fn flush_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: mfence has no operands.
+    unsafe {
+        std::arch::x86_64::_mm_mfence()
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a full barrier.
+    unsafe {
+        std::arch::asm!("dsb ish", options(nostack, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    std::sync::atomic::fence(Ordering::SeqCst);
+}
+
+/// A random cycle over the chased lines (Sattolo), as "next index" values.
+fn chain(seed: u64) -> Box<Chased> {
+    let mut order: Vec<usize> = (0..SHARED_LINES).collect();
+    let mut rng = crate::rng::SplitMix64::new(seed);
+    for i in (1..SHARED_LINES).rev() {
+        let j = rng.index(i);
+        order.swap(i, j);
+    }
+    let mut next = [0u64; SHARED_LINES];
+    for w in 0..SHARED_LINES {
+        next[order[w]] = order[(w + 1) % SHARED_LINES] as u64;
+    }
+    Box::new(Chased(std::array::from_fn(|i| Slot::new(next[i]))))
+}
+
+/// Measure the pair: `a` starts the round trips (HITM) or holds the lines
+/// (read-shared), `b` answers or reads. Both threads are pinned and checked
+/// before the first sample; samples follow `rule` (taken by the timing
+/// thread: `a` for HITM, `b` for read-shared).
+pub fn measure_pair(
+    a: u32,
+    b: u32,
+    state: LineState,
+    rule: &StopRule,
+    timeout: Duration,
+) -> Result<PairMeasure, PingPongError> {
+    let ctl = Box::new(Control {
+        ping: Slot::new(0),
+        turn: Slot::new(0),
+        abort: Slot::new(0),
+    });
+    let lines = chain(0x6332_6300 ^ (a as u64) << 32 ^ b as u64);
+    let ctl = &*ctl;
+    let lines = &*lines;
+    let timer = Timer::get();
+    let abort = move || ctl.abort.v.store(1, Ordering::Relaxed);
+    // Pinned and checked before the first sample; checked again after the
+    // last, so a thread moved while it measured fails the pair.
+    let pin = move |cpu: u32| -> Result<u32, PingPongError> {
+        pin_current_thread(&[cpu]).map_err(|e| {
+            abort();
+            PingPongError::from(e)
+        })
+    };
+    let still_on = move |cpu: u32| -> Result<(), PingPongError> {
+        let now = current_cpu()?;
+        if now != cpu {
+            return Err(PlacementError::PinNotHonoured {
+                wanted: vec![cpu],
+                observed: now,
+            }
+            .into());
+        }
+        Ok(())
+    };
+    // The side that takes the time: the initiator of the round trips, or
+    // the reader of the clean lines.
+    let (timing_cpu, other_cpu) = match state {
+        LineState::Hitm => (a, b),
+        LineState::Shared => (b, a),
+    };
+    std::thread::scope(|s| {
+        let other = s.spawn(move || -> Result<u32, PingPongError> {
+            let seen = pin(other_cpu)?;
+            match state {
+                LineState::Hitm => respond(ctl, timeout, other_cpu, timing_cpu)?,
+                LineState::Shared => hold(ctl, lines, timeout, other_cpu, timing_cpu)?,
+            }
+            still_on(other_cpu)?;
+            Ok(seen)
+        });
+        let timing = s.spawn(move || -> Result<(u32, Measured), PingPongError> {
+            let seen = pin(timing_cpu)?;
+            let m = match state {
+                LineState::Hitm => initiate(ctl, timer, rule, timeout, timing_cpu, other_cpu),
+                LineState::Shared => read(ctl, lines, timer, rule, timeout, timing_cpu, other_cpu),
+            };
+            // The other side stops whatever happened here.
+            if m.is_err() {
+                abort();
+            }
+            let stop = match state {
+                LineState::Hitm => &ctl.ping,
+                LineState::Shared => &ctl.turn,
+            };
+            stop.v.store(STOP, Ordering::Relaxed);
+            let m = m?;
+            still_on(timing_cpu)?;
+            Ok((seen, m))
+        });
+        let rt = timing.join().map_err(|_| PingPongError::Panicked)?;
+        let ro = other.join().map_err(|_| PingPongError::Panicked)?;
+        let (seen_t, m, seen_o) = match (rt, ro) {
+            (Ok((st, m)), Ok(so)) => (st, m, so),
+            // The side that failed first says why; "my partner gave up" is
+            // only the echo.
+            (Err(PingPongError::Aborted(_)), Err(e)) | (Err(e), _) | (_, Err(e)) => return Err(e),
+        };
+        let observed = match state {
+            LineState::Hitm => (seen_t, seen_o),
+            LineState::Shared => (seen_o, seen_t),
+        };
+        Ok(PairMeasure {
+            measured: m,
+            observed,
+        })
+    })
+}
+
+/// HITM, initiator side: samples of [`ROUND_TRIPS`] round trips.
+fn initiate(
+    ctl: &Control,
+    timer: &Timer,
+    rule: &StopRule,
+    timeout: Duration,
+    me: u32,
+    other: u32,
+) -> Result<Measured, PingPongError> {
+    let mut n = 0u64;
+    stats::repeat(rule, || {
+        let t0 = timer.now();
+        for _ in 0..ROUND_TRIPS {
+            n += 1;
+            ctl.ping.v.store(n, Ordering::Relaxed);
+            let want = n + 1;
+            wait_for(&ctl.ping, &ctl.abort, timeout, me, other, |v| v == want)?;
+            n = want;
+        }
+        let t1 = timer.now();
+        Ok(timer.elapsed_ns(t0, t1) / (2 * ROUND_TRIPS) as f64)
+    })
+}
+
+/// HITM, responder side: answer every odd n with n + 1 until STOP.
+fn respond(ctl: &Control, timeout: Duration, me: u32, other: u32) -> Result<(), PingPongError> {
+    let mut expect = 1u64;
+    loop {
+        let v = wait_for(&ctl.ping, &ctl.abort, timeout, me, other, |v| {
+            v == expect || v == STOP
+        })?;
+        if v == STOP {
+            return Ok(());
+        }
+        ctl.ping.v.store(expect + 1, Ordering::Relaxed);
+        expect += 2;
+    }
+}
+
+/// Read-shared, holder side: on every "prepare" flush the lines everywhere,
+/// read them into this CPU's cache (clean), answer "ready".
+fn hold(
+    ctl: &Control,
+    lines: &Chased,
+    timeout: Duration,
+    me: u32,
+    other: u32,
+) -> Result<(), PingPongError> {
+    let mut expect = 1u64;
+    loop {
+        let v = wait_for(&ctl.turn, &ctl.abort, timeout, me, other, |v| {
+            v == expect || v == STOP
+        })?;
+        if v == STOP {
+            return Ok(());
+        }
+        for l in &lines.0 {
+            flush(l as *const Slot as *const u8);
+        }
+        flush_fence();
+        let mut acc = 0u64;
+        for l in &lines.0 {
+            acc ^= l.v.load(Ordering::Relaxed);
+        }
+        std::hint::black_box(acc);
+        // Loads done before "ready" is visible: the reader must not find a
+        // line still on its way to this cache.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        ctl.turn.v.store(expect + 1, Ordering::Relaxed);
+        expect += 2;
+    }
+}
+
+/// Read-shared, reader side: per sample ask for fresh lines, then chase
+/// them once and time it.
+fn read(
+    ctl: &Control,
+    lines: &Chased,
+    timer: &Timer,
+    rule: &StopRule,
+    timeout: Duration,
+    me: u32,
+    other: u32,
+) -> Result<Measured, PingPongError> {
+    let mut k = 1u64;
+    let mut i = 0usize;
+    stats::repeat(rule, || {
+        ctl.turn.v.store(k, Ordering::Relaxed);
+        let want = k + 1;
+        wait_for(&ctl.turn, &ctl.abort, timeout, me, other, |v| v == want)?;
+        k += 2;
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let t0 = timer.now();
+        for _ in 0..SHARED_LINES {
+            // The next index is the loaded value: dependent loads.
+            i = lines.0[i].v.load(Ordering::Relaxed) as usize % SHARED_LINES;
+        }
+        let t1 = timer.now();
+        std::hint::black_box(i);
+        Ok(timer.elapsed_ns(t0, t1) / SHARED_LINES as f64)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::allowed_cpus;
+
+    fn tiny() -> StopRule {
+        StopRule {
+            warmup: 1,
+            min_samples: 3,
+            max_samples: 50,
+            cv_target: 0.0,
+            budget: Duration::from_millis(20),
+        }
+    }
+
+    #[test]
+    fn a_pair_gives_a_positive_finite_latency_in_both_states() {
+        let cpus = allowed_cpus().unwrap();
+        let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
+        for state in [LineState::Hitm, LineState::Shared] {
+            let m = measure_pair(a, b, state, &tiny(), DEFAULT_TIMEOUT).unwrap();
+            assert_eq!(m.observed, (a, b));
+            let s = m.measured.summary;
+            assert!(s.median.is_finite() && s.median > 0.0, "{state:?}: {s:?}");
+            assert!(m.measured.samples.len() >= 3);
+        }
+    }
+
+    #[test]
+    fn the_chain_is_one_cycle_over_every_line() {
+        let c = chain(7);
+        let mut seen = [false; SHARED_LINES];
+        let mut i = 0usize;
+        for _ in 0..SHARED_LINES {
+            assert!(!seen[i]);
+            seen[i] = true;
+            i = c.0[i].v.load(Ordering::Relaxed) as usize;
+        }
+        assert_eq!(i, 0);
+        assert!(seen.iter().all(|&x| x));
+    }
+
+    #[test]
+    fn a_partner_that_never_answers_times_out() {
+        let ctl = Control {
+            ping: Slot::new(0),
+            turn: Slot::new(0),
+            abort: Slot::new(0),
+        };
+        let e = wait_for(&ctl.ping, &ctl.abort, Duration::from_millis(5), 0, 1, |v| {
+            v == 1
+        })
+        .unwrap_err();
+        assert!(matches!(e, PingPongError::Timeout { .. }), "{e}");
+        assert!(e.to_string().contains("CPU 0 waited"), "{e}");
+        // The other side sees the abort and stops too.
+        let e = wait_for(&ctl.turn, &ctl.abort, DEFAULT_TIMEOUT, 1, 0, |v| v == 1).unwrap_err();
+        assert!(matches!(e, PingPongError::Aborted(1)));
+    }
+}
