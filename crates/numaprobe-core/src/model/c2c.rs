@@ -3,7 +3,8 @@
 //! by the other CPU (modified, "HITM") and a read-shared line, per CPU pair,
 //! as a matrix and summarised by the closest level the two CPUs share.
 
-use crate::stats::StopRule;
+use crate::platform::Atomics;
+use crate::stats::{StopReason, StopRule};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,16 @@ pub enum Domain {
 }
 
 impl Domain {
+    /// Every domain, closest first.
+    pub const ALL: [Domain; 6] = [
+        Domain::SameCore,
+        Domain::SameL2,
+        Domain::SameL3,
+        Domain::SameNode,
+        Domain::SamePackage,
+        Domain::CrossPackage,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Domain::SameCore => "same core",
@@ -46,6 +57,9 @@ pub struct Figure {
     pub max: f64,
     pub cv: f64,
     pub samples: Vec<f64>,
+    /// Why sampling stopped (CV reached, budget spent, ...).
+    #[serde(default)]
+    pub stop: Option<StopReason>,
 }
 
 /// One ordered CPU pair: `a` starts the round trip, `b` answers.
@@ -98,6 +112,11 @@ pub struct C2cResult {
     /// How the ping-pong's memory operations ran (e.g. "loads and stores",
     /// "lse", "load/store exclusive", "x86 lock").
     pub atomics: String,
+    /// What this machine's atomic read-modify-writes are on arm64 (LSE
+    /// instructions or load/store-exclusive loops, issue 15); null
+    /// elsewhere. The ping-pong itself uses none.
+    #[serde(default)]
+    pub platform_atomics: Option<Atomics>,
     pub stop_rule: StopRule,
     pub timer: TimerInfo,
     pub notes: Vec<String>,
