@@ -94,6 +94,36 @@ pub struct DomainSummary {
     pub shared_ns: Option<f64>,
 }
 
+impl DomainSummary {
+    /// Per domain present, the median of the pairs' medians.
+    pub fn of_pairs(pairs: &[C2cPair]) -> Vec<DomainSummary> {
+        Domain::ALL
+            .iter()
+            .filter_map(|&d| {
+                let of: Vec<&C2cPair> = pairs.iter().filter(|p| p.domain == d).collect();
+                if of.is_empty() {
+                    return None;
+                }
+                let median = |v: Vec<f64>| crate::stats::Summary::of(&v).map(|s| s.median);
+                Some(DomainSummary {
+                    domain: d,
+                    pairs: of.len(),
+                    hitm_ns: median(
+                        of.iter()
+                            .filter_map(|p| p.hitm.as_ref().map(|f| f.median))
+                            .collect(),
+                    ),
+                    shared_ns: median(
+                        of.iter()
+                            .filter_map(|p| p.shared.as_ref().map(|f| f.median))
+                            .collect(),
+                    ),
+                })
+            })
+            .collect()
+    }
+}
+
 /// `numaprobe c2c`'s document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct C2cResult {

@@ -10,9 +10,11 @@
 //! - `infer`, `graph`: the inference's tables and ASCII drawing; its picture
 //! - `study`, `study_long`, `study_plan`, `study_chart`: the study
 //! - `pin`: a binding; `topo`: the topology (text, CSV, Markdown, summary)
+//! - `c2c`: the cache-line transfer matrices, pairs and domain summary
 //! - `chart`: the shared font and PNG encoding of the pictures
 //! - `html`: the self-contained report page; `ranking`: a ranking's bar chart
 
+pub mod c2c;
 pub mod chart;
 pub mod diff;
 pub mod fleet_csv;

@@ -24,7 +24,7 @@ use super::{ExperimentError, StepProgress};
 use crate::kernels::pingpong::{self, LineState, PairMeasure};
 use crate::model::c2c::{C2cFailed, C2cPair, C2cResult, Domain, DomainSummary, Figure};
 use crate::placement::PlacementError;
-use crate::stats::{StopRule, Summary};
+use crate::stats::StopRule;
 use crate::timer::Timer;
 use crate::topology::Topology;
 use std::time::Duration;
@@ -299,37 +299,9 @@ pub fn run(plan: &C2cPlan, progress: &mut dyn StepProgress) -> Result<C2cResult,
         progress.step_finished(i, total);
     }
     r.interrupted |= crate::cancel::requested();
-    r.domains = summarise(&r.pairs);
+    r.domains = DomainSummary::of_pairs(&r.pairs);
     r.complete = !r.interrupted && done == total && r.failed.is_empty();
     Ok(r)
-}
-
-/// Per domain present, the median of the pairs' medians.
-pub fn summarise(pairs: &[C2cPair]) -> Vec<DomainSummary> {
-    Domain::ALL
-        .iter()
-        .filter_map(|&d| {
-            let of: Vec<&C2cPair> = pairs.iter().filter(|p| p.domain == d).collect();
-            if of.is_empty() {
-                return None;
-            }
-            let median = |v: Vec<f64>| Summary::of(&v).map(|s| s.median);
-            Some(DomainSummary {
-                domain: d,
-                pairs: of.len(),
-                hitm_ns: median(
-                    of.iter()
-                        .filter_map(|p| p.hitm.as_ref().map(|f| f.median))
-                        .collect(),
-                ),
-                shared_ns: median(
-                    of.iter()
-                        .filter_map(|p| p.shared.as_ref().map(|f| f.median))
-                        .collect(),
-                ),
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]
