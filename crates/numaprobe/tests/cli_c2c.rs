@@ -120,3 +120,19 @@ fn bad_input_is_one_line_and_exit_2() {
     let line = usage_error(&numaprobe(&["c2c", "--cpus", "0,4095"]));
     assert!(line.contains("allowed CPUs: "), "{line}");
 }
+
+#[test]
+fn a_c2c_document_joins_the_report() {
+    let Some(pair) = allowed_pair() else { return };
+    let dir = std::env::temp_dir().join(format!("np-c2c-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("c2c.json");
+    let f = file.to_str().unwrap();
+    let mut args = vec!["c2c", "--state", "hitm", "--cpus", pair.as_str(), "-o", f];
+    args.extend(TINY);
+    ok(&numaprobe(&args));
+    let page = ok(&numaprobe(&["report", dir.to_str().unwrap(), "-o", "-"]));
+    assert!(page.contains("Cache-line transfer between CPUs"), "{page}");
+    assert!(page.contains("from c2c.json"), "{page}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

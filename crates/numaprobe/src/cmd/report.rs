@@ -12,6 +12,7 @@
 
 use crate::output::{usage, write_atomic};
 use anyhow::Context;
+use numaprobe_core::model::c2c::C2cResult;
 use numaprobe_core::model::infer::Inference;
 use numaprobe_core::model::matrix::MatrixKind;
 use numaprobe_core::model::matrix::MatrixResult;
@@ -31,7 +32,7 @@ pub const REPORT_HTML: &str = "report.html";
 #[derive(clap::Args, Debug)]
 #[command(
     after_long_help = "Reads every numaprobe JSON document in DIR (topo.json, latency.json, \
-bandwidth.json, infer-*.json, pin.json, run.json, a study's JSON, and any document with a top-level \
+bandwidth.json, infer-*.json, pin.json, run.json, c2c.json, a study's JSON, and any document with a top-level \
 \"rankings\" array such as policy and tune results) and writes DIR/report.html: one file with its \
 pictures (inline SVG) and styles inside, no script, nothing fetched from the network. `numaprobe run` \
 writes it into every report folder; run this after adding documents to a folder, or to rebuild the \
@@ -248,6 +249,8 @@ fn classify(
             file,
             parse::<StudyReport>(v, file, "study")?,
         );
+    } else if has("hitm") && has("pairs") && has("domains") {
+        push_new(&mut input.c2c, file, parse::<C2cResult>(v, file, "c2c")?);
     } else if has("strategy") && has("commands") {
         push_new(
             &mut input.bindings,

@@ -32,6 +32,9 @@ pub fn section(input: &ReportInput) -> String {
     for inf in &input.inferences {
         s.push_str(&levels(&inf.value, &inf.file));
     }
+    for c in &input.c2c {
+        s.push_str(&super::c2c::section(&c.value, &c.file));
+    }
     if s.is_empty() {
         s = empty("No matrix in this folder: nothing was measured, and the topology has no SLIT (`numaprobe latency` and `numaprobe bandwidth` measure one).");
     }
@@ -39,14 +42,19 @@ pub fn section(input: &ReportInput) -> String {
 }
 
 /// One heatmap cell: (text, background, flagged, tooltip).
-struct HeatCell {
-    text: String,
-    colour: Option<String>,
-    flagged: bool,
-    title: String,
+pub(super) struct HeatCell {
+    pub text: String,
+    pub colour: Option<String>,
+    pub flagged: bool,
+    pub title: String,
 }
 
-fn heat_table(rows: &[u32], cols: &[u32], cells: &[Vec<HeatCell>], corner: &str) -> String {
+pub(super) fn heat_table(
+    rows: &[u32],
+    cols: &[u32],
+    cells: &[Vec<HeatCell>],
+    corner: &str,
+) -> String {
     let compact = if cols.len() > COMPACT_COLUMNS {
         " compact"
     } else {
@@ -93,7 +101,7 @@ fn heat_table(rows: &[u32], cols: &[u32], cells: &[Vec<HeatCell>], corner: &str)
 }
 
 /// Position of `v` between `lo` and `hi` on the good-to-bad scale.
-fn badness(v: f64, lo: f64, hi: f64, lower_is_better: bool) -> f64 {
+pub(super) fn badness(v: f64, lo: f64, hi: f64, lower_is_better: bool) -> f64 {
     if hi <= lo {
         return 0.0;
     }

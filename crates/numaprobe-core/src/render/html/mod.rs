@@ -6,13 +6,17 @@
 //! page is XHTML-compatible (every element closed, no named entities) so a
 //! test can parse it as XML. Files here: `page` (skeleton, CSS, escaping),
 //! `topology` (the lstopo-like picture), `heatmap` (matrices as coloured
-//! tables), `sections` (everything else, one function per section).
+//! tables), `c2c` (the cache-line transfer matrices and domain summary,
+//! shown with the matrices), `sections` (everything else, one function per
+//! section).
 
+mod c2c;
 mod heatmap;
 mod page;
 mod sections;
 mod topology;
 
+use crate::model::c2c::C2cResult;
 use crate::model::infer::Inference;
 use crate::model::matrix::MatrixResult;
 use crate::model::pin::PinReport;
@@ -53,6 +57,8 @@ pub struct ReportInput {
     pub studies: Vec<Doc<StudyReport>>,
     pub rankings: Vec<Doc<Ranking>>,
     pub bindings: Vec<Doc<PinReport>>,
+    /// Cache-line transfer results (`numaprobe c2c`), shown with the matrices.
+    pub c2c: Vec<Doc<C2cResult>>,
     /// Remarks on the run as a whole (run.json's `notes`).
     pub notes: Vec<String>,
     /// False when a document says its result is partial.

@@ -84,6 +84,7 @@ fn full_input() -> ReportInput {
         )],
         rankings: vec![Doc::new("policy.json", ranking())],
         bindings: Vec::new(),
+        c2c: Vec::new(),
         notes: vec!["a note".into()],
         complete: true,
         files: vec!["graph-latency.svg".into(), "odd#name?.md".into()],

@@ -1,0 +1,212 @@
+//! The report's cache-line transfer part (`numaprobe c2c`), shown in the
+//! matrices section: the HITM and read-shared matrices as heatmaps (rows
+//! "from", columns "to") when every pair was measured, else the pair list,
+//! then the median per sharing domain.
+
+use super::heatmap::{badness, heat_table, HeatCell};
+use super::page::{escape, scale_colour, table};
+use crate::model::c2c::{C2cResult, Figure};
+use crate::render::c2c::is_square;
+use crate::render::table::Table;
+
+fn ns(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
+}
+
+fn heat(r: &C2cResult, m: &[Vec<Option<f64>>], state: &str) -> String {
+    let vals: Vec<f64> = m.iter().flatten().flatten().copied().collect();
+    if vals.is_empty() {
+        return String::new();
+    }
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let figure = |a: u32, b: u32| -> Option<&Figure> {
+        let p = r.pairs.iter().find(|p| p.a == a && p.b == b)?;
+        if state == "HITM" {
+            p.hitm.as_ref()
+        } else {
+            p.shared.as_ref()
+        }
+    };
+    let cells: Vec<Vec<HeatCell>> = r
+        .cpus
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            r.cpus
+                .iter()
+                .enumerate()
+                .map(|(j, &b)| match m[i][j] {
+                    Some(v) => HeatCell {
+                        text: format!("{v:.1}"),
+                        colour: Some(scale_colour(badness(v, lo, hi, true))),
+                        flagged: false,
+                        title: match figure(a, b) {
+                            Some(f) => format!(
+                                "CPU {a} -> CPU {b}, {state}: median {:.1} ns, min {:.1}, max {:.1}, CV {:.1} %, {} samples",
+                                f.median,
+                                f.min,
+                                f.max,
+                                100.0 * f.cv,
+                                f.samples.len()
+                            ),
+                            None => format!("CPU {a} -> CPU {b}: {v:.1} ns"),
+                        },
+                    },
+                    None => HeatCell {
+                        text: "\u{b7}".into(),
+                        colour: None,
+                        flagged: r.failed.iter().any(|f| f.a == a && f.b == b),
+                        title: if i == j {
+                            "the same CPU".into()
+                        } else {
+                            "not measured".into()
+                        },
+                    },
+                })
+                .collect()
+        })
+        .collect();
+    let mut s = format!(
+        "<p class=\"legend\">{state}, median ns one way: <span class=\"swatch\" style=\"background:{}\"></span>{lo:.1} <span class=\"swatch\" style=\"background:{}\"></span>{hi:.1}; rows: from, columns: to</p>\n",
+        scale_colour(0.0),
+        scale_colour(1.0)
+    );
+    s.push_str(&heat_table(&r.cpus, &r.cpus, &cells, "from \\ to"));
+    s
+}
+
+/// The c2c part of the matrices section, for one document.
+pub fn section(r: &C2cResult, file: &str) -> String {
+    let mut s = format!(
+        "<h3>Cache-line transfer between CPUs (ns one way) <span class=\"note\">from {}{}</span></h3>\n",
+        escape(file),
+        if r.complete { "" } else { ", partial" }
+    );
+    s.push_str("<p class=\"legend\">HITM: a line last written by the other CPU (ping-pong, round trip / 2). Read-shared: a line the first CPU holds clean, read by the second (time per load).</p>\n");
+    if is_square(r) {
+        s.push_str(&heat(r, &r.hitm, "HITM"));
+        s.push_str(&heat(r, &r.shared, "read-shared"));
+    } else if !r.pairs.is_empty() {
+        let mut t = Table::new(["from", "to", "domain", "HITM ns", "shared ns"]);
+        for p in &r.pairs {
+            t.push([
+                format!("CPU {} (node {})", p.a, p.node_a),
+                format!("CPU {} (node {})", p.b, p.node_b),
+                p.domain.name().to_string(),
+                ns(p.hitm.as_ref().map(|f| f.median)),
+                ns(p.shared.as_ref().map(|f| f.median)),
+            ]);
+        }
+        s.push_str(&table(&t));
+    }
+    if !r.domains.is_empty() {
+        let mut t = Table::new(["domain", "pairs", "HITM ns", "shared ns"])
+            .with_title("By sharing domain (median of the pairs' medians)");
+        for d in &r.domains {
+            t.push([
+                d.domain.name().to_string(),
+                d.pairs.to_string(),
+                ns(d.hitm_ns),
+                ns(d.shared_ns),
+            ]);
+        }
+        s.push_str(&table(&t));
+    }
+    if !r.failed.is_empty() {
+        s.push_str("<ul class=\"findings\">\n");
+        for f in &r.failed {
+            s.push_str(&format!(
+                "<li>failed: CPU {} -> CPU {}: {}</li>\n",
+                f.a,
+                f.b,
+                escape(&f.reason)
+            ));
+        }
+        s.push_str("</ul>\n");
+    }
+    for n in &r.notes {
+        s.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::c2c::{C2cPair, C2cResult, Domain, DomainSummary, Figure};
+    use crate::render::html::{render, Doc, ReportInput};
+    use crate::stats::StopRule;
+    use crate::timer::{ClockSource, TimerInfo};
+
+    fn fig(m: f64) -> Option<Figure> {
+        Some(Figure {
+            median: m,
+            min: m,
+            max: m,
+            cv: 0.0,
+            samples: vec![m; 3],
+            stop: None,
+        })
+    }
+
+    #[test]
+    fn the_page_shows_the_heatmap_and_the_domains_and_stays_well_formed() {
+        let pairs = vec![
+            C2cPair {
+                a: 0,
+                b: 1,
+                node_a: 0,
+                node_b: 0,
+                domain: Domain::SameL3,
+                hitm: fig(55.5),
+                shared: fig(40.0),
+            },
+            C2cPair {
+                a: 1,
+                b: 0,
+                node_a: 0,
+                node_b: 0,
+                domain: Domain::SameL3,
+                hitm: fig(57.5),
+                shared: fig(41.0),
+            },
+        ];
+        let r = C2cResult {
+            schema: "numaprobe/1".into(),
+            unit: "ns".into(),
+            cpus: vec![0, 1],
+            hitm: vec![vec![None, Some(55.5)], vec![Some(57.5), None]],
+            shared: vec![vec![None, Some(40.0)], vec![Some(41.0), None]],
+            domains: DomainSummary::of_pairs(&pairs),
+            pairs,
+            atomics: "loads and stores".into(),
+            platform_atomics: None,
+            stop_rule: StopRule::default(),
+            timer: TimerInfo {
+                source: ClockSource::Tsc,
+                tsc_hz: None,
+                overhead_ns: 1.0,
+                resolution_ns: 1.0,
+            },
+            notes: vec!["a <note>".into()],
+            failed: vec![],
+            complete: true,
+            interrupted: false,
+        };
+        let page = render(&ReportInput {
+            c2c: vec![Doc::new("c2c.json", r)],
+            complete: true,
+            ..ReportInput::default()
+        });
+        let opts = roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        };
+        roxmltree::Document::parse_with_options(&page, opts).expect("well-formed");
+        assert!(page.contains("Cache-line transfer between CPUs"), "{page}");
+        assert!(page.contains(">55.5<"), "{page}");
+        assert!(page.contains("same L3"), "{page}");
+        assert!(page.contains("a &lt;note&gt;") || page.contains("a &#60;note&#62;"));
+        assert!(!page.contains("No matrix in this folder"));
+    }
+}
