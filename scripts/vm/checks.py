@@ -500,3 +500,5 @@ import policy_checks  # noqa: E402,F401
 import diffcheck  # noqa: E402,F401
 # numaprobe-core's unit tests inside the guest (arm64's test binary).
 import unittests  # noqa: E402,F401
+# `numaprobe c2c`'s pairs, nodes and domains (issue 10).
+import c2c_checks  # noqa: E402,F401
