@@ -268,9 +268,8 @@ pub fn run(plan: &C2cPlan, progress: &mut dyn StepProgress) -> Result<C2cResult,
             .hitm()
             .then(|| one(LineState::Hitm, "hitm"))
             .flatten();
-        let shared = plan
-            .states
-            .shared()
+        // A stop asked for during HITM leaves the pair's other state out.
+        let shared = (plan.states.shared() && !crate::cancel::requested())
             .then(|| one(LineState::Shared, "shared"))
             .flatten();
         if !reasons.is_empty() {
