@@ -217,6 +217,16 @@ fn figure(m: &PairMeasure) -> Figure {
 
 /// Measure every pair of the plan, in order.
 pub fn run(plan: &C2cPlan, progress: &mut dyn StepProgress) -> Result<C2cResult, ExperimentError> {
+    run_with(plan, progress, &mut |_| {})
+}
+
+/// [`run`], handing the result so far to `partial` after every pair (the
+/// command rewrites `--output` with it, so a killed run keeps its pairs).
+pub fn run_with(
+    plan: &C2cPlan,
+    progress: &mut dyn StepProgress,
+    partial: &mut dyn FnMut(&C2cResult),
+) -> Result<C2cResult, ExperimentError> {
     let timer = Timer::get();
     let n = plan.cpus.len();
     let idx = |c: u32| plan.cpus.iter().position(|&x| x == c);
@@ -295,6 +305,8 @@ pub fn run(plan: &C2cPlan, progress: &mut dyn StepProgress) -> Result<C2cResult,
             });
         }
         done += 1;
+        r.domains = DomainSummary::of_pairs(&r.pairs);
+        partial(&r);
         progress.step_finished(i, total);
     }
     r.interrupted |= crate::cancel::requested();
@@ -396,6 +408,29 @@ mod tests {
         assert_eq!(r.pairs.len(), 1);
         assert!(!r.complete && !r.interrupted);
         assert!(r.pairs[0].shared.is_none());
+    }
+
+    #[test]
+    fn every_pair_hands_on_the_result_so_far() {
+        let topo = testing::live_topology();
+        let Ok(mut p) = plan(&topo, &quick()) else {
+            return;
+        };
+        p.states = States::Hitm;
+        p.pairs.truncate(2);
+        p.domains.truncate(2);
+        let mut seen = Vec::new();
+        let r = run_with(&p, &mut NoProgress, &mut |partial| {
+            seen.push((partial.pairs.len(), partial.complete, partial.domains.len()))
+        })
+        .unwrap();
+        let n = p.pairs.len();
+        assert_eq!(seen.len(), n);
+        for (i, &(pairs, complete, domains)) in seen.iter().enumerate() {
+            assert_eq!(pairs, i + 1);
+            assert!(!complete && domains >= 1);
+        }
+        assert!(r.complete);
     }
 
     #[test]
