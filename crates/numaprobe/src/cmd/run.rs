@@ -17,8 +17,12 @@ use anyhow::Context;
 use numaprobe_core::analysis::{self, binding};
 use numaprobe_core::experiments::ExperimentError;
 use numaprobe_core::job::{self, Phase};
+use numaprobe_core::model::c2c::C2cResult;
+use numaprobe_core::model::extra::{ExtraOutcome, ExtraStatus};
 use numaprobe_core::model::infer::Inference;
+use numaprobe_core::model::loaded::LoadedResult;
 use numaprobe_core::model::matrix::MatrixResult;
+use numaprobe_core::model::peak::PeakResult;
 use numaprobe_core::model::pin::PinReport;
 use numaprobe_core::model::Format;
 use numaprobe_core::placement::PlacementError;
@@ -112,6 +116,11 @@ struct RunReport {
     elapsed_s: Option<f64>,
     /// What the planner measured, reduced or skipped, and why.
     plan: Option<job::Record>,
+    /// The extra phases after the matrices: status, reason, share of the
+    /// budget and the result (null when nothing was measured).
+    c2c: Option<ExtraOutcome<C2cResult>>,
+    loaded_latency: Option<ExtraOutcome<LoadedResult>>,
+    peak: Option<ExtraOutcome<PeakResult>>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -141,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         notes.push("nothing measured (--no-measure)".into());
     }
 
-    let (lat, bw, record) = if measure {
+    let (lat, bw, record, extras) = if measure {
         let file = |name: &str| report_dir.as_ref().map(|d| Sink::File(d.join(name)));
         let job = job::prepare(&topo, &job::Config { budget, size }).map_err(|e| {
             match (&args.size, e) {
@@ -179,9 +188,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 notes.push(format!("{}: {r}", p.plan.phase.name()));
             }
         }
-        (out.latency, out.bandwidth, Some(out.record))
+        // Each extra phase's document beside the matrices, when it measured
+        // anything.
+        let x = &out.extras;
+        if let Some(r) = &x.c2c.result {
+            save("c2c.json", &render::to_json(r))?;
+        }
+        if let Some(r) = &x.loaded_latency.result {
+            save("loaded-latency.json", &render::to_json(r))?;
+        }
+        if let Some(r) = &x.peak.result {
+            save("peak.json", &render::to_json(r))?;
+        }
+        (
+            out.latency,
+            out.bandwidth,
+            Some(out.record),
+            Some(out.extras),
+        )
     } else {
-        (None, None, None)
+        (None, None, None, None)
+    };
+    let (c2c, loaded_latency, peak) = match extras {
+        Some(x) => (Some(x.c2c), Some(x.loaded_latency), Some(x.peak)),
+        None => (None, None, None),
     };
 
     let inference = match &lat {
@@ -243,6 +273,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         budget_s: record.as_ref().map(|r| r.budget_s),
         elapsed_s: record.as_ref().map(|r| r.elapsed_s),
         plan: record,
+        c2c,
+        loaded_latency,
+        peak,
     };
     let markdown = render_markdown(&topo, &doc, pin.as_ref());
     save("run.json", &render::to_json(&doc))?;
@@ -280,9 +313,50 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
+/// The closing line when something failed: the matrices' cells (below) and
+/// the extra phases that returned an error; None when nothing failed
+/// (skipped and budget-cut phases are not failures).
+fn failures(doc: &RunReport) -> Option<String> {
+    let extras: Vec<String> = [
+        doc.c2c.as_ref().map(|o| &o.record),
+        doc.loaded_latency.as_ref().map(|o| &o.record),
+        doc.peak.as_ref().map(|o| &o.record),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|r| r.status == ExtraStatus::Failed)
+    .map(|r| {
+        format!(
+            "{} failed: {}",
+            r.phase.name(),
+            r.reason.as_deref().unwrap_or("no reason recorded")
+        )
+    })
+    .collect();
+    let cells = cell_failures(doc);
+    if extras.is_empty() {
+        return cells;
+    }
+    let mut line = cells.map(|c| format!("{c}; ")).unwrap_or_default();
+    line.push_str(&format!(
+        "{}; everything else is in the output and the report",
+        extras.join("; ")
+    ));
+    Some(line)
+}
+
+/// The summary lines of the extra phases (none when nothing was measured).
+fn extra_lines(doc: &RunReport) -> Vec<String> {
+    render::run_extra::lines(
+        doc.c2c.as_ref(),
+        doc.loaded_latency.as_ref(),
+        doc.peak.as_ref(),
+    )
+}
+
 /// "N of M cells failed (latency: first ...; bandwidth: ...)" over both
 /// matrices, or None when every planned cell was measured or skipped.
-fn failures(doc: &RunReport) -> Option<String> {
+fn cell_failures(doc: &RunReport) -> Option<String> {
     let mut failed = 0;
     let mut planned = 0;
     let mut parts = Vec::new();
@@ -409,6 +483,13 @@ fn render_text(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> Str
         s.push('\n');
         s.push_str(&super::infer::render_text(inf, true));
     }
+    let extra = extra_lines(doc);
+    if !extra.is_empty() {
+        s.push_str("\nBeyond the matrices:\n");
+        for l in &extra {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
     if let Some(p) = pin {
         s.push_str("\nBinding: one thread per core, scatter (numaprobe pin --strategy scatter)\n");
         s.push_str(&p.commands_table().to_text());
@@ -435,6 +516,13 @@ fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) ->
     {
         s.push('\n');
         s.push_str(&super::infer::render_markdown(inf, true));
+    }
+    let extra = extra_lines(doc);
+    if !extra.is_empty() {
+        s.push_str("\n## Beyond the matrices\n\n");
+        for l in &extra {
+            s.push_str(&format!("- {l}\n"));
+        }
     }
     if let Some(p) = pin {
         s.push_str("\n## Binding: one thread per core, scatter\n\n");
