@@ -8,10 +8,10 @@
 //!   matrices leave unused (a small machine finishes them early) goes to
 //!   the extras too.
 //! - When an extra phase begins it gets its weight's part of what is left of
-//!   the budget over the phases still to run: c2c 1, loaded latency 2, peak
-//!   1. So c2c gets at most a quarter of what is left when the extras
-//!   begin, loaded latency two thirds of what c2c leaves, and the peak the
-//!   rest; time a phase does not use passes to the next.
+//!   the budget over the phases still to run (weights: c2c one, loaded
+//!   latency two, peak one). So c2c gets at most a quarter of what is left
+//!   when the extras begin, loaded latency two thirds of what c2c leaves,
+//!   and the peak the rest; time a phase does not use passes to the next.
 //! - A phase whose share is below [`MIN_EXTRA_S`] is skipped with a reason:
 //!   not even one step with its set-up would fit.
 

@@ -42,14 +42,22 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 #[command(after_long_help = "What the main job does:\n\n\
 1. Reads the topology (as `numaprobe topo`).\n\
 2. Measures the idle-latency matrix (`numaprobe latency`) and the read-bandwidth matrix \
-(`numaprobe bandwidth`) over every allowed CPU node and memory node within --budget. The budget \
+(`numaprobe bandwidth`) over every allowed CPU node and memory node within 60 % of --budget. The budget \
 covers every cell's set-up (allocating, touching and checking its buffer) as well as its sampling: \
 a small calibration before the first cell estimates the set-up, the cells measured correct the \
 estimate, and every following cell's sampling is re-planned from what is left. Reading the \
 topology, the inference and writing the report come on top (usually well under a second).\n\
-3. Infers performance levels, hops and links from each matrix with two or more nodes and compares \
+3. Then, in what is left of the budget (the 40 % held back plus whatever the matrices did not use): \
+a c2c summary by sharing domain (`numaprobe c2c` with its default CPUs), one loaded-latency curve \
+per distinct level of the measured latency matrix, local and the worst remote at least \
+(`numaprobe loaded-latency`), and the system peak (`numaprobe peak`, every node at once). Each phase \
+gets its part of what is left when it begins: c2c a quarter, loaded latency two thirds of the rest, \
+the peak the rest; a phase stops between steps when its part is spent (status partial), is skipped \
+with a reason when it cannot run (fewer than 0.2 s left, c2c with one allowed CPU), and when its \
+experiment fails the others still run and the exit status is 1.\n\
+4. Infers performance levels, hops and links from each matrix with two or more nodes and compares \
 them with the firmware's SLIT and HMAT (`numaprobe infer`); with one node there is nothing to infer.\n\
-4. Gives advice and a portable scatter binding for one thread per core (`numaprobe pin`).\n\n\
+5. Gives advice and a portable scatter binding for one thread per core (`numaprobe pin`).\n\n\
 When the budget cannot give every cell a sound measurement (at least 100 ms of sampling: a \
 warm-up and well over five samples of at least 5 ms), one line says so before measuring, names the \
 budget that would, and what is done instead, in this order: a smaller buffer (never below 4x the \
@@ -57,8 +65,8 @@ last-level cache); fewer samples per cell (down to a warm-up and three); the who
 but bandwidth only on the diagonal and, per row, the remote node the SLIT puts farthest; no \
 bandwidth matrix; latency on the diagonal first, then row by row as far as the budget goes. \
 run.json's `plan` records what was measured, reduced or skipped and why.\n\n\
-The report folder holds topo.json, latency.json, bandwidth.json, infer-latency.json, \
-infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document), \
+The report folder holds topo.json, latency.json, bandwidth.json, c2c.json, loaded-latency.json, \
+peak.json (each extra phase that measured anything), infer-latency.json, infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document), \
 summary.md (linking the pictures) and report.html (everything as one self-contained page; \
 `numaprobe report DIR` rebuilds it). Each file is written as soon as its part is done, so an interrupted run keeps what it \
 measured (Ctrl-C or SIGTERM: the cell being measured ends after its current sample, everything \
