@@ -611,3 +611,68 @@ fn cells_csv(doc: &RunReport, topo: &Topology) -> String {
     }
     t.to_csv()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use numaprobe_core::model::extra::{Extra, ExtraRecord};
+
+    fn outcome<T>(phase: Extra, status: ExtraStatus, reason: Option<&str>) -> ExtraOutcome<T> {
+        ExtraOutcome {
+            record: ExtraRecord {
+                phase,
+                status,
+                reason: reason.map(String::from),
+                share_s: 1.0,
+                elapsed_s: 0.5,
+                steps_planned: 2,
+                steps_done: 1,
+            },
+            result: None,
+        }
+    }
+
+    fn doc(loaded: ExtraStatus) -> RunReport {
+        RunReport {
+            schema: numaprobe_core::SCHEMA,
+            topology: serde_json::Value::Null,
+            latency: None,
+            bandwidth: None,
+            inference: None,
+            inference_bandwidth: None,
+            binding: None,
+            notes: vec![],
+            complete: true,
+            budget_s: Some(5.0),
+            elapsed_s: Some(4.0),
+            plan: None,
+            c2c: Some(outcome(
+                Extra::C2c,
+                ExtraStatus::Skipped,
+                Some("1 allowed CPU"),
+            )),
+            loaded_latency: Some(outcome(
+                Extra::LoadedLatency,
+                loaded,
+                Some("the kernel refused the load threads' buffers"),
+            )),
+            peak: Some(outcome(
+                Extra::Peak,
+                ExtraStatus::Partial,
+                Some("share spent"),
+            )),
+        }
+    }
+
+    #[test]
+    fn a_failed_extra_phase_fails_the_run_and_a_skipped_or_cut_one_does_not() {
+        assert_eq!(failures(&doc(ExtraStatus::Partial)), None);
+        let line = failures(&doc(ExtraStatus::Failed)).unwrap();
+        assert_eq!(
+            line,
+            "loaded latency failed: the kernel refused the load threads' buffers; everything else is in the output and the report"
+        );
+        // Every phase has its summary line.
+        assert_eq!(extra_lines(&doc(ExtraStatus::Failed)).len(), 3);
+    }
+}
