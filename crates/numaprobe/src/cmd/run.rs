@@ -9,6 +9,9 @@
 //! the results. Each report file is written as soon as its part is done (the
 //! matrices after every cell), so an interrupted run keeps what it measured.
 
+#[path = "run_extra.rs"]
+mod extra;
+
 use super::measure::{self, CellProgress};
 use super::progress::finish_line;
 use crate::cli::{OutputArgs, SysfsArgs};
@@ -18,7 +21,7 @@ use numaprobe_core::analysis::{self, binding};
 use numaprobe_core::experiments::ExperimentError;
 use numaprobe_core::job::{self, Phase};
 use numaprobe_core::model::c2c::C2cResult;
-use numaprobe_core::model::extra::{ExtraOutcome, ExtraStatus};
+use numaprobe_core::model::extra::ExtraOutcome;
 use numaprobe_core::model::infer::Inference;
 use numaprobe_core::model::loaded::LoadedResult;
 use numaprobe_core::model::matrix::MatrixResult;
@@ -196,18 +199,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 notes.push(format!("{}: {r}", p.plan.phase.name()));
             }
         }
-        // Each extra phase's document beside the matrices, when it measured
-        // anything.
-        let x = &out.extras;
-        if let Some(r) = &x.c2c.result {
-            save("c2c.json", &render::to_json(r))?;
-        }
-        if let Some(r) = &x.loaded_latency.result {
-            save("loaded-latency.json", &render::to_json(r))?;
-        }
-        if let Some(r) = &x.peak.result {
-            save("peak.json", &render::to_json(r))?;
-        }
+        extra::save_documents(&out.extras, &save)?;
         (
             out.latency,
             out.bandwidth,
@@ -315,51 +307,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     args.out.sink().write(&text)?;
     // Everything measured is written; then the cells that failed make the
     // run exit 1, in one line per the whole job.
-    match failures(&doc) {
+    match extra::failures(&doc) {
         Some(line) => Err(anyhow::anyhow!(line)),
         None => Ok(()),
     }
-}
-
-/// The closing line when something failed: the matrices' cells (below) and
-/// the extra phases that returned an error; None when nothing failed
-/// (skipped and budget-cut phases are not failures).
-fn failures(doc: &RunReport) -> Option<String> {
-    let extras: Vec<String> = [
-        doc.c2c.as_ref().map(|o| &o.record),
-        doc.loaded_latency.as_ref().map(|o| &o.record),
-        doc.peak.as_ref().map(|o| &o.record),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|r| r.status == ExtraStatus::Failed)
-    .map(|r| {
-        format!(
-            "{} failed: {}",
-            r.phase.name(),
-            r.reason.as_deref().unwrap_or("no reason recorded")
-        )
-    })
-    .collect();
-    let cells = cell_failures(doc);
-    if extras.is_empty() {
-        return cells;
-    }
-    let mut line = cells.map(|c| format!("{c}; ")).unwrap_or_default();
-    line.push_str(&format!(
-        "{}; everything else is in the output and the report",
-        extras.join("; ")
-    ));
-    Some(line)
-}
-
-/// The summary lines of the extra phases (none when nothing was measured).
-fn extra_lines(doc: &RunReport) -> Vec<String> {
-    render::run_extra::lines(
-        doc.c2c.as_ref(),
-        doc.loaded_latency.as_ref(),
-        doc.peak.as_ref(),
-    )
 }
 
 /// "N of M cells failed (latency: first ...; bandwidth: ...)" over both
@@ -491,7 +442,7 @@ fn render_text(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> Str
         s.push('\n');
         s.push_str(&super::infer::render_text(inf, true));
     }
-    let extra = extra_lines(doc);
+    let extra = extra::lines(doc);
     if !extra.is_empty() {
         s.push_str("\nBeyond the matrices:\n");
         for l in &extra {
@@ -525,7 +476,7 @@ fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) ->
         s.push('\n');
         s.push_str(&super::infer::render_markdown(inf, true));
     }
-    let extra = extra_lines(doc);
+    let extra = extra::lines(doc);
     if !extra.is_empty() {
         s.push_str("\n## Beyond the matrices\n\n");
         for l in &extra {
@@ -610,69 +561,4 @@ fn cells_csv(doc: &RunReport, topo: &Topology) -> String {
         }
     }
     t.to_csv()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use numaprobe_core::model::extra::{Extra, ExtraRecord};
-
-    fn outcome<T>(phase: Extra, status: ExtraStatus, reason: Option<&str>) -> ExtraOutcome<T> {
-        ExtraOutcome {
-            record: ExtraRecord {
-                phase,
-                status,
-                reason: reason.map(String::from),
-                share_s: 1.0,
-                elapsed_s: 0.5,
-                steps_planned: 2,
-                steps_done: 1,
-            },
-            result: None,
-        }
-    }
-
-    fn doc(loaded: ExtraStatus) -> RunReport {
-        RunReport {
-            schema: numaprobe_core::SCHEMA,
-            topology: serde_json::Value::Null,
-            latency: None,
-            bandwidth: None,
-            inference: None,
-            inference_bandwidth: None,
-            binding: None,
-            notes: vec![],
-            complete: true,
-            budget_s: Some(5.0),
-            elapsed_s: Some(4.0),
-            plan: None,
-            c2c: Some(outcome(
-                Extra::C2c,
-                ExtraStatus::Skipped,
-                Some("1 allowed CPU"),
-            )),
-            loaded_latency: Some(outcome(
-                Extra::LoadedLatency,
-                loaded,
-                Some("the kernel refused the load threads' buffers"),
-            )),
-            peak: Some(outcome(
-                Extra::Peak,
-                ExtraStatus::Partial,
-                Some("share spent"),
-            )),
-        }
-    }
-
-    #[test]
-    fn a_failed_extra_phase_fails_the_run_and_a_skipped_or_cut_one_does_not() {
-        assert_eq!(failures(&doc(ExtraStatus::Partial)), None);
-        let line = failures(&doc(ExtraStatus::Failed)).unwrap();
-        assert_eq!(
-            line,
-            "loaded latency failed: the kernel refused the load threads' buffers; everything else is in the output and the report"
-        );
-        // Every phase has its summary line.
-        assert_eq!(extra_lines(&doc(ExtraStatus::Failed)).len(), 3);
-    }
 }
