@@ -124,20 +124,19 @@ pub fn peak_line(r: &PeakResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::c2c::{Domain, DomainSummary};
     use crate::model::extra::ExtraRecord;
-    use crate::model::loaded::LoadPoint;
-    use crate::model::peak::{MemoryPopulation, SystemPeak};
     use crate::stats::StopRule;
-    use crate::timer::{ClockSource, TimerInfo};
+    use serde_json::{json, Value};
 
-    fn timer() -> TimerInfo {
-        TimerInfo {
-            source: ClockSource::MonotonicRaw,
-            tsc_hz: None,
-            overhead_ns: 0.0,
-            resolution_ns: 1.0,
-        }
+    // Documents are built from JSON with only the keys every version has,
+    // so fields the experiments add (all `serde(default)`) do not break
+    // these tests.
+    fn from_json<T: serde::de::DeserializeOwned>(v: Value) -> T {
+        serde_json::from_value(v).expect("a valid document")
+    }
+
+    fn timer() -> Value {
+        json!({"source": "monotonic_raw", "overhead_ns": 0.0, "resolution_ns": 1.0})
     }
 
     fn record(phase: Extra, status: ExtraStatus, reason: Option<&str>) -> ExtraRecord {
@@ -153,60 +152,26 @@ mod tests {
     }
 
     fn c2c() -> C2cResult {
-        let d = |domain, hitm_ns| DomainSummary {
-            domain,
-            pairs: 2,
-            hitm_ns,
-            shared_ns: Some(20.0),
-        };
-        C2cResult {
-            schema: crate::SCHEMA.into(),
-            unit: "ns".into(),
-            cpus: vec![0, 1, 2],
-            hitm: vec![],
-            shared: vec![],
-            pairs: vec![],
-            domains: vec![
-                d(Domain::CrossPackage, Some(118.4)),
-                d(Domain::SameL3, Some(31.2)),
-                d(Domain::SameNode, None),
-            ],
-            atomics: "x86 lock".into(),
-            stop_rule: StopRule::default(),
-            timer: timer(),
-            notes: vec![],
-            failed: vec![],
-            complete: true,
-            interrupted: false,
-        }
+        let d = |domain: &str, hitm: Option<f64>| json!({"domain": domain, "pairs": 2, "hitm_ns": hitm, "shared_ns": 20.0});
+        from_json(json!({
+            "schema": crate::SCHEMA, "unit": "ns", "cpus": [0, 1, 2], "hitm": [], "shared": [],
+            "pairs": [],
+            "domains": [d("cross_package", Some(118.4)), d("same_l3", Some(31.2)), d("same_node", None)],
+            "atomics": "x86 lock", "stop_rule": serde_json::to_value(StopRule::default()).unwrap(),
+            "timer": timer(), "notes": [], "complete": true
+        }))
     }
 
-    fn point(delay: Option<u32>, gbs: f64, ns: f64) -> LoadPoint {
-        LoadPoint {
-            delay,
-            bandwidth_gbs: gbs,
-            latency_ns: ns,
-            p90_ns: ns,
-            p99_ns: ns,
-        }
+    fn point(delay: Option<u32>, gbs: f64, ns: f64) -> Value {
+        json!({"delay": delay, "bandwidth_gbs": gbs, "latency_ns": ns, "p90_ns": ns, "p99_ns": ns})
     }
 
-    fn curve(cpu: u32, mem: u32, knee: Option<usize>) -> Curve {
-        Curve {
-            cpu_node: cpu,
-            mem_node: mem,
-            mix: "read".into(),
-            chase_cpu: 0,
-            load_cpus: vec![1],
-            points: vec![
-                point(None, 0.5, 92.0),
-                point(Some(100), 14.2, 118.0),
-                point(Some(0), 21.3, 240.0),
-            ],
-            knee,
-            peak_gbs: 21.3,
-            placement: 1.0,
-        }
+    fn curve(cpu: u32, mem: u32, knee: Option<usize>) -> Value {
+        json!({
+            "cpu_node": cpu, "mem_node": mem, "mix": "read", "chase_cpu": 0, "load_cpus": [1],
+            "points": [point(None, 0.5, 92.0), point(Some(100), 14.2, 118.0), point(Some(0), 21.3, 240.0)],
+            "knee": knee, "peak_gbs": 21.3, "placement": 1.0
+        })
     }
 
     #[test]
@@ -219,15 +184,10 @@ mod tests {
 
     #[test]
     fn loaded_latency_gives_idle_knee_and_peak_per_curve() {
-        let r = LoadedResult {
-            schema: crate::SCHEMA.into(),
-            curves: vec![curve(0, 0, Some(1)), curve(0, 1, None)],
-            timer: timer(),
-            notes: vec![],
-            failed: vec![],
-            complete: true,
-            interrupted: false,
-        };
+        let r: LoadedResult = from_json(json!({
+            "schema": crate::SCHEMA, "curves": [curve(0, 0, Some(1)), curve(0, 1, None)],
+            "timer": timer(), "notes": [], "complete": true
+        }));
         assert_eq!(
             loaded_line(&r),
             "loaded latency: local 0->0 idle 92 ns, knee at 14.2 GB/s (118 ns), peak 21.3 GB/s; remote 0->1 idle 92 ns, no knee, peak 21.3 GB/s"
@@ -236,21 +196,13 @@ mod tests {
 
     #[test]
     fn the_peak_says_whether_the_dram_peak_is_known() {
-        let mut r = PeakResult {
-            schema: crate::SCHEMA.into(),
-            system: vec![SystemPeak {
-                mix: "read".into(),
-                threads: 16,
-                gbs: 45.23,
-            }],
-            nodes: vec![],
-            memory: MemoryPopulation::default(),
-            achieved_fraction: None,
-            timer: timer(),
-            notes: vec![],
-            complete: true,
-            interrupted: false,
-        };
+        let mut r: PeakResult = from_json(json!({
+            "schema": crate::SCHEMA,
+            "system": [{"mix": "read", "threads": 16, "gbs": 45.23}],
+            "nodes": [],
+            "memory": {"source": "unknown", "devices": [], "theoretical_gbs": null, "findings": []},
+            "achieved_fraction": null, "timer": timer(), "notes": [], "complete": true
+        }));
         assert_eq!(
             peak_line(&r),
             "system peak: 45.2 GB/s read (16 threads); DRAM peak unknown"
