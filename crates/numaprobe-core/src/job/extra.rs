@@ -120,6 +120,29 @@ pub struct Context<'a> {
     /// Seconds since the job's budget clock started.
     pub clock: &'a dyn Fn() -> f64,
     pub budget_s: f64,
+    /// Buffer bytes per node: the matrices' buffer, for the estimate of a
+    /// phase's first step and, when `size_given`, as the experiments' size.
+    pub size_per_node: u64,
+    /// The matrices' size was given (`--size`) or cut to keep the budget:
+    /// loaded latency and peak then spread it over their threads instead
+    /// of taking their own default.
+    pub size_given: bool,
+    /// The job's cost model, for the first step's estimate.
+    pub costs: super::cost::CostModel,
+}
+
+/// Seconds the first step of a streaming phase costs at least with
+/// `bytes` in buffers: their set-up and a warm-up plus the three samples a
+/// median needs, each at least one pass (the job's calibrated rates).
+pub fn first_step_s(costs: &super::cost::CostModel, bytes: u64) -> f64 {
+    let gib = bytes as f64 / (1u64 << 30) as f64;
+    gib * (costs.bandwidth_setup_s_per_gib + 4.0 * costs.pass_s_per_gib)
+}
+
+/// `total` bytes spread over `threads`, in whole 2 MiB pages, at least one.
+fn per_thread(total: u64, threads: usize) -> u64 {
+    const STEP: u64 = 2 << 20;
+    (total / threads.max(1) as u64 / STEP * STEP).max(STEP)
 }
 
 /// What a result says of its completeness.
@@ -149,32 +172,65 @@ pub fn run(ctx: &Context, exps: &mut dyn Experiments, observer: &mut dyn Observe
     let cpus = ctx.topo.cpus.iter().filter(|c| c.allowed).count();
     let c2c_skip = (cpus < 2)
         .then(|| format!("{cpus} allowed CPU: a cache line needs two CPUs to move between"));
-    let c2c = phase(ctx, Extra::C2c, observer, c2c_skip, &mut |p| {
+    let c2c = phase(ctx, Extra::C2c, observer, c2c_skip, 0.0, &mut |p| {
         exps.c2c(ctx.topo, &c2c::C2cConfig::default(), p)
     });
+    // A curve needs a CPU to chase and at least one to load on its node.
+    let threads = |n: u32| ctx.topo.allowed_cpus_of_node(n).len();
+    let loading: Vec<u32> = ctx
+        .cpu_nodes
+        .iter()
+        .copied()
+        .filter(|&n| threads(n) >= 2)
+        .collect();
     let pairs = extra_plan::loaded_pairs(
         ctx.latency,
-        ctx.cpu_nodes,
+        &loading,
         ctx.mem_nodes,
         ctx.topo.distances.as_ref(),
     );
-    let loaded_skip = pairs
-        .is_empty()
-        .then(|| "no node pair with an allowed CPU and memory to load".to_string());
+    let loaded_skip = if loading.is_empty() {
+        Some("no CPU node has two allowed CPUs (one to chase, one or more to load)".to_string())
+    } else {
+        pairs
+            .is_empty()
+            .then(|| "no node pair with an allowed CPU and memory to load".to_string())
+    };
+    let most = pairs.iter().map(|p| threads(p.0)).max().unwrap_or(1);
     let cfg = loaded::LoadedConfig {
         pairs: Some(pairs),
+        size: ctx.size_given.then(|| per_thread(ctx.size_per_node, most)),
         ..Default::default()
     };
-    let loaded_latency = phase(ctx, Extra::LoadedLatency, observer, loaded_skip, &mut |p| {
-        exps.loaded(ctx.topo, &cfg, p)
-    });
+    let first = first_step_s(&ctx.costs, ctx.size_per_node);
+    let loaded_latency = phase(
+        ctx,
+        Extra::LoadedLatency,
+        observer,
+        loaded_skip,
+        first,
+        &mut |p| exps.loaded(ctx.topo, &cfg, p),
+    );
     // The concurrent run gives each node's figure as well; each node alone
     // is `numaprobe peak`'s to measure.
+    let streaming: Vec<u32> = ctx
+        .cpu_nodes
+        .iter()
+        .copied()
+        .filter(|n| ctx.mem_nodes.contains(n))
+        .collect();
+    let most = streaming.iter().map(|&n| threads(n)).max().unwrap_or(1);
     let cfg = peak::PeakConfig {
         per_node: false,
+        size: ctx.size_given.then(|| per_thread(ctx.size_per_node, most)),
         ..Default::default()
     };
-    let peak = phase(ctx, Extra::Peak, observer, None, &mut |p| {
+    let first = first_step_s(
+        &ctx.costs,
+        ctx.size_per_node
+            .saturating_mul(streaming.len().max(1) as u64),
+    );
+    let peak = phase(ctx, Extra::Peak, observer, None, first, &mut |p| {
         exps.peak(ctx.topo, &cfg, p)
     });
     Extras {
@@ -191,6 +247,7 @@ fn phase<T: Ends>(
     extra: Extra,
     observer: &mut dyn Observer,
     skip: Option<String>,
+    first_step_s: f64,
     call: &mut dyn FnMut(&mut dyn StepProgress) -> Result<T, ExperimentError>,
 ) -> ExtraOutcome<T> {
     let i = Extra::ALL.iter().position(|&e| e == extra).unwrap_or(0);
@@ -213,6 +270,16 @@ fn phase<T: Ends>(
             format!(
                 "the budget does not reach it: {:.2} s of it left for this phase, at least {MIN_EXTRA_S} s needed",
                 share.max(0.0)
+            ),
+            observer,
+        );
+    }
+    if share < first_step_s + MIN_EXTRA_S {
+        // The keeper can stop an experiment only between steps: a first
+        // step that cannot fit would overrun the budget.
+        return skipped(
+            format!(
+                "the budget does not reach it: {share:.1} s of it left for this phase, and its first step alone (buffers set up, a warm-up and 3 samples) takes about {first_step_s:.1} s here"
             ),
             observer,
         );

@@ -89,6 +89,7 @@ pub fn plan(left_s: f64) -> Vec<ExtraPlan> {
 /// measurement's noise floor), as `infer` groups them; each level is
 /// represented by a member from the local pair's CPU node when it has one
 /// (so curves compare from one node's view), else by its median member.
+/// Only rows of `cpu_nodes` (the nodes that can chase and load) count.
 /// Flagged cells count only when no unflagged one is left. Without measured
 /// cells: the first CPU node's own memory and the remote node its SLIT puts
 /// farthest. One node: the local pair only.
@@ -100,15 +101,19 @@ pub fn loaded_pairs(
 ) -> Vec<(u32, u32)> {
     let cells: Vec<(u32, u32, f64)> = match lat {
         Some(m) => {
-            let ok: Vec<(u32, u32, f64)> = m
+            // Only rows that can be a curve's CPU node.
+            let rows: Vec<&crate::model::matrix::Cell> = m
                 .cells
+                .iter()
+                .filter(|c| cpu_nodes.contains(&c.cpu_node))
+                .collect();
+            let ok: Vec<(u32, u32, f64)> = rows
                 .iter()
                 .filter(|c| !c.flagged && c.median > 0.0)
                 .map(|c| (c.cpu_node, c.mem_node, c.median))
                 .collect();
             if ok.is_empty() {
-                m.cells
-                    .iter()
+                rows.iter()
                     .filter(|c| c.median > 0.0)
                     .map(|c| (c.cpu_node, c.mem_node, c.median))
                     .collect()

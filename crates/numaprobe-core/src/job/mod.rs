@@ -105,6 +105,9 @@ pub struct Job {
     /// budget less what is held back for the extra phases.
     matrix_deadline_s: f64,
     topo: Topology,
+    /// `--size` was given; the planner's preferred size otherwise.
+    size_given: bool,
+    preferred_size: u64,
 }
 
 /// Check, calibrate and plan. The budget's clock starts here.
@@ -144,6 +147,7 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
     // A failed calibration is no reason to refuse the job: the assumed
     // rates are corrected after the first cell anyway.
     let costs = cost::calibrate(mem_nodes[0], lat.pages).unwrap_or(CostModel::ASSUMED);
+    let preferred = sizes[0];
     let request = plan::Request {
         budget: cfg.budget.saturating_sub(start.elapsed()),
         budget_given: cfg.budget,
@@ -166,6 +170,8 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
         distances: topo.distances.clone(),
         matrix_deadline_s: cfg.budget.as_secs_f64() - held_back,
         topo: topo.clone(),
+        size_given: cfg.size.is_some(),
+        preferred_size: preferred,
     })
 }
 
@@ -247,6 +253,9 @@ pub fn run_all(
         mem_nodes: &job.mem_nodes,
         clock: &clock,
         budget_s: record.budget_s,
+        size_per_node: job.plan.size_bytes,
+        size_given: job.size_given || job.plan.size_bytes < job.preferred_size,
+        costs: job.plan.costs,
     };
     let extras = extra::run(&ctx, exps, observer);
     record.extras = extras.records();
@@ -476,11 +485,11 @@ mod tests {
     #[test]
     fn a_tiny_job_on_this_machine_runs_both_phases() {
         let topo = crate::experiments::testing::live_topology();
-        // 2 s: the matrices get 60 % of it, enough for both on a busy machine.
+        // 3 s: the matrices get 60 % of it, enough for both on a busy machine.
         let job = prepare(
             &topo,
             &Config {
-                budget: Duration::from_secs(2),
+                budget: Duration::from_secs(3),
                 size: Some(8 << 20),
             },
         )
@@ -493,12 +502,12 @@ mod tests {
         assert!(out.record.complete);
         assert!(out.latency.unwrap().complete);
         assert_eq!(out.record.phases.len(), 2);
-        assert_eq!(out.record.budget_s, 2.0);
+        assert_eq!(out.record.budget_s, 3.0);
         // The extra phases follow, each recorded whatever became of it.
         assert_eq!(out.record.extras.len(), 3);
         assert_eq!(out.record.extras_plan.len(), 3);
         for r in &out.record.extras {
-            assert!(r.share_s <= 2.0, "{r:?}");
+            assert!(r.share_s <= 3.0, "{r:?}");
             if r.status != crate::model::extra::ExtraStatus::Measured {
                 assert!(r.reason.is_some(), "{r:?}");
             }

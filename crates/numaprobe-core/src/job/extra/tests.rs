@@ -148,6 +148,16 @@ fn run_fake(
     start: f64,
     acts: [Act; 3],
 ) -> (Extras, Seen, Fake<'static>) {
+    run_sized(topo, budget_s, start, acts, 16 << 20)
+}
+
+fn run_sized(
+    topo: &Topology,
+    budget_s: f64,
+    start: f64,
+    acts: [Act; 3],
+    size_per_node: u64,
+) -> (Extras, Seen, Fake<'static>) {
     let now: &'static Cell<f64> = Box::leak(Box::new(Cell::new(start)));
     let clock = move || now.get();
     let mut fake = Fake {
@@ -165,6 +175,9 @@ fn run_fake(
         mem_nodes: &[0],
         clock: &clock,
         budget_s,
+        size_per_node,
+        size_given: true,
+        costs: crate::job::cost::CostModel::ASSUMED,
     };
     let out = run(&ctx, &mut fake, &mut seen);
     (out, seen, fake)
@@ -240,7 +253,27 @@ fn no_time_left_skips_with_a_reason() {
 }
 
 #[test]
-fn one_allowed_cpu_skips_c2c_only() {
+fn a_first_step_that_cannot_fit_its_share_is_not_started() {
+    let t = topo(2);
+    // 64 GiB per node at the assumed rates: minutes of set-up.
+    let (out, seen, _) = run_sized(
+        &t,
+        60.0,
+        0.0,
+        [Act::Steps(1, 0.1), Act::Steps(1, 0.1), Act::Steps(1, 0.1)],
+        64 << 30,
+    );
+    assert_eq!(out.c2c.record.status, ExtraStatus::Measured);
+    for r in [&out.loaded_latency.record, &out.peak.record] {
+        assert_eq!(r.status, ExtraStatus::Skipped, "{r:?}");
+        let why = r.reason.as_deref().unwrap();
+        assert!(why.contains("its first step alone"), "{why}");
+    }
+    assert_eq!(seen.started.len(), 1);
+}
+
+#[test]
+fn one_allowed_cpu_skips_c2c_and_loaded_latency() {
     let t = topo(1);
     let (out, _, _) = run_fake(
         &t,
@@ -251,6 +284,9 @@ fn one_allowed_cpu_skips_c2c_only() {
     assert_eq!(out.c2c.record.status, ExtraStatus::Skipped);
     let why = out.c2c.record.reason.clone().unwrap();
     assert!(why.contains("two CPUs"), "{why}");
-    assert_eq!(out.loaded_latency.record.status, ExtraStatus::Measured);
+    // No CPU left beside the chase to load with.
+    assert_eq!(out.loaded_latency.record.status, ExtraStatus::Skipped);
+    let why = out.loaded_latency.record.reason.clone().unwrap();
+    assert!(why.contains("two allowed CPUs"), "{why}");
     assert_eq!(out.peak.record.status, ExtraStatus::Measured);
 }
