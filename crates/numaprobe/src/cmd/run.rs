@@ -56,8 +56,10 @@ per distinct level of the measured latency matrix, local and the worst remote at
 (`numaprobe loaded-latency`), and the system peak (`numaprobe peak`, every node at once). Each phase \
 gets its part of what is left when it begins: c2c a quarter, loaded latency two thirds of the rest, \
 the peak the rest; a phase stops between steps when its part is spent (status partial), is skipped \
-with a reason when it cannot run (fewer than 0.2 s left, c2c with one allowed CPU), and when its \
-experiment fails the others still run and the exit status is 1.\n\
+with a reason when it cannot run (fewer than 0.2 s left or less than its first step needs, c2c \
+with one allowed CPU, loaded latency without a node of two allowed CPUs), and when its experiment \
+fails the others still run and the exit status is 1. With --size, or a buffer cut for the budget, \
+loaded latency and peak spread that size over each node's threads.\n\
 4. Infers performance levels, hops and links from each matrix with two or more nodes and compares \
 them with the firmware's SLIT and HMAT (`numaprobe infer`); with one node there is nothing to infer.\n\
 5. Gives advice and a portable scatter binding for one thread per core (`numaprobe pin`).\n\n\
