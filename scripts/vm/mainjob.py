@@ -7,13 +7,16 @@ status, the tail of its stderr, the kernel log of the run (dmesg, cleared
 before it), a summary of /proc/zoneinfo before and after, and the report folder
 (tar | gzip | base64). The host asserts: exit 0 with no failed cell, run.json
 complete with every cell of both matrices placed (>= 99 % of the pages on the
-memory node, CPUs of the CPU node), wall time within the budget plus the
-machine's stated allowance, and no OOM kill in the kernel log.
+memory node, CPUs of the CPU node), the extra phases (issue 10: c2c, loaded
+latency, system peak) each present in run.json and not failed (skipped only
+with a reason; measured or partial with its result and its file in the
+folder), wall time within the budget plus the machine's stated allowance, and
+no OOM kill in the kernel log.
 
 main-job-interrupt starts the same command, waits until latency.json holds a
 cell, sends SIGINT as a Ctrl-C would, and asserts exit status 130 with a valid
 partial report (run.json with complete false, latency.json's cells placed,
-summary.md).
+summary.md, no extra phase failed).
 
 Section lines ("@@@ NAME ARGS", then the section's body) carry the results;
 `sections()` reads them back.
@@ -297,6 +300,42 @@ def check_cells(cfg, t, doc, what, whole, skipped=frozenset()):
     return len(cells)
 
 
+# The main job's extra phases (issue 10): run.json key and report file.
+EXTRAS = (("c2c", "c2c.json"), ("loaded_latency", "loaded-latency.json"),
+          ("peak", "peak.json"))
+
+
+def check_extras(t, run, files, interrupted=False):
+    """Each extra phase in run.json with a status that is not `failed`: a
+    skipped or partial one says why, a measured or partial one has its
+    result and its document in the report folder. After an interrupt a
+    phase may be missing (the run stopped before writing it as planned).
+    Returns one summary word per phase for the check's note."""
+    out = []
+    for key, fname in EXTRAS:
+        x = run.get(key)
+        if not isinstance(x, dict):
+            if not interrupted:
+                t.fail(f"run.json: no {key} phase (got {x!r})")
+            continue
+        status, reason = x.get("status"), x.get("reason")
+        if status == "failed":
+            t.fail(f"{key}: failed: {reason}")
+        elif status in ("skipped", "partial") and not (isinstance(reason, str) and reason):
+            t.fail(f"{key}: {status} without a reason")
+        if status in ("measured", "partial"):
+            t.true(isinstance(x.get("result"), dict), f"{key}: {status} without a result")
+            t.true(files is not None and fname in files,
+                   f"{key}: {status}, but {fname} is missing from the report folder")
+        elif status not in ("skipped", "failed"):
+            t.fail(f"{key}: unknown status {status!r}")
+        share = x.get("share_s")
+        out.append(f"{key} {status}" + (f" in {x.get('elapsed_s', 0):.1f}/{share:.1f} s"
+                                         if isinstance(share, (int, float)) else "")
+                   + (f" ({reason})" if reason and status != "measured" else ""))
+    return out
+
+
 def oom_lines_of(lines):
     return [ln for ln in lines if OOM_RE.search(ln)]
 
@@ -363,6 +402,7 @@ def main_job(cfg, res, t):
         full = len([x for x in cfg.nodes if x.cpus]) * len(cfg.nodes)
         coverage.append(f"{k} {got}/{full} cells" + (f" ({len(skipped)} skipped by the plan)"
                                                       if skipped else ""))
+    coverage += check_extras(t, run, files)
 
     budget = DEFAULT_BUDGET_S
     if "budget_s" in run:
@@ -421,6 +461,9 @@ def main_job_interrupt(cfg, res, t):
         for k in ("latency", "bandwidth"):
             if run.get(k) is not None:
                 check_cells(cfg, t, run[k], f"run.json {k}", whole=False)
+        extras = check_extras(t, run, files, interrupted=True)
+        if extras:
+            t.note("extras: " + ", ".join(extras))
     if lat is not None:
         n = check_cells(cfg, t, lat, "latency.json", whole=False)
         t.true(n >= 1, "latency.json: no cell kept")

@@ -179,16 +179,36 @@ def main_matrix(cfg, kind, upto=None, fraction=1.0, complete=True):
             "interrupted": not complete}
 
 
-def main_job_text(cfg, rc=0, wall=70.0, dmesg="", edit=None, files=None):
+MAIN_EXTRAS = (("c2c", "c2c.json"), ("loaded_latency", "loaded-latency.json"),
+               ("peak", "peak.json"))
+
+
+def main_extra(key, status="measured", reason=None):
+    """An extra phase of the main job as run.json holds it."""
+    return {"phase": key, "status": status, "reason": reason, "share_s": 5.0,
+            "elapsed_s": 2.0, "steps_planned": 4, "steps_done": 4,
+            "result": {"schema": "numaprobe/1", "complete": status == "measured"}
+            if status in ("measured", "partial") else None}
+
+
+def main_job_text(cfg, rc=0, wall=70.0, dmesg="", edit=None, files=None, drop=()):
     """What the main-job guest prints for a run that went right, then
-    changed by `edit(run)` (a wrong run.json) or with other `files`."""
+    changed by `edit(run)` (a wrong run.json) or with other `files`, or
+    without the report files named in `drop`."""
     run = {"schema": "numaprobe/1", "latency": main_matrix(cfg, "latency"),
            "bandwidth": main_matrix(cfg, "bandwidth"), "notes": []}
+    for key, _ in MAIN_EXTRAS:
+        run[key] = main_extra(key)
     if edit:
         edit(run)
     if files is None:
         files = {"run.json": json.dumps(run), "latency.json": json.dumps(run["latency"]),
                  "summary.md": "# numaprobe report\n"}
+        for key, name in MAIN_EXTRAS:
+            if isinstance(run.get(key), dict) and run[key].get("result") is not None:
+                files[name] = json.dumps(run[key]["result"])
+        for name in drop:
+            files.pop(name, None)
     out = [f"@@@ zoneinfo-before", "zone node 0 Normal free 1 min 1 low 1 high 1 managed 1",
            f"@@@ rc {rc}", f"@@@ wall 10.00 {10 + wall:.2f}", "@@@ stderr", "@@@ dmesg", dmesg]
     if files:
@@ -273,6 +293,19 @@ def main_job_cases(cfg):
         cfg, edit=setter(["latency", "failed"],
                          [{"cpu_node": 0, "mem_node": 1, "reason": "no memory"}]))), "fail"
     yield "main-job", "no report folder", r(main_job_text(cfg, files={})), "fail"
+    yield "main-job", "an extra phase skipped with a reason", r(main_job_text(
+        cfg, edit=setter(["c2c"], main_extra("c2c", "skipped", "1 allowed CPU")))), "pass"
+    yield "main-job", "an extra phase cut by the budget", r(main_job_text(
+        cfg, edit=setter(["peak"], main_extra("peak", "partial", "its share was spent")))), "pass"
+    yield "main-job", "an extra phase failed", r(main_job_text(
+        cfg, edit=setter(["loaded_latency"],
+                         main_extra("loaded_latency", "failed", "no memory")))), "fail"
+    yield "main-job", "an extra phase skipped without a reason", r(main_job_text(
+        cfg, edit=setter(["peak"], main_extra("peak", "skipped")))), "fail"
+    yield "main-job", "an extra phase missing from run.json", r(main_job_text(
+        cfg, edit=lambda run: run.pop("c2c"))), "fail"
+    yield "main-job", "a measured extra phase without its file", r(main_job_text(
+        cfg, drop=("loaded-latency.json",))), "fail"
     yield "main-job", "guest never ran it", r(""), "fail"
 
     yield "main-job-interrupt", "stopped with a valid partial report", r(interrupt_text(cfg)), "pass"

@@ -5,8 +5,10 @@
 
 use super::cost::{CostModel, Observed};
 use super::plan::{fit, CELL_MAX_S};
+use super::step_keeper::StepStatus;
 use super::Phase;
 use crate::experiments::Progress;
+use crate::model::extra::{Extra, ExtraRecord};
 use crate::model::matrix::MatrixResult;
 use crate::stats::StopRule;
 
@@ -35,6 +37,13 @@ pub trait Observer: Progress {
     /// A phase was reduced when it began, because the phases before it cost
     /// more than planned; `plan.reason` says how.
     fn replanned(&mut self, _plan: &super::plan::PhasePlan) {}
+    /// An extra phase (c2c, loaded latency, peak) begins with `share_s`
+    /// seconds of the budget.
+    fn extra_started(&mut self, _phase: Extra, _share_s: f64) {}
+    /// Where the running extra phase stands (after every step).
+    fn extra_status(&mut self, _status: &StepStatus) {}
+    /// An extra phase ended: measured, partial, skipped or failed.
+    fn extra_finished(&mut self, _record: &ExtraRecord) {}
 }
 
 /// Seconds to go for a command without a job plan: the mean wall time of the

@@ -11,12 +11,20 @@
 //! cell's set-up and sampling; reading the topology before and the
 //! inference and report writing after are outside it (the README states
 //! that allowance).
+//!
+//! The matrices are planned into [`extra_plan::MATRIX_SHARE`] of the
+//! budget; after them the extra phases ([`extra`]: c2c, loaded latency,
+//! system peak) share what is left.
 
 pub mod cost;
+pub mod extra;
+pub mod extra_plan;
 pub mod keeper;
 pub mod plan;
+pub mod step_keeper;
 
 use crate::experiments::{self, bandwidth, latency, ExperimentError};
+use crate::model::extra::ExtraRecord;
 use crate::model::matrix::MatrixResult;
 use crate::placement::LiveSystem;
 use crate::stats::StopRule;
@@ -93,6 +101,13 @@ pub struct Job {
     cpu_nodes: Vec<u32>,
     mem_nodes: Vec<u32>,
     distances: Option<crate::topology::Distances>,
+    /// Seconds from the start by which the matrices must be done: the
+    /// budget less what is held back for the extra phases.
+    matrix_deadline_s: f64,
+    topo: Topology,
+    /// `--size` was given; the planner's preferred size otherwise.
+    size_given: bool,
+    preferred_size: u64,
 }
 
 /// Check, calibrate and plan. The budget's clock starts here.
@@ -132,6 +147,7 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
     // A failed calibration is no reason to refuse the job: the assumed
     // rates are corrected after the first cell anyway.
     let costs = cost::calibrate(mem_nodes[0], lat.pages).unwrap_or(CostModel::ASSUMED);
+    let preferred = sizes[0];
     let request = plan::Request {
         budget: cfg.budget.saturating_sub(start.elapsed()),
         budget_given: cfg.budget,
@@ -140,7 +156,9 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
         distances: topo.distances.clone(),
         sizes,
         costs,
+        matrix_share: extra_plan::MATRIX_SHARE,
     };
+    let held_back = request.budget.as_secs_f64() * (1.0 - extra_plan::MATRIX_SHARE);
     Ok(Job {
         start,
         budget: cfg.budget,
@@ -150,6 +168,10 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
         cpu_nodes,
         mem_nodes,
         distances: topo.distances.clone(),
+        matrix_deadline_s: cfg.budget.as_secs_f64() - held_back,
+        topo: topo.clone(),
+        size_given: cfg.size.is_some(),
+        preferred_size: preferred,
     })
 }
 
@@ -177,11 +199,20 @@ pub struct Record {
     pub statement: Option<String>,
     pub costs: CostModel,
     pub phases: Vec<PhaseRecord>,
+    /// Part of the budget the matrices were planned into.
+    pub matrix_share: f64,
+    /// The extra phases and the share each would get, as planned before
+    /// measuring.
+    pub extras_plan: Vec<extra_plan::ExtraPlan>,
+    /// The extra phases as they ran.
+    pub extras: Vec<ExtraRecord>,
 }
 
 pub struct Outcome {
     pub latency: Option<MatrixResult>,
     pub bandwidth: Option<MatrixResult>,
+    /// c2c, loaded latency and peak.
+    pub extras: extra::Extras,
     pub record: Record,
 }
 
@@ -201,12 +232,59 @@ pub fn run_with(
     observer: &mut dyn Observer,
     gauge: &mut dyn experiments::MemoryGauge,
 ) -> Result<Outcome, ExperimentError> {
+    run_all(job, observer, gauge, &mut extra::Live)
+}
+
+/// [`run_with`] with the extra phases' experiments given (stand-ins in
+/// tests).
+pub fn run_all(
+    job: &Job,
+    observer: &mut dyn Observer,
+    gauge: &mut dyn experiments::MemoryGauge,
+    exps: &mut dyn extra::Experiments,
+) -> Result<Outcome, ExperimentError> {
+    let (latency, bandwidth, mut record) = run_matrices(job, observer, gauge)?;
+    let start = job.start;
+    let clock = move || start.elapsed().as_secs_f64();
+    let ctx = extra::Context {
+        topo: &job.topo,
+        latency: latency.as_ref(),
+        cpu_nodes: &job.cpu_nodes,
+        mem_nodes: &job.mem_nodes,
+        clock: &clock,
+        budget_s: record.budget_s,
+        size_per_node: job.plan.size_bytes,
+        size_given: job.size_given || job.plan.size_bytes < job.preferred_size,
+        costs: job.plan.costs,
+    };
+    let extras = extra::run(&ctx, exps, observer);
+    record.extras = extras.records();
+    if extras.interrupted() {
+        record.complete = false;
+    }
+    record.elapsed_s = job.start.elapsed().as_secs_f64();
+    Ok(Outcome {
+        latency,
+        bandwidth,
+        extras,
+        record,
+    })
+}
+
+/// The two matrices, phase by phase, within the matrices' part of the
+/// budget.
+fn run_matrices(
+    job: &Job,
+    observer: &mut dyn Observer,
+    gauge: &mut dyn experiments::MemoryGauge,
+) -> Result<(Option<MatrixResult>, Option<MatrixResult>, Record), ExperimentError> {
     let budget_s = job.budget.as_secs_f64();
+    let deadline_s = job.matrix_deadline_s;
     let size = job.plan.size_bytes;
     let total: usize = job.plan.phases.iter().map(|p| p.cells.len()).sum();
     let mut observed = Observed::default();
     let mut records = Vec::new();
-    let mut out = Outcome {
+    let mut out = Matrices {
         latency: None,
         bandwidth: None,
         record: Record {
@@ -219,6 +297,9 @@ pub fn run_with(
             statement: job.plan.statement.clone(),
             costs: job.plan.costs,
             phases: Vec::new(),
+            matrix_share: extra_plan::MATRIX_SHARE,
+            extras_plan: job.plan.extras.clone(),
+            extras: Vec::new(),
         },
     };
     let mut done = 0;
@@ -240,7 +321,7 @@ pub fn run_with(
         if i > 0 {
             // What the phases before really cost decides what is left.
             let full: Vec<(u32, u32)> = phase.cells.iter().chain(&phase.skipped).copied().collect();
-            let avail = budget_s - job.start.elapsed().as_secs_f64();
+            let avail = deadline_s - job.start.elapsed().as_secs_f64();
             let (mut v, _) = plan::plan_phases(
                 &observed.correct(&job.plan.costs, phase.phase),
                 &[size],
@@ -285,7 +366,7 @@ pub fn run_with(
             let mut keeper = Keeper::new(
                 &mut *observer,
                 Box::new(move || start.elapsed().as_secs_f64()),
-                budget_s,
+                deadline_s,
                 size,
                 job.plan.costs,
                 &mut observed,
@@ -339,7 +420,13 @@ pub fn run_with(
     }
     out.record.elapsed_s = job.start.elapsed().as_secs_f64();
     out.record.phases = records;
-    Ok(out)
+    Ok((out.latency, out.bandwidth, out.record))
+}
+
+struct Matrices {
+    latency: Option<MatrixResult>,
+    bandwidth: Option<MatrixResult>,
+    record: Record,
 }
 
 /// `cells` in row-major order of the matrix.
@@ -398,10 +485,11 @@ mod tests {
     #[test]
     fn a_tiny_job_on_this_machine_runs_both_phases() {
         let topo = crate::experiments::testing::live_topology();
+        // 3 s: the matrices get 60 % of it, enough for both on a busy machine.
         let job = prepare(
             &topo,
             &Config {
-                budget: Duration::from_secs(1),
+                budget: Duration::from_secs(3),
                 size: Some(8 << 20),
             },
         )
@@ -414,7 +502,16 @@ mod tests {
         assert!(out.record.complete);
         assert!(out.latency.unwrap().complete);
         assert_eq!(out.record.phases.len(), 2);
-        assert_eq!(out.record.budget_s, 1.0);
+        assert_eq!(out.record.budget_s, 3.0);
+        // The extra phases follow, each recorded whatever became of it.
+        assert_eq!(out.record.extras.len(), 3);
+        assert_eq!(out.record.extras_plan.len(), 3);
+        for r in &out.record.extras {
+            assert!(r.share_s <= 3.0, "{r:?}");
+            if r.status != crate::model::extra::ExtraStatus::Measured {
+                assert!(r.reason.is_some(), "{r:?}");
+            }
+        }
     }
 
     #[test]

@@ -77,6 +77,9 @@ pub struct JobPlan {
     /// do, the budget that would, and what is done instead.
     pub statement: Option<String>,
     pub costs: CostModel,
+    /// The extra phases after the matrices and the share each would get if
+    /// the matrices take their estimated time.
+    pub extras: Vec<super::extra_plan::ExtraPlan>,
 }
 
 /// What the planner plans from.
@@ -93,6 +96,10 @@ pub struct Request {
     /// Candidate buffer sizes, preferred first (one when given explicitly).
     pub sizes: Vec<u64>,
     pub costs: CostModel,
+    /// Part of `budget` the matrices are planned into; the rest is held
+    /// back for the extra phases ([`super::extra_plan`]). 1 plans the
+    /// matrices alone.
+    pub matrix_share: f64,
 }
 
 fn all_cells(cpu: &[u32], mem: &[u32]) -> Vec<(u32, u32)> {
@@ -349,7 +356,9 @@ pub fn plan(req: &Request) -> JobPlan {
         (Phase::Latency, all.clone()),
         (Phase::Bandwidth, all.clone()),
     ];
-    let avail = req.budget.as_secs_f64();
+    let share = req.matrix_share.clamp(0.01, 1.0);
+    let left = req.budget.as_secs_f64();
+    let avail = left * share;
     let (plans, size) = plan_phases(
         &costs,
         &req.sizes,
@@ -362,23 +371,32 @@ pub fn plan(req: &Request) -> JobPlan {
     let n = all.len();
     let sound_size = req.sizes[0];
     // What the user gave plus what the measurements need beyond what is left.
-    let spent = (req.budget_given.as_secs_f64() - avail).max(0.0);
+    // The matrices' part scales with the budget, so what they need is
+    // divided by their share.
+    let spent = (req.budget_given.as_secs_f64() - left).max(0.0);
     let sound_budget_s = spent
         + total_s(
             &costs,
             sound_size,
             &[(Phase::Latency, n), (Phase::Bandwidth, n)],
             SOUND_CELL_S,
-        );
+        ) / share;
     let statement = statement(req, &plans, n, sound_budget_s);
+    let matrices_s: f64 = plans.iter().map(|p| p.estimated_s).sum();
+    let extras = if share < 1.0 {
+        super::extra_plan::plan(left - matrices_s)
+    } else {
+        Vec::new()
+    };
     JobPlan {
         budget_s: req.budget_given.as_secs_f64(),
         size_bytes: size,
-        estimated_s: plans.iter().map(|p| p.estimated_s).sum(),
+        estimated_s: matrices_s,
         phases: plans,
         sound_budget_s,
         statement,
         costs: req.costs,
+        extras,
     }
 }
 
@@ -421,9 +439,17 @@ fn statement(req: &Request, plans: &[PhasePlan], n: usize, sound_s: f64) -> Opti
     };
     Some(format!(
         "--budget {given} is too short for a sound measurement of {n} latency and {n} bandwidth cells \
-         (at least {:.0} ms of sampling each; with set-up that takes --budget {}): measuring {}{skipped}",
+         (at least {:.0} ms of sampling each; with set-up that takes --budget {}{}): measuring {}{skipped}",
         SOUND_CELL_S * 1e3,
         budget_arg(sound_s),
+        if req.matrix_share < 1.0 {
+            format!(
+                ", the matrices getting {:.0} % of it and the extra phases the rest",
+                req.matrix_share * 100.0
+            )
+        } else {
+            String::new()
+        },
         what.join(", ")
     ))
 }
@@ -445,6 +471,7 @@ mod tests {
             distances: None,
             sizes: vec![64 << 20, 32 << 20],
             costs: CostModel::SERVER,
+            matrix_share: 1.0,
         }
     }
 
@@ -453,6 +480,24 @@ mod tests {
             model: c,
             setup: 1.0,
             sampling: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_matrices_keep_to_their_share_and_the_extras_get_the_rest() {
+        let mut r = request(8, 10.0);
+        let alone = plan(&r);
+        r.matrix_share = 0.6;
+        let p = plan(&r);
+        assert!(p.estimated_s <= 6.0 + 1e-6, "{}", p.estimated_s);
+        assert!(alone.extras.is_empty());
+        assert_eq!(p.extras.len(), 3);
+        let extras: f64 = p.extras.iter().map(|e| e.estimated_share_s).sum();
+        assert!((extras + p.estimated_s - 10.0).abs() < 1e-6, "{extras}");
+        // A sound measurement needs the matrices' part scaled up.
+        assert!(p.sound_budget_s > alone.sound_budget_s);
+        if let Some(s) = &p.statement {
+            assert!(s.contains("the matrices getting 60 %"), "{s}");
         }
     }
 

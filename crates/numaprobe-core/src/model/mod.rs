@@ -24,6 +24,7 @@
 pub mod background;
 pub mod c2c;
 pub mod diff;
+pub mod extra;
 pub mod fleet;
 pub mod format;
 pub mod hops;

@@ -29,6 +29,7 @@ pub mod matrix_long;
 pub mod pin;
 pub mod policy;
 pub mod ranking;
+pub mod run_extra;
 pub mod study;
 pub mod study_chart;
 pub mod study_long;

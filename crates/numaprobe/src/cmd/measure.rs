@@ -9,7 +9,9 @@ use anyhow::Context;
 use numaprobe_core::experiments::{ExperimentError, Progress};
 use numaprobe_core::job::keeper::{mean_eta_s, Observer, Status};
 use numaprobe_core::job::plan::PhasePlan;
+use numaprobe_core::job::step_keeper::StepStatus;
 use numaprobe_core::job::Phase;
+use numaprobe_core::model::extra::{Extra, ExtraRecord, ExtraStatus};
 use numaprobe_core::model::matrix::MatrixResult;
 use numaprobe_core::model::Format;
 use numaprobe_core::placement::{PageKind, PlacementError};
@@ -281,6 +283,38 @@ impl Observer for CellProgress {
     fn replanned(&mut self, plan: &PhasePlan) {
         if let Some(r) = &plan.reason {
             self.line.say(&format!("{}: {r}", plan.phase.name()));
+        }
+    }
+
+    fn extra_started(&mut self, phase: Extra, _share_s: f64) {
+        self.line.set_label("");
+        self.snapshot.phase = phase.name().to_string();
+        self.snapshot.phase_done = 0;
+        self.snapshot.phase_total = 0;
+    }
+
+    /// An extra phase's steps on the same line; the ETA is what is left of
+    /// its share (the phase stops when that is spent).
+    fn extra_status(&mut self, s: &StepStatus) {
+        self.line.set_label(&s.label);
+        self.snapshot = Snapshot {
+            phase: s.phase.name().to_string(),
+            phase_done: s.steps_done,
+            phase_total: s.steps,
+            done: s.steps_done,
+            total: s.steps,
+            elapsed_s: self.started.elapsed().as_secs_f64(),
+            eta_s: Some(s.left_s),
+        };
+        self.line.show(&self.snapshot);
+    }
+
+    /// A phase that did not measure everything says why, above the bar.
+    fn extra_finished(&mut self, r: &ExtraRecord) {
+        if r.status != ExtraStatus::Measured {
+            let why = r.reason.as_deref().unwrap_or("no reason recorded");
+            self.line
+                .say(&format!("{}: {}: {why}", r.phase.name(), r.status.name()));
         }
     }
 }

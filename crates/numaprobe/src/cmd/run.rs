@@ -9,6 +9,9 @@
 //! the results. Each report file is written as soon as its part is done (the
 //! matrices after every cell), so an interrupted run keeps what it measured.
 
+#[path = "run_extra.rs"]
+mod extra;
+
 use super::measure::{self, CellProgress};
 use super::progress::finish_line;
 use crate::cli::{OutputArgs, SysfsArgs};
@@ -17,8 +20,12 @@ use anyhow::Context;
 use numaprobe_core::analysis::{self, binding};
 use numaprobe_core::experiments::ExperimentError;
 use numaprobe_core::job::{self, Phase};
+use numaprobe_core::model::c2c::C2cResult;
+use numaprobe_core::model::extra::ExtraOutcome;
 use numaprobe_core::model::infer::Inference;
+use numaprobe_core::model::loaded::LoadedResult;
 use numaprobe_core::model::matrix::MatrixResult;
+use numaprobe_core::model::peak::PeakResult;
 use numaprobe_core::model::pin::PinReport;
 use numaprobe_core::model::Format;
 use numaprobe_core::placement::PlacementError;
@@ -38,14 +45,24 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 #[command(after_long_help = "What the main job does:\n\n\
 1. Reads the topology (as `numaprobe topo`).\n\
 2. Measures the idle-latency matrix (`numaprobe latency`) and the read-bandwidth matrix \
-(`numaprobe bandwidth`) over every allowed CPU node and memory node within --budget. The budget \
+(`numaprobe bandwidth`) over every allowed CPU node and memory node within 60 % of --budget. The budget \
 covers every cell's set-up (allocating, touching and checking its buffer) as well as its sampling: \
 a small calibration before the first cell estimates the set-up, the cells measured correct the \
 estimate, and every following cell's sampling is re-planned from what is left. Reading the \
 topology, the inference and writing the report come on top (usually well under a second).\n\
-3. Infers performance levels, hops and links from each matrix with two or more nodes and compares \
+3. Then, in what is left of the budget (the 40 % held back plus whatever the matrices did not use): \
+a c2c summary by sharing domain (`numaprobe c2c` with its default CPUs), one loaded-latency curve \
+per distinct level of the measured latency matrix, local and the worst remote at least \
+(`numaprobe loaded-latency`), and the system peak (`numaprobe peak`, every node at once). Each phase \
+gets its part of what is left when it begins: c2c a quarter, loaded latency two thirds of the rest, \
+the peak the rest; a phase stops between steps when its part is spent (status partial), is skipped \
+with a reason when it cannot run (fewer than 0.2 s left or less than its first step needs, c2c \
+with one allowed CPU, loaded latency without a node of two allowed CPUs), and when its experiment \
+fails the others still run and the exit status is 1. With --size, or a buffer cut for the budget, \
+loaded latency and peak spread that size over each node's threads.\n\
+4. Infers performance levels, hops and links from each matrix with two or more nodes and compares \
 them with the firmware's SLIT and HMAT (`numaprobe infer`); with one node there is nothing to infer.\n\
-4. Gives advice and a portable scatter binding for one thread per core (`numaprobe pin`).\n\n\
+5. Gives advice and a portable scatter binding for one thread per core (`numaprobe pin`).\n\n\
 When the budget cannot give every cell a sound measurement (at least 100 ms of sampling: a \
 warm-up and well over five samples of at least 5 ms), one line says so before measuring, names the \
 budget that would, and what is done instead, in this order: a smaller buffer (never below 4x the \
@@ -53,8 +70,8 @@ last-level cache); fewer samples per cell (down to a warm-up and three); the who
 but bandwidth only on the diagonal and, per row, the remote node the SLIT puts farthest; no \
 bandwidth matrix; latency on the diagonal first, then row by row as far as the budget goes. \
 run.json's `plan` records what was measured, reduced or skipped and why.\n\n\
-The report folder holds topo.json, latency.json, bandwidth.json, infer-latency.json, \
-infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document), \
+The report folder holds topo.json, latency.json, bandwidth.json, c2c.json, loaded-latency.json, \
+peak.json (each extra phase that measured anything), infer-latency.json, infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document), \
 summary.md (linking the pictures) and report.html (everything as one self-contained page; \
 `numaprobe report DIR` rebuilds it). Each file is written as soon as its part is done, so an interrupted run keeps what it \
 measured (Ctrl-C or SIGTERM: the cell being measured ends after its current sample, everything \
@@ -112,6 +129,11 @@ struct RunReport {
     elapsed_s: Option<f64>,
     /// What the planner measured, reduced or skipped, and why.
     plan: Option<job::Record>,
+    /// The extra phases after the matrices: status, reason, share of the
+    /// budget and the result (null when nothing was measured).
+    c2c: Option<ExtraOutcome<C2cResult>>,
+    loaded_latency: Option<ExtraOutcome<LoadedResult>>,
+    peak: Option<ExtraOutcome<PeakResult>>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -141,7 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         notes.push("nothing measured (--no-measure)".into());
     }
 
-    let (lat, bw, record) = if measure {
+    let (lat, bw, record, extras) = if measure {
         let file = |name: &str| report_dir.as_ref().map(|d| Sink::File(d.join(name)));
         let job = job::prepare(&topo, &job::Config { budget, size }).map_err(|e| {
             match (&args.size, e) {
@@ -179,9 +201,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 notes.push(format!("{}: {r}", p.plan.phase.name()));
             }
         }
-        (out.latency, out.bandwidth, Some(out.record))
+        extra::save_documents(&out.extras, &save)?;
+        (
+            out.latency,
+            out.bandwidth,
+            Some(out.record),
+            Some(out.extras),
+        )
     } else {
-        (None, None, None)
+        (None, None, None, None)
+    };
+    let (c2c, loaded_latency, peak) = match extras {
+        Some(x) => (Some(x.c2c), Some(x.loaded_latency), Some(x.peak)),
+        None => (None, None, None),
     };
 
     let inference = match &lat {
@@ -243,6 +275,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         budget_s: record.as_ref().map(|r| r.budget_s),
         elapsed_s: record.as_ref().map(|r| r.elapsed_s),
         plan: record,
+        c2c,
+        loaded_latency,
+        peak,
     };
     let markdown = render_markdown(&topo, &doc, pin.as_ref());
     save("run.json", &render::to_json(&doc))?;
@@ -274,7 +309,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     args.out.sink().write(&text)?;
     // Everything measured is written; then the cells that failed make the
     // run exit 1, in one line per the whole job.
-    match failures(&doc) {
+    match extra::failures(&doc) {
         Some(line) => Err(anyhow::anyhow!(line)),
         None => Ok(()),
     }
@@ -282,7 +317,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// "N of M cells failed (latency: first ...; bandwidth: ...)" over both
 /// matrices, or None when every planned cell was measured or skipped.
-fn failures(doc: &RunReport) -> Option<String> {
+fn cell_failures(doc: &RunReport) -> Option<String> {
     let mut failed = 0;
     let mut planned = 0;
     let mut parts = Vec::new();
@@ -409,6 +444,13 @@ fn render_text(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> Str
         s.push('\n');
         s.push_str(&super::infer::render_text(inf, true));
     }
+    let extra = extra::lines(doc);
+    if !extra.is_empty() {
+        s.push_str("\nBeyond the matrices:\n");
+        for l in &extra {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
     if let Some(p) = pin {
         s.push_str("\nBinding: one thread per core, scatter (numaprobe pin --strategy scatter)\n");
         s.push_str(&p.commands_table().to_text());
@@ -435,6 +477,13 @@ fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) ->
     {
         s.push('\n');
         s.push_str(&super::infer::render_markdown(inf, true));
+    }
+    let extra = extra::lines(doc);
+    if !extra.is_empty() {
+        s.push_str("\n## Beyond the matrices\n\n");
+        for l in &extra {
+            s.push_str(&format!("- {l}\n"));
+        }
     }
     if let Some(p) = pin {
         s.push_str("\n## Binding: one thread per core, scatter\n\n");
