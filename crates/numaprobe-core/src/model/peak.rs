@@ -43,6 +43,25 @@ pub struct MemoryDevice {
     pub part: String,
     /// The socket the slot belongs to, where the locator or bank says.
     pub socket: Option<u32>,
+    /// The memory channel the slot is on, where the locator or bank says
+    /// (`A`, `0`); two DIMMs on one channel share its bandwidth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+}
+
+/// The slots of one socket (or of every slot whose socket is unknown:
+/// `socket` None).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SocketPopulation {
+    pub socket: Option<u32>,
+    pub slots: usize,
+    pub populated_slots: usize,
+    /// Channels seen (a slot whose channel is unknown counts as its own).
+    pub channels: usize,
+    pub populated_channels: usize,
+    pub bytes: u64,
+    /// Σ populated channels x configured MT/s x data width / 8, GB/s.
+    pub theoretical_gbs: Option<f64>,
 }
 
 /// What SMBIOS says about memory, or why nothing is known.
@@ -55,6 +74,9 @@ pub struct MemoryPopulation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unknown_because: Option<String>,
     pub devices: Vec<MemoryDevice>,
+    /// Per socket, in socket order.
+    #[serde(default)]
+    pub sockets: Vec<SocketPopulation>,
     /// Theoretical DRAM peak of the populated devices, GB/s.
     pub theoretical_gbs: Option<f64>,
     /// Fewer populated channels on one socket, mixed DIMMs, ...
