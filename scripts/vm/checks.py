@@ -500,3 +500,5 @@ import policy_checks  # noqa: E402,F401
 import diffcheck  # noqa: E402,F401
 # numaprobe-core's unit tests inside the guest (arm64's test binary).
 import unittests  # noqa: E402,F401
+# `numaprobe peak`'s placement and SMBIOS checks (issue 10), in their own module.
+import peak_checks  # noqa: E402,F401
