@@ -114,15 +114,19 @@ pub fn plan(topo: &Topology, cfg: &PeakConfig) -> Result<PeakPlan, ExperimentErr
     }
     let pages = cfg.pages.unwrap_or_else(|| super::default_pages(&live));
     let base = crate::pagesize::base();
-    // Per thread: the node's default total (above every cache, capped by
-    // its free memory) over its threads, the smallest over the nodes so
-    // every thread streams the same amount.
+    // Per thread: the node's total of max(256 MiB, 2 x LLC) (a sequential
+    // stream only has to exceed the cache, as `policy` found; 8 x LLC made
+    // every step touch gigabytes), capped by its free memory, over its
+    // threads; the smallest over the nodes so every thread streams the same
+    // amount.
     let size = match cfg.size {
         Some(s) => s,
         None => nodes
             .iter()
             .zip(&cpus)
-            .map(|(&n, c)| super::default_size(topo, &live, &[n]) / c.len().max(1) as u64)
+            .map(|(&n, c)| {
+                super::default_size_times_llc(topo, &live, &[n], 2) / c.len().max(1) as u64
+            })
             .min()
             .unwrap_or(0),
     };

@@ -33,7 +33,7 @@ pub struct Args {
     /// Traffic mixes, comma-separated: read, 3:1, 2:1, 1:1, nt-write (any R:W from 1 to 16). Default: read
     #[arg(long, value_name = "LIST")]
     pub mix: Option<String>,
-    /// Buffer per thread (read and write parts together): KiB/MiB/GiB or kB/MB/GB. Default: each node's max(256 MiB, 8 x last-level cache), capped at half its allocatable memory, over its threads
+    /// Buffer per thread (read and write parts together): KiB/MiB/GiB or kB/MB/GB. Default: each node's max(256 MiB, 2 x last-level cache), capped at half its allocatable memory, over its threads (a stream only has to exceed the cache)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Page size: 4k, thp, 2m or 1g. Default: thp when the kernel offers it, else 4k
