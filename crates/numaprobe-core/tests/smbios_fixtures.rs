@@ -263,3 +263,36 @@ fn no_table_reads_unknown_with_the_reason() {
     assert_eq!(p.devices.len(), 3);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn garbage_never_panics_either_parser() {
+    // A fixed LCG: reproducible bytes, every byte of the table flipped.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) as u8
+    };
+    let good = table();
+    for i in 0..good.len() {
+        for _ in 0..8 {
+            let mut t = good.clone();
+            t[i] = next();
+            let d = raw::parse(&t);
+            let _ = smbios::population("smbios", d);
+        }
+    }
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/smbios/mixed-hpe.txt"),
+    )
+    .unwrap();
+    for cut in (0..text.len()).step_by(37) {
+        if text.is_char_boundary(cut) {
+            let _ = smbios::from_dmidecode(&text[..cut], "cut");
+        }
+    }
+    let noise: Vec<u8> = (0..4096).map(|_| next()).collect();
+    let _ = raw::parse(&noise);
+    let _ = smbios::from_dmidecode(&String::from_utf8_lossy(&noise), "noise");
+}
