@@ -502,3 +502,5 @@ import diffcheck  # noqa: E402,F401
 import unittests  # noqa: E402,F401
 # `numaprobe c2c`'s pairs, nodes and domains (issue 10).
 import c2c_checks  # noqa: E402,F401
+# `numaprobe peak`'s placement and SMBIOS checks (issue 10), in their own module.
+import peak_checks  # noqa: E402,F401

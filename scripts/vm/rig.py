@@ -97,6 +97,9 @@ class Config:
         # Per-check settings, [check_options.NAME] in the TOML file: how a
         # check learns what this machine can do (e.g. which study presets).
         self.check_options = d.get("check_options", {})
+        # Extra -smbios options (e.g. memory devices, type=17) for checks
+        # that read the guest's SMBIOS table.
+        self.smbios = d.get("smbios", [])
         self.nodes = sorted((Node(n) for n in d["node"]), key=lambda n: n.id)
         self.hmat_lb = d.get("hmat_lb")
         self.node_ids = [n.id for n in self.nodes]
@@ -237,6 +240,11 @@ class Config:
               # into QEMU exiting, so a broken guest never waits for the timeout.
               "-append", f"console={self.arch.console} panic=-1"]
         a += self.arch.result_channel(results)
+        # QEMU builds SMBIOS tables for x86 machines only (arm64's virt has
+        # them through UEFI, which the rig does not boot).
+        if self.arch.name == "x86_64":
+            for s in self.smbios:
+                a += ["-smbios", s]
         for n in self.nodes:
             a += ["-object", f"memory-backend-ram,size={n.memory_mib}M,id=m{n.id}"]
             spec = f"node,nodeid={n.id},memdev=m{n.id}"

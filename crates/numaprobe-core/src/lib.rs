@@ -36,6 +36,7 @@ pub mod placement;
 pub mod platform;
 pub mod render;
 pub mod rng;
+pub mod smbios;
 pub mod stats;
 pub mod timer;
 pub mod topology;

@@ -1,11 +1,32 @@
 //! System peak bandwidth: every allowed CPU of every node streaming its own
 //! node's memory at once, per mix, beside each node alone.
+//!
+//! A step is one mix on a set of threads: the whole system (every allowed
+//! CPU of every node with its own memory, MLC's peak injection bandwidth)
+//! or one node alone. Each thread is pinned (checked), then maps and
+//! touches its own buffer bound to its node, so the pages and page tables
+//! come from the measuring side; a barrier starts every thread together,
+//! each runs the mix kernel (`kernels::mix`, no delay) over its buffer, and
+//! a sample is the bytes all threads asked for over the span from the first
+//! start to the last end. In the system step each node's threads also give
+//! that node's figure under full load. The pages are verified (move_pages)
+//! after the last sample. Between steps the run stops on a cancel or when
+//! the caller's time is spent, keeping what it has.
 
-use super::{ExperimentError, StepProgress};
-use crate::model::peak::PeakResult;
-use crate::placement::PageKind;
-use crate::stats::StopRule;
+use super::{target_sample_ns, ExperimentError, StepProgress};
+use crate::kernels::mix::{self, Mix, MixBuffers, LINE};
+use crate::model::matrix::CellPlacement;
+use crate::model::peak::{MemoryPopulation, NodePeak, PeakResult, SystemPeak};
+use crate::placement::{
+    pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PageKind, PlacementCheck,
+    PLACEMENT_THRESHOLD,
+};
+use crate::stats::{self, StopRule, Summary};
+use crate::timer::{Stamp, Timer};
 use crate::topology::Topology;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
 
 #[derive(Debug, Clone, Default)]
 pub struct PeakConfig {
@@ -26,21 +47,613 @@ pub struct PeakPlan {
     pub size: u64,
     pub rule: StopRule,
     pub per_node: bool,
+    /// The allowed CPUs of each node in `nodes`, in the same order.
+    pub cpus: Vec<Vec<u32>>,
+    pub pages: PageKind,
+    /// Known at plan time (a CPU node without memory this process may use).
+    pub notes: Vec<String>,
 }
 
 impl PeakPlan {
     pub fn steps(&self) -> usize {
         self.mixes.len() * (1 + if self.per_node { self.nodes.len() } else { 0 })
     }
+
+    /// Every step in order: per mix, the system first (the figure wanted
+    /// most if the time runs out), then each node alone.
+    fn step_list(&self) -> Vec<(Mix, Option<usize>)> {
+        let mut out = Vec::new();
+        for m in &self.mixes {
+            let m = Mix::parse(m).unwrap_or(Mix::Read);
+            out.push((m, None));
+            if self.per_node {
+                out.extend((0..self.nodes.len()).map(|i| (m, Some(i))));
+            }
+        }
+        out
+    }
 }
 
-pub fn plan(_topo: &Topology, _cfg: &PeakConfig) -> Result<PeakPlan, ExperimentError> {
-    Err(ExperimentError::Invalid("peak is not built yet".into()))
+/// The valid mixes, for an error line.
+pub const MIX_HELP: &str =
+    "read, nt-write, or R:W with R and W from 1 to 16 (3:1, 2:1, 1:1 as MLC)";
+
+/// Resolve defaults and check everything. Nothing is allocated here.
+pub fn plan(topo: &Topology, cfg: &PeakConfig) -> Result<PeakPlan, ExperimentError> {
+    let mut mixes: Vec<String> = Vec::new();
+    for s in cfg.mixes.clone().unwrap_or_else(|| vec!["read".into()]) {
+        let m = Mix::parse(&s).ok_or_else(|| {
+            ExperimentError::Invalid(format!("--mix: invalid value '{s}' (valid: {MIX_HELP})"))
+        })?;
+        if !mixes.contains(&m.name()) {
+            mixes.push(m.name());
+        }
+    }
+    if mixes.is_empty() {
+        return Err(ExperimentError::Invalid(format!(
+            "--mix: no mix given (valid: {MIX_HELP})"
+        )));
+    }
+    let live = LiveSystem::read()?;
+    let mem_ok = topo.allowed_mem_nodes();
+    let mut notes = Vec::new();
+    let mut nodes = Vec::new();
+    let mut cpus = Vec::new();
+    for n in topo.allowed_cpu_nodes() {
+        if !mem_ok.contains(&n) {
+            notes.push(format!(
+                "node {n} has CPUs but no memory this process may allocate: its CPUs take no part"
+            ));
+            continue;
+        }
+        nodes.push(n);
+        cpus.push(topo.allowed_cpus_of_node(n));
+    }
+    if nodes.is_empty() {
+        return Err(ExperimentError::NoCpuNodes);
+    }
+    let pages = cfg.pages.unwrap_or_else(|| super::default_pages(&live));
+    let base = crate::pagesize::base();
+    // Per thread: the node's total of max(256 MiB, 2 x LLC) (a sequential
+    // stream only has to exceed the cache, as `policy` found; 8 x LLC made
+    // every step touch gigabytes), capped by its free memory, over its
+    // threads; the smallest over the nodes so every thread streams the same
+    // amount.
+    let size = match cfg.size {
+        Some(s) => s,
+        None => nodes
+            .iter()
+            .zip(&cpus)
+            .map(|(&n, c)| {
+                super::default_size_times_llc(topo, &live, &[n], 2) / c.len().max(1) as u64
+            })
+            .min()
+            .unwrap_or(0),
+    };
+    let size = size / base * base;
+    if size < 2 * base {
+        return Err(ExperimentError::Invalid(format!(
+            "--size: {} per thread is too small: at least {} (a read and a write page)",
+            crate::units::format_size(size),
+            crate::units::format_size(2 * base)
+        )));
+    }
+    for (&n, c) in nodes.iter().zip(&cpus) {
+        let total = c.len() as u64 * crate::placement::footprint(size, pages);
+        let total = usize::try_from(total)
+            .map_err(|_| ExperimentError::Invalid(format!("--size {size} B is too large")))?;
+        BufferSpec::new(total, MemPolicy::Bind(n), pages).check_capacity(&live, None)?;
+    }
+    Ok(PeakPlan {
+        nodes,
+        mixes,
+        size,
+        rule: cfg.rule.unwrap_or_default(),
+        per_node: cfg.per_node,
+        cpus,
+        pages,
+        notes,
+    })
 }
 
+/// An empty result for `plan`: the memory population is the caller's.
+fn new_result(plan: &PeakPlan, timer: &Timer) -> PeakResult {
+    PeakResult {
+        schema: crate::SCHEMA.into(),
+        system: Vec::new(),
+        nodes: Vec::new(),
+        memory: MemoryPopulation::default(),
+        achieved_fraction: None,
+        size_bytes: plan.size,
+        pages: plan.pages.to_string(),
+        timer: timer.info(),
+        notes: plan.notes.clone(),
+        complete: false,
+        interrupted: false,
+    }
+}
+
+/// A result holding only the memory population (`--memory-only`).
+pub fn memory_only(memory: MemoryPopulation) -> PeakResult {
+    let mut r = PeakResult {
+        schema: crate::SCHEMA.into(),
+        system: Vec::new(),
+        nodes: Vec::new(),
+        memory: MemoryPopulation::default(),
+        achieved_fraction: None,
+        size_bytes: 0,
+        pages: String::new(),
+        timer: Timer::get().info(),
+        notes: Vec::new(),
+        complete: true,
+        interrupted: false,
+    };
+    set_memory(&mut r, memory);
+    r
+}
+
+/// Attach the memory population and the achieved fraction: the best
+/// system figure over the theoretical DRAM peak.
+pub fn set_memory(r: &mut PeakResult, memory: MemoryPopulation) {
+    let best = r
+        .system
+        .iter()
+        .map(|s| s.gbs)
+        .fold(None, |a: Option<f64>, g| Some(a.map_or(g, |a| a.max(g))));
+    r.achieved_fraction = match (best, memory.theoretical_gbs) {
+        (Some(b), Some(t)) if t > 0.0 => Some(b / t),
+        _ => None,
+    };
+    r.memory = memory;
+}
+
+/// Measure every step of the plan in order.
 pub fn run(
-    _plan: &PeakPlan,
-    _progress: &mut dyn StepProgress,
+    plan: &PeakPlan,
+    progress: &mut dyn StepProgress,
 ) -> Result<PeakResult, ExperimentError> {
-    Err(ExperimentError::Invalid("peak is not built yet".into()))
+    let timer = *Timer::get();
+    let mut result = new_result(plan, &timer);
+    let steps = plan.step_list();
+    let total = steps.len();
+    let (mut stopped, mut failed) = (false, false);
+    for (i, &(m, alone)) in steps.iter().enumerate() {
+        let label = match alone {
+            None => format!("{}: every node at once", m.name()),
+            Some(k) => format!("{}: node {} alone", m.name(), plan.nodes[k]),
+        };
+        progress.step_started(i, total, &label);
+        if crate::cancel::requested() {
+            result.interrupted = true;
+            break;
+        }
+        if progress.out_of_time() {
+            stopped = true;
+            break;
+        }
+        let rule = progress.rule_for_step(i, plan.rule);
+        let groups: Vec<usize> = match alone {
+            None => (0..plan.nodes.len()).collect(),
+            Some(k) => vec![k],
+        };
+        let threads: Vec<(u32, u32)> = groups
+            .iter()
+            .flat_map(|&k| plan.cpus[k].iter().map(move |&c| (plan.nodes[k], c)))
+            .collect();
+        match measure(plan, m, &threads, &rule, &timer) {
+            Ok(mm) => record(&mut result, m, alone.is_none(), &threads, mm),
+            Err(e) => {
+                failed = true;
+                result.notes.push(format!("{label}: not measured: {e}"));
+            }
+        }
+        progress.step_finished(i, total);
+    }
+    // The sum of the nodes alone, beside each system figure.
+    for s in &mut result.system {
+        let alone: Vec<f64> = result
+            .nodes
+            .iter()
+            .filter(|n| !n.concurrent && n.mix == s.mix)
+            .map(|n| n.gbs)
+            .collect();
+        if plan.per_node && alone.len() == plan.nodes.len() {
+            s.sum_of_nodes_alone_gbs = Some(alone.iter().sum());
+        }
+    }
+    if plan.mixes.iter().any(|m| m.contains(':')) {
+        result.notes.push(
+            "R:W mixes use ordinary stores: each stored line is first read from memory (write-allocate), so the memory traffic is higher than the bytes counted; nt-write avoids it"
+                .into(),
+        );
+    }
+    result.interrupted |= crate::cancel::requested();
+    result.complete = !result.interrupted && !stopped && !failed;
+    Ok(result)
+}
+
+/// What one step measured.
+struct StepMeasure {
+    system: stats::Measured,
+    /// Per node: its threads' GB/s per sample.
+    per_node: BTreeMap<u32, Vec<f64>>,
+    /// Per thread, in `threads` order: the CPU it ran on and its buffer's check.
+    observed: Vec<u32>,
+    checks: Vec<PlacementCheck>,
+}
+
+fn record(r: &mut PeakResult, m: Mix, system: bool, threads: &[(u32, u32)], mm: StepMeasure) {
+    let mut all_flags = Vec::new();
+    let mut node_peaks = Vec::new();
+    for (&node, samples) in &mm.per_node {
+        let idx: Vec<usize> = (0..threads.len())
+            .filter(|&i| threads[i].0 == node)
+            .collect();
+        let checks: Vec<PlacementCheck> = idx.iter().map(|&i| mm.checks[i].clone()).collect();
+        let placement = CellPlacement::combine(&checks).fraction_on_intended;
+        let mut flags = Vec::new();
+        if placement < PLACEMENT_THRESHOLD {
+            flags.push(format!(
+                "placement {:.1} % on node {node} < {:.0} %",
+                placement * 100.0,
+                PLACEMENT_THRESHOLD * 100.0
+            ));
+        }
+        for &i in &idx {
+            if mm.observed[i] != threads[i].1 {
+                flags.push(format!(
+                    "a thread pinned to CPU {} ran on CPU {}",
+                    threads[i].1, mm.observed[i]
+                ));
+            }
+        }
+        all_flags.extend(flags.iter().cloned());
+        let s = Summary::of(samples);
+        node_peaks.push(NodePeak {
+            node,
+            mix: m.name(),
+            threads: idx.len(),
+            gbs: s.map(|s| s.median).unwrap_or(0.0),
+            concurrent: system,
+            cpus: idx.iter().map(|&i| mm.observed[i]).collect(),
+            placement,
+            cv: s.map(|s| s.cv).unwrap_or(0.0),
+            flags,
+        });
+    }
+    if system {
+        r.system.push(SystemPeak {
+            mix: m.name(),
+            threads: threads.len(),
+            gbs: mm.system.summary.median,
+            placement: CellPlacement::combine(&mm.checks).fraction_on_intended,
+            samples: mm.system.samples.len(),
+            cv: mm.system.summary.cv,
+            sum_of_nodes_alone_gbs: None,
+            flags: all_flags,
+        });
+    }
+    r.nodes.extend(node_peaks);
+}
+
+/// What the workers share with the coordinating thread.
+struct Shared {
+    barrier: Barrier,
+    stop: AtomicBool,
+    reps: AtomicU64,
+    /// Per worker: (start, end, bytes) of its last sample; start Stamp(1)
+    /// before the first sample means "set up".
+    stamps: Mutex<Vec<(Stamp, Stamp, u64)>>,
+}
+
+fn measure(
+    plan: &PeakPlan,
+    m: Mix,
+    threads: &[(u32, u32)],
+    rule: &StopRule,
+    timer: &Timer,
+) -> Result<StepMeasure, ExperimentError> {
+    let shared = Shared {
+        barrier: Barrier::new(threads.len() + 1),
+        stop: AtomicBool::new(false),
+        reps: AtomicU64::new(1),
+        stamps: Mutex::new(vec![(Stamp(0), Stamp(0), 0); threads.len()]),
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = threads
+            .iter()
+            .enumerate()
+            .map(|(i, &(node, cpu))| {
+                let shared = &shared;
+                s.spawn(move || worker(i, node, cpu, m, plan, timer, shared))
+            })
+            .collect();
+        shared.barrier.wait();
+        let ready = shared
+            .stamps
+            .lock()
+            .map(|v| v.iter().all(|&(a, _, _)| a == Stamp(1)))
+            .unwrap_or(false);
+        let outcome = if ready {
+            coordinate(threads, rule, timer, &shared)
+        } else {
+            Err(ExperimentError::Invalid("a worker could not set up".into()))
+        };
+        shared.stop.store(true, Ordering::SeqCst);
+        shared.barrier.wait();
+        let mut reports = Vec::new();
+        let mut first_err = None;
+        for h in handles {
+            match h.join() {
+                Ok(Ok(r)) => reports.push(r),
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_err.get_or_insert(ExperimentError::Panicked);
+                }
+            }
+        }
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        let (system, per_node) = outcome?;
+        let (observed, checks) = reports.into_iter().unzip();
+        Ok(StepMeasure {
+            system,
+            per_node,
+            observed,
+            checks,
+        })
+    })
+}
+
+type Coordinated = (stats::Measured, BTreeMap<u32, Vec<f64>>);
+
+/// Size the samples, then sample under the rule; each sample also gives
+/// each node's threads' figure.
+fn coordinate(
+    threads: &[(u32, u32)],
+    rule: &StopRule,
+    timer: &Timer,
+    shared: &Shared,
+) -> Result<Coordinated, ExperimentError> {
+    let mut per_node: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    let mut sample = |reps: u64, keep: bool| -> f64 {
+        shared.reps.store(reps, Ordering::SeqCst);
+        shared.barrier.wait(); // start
+        shared.barrier.wait(); // all done
+        let stamps = shared.stamps.lock().map(|v| v.clone()).unwrap_or_default();
+        let gbs = |idx: &mut dyn Iterator<Item = usize>| -> (f64, f64) {
+            let (mut a, mut b, mut bytes) = (Stamp(u64::MAX), Stamp(0), 0u64);
+            for i in idx {
+                let (s, e, n) = stamps[i];
+                a = a.min(s);
+                b = b.max(e);
+                bytes += n;
+            }
+            let ns = timer.elapsed_ns(a, b).max(1.0);
+            (bytes as f64 / ns, ns)
+        };
+        if keep {
+            let nodes: std::collections::BTreeSet<u32> = threads.iter().map(|t| t.0).collect();
+            for n in nodes {
+                let (g, _) = gbs(&mut (0..threads.len()).filter(|&i| threads[i].0 == n));
+                per_node.entry(n).or_default().push(g);
+            }
+        }
+        let (g, ns) = gbs(&mut (0..threads.len()));
+        if keep {
+            g
+        } else {
+            ns
+        }
+    };
+    let pass_ns = sample(1, false);
+    let reps = (target_sample_ns(rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;
+    let measured = stats::repeat(rule, || Ok::<f64, ExperimentError>(sample(reps, true)))?;
+    // Warm-up samples were kept per node too: drop them from the front.
+    let extra = per_node
+        .values()
+        .next()
+        .map(|v| v.len().saturating_sub(measured.samples.len()))
+        .unwrap_or(0);
+    for v in per_node.values_mut() {
+        v.drain(..extra.min(v.len()));
+    }
+    Ok((measured, per_node))
+}
+
+/// The read and write buffers of one thread's `len` bytes for mix `m`: the
+/// read part first, the write part from the next page, in the mix's ratio.
+fn split(m: Mix, base: *mut u8, len: usize) -> MixBuffers {
+    let (r, w) = m.group();
+    let page = crate::pagesize::base() as usize;
+    let (rl, wl) = match (r, w) {
+        (_, 0) => (len, 0),
+        (0, _) => (0, len),
+        _ => {
+            let rl = (len / (r + w) as usize * r as usize) / page * page;
+            (rl, (len - rl) / LINE * LINE)
+        }
+    };
+    MixBuffers {
+        read: base as *const u8,
+        read_len: rl / LINE * LINE,
+        // SAFETY of the offset: rl <= len, inside the buffer.
+        write: base.wrapping_add(rl),
+        write_len: wl,
+    }
+}
+
+fn worker(
+    index: usize,
+    node: u32,
+    cpu: u32,
+    m: Mix,
+    plan: &PeakPlan,
+    timer: &Timer,
+    shared: &Shared,
+) -> Result<(u32, PlacementCheck), ExperimentError> {
+    let spec = BufferSpec::new(plan.size as usize, MemPolicy::Bind(node), plan.pages);
+    // A panic must still reach the barrier, or every other thread waits.
+    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+        || -> Result<(u32, NodeBuffer), ExperimentError> {
+            let observed = pin_current_thread(&[cpu])?;
+            let mut buf = NodeBuffer::alloc(&spec)?;
+            buf.touch();
+            Ok((observed, buf))
+        },
+    ))
+    .unwrap_or(Err(ExperimentError::Panicked));
+    if setup.is_ok() {
+        if let Ok(mut v) = shared.stamps.lock() {
+            v[index] = (Stamp(1), Stamp(0), 0);
+        }
+    }
+    shared.barrier.wait();
+    let (observed, mut buf) = match setup {
+        Ok(x) => x,
+        Err(e) => {
+            shared.barrier.wait();
+            return Err(e);
+        }
+    };
+    let bufs = split(m, buf.as_mut_ptr(), spec.len.min(buf.len()));
+    loop {
+        shared.barrier.wait(); // start (or stop)
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let reps = shared.reps.load(Ordering::SeqCst);
+        let a = timer.now();
+        let mut bytes = 0u64;
+        for _ in 0..reps {
+            // SAFETY: both parts lie inside our page-aligned buffer, 64-byte
+            // aligned, not overlapping.
+            bytes += unsafe { mix::run(m, &bufs, 0) };
+        }
+        let b = timer.now();
+        if let Ok(mut v) = shared.stamps.lock() {
+            v[index] = (a, b, bytes);
+        }
+        shared.barrier.wait(); // done
+    }
+    let check = buf.verify()?;
+    Ok((observed, check))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::{testing, NoProgress};
+    use std::time::Duration;
+
+    fn small(mixes: &[&str]) -> PeakConfig {
+        PeakConfig {
+            mixes: Some(mixes.iter().map(|s| s.to_string()).collect()),
+            size: Some(1 << 20),
+            pages: Some(PageKind::Small),
+            rule: Some(StopRule {
+                budget: Duration::from_millis(60),
+                min_samples: 3,
+                ..StopRule::default()
+            }),
+            per_node: true,
+        }
+    }
+
+    #[test]
+    fn every_cpu_streams_its_own_node_and_each_node_alone() {
+        let topo = testing::live_topology();
+        let plan = plan(&topo, &small(&["read", "1:1", "nt-write"])).unwrap();
+        assert_eq!(plan.steps(), 3 * (1 + plan.nodes.len()));
+        let r = run(&plan, &mut NoProgress).unwrap();
+        assert!(r.complete && !r.interrupted);
+        assert_eq!(r.system.len(), 3);
+        let all: usize = plan.cpus.iter().map(Vec::len).sum();
+        for s in &r.system {
+            assert_eq!(s.threads, all);
+            assert!(s.gbs > 0.0);
+            assert_eq!(s.placement, 1.0);
+            assert!(s.sum_of_nodes_alone_gbs.is_some());
+        }
+        for n in &r.nodes {
+            let k = plan.nodes.iter().position(|&x| x == n.node).unwrap();
+            let mut cpus = n.cpus.clone();
+            cpus.sort_unstable();
+            let mut want = plan.cpus[k].clone();
+            want.sort_unstable();
+            assert_eq!(cpus, want, "threads run on their node's CPUs");
+            assert_eq!(n.placement, 1.0);
+        }
+        assert_eq!(
+            r.nodes.iter().filter(|n| n.concurrent).count(),
+            3 * plan.nodes.len()
+        );
+        assert!(r.notes.iter().any(|n| n.contains("write-allocate")));
+    }
+
+    #[test]
+    fn a_bad_mix_or_a_tiny_size_fails_in_the_plan() {
+        let topo = testing::live_topology();
+        let e = plan(&topo, &small(&["read", "5:x"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--mix: invalid value '5:x' (valid: read, nt-write"),
+            "{e}"
+        );
+        let cfg = PeakConfig {
+            size: Some(100),
+            ..small(&["read"])
+        };
+        assert!(plan(&topo, &cfg)
+            .unwrap_err()
+            .to_string()
+            .contains("too small"));
+    }
+
+    struct Budget(usize);
+    impl StepProgress for Budget {
+        fn step_finished(&mut self, _i: usize, _t: usize) {
+            self.0 += 1;
+        }
+        fn out_of_time(&self) -> bool {
+            self.0 >= 1
+        }
+    }
+
+    #[test]
+    fn out_of_time_stops_between_steps_with_a_partial_result() {
+        let topo = testing::live_topology();
+        let plan = plan(&topo, &small(&["read", "2:1"])).unwrap();
+        let r = run(&plan, &mut Budget(0)).unwrap();
+        assert_eq!(r.system.len(), 1);
+        assert!(!r.complete && !r.interrupted);
+    }
+
+    #[test]
+    fn the_achieved_fraction_is_the_best_system_figure_over_the_theory() {
+        let mut r = memory_only(MemoryPopulation::default());
+        assert_eq!(r.achieved_fraction, None);
+        r.system.push(SystemPeak {
+            mix: "read".into(),
+            threads: 2,
+            gbs: 50.0,
+            placement: 1.0,
+            samples: 5,
+            cv: 0.0,
+            sum_of_nodes_alone_gbs: None,
+            flags: vec![],
+        });
+        set_memory(
+            &mut r,
+            MemoryPopulation {
+                theoretical_gbs: Some(200.0),
+                ..MemoryPopulation::default()
+            },
+        );
+        assert_eq!(r.achieved_fraction, Some(0.25));
+    }
 }

@@ -26,6 +26,7 @@ pub mod infer;
 pub mod json;
 pub mod matrix;
 pub mod matrix_long;
+pub mod peak;
 pub mod pin;
 pub mod policy;
 pub mod ranking;

@@ -122,6 +122,9 @@ pub fn budget(cli: &Cli) -> Option<Budget> {
         Some(Command::Run(a)) => given("--budget", &a.budget, run::DEFAULT_BUDGET),
         Some(Command::Latency(a)) => given("--time-budget", &a.time_budget, per_cell),
         Some(Command::Bandwidth(a)) => given("--time-budget", &a.time_budget, per_cell),
+        Some(Command::Peak(a)) if !a.memory_only => {
+            given("--time-budget", &a.time_budget, per_cell)
+        }
         Some(_) => None,
     }
 }

@@ -16,6 +16,7 @@ use numaprobe_core::model::c2c::C2cResult;
 use numaprobe_core::model::infer::Inference;
 use numaprobe_core::model::matrix::MatrixKind;
 use numaprobe_core::model::matrix::MatrixResult;
+use numaprobe_core::model::peak::PeakResult;
 use numaprobe_core::model::pin::PinReport;
 use numaprobe_core::model::provenance::Provenance;
 use numaprobe_core::model::ranking::Ranking;
@@ -33,6 +34,7 @@ pub const REPORT_HTML: &str = "report.html";
 #[command(
     after_long_help = "Reads every numaprobe JSON document in DIR (topo.json, latency.json, \
 bandwidth.json, infer-*.json, pin.json, run.json, c2c.json, a study's JSON, and any document with a top-level \
+bandwidth.json, infer-*.json, pin.json, peak.json, run.json, a study's JSON, and any document with a top-level \
 \"rankings\" array such as policy and tune results) and writes DIR/report.html: one file with its \
 pictures (inline SVG) and styles inside, no script, nothing fetched from the network. `numaprobe run` \
 writes it into every report folder; run this after adding documents to a folder, or to rebuild the \
@@ -224,6 +226,12 @@ fn classify(
         if let Some(b) = v.get("binding").filter(|b| b.is_object()) {
             push_new(&mut input.bindings, file, parse(b, file, "binding")?);
         }
+        // The main job's system peak, where it holds one.
+        if let Some(p) = v.get("peak").filter(|p| p.is_object()) {
+            if let Ok(p) = serde_json::from_value::<PeakResult>(p.clone()) {
+                push_new(&mut input.peaks, file, p);
+            }
+        }
         if let Some(notes) = v.get("notes").and_then(Value::as_array) {
             input
                 .notes
@@ -251,6 +259,12 @@ fn classify(
         );
     } else if has("hitm") && has("pairs") && has("domains") {
         push_new(&mut input.c2c, file, parse::<C2cResult>(v, file, "c2c")?);
+    } else if has("system") && has("memory") && has("achieved_fraction") {
+        push_new(
+            &mut input.peaks,
+            file,
+            parse::<PeakResult>(v, file, "peak")?,
+        );
     } else if has("strategy") && has("commands") {
         push_new(
             &mut input.bindings,

@@ -7,18 +7,20 @@
 //! test can parse it as XML. Files here: `page` (skeleton, CSS, escaping),
 //! `topology` (the lstopo-like picture), `heatmap` (matrices as coloured
 //! tables), `c2c` (the cache-line transfer matrices and domain summary,
-//! shown with the matrices), `sections` (everything else, one function per
-//! section).
+//! shown with the matrices), `peak` (the system peak and the DIMMs),
+//! `sections` (everything else, one function per section).
 
 mod c2c;
 mod heatmap;
 mod page;
+mod peak;
 mod sections;
 mod topology;
 
 use crate::model::c2c::C2cResult;
 use crate::model::infer::Inference;
 use crate::model::matrix::MatrixResult;
+use crate::model::peak::PeakResult;
 use crate::model::pin::PinReport;
 use crate::model::provenance::Provenance;
 use crate::model::ranking::Ranking;
@@ -59,6 +61,8 @@ pub struct ReportInput {
     pub bindings: Vec<Doc<PinReport>>,
     /// Cache-line transfer results (`numaprobe c2c`), shown with the matrices.
     pub c2c: Vec<Doc<C2cResult>>,
+    /// `numaprobe peak` documents.
+    pub peaks: Vec<Doc<PeakResult>>,
     /// Remarks on the run as a whole (run.json's `notes`).
     pub notes: Vec<String>,
     /// False when a document says its result is partial.
@@ -71,10 +75,11 @@ pub struct ReportInput {
 /// The sections of the page, in order: (id, heading). Every one is always
 /// present (with a line saying why it is empty), so a reader and a test
 /// find the same structure in every report.
-pub const SECTIONS: [(&str, &str); 8] = [
+pub const SECTIONS: [(&str, &str); 9] = [
     ("machine", "Machine and provenance"),
     ("topology", "Topology"),
     ("matrices", "Matrices"),
+    ("peak", "Peak bandwidth and memory"),
     ("interconnect", "Levels and interconnect"),
     ("findings", "Findings and advice"),
     ("study", "Study"),
@@ -88,6 +93,7 @@ pub fn render(input: &ReportInput) -> String {
         sections::machine(input),
         topology::section(input),
         heatmap::section(input),
+        peak::section(input),
         sections::interconnect(input),
         sections::findings(input),
         sections::study(input),

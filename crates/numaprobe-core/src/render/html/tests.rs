@@ -85,10 +85,42 @@ fn full_input() -> ReportInput {
         rankings: vec![Doc::new("policy.json", ranking())],
         bindings: Vec::new(),
         c2c: Vec::new(),
+        peaks: vec![Doc::new("peak.json", peak())],
         notes: vec!["a note".into()],
         complete: true,
         files: vec!["graph-latency.svg".into(), "odd#name?.md".into()],
     }
+}
+
+/// A measured peak with the mixed-DIMM fixture's population: every table of
+/// the peak section, and names with characters to escape.
+fn peak() -> crate::model::peak::PeakResult {
+    let text = include_str!("../../../../../tests/fixtures/smbios/mixed-hpe.txt");
+    let mem = crate::smbios::from_dmidecode(text, "mixed-hpe.txt").unwrap();
+    let mut r = crate::experiments::peak::memory_only(Default::default());
+    r.system.push(crate::model::peak::SystemPeak {
+        mix: "read".into(),
+        threads: 2,
+        gbs: 80.0,
+        placement: 1.0,
+        samples: 5,
+        cv: 0.01,
+        sum_of_nodes_alone_gbs: Some(90.0),
+        flags: vec![],
+    });
+    r.nodes.push(crate::model::peak::NodePeak {
+        node: 0,
+        mix: "read".into(),
+        threads: 2,
+        gbs: 45.0,
+        concurrent: false,
+        cpus: vec![0, 1],
+        placement: 1.0,
+        cv: 0.01,
+        flags: vec!["<&>".into()],
+    });
+    crate::experiments::peak::set_memory(&mut r, mem);
+    r
 }
 
 fn parse(page: &str) -> roxmltree::Document<'_> {

@@ -1,0 +1,54 @@
+//! The report's peak section: `numaprobe peak` documents (system and
+//! per-node figures, the SMBIOS population, theoretical and achieved/peak,
+//! findings), built from the same tables as the text renderer.
+
+use super::page::{empty, escape, table};
+use super::ReportInput;
+use crate::render::peak::{dimm_table, node_table, peak_lines, socket_table, system_table};
+
+pub fn section(input: &ReportInput) -> String {
+    if input.peaks.is_empty() {
+        return empty(
+            "No peak measurement in this folder (`numaprobe peak --output DIR/peak.json` adds one).",
+        );
+    }
+    let mut s = String::new();
+    for d in &input.peaks {
+        let r = &d.value;
+        s.push_str(&format!(
+            "<h3>System peak <span class=\"note\">from {}{}</span></h3>\n",
+            escape(&d.file),
+            if r.complete { "" } else { ", partial" }
+        ));
+        if !r.system.is_empty() {
+            s.push_str(&table(&system_table(r)));
+        }
+        if !r.nodes.is_empty() {
+            s.push_str(&table(&node_table(r)));
+        }
+        let lines: Vec<String> = peak_lines(r)
+            .iter()
+            .map(|l| format!("<li>{}</li>", escape(l)))
+            .collect();
+        s.push_str(&format!("<ul>\n{}\n</ul>\n", lines.join("\n")));
+        if !r.memory.sockets.is_empty() {
+            s.push_str(&table(&socket_table(&r.memory)));
+        }
+        if !r.memory.findings.is_empty() {
+            let f: Vec<String> = r
+                .memory
+                .findings
+                .iter()
+                .map(|l| format!("<li>{}</li>", escape(l)))
+                .collect();
+            s.push_str(&format!(
+                "<ul class=\"findings\">\n{}\n</ul>\n",
+                f.join("\n")
+            ));
+        }
+        if !r.memory.devices.is_empty() {
+            s.push_str(&table(&dimm_table(&r.memory)));
+        }
+    }
+    s
+}
