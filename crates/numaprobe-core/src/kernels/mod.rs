@@ -7,6 +7,8 @@
 //! - `stream`: streaming read, write, non-temporal write, copy, non-temporal
 //!   copy and triad, at the widest vector width the CPU has (chosen at run
 //!   time, recorded in results).
+//! - `atomics`: atomic add and a spin lock under contention, as LSE or
+//!   load/store-exclusive loops on arm64 (chosen at run time), `lock` on x86-64.
 //! - `strided`: seed 000's read-only / write-only loops, one 8-byte element
 //!   per 64-byte line.
 //!
@@ -14,6 +16,7 @@
 //! volatile accesses, the streaming loops use explicit vector loads and
 //! stores through raw pointers and their results go through `black_box`.
 
+pub mod atomics;
 pub mod chase;
 pub mod mix;
 pub mod stream;
