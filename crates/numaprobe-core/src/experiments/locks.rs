@@ -471,7 +471,7 @@ pub fn plan(topo: &Topology, cfg: &LocksConfig) -> Result<LocksPlan, ExperimentE
                 notes.push(format!(
                     "{name}: {n} threads skipped, it holds {} ({})",
                     cpus.len(),
-                    format_list(&cpus[..].to_vec())
+                    format_list(&cpus[..])
                 ));
                 continue;
             }

@@ -58,14 +58,14 @@ struct Shared<'a> {
 }
 
 fn counter_at(buf: &NodeBuffer, off: usize) -> &AtomicU64 {
-    assert!(off + 8 <= buf.len() && off % 8 == 0);
+    assert!(off + 8 <= buf.len() && off.is_multiple_of(8));
     // SAFETY: in bounds and 8-byte aligned (the mapping is page aligned);
     // every access to the buffer's words goes through atomics.
     unsafe { &*(buf.as_ptr().add(off) as *const AtomicU64) }
 }
 
 fn lock_at(buf: &NodeBuffer, off: usize) -> &AtomicU32 {
-    assert!(off + 4 <= buf.len() && off % 4 == 0);
+    assert!(off + 4 <= buf.len() && off.is_multiple_of(4));
     // SAFETY: as in counter_at.
     unsafe { &*(buf.as_ptr().add(off) as *const AtomicU32) }
 }
