@@ -483,7 +483,16 @@ pub fn plan(topo: &Topology, cfg: &LocksConfig) -> Result<LocksPlan, ExperimentE
                 }
                 continue;
             }
-            shapes.push((name.clone(), cpus[..n].to_vec()));
+            let these = &cpus[..n];
+            if let Some((first, _)) = shapes.iter().find(|(_, c)| c.as_slice() == these) {
+                // Two strategies that pick the same CPUs here measure the same.
+                notes.push(format!(
+                    "{name}: {n} threads would run on the same CPUs as {first} ({}), not repeated",
+                    format_list(these)
+                ));
+                continue;
+            }
+            shapes.push((name.clone(), these.to_vec()));
         }
     }
     let mut runs = Vec::new();
