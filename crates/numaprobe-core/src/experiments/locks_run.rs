@@ -13,7 +13,7 @@ use crate::placement::{
     current_cpu, pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PageKind,
 };
 use crate::timer::{Stamp, Timer};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
@@ -50,6 +50,10 @@ struct Slice {
 
 struct Shared<'a> {
     stop: AtomicBool,
+    /// Threads inside the slice: the slice's clock starts when all are, so
+    /// a thread woken late from the barrier on a busy machine still
+    /// contends for the whole slice.
+    running: AtomicUsize,
     quit: AtomicBool,
     start: Barrier,
     end: Barrier,
@@ -80,6 +84,7 @@ fn worker(sh: &Shared, rmw: Rmw, op: &str, lock_off: usize, count_off: usize, i:
         if sh.quit.load(Ordering::SeqCst) {
             return;
         }
+        sh.running.fetch_add(1, Ordering::SeqCst);
         let start = timer.now();
         let ops = if op == "atomic_add" {
             atomic_add_loop(rmw, counter, &sh.stop)
@@ -127,6 +132,7 @@ fn measure_run(
     };
     let sh = Shared {
         stop: AtomicBool::new(false),
+        running: AtomicUsize::new(0),
         quit: AtomicBool::new(false),
         start: Barrier::new(n + 1),
         end: Barrier::new(n + 1),
@@ -177,7 +183,11 @@ fn measure_run(
                 counter_at(&buf, c).store(0, Ordering::SeqCst);
             }
             sh.stop.store(false, Ordering::SeqCst);
+            sh.running.store(0, Ordering::SeqCst);
             sh.start.wait();
+            while sh.running.load(Ordering::SeqCst) < n {
+                std::thread::yield_now();
+            }
             std::thread::sleep(slice);
             sh.stop.store(true, Ordering::SeqCst);
             sh.end.wait();

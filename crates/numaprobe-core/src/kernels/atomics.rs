@@ -102,24 +102,28 @@ fn swap_acquire(rmw: Rmw, l: &AtomicU32) -> u32 {
     }
 }
 
-/// Atomic adds of 1 to `counter` until `stop`; returns how many.
+/// Atomic adds of 1 to `counter` until `stop` (at least one batch);
+/// returns how many.
 pub fn atomic_add_loop(rmw: Rmw, counter: &AtomicU64, stop: &AtomicBool) -> u64 {
     let mut done = 0u64;
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         for _ in 0..BATCH {
             add(rmw, counter);
         }
         done += BATCH;
+        if stop.load(Ordering::Relaxed) {
+            return done;
+        }
     }
-    done
 }
 
 /// Take `lock` (test-and-test-and-set: spin reading until it looks free,
 /// then one atomic swap), add 1 to `counter` with a plain load and store,
-/// release with a store-release; until `stop`. Returns how many increments.
+/// release with a store-release; until `stop` (at least one batch).
+/// Returns how many increments.
 pub fn spin_lock_loop(rmw: Rmw, lock: &AtomicU32, counter: &AtomicU64, stop: &AtomicBool) -> u64 {
     let mut done = 0u64;
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         for _ in 0..BATCH {
             loop {
                 while lock.load(Ordering::Relaxed) != 0 {
@@ -138,8 +142,10 @@ pub fn spin_lock_loop(rmw: Rmw, lock: &AtomicU32, counter: &AtomicU64, stop: &At
             lock.store(0, Ordering::Release);
         }
         done += BATCH;
+        if stop.load(Ordering::Relaxed) {
+            return done;
+        }
     }
-    done
 }
 
 #[cfg(target_arch = "aarch64")]
