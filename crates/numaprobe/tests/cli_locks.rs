@@ -145,3 +145,26 @@ fn sigint_ends_with_what_finished_and_exits_130() {
     assert_eq!(doc["interrupted"], true);
     assert_eq!(doc["provenance"]["complete"], false);
 }
+
+#[test]
+fn report_shows_a_locks_document() {
+    let t = TempDir::new("locks-report");
+    let f = t.path().join("locks.json");
+    ok(&run(&short(&[
+        "--ops",
+        "atomic_add",
+        "--sharing",
+        "shared",
+        "-o",
+        f.to_str().unwrap(),
+    ])));
+    let page = ok(&numaprobe(&[
+        "report",
+        t.path().to_str().unwrap(),
+        "-o",
+        "-",
+    ]));
+    assert!(page.contains("Lock and atomic contention"), "no section");
+    assert!(page.contains("atomics: "), "no atomics line");
+    assert!(page.contains("from locks.json"), "not classified");
+}

@@ -185,11 +185,11 @@ fn csv(r: &LocksResult) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::locks::{LockFailed, LockRun};
 
-    fn sample() -> LocksResult {
+    pub(crate) fn sample() -> LocksResult {
         LocksResult {
             schema: crate::SCHEMA.into(),
             atomics: "load/store exclusive".into(),

@@ -13,6 +13,7 @@
 use crate::output::{usage, write_atomic};
 use anyhow::Context;
 use numaprobe_core::model::infer::Inference;
+use numaprobe_core::model::locks::LocksResult;
 use numaprobe_core::model::matrix::MatrixKind;
 use numaprobe_core::model::matrix::MatrixResult;
 use numaprobe_core::model::pin::PinReport;
@@ -247,6 +248,13 @@ fn classify(
             &mut input.studies,
             file,
             parse::<StudyReport>(v, file, "study")?,
+        );
+    } else if has("atomics") && has("runs") {
+        // locks.json (`c2c --locks`).
+        push_new(
+            &mut input.locks,
+            file,
+            parse::<LocksResult>(v, file, "lock contention")?,
         );
     } else if has("strategy") && has("commands") {
         push_new(
