@@ -500,3 +500,5 @@ import policy_checks  # noqa: E402,F401
 import diffcheck  # noqa: E402,F401
 # numaprobe-core's unit tests inside the guest (arm64's test binary).
 import unittests  # noqa: E402,F401
+# `c2c --locks` (issue 10): placement strategies' threads on their nodes.
+import locks_checks  # noqa: E402,F401
