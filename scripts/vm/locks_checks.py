@@ -91,3 +91,46 @@ def locks_placement(cfg, res, t):
     t.eq(bad["rc"], 2, "c2c --locks --ops cas: exit status")
     t.true(len(bad["err"]) == 1 and bad["err"][0].startswith("numaprobe: error:"),
            f"c2c --locks --ops cas: expected one error line, got {bad['err']!r}")
+
+
+# --- selftest (scripts/vm/selftest.py): a right and wrong answers ----------
+
+
+def good_doc(cfg):
+    cpu_nodes = [n for n in cfg.nodes if n.cpus]
+    runs = []
+    if len(cpu_nodes[0].cpus) >= 2:
+        c = cpu_nodes[0].cpus[:2]
+        runs.append({"op": "atomic_add", "placement": "same_node", "threads": 2, "cpus": c,
+                     "nodes": [cpu_nodes[0].id] * 2, "memory_node": cpu_nodes[0].id,
+                     "ops_per_s": 1e7})
+    if len(cpu_nodes) >= 2:
+        c = [cpu_nodes[0].cpus[0], cpu_nodes[1].cpus[0]]
+        runs.append({"op": "atomic_add", "placement": "cross_node", "threads": 2, "cpus": c,
+                     "nodes": [cpu_nodes[0].id, cpu_nodes[1].id],
+                     "memory_node": cpu_nodes[0].id, "ops_per_s": 1e7})
+    return {"schema": "numaprobe/1", "atomics": "x86 lock", "complete": True, "failed": [],
+            "runs": runs}
+
+
+def guest_text(doc, bad_rc=2):
+    import json
+    return "\n".join(["@@@ main rc 0", json.dumps(doc), f"@@@ bad rc {bad_rc}", "",
+                      "@@@err numaprobe: error: --ops: invalid value 'cas'"]) + "\n"
+
+
+def selftest_cases(cfg):
+    """(check, description, Result, expected outcome) for selftest.py."""
+    import copy
+    from checks import Result
+    if "locks-placement" not in cfg.checks:
+        return
+    good = good_doc(cfg)
+    yield "locks-placement", "correct machine", Result(guest_text(good), "", 0), "pass"
+    bad = copy.deepcopy(good)
+    bad["runs"][-1]["nodes"] = [bad["runs"][-1]["nodes"][0]] * 2
+    yield "locks-placement", "cross_node threads on one node", Result(guest_text(bad), "", 0), "fail"
+    bad = copy.deepcopy(good)
+    bad["failed"] = [{"reason": "lost updates"}]
+    yield "locks-placement", "a lost update", Result(guest_text(bad), "", 0), "fail"
+    yield "locks-placement", "bad input accepted", Result(guest_text(good, bad_rc=0), "", 0), "fail"
