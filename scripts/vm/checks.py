@@ -504,3 +504,5 @@ import unittests  # noqa: E402,F401
 import c2c_checks  # noqa: E402,F401
 # `numaprobe peak`'s placement and SMBIOS checks (issue 10), in their own module.
 import peak_checks  # noqa: E402,F401
+# `c2c --locks` (issue 10): placement strategies' threads on their nodes.
+import locks_checks  # noqa: E402,F401

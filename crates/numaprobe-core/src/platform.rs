@@ -91,7 +91,7 @@ pub fn atomics_from_cpuinfo(text: &str) -> Option<Atomics> {
 
 /// The kernel's own answer (AT_HWCAP) on arm64, cpuinfo where that is
 /// unavailable; None elsewhere.
-fn live_atomics(cpuinfo: &str) -> Option<Atomics> {
+pub fn live_atomics(cpuinfo: &str) -> Option<Atomics> {
     if !cfg!(target_arch = "aarch64") {
         return None;
     }

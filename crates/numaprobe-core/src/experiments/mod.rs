@@ -22,6 +22,7 @@ pub mod c2c;
 pub mod latency;
 pub mod loaded;
 pub mod locks;
+mod locks_run;
 pub mod peak;
 pub mod policy;
 pub mod study;

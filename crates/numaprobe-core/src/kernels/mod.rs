@@ -10,6 +10,8 @@
 //! - `pingpong`: cache-line transfer between two pinned threads (c2c):
 //!   HITM ping-pong on one line, and a chase of lines the other CPU holds
 //!   clean.
+//! - `atomics`: atomic add and a spin lock under contention, as LSE or
+//!   load/store-exclusive loops on arm64 (chosen at run time), `lock` on x86-64.
 //! - `strided`: seed 000's read-only / write-only loops, one 8-byte element
 //!   per 64-byte line.
 //!
@@ -17,6 +19,7 @@
 //! volatile accesses, the streaming loops use explicit vector loads and
 //! stores through raw pointers and their results go through `black_box`.
 
+pub mod atomics;
 pub mod chase;
 pub mod mix;
 pub mod pingpong;

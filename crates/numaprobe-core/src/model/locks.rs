@@ -3,6 +3,7 @@
 //! or each its own counter on one line (false sharing) or on its own line;
 //! throughput and cost per operation as threads and placement grow.
 
+use crate::stats::StopRule;
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 
@@ -14,9 +15,17 @@ pub struct LockRun {
     /// `shared` (one counter), `false_sharing` (own counters, one line),
     /// `own_line` (own counters, own lines).
     pub sharing: String,
-    /// `same_core`, `same_l3`, `same_node`, `cross_node` or `cpus` (given).
+    /// `same_core`, `same_l3`, `same_node`, `cross_node`, `cpus` (given),
+    /// or `single` (the one-thread baseline, no contention).
     pub placement: String,
     pub cpus: Vec<u32>,
+    /// The NUMA node of each of `cpus`, in the same order.
+    #[serde(default)]
+    pub nodes: Vec<u32>,
+    /// The node holding the counters' page (first touch by the first
+    /// thread, checked with `move_pages`); null where it could not be read.
+    #[serde(default)]
+    pub memory_node: Option<u32>,
     pub threads: usize,
     /// Operations per second of all threads together (median of samples).
     pub ops_per_s: f64,
@@ -24,6 +33,19 @@ pub struct LockRun {
     pub ns_per_op: f64,
     pub cv: f64,
     pub samples: Vec<f64>,
+    /// Why sampling stopped (`cv_reached`, `budget_spent`, ...).
+    #[serde(default)]
+    pub stop: String,
+}
+
+/// A run that could not be measured or whose counters did not add up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LockFailed {
+    pub op: String,
+    pub sharing: String,
+    pub placement: String,
+    pub cpus: Vec<u32>,
+    pub reason: String,
 }
 
 /// `numaprobe c2c --locks`'s document.
@@ -33,6 +55,14 @@ pub struct LocksResult {
     /// How the read-modify-writes ran: "lse", "load/store exclusive", "x86 lock".
     pub atomics: String,
     pub runs: Vec<LockRun>,
+    #[serde(default)]
+    pub failed: Vec<LockFailed>,
+    /// The sampling rule of each run (its budget is the time per run).
+    #[serde(default)]
+    pub stop_rule: Option<StopRule>,
+    /// Length of one timed slice (one sample), seconds.
+    #[serde(default)]
+    pub slice_s: f64,
     pub timer: TimerInfo,
     pub notes: Vec<String>,
     pub complete: bool,

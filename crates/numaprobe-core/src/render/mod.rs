@@ -24,6 +24,7 @@ pub mod graph;
 pub mod html;
 pub mod infer;
 pub mod json;
+pub mod locks;
 pub mod matrix;
 pub mod matrix_long;
 pub mod peak;

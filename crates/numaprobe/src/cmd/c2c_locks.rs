@@ -1,12 +1,181 @@
 //! `numaprobe c2c --locks`: lock and atomic contention as threads and
-//! placement grow.
+//! placement grow. Options are strings parsed here so a bad value is one
+//! line naming it and the valid ones (exit 2) before any thread starts. An
+//! interrupted measurement writes the runs it finished (`complete: false`).
 
+use super::measure;
+use super::progress::{Line, Snapshot};
 use crate::output::usage;
+use anyhow::Context;
+use numaprobe_core::experiments::locks::{
+    self, AtomicsChoice, LockOp, LocksConfig, Placement, Sharing,
+};
+use numaprobe_core::experiments::StepProgress;
+use numaprobe_core::model::format::Format;
+use numaprobe_core::render::locks::render;
+use numaprobe_core::units;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// Options that only `--locks` reads.
 #[derive(clap::Args, Debug, Default)]
-pub struct LocksArgs {}
+pub struct LocksArgs {
+    /// --locks: thread counts, comma-separated (e.g. 1,2,4). Default: 1, 2, 4, ... up to what each placement holds
+    #[arg(long, value_name = "LIST")]
+    pub threads: Option<String>,
+    /// --locks: placements, comma-separated: same_core (SMT siblings), same_l3, same_node, cross_node. Default: every one the machine can satisfy (the others are skipped with a note)
+    #[arg(long, value_name = "LIST")]
+    pub placement: Option<String>,
+    /// --locks: operations, comma-separated: atomic_add, spin_lock. Default: both
+    #[arg(long, value_name = "LIST")]
+    pub ops: Option<String>,
+    /// --locks: counters, comma-separated: shared (one counter), false_sharing (own counters on one line), own_line. Default: all three
+    #[arg(long, value_name = "LIST")]
+    pub sharing: Option<String>,
+    /// --locks: how read-modify-writes run on arm64: auto (LSE where the CPU has it), lse, llsc (load/store-exclusive loops). Default: auto
+    #[arg(long, value_name = "KIND")]
+    pub atomics: Option<String>,
+    /// --locks: time per run (op, sharing, placement, threads), e.g. 200ms; a sample is a tenth of it (1 ms to 100 ms). Default: 200ms
+    #[arg(long, value_name = "DURATION")]
+    pub locks_time: Option<String>,
+}
 
-pub fn run(_args: &super::c2c::Args) -> anyhow::Result<()> {
-    Err(usage("c2c --locks is not built yet"))
+fn list<T>(
+    opt: &str,
+    v: &Option<String>,
+    parse: impl Fn(&str) -> Option<T>,
+    valid: &str,
+) -> anyhow::Result<Option<Vec<T>>> {
+    let Some(s) = v.as_deref() else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for w in s.split(',').map(str::trim) {
+        match parse(w) {
+            Some(x) => out.push(x),
+            None => {
+                return Err(usage(format!(
+                    "{opt}: invalid value '{w}' (valid: {valid})"
+                )))
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+fn config(a: &super::c2c::Args) -> anyhow::Result<LocksConfig> {
+    let l = &a.locks_args;
+    let threads = list(
+        "--threads",
+        &l.threads,
+        |w| {
+            w.parse::<usize>()
+                .ok()
+                .filter(|&n| (1..=1 << 16).contains(&n))
+        },
+        "whole numbers from 1, e.g. 1,2,4",
+    )?;
+    let atomics = match l.atomics.as_deref() {
+        None => AtomicsChoice::Auto,
+        Some(s) => AtomicsChoice::parse(s).ok_or_else(|| {
+            usage(format!(
+                "--atomics: invalid value '{s}' (valid: {})",
+                AtomicsChoice::NAMES
+            ))
+        })?,
+    };
+    let mut rule = locks::default_rule();
+    if let Some(s) = l.locks_time.as_deref() {
+        let d = units::parse_duration(s).map_err(|e| usage(format!("--locks-time: {e}")))?;
+        if d < Duration::from_millis(5) || d > Duration::from_secs(600) {
+            return Err(usage(format!(
+                "--locks-time: '{s}' is out of range (valid: 5ms to 10min)"
+            )));
+        }
+        rule.budget = d;
+    }
+    Ok(LocksConfig {
+        cpus: measure::node_list("--cpus", &a.cpus)?,
+        rule: Some(rule),
+        threads,
+        placements: list(
+            "--placement",
+            &l.placement,
+            Placement::parse,
+            Placement::NAMES,
+        )?,
+        ops: list("--ops", &l.ops, LockOp::parse, LockOp::NAMES)?,
+        sharing: list("--sharing", &l.sharing, Sharing::parse, Sharing::NAMES)?,
+        atomics,
+        cpu_has_lse: None,
+    })
+}
+
+pub fn run(args: &super::c2c::Args) -> anyhow::Result<()> {
+    let cfg = config(args)?;
+    if cfg.cpus.is_some() && cfg.placements.is_some() {
+        return Err(usage(
+            "--placement: not with --cpus (the given CPUs are the placement)",
+        ));
+    }
+    let topo = measure::live_topology(Path::new("/"))?;
+    let plan = locks::plan(&topo, &cfg).map_err(|e| match (&args.locks_args.atomics, e) {
+        (Some(a), e) if e.to_string().contains("asked for, but this CPU has") => {
+            usage(format!("--atomics {a}: {e}"))
+        }
+        (_, e) => measure::experiment_error(e),
+    })?;
+    let sink = args.out.sink();
+    let format = args.out.format();
+    if !(sink.is_stdout() && matches!(format, Format::Table | Format::Markdown)) {
+        for n in &plan.notes {
+            eprintln!("numaprobe: note: {n}");
+        }
+    }
+    let mut progress = Progress {
+        line: Line::new(),
+        started: Instant::now(),
+        budget_s: plan.rule.budget.as_secs_f64(),
+    };
+    let result = locks::run(&plan, &mut progress)
+        .map_err(anyhow::Error::new)
+        .context("lock measurement failed")?;
+    progress.line.clear();
+    sink.write(&render(&result, format))?;
+    if !result.failed.is_empty() && !result.interrupted {
+        return Err(anyhow::anyhow!(
+            "{} run(s) failed: {}",
+            result.failed.len(),
+            result.failed[0].reason
+        ));
+    }
+    Ok(())
+}
+
+/// Progress on stderr: one bar (or a plain line every few seconds).
+struct Progress {
+    line: Line,
+    started: Instant,
+    budget_s: f64,
+}
+
+impl StepProgress for Progress {
+    fn step_started(&mut self, index: usize, total: usize, label: &str) {
+        self.line.set_label(label);
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let eta = if index > 0 {
+            elapsed / index as f64 * (total - index) as f64
+        } else {
+            self.budget_s * total as f64
+        };
+        self.line.show(&Snapshot {
+            phase: "locks".into(),
+            phase_done: index,
+            phase_total: total,
+            done: index,
+            total,
+            elapsed_s: elapsed,
+            eta_s: Some(eta),
+        });
+    }
 }

@@ -14,6 +14,7 @@ use crate::output::{usage, write_atomic};
 use anyhow::Context;
 use numaprobe_core::model::c2c::C2cResult;
 use numaprobe_core::model::infer::Inference;
+use numaprobe_core::model::locks::LocksResult;
 use numaprobe_core::model::matrix::MatrixKind;
 use numaprobe_core::model::matrix::MatrixResult;
 use numaprobe_core::model::peak::PeakResult;
@@ -264,6 +265,13 @@ fn classify(
             &mut input.peaks,
             file,
             parse::<PeakResult>(v, file, "peak")?,
+        );
+    } else if has("atomics") && has("runs") {
+        // locks.json (`c2c --locks`).
+        push_new(
+            &mut input.locks,
+            file,
+            parse::<LocksResult>(v, file, "lock contention")?,
         );
     } else if has("strategy") && has("commands") {
         push_new(

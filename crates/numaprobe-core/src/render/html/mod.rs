@@ -8,10 +8,12 @@
 //! `topology` (the lstopo-like picture), `heatmap` (matrices as coloured
 //! tables), `c2c` (the cache-line transfer matrices and domain summary,
 //! shown with the matrices), `peak` (the system peak and the DIMMs),
-//! `sections` (everything else, one function per section).
+//! `locks` (lock and atomic contention), `sections` (everything else, one
+//! function per section).
 
 mod c2c;
 mod heatmap;
+mod locks;
 mod page;
 mod peak;
 mod sections;
@@ -19,6 +21,7 @@ mod topology;
 
 use crate::model::c2c::C2cResult;
 use crate::model::infer::Inference;
+use crate::model::locks::LocksResult;
 use crate::model::matrix::MatrixResult;
 use crate::model::peak::PeakResult;
 use crate::model::pin::PinReport;
@@ -57,6 +60,8 @@ pub struct ReportInput {
     pub matrices: Vec<Doc<MatrixResult>>,
     pub inferences: Vec<Doc<Inference>>,
     pub studies: Vec<Doc<StudyReport>>,
+    /// Lock and atomic contention (`c2c --locks`).
+    pub locks: Vec<Doc<LocksResult>>,
     pub rankings: Vec<Doc<Ranking>>,
     pub bindings: Vec<Doc<PinReport>>,
     /// Cache-line transfer results (`numaprobe c2c`), shown with the matrices.
@@ -75,7 +80,7 @@ pub struct ReportInput {
 /// The sections of the page, in order: (id, heading). Every one is always
 /// present (with a line saying why it is empty), so a reader and a test
 /// find the same structure in every report.
-pub const SECTIONS: [(&str, &str); 9] = [
+pub const SECTIONS: [(&str, &str); 10] = [
     ("machine", "Machine and provenance"),
     ("topology", "Topology"),
     ("matrices", "Matrices"),
@@ -83,6 +88,7 @@ pub const SECTIONS: [(&str, &str); 9] = [
     ("interconnect", "Levels and interconnect"),
     ("findings", "Findings and advice"),
     ("study", "Study"),
+    ("locks", "Lock and atomic contention"),
     ("rankings", "Rankings"),
     ("binding", "Binding and files"),
 ];
@@ -97,6 +103,7 @@ pub fn render(input: &ReportInput) -> String {
         sections::interconnect(input),
         sections::findings(input),
         sections::study(input),
+        locks::section(input),
         sections::rankings(input),
         sections::binding(input),
     ];

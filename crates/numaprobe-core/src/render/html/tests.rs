@@ -83,6 +83,10 @@ fn full_input() -> ReportInput {
             crate::model::study::tests::sample_report(),
         )],
         rankings: vec![Doc::new("policy.json", ranking())],
+        locks: vec![Doc::new(
+            "locks.json",
+            crate::render::locks::tests::sample(),
+        )],
         bindings: Vec::new(),
         c2c: Vec::new(),
         peaks: vec![Doc::new("peak.json", peak())],
