@@ -122,6 +122,11 @@ pub fn budget(cli: &Cli) -> Option<Budget> {
         Some(Command::Run(a)) => given("--budget", &a.budget, run::DEFAULT_BUDGET),
         Some(Command::Latency(a)) => given("--time-budget", &a.time_budget, per_cell),
         Some(Command::Bandwidth(a)) => given("--time-budget", &a.time_budget, per_cell),
+        Some(Command::LoadedLatency(a)) => given(
+            "--time-budget",
+            &a.time_budget,
+            numaprobe_core::experiments::loaded::DEFAULT_POINT_BUDGET,
+        ),
         Some(_) => None,
     }
 }
