@@ -181,3 +181,26 @@ fn sigint_keeps_the_finished_points_and_exits_130() {
     assert!(!doc["curves"][0]["points"].as_array().unwrap().is_empty());
     assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
 }
+
+#[test]
+fn the_report_shows_a_loaded_latency_document() {
+    if !two_cpus() {
+        return;
+    }
+    let t = TempDir::new("loaded-report");
+    let out = t.path().join("loaded-latency.json");
+    ok(&run(&tiny(&["--delays", "0", "-o", out.to_str().unwrap()])));
+    let page = t.path().join("page.html");
+    ok(&numaprobe(&[
+        "report",
+        t.path().to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]));
+    let page = std::fs::read_to_string(page).unwrap();
+    let at = page.find("id=\"loaded\"").expect("a loaded section");
+    let section = &page[at..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<svg"), "{section}");
+    assert!(section.contains("from loaded-latency.json"), "{section}");
+}

@@ -42,7 +42,8 @@ fn ns(v: f64) -> String {
     }
 }
 
-fn curve_table(c: &Curve) -> Table {
+/// One curve as a table (text, Markdown and the HTML report use it).
+pub fn curve_table(c: &Curve) -> Table {
     let mut t = Table::new([
         "delay",
         "threads",

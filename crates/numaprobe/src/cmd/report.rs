@@ -13,6 +13,7 @@
 use crate::output::{usage, write_atomic};
 use anyhow::Context;
 use numaprobe_core::model::infer::Inference;
+use numaprobe_core::model::loaded::LoadedResult;
 use numaprobe_core::model::matrix::MatrixKind;
 use numaprobe_core::model::matrix::MatrixResult;
 use numaprobe_core::model::pin::PinReport;
@@ -31,7 +32,7 @@ pub const REPORT_HTML: &str = "report.html";
 #[derive(clap::Args, Debug)]
 #[command(
     after_long_help = "Reads every numaprobe JSON document in DIR (topo.json, latency.json, \
-bandwidth.json, infer-*.json, pin.json, run.json, a study's JSON, and any document with a top-level \
+bandwidth.json, infer-*.json, pin.json, run.json, a study's JSON, loaded-latency.json, and any document with a top-level \
 \"rankings\" array such as policy and tune results) and writes DIR/report.html: one file with its \
 pictures (inline SVG) and styles inside, no script, nothing fetched from the network. `numaprobe run` \
 writes it into every report folder; run this after adding documents to a folder, or to rebuild the \
@@ -247,6 +248,13 @@ fn classify(
             &mut input.studies,
             file,
             parse::<StudyReport>(v, file, "study")?,
+        );
+    } else if has("curves") && has("timer") {
+        // loaded-latency.json: curves of points.
+        push_new(
+            &mut input.loaded,
+            file,
+            parse::<LoadedResult>(v, file, "loaded-latency")?,
         );
     } else if has("strategy") && has("commands") {
         push_new(

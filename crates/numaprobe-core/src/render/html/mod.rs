@@ -6,14 +6,17 @@
 //! page is XHTML-compatible (every element closed, no named entities) so a
 //! test can parse it as XML. Files here: `page` (skeleton, CSS, escaping),
 //! `topology` (the lstopo-like picture), `heatmap` (matrices as coloured
-//! tables), `sections` (everything else, one function per section).
+//! tables), `sections` (everything else, one function per section), `loaded`
+//! (loaded-latency curves).
 
 mod heatmap;
+mod loaded;
 mod page;
 mod sections;
 mod topology;
 
 use crate::model::infer::Inference;
+use crate::model::loaded::LoadedResult;
 use crate::model::matrix::MatrixResult;
 use crate::model::pin::PinReport;
 use crate::model::provenance::Provenance;
@@ -51,6 +54,8 @@ pub struct ReportInput {
     pub matrices: Vec<Doc<MatrixResult>>,
     pub inferences: Vec<Doc<Inference>>,
     pub studies: Vec<Doc<StudyReport>>,
+    /// `numaprobe loaded-latency` results.
+    pub loaded: Vec<Doc<LoadedResult>>,
     pub rankings: Vec<Doc<Ranking>>,
     pub bindings: Vec<Doc<PinReport>>,
     /// Remarks on the run as a whole (run.json's `notes`).
@@ -65,13 +70,14 @@ pub struct ReportInput {
 /// The sections of the page, in order: (id, heading). Every one is always
 /// present (with a line saying why it is empty), so a reader and a test
 /// find the same structure in every report.
-pub const SECTIONS: [(&str, &str); 8] = [
+pub const SECTIONS: [(&str, &str); 9] = [
     ("machine", "Machine and provenance"),
     ("topology", "Topology"),
     ("matrices", "Matrices"),
     ("interconnect", "Levels and interconnect"),
     ("findings", "Findings and advice"),
     ("study", "Study"),
+    ("loaded", "Loaded latency"),
     ("rankings", "Rankings"),
     ("binding", "Binding and files"),
 ];
@@ -85,6 +91,7 @@ pub fn render(input: &ReportInput) -> String {
         sections::interconnect(input),
         sections::findings(input),
         sections::study(input),
+        loaded::section(input),
         sections::rankings(input),
         sections::binding(input),
     ];
