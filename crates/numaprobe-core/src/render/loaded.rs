@@ -143,7 +143,7 @@ fn text(r: &LoadedResult, md: bool) -> String {
         "{bullet}delay: idle work between groups of lines of each load thread (larger is lighter; idle: no load thread); threads counts the chase\n"
     ));
     out.push_str(&format!(
-        "{bullet}GB/s: every thread's bytes (the chase's lines x 64 B included) over the chase's sampling time; latency: median of samples, p90/p99 of short windows of dependent loads\n"
+        "{bullet}GB/s: every thread's bytes (the chase's lines x 64 B included) over a sample's time, median of the samples; latency: median of samples, p90/p99 of short windows of dependent loads\n"
     ));
     out.push_str(&format!(
         "{bullet}knee: the first point at 1.10 x the idle latency or more\n"

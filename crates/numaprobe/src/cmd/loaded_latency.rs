@@ -28,7 +28,7 @@ go from idle (no load thread) through the delays, lightest first, to delay 0 (sa
 Per point: the chase discards a warm-up sample, then samples under the stop rule; the latency is \
 the median of the samples (ns per load, as `latency` reports it), p90/p99 are taken over short \
 windows of a few hundred dependent loads. The bandwidth is every thread's bytes (the chase's \
-lines x 64 B included) over the chase's sampling time; R:W mixes use ordinary stores, whose \
+lines x 64 B included) over a sample's time, the median of the samples; R:W mixes use ordinary stores, whose \
 write-allocate reads are not counted. The knee is the first point whose latency is 1.10 x the \
 idle latency or more; the peak is the highest bandwidth. Every buffer's pages are counted per \
 node with move_pages after each curve (placement); every thread's CPU is checked with \

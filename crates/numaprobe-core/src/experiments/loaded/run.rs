@@ -15,8 +15,9 @@
 //! of short windows of dependent loads, each timed: the sample's figure is
 //! loads over time (as `latency` measures it, so the idle point compares),
 //! the windows give the tail (p90, p99 of the windows' ns per load). The
-//! bandwidth is every thread's bytes over the chase's sampling span: the
-//! load counters' growth plus the chase's lines x 64 B. The buffers'
+//! bandwidth is the median over the samples of every thread's bytes over
+//! the sample's span: the load counters' growth plus the chase's lines x
+//! 64 B (the median, as `bandwidth` takes it). The buffers'
 //! placement is checked with move_pages after each curve.
 
 use super::{LoadedPlan, PairCpus};
@@ -158,9 +159,9 @@ enum ChaseCmd {
 struct ChasePoint {
     measured: stats::Measured,
     windows: Vec<f64>,
-    /// Bytes of every thread over the sampling span, and the span.
-    bytes: f64,
-    ns: f64,
+    /// Median over the samples of every thread's bytes over the sample's
+    /// span, GB/s.
+    bandwidth_gbs: f64,
 }
 
 enum Reply {
@@ -350,7 +351,7 @@ impl Rig<'_> {
         let pct = |q: f64| percentile(&p.windows, q);
         Ok(LoadPoint {
             delay,
-            bandwidth_gbs: if p.ns > 0.0 { p.bytes / p.ns } else { 0.0 },
+            bandwidth_gbs: p.bandwidth_gbs,
             latency_ns: p.measured.summary.median,
             p90_ns: pct(0.90),
             p99_ns: pct(0.99),
@@ -505,21 +506,27 @@ fn chase_point(
             .map(|c| c.0.load(Ordering::Relaxed))
             .sum()
     };
-    let (b0, t0) = (load_bytes(shared), timer.now());
+    // Each sample's bandwidth over its own span, as `bandwidth` takes its
+    // samples: a thread descheduled for a while on a busy machine spoils a
+    // sample, not the point (the median leaves it out).
+    let mut gbs: Vec<f64> = Vec::new();
     let measured = stats::repeat(&StopRule { warmup: 0, ..*rule }, || {
-        Ok::<f64, String>(sample(true, &mut windows, &mut loads))
+        let (b0, l0, t0) = (load_bytes(shared), loads, timer.now());
+        let v = sample(true, &mut windows, &mut loads);
+        let (b1, t1) = (load_bytes(shared), timer.now());
+        let ns = timer.elapsed_ns(t0, t1);
+        let bytes = (b1 - b0) as f64 + ((loads - l0) * LINE as u64) as f64;
+        gbs.push(if ns > 0.0 { bytes / ns } else { 0.0 });
+        Ok::<f64, String>(v)
     })?;
-    let (b1, t1) = (load_bytes(shared), timer.now());
-    let ns = timer.elapsed_ns(t0, t1);
-    let bytes = (b1 - b0) as f64 + (loads * LINE as u64) as f64;
     if measured.stop == StopReason::Interrupted && measured.samples.is_empty() {
         return Err("interrupted before a sample".into());
     }
+    let bandwidth_gbs = stats::Summary::of(&gbs).map(|s| s.median).unwrap_or(0.0);
     Ok(ChasePoint {
         measured,
         windows,
-        bytes,
-        ns,
+        bandwidth_gbs,
     })
 }
 
