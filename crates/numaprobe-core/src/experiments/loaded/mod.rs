@@ -11,7 +11,9 @@
 //! the read mix; delays [`DEFAULT_DELAYS`]; the chase on the node's first
 //! core, load threads on every other allowed CPU of the node except the
 //! chase's SMT siblings (which would share its core and slow the chase by
-//! themselves, not through memory).
+//! themselves, not through memory). A CPU node with no other CPU gives a
+//! curve of the idle point alone (and a note), so a one-CPU node can still
+//! measure a memory node, a CPU-less one included.
 
 mod run;
 
@@ -90,9 +92,24 @@ pub struct LoadedPlan {
 }
 
 impl LoadedPlan {
-    /// One step per point: idle plus every delay, per pair and mix.
+    /// One step per point: idle plus every delay, per pair and mix (idle
+    /// only for a pair without load CPUs).
     pub fn steps(&self) -> usize {
-        self.pairs.len() * self.mixes.len() * (self.delays.len() + 1)
+        (0..self.pairs.len()).map(|k| self.pair_steps(k)).sum()
+    }
+
+    /// Points of one curve of pair `k`: idle alone when its CPU node has no
+    /// CPU left for load threads.
+    pub fn points(&self, k: usize) -> usize {
+        match self.cpus.get(k) {
+            Some(c) if c.load.is_empty() => 1,
+            _ => self.delays.len() + 1,
+        }
+    }
+
+    /// Steps of pair `k`: every mix's points.
+    pub fn pair_steps(&self, k: usize) -> usize {
+        self.mixes.len() * self.points(k)
     }
 }
 
@@ -221,12 +238,6 @@ fn pair_cpus(
                 .collect()
         }
     };
-    if load.is_empty() {
-        return Err(ExperimentError::Invalid(format!(
-            "node {node} has no allowed CPU for load threads beside the chase CPU {chase} (allowed: {})",
-            format_list(&allowed)
-        )));
-    }
     Ok(PairCpus { chase, load })
 }
 
@@ -315,8 +326,21 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig) -> Result<LoadedPlan, Experimen
         budget: DEFAULT_POINT_BUDGET,
         ..StopRule::default()
     });
+    let mut notes = super::memory_side_notes(topo, &mem_nodes);
+    let mut lone: Vec<u32> = pairs
+        .iter()
+        .zip(&cpus)
+        .filter(|(_, c)| c.load.is_empty())
+        .map(|(p, _)| p.0)
+        .collect();
+    lone.dedup();
+    for n in lone {
+        notes.push(format!(
+            "node {n} has no allowed CPU for load threads beside the chase CPU: its curves are the idle point alone"
+        ));
+    }
     Ok(LoadedPlan {
-        notes: super::memory_side_notes(topo, &mem_nodes),
+        notes,
         pairs,
         mixes,
         delays,

@@ -74,7 +74,6 @@ pub fn run_with(
     };
     result.notes.extend(mix_notes(&plan.mixes));
     let total = plan.steps();
-    let per_pair = plan.mixes.len() * (plan.delays.len() + 1);
     let mut stopped = false;
     for (k, (&(cn, mn), cpus)) in plan.pairs.iter().zip(&plan.cpus).enumerate() {
         if stopped || stop_now(progress, &mut result) {
@@ -86,7 +85,7 @@ pub fn run_with(
             timer: &timer,
             cpu_node: cn,
             mem_node: mn,
-            first_step: k * per_pair,
+            first_step: (0..k).map(|j| plan.pair_steps(j)).sum(),
             total,
             stopped: false,
         };
@@ -95,7 +94,8 @@ pub fn run_with(
                 .failed
                 .push(format!("CPU node {cn} -> memory node {mn}: {e}"));
             // The pair's steps are over: the progress moves past them.
-            progress.step_finished(k * per_pair + per_pair - 1, total);
+            let last = (0..=k).map(|j| plan.pair_steps(j)).sum::<usize>();
+            progress.step_finished(last.saturating_sub(1), total);
         }
         stopped |= ctx.stopped;
     }
@@ -246,7 +246,11 @@ impl PairRun<'_> {
                 _ => return Err("a load thread answered out of turn".into()),
             }
         }
-        let points = self.plan.delays.len() + 1;
+        let points = if rig.loads.is_empty() {
+            1
+        } else {
+            self.plan.delays.len() + 1
+        };
         for (mi, name) in self.plan.mixes.iter().enumerate() {
             let mix = Mix::parse(name).ok_or_else(|| format!("mix '{name}' does not parse"))?;
             result.curves.push(Curve {

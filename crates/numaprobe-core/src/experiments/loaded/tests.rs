@@ -186,3 +186,30 @@ fn out_of_time_stops_before_the_first_point() {
     assert!(!r.complete);
     assert!(r.curves.iter().all(|c| c.points.is_empty()));
 }
+
+#[test]
+fn a_node_without_a_cpu_to_spare_gives_the_idle_point_alone() {
+    let mut topo = testing::live_topology();
+    let chase = topo.allowed_core_cpus_of_node(0)[0];
+    for c in &mut topo.cpus {
+        c.allowed = c.os_index == chase;
+    }
+    let mut cfg = tiny();
+    cfg.pairs = Some(vec![(0, 0)]);
+    let p = plan(&topo, &cfg).unwrap();
+    assert!(p.cpus[0].load.is_empty());
+    assert_eq!(p.steps(), 1);
+    assert!(
+        p.notes.iter().any(|n| n.contains("idle point alone")),
+        "{:?}",
+        p.notes
+    );
+    let r = run(&p, &mut Seen::default()).unwrap();
+    assert!(r.complete, "{:?}", r.failed);
+    let c = &r.curves[0];
+    assert_eq!(c.points.len(), 1);
+    assert!(c.points[0].delay.is_none());
+    assert!(c.load_cpus.is_empty());
+    assert_eq!(c.placement, 1.0);
+    assert_eq!(c.knee, None);
+}
