@@ -500,3 +500,5 @@ import policy_checks  # noqa: E402,F401
 import diffcheck  # noqa: E402,F401
 # numaprobe-core's unit tests inside the guest (arm64's test binary).
 import unittests  # noqa: E402,F401
+# `numaprobe loaded-latency`'s placement check (issue 10), in its own module.
+import loaded_checks  # noqa: E402,F401
