@@ -23,7 +23,7 @@ One thread, pinned to a CPU of the CPU node (default: its first core), chases po
 its own buffer bound to the memory node (the `latency` kernel: a random cycle through every \
 64-byte line). The other allowed CPUs of the CPU node (default: all but the chase's SMT siblings) \
 each run a load thread on their own buffer bound to the same memory node: groups of lines read \
-and written in the mix's proportion, then `delay` units of idle work (about a cycle each). Points \
+and written in the mix's proportion, then `delay` units of idle work (a few cycles each). Points \
 go from idle (no load thread) through the delays, lightest first, to delay 0 (saturation).\n\n\
 Per point: the chase discards a warm-up sample, then samples under the stop rule; the latency is \
 the median of the samples (ns per load, as `latency` reports it), p90/p99 are taken over short \
@@ -46,7 +46,7 @@ pub struct Args {
     /// Traffic mixes of the load threads, comma-separated: read, 3:1, 2:1, 1:1 (reads:writes, R and W from 1 to 16), nt-write. Default: read
     #[arg(long, value_name = "LIST")]
     pub mix: Option<String>,
-    /// Injected delays, comma-separated, 0 (saturation) to 1048576; run lightest first. Default: 8192,4096,2048,1024,512,256,128,64,32,16,0
+    /// Injected delays, comma-separated, 0 (saturation) to 1048576; run lightest first. Default: 2048,1024,512,256,128,64,32,16,8,4,2,1,0
     #[arg(long, value_name = "LIST")]
     pub delays: Option<String>,
     /// The chase thread's CPU (on the CPU node). Default: the node's first core

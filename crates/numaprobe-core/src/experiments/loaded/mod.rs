@@ -28,8 +28,10 @@ use crate::units::{format_list, format_size};
 use std::time::Duration;
 
 /// Injected delays, lightest first, ending at saturation (0). Each step
-/// halves the idle work between line groups.
-pub const DEFAULT_DELAYS: [u32; 11] = [8192, 4096, 2048, 1024, 512, 256, 128, 64, 32, 16, 0];
+/// halves the idle work between line groups. A unit costs a few cycles
+/// (a store and a reload the compiler must keep), so 2048 is close to idle
+/// and the climb to saturation happens in the last few halvings.
+pub const DEFAULT_DELAYS: [u32; 13] = [2048, 1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1, 0];
 
 /// The largest delay accepted: about a millisecond of idle work per group
 /// of lines, far lighter than any memory system notices.
