@@ -42,6 +42,9 @@ const SEED: u64 = crate::experiments::latency::DEFAULT_SEED;
 /// loads) that the timer's cost is lost in it.
 const WINDOW_NS: f64 = 20_000.0;
 
+/// How long the load threads may take to start generating.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Lines of traffic per load chunk (64 KiB): between two looks at the stop
 /// flag and two updates of the byte counter.
 const CHUNK_LINES: usize = 1024;
@@ -329,8 +332,17 @@ impl Rig<'_> {
                 tx.send(LoadCmd::Run { mix, delay })
                     .map_err(|_| "a load thread stopped".to_string())?;
             }
-            // Every load thread generating before the chase starts.
+            // Every load thread generating before the chase starts (a thread
+            // that died never arrives: give up rather than wait forever).
+            let began = std::time::Instant::now();
             while self.shared.active.load(Ordering::SeqCst) < load_threads {
+                if began.elapsed() > START_TIMEOUT {
+                    self.shared.running.store(false, Ordering::SeqCst);
+                    return Err(format!(
+                        "the load threads did not all start within {} s",
+                        START_TIMEOUT.as_secs()
+                    ));
+                }
                 std::thread::sleep(Duration::from_micros(100));
             }
         }
