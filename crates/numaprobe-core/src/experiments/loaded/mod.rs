@@ -15,6 +15,7 @@
 //! curve of the idle point alone (and a note), so a one-CPU node can still
 //! measure a memory node, a CPU-less one included.
 
+mod load;
 mod run;
 
 pub use run::{run, run_with};

@@ -4,7 +4,7 @@
 //!
 //! The chase thread (pinned, checked) maps its buffer bound to the memory
 //! node, writes a random chain through every 64-byte line (the `latency`
-//! kernel and layout), and measures on command. Each load thread (pinned,
+//! kernel and layout), and measures on command. Each load thread (`load.rs`; pinned,
 //! checked) maps its own buffer bound to the memory node and, on command,
 //! runs the mix kernel over it in chunks of about 64 KiB at the point's
 //! delay until told to stop, adding the bytes of every chunk to its own
@@ -20,10 +20,11 @@
 //! 64 B (the median, as `bandwidth` takes it). The buffers'
 //! placement is checked with move_pages after each curve.
 
+use super::load::load_thread;
 use super::{LoadedPlan, PairCpus};
 use crate::experiments::{target_sample_ns, ExperimentError, StepProgress};
 use crate::kernels::chase::{self, ChasePattern};
-use crate::kernels::mix::{self, Mix, MixBuffers, LINE};
+use crate::kernels::mix::{Mix, LINE};
 use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
 use crate::model::matrix::CellPlacement;
 use crate::placement::{pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PlacementCheck};
@@ -44,10 +45,6 @@ const WINDOW_NS: f64 = 20_000.0;
 
 /// How long the load threads may take to start generating.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Lines of traffic per load chunk (64 KiB): between two looks at the stop
-/// flag and two updates of the byte counter.
-const CHUNK_LINES: usize = 1024;
 
 /// Measure the plan: [`run_with`] without partial results.
 pub fn run(
@@ -135,18 +132,18 @@ fn mix_notes(mixes: &[String]) -> Option<String> {
 /// share one.
 #[repr(align(128))]
 #[derive(Default)]
-struct Counter(AtomicU64);
+pub(super) struct Counter(pub(super) AtomicU64);
 
 /// What the rig's threads share with the coordinator.
-struct Shared {
+pub(super) struct Shared {
     /// True while the load threads should generate traffic.
-    running: AtomicBool,
+    pub(super) running: AtomicBool,
     /// Load threads generating right now.
-    active: AtomicUsize,
-    bytes: Vec<Counter>,
+    pub(super) active: AtomicUsize,
+    pub(super) bytes: Vec<Counter>,
 }
 
-enum LoadCmd {
+pub(super) enum LoadCmd {
     Run { mix: Mix, delay: u32 },
     Verify,
     Quit,
@@ -159,7 +156,7 @@ enum ChaseCmd {
 }
 
 /// One point as the chase thread measured it.
-struct ChasePoint {
+pub(super) struct ChasePoint {
     measured: stats::Measured,
     windows: Vec<f64>,
     /// Median over the samples of every thread's bytes over the sample's
@@ -167,7 +164,7 @@ struct ChasePoint {
     bandwidth_gbs: f64,
 }
 
-enum Reply {
+pub(super) enum Reply {
     Ready(Result<u32, String>),
     Point(Box<Result<ChasePoint, String>>),
     Ran,
@@ -419,7 +416,7 @@ pub(crate) fn percentile(v: &[f64], q: f64) -> f64 {
 
 /// Pin, allocate and touch: what every rig thread does first. A panic is
 /// caught so the coordinator hears a reason, not silence.
-fn setup(cpu: u32, spec: &BufferSpec) -> Result<(u32, NodeBuffer), String> {
+pub(super) fn setup(cpu: u32, spec: &BufferSpec) -> Result<(u32, NodeBuffer), String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let observed = pin_current_thread(&[cpu]).map_err(|e| e.to_string())?;
         // Pinned before the first touch: pages and page tables come from here.
@@ -546,107 +543,9 @@ fn chase_point(
     })
 }
 
-fn load_thread(
-    index: usize,
-    cpu: u32,
-    spec: &BufferSpec,
-    shared: &Shared,
-    rx: Receiver<LoadCmd>,
-    tx: Sender<Reply>,
-) {
-    let (observed, mut buf) = match setup(cpu, spec) {
-        Ok(x) => x,
-        Err(e) => {
-            let _ = tx.send(Reply::Ready(Err(e)));
-            return;
-        }
-    };
-    let _ = tx.send(Reply::Ready(Ok(observed)));
-    let len = buf.len().min(spec.len);
-    let base = buf.as_mut_ptr();
-    while let Ok(cmd) = rx.recv() {
-        let reply = match cmd {
-            LoadCmd::Run { mix, delay } => {
-                let chunks = Chunks::new(mix, len);
-                shared.active.fetch_add(1, Ordering::SeqCst);
-                let mut k = 0usize;
-                while shared.running.load(Ordering::Relaxed) {
-                    let b = chunks.buffers(base, k);
-                    // SAFETY: the chunk lies inside our buffer (Chunks keeps
-                    // it there), 64-byte aligned; reads and writes apart.
-                    let bytes = unsafe { mix::run(mix, &b, delay) };
-                    shared.bytes[index].0.fetch_add(bytes, Ordering::Relaxed);
-                    k = (k + 1) % chunks.count;
-                }
-                shared.active.fetch_sub(1, Ordering::SeqCst);
-                Reply::Ran
-            }
-            LoadCmd::Verify => Reply::Checked(buf.verify().map_err(|e| e.to_string())),
-            LoadCmd::Quit => break,
-        };
-        if tx.send(reply).is_err() {
-            break;
-        }
-    }
-}
-
-/// A load buffer cut for a mix: a read region and a write region in the
-/// mix's proportion (R:W), walked in step, in chunks of about
-/// [`CHUNK_LINES`] lines of traffic.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Chunks {
-    /// Lines read and written per chunk.
-    read_lines: usize,
-    write_lines: usize,
-    /// Where the write region starts.
-    write_offset: usize,
-    count: usize,
-}
-
-impl Chunks {
-    fn new(mix: Mix, len: usize) -> Chunks {
-        let (r, w) = mix.group();
-        let (r, w) = (r as usize, w as usize);
-        let groups = (CHUNK_LINES / (r + w)).max(1);
-        let (read_lines, write_lines) = (groups * r, groups * w);
-        let count = (len / ((read_lines + write_lines) * LINE)).max(1);
-        Chunks {
-            read_lines,
-            write_lines,
-            write_offset: count * read_lines * LINE,
-            count,
-        }
-    }
-
-    fn buffers(&self, base: *mut u8, k: usize) -> MixBuffers {
-        let (rl, wl) = (self.read_lines * LINE, self.write_lines * LINE);
-        MixBuffers {
-            read: base.wrapping_add(k * rl) as *const u8,
-            read_len: rl,
-            write: base.wrapping_add(self.write_offset + k * wl),
-            write_len: wl,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunks_stay_inside_the_buffer_in_the_mix_proportion() {
-        let len = 8 << 20;
-        for m in Mix::ALL {
-            let c = Chunks::new(m, len);
-            let (r, w) = m.group();
-            assert_eq!(c.read_lines * w as usize, c.write_lines * r as usize);
-            let end = c.write_offset + c.count * c.write_lines * LINE;
-            assert!(end <= len, "{}", m.name());
-            // The regions fill most of the buffer.
-            assert!(end * 10 >= len * 9, "{}", m.name());
-            assert!(c.count > 1);
-        }
-    }
 
     #[test]
     fn percentiles_are_nearest_rank() {
