@@ -506,3 +506,5 @@ import c2c_checks  # noqa: E402,F401
 import peak_checks  # noqa: E402,F401
 # `c2c --locks` (issue 10): placement strategies' threads on their nodes.
 import locks_checks  # noqa: E402,F401
+# `numaprobe loaded-latency`'s placement check (issue 10), in its own module.
+import loaded_checks  # noqa: E402,F401

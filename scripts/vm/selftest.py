@@ -25,6 +25,7 @@ import policy_checks  # noqa: E402
 import c2c_checks  # noqa: E402
 import peak_checks  # noqa: E402
 import locks_checks  # noqa: E402
+import loaded_checks  # noqa: E402
 from unittests import GUEST_SKIPS  # noqa: E402
 
 MIB = 1024 * 1024
@@ -436,6 +437,7 @@ def main():
             if "peak-dimms" in cfg.checks:
                 all_cases += list(peak_checks.selftest_cases(cfg))
             all_cases += list(locks_checks.selftest_cases(cfg))
+            all_cases += list(loaded_checks.selftest_cases(cfg))
             if "diff-check" in cfg.checks:
                 import diffcheck
                 all_cases += list(diffcheck.cases(cfg))

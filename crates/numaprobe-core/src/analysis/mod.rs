@@ -26,6 +26,7 @@ pub mod hmat;
 pub mod infer;
 pub mod input;
 pub mod levels;
+pub mod loaded;
 pub mod matrix;
 pub mod mlc;
 mod pin_report;

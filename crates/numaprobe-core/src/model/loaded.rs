@@ -16,6 +16,15 @@ pub struct LoadPoint {
     pub latency_ns: f64,
     pub p90_ns: f64,
     pub p99_ns: f64,
+    /// Load threads that ran during the point (0 at idle).
+    #[serde(default)]
+    pub load_threads: u32,
+    /// Short chase windows the percentiles are taken over.
+    #[serde(default)]
+    pub windows: usize,
+    /// Why the point stopped sampling (`cv_reached`, `budget_spent`, ...).
+    #[serde(default)]
+    pub stop: Option<crate::stats::StopReason>,
 }
 
 /// One curve: a CPU node, a memory node and a traffic mix.
@@ -35,6 +44,12 @@ pub struct Curve {
     pub peak_gbs: f64,
     /// Fraction of the buffers' pages on `mem_node`.
     pub placement: f64,
+    /// Buffer bytes of each thread (the chase's and every load thread's).
+    #[serde(default)]
+    pub size_bytes: u64,
+    /// Page kind of the buffers (`4k`, `thp`, `2m`, `1g`).
+    #[serde(default)]
+    pub pages: String,
 }
 
 /// `numaprobe loaded-latency`'s document.
@@ -43,6 +58,9 @@ pub struct LoadedResult {
     pub schema: String,
     pub curves: Vec<Curve>,
     pub timer: TimerInfo,
+    /// The stop rule of a point (before a budget-keeping caller adjusts it).
+    #[serde(default)]
+    pub rule: Option<crate::stats::StopRule>,
     pub notes: Vec<String>,
     #[serde(default)]
     pub failed: Vec<String>,

@@ -9,6 +9,7 @@
 //! - `matrix`, `matrix_long`: a latency/bandwidth matrix and its long table
 //! - `infer`, `graph`: the inference's tables and ASCII drawing; its picture
 //! - `study`, `study_long`, `study_plan`, `study_chart`: the study
+//! - `loaded`, `loaded_chart`: loaded-latency curves and their chart
 //! - `pin`: a binding; `topo`: the topology (text, CSV, Markdown, summary)
 //! - `c2c`: the cache-line transfer matrices, pairs and domain summary
 //! - `chart`: the shared font and PNG encoding of the pictures
@@ -25,6 +26,8 @@ pub mod html;
 pub mod infer;
 pub mod json;
 pub mod locks;
+pub mod loaded;
+pub mod loaded_chart;
 pub mod matrix;
 pub mod matrix_long;
 pub mod peak;

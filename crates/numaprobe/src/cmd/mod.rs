@@ -125,6 +125,11 @@ pub fn budget(cli: &Cli) -> Option<Budget> {
         Some(Command::Peak(a)) if !a.memory_only => {
             given("--time-budget", &a.time_budget, per_cell)
         }
+        Some(Command::LoadedLatency(a)) => given(
+            "--time-budget",
+            &a.time_budget,
+            numaprobe_core::experiments::loaded::DEFAULT_POINT_BUDGET,
+        ),
         Some(_) => None,
     }
 }

@@ -15,6 +15,7 @@ use anyhow::Context;
 use numaprobe_core::model::c2c::C2cResult;
 use numaprobe_core::model::infer::Inference;
 use numaprobe_core::model::locks::LocksResult;
+use numaprobe_core::model::loaded::LoadedResult;
 use numaprobe_core::model::matrix::MatrixKind;
 use numaprobe_core::model::matrix::MatrixResult;
 use numaprobe_core::model::peak::PeakResult;
@@ -34,8 +35,8 @@ pub const REPORT_HTML: &str = "report.html";
 #[derive(clap::Args, Debug)]
 #[command(
     after_long_help = "Reads every numaprobe JSON document in DIR (topo.json, latency.json, \
-bandwidth.json, infer-*.json, pin.json, run.json, c2c.json, a study's JSON, and any document with a top-level \
-bandwidth.json, infer-*.json, pin.json, peak.json, run.json, a study's JSON, and any document with a top-level \
+bandwidth.json, infer-*.json, pin.json, run.json, c2c.json, locks.json, peak.json, loaded-latency.json, a study's JSON, \
+and any document with a top-level \
 \"rankings\" array such as policy and tune results) and writes DIR/report.html: one file with its \
 pictures (inline SVG) and styles inside, no script, nothing fetched from the network. `numaprobe run` \
 writes it into every report folder; run this after adding documents to a folder, or to rebuild the \
@@ -272,6 +273,13 @@ fn classify(
             &mut input.locks,
             file,
             parse::<LocksResult>(v, file, "lock contention")?,
+        );
+    } else if has("curves") && has("timer") {
+        // loaded-latency.json: curves of points.
+        push_new(
+            &mut input.loaded,
+            file,
+            parse::<LoadedResult>(v, file, "loaded-latency")?,
         );
     } else if has("strategy") && has("commands") {
         push_new(

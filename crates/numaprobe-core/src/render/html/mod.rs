@@ -9,11 +9,12 @@
 //! tables), `c2c` (the cache-line transfer matrices and domain summary,
 //! shown with the matrices), `peak` (the system peak and the DIMMs),
 //! `locks` (lock and atomic contention), `sections` (everything else, one
-//! function per section).
+//! function per section), `loaded` (loaded-latency curves).
 
 mod c2c;
 mod heatmap;
 mod locks;
+mod loaded;
 mod page;
 mod peak;
 mod sections;
@@ -22,6 +23,7 @@ mod topology;
 use crate::model::c2c::C2cResult;
 use crate::model::infer::Inference;
 use crate::model::locks::LocksResult;
+use crate::model::loaded::LoadedResult;
 use crate::model::matrix::MatrixResult;
 use crate::model::peak::PeakResult;
 use crate::model::pin::PinReport;
@@ -62,6 +64,8 @@ pub struct ReportInput {
     pub studies: Vec<Doc<StudyReport>>,
     /// Lock and atomic contention (`c2c --locks`).
     pub locks: Vec<Doc<LocksResult>>,
+    /// `numaprobe loaded-latency` results.
+    pub loaded: Vec<Doc<LoadedResult>>,
     pub rankings: Vec<Doc<Ranking>>,
     pub bindings: Vec<Doc<PinReport>>,
     /// Cache-line transfer results (`numaprobe c2c`), shown with the matrices.
@@ -80,7 +84,7 @@ pub struct ReportInput {
 /// The sections of the page, in order: (id, heading). Every one is always
 /// present (with a line saying why it is empty), so a reader and a test
 /// find the same structure in every report.
-pub const SECTIONS: [(&str, &str); 10] = [
+pub const SECTIONS: [(&str, &str); 11] = [
     ("machine", "Machine and provenance"),
     ("topology", "Topology"),
     ("matrices", "Matrices"),
@@ -89,6 +93,7 @@ pub const SECTIONS: [(&str, &str); 10] = [
     ("findings", "Findings and advice"),
     ("study", "Study"),
     ("locks", "Lock and atomic contention"),
+    ("loaded", "Loaded latency"),
     ("rankings", "Rankings"),
     ("binding", "Binding and files"),
 ];
@@ -104,6 +109,7 @@ pub fn render(input: &ReportInput) -> String {
         sections::findings(input),
         sections::study(input),
         locks::section(input),
+        loaded::section(input),
         sections::rankings(input),
         sections::binding(input),
     ];

@@ -87,6 +87,10 @@ fn full_input() -> ReportInput {
             "locks.json",
             crate::render::locks::tests::sample(),
         )],
+        loaded: vec![Doc::new(
+            "loaded-latency.json",
+            crate::render::loaded::tests::doc(),
+        )],
         bindings: Vec::new(),
         c2c: Vec::new(),
         peaks: vec![Doc::new("peak.json", peak())],
@@ -378,4 +382,16 @@ fn memory_only_nodes_and_pci_devices_are_drawn_in_their_node() {
         .map(text_of)
         .collect();
     assert!(cells.contains(&"unknown".to_string()), "{cells:?}");
+}
+
+#[test]
+fn the_loaded_section_draws_the_curve_with_its_knee() {
+    let page = render(&full_input());
+    let doc = parse(&page);
+    let s = section(&doc, "loaded");
+    assert!(s.descendants().any(|n| n.has_tag_name("svg")));
+    let text = text_of(s);
+    assert!(text.contains("CPU node 0 -> memory node 0, read"), "{text}");
+    assert!(text.contains("knee at delay 0"), "{text}");
+    assert!(text.contains("loaded-latency.json"), "{text}");
 }

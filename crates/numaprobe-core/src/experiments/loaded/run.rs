@@ -1,0 +1,559 @@
+//! Running a loaded-latency plan: per pair one rig of threads that lives for
+//! all its mixes and points, so buffers are allocated, touched and chained
+//! once per pair.
+//!
+//! The chase thread (pinned, checked) maps its buffer bound to the memory
+//! node, writes a random chain through every 64-byte line (the `latency`
+//! kernel and layout), and measures on command. Each load thread (`load.rs`; pinned,
+//! checked) maps its own buffer bound to the memory node and, on command,
+//! runs the mix kernel over it in chunks of about 64 KiB at the point's
+//! delay until told to stop, adding the bytes of every chunk to its own
+//! counter.
+//!
+//! A point: the load threads start (none at idle), the chase discards one
+//! sample as warm-up, then samples under the stop rule. A sample is a run
+//! of short windows of dependent loads, each timed: the sample's figure is
+//! loads over time (as `latency` measures it, so the idle point compares),
+//! the windows give the tail (p90, p99 of the windows' ns per load). The
+//! bandwidth is the median over the samples of every thread's bytes over
+//! the sample's span: the load counters' growth plus the chase's lines x
+//! 64 B (the median, as `bandwidth` takes it). The buffers'
+//! placement is checked with move_pages after each curve.
+
+use super::load::load_thread;
+use super::{LoadedPlan, PairCpus};
+use crate::experiments::{target_sample_ns, ExperimentError, StepProgress};
+use crate::kernels::chase::{self, ChasePattern};
+use crate::kernels::mix::{Mix, LINE};
+use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
+use crate::model::matrix::CellPlacement;
+use crate::placement::{pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PlacementCheck};
+use crate::stats::{self, StopReason, StopRule};
+use crate::timer::Timer;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::time::Duration;
+
+/// Seed of the chase chain: `latency`'s, so the idle point walks the same
+/// order `numaprobe latency` does at the same size.
+const SEED: u64 = crate::experiments::latency::DEFAULT_SEED;
+
+/// Target length of one timed window of the chase: short enough that the
+/// windows show the tail a burst of load causes, long enough (hundreds of
+/// loads) that the timer's cost is lost in it.
+const WINDOW_NS: f64 = 20_000.0;
+
+/// How long the load threads may take to start generating.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Measure the plan: [`run_with`] without partial results.
+pub fn run(
+    plan: &LoadedPlan,
+    progress: &mut dyn StepProgress,
+) -> Result<LoadedResult, ExperimentError> {
+    run_with(plan, progress, &mut |_| {})
+}
+
+/// Measure the plan; `partial` sees the result after every point (what an
+/// `--output` file is rewritten with).
+pub fn run_with(
+    plan: &LoadedPlan,
+    progress: &mut dyn StepProgress,
+    partial: &mut dyn FnMut(&LoadedResult),
+) -> Result<LoadedResult, ExperimentError> {
+    let timer = *Timer::get();
+    let mut result = LoadedResult {
+        schema: "numaprobe/1".into(),
+        curves: Vec::new(),
+        timer: timer.info(),
+        rule: Some(plan.rule),
+        notes: plan.notes.clone(),
+        failed: Vec::new(),
+        complete: false,
+        interrupted: false,
+    };
+    result.notes.extend(mix_notes(&plan.mixes));
+    let total = plan.steps();
+    let mut stopped = false;
+    for (k, (&(cn, mn), cpus)) in plan.pairs.iter().zip(&plan.cpus).enumerate() {
+        if stopped || stop_now(progress, &mut result) {
+            stopped = true;
+            break;
+        }
+        let mut ctx = PairRun {
+            plan,
+            timer: &timer,
+            cpu_node: cn,
+            mem_node: mn,
+            first_step: (0..k).map(|j| plan.pair_steps(j)).sum(),
+            total,
+            stopped: false,
+        };
+        if let Err(e) = ctx.measure_pair(cpus, progress, &mut result, partial) {
+            result
+                .failed
+                .push(format!("CPU node {cn} -> memory node {mn}: {e}"));
+            // The pair's steps are over: the progress moves past them.
+            let last = (0..=k).map(|j| plan.pair_steps(j)).sum::<usize>();
+            progress.step_finished(last.saturating_sub(1), total);
+        }
+        stopped |= ctx.stopped;
+    }
+    crate::analysis::loaded::finish(&mut result);
+    result.interrupted |= crate::cancel::requested();
+    result.complete = !stopped && !result.interrupted && result.failed.is_empty();
+    Ok(result)
+}
+
+/// Checked between points: a cancel (interrupted) or a spent budget ends
+/// the run with what it has.
+fn stop_now(progress: &dyn StepProgress, result: &mut LoadedResult) -> bool {
+    if crate::cancel::requested() {
+        result.interrupted = true;
+        return true;
+    }
+    progress.out_of_time()
+}
+
+/// Write-allocate: the bytes counted are the bytes asked for.
+fn mix_notes(mixes: &[String]) -> Option<String> {
+    mixes
+        .iter()
+        .filter_map(|m| Mix::parse(m))
+        .any(|m| matches!(m, Mix::ReadWrite { .. }))
+        .then(|| {
+            "R:W mixes use ordinary stores: each stored line is also read from memory first \
+             (write-allocate), which the bandwidth column does not count; nt-write avoids it"
+                .to_string()
+        })
+}
+
+/// A load thread's byte counter, on its own lines so the counters do not
+/// share one.
+#[repr(align(128))]
+#[derive(Default)]
+pub(super) struct Counter(pub(super) AtomicU64);
+
+/// What the rig's threads share with the coordinator.
+pub(super) struct Shared {
+    /// True while the load threads should generate traffic.
+    pub(super) running: AtomicBool,
+    /// Load threads generating right now.
+    pub(super) active: AtomicUsize,
+    pub(super) bytes: Vec<Counter>,
+}
+
+pub(super) enum LoadCmd {
+    Run { mix: Mix, delay: u32 },
+    Verify,
+    Quit,
+}
+
+enum ChaseCmd {
+    Measure(StopRule),
+    Verify,
+    Quit,
+}
+
+/// One point as the chase thread measured it.
+pub(super) struct ChasePoint {
+    measured: stats::Measured,
+    windows: Vec<f64>,
+    /// Median over the samples of every thread's bytes over the sample's
+    /// span, GB/s.
+    bandwidth_gbs: f64,
+}
+
+pub(super) enum Reply {
+    Ready(Result<u32, String>),
+    Point(Box<Result<ChasePoint, String>>),
+    Ran,
+    Checked(Result<PlacementCheck, String>),
+}
+
+struct PairRun<'a> {
+    plan: &'a LoadedPlan,
+    timer: &'a Timer,
+    cpu_node: u32,
+    mem_node: u32,
+    first_step: usize,
+    total: usize,
+    stopped: bool,
+}
+
+impl PairRun<'_> {
+    fn measure_pair(
+        &mut self,
+        cpus: &PairCpus,
+        progress: &mut dyn StepProgress,
+        result: &mut LoadedResult,
+        partial: &mut dyn FnMut(&LoadedResult),
+    ) -> Result<(), String> {
+        let n = cpus.load.len();
+        let shared = Shared {
+            running: AtomicBool::new(false),
+            active: AtomicUsize::new(0),
+            bytes: (0..n).map(|_| Counter::default()).collect(),
+        };
+        let spec = BufferSpec::new(
+            self.plan.size as usize,
+            MemPolicy::Bind(self.mem_node),
+            self.plan.pages,
+        );
+        std::thread::scope(|s| {
+            let (chase_tx, chase_rx) = channel::<ChaseCmd>();
+            let (chase_reply_tx, chase_reply) = channel::<Reply>();
+            {
+                let (spec, shared, timer) = (&spec, &shared, self.timer);
+                let cpu = cpus.chase;
+                s.spawn(move || chase_thread(cpu, spec, timer, shared, chase_rx, chase_reply_tx));
+            }
+            let mut loads: Vec<(Sender<LoadCmd>, Receiver<Reply>)> = Vec::new();
+            for (i, &cpu) in cpus.load.iter().enumerate() {
+                let (tx, rx) = channel::<LoadCmd>();
+                let (rtx, rrx) = channel::<Reply>();
+                let (spec, shared) = (&spec, &shared);
+                s.spawn(move || load_thread(i, cpu, spec, shared, rx, rtx));
+                loads.push((tx, rrx));
+            }
+            let rig = Rig {
+                chase: (chase_tx, chase_reply),
+                loads,
+                shared: &shared,
+            };
+            let outcome = self.drive(&rig, progress, result, partial);
+            rig.quit();
+            outcome
+        })
+    }
+
+    /// Every mix and point on a ready rig.
+    fn drive(
+        &mut self,
+        rig: &Rig,
+        progress: &mut dyn StepProgress,
+        result: &mut LoadedResult,
+        partial: &mut dyn FnMut(&LoadedResult),
+    ) -> Result<(), String> {
+        let chase_cpu = match recv(&rig.chase.1)? {
+            Reply::Ready(r) => r?,
+            _ => return Err("the chase thread answered out of turn".into()),
+        };
+        let mut load_cpus = Vec::new();
+        for (_, rx) in &rig.loads {
+            match recv(rx)? {
+                Reply::Ready(r) => load_cpus.push(r?),
+                _ => return Err("a load thread answered out of turn".into()),
+            }
+        }
+        let points = if rig.loads.is_empty() {
+            1
+        } else {
+            self.plan.delays.len() + 1
+        };
+        for (mi, name) in self.plan.mixes.iter().enumerate() {
+            let mix = Mix::parse(name).ok_or_else(|| format!("mix '{name}' does not parse"))?;
+            result.curves.push(Curve {
+                cpu_node: self.cpu_node,
+                mem_node: self.mem_node,
+                mix: mix.name(),
+                chase_cpu,
+                load_cpus: load_cpus.clone(),
+                points: Vec::new(),
+                knee: None,
+                peak_gbs: 0.0,
+                placement: 0.0,
+                size_bytes: self.plan.size,
+                pages: self.plan.pages.name().into(),
+            });
+            for pi in 0..points {
+                let step = self.first_step + mi * points + pi;
+                if stop_now(progress, result) {
+                    self.stopped = true;
+                    break;
+                }
+                let delay = (pi > 0).then(|| self.plan.delays[pi - 1]);
+                progress.step_started(step, self.total, &self.label(&mix, delay));
+                let rule = progress.rule_for_step(step, self.plan.rule);
+                let point = rig.point(mix, delay, rule)?;
+                let curve = result.curves.last_mut().expect("pushed above");
+                curve.points.push(point);
+                crate::analysis::loaded::finish_curve(curve);
+                partial(result);
+                progress.step_finished(step, self.total);
+            }
+            let placement = rig.verify(self.mem_node)?;
+            if let Some(c) = result.curves.last_mut() {
+                c.placement = placement;
+            }
+            partial(result);
+            if self.stopped {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn label(&self, mix: &Mix, delay: Option<u32>) -> String {
+        let what = match delay {
+            None => "idle".to_string(),
+            Some(d) => format!("{} delay {d}", mix.name()),
+        };
+        format!(
+            "node {} -> memory node {}, {what}",
+            self.cpu_node, self.mem_node
+        )
+    }
+}
+
+fn recv(rx: &Receiver<Reply>) -> Result<Reply, String> {
+    rx.recv()
+        .map_err(|_| "a measuring thread stopped (panicked)".to_string())
+}
+
+/// The coordinator's handles on one pair's threads.
+struct Rig<'a> {
+    chase: (Sender<ChaseCmd>, Receiver<Reply>),
+    loads: Vec<(Sender<LoadCmd>, Receiver<Reply>)>,
+    shared: &'a Shared,
+}
+
+impl Rig<'_> {
+    /// One point: load threads on (unless idle), the chase measures, load
+    /// threads off and every one back before the next point.
+    fn point(&self, mix: Mix, delay: Option<u32>, rule: StopRule) -> Result<LoadPoint, String> {
+        let load_threads = if delay.is_some() { self.loads.len() } else { 0 };
+        if let Some(delay) = delay {
+            self.shared.running.store(true, Ordering::SeqCst);
+            for (tx, _) in &self.loads {
+                tx.send(LoadCmd::Run { mix, delay })
+                    .map_err(|_| "a load thread stopped".to_string())?;
+            }
+            // Every load thread generating before the chase starts (a thread
+            // that died never arrives: give up rather than wait forever).
+            let began = std::time::Instant::now();
+            while self.shared.active.load(Ordering::SeqCst) < load_threads {
+                if began.elapsed() > START_TIMEOUT {
+                    self.shared.running.store(false, Ordering::SeqCst);
+                    return Err(format!(
+                        "the load threads did not all start within {} s",
+                        START_TIMEOUT.as_secs()
+                    ));
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+        let sent = self.chase.0.send(ChaseCmd::Measure(rule));
+        let measured = match sent {
+            Ok(()) => recv(&self.chase.1),
+            Err(_) => Err("the chase thread stopped".into()),
+        };
+        self.shared.running.store(false, Ordering::SeqCst);
+        if delay.is_some() {
+            for (_, rx) in &self.loads {
+                match recv(rx)? {
+                    Reply::Ran => {}
+                    _ => return Err("a load thread answered out of turn".into()),
+                }
+            }
+        }
+        let p = match measured? {
+            Reply::Point(p) => (*p)?,
+            _ => return Err("the chase thread answered out of turn".into()),
+        };
+        let pct = |q: f64| percentile(&p.windows, q);
+        Ok(LoadPoint {
+            delay,
+            bandwidth_gbs: p.bandwidth_gbs,
+            latency_ns: p.measured.summary.median,
+            p90_ns: pct(0.90),
+            p99_ns: pct(0.99),
+            load_threads: load_threads as u32,
+            windows: p.windows.len(),
+            stop: Some(p.measured.stop),
+        })
+    }
+
+    /// The fraction of every buffer's pages on `mem_node`, now.
+    fn verify(&self, mem_node: u32) -> Result<f64, String> {
+        let mut checks = Vec::new();
+        self.chase
+            .0
+            .send(ChaseCmd::Verify)
+            .map_err(|_| "the chase thread stopped".to_string())?;
+        for (tx, _) in &self.loads {
+            tx.send(LoadCmd::Verify)
+                .map_err(|_| "a load thread stopped".to_string())?;
+        }
+        for rx in std::iter::once(&self.chase.1).chain(self.loads.iter().map(|l| &l.1)) {
+            match recv(rx)? {
+                Reply::Checked(c) => checks.push(c.map_err(|e| format!("node {mem_node}: {e}"))?),
+                _ => return Err("a thread answered out of turn".into()),
+            }
+        }
+        Ok(CellPlacement::combine(&checks).fraction_on_intended)
+    }
+
+    fn quit(&self) {
+        self.shared.running.store(false, Ordering::SeqCst);
+        let _ = self.chase.0.send(ChaseCmd::Quit);
+        for (tx, _) in &self.loads {
+            let _ = tx.send(LoadCmd::Quit);
+        }
+    }
+}
+
+/// The `q` quantile of `v` (nearest rank); NaN for none.
+pub(crate) fn percentile(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
+    s[rank - 1]
+}
+
+/// Pin, allocate and touch: what every rig thread does first. A panic is
+/// caught so the coordinator hears a reason, not silence.
+pub(super) fn setup(cpu: u32, spec: &BufferSpec) -> Result<(u32, NodeBuffer), String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let observed = pin_current_thread(&[cpu]).map_err(|e| e.to_string())?;
+        // Pinned before the first touch: pages and page tables come from here.
+        let mut buf = NodeBuffer::alloc(spec).map_err(|e| e.to_string())?;
+        buf.touch();
+        Ok((observed, buf))
+    }))
+    .unwrap_or_else(|_| Err("a measuring thread panicked".into()))
+}
+
+fn chase_thread(
+    cpu: u32,
+    spec: &BufferSpec,
+    timer: &Timer,
+    shared: &Shared,
+    rx: Receiver<ChaseCmd>,
+    tx: Sender<Reply>,
+) {
+    let ready = setup(cpu, spec).and_then(|(observed, mut buf)| {
+        // SAFETY: the buffer is ours, page-aligned, and outlives the chase.
+        let chain = unsafe {
+            chase::build(
+                buf.as_mut_ptr(),
+                buf.len().min(spec.len),
+                LINE,
+                ChasePattern::Random { window_pages: None },
+                SEED,
+            )
+        }
+        .map_err(|e| e.to_string())?;
+        Ok((observed, buf, chain))
+    });
+    let (observed, buf, chain) = match ready {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = tx.send(Reply::Ready(Err(e)));
+            return;
+        }
+    };
+    let _ = tx.send(Reply::Ready(Ok(observed)));
+    let mut p = chain.start;
+    while let Ok(cmd) = rx.recv() {
+        let reply = match cmd {
+            ChaseCmd::Measure(rule) => {
+                let r = chase_point(&mut p, chain.lines, &rule, timer, shared);
+                Reply::Point(Box::new(r))
+            }
+            ChaseCmd::Verify => Reply::Checked(buf.verify().map_err(|e| e.to_string())),
+            ChaseCmd::Quit => break,
+        };
+        if tx.send(reply).is_err() {
+            break;
+        }
+    }
+}
+
+/// The chase's side of a point; `p` walks on from point to point.
+fn chase_point(
+    p: &mut *const usize,
+    lines: usize,
+    rule: &StopRule,
+    timer: &Timer,
+    shared: &Shared,
+) -> Result<ChasePoint, String> {
+    // Probe: how long is one load now, to size windows and samples.
+    let probe = (lines as u64).clamp(1 << 10, 1 << 14);
+    let a = timer.now();
+    // SAFETY: p stays on the chain built by the chase thread.
+    *p = unsafe { chase::run(*p, probe) };
+    let per_load = (timer.elapsed_ns(a, timer.now()) / probe as f64).max(0.1);
+    let window = (WINDOW_NS / per_load).clamp(64.0, 4096.0) as u64;
+    let windows_per_sample =
+        ((target_sample_ns(rule.budget) / (per_load * window as f64)) as usize).max(1);
+    let mut windows: Vec<f64> = Vec::new();
+    let mut loads = 0u64;
+    let mut sample = |keep: bool, windows: &mut Vec<f64>, loads: &mut u64| -> f64 {
+        let (mut ns, mut n) = (0.0, 0u64);
+        for _ in 0..windows_per_sample {
+            let a = timer.now();
+            // SAFETY: as above.
+            *p = unsafe { chase::run(*p, window) };
+            let w = timer.elapsed_ns(a, timer.now());
+            ns += w;
+            n += window;
+            if keep {
+                windows.push(w / window as f64);
+            }
+        }
+        if keep {
+            *loads += n;
+        }
+        ns / n as f64
+    };
+    // Warm-up, discarded: the load threads' traffic settles here.
+    sample(false, &mut windows, &mut loads);
+    let load_bytes = |shared: &Shared| -> u64 {
+        shared
+            .bytes
+            .iter()
+            .map(|c| c.0.load(Ordering::Relaxed))
+            .sum()
+    };
+    // Each sample's bandwidth over its own span, as `bandwidth` takes its
+    // samples: a thread descheduled for a while on a busy machine spoils a
+    // sample, not the point (the median leaves it out).
+    let mut gbs: Vec<f64> = Vec::new();
+    let measured = stats::repeat(&StopRule { warmup: 0, ..*rule }, || {
+        let (b0, l0, t0) = (load_bytes(shared), loads, timer.now());
+        let v = sample(true, &mut windows, &mut loads);
+        let (b1, t1) = (load_bytes(shared), timer.now());
+        let ns = timer.elapsed_ns(t0, t1);
+        let bytes = (b1 - b0) as f64 + ((loads - l0) * LINE as u64) as f64;
+        gbs.push(if ns > 0.0 { bytes / ns } else { 0.0 });
+        Ok::<f64, String>(v)
+    })?;
+    if measured.stop == StopReason::Interrupted && measured.samples.is_empty() {
+        return Err("interrupted before a sample".into());
+    }
+    let bandwidth_gbs = stats::Summary::of(&gbs).map(|s| s.median).unwrap_or(0.0);
+    Ok(ChasePoint {
+        measured,
+        windows,
+        bandwidth_gbs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), 50.0);
+        assert_eq!(percentile(&v, 0.9), 90.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&[7.0], 0.99), 7.0);
+        assert!(percentile(&[], 0.5).is_nan());
+    }
+}

@@ -1,0 +1,215 @@
+//! Plan checks (on the live machine and a memory-only node) and one tiny
+//! real run: chase on one CPU, one load thread, two delays.
+
+use super::*;
+use crate::experiments::{testing, StepProgress};
+use std::time::Duration;
+
+fn tiny() -> LoadedConfig {
+    LoadedConfig {
+        size: Some(4 << 20),
+        pages: Some(PageKind::Small),
+        delays: Some(vec![0, 64]),
+        rule: Some(StopRule {
+            budget: Duration::from_millis(40),
+            ..StopRule::default()
+        }),
+        ..LoadedConfig::default()
+    }
+}
+
+#[test]
+fn defaults_are_local_and_the_worst_remote_with_a_geometric_series() {
+    let topo = testing::with_memory_only_node();
+    let p = default_pairs(&topo, 0);
+    // Node 7 has no distances here: the farthest other node by number.
+    assert_eq!(p.first(), Some(&(0, 0)));
+    assert_eq!(p.last(), Some(&(0, 7)));
+    let live = testing::live_topology();
+    if live.allowed_mem_nodes().len() == 1 {
+        assert_eq!(default_pairs(&live, 0), vec![(0, 0)]);
+    }
+    assert_eq!(DEFAULT_DELAYS.last(), Some(&0));
+    assert!(DEFAULT_DELAYS.windows(2).all(|w| w[0] > w[1]));
+}
+
+#[test]
+fn delays_are_ordered_lightest_first_and_checked() {
+    assert_eq!(check_delays(&[0, 64, 8, 64]).unwrap(), vec![64, 8, 0]);
+    let e = check_delays(&[8, MAX_DELAY + 1]).unwrap_err().to_string();
+    assert!(e.contains(&format!("delay {}", MAX_DELAY + 1)), "{e}");
+    assert!(e.contains("valid: 0 to"), "{e}");
+    assert!(check_delays(&[]).is_err());
+}
+
+#[test]
+fn mixes_parse_to_canonical_names_and_a_bad_one_names_the_valid_ones() {
+    let v: Vec<String> = ["read", "3:1", "NT-write", "3:1"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(parse_mixes(&v).unwrap(), ["read", "3:1", "nt-write"]);
+    let e = parse_mixes(&["4:x".to_string()]).unwrap_err().to_string();
+    assert!(e.contains("'4:x'"), "{e}");
+    assert!(e.contains("read, 3:1, 2:1, 1:1, nt-write"), "{e}");
+}
+
+#[test]
+fn a_cpu_less_node_is_a_memory_target_but_never_a_cpu_node() {
+    let topo = testing::with_memory_only_node();
+    let cfg = LoadedConfig {
+        pairs: Some(vec![(7, 0)]),
+        ..tiny()
+    };
+    assert!(matches!(
+        plan(&topo, &cfg),
+        Err(ExperimentError::CpuLessNode { .. })
+    ));
+    let cfg = LoadedConfig {
+        pairs: Some(vec![(0, 99)]),
+        ..tiny()
+    };
+    assert!(matches!(
+        plan(&topo, &cfg),
+        Err(ExperimentError::NoSuchNode { .. })
+    ));
+}
+
+#[test]
+fn chase_and_load_cpus_are_checked_against_the_node() {
+    let topo = testing::live_topology();
+    let cpus = topo.allowed_cpus_of_node(0);
+    let cfg = LoadedConfig {
+        chase_cpu: Some(9999),
+        ..tiny()
+    };
+    let e = plan(&topo, &cfg).unwrap_err().to_string();
+    assert!(
+        e.contains("chase CPU 9999 is not an allowed CPU of node 0"),
+        "{e}"
+    );
+    let cfg = LoadedConfig {
+        chase_cpu: Some(cpus[0]),
+        load_cpus: Some(vec![cpus[0]]),
+        ..tiny()
+    };
+    let e = plan(&topo, &cfg).unwrap_err().to_string();
+    assert!(e.contains("is the chase CPU"), "{e}");
+    if cpus.len() >= 2 {
+        let p = plan(&topo, &tiny()).unwrap();
+        assert_eq!(p.cpus[0].chase, topo.allowed_core_cpus_of_node(0)[0]);
+        assert!(!p.cpus[0].load.contains(&p.cpus[0].chase));
+        assert!(!p.cpus[0].load.is_empty());
+        assert_eq!(p.delays, vec![64, 0]);
+        assert_eq!(p.steps(), p.pairs.len() * 3);
+    }
+}
+
+#[test]
+fn the_default_size_beats_the_cache_within_a_gib_per_thread() {
+    let topo = testing::live_topology();
+    let live = LiveSystem::read().unwrap();
+    for threads in [1, 2, 64] {
+        let s = default_size(&topo, &live, &[0], threads);
+        assert!(s <= 1 << 30, "{s}");
+        assert_eq!(s % (2 << 20), 0);
+        assert!(s * threads as u64 <= live.allocatable_bytes(0).unwrap() / 2 + (2 << 20));
+    }
+}
+
+/// Step indices and labels as a progress bar sees them.
+#[derive(Default)]
+struct Seen(Vec<(usize, usize, String)>);
+impl StepProgress for Seen {
+    fn step_started(&mut self, index: usize, total: usize, label: &str) {
+        self.0.push((index, total, label.to_string()));
+    }
+}
+
+#[test]
+fn a_tiny_run_gives_an_idle_point_then_loaded_points_all_placed() {
+    let topo = testing::live_topology();
+    if topo.allowed_cpus_of_node(0).len() < 2 {
+        return; // no CPU left for a load thread
+    }
+    let mut cfg = tiny();
+    cfg.pairs = Some(vec![(0, 0)]);
+    let cpus = topo.allowed_cpus_of_node(0);
+    cfg.chase_cpu = Some(cpus[0]);
+    cfg.load_cpus = Some(vec![cpus[1]]);
+    let p = plan(&topo, &cfg).unwrap();
+    let mut seen = Seen::default();
+    let mut partials = 0;
+    let r = run_with(&p, &mut seen, &mut |_| partials += 1).unwrap();
+    assert!(r.complete, "{:?}", r.failed);
+    assert_eq!(r.curves.len(), 1);
+    let c = &r.curves[0];
+    assert_eq!((c.chase_cpu, c.load_cpus.clone()), (cpus[0], vec![cpus[1]]));
+    assert_eq!(c.placement, 1.0);
+    let delays: Vec<Option<u32>> = c.points.iter().map(|p| p.delay).collect();
+    assert_eq!(delays, [None, Some(64), Some(0)]);
+    assert_eq!(c.points[0].load_threads, 0);
+    assert_eq!(c.points[2].load_threads, 1);
+    for pt in &c.points {
+        assert!(
+            pt.bandwidth_gbs.is_finite() && pt.bandwidth_gbs > 0.0,
+            "{pt:?}"
+        );
+        assert!(pt.latency_ns > 0.0 && pt.p90_ns > 0.0 && pt.p99_ns >= pt.p90_ns);
+        assert!(pt.windows > 0);
+    }
+    assert!(c.peak_gbs >= c.points[0].bandwidth_gbs);
+    assert_eq!(seen.0.len(), 3);
+    assert_eq!(seen.0[0].0, 0);
+    assert!(seen.0[0].2.ends_with("idle"), "{:?}", seen.0);
+    assert_eq!(seen.0[2].1, 3);
+    // Once per point, once per curve's placement.
+    assert_eq!(partials, 4);
+}
+
+/// Out of time from the start: nothing measured, not complete.
+struct Spent;
+impl StepProgress for Spent {
+    fn out_of_time(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn out_of_time_stops_before_the_first_point() {
+    let topo = testing::live_topology();
+    if topo.allowed_cpus_of_node(0).len() < 2 {
+        return;
+    }
+    let p = plan(&topo, &tiny()).unwrap();
+    let r = run(&p, &mut Spent).unwrap();
+    assert!(!r.complete);
+    assert!(r.curves.iter().all(|c| c.points.is_empty()));
+}
+
+#[test]
+fn a_node_without_a_cpu_to_spare_gives_the_idle_point_alone() {
+    let mut topo = testing::live_topology();
+    let chase = topo.allowed_core_cpus_of_node(0)[0];
+    for c in &mut topo.cpus {
+        c.allowed = c.os_index == chase;
+    }
+    let mut cfg = tiny();
+    cfg.pairs = Some(vec![(0, 0)]);
+    let p = plan(&topo, &cfg).unwrap();
+    assert!(p.cpus[0].load.is_empty());
+    assert_eq!(p.steps(), 1);
+    assert!(
+        p.notes.iter().any(|n| n.contains("idle point alone")),
+        "{:?}",
+        p.notes
+    );
+    let r = run(&p, &mut Seen::default()).unwrap();
+    assert!(r.complete, "{:?}", r.failed);
+    let c = &r.curves[0];
+    assert_eq!(c.points.len(), 1);
+    assert!(c.points[0].delay.is_none());
+    assert!(c.load_cpus.is_empty());
+    assert_eq!(c.placement, 1.0);
+    assert_eq!(c.knee, None);
+}

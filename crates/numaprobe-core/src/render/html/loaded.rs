@@ -1,0 +1,41 @@
+//! The report's loaded-latency section: per document the chart (latency
+//! against bandwidth, every curve) and a table per curve with its knee and
+//! peak, from `render::loaded`.
+
+use super::page::{empty, escape, inline_svg, table};
+use super::ReportInput;
+
+pub fn section(input: &ReportInput) -> String {
+    if input.loaded.is_empty() {
+        return empty(
+            "No loaded-latency curve in this folder (`numaprobe loaded-latency --output DIR/loaded-latency.json` adds one).",
+        );
+    }
+    let mut s = String::new();
+    for d in &input.loaded {
+        let r = &d.value;
+        s.push_str(&format!(
+            "<h3>Loaded latency <span class=\"note\">from {}{}</span></h3>\n",
+            escape(&d.file),
+            if r.complete { "" } else { ", partial" }
+        ));
+        match crate::render::loaded_chart::svg(r) {
+            Ok(svg) => s.push_str(&format!(
+                "<div class=\"scroll figure wide\">{}</div>\n",
+                inline_svg(&svg)
+            )),
+            Err(e) => s.push_str(&empty(&e.to_string())),
+        }
+        for c in &r.curves {
+            s.push_str(&table(&crate::render::loaded::curve_table(c)));
+            s.push_str(&format!(
+                "<p>{}</p>\n",
+                escape(&crate::render::loaded::summary_line(c))
+            ));
+        }
+        for f in &r.failed {
+            s.push_str(&format!("<p class=\"note\">failed: {}</p>\n", escape(f)));
+        }
+    }
+    s
+}

@@ -1,0 +1,268 @@
+//! Renderers of a loaded-latency result (`model::loaded::LoadedResult`): a
+//! table per curve (delay, achieved GB/s, latency median/p90/p99, the knee
+//! marked, the peak under it) as text and Markdown, one CSV row per point,
+//! and the JSON document. They only format what was measured.
+
+use crate::model::format::Format;
+use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
+use crate::render::table::{Align, Table};
+use crate::units::{format_list, format_size};
+
+/// The result in `format`.
+pub fn render(r: &LoadedResult, format: Format) -> String {
+    match format {
+        Format::Json => crate::render::to_json(r),
+        Format::Csv => csv(r),
+        Format::Table => text(r, false),
+        Format::Markdown => text(r, true),
+    }
+}
+
+/// `idle` or the delay.
+pub fn delay_text(p: &LoadPoint) -> String {
+    match p.delay {
+        None => "idle".into(),
+        Some(d) => d.to_string(),
+    }
+}
+
+/// `CPU node 0 -> memory node 1, read`.
+pub fn curve_title(c: &Curve) -> String {
+    format!(
+        "CPU node {} -> memory node {}, {}",
+        c.cpu_node, c.mem_node, c.mix
+    )
+}
+
+fn ns(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.1}")
+    } else {
+        "-".into()
+    }
+}
+
+/// One curve as a table (text, Markdown and the HTML report use it).
+pub fn curve_table(c: &Curve) -> Table {
+    let mut t = Table::new([
+        "delay",
+        "threads",
+        "GB/s",
+        "latency ns",
+        "p90 ns",
+        "p99 ns",
+        "",
+    ])
+    .with_title(format!(
+        "{}: chase on CPU {}, load on CPUs {}, {} per thread ({} pages), placement {:.1} %",
+        curve_title(c),
+        c.chase_cpu,
+        format_list(&c.load_cpus),
+        format_size(c.size_bytes),
+        c.pages,
+        c.placement * 100.0
+    ))
+    .with_align(vec![
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+    ]);
+    let idle = c.points.first().filter(|p| p.delay.is_none());
+    for (i, p) in c.points.iter().enumerate() {
+        let mut mark = Vec::new();
+        if c.knee == Some(i) {
+            mark.push("knee".to_string());
+        }
+        if p.bandwidth_gbs == c.peak_gbs && c.peak_gbs > 0.0 {
+            mark.push("peak".to_string());
+        }
+        if let (Some(idle), Some(_)) = (idle, p.delay) {
+            if idle.latency_ns > 0.0 {
+                mark.push(format!("x{:.2}", p.latency_ns / idle.latency_ns));
+            }
+        }
+        t.push([
+            delay_text(p),
+            (p.load_threads + 1).to_string(),
+            format!("{:.2}", p.bandwidth_gbs),
+            ns(p.latency_ns),
+            ns(p.p90_ns),
+            ns(p.p99_ns),
+            mark.join(" "),
+        ]);
+    }
+    t
+}
+
+/// One line under a curve's table: its knee and peak.
+pub fn summary_line(c: &Curve) -> String {
+    let knee = match c.knee.and_then(|i| c.points.get(i)) {
+        Some(p) => format!(
+            "knee at delay {} ({:.2} GB/s, {} ns)",
+            delay_text(p),
+            p.bandwidth_gbs,
+            ns(p.latency_ns)
+        ),
+        None => "no knee (latency stayed under 1.10 x idle)".into(),
+    };
+    format!("{knee}; peak {:.2} GB/s", c.peak_gbs)
+}
+
+fn text(r: &LoadedResult, md: bool) -> String {
+    let mut out = String::new();
+    let head = format!(
+        "numaprobe loaded-latency: {} curve(s){}",
+        r.curves.len(),
+        if r.complete { "" } else { " (incomplete)" }
+    );
+    if md {
+        out.push_str(&format!("## {head}\n\n"));
+    } else {
+        out.push_str(&head);
+        out.push_str("\n\n");
+    }
+    for c in &r.curves {
+        let t = curve_table(c);
+        out.push_str(&if md { t.to_markdown() } else { t.to_text() });
+        out.push_str(&format!("{}\n\n", summary_line(c)));
+    }
+    let bullet = if md { "- " } else { "  " };
+    if !r.failed.is_empty() {
+        out.push_str(if md { "### Failed\n\n" } else { "Failed:\n" });
+        for f in &r.failed {
+            out.push_str(&format!("{bullet}{f}\n"));
+        }
+        out.push('\n');
+    }
+    out.push_str(if md { "### Notes\n\n" } else { "Notes:\n" });
+    out.push_str(&format!(
+        "{bullet}delay: idle work between groups of lines of each load thread (larger is lighter; idle: no load thread); threads counts the chase\n"
+    ));
+    out.push_str(&format!(
+        "{bullet}GB/s: every thread's bytes (the chase's lines x 64 B included) over a sample's time, median of the samples; latency: median of samples, p90/p99 of short windows of dependent loads\n"
+    ));
+    out.push_str(&format!(
+        "{bullet}knee: the first point at 1.10 x the idle latency or more\n"
+    ));
+    for n in &r.notes {
+        out.push_str(&format!("{bullet}{n}\n"));
+    }
+    out
+}
+
+fn csv(r: &LoadedResult) -> String {
+    let mut t = Table::new([
+        "cpu_node",
+        "mem_node",
+        "mix",
+        "chase_cpu",
+        "load_cpus",
+        "delay",
+        "load_threads",
+        "bandwidth_gbs",
+        "latency_ns",
+        "p90_ns",
+        "p99_ns",
+        "knee",
+        "peak_gbs",
+        "placement",
+    ]);
+    for c in &r.curves {
+        for (i, p) in c.points.iter().enumerate() {
+            t.push([
+                c.cpu_node.to_string(),
+                c.mem_node.to_string(),
+                c.mix.clone(),
+                c.chase_cpu.to_string(),
+                format_list(&c.load_cpus),
+                p.delay
+                    .map(|d| d.to_string())
+                    .unwrap_or_else(|| "idle".into()),
+                p.load_threads.to_string(),
+                format!("{:.4}", p.bandwidth_gbs),
+                format!("{:.3}", p.latency_ns),
+                format!("{:.3}", p.p90_ns),
+                format!("{:.3}", p.p99_ns),
+                (c.knee == Some(i)).to_string(),
+                format!("{:.4}", c.peak_gbs),
+                format!("{:.4}", c.placement),
+            ]);
+        }
+    }
+    t.to_csv()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn doc() -> LoadedResult {
+        let pt = |delay: Option<u32>, gbs: f64, lat: f64| LoadPoint {
+            delay,
+            bandwidth_gbs: gbs,
+            latency_ns: lat,
+            p90_ns: lat * 1.1,
+            p99_ns: lat * 1.4,
+            load_threads: if delay.is_some() { 1 } else { 0 },
+            windows: 50,
+            stop: None,
+        };
+        let mut r = LoadedResult {
+            schema: "numaprobe/1".into(),
+            curves: vec![Curve {
+                cpu_node: 0,
+                mem_node: 0,
+                mix: "read".into(),
+                chase_cpu: 0,
+                load_cpus: vec![1],
+                points: vec![
+                    pt(None, 0.6, 100.0),
+                    pt(Some(64), 8.0, 104.0),
+                    pt(Some(0), 12.0, 140.0),
+                ],
+                knee: None,
+                peak_gbs: 0.0,
+                placement: 1.0,
+                size_bytes: 4 << 20,
+                pages: "4k".into(),
+            }],
+            timer: crate::timer::Timer::get().info(),
+            rule: None,
+            notes: vec!["a note".into()],
+            failed: vec![],
+            complete: true,
+            interrupted: false,
+        };
+        crate::analysis::loaded::finish(&mut r);
+        r
+    }
+
+    #[test]
+    fn the_table_marks_knee_and_peak_and_csv_has_a_row_per_point() {
+        let r = doc();
+        let t = render(&r, Format::Table);
+        assert!(t.contains("CPU node 0 -> memory node 0, read"), "{t}");
+        assert!(t.contains("knee peak x1.40"), "{t}");
+        assert!(
+            t.contains("knee at delay 0 (12.00 GB/s, 140.0 ns); peak 12.00 GB/s"),
+            "{t}"
+        );
+        assert!(t.contains("a note"), "{t}");
+        let csv = render(&r, Format::Csv);
+        assert_eq!(csv.lines().count(), 1 + 3);
+        assert!(csv
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("0,0,read,0,1,idle,0,0.6000"));
+        let md = render(&r, Format::Markdown);
+        assert!(md.contains("| delay |"), "{md}");
+        let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
+        assert_eq!(v["schema"], "numaprobe/1");
+        assert_eq!(v["curves"][0]["knee"], 2);
+    }
+}
