@@ -19,12 +19,14 @@
 
 pub mod bandwidth;
 pub mod c2c;
+pub mod cpus;
 pub mod latency;
 pub mod loaded;
 pub mod locks;
 pub mod peak;
 pub mod policy;
 pub mod study;
+pub mod sweep;
 pub mod tune;
 
 use crate::kernels::chase::ChaseError;
