@@ -31,6 +31,7 @@ pub mod mlc;
 mod pin_report;
 pub mod policy;
 pub mod slit;
+pub mod sweep;
 
 pub use advice::advise;
 pub use infer::analyse;
