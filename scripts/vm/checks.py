@@ -500,3 +500,5 @@ import policy_checks  # noqa: E402,F401
 import diffcheck  # noqa: E402,F401
 # numaprobe-core's unit tests inside the guest (arm64's test binary).
 import unittests  # noqa: E402,F401
+# `--cpus` and `latency --sweep` (issue 10): the chosen CPU measures, in its own module.
+import sweep_checks  # noqa: E402,F401

@@ -22,6 +22,7 @@ from arch import ARCHES  # noqa: E402
 from rig import CONFIG_DIR, Config  # noqa: E402
 import tune_checks  # noqa: E402
 import policy_checks  # noqa: E402
+import sweep_checks  # noqa: E402
 from unittests import GUEST_SKIPS  # noqa: E402
 
 MIB = 1024 * 1024
@@ -396,6 +397,7 @@ def main():
                 list(main_job_cases(cfg)) + list(unit_test_cases(cfg))
             all_cases += list(tune_checks.selftest_cases(cfg, Result))
             all_cases += list(policy_checks.selftest_cases(cfg))
+            all_cases += list(sweep_checks.selftest_cases(cfg))
             if "diff-check" in cfg.checks:
                 import diffcheck
                 all_cases += list(diffcheck.cases(cfg))
