@@ -3,7 +3,7 @@
 //! belongs to.
 //!
 //! Plateaus: the curve (one page kind, ascending size) is cut greedily into
-//! runs whose points stay within [`FLAT_RATIO`] (max/min) of each other; a
+//! runs whose points stay within [`FLAT_RATIO`] of the run's median; a
 //! run of at least [`MIN_PLATEAU_POINTS`] points is a plateau. Two
 //! neighbouring plateaus whose levels (medians) differ by less than
 //! [`STEP_RATIO`] are one plateau: a smaller difference is noise, drift or
@@ -29,7 +29,7 @@ use crate::units::format_size;
 
 /// The smallest ratio between two plateau levels that counts as a step.
 pub const STEP_RATIO: f64 = 1.3;
-/// The largest spread (max/min) of the points of one plateau.
+/// How far (either way) a point may be from its run's median and stay on it.
 pub const FLAT_RATIO: f64 = 1.15;
 /// The fewest points a plateau has (with 4 points per octave: half an octave).
 pub const MIN_PLATEAU_POINTS: usize = 3;
@@ -72,18 +72,18 @@ fn plateau_of(curve: &[(u64, f64)], from: usize, to: usize) -> Plateau {
 
 /// The plateaus of `curve` (ascending size; `(bytes, ns)`).
 pub fn plateaus(curve: &[(u64, f64)]) -> Vec<Plateau> {
-    // Greedy runs of level points, as index ranges.
+    // Greedy runs of level points, as index ranges: a point joins the run
+    // while it is within FLAT_RATIO of the run's median (a median, so one
+    // noisy point neither widens the band nor drags it along).
     let mut runs: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
-    let (mut lo, mut hi) = (f64::INFINITY, 0f64);
     for (i, &(_, ns)) in curve.iter().enumerate() {
-        let (l, h) = (lo.min(ns), hi.max(ns));
-        if i > start && h > l * FLAT_RATIO {
-            runs.push((start, i - 1));
-            start = i;
-            (lo, hi) = (ns, ns);
-        } else {
-            (lo, hi) = (l, h);
+        if i > start {
+            let level = plateau_of(curve, start, i - 1).ns;
+            if ns > level * FLAT_RATIO || ns * FLAT_RATIO < level {
+                runs.push((start, i - 1));
+                start = i;
+            }
         }
     }
     if !curve.is_empty() {

@@ -82,7 +82,7 @@ pub struct SweepAnalysis {
     /// The smallest ratio between two plateaus that counts as a step (less
     /// is noise or drift, and the two are one plateau).
     pub step_ratio: f64,
-    /// The largest spread (max/min) of the points of one plateau.
+    /// How far (either way) a plateau's point may be from its median.
     pub flat_ratio: f64,
     pub curves: Vec<CurveAnalysis>,
     /// Where both page kinds were measured: the largest common size, and

@@ -129,7 +129,7 @@ impl SweepResult {
             _ => {}
         }
         out.push(format!(
-            "a plateau is at least 3 points within {:.2}x; a knee needs a step of at least {:.1}x",
+            "a plateau is at least 3 points within {:.2}x of their median; a knee needs a step of at least {:.1}x",
             a.flat_ratio, a.step_ratio
         ));
         out
