@@ -9,7 +9,7 @@
 //! - `matrix`, `matrix_long`: a latency/bandwidth matrix and its long table
 //! - `infer`, `graph`: the inference's tables and ASCII drawing; its picture
 //! - `study`, `study_long`, `study_plan`, `study_chart`: the study
-//! - `sweep`: the cache-size sweep (curve, analysis, long CSV)
+//! - `sweep`, `sweep_chart`: the cache-size sweep (curve, analysis, long CSV; SVG)
 //! - `pin`: a binding; `topo`: the topology (text, CSV, Markdown, summary)
 //! - `chart`: the shared font and PNG encoding of the pictures
 //! - `html`: the self-contained report page; `ranking`: a ranking's bar chart
@@ -33,6 +33,7 @@ pub mod study_chart;
 pub mod study_long;
 pub mod study_plan;
 pub mod sweep;
+pub mod sweep_chart;
 pub mod table;
 pub mod topo;
 pub mod tune;

@@ -41,6 +41,9 @@ pub struct Args {
     /// With --sweep: sizes per doubling. Default: 4
     #[arg(long, value_name = "N")]
     pub sweep_points: Option<String>,
+    /// With --sweep: also draw the curve as an SVG picture (log-log, one line per page kind, the cache sizes marked) into FILE
+    #[arg(long, value_name = "FILE")]
+    pub chart_svg: Option<std::path::PathBuf>,
     /// Buffer size: KiB/MiB/GiB (powers of 1024) or kB/MB/GB (powers of 1000). Default: max(256 MiB, 8 x last-level cache), so the chase measures memory and not a cache, capped at half of the node's allocatable memory (free above the kernel's watermarks). Checked again before each cell: a given size that no longer fits fails that cell, the default is halved for it (and the cell flagged)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
@@ -69,6 +72,9 @@ pub struct Args {
 fn config(a: &Args) -> anyhow::Result<LatencyConfig> {
     if a.sweep_points.is_some() {
         return Err(usage("--sweep-points: only applies with --sweep"));
+    }
+    if a.chart_svg.is_some() {
+        return Err(usage("--chart-svg: only applies with --sweep"));
     }
     let window = match a.tlb_window.as_deref() {
         None => None,

@@ -164,6 +164,16 @@ impl Saver {
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let cfg = config(args)?;
+    // The chart's folder must exist: checked before anything is measured.
+    if let Some(p) = &args.chart_svg {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            return Err(usage(format!(
+                "--chart-svg {}: its folder does not exist",
+                p.display()
+            )));
+        }
+    }
     let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = sweep::plan(&topo, &cfg).map_err(measure::experiment_error)?;
     let mut progress = SweepProgress {
@@ -186,6 +196,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         return Err(e);
     }
     saver.sink.write(&result.render(saver.format))?;
+    if let Some(p) = &args.chart_svg {
+        crate::output::write_atomic(
+            p,
+            numaprobe_core::render::sweep_chart::svg(&result).as_bytes(),
+        )
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    }
     if result.failed.is_empty() {
         Ok(())
     } else {
