@@ -5,7 +5,8 @@
 //! `experiments::sweep` fills the points, `analysis::sweep` the analysis;
 //! `render::sweep` formats it.
 
-use crate::placement::PageKind;
+/// Re-exported so the renderers name page kinds through the model.
+pub use crate::placement::PageKind;
 use crate::stats::{StopReason, StopRule};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};

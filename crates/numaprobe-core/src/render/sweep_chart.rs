@@ -4,8 +4,7 @@
 //! found as grey bands. Plain SVG text (no fonts to embed, no library): the
 //! picture only draws what the document holds.
 
-use crate::model::sweep::SweepResult;
-use crate::placement::PageKind;
+use crate::model::sweep::{PageKind, SweepResult};
 use crate::units::format_size;
 
 const W: f64 = 760.0;
