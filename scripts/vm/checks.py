@@ -508,3 +508,5 @@ import peak_checks  # noqa: E402,F401
 import locks_checks  # noqa: E402,F401
 # `numaprobe loaded-latency`'s placement check (issue 10), in its own module.
 import loaded_checks  # noqa: E402,F401
+# `--cpus` and `latency --sweep` (issue 10): the chosen CPU measures, in its own module.
+import sweep_checks  # noqa: E402,F401

@@ -26,6 +26,7 @@ import c2c_checks  # noqa: E402
 import peak_checks  # noqa: E402
 import locks_checks  # noqa: E402
 import loaded_checks  # noqa: E402
+import sweep_checks  # noqa: E402
 from unittests import GUEST_SKIPS  # noqa: E402
 
 MIB = 1024 * 1024
@@ -438,6 +439,7 @@ def main():
                 all_cases += list(peak_checks.selftest_cases(cfg))
             all_cases += list(locks_checks.selftest_cases(cfg))
             all_cases += list(loaded_checks.selftest_cases(cfg))
+            all_cases += list(sweep_checks.selftest_cases(cfg))
             if "diff-check" in cfg.checks:
                 import diffcheck
                 all_cases += list(diffcheck.cases(cfg))

@@ -32,6 +32,7 @@ pub mod mlc;
 mod pin_report;
 pub mod policy;
 pub mod slit;
+pub mod sweep;
 
 pub use advice::advise;
 pub use infer::analyse;

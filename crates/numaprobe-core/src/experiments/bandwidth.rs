@@ -35,6 +35,11 @@ use std::sync::{Barrier, Mutex};
 #[derive(Debug, Clone, Default)]
 pub struct BandwidthConfig {
     pub cpu_nodes: Option<Vec<u32>>,
+    /// The CPUs the threads run on (`--cpus`, see [`super::cpus`]): a row
+    /// node's threads use the listed CPUs on it (the first `threads` of
+    /// them); without `cpu_nodes` the rows are their nodes. Default: one
+    /// per physical core of every row node.
+    pub cpus: Option<Vec<u32>>,
     pub mem_nodes: Option<Vec<u32>>,
     /// Total bytes over all threads; default [`super::default_size`].
     pub size: Option<u64>,
@@ -111,6 +116,31 @@ pub fn cpus_for(topo: &Topology, node: u32, threads: usize) -> Result<Vec<u32>, 
 pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, ExperimentError> {
     let (mut cpu_nodes, mut mem_nodes) =
         resolve_nodes(topo, cfg.cpu_nodes.as_deref(), cfg.mem_nodes.as_deref())?;
+    let chosen = cfg
+        .cpus
+        .as_deref()
+        .map(|c| super::cpus::resolve(topo, c))
+        .transpose()?;
+    if let Some(ch) = &chosen {
+        cpu_nodes = ch.rows(cfg.cpu_nodes.as_deref())?;
+    }
+    // The CPUs of `n` threads on `node`: the listed ones when --cpus is
+    // given, else one per core first (`cpus_for`).
+    let threads_on = |node: u32, n: Option<usize>, default: usize| match &chosen {
+        Some(ch) => {
+            let listed = ch.on_node(node);
+            let n = n.unwrap_or(listed.len());
+            if n == 0 || n > listed.len() {
+                return Err(ExperimentError::Invalid(format!(
+                    "--threads {n}: node {node} has {} CPU(s) listed in --cpus ({}); give at most that many",
+                    listed.len(),
+                    crate::units::format_list(listed)
+                )));
+            }
+            Ok(listed[..n].to_vec())
+        }
+        None => cpus_for(topo, node, n.unwrap_or(default)),
+    };
     let live = LiveSystem::read()?;
     let op = cfg.op.unwrap_or(StreamOp::Read);
     let width = cfg.width.unwrap_or_else(VectorWidth::detect);
@@ -131,12 +161,8 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
             None if mem_nodes.contains(&cn) => cn,
             None => mem_nodes[0],
         };
-        let n = match cfg.threads {
-            Some(n) => n,
-            None => topo.allowed_cpus_of_node(cn).len(),
-        };
-        let all = cpus_for(topo, cn, n)?;
-        for t in 1..=n {
+        let all = threads_on(cn, cfg.threads, topo.allowed_cpus_of_node(cn).len())?;
+        for t in 1..=all.len() {
             cells.push(PlannedCell {
                 cpu_node: cn,
                 mem_node: mn,
@@ -147,10 +173,7 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
         mem_nodes = vec![mn];
     } else {
         for &cn in &cpu_nodes {
-            let n = cfg
-                .threads
-                .unwrap_or_else(|| topo.allowed_core_cpus_of_node(cn).len());
-            let cpus = cpus_for(topo, cn, n)?;
+            let cpus = threads_on(cn, cfg.threads, topo.allowed_core_cpus_of_node(cn).len())?;
             for &mn in &mem_nodes {
                 cells.push(PlannedCell {
                     cpu_node: cn,
@@ -185,8 +208,10 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
     for &m in &mem_nodes {
         BufferSpec::new(mapped, MemPolicy::Bind(m), pages).check_capacity(&live, None)?;
     }
+    let mut notes = super::memory_side_notes(topo, &mem_nodes);
+    notes.extend(chosen.map(|c| c.note()));
     Ok(BandwidthPlan {
-        notes: super::memory_side_notes(topo, &mem_nodes),
+        notes,
         cpu_nodes,
         mem_nodes,
         cells,

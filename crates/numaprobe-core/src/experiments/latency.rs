@@ -31,6 +31,10 @@ use crate::topology::Topology;
 #[derive(Debug, Clone, Default)]
 pub struct LatencyConfig {
     pub cpu_nodes: Option<Vec<u32>>,
+    /// The CPUs that run the chase (`--cpus`, see [`super::cpus`]): one per
+    /// row node; without `cpu_nodes` the rows are their nodes. Default: the
+    /// first allowed core of every row node.
+    pub cpus: Option<Vec<u32>>,
     pub mem_nodes: Option<Vec<u32>>,
     /// Buffer bytes; default [`super::default_size`].
     pub size: Option<u64>,
@@ -73,8 +77,16 @@ pub const DEFAULT_SEED: u64 = 0x6e75_6d61_7072_6f62; // "numaprob"
 /// Resolve defaults and check everything against the topology and the live
 /// machine. Nothing is allocated here.
 pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, ExperimentError> {
-    let (cpu_nodes, mem_nodes) =
+    let (mut cpu_nodes, mem_nodes) =
         resolve_nodes(topo, cfg.cpu_nodes.as_deref(), cfg.mem_nodes.as_deref())?;
+    let chosen = cfg
+        .cpus
+        .as_deref()
+        .map(|c| super::cpus::resolve(topo, c))
+        .transpose()?;
+    if let Some(ch) = &chosen {
+        cpu_nodes = ch.rows(cfg.cpu_nodes.as_deref())?;
+    }
     let live = LiveSystem::read()?;
     let pattern = cfg
         .pattern
@@ -111,6 +123,13 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
     }
     let mut cells = Vec::new();
     for &c in &cpu_nodes {
+        if let Some(ch) = &chosen {
+            let cpu = ch.single_on(c)?;
+            for &m in &mem_nodes {
+                cells.push((c, cpu, m));
+            }
+            continue;
+        }
         // The node's first core: "a CPU of node i", stable from run to run.
         let cpu =
             *topo
@@ -124,8 +143,10 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
             cells.push((c, cpu, m));
         }
     }
+    let mut notes = super::memory_side_notes(topo, &mem_nodes);
+    notes.extend(chosen.map(|c| c.note()));
     Ok(LatencyPlan {
-        notes: super::memory_side_notes(topo, &mem_nodes),
+        notes,
         cpu_nodes,
         mem_nodes,
         cells,

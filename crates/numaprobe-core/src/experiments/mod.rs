@@ -19,6 +19,7 @@
 
 pub mod bandwidth;
 pub mod c2c;
+pub mod cpus;
 pub mod latency;
 pub mod loaded;
 pub mod locks;
@@ -26,6 +27,7 @@ mod locks_run;
 pub mod peak;
 pub mod policy;
 pub mod study;
+pub mod sweep;
 pub mod tune;
 
 use crate::kernels::chase::ChaseError;

@@ -14,6 +14,7 @@
 //! - `format`: the output formats renderers offer
 //! - `c2c`, `locks`, `loaded`, `peak`: cache-line transfer, lock contention,
 //!   loaded-latency curves, system peak bandwidth and DIMM population
+//! - `sweep`: latency against working-set size and its cache analysis
 //!
 //! It sits low in the stack: it may use `topology`, `units`, `placement`,
 //! `kernels`, `stats` and `timer` (plain types), never `experiments`,
@@ -40,6 +41,7 @@ pub mod provenance;
 pub mod ranking;
 pub mod study;
 pub mod study_plan;
+pub mod sweep;
 pub mod topo;
 pub mod tune;
 

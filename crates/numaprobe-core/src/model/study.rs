@@ -116,6 +116,24 @@ pub struct CaseResult {
     pub percent: f64,
     /// Every thread ran on its CPU with its array on its node.
     pub placement_ok: bool,
+    /// Bytes all threads move in one sample: the lines they touch (64 B
+    /// each) times the passes. Write-allocate fetches and write-backs are
+    /// not counted (as in `bandwidth`).
+    #[serde(default)]
+    pub bytes: u64,
+    /// `bytes` over the median wall time: the case's throughput, GB/s
+    /// (10^9 bytes/s); see [`gbs`].
+    #[serde(default)]
+    pub gbs: f64,
+}
+
+/// GB/s (10^9 bytes per second) of `bytes` moved in `seconds`; 0 for no time.
+pub fn gbs(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 / seconds / 1e9
+    } else {
+        0.0
+    }
 }
 
 /// One foreground thread of a case.
@@ -136,6 +154,12 @@ pub struct ThreadResult {
     pub placement_ok: bool,
     /// Summary of this thread's sample times.
     pub time: TimeSummary,
+    /// Bytes this thread moves in one sample (lines touched x 64 B x passes).
+    #[serde(default)]
+    pub bytes: u64,
+    /// `bytes` over the thread's median time, GB/s.
+    #[serde(default)]
+    pub gbs: f64,
 }
 
 /// One repetition of a case.
@@ -247,6 +271,8 @@ pub(crate) mod tests {
                     pages_on_node: 1.0,
                     placement_ok: true,
                     time: summary(t),
+                    bytes: 64 << 20,
+                    gbs: gbs(64 << 20, t),
                 })
                 .collect(),
             samples: vec![CaseSample {
@@ -258,6 +284,8 @@ pub(crate) mod tests {
             wall: summary(total / 2.0),
             percent: total / base_total * 100.0,
             placement_ok: true,
+            bytes: (64 << 20) * times.len() as u64,
+            gbs: gbs((64 << 20) * times.len() as u64, total / 2.0),
         }
     }
 

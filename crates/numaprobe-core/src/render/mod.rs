@@ -10,6 +10,7 @@
 //! - `infer`, `graph`: the inference's tables and ASCII drawing; its picture
 //! - `study`, `study_long`, `study_plan`, `study_chart`: the study
 //! - `loaded`, `loaded_chart`: loaded-latency curves and their chart
+//! - `sweep`, `sweep_chart`: the cache-size sweep (curve, analysis, long CSV; SVG)
 //! - `pin`: a binding; `topo`: the topology (text, CSV, Markdown, summary)
 //! - `c2c`: the cache-line transfer matrices, pairs and domain summary
 //! - `chart`: the shared font and PNG encoding of the pictures
@@ -39,6 +40,8 @@ pub mod study;
 pub mod study_chart;
 pub mod study_long;
 pub mod study_plan;
+pub mod sweep;
+pub mod sweep_chart;
 pub mod table;
 pub mod topo;
 pub mod tune;

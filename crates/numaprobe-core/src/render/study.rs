@@ -105,12 +105,12 @@ pub fn experiment_table(e: &ExperimentResult) -> Table {
         headers.push(format!("thread {i} s"));
     }
     headers.extend(
-        ["total s", "cv", "% of baseline", "pages on node"]
+        ["total s", "cv", "% of baseline", "GB/s", "pages on node"]
             .iter()
             .map(|s| s.to_string()),
     );
     let mut align = vec![super::table::Align::Left; 2];
-    align.extend(std::iter::repeat_n(super::table::Align::Right, n + 4));
+    align.extend(std::iter::repeat_n(super::table::Align::Right, n + 5));
     let mut t = Table::new(headers).with_align(align);
     for c in &e.cases {
         let mut row = vec![c.label.clone(), c.description.clone()];
@@ -126,6 +126,7 @@ pub fn experiment_table(e: &ExperimentResult) -> Table {
         row.push(format!("{:.1}%", c.cv_percent()));
         let base = if c.label == e.baseline { " (base)" } else { "" };
         row.push(format!("{:.0}%{base}", c.percent));
+        row.push(format!("{:.2}", c.gbs));
         let worst = c
             .threads
             .iter()
@@ -226,7 +227,7 @@ fn myths_text(findings: &[MythFindings], markdown: bool) -> String {
 fn footer(r: &StudyReport, markdown: bool) -> String {
     let p = &r.parameters;
     let line = format!(
-        "array {} MiB per thread, {} B stride, {} passes per sample, {} samples (+{} warm-up), medians; total = sum of the threads' times; % of the baseline's total{}",
+        "array {} MiB per thread, {} B stride, {} passes per sample, {} samples (+{} warm-up), medians; total = sum of the threads' times; % of the baseline's total; GB/s = bytes all threads touch per sample (whole 64 B lines, write-allocate not counted) / median wall time{}",
         p.size_bytes as f64 / (1024.0 * 1024.0),
         p.stride_bytes,
         p.passes,
@@ -261,6 +262,11 @@ mod tests {
             "very-high"
         );
         assert_eq!(v["parameters"]["stride_bytes"], 64);
+        // GB/s beside the times: bytes over the median wall time.
+        let gbs = c["gbs"].as_f64().unwrap();
+        let want = c["bytes"].as_f64().unwrap() / c["wall"]["median"].as_f64().unwrap() / 1e9;
+        assert!(gbs > 0.0 && (gbs - want).abs() < 1e-9, "{gbs} {want}");
+        assert!(c["threads"][0]["gbs"].as_f64().unwrap() > 0.0);
         // Round trip: the document reads back into the model (floats may
         // differ in the last bit, so compare structure, not bits).
         let back: StudyReport = serde_json::from_value(v).unwrap();
@@ -300,6 +306,9 @@ mod tests {
         assert!(text.contains("0.0.w.1 1.0.w.0"));
         assert!(text.contains("150%"));
         assert!(text.contains("100% (base)"));
+        assert!(text.contains("GB/s"), "{text}");
+        let c = &r.experiments[0].cases[2];
+        assert!(text.contains(&format!("{:.2}", c.gbs)), "{text}");
         let md = r.render(Format::Markdown);
         assert!(md.contains("### Crossfire"));
         assert!(md.contains("| 0.0.w.1 1.0.w.3 |"));

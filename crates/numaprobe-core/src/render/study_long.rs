@@ -4,8 +4,9 @@
 //!
 //! The CSV's `row` column says what a line is (README, `study`):
 //! `case` (one bar: `median_s`..`n` summarise the per-sample totals, `wall_*`
-//! the wall times), `thread` (one foreground thread of a case: its label,
-//! placement and time summary), `sample` (one timed repetition: `total_s`,
+//! the wall times, `bytes` what all threads touch per sample and `gbs` that
+//! over the median wall time), `thread` (one foreground thread of a case: its label,
+//! placement, time summary, `bytes` and `gbs` over its median time), `sample` (one timed repetition: `total_s`,
 //! `wall_s`, `threads_s` = the threads' times in thread order, space
 //! separated), `note` (`note` holds the text), `myth` (a contradiction: the
 //! slower case in `case`, the faster in `faster_case`). Fields that do not
@@ -15,7 +16,7 @@ use super::table::{Align, Table};
 use crate::model::study::{CaseResult, ExperimentResult, StudyReport, TimeSummary};
 
 /// The CSV columns, in order.
-pub const CSV_COLUMNS: [&str; 43] = [
+pub const CSV_COLUMNS: [&str; 45] = [
     "row",
     "experiment",
     "figure",
@@ -52,6 +53,8 @@ pub const CSV_COLUMNS: [&str; 43] = [
     "wall_min_s",
     "wall_max_s",
     "percent",
+    "bytes",
+    "gbs",
     "total_s",
     "wall_s",
     "threads_s",
@@ -145,6 +148,8 @@ impl StudyReport {
                     .set("wall_min_s", c.wall.min)
                     .set("wall_max_s", c.wall.max)
                     .set("percent", c.percent)
+                    .set("bytes", c.bytes)
+                    .set("gbs", c.gbs)
                     .set("placement_ok", c.placement_ok);
                 rows.push(r);
                 for (i, t) in c.threads.iter().enumerate() {
@@ -162,6 +167,8 @@ impl StudyReport {
                         .set("cpu_verified", t.cpu_verified)
                         .set("pages_on_node", t.pages_on_node)
                         .set("placement_ok", t.placement_ok)
+                        .set("bytes", t.bytes)
+                        .set("gbs", t.gbs)
                         .summary(&t.time);
                     rows.push(r);
                 }
@@ -224,8 +231,9 @@ pub fn thread_table(e: &ExperimentResult) -> Table {
         "samples",
         "pages on node",
         "verified",
+        "GB/s",
     ]);
-    let mut align = vec![Align::Right; 14];
+    let mut align = vec![Align::Right; 15];
     align[0] = Align::Left;
     align[1] = Align::Left;
     align[2] = Align::Left;
@@ -251,6 +259,7 @@ pub fn thread_table(e: &ExperimentResult) -> Table {
                     if th.placement_ok { "" } else { " !" }
                 ),
                 th.cpu_verified.to_string(),
+                format!("{:.2}", th.gbs),
             ]);
         }
     }
@@ -271,6 +280,7 @@ pub fn total_table(e: &ExperimentResult) -> Table {
         "wall min s",
         "wall max s",
         "% of baseline",
+        "GB/s",
     ]);
     for c in &e.cases {
         t.push([
@@ -285,6 +295,7 @@ pub fn total_table(e: &ExperimentResult) -> Table {
             format!("{:.4}", c.wall.min),
             format!("{:.4}", c.wall.max),
             format!("{:.1}%", c.percent),
+            format!("{:.2}", c.gbs),
         ]);
     }
     t

@@ -39,6 +39,9 @@ pub struct Args {
     /// Memory nodes to measure (columns), as a list like 0-2,5. Default: every memory node this process may use, memory-only nodes included
     #[arg(long, value_name = "LIST")]
     pub mem_nodes: Option<String>,
+    /// The CPUs the threads run on, as a list like 0-3 or 0,2,4 (a CCD, one SMT sibling per core...): a row node's threads use the listed CPUs on it (the first --threads of them). Without --cpu-nodes the rows are the nodes of these CPUs; with it, every row node needs one. Default: one per physical core of each node
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
     /// Total buffer size over all threads: KiB/MiB/GiB or kB/MB/GB. Default: max(256 MiB, 8 x last-level cache), so the stream misses every cache, capped at half of the node's allocatable memory (free above the kernel's watermarks). Checked again before each cell: a given size that no longer fits fails that cell, the default is halved for it (and the cell flagged)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
@@ -107,6 +110,7 @@ fn config(a: &Args) -> anyhow::Result<BandwidthConfig> {
     };
     Ok(BandwidthConfig {
         cpu_nodes: measure::node_list("--cpu-nodes", &a.cpu_nodes)?,
+        cpus: measure::node_list("--cpus", &a.cpus)?,
         mem_nodes: measure::node_list("--mem-nodes", &a.mem_nodes)?,
         size: measure::size("--size", &a.size)?,
         op,

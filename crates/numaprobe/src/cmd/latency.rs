@@ -32,6 +32,18 @@ pub struct Args {
     /// Memory nodes to measure (columns), as a list like 0-2,5. Default: every memory node this process may use, memory-only nodes included
     #[arg(long, value_name = "LIST")]
     pub mem_nodes: Option<String>,
+    /// The CPUs that run the chase, one per row node (e.g. an SMT sibling or a core of another CCD), as a list like 3,17. Without --cpu-nodes the rows are the nodes of these CPUs; with it, every row node needs one. Default: the first allowed core of each node
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Measure latency against working-set size instead of the matrix: one CPU node and one memory node (default: the first CPU node, its own memory), sizes from FROM to TO (default 4K to 2G, or less when the node has less than 8 GiB free), per page kind (--pages 4k, thp or both; default both when THP is offered), and match the knees to the caches the topology reports
+    #[arg(long, value_name = "FROM-TO", num_args = 0..=1, default_missing_value = "")]
+    pub sweep: Option<String>,
+    /// With --sweep: sizes per doubling. Default: 4
+    #[arg(long, value_name = "N")]
+    pub sweep_points: Option<String>,
+    /// With --sweep: also draw the curve as an SVG picture (log-log, one line per page kind, the cache sizes marked) into FILE
+    #[arg(long, value_name = "FILE")]
+    pub chart_svg: Option<std::path::PathBuf>,
     /// Buffer size: KiB/MiB/GiB (powers of 1024) or kB/MB/GB (powers of 1000). Default: max(256 MiB, 8 x last-level cache), so the chase measures memory and not a cache, capped at half of the node's allocatable memory (free above the kernel's watermarks). Checked again before each cell: a given size that no longer fits fails that cell, the default is halved for it (and the cell flagged)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
@@ -58,6 +70,12 @@ pub struct Args {
 }
 
 fn config(a: &Args) -> anyhow::Result<LatencyConfig> {
+    if a.sweep_points.is_some() {
+        return Err(usage("--sweep-points: only applies with --sweep"));
+    }
+    if a.chart_svg.is_some() {
+        return Err(usage("--chart-svg: only applies with --sweep"));
+    }
     let window = match a.tlb_window.as_deref() {
         None => None,
         Some(s) => match s.trim().parse::<usize>() {
@@ -100,6 +118,7 @@ fn config(a: &Args) -> anyhow::Result<LatencyConfig> {
     };
     Ok(LatencyConfig {
         cpu_nodes: measure::node_list("--cpu-nodes", &a.cpu_nodes)?,
+        cpus: measure::node_list("--cpus", &a.cpus)?,
         mem_nodes: measure::node_list("--mem-nodes", &a.mem_nodes)?,
         size: measure::size("--size", &a.size)?,
         stride,
@@ -111,6 +130,9 @@ fn config(a: &Args) -> anyhow::Result<LatencyConfig> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.sweep.is_some() {
+        return super::latency_sweep::run(&args);
+    }
     let cfg = config(&args)?;
     // Measurements run on this machine: no `--sysfs-root` here.
     let topo = measure::live_topology(std::path::Path::new("/"))?;

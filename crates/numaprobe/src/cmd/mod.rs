@@ -14,6 +14,7 @@ pub mod fleet_slurm;
 pub mod generate;
 pub mod infer;
 pub mod latency;
+pub mod latency_sweep;
 pub mod loaded_latency;
 pub mod measure;
 pub mod peak;

@@ -24,7 +24,7 @@ use super::plan::{CasePlan, ExperimentPlan, StudyPlan};
 use super::StudyError;
 use crate::kernels::strided;
 use crate::model::study::{
-    BackgroundResult, CaseResult, CaseSample, ExperimentResult, StudyParameters, StudyReport,
+    gbs, BackgroundResult, CaseResult, CaseSample, ExperimentResult, StudyParameters, StudyReport,
     ThreadResult, TimeSummary,
 };
 use crate::placement::{
@@ -360,6 +360,8 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
         })
         .collect();
     let summary = |v: Vec<f64>| -> TimeSummary { Summary::of(&v).unwrap_or_else(zero_summary) };
+    // What a thread moves per sample: every line it touches, whole, per pass.
+    let thread_bytes = (cfg.size_bytes / STRIDE) as u64 * strided::LINE as u64 * cfg.passes as u64;
     let threads: Vec<ThreadResult> = case
         .threads
         .iter()
@@ -377,16 +379,26 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
             pages_on_node: o.pages_on_node,
             placement_ok: o.cpu_verified && o.pages_on_node >= PLACEMENT_THRESHOLD,
             time: summary(samples.iter().map(|s| s.threads_s[k]).collect()),
+            bytes: thread_bytes,
+            gbs: 0.0,
+        })
+        .map(|mut t| {
+            t.gbs = gbs(t.bytes, t.time.median);
+            t
         })
         .collect();
+    let bytes = thread_bytes * threads.len() as u64;
+    let wall = summary(samples.iter().map(|s| s.wall_s).collect());
     Ok(CaseResult {
+        bytes,
+        gbs: gbs(bytes, wall.median),
         label: case.label.clone(),
         description: case.description.clone(),
         hops: case.hops(),
         placement_ok: threads.iter().all(|t| t.placement_ok),
         threads,
         total: summary(samples.iter().map(|s| s.total_s).collect()),
-        wall: summary(samples.iter().map(|s| s.wall_s).collect()),
+        wall,
         samples,
         percent: 100.0,
     })
@@ -452,6 +464,16 @@ mod tests {
         }
         let s = &c.samples[0];
         assert!((s.total_s - s.threads_s.iter().sum::<f64>()).abs() < 1e-12);
+        // GB/s beside the times: every line of the 1 MiB array, once per
+        // pass, per thread; over the median wall time (case) or the
+        // thread's median time.
+        assert_eq!(c.bytes, 2 << 20);
+        assert!(c.gbs > 0.0);
+        assert!((c.gbs - c.bytes as f64 / c.wall.median / 1e9).abs() < 1e-9 * c.gbs.max(1.0));
+        for t in &c.threads {
+            assert_eq!(t.bytes, 1 << 20);
+            assert!((t.gbs - t.bytes as f64 / t.time.median / 1e9).abs() < 1e-9 * t.gbs.max(1.0));
+        }
     }
 
     #[test]

@@ -1,0 +1,351 @@
+//! The sweep's plan: the range (`FROM-TO`), the geometric sizes, the
+//! measuring CPU and memory node, the page kinds and the caches the
+//! topology reports, all resolved and checked before anything is allocated.
+
+use super::super::{cpus, ExperimentError};
+use super::LINE;
+use crate::model::sweep::CacheLevel;
+use crate::placement::{BufferSpec, LiveSystem, MemPolicy, PageKind};
+use crate::stats::StopRule;
+use crate::topology::Topology;
+use crate::units::format_size;
+use std::time::Duration;
+
+/// What the user asked for; `None` means "the default".
+#[derive(Debug, Clone, Default)]
+pub struct SweepConfig {
+    /// Smallest and largest working set, bytes. Default: 4 KiB to
+    /// [`default_max`].
+    pub range: Option<(u64, u64)>,
+    /// Default [`DEFAULT_POINTS_PER_OCTAVE`].
+    pub points_per_octave: Option<u32>,
+    /// Default: the node of the first allowed CPU (or of `cpus`).
+    pub cpu_node: Option<u32>,
+    /// Default: the CPU node's own memory (local).
+    pub mem_node: Option<u32>,
+    /// The CPU that chases (`--cpus`: exactly one). Default: the CPU node's
+    /// first allowed core.
+    pub cpus: Option<Vec<u32>>,
+    /// Default: 4 KiB and THP when the kernel offers THP, else 4 KiB only.
+    pub pages: Option<Vec<PageKind>>,
+    /// Per point; default [`default_rule`].
+    pub rule: Option<StopRule>,
+    pub seed: Option<u64>,
+}
+
+pub const DEFAULT_POINTS_PER_OCTAVE: u32 = 4;
+pub const DEFAULT_FROM: u64 = 4 << 10;
+/// The default largest working set when memory allows (seed's "4 KiB to
+/// 2 GiB": past every LLC of today's machines).
+pub const DEFAULT_TO: u64 = 2 << 30;
+/// More points than this is a mistake (minutes per octave), not a sweep.
+pub const MAX_POINTS: usize = 1000;
+
+/// The per-point stop rule by default: a point is one small cell, and a
+/// sweep has a hundred of them (a minute in all, not several).
+pub fn default_rule() -> StopRule {
+    StopRule {
+        budget: Duration::from_millis(200),
+        ..StopRule::default()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SweepPlan {
+    pub cpu_node: u32,
+    pub cpu: u32,
+    pub mem_node: u32,
+    pub sizes: Vec<u64>,
+    pub points_per_octave: u32,
+    pub pages: Vec<PageKind>,
+    pub rule: StopRule,
+    pub seed: u64,
+    pub caches: Vec<CacheLevel>,
+    pub notes: Vec<String>,
+}
+
+impl SweepPlan {
+    /// One step per (page kind, size).
+    pub fn steps(&self) -> usize {
+        self.sizes.len() * self.pages.len()
+    }
+}
+
+/// Parse `FROM-TO` (`4K-1G`, `64KiB-512MiB`): sizes in the units of
+/// `--size`. FROM must be below TO and hold at least two lines.
+pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let bad = |why: String| {
+        format!("--sweep: invalid range '{s}' ({why}; valid: FROM-TO such as 4K-1G, sizes in B, K/KiB, M/MiB, G/GiB or kB/MB/GB)")
+    };
+    let Some((a, b)) = s.split_once('-') else {
+        return Err(bad("no '-' between FROM and TO".into()));
+    };
+    let from =
+        crate::units::parse_size(a.trim()).map_err(|_| bad(format!("'{a}' is not a size")))?;
+    let to = crate::units::parse_size(b.trim()).map_err(|_| bad(format!("'{b}' is not a size")))?;
+    if from < 2 * LINE {
+        return Err(bad(format!(
+            "FROM must be at least {} B, two lines",
+            2 * LINE
+        )));
+    }
+    if from >= to {
+        return Err(bad("FROM must be smaller than TO".into()));
+    }
+    Ok((from, to))
+}
+
+/// `per_octave` geometric sizes from `from` to `to` (both included), each
+/// rounded to whole 64-byte lines, without repeats.
+pub fn sizes(from: u64, to: u64, per_octave: u32) -> Vec<u64> {
+    let per = per_octave.max(1) as f64;
+    let octaves = (to as f64 / from as f64).log2();
+    let n = (octaves * per).round() as u64;
+    let mut out: Vec<u64> = (0..=n)
+        .map(|k| {
+            let s = from as f64 * 2f64.powf(k as f64 / per);
+            ((s / LINE as f64).round() as u64).max(2) * LINE
+        })
+        .map(|s| s.min(to.div_ceil(LINE) * LINE))
+        .collect();
+    out.dedup();
+    out
+}
+
+/// The default largest size: [`DEFAULT_TO`], or the largest power of two
+/// not above a quarter of what `mem_node` can give now (the sweep holds one
+/// buffer of that size at a time).
+pub fn default_max(live: &LiveSystem, mem_node: u32) -> u64 {
+    let free = live.allocatable_bytes(mem_node).unwrap_or(DEFAULT_TO * 4);
+    let quarter = (free / 4).max(DEFAULT_FROM * 2);
+    let pow2 = 1u64 << (63 - quarter.leading_zeros());
+    DEFAULT_TO.min(pow2)
+}
+
+/// The data and unified caches `cpu` uses, nearest first, plus the
+/// memory-side caches in front of `mem_node`.
+pub fn caches_of(topo: &Topology, cpu: u32, mem_node: u32) -> Vec<CacheLevel> {
+    let mut v: Vec<(u32, CacheLevel)> = topo
+        .caches
+        .iter()
+        .filter(|c| c.cpus.contains(&cpu) && !c.kind.eq_ignore_ascii_case("instruction"))
+        .filter_map(|c| {
+            let name = if c.level == 1 && c.kind.eq_ignore_ascii_case("data") {
+                "L1d".to_string()
+            } else {
+                format!("L{}", c.level)
+            };
+            Some((
+                c.level,
+                CacheLevel {
+                    name,
+                    size_bytes: c.size_bytes?,
+                },
+            ))
+        })
+        .collect();
+    v.sort_by_key(|(l, c)| (*l, c.size_bytes));
+    v.dedup_by(|a, b| a.1.name == b.1.name);
+    let mut out: Vec<CacheLevel> = v.into_iter().map(|(_, c)| c).collect();
+    out.extend(
+        topo.memory_side_cache(mem_node)
+            .into_iter()
+            .filter_map(|m| {
+                Some(CacheLevel {
+                    name: "memory-side".into(),
+                    size_bytes: m.size_bytes?,
+                })
+            }),
+    );
+    out
+}
+
+/// Resolve defaults and check everything. Nothing is allocated here.
+pub fn plan(topo: &Topology, cfg: &SweepConfig) -> Result<SweepPlan, ExperimentError> {
+    let chosen = cfg
+        .cpus
+        .as_deref()
+        .map(|c| cpus::resolve(topo, c))
+        .transpose()?;
+    if let Some(ch) = &chosen {
+        if ch.cpus.len() != 1 {
+            return Err(ExperimentError::Invalid(format!(
+                "--cpus {}: the sweep chases from one CPU; list one",
+                crate::units::format_list(&ch.cpus)
+            )));
+        }
+    }
+    let cpu_node = match (cfg.cpu_node, &chosen) {
+        (Some(n), _) => n,
+        (None, Some(ch)) => ch.nodes()[0],
+        (None, None) => *topo
+            .allowed_cpu_nodes()
+            .first()
+            .ok_or(ExperimentError::NoCpuNodes)?,
+    };
+    let mem_asked = cfg.mem_node.map(|m| vec![m]);
+    let (rows, cols) = super::super::resolve_nodes(topo, Some(&[cpu_node]), mem_asked.as_deref())?;
+    let cpu_node = rows[0];
+    let mem_node = match cfg.mem_node {
+        Some(_) => cols[0],
+        None if cols.contains(&cpu_node) => cpu_node,
+        None => cols[0],
+    };
+    let cpu = match &chosen {
+        Some(ch) => ch.single_on(cpu_node).map_err(|_| {
+            ExperimentError::Invalid(format!(
+                "--cpus {}: that CPU is not on node {cpu_node}, which --cpu-nodes asks to measure from",
+                ch.cpus[0]
+            ))
+        })?,
+        None => *topo
+            .allowed_core_cpus_of_node(cpu_node)
+            .first()
+            .ok_or(ExperimentError::CpuLessNode {
+                node: cpu_node,
+                cpu_nodes: topo.allowed_cpu_nodes(),
+            })?,
+    };
+    let live = LiveSystem::read()?;
+    let (from, to) = match cfg.range {
+        Some(r) => r,
+        None => (DEFAULT_FROM, default_max(&live, mem_node)),
+    };
+    if from < 2 * LINE || from >= to {
+        return Err(ExperimentError::Invalid(format!(
+            "sweep range {}-{}: FROM must be at least 128 B and below TO",
+            format_size(from),
+            format_size(to)
+        )));
+    }
+    let per = cfg.points_per_octave.unwrap_or(DEFAULT_POINTS_PER_OCTAVE);
+    if !(1..=64).contains(&per) {
+        return Err(ExperimentError::Invalid(format!(
+            "--sweep-points {per}: give 1 to 64 points per octave"
+        )));
+    }
+    let sizes = sizes(from, to, per);
+    let pages = match &cfg.pages {
+        Some(p) if !p.is_empty() => p.clone(),
+        _ => match super::super::default_pages(&live) {
+            PageKind::Thp => vec![PageKind::Small, PageKind::Thp],
+            k => vec![k],
+        },
+    };
+    if sizes.len() * pages.len() > MAX_POINTS {
+        return Err(ExperimentError::Invalid(format!(
+            "the sweep would measure {} points; at most {MAX_POINTS} (fewer points per octave or a narrower range)",
+            sizes.len() * pages.len()
+        )));
+    }
+    let largest = *sizes.last().expect("at least two sizes");
+    let largest_usize = usize::try_from(largest)
+        .map_err(|_| ExperimentError::Invalid(format!("size {largest} B is too large")))?;
+    for &k in &pages {
+        BufferSpec::new(largest_usize, MemPolicy::Bind(mem_node), k).check_capacity(&live, None)?;
+    }
+    let mut notes = super::super::memory_side_notes(topo, &[mem_node]);
+    notes.extend(chosen.map(|c| c.note()));
+    Ok(SweepPlan {
+        cpu_node,
+        cpu,
+        mem_node,
+        sizes,
+        points_per_octave: per,
+        pages,
+        rule: cfg.rule.unwrap_or_else(default_rule),
+        seed: cfg.seed.unwrap_or(super::super::latency::DEFAULT_SEED),
+        caches: caches_of(topo, cpu, mem_node),
+        notes,
+    })
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::experiments::testing;
+
+    #[test]
+    fn ranges_parse_and_bad_ones_say_what_is_valid() {
+        assert_eq!(parse_range("4K-1G"), Ok((4 << 10, 1 << 30)));
+        assert_eq!(parse_range("64KiB-512MiB"), Ok((64 << 10, 512 << 20)));
+        for bad in ["1G-4K", "4K-4K", "4Q-1G", "4K", "64-1M", "-1G", "4K-"] {
+            let e = parse_range(bad).unwrap_err();
+            assert!(
+                e.starts_with(&format!("--sweep: invalid range '{bad}'")),
+                "{e}"
+            );
+            assert!(e.contains("valid: FROM-TO"), "{e}");
+            assert!(!e.contains('\n'));
+        }
+        assert!(parse_range("1G-4K")
+            .unwrap_err()
+            .contains("smaller than TO"));
+        assert!(parse_range("4Q-1G")
+            .unwrap_err()
+            .contains("'4Q' is not a size"));
+    }
+
+    #[test]
+    fn sizes_are_geometric_whole_lines_and_end_at_the_range() {
+        let s = sizes(4 << 10, 1 << 20, 4);
+        assert_eq!(s.first(), Some(&(4 << 10)));
+        assert_eq!(s.last(), Some(&(1 << 20)));
+        // 8 octaves, 4 points each, both ends included.
+        assert_eq!(s.len(), 33);
+        assert!(s.iter().all(|x| x % 64 == 0));
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+        // Every 4th point is a power of two.
+        assert_eq!(s[4], 8 << 10);
+        assert_eq!(s[8], 16 << 10);
+        assert_eq!(
+            sizes(4 << 10, 64 << 10, 1),
+            vec![4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10]
+        );
+    }
+
+    #[test]
+    fn default_max_is_a_power_of_two_within_memory() {
+        let live = LiveSystem::read().unwrap();
+        let m = default_max(&live, 0);
+        assert!(m.is_power_of_two());
+        assert!(m <= DEFAULT_TO);
+        assert!(m <= live.allocatable_bytes(0).unwrap() / 4 || m == DEFAULT_FROM * 2);
+    }
+
+    pub(crate) fn tiny() -> SweepConfig {
+        SweepConfig {
+            range: Some((4 << 10, 256 << 10)),
+            points_per_octave: Some(1),
+            pages: Some(vec![PageKind::Small]),
+            rule: Some(StopRule {
+                budget: Duration::from_millis(20),
+                ..StopRule::default()
+            }),
+            ..SweepConfig::default()
+        }
+    }
+
+    #[test]
+    fn bad_requests_fail_in_the_plan() {
+        let topo = testing::with_memory_only_node();
+        let mut cfg = tiny();
+        cfg.cpus = Some(vec![9999]);
+        let e = plan(&topo, &cfg).unwrap_err().to_string();
+        assert!(e.contains("CPU 9999 does not exist"), "{e}");
+        let mut cfg = tiny();
+        cfg.cpu_node = Some(7);
+        assert!(matches!(
+            plan(&topo, &cfg),
+            Err(ExperimentError::CpuLessNode { .. })
+        ));
+        let mut cfg = tiny();
+        cfg.points_per_octave = Some(0);
+        assert!(plan(&topo, &cfg).is_err());
+        let mut cfg = tiny();
+        cfg.range = Some((128, 1 << 40));
+        cfg.points_per_octave = Some(64);
+        let e = plan(&topo, &cfg).unwrap_err().to_string();
+        assert!(e.contains("at most 1000"), "{e}");
+    }
+}

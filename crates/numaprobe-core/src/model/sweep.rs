@@ -1,0 +1,148 @@
+//! The cache-size sweep's document (`numaprobe latency --sweep`): latency
+//! against working-set size on one CPU and one memory node, per page kind,
+//! with the caches the topology reports and the analysis of the curve (its
+//! plateaus, the steps between them and which cache each step matches).
+//! `experiments::sweep` fills the points, `analysis::sweep` the analysis;
+//! `render::sweep` formats it.
+
+/// Re-exported so the renderers name page kinds through the model.
+pub use crate::placement::PageKind;
+use crate::stats::{StopReason, StopRule};
+use crate::timer::TimerInfo;
+use serde::{Deserialize, Serialize};
+
+/// One measured point: one working-set size with one page kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// Bytes the random chain covers (every 64-byte line once).
+    pub size_bytes: u64,
+    pub pages: PageKind,
+    /// Median nanoseconds per load over the samples.
+    pub ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    pub cv: f64,
+    pub samples: usize,
+    pub stop: StopReason,
+}
+
+/// A cache the topology reports for the measuring CPU (or in front of the
+/// memory node).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheLevel {
+    /// `L1d`, `L2`, `L3`, ... or `memory-side` (a memory-side cache).
+    pub name: String,
+    pub size_bytes: u64,
+}
+
+/// A stretch of the curve where latency stays level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plateau {
+    /// Median of the plateau's points, ns.
+    pub ns: f64,
+    pub from_bytes: u64,
+    /// The last size still on the plateau: the knee.
+    pub to_bytes: u64,
+    pub points: usize,
+}
+
+/// What a cache level was matched to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheMatch {
+    pub cache: CacheLevel,
+    /// Index into the analysis's `plateaus` of the plateau that ends at the
+    /// knee matching this cache; None: no knee near its size.
+    pub plateau: Option<usize>,
+    /// One sentence: "plateau ~1.2 ns up to ~32 KiB, matches L1d (48 KiB)"
+    /// or "no knee near L3 (32 MiB)".
+    pub text: String,
+}
+
+/// 4 KiB pages against THP at one size: the TLB's share of the latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlbCost {
+    pub size_bytes: u64,
+    pub small_ns: f64,
+    pub thp_ns: f64,
+}
+
+/// The analysis of one page kind's curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveAnalysis {
+    pub pages: PageKind,
+    /// Level stretches, smallest sizes first; consecutive plateaus differ
+    /// by at least `step_ratio`.
+    pub plateaus: Vec<Plateau>,
+    /// One per cache level the topology reports, nearest first.
+    pub matches: Vec<CacheMatch>,
+}
+
+/// The whole analysis, as `analysis::sweep` makes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepAnalysis {
+    /// The smallest ratio between two plateaus that counts as a step (less
+    /// is noise or drift, and the two are one plateau).
+    pub step_ratio: f64,
+    /// How far (either way) a plateau's point may be from its median.
+    pub flat_ratio: f64,
+    pub curves: Vec<CurveAnalysis>,
+    /// Where both page kinds were measured: the largest common size, and
+    /// the first size where 4 KiB pages are clearly slower (TLB misses).
+    pub tlb_largest: Option<TlbCost>,
+    pub tlb_from: Option<TlbCost>,
+}
+
+/// `numaprobe latency --sweep`'s document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepResult {
+    /// Always `numaprobe/1`.
+    pub schema: String,
+    /// Always `latency-sweep`.
+    pub command: String,
+    pub cpu_node: u32,
+    /// The CPU the chase ran on (`sched_getcpu` once pinned).
+    pub cpu: u32,
+    pub mem_node: u32,
+    /// Page kinds measured, in order.
+    pub pages: Vec<PageKind>,
+    /// The planned sizes, ascending.
+    pub sizes: Vec<u64>,
+    pub points_per_octave: u32,
+    pub stride_bytes: u64,
+    pub pattern: String,
+    pub rule: StopRule,
+    pub timer: TimerInfo,
+    /// What the topology reports for the measuring CPU and memory node.
+    pub caches: Vec<CacheLevel>,
+    /// Measured points, in run order (a page kind's sizes, then the next).
+    pub points: Vec<SweepPoint>,
+    /// Share of each page kind's buffer on `mem_node` (move_pages), in
+    /// `pages` order; THP: share backed by huge pages beside it.
+    pub placement: Vec<SweepPlacement>,
+    /// Filled once the points are in (None while a run is going).
+    pub analysis: Option<SweepAnalysis>,
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub failed: Vec<String>,
+    pub complete: bool,
+    #[serde(default)]
+    pub interrupted: bool,
+}
+
+/// Where one page kind's buffer was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPlacement {
+    pub pages: PageKind,
+    pub fraction_on_node: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thp_fraction: Option<f64>,
+}
+
+impl SweepResult {
+    /// The points of one page kind, ascending size.
+    pub fn curve(&self, pages: PageKind) -> Vec<&SweepPoint> {
+        let mut v: Vec<&SweepPoint> = self.points.iter().filter(|p| p.pages == pages).collect();
+        v.sort_by_key(|p| p.size_bytes);
+        v
+    }
+}

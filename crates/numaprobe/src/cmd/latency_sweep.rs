@@ -1,0 +1,219 @@
+//! `numaprobe latency --sweep [FROM-TO]`: latency against working-set size
+//! on one CPU and one memory node, per page kind, with the knees matched to
+//! the caches the topology reports. `cmd/latency.rs` hands its arguments
+//! here when `--sweep` is given; the options are parsed here (bad values:
+//! one line, exit 2, before any thread starts), the measurement is
+//! `experiments::sweep`, the reading `analysis::sweep`, the output
+//! `render::sweep`.
+
+use super::latency::Args;
+use super::measure;
+use super::progress::{Line, Snapshot};
+use crate::output::{usage, Sink};
+use anyhow::Context;
+use numaprobe_core::analysis;
+use numaprobe_core::experiments::sweep::{self, SweepConfig};
+use numaprobe_core::experiments::StepProgress;
+use numaprobe_core::job::keeper::mean_eta_s;
+use numaprobe_core::model::sweep::SweepResult;
+use numaprobe_core::model::Format;
+use numaprobe_core::placement::PageKind;
+use numaprobe_core::units;
+use std::time::Instant;
+
+/// Options of the matrix that a sweep does not take: naming them is an
+/// error rather than silently ignored.
+fn refuse_matrix_options(a: &Args) -> anyhow::Result<()> {
+    for (given, name, why) in [
+        (
+            a.size.is_some(),
+            "--size",
+            "the sweep chooses the sizes; give the range to --sweep, e.g. --sweep 4K-1G",
+        ),
+        (
+            a.pattern.is_some(),
+            "--pattern",
+            "the sweep chases a random chain",
+        ),
+        (
+            a.stride.is_some(),
+            "--stride",
+            "the sweep chases every 64-byte line",
+        ),
+        (
+            a.tlb_window.is_some(),
+            "--tlb-window",
+            "the sweep separates the TLB by page size (--pages both)",
+        ),
+    ] {
+        if given {
+            return Err(usage(format!("{name} does not apply with --sweep: {why}")));
+        }
+    }
+    Ok(())
+}
+
+/// One node from `--cpu-nodes`/`--mem-nodes` (the sweep has one of each).
+fn one_node(opt: &str, v: &Option<String>) -> anyhow::Result<Option<u32>> {
+    match measure::node_list(opt, v)? {
+        None => Ok(None),
+        Some(l) if l.len() == 1 => Ok(Some(l[0])),
+        Some(l) => Err(usage(format!(
+            "{opt}: '{}' names {} nodes; the sweep measures one node pair, give one",
+            v.as_deref().unwrap_or_default(),
+            l.len()
+        ))),
+    }
+}
+
+/// `--pages` for the sweep: 4k, thp, 2m, 1g or both (4k and thp).
+fn pages(v: &Option<String>) -> anyhow::Result<Option<Vec<PageKind>>> {
+    match v.as_deref().map(|s| s.trim().to_ascii_lowercase()) {
+        None => Ok(None),
+        Some(s) if s == "both" => Ok(Some(vec![PageKind::Small, PageKind::Thp])),
+        Some(s) => units::parse_pages(&s).map(|k| Some(vec![k])).map_err(|_| {
+            usage(format!(
+                "--pages: invalid value '{}' (valid with --sweep: 4k, thp, 2m, 1g, both)",
+                v.as_deref().unwrap_or_default()
+            ))
+        }),
+    }
+}
+
+pub fn config(a: &Args) -> anyhow::Result<SweepConfig> {
+    refuse_matrix_options(a)?;
+    let range = match a.sweep.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(s) => Some(sweep::parse_range(s).map_err(usage)?),
+    };
+    let points = match a.sweep_points.as_deref() {
+        None => None,
+        Some(s) => match s.trim().parse::<u32>() {
+            Ok(n) if (1..=64).contains(&n) => Some(n),
+            _ => {
+                return Err(usage(format!(
+                    "--sweep-points: invalid value '{s}' (valid: 1 to 64 points per octave)"
+                )))
+            }
+        },
+    };
+    let mut rule = measure::rule(&a.time_budget, &a.cv_target)?;
+    if a.time_budget.is_none() {
+        rule.budget = sweep::default_rule().budget;
+    }
+    Ok(SweepConfig {
+        range,
+        points_per_octave: points,
+        cpu_node: one_node("--cpu-nodes", &a.cpu_nodes)?,
+        mem_node: one_node("--mem-nodes", &a.mem_nodes)?,
+        cpus: measure::node_list("--cpus", &a.cpus)?,
+        pages: pages(&a.pages)?,
+        rule: Some(rule),
+        seed: None,
+    })
+}
+
+/// Progress on stderr: a bar on a terminal, plain lines in a batch log.
+struct SweepProgress {
+    line: Line,
+    started: Instant,
+    budget_s: f64,
+}
+
+/// The output file rewritten after every point, with the analysis of what
+/// is in so far, so an interrupted sweep keeps its points.
+struct Saver {
+    sink: Sink,
+    format: Format,
+    write_error: Option<anyhow::Error>,
+}
+
+impl StepProgress for SweepProgress {
+    fn step_started(&mut self, index: usize, total: usize, label: &str) {
+        self.line.set_label(label);
+        let elapsed = self.started.elapsed().as_secs_f64();
+        self.line.show(&Snapshot {
+            phase: "latency sweep".into(),
+            phase_done: index,
+            phase_total: total,
+            done: index,
+            total,
+            elapsed_s: elapsed,
+            eta_s: Some(mean_eta_s(index, total, elapsed, self.budget_s)),
+        });
+    }
+}
+
+impl Saver {
+    fn save(&mut self, partial: &SweepResult) {
+        if let Sink::File(path) = &self.sink {
+            if self.write_error.is_none() {
+                let mut r = partial.clone();
+                r.analysis = Some(analysis::sweep::analyse(&r));
+                if let Err(e) = self
+                    .sink
+                    .write(&r.render(self.format))
+                    .with_context(|| format!("saving partial results to {}", path.display()))
+                {
+                    self.write_error = Some(e);
+                }
+            }
+        }
+    }
+}
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let cfg = config(args)?;
+    // The chart's folder must exist: checked before anything is measured.
+    if let Some(p) = &args.chart_svg {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            return Err(usage(format!(
+                "--chart-svg {}: its folder does not exist",
+                p.display()
+            )));
+        }
+    }
+    let topo = measure::live_topology(std::path::Path::new("/"))?;
+    let plan = sweep::plan(&topo, &cfg).map_err(measure::experiment_error)?;
+    let mut progress = SweepProgress {
+        line: Line::new(),
+        started: Instant::now(),
+        budget_s: plan.rule.budget.as_secs_f64(),
+    };
+    let mut saver = Saver {
+        sink: args.out.sink(),
+        format: args.out.format(),
+        write_error: None,
+    };
+    let result = sweep::run_with(&plan, &mut progress, &mut |p| saver.save(p));
+    progress.line.clear();
+    let mut result = result
+        .map_err(anyhow::Error::new)
+        .context("latency sweep failed")?;
+    result.analysis = Some(analysis::sweep::analyse(&result));
+    if let Some(e) = saver.write_error.take() {
+        return Err(e);
+    }
+    saver.sink.write(&result.render(saver.format))?;
+    if let Some(p) = &args.chart_svg {
+        crate::output::write_atomic(
+            p,
+            numaprobe_core::render::sweep_chart::svg(&result).as_bytes(),
+        )
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if result.failed.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "{} of the sweep could not be measured: {}",
+            if result.failed.len() == 1 {
+                "a part"
+            } else {
+                "parts"
+            },
+            result.failed.join("; ")
+        ))
+    }
+}
