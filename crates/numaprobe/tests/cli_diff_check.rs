@@ -8,7 +8,7 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{main_job_ok, numaprobe, usage_error};
+use cli::{numaprobe, ok, usage_error};
 use common::TempDir;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -342,7 +342,7 @@ fn report_folders_compare() {
         "--report-dir",
         s(&r),
     ]);
-    main_job_ok(&o);
+    ok(&o);
     let o = numaprobe(&["diff", s(&r), s(&r)]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let o = numaprobe(&["diff", s(&r), s(&r.join("run.json")), "--format", "json"]);

@@ -53,31 +53,6 @@ pub fn ok(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// The stdout of a main job (`numaprobe run`) that must have succeeded.
-/// TODO(issue 10, after the c2c, loaded-latency and peak streams merge):
-/// replace with [`ok`]. Until then those experiments answer "... is not
-/// built yet", the main job's extra phases fail with it and the run exits
-/// 1; that exit, with nothing but such failures on its closing line, is
-/// accepted here and nothing else is. Once merged no failure says "not
-/// built yet", so this is exactly as strict as `ok`.
-pub fn main_job_ok(o: &Output) -> String {
-    if o.status.code() == Some(1) {
-        let err = String::from_utf8_lossy(&o.stderr);
-        let last = err.lines().last().unwrap_or_default();
-        let parts: Vec<&str> = last
-            .trim_start_matches("numaprobe: error: ")
-            .split("; ")
-            .filter(|p| p.contains(" failed"))
-            .collect();
-        assert!(
-            !parts.is_empty() && parts.iter().all(|p| p.ends_with("is not built yet")),
-            "exit 1: {err}"
-        );
-        return String::from_utf8_lossy(&o.stdout).into_owned();
-    }
-    ok(o)
-}
-
 /// The JSON document on the stdout of a run that must have succeeded.
 pub fn json(o: &Output) -> serde_json::Value {
     ok(o);

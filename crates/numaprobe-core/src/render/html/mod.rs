@@ -13,8 +13,8 @@
 
 mod c2c;
 mod heatmap;
-mod locks;
 mod loaded;
+mod locks;
 mod page;
 mod peak;
 mod sections;
@@ -22,8 +22,8 @@ mod topology;
 
 use crate::model::c2c::C2cResult;
 use crate::model::infer::Inference;
-use crate::model::locks::LocksResult;
 use crate::model::loaded::LoadedResult;
+use crate::model::locks::LocksResult;
 use crate::model::matrix::MatrixResult;
 use crate::model::peak::PeakResult;
 use crate::model::pin::PinReport;
