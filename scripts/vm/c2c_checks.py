@@ -11,6 +11,7 @@ line and exit 2. Timings inside TCG mean nothing and are not looked at
 import json
 
 from checks import check
+from guest_output import guest_script, sections, skip_if_not_built
 
 BAD = {"bad-cpu": "numaprobe c2c --cpus 0,999"}
 NEAR = {"same_core", "same_l2", "same_l3", "same_node"}
@@ -29,30 +30,8 @@ def asked_cpus(cfg):
 
 def c2c_guest(cfg):
     cpus = ",".join(str(c) for c in asked_cpus(cfg))
-    lines = [
-        'run() { tag=$1; shift; "$@" > /tmp/c.out 2> /tmp/c.err; rc=$?;',
-        '  echo "@@@ $tag rc $rc"; cat /tmp/c.out; echo; sed "s/^/@@@err /" /tmp/c.err; }',
-        f"run main numaprobe c2c --cpus {cpus} --time-budget 600ms --format json",
-    ]
-    lines += [f"run {tag} {cmd}" for tag, cmd in BAD.items()]
-    return "\n".join(lines) + "\n"
-
-
-def sections(text):
-    out, cur = {}, None
-    for line in text.splitlines():
-        if line.startswith("@@@err "):
-            if cur:
-                out[cur]["err"].append(line[7:])
-        elif line.startswith("@@@ "):
-            w = line.split()
-            cur = w[1]
-            out[cur] = {"rc": int(w[3]), "out": [], "err": []}
-        elif cur:
-            out[cur]["out"].append(line)
-    for s in out.values():
-        s["out"] = "\n".join(s["out"])
-    return out
+    return guest_script("c", [("main", f"numaprobe c2c --cpus {cpus} --time-budget 600ms --format json"),
+                              *BAD.items()])
 
 
 def node_of(cfg, cpu):
@@ -74,8 +53,7 @@ def c2c_pairs(cfg, res, t):
     if main is None:
         t.fail("c2c: did not run")
         return
-    if main["rc"] != 0 and "not built yet" in "\n".join(main["err"]):
-        t.skip("`numaprobe c2c` is not built yet (branch c2c)")
+    skip_if_not_built(t, main, "c2c", "c2c")
     asked = asked_cpus(cfg)
     # Failed pairs make the exit status 1 with the document still written.
     t.true(main["rc"] in (0, 1), f"c2c: exit status {main['rc']} (stderr {main['err'][-5:]!r})")

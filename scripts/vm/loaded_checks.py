@@ -23,6 +23,7 @@ not compared.
 import json
 
 from checks import check
+from guest_output import bad_input, document, guest_script, sections, skip_if_not_built
 
 COMMON = "--size 4MiB --pages 4k --delays 0 --time-budget 30ms --format json"
 BAD = {
@@ -54,51 +55,19 @@ def expected_pairs(cfg):
 
 
 def loaded_guest(cfg):
-    lines = [
-        'run() { tag=$1; shift; "$@" > /tmp/l.out 2> /tmp/l.err; rc=$?;',
-        '  echo "@@@ $tag rc $rc"; cat /tmp/l.out; echo; sed "s/^/@@@err /" /tmp/l.err; }',
-        f"run default numaprobe loaded-latency {COMMON}",
-    ]
+    runs = [("default", f"numaprobe loaded-latency {COMMON}")]
     cl = cpuless_nodes(cfg)
     if cl:
         c = cpu_nodes(cfg)[0]
         pairs = ",".join(f"{c}:{m}" for m in cl)
-        lines.append(f"run cpuless numaprobe loaded-latency --pairs {pairs} {COMMON}")
-    lines += [f"run {tag} {cmd}" for tag, cmd in BAD.items()]
-    return "\n".join(lines) + "\n"
-
-
-def sections(text):
-    """{tag: {"rc": int, "out": str, "err": [lines]}} from the guest's output."""
-    out, cur = {}, None
-    for line in text.splitlines():
-        if line.startswith("@@@err "):
-            if cur:
-                out[cur]["err"].append(line[7:])
-        elif line.startswith("@@@ "):
-            w = line.split()
-            cur = w[1]
-            out[cur] = {"rc": int(w[3]), "out": [], "err": []}
-        elif cur:
-            out[cur]["out"].append(line)
-    for s in out.values():
-        s["out"] = "\n".join(s["out"])
-    return out
+        runs.append(("cpuless", f"numaprobe loaded-latency --pairs {pairs} {COMMON}"))
+    return guest_script("l", runs + list(BAD.items()))
 
 
 def check_doc(cfg, t, sec, want_pairs, what):
-    if sec is None:
-        t.fail(f"{what}: did not run")
+    doc = document(t, sec, what, complete=True)
+    if doc is None:
         return
-    if not t.eq(sec["rc"], 0, f"{what}: exit status (stderr {sec['err'][-5:]!r})"):
-        return
-    try:
-        doc = json.loads(sec["out"])
-    except ValueError as e:
-        t.fail(f"{what}: no JSON on stdout ({e})")
-        return
-    t.eq(doc.get("schema"), "numaprobe/1", f"{what}: schema")
-    t.eq(doc.get("complete"), True, f"{what}: complete")
     curves = doc.get("curves") or []
     t.eq([(c.get("cpu_node"), c.get("mem_node")) for c in curves], want_pairs, f"{what}: curves")
     for c in curves:
@@ -129,22 +98,13 @@ def check_doc(cfg, t, sec, want_pairs, what):
 def loaded_placement(cfg, res, t):
     secs = sections(res.stdout)
     main = secs.get("default")
-    if main is not None and main["rc"] != 0 and "not built yet" in "\n".join(main["err"]):
-        t.skip("`numaprobe loaded-latency` is not built yet (branch loaded)")
+    skip_if_not_built(t, main, "loaded-latency", "loaded")
     check_doc(cfg, t, main, expected_pairs(cfg), "loaded-latency")
     cl = cpuless_nodes(cfg)
     if cl:
         c = cpu_nodes(cfg)[0]
         check_doc(cfg, t, secs.get("cpuless"), [(c, m) for m in cl], "loaded-latency CPU-less")
-    for tag, cmd in BAD.items():
-        s = secs.get(tag)
-        if s is None:
-            t.fail(f"{cmd}: did not run")
-            continue
-        t.eq(s["rc"], 2, f"{cmd}: exit status")
-        t.true(len(s["err"]) == 1 and s["err"][0].startswith("numaprobe: error:"),
-               f"{cmd}: expected one 'numaprobe: error:' line, got {s['err']!r}")
-        t.eq(s["out"].strip(), "", f"{cmd}: stdout")
+    bad_input(t, secs, BAD, quiet_stdout=True)
 
 
 # --- selftest (scripts/vm/selftest.py): a right and wrong answers ----------

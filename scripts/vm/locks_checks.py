@@ -13,39 +13,16 @@ Timings inside TCG mean nothing and are not looked at.
 """
 
 from checks import check, not_built, parse_json
+from guest_output import SectionResult, guest_script, sections
 
 COMMON = "--locks-time 20ms --ops atomic_add,spin_lock --sharing shared --format json"
 
 
 def locks_guest(cfg):
-    return "\n".join([
-        'run() { tag=$1; shift; "$@" > /tmp/l.out 2> /tmp/l.err; rc=$?;',
-        '  echo "@@@ $tag rc $rc"; cat /tmp/l.out; echo; sed "s/^/@@@err /" /tmp/l.err; }',
-        f"run main numaprobe c2c --locks --placement same_node,cross_node {COMMON}",
-        "run bad numaprobe c2c --locks --ops cas",
-    ]) + "\n"
-
-
-def sections(text):
-    out, cur = {}, None
-    for line in text.splitlines():
-        if line.startswith("@@@err "):
-            if cur:
-                out[cur]["err"].append(line[7:])
-        elif line.startswith("@@@ "):
-            w = line.split()
-            cur = w[1]
-            out[cur] = {"rc": int(w[3]), "out": [], "err": []}
-        elif cur:
-            out[cur]["out"].append(line)
-    for s in out.values():
-        s["out"] = "\n".join(s["out"])
-    return out
-
-
-class _Res:
-    def __init__(self, sec):
-        self.rc, self.stdout, self.stderr = sec["rc"], sec["out"], "\n".join(sec["err"])
+    return guest_script("l", [
+        ("main", f"numaprobe c2c --locks --placement same_node,cross_node {COMMON}"),
+        ("bad", "numaprobe c2c --locks --ops cas"),
+    ])
 
 
 @check("locks-placement", locks_guest,
@@ -56,9 +33,9 @@ def locks_placement(cfg, res, t):
     if main is None:
         t.fail("c2c --locks: did not run")
         return
-    if not_built(_Res(main)):
+    if not_built(SectionResult(main)):
         t.skip("`numaprobe c2c --locks` is not built yet (branch locks)")
-    doc = parse_json(t, _Res(main), "c2c --locks")
+    doc = parse_json(t, SectionResult(main), "c2c --locks")
     if doc is not None:
         t.eq(doc.get("complete"), True, "c2c --locks: complete")
         t.eq(doc.get("failed"), [], "c2c --locks: failed runs (lost updates?)")

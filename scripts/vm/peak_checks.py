@@ -19,37 +19,14 @@ Timings inside TCG mean nothing and are not looked at.
 import json
 
 from checks import check
+from guest_output import bad_input, document, guest_script, sections, skip_if_not_built
 
 COMMON = "--mix read,nt-write --size 4MiB --pages 4k --time-budget 50ms --format json"
 BAD = {"bad-mix": "numaprobe peak --mix 9:x"}
 
 
 def peak_guest(cfg):
-    lines = [
-        'run() { tag=$1; shift; "$@" > /tmp/p.out 2> /tmp/p.err; rc=$?;',
-        '  echo "@@@ $tag rc $rc"; cat /tmp/p.out; echo; sed "s/^/@@@err /" /tmp/p.err; }',
-        f"run main numaprobe peak {COMMON}",
-    ]
-    lines += [f"run {tag} {cmd}" for tag, cmd in BAD.items()]
-    return "\n".join(lines) + "\n"
-
-
-def sections(text):
-    """{tag: {"rc": int, "out": str, "err": [lines]}} from the guest's output."""
-    out, cur = {}, None
-    for line in text.splitlines():
-        if line.startswith("@@@err "):
-            if cur:
-                out[cur]["err"].append(line[7:])
-        elif line.startswith("@@@ "):
-            w = line.split()
-            cur = w[1]
-            out[cur] = {"rc": int(w[3]), "out": [], "err": []}
-        elif cur:
-            out[cur]["out"].append(line)
-    for s in out.values():
-        s["out"] = "\n".join(s["out"])
-    return out
+    return guest_script("p", [("main", f"numaprobe peak {COMMON}"), *BAD.items()])
 
 
 def declared(cfg):
@@ -92,32 +69,17 @@ def check_memory(cfg, t, mem):
 def peak_dimms(cfg, res, t):
     secs = sections(res.stdout)
     main = secs.get("main")
-    if main is not None and main["rc"] != 0 and "not built yet" in "\n".join(main["err"]):
-        t.skip("`numaprobe peak` is not built yet (branch peak)")
+    skip_if_not_built(t, main, "peak", "peak")
     if main is None:
         t.fail("peak: did not run")
         return
-    if t.eq(main["rc"], 0, f"peak: exit status (stderr {main['err'][-5:]!r})"):
-        try:
-            doc = json.loads(main["out"])
-        except ValueError as e:
-            t.fail(f"peak: no JSON on stdout ({e})")
-            doc = None
-        if doc is not None:
-            check_doc(cfg, t, doc)
-    for tag, cmd in BAD.items():
-        s = secs.get(tag)
-        if s is None:
-            t.fail(f"{cmd}: did not run")
-            continue
-        t.eq(s["rc"], 2, f"{cmd}: exit status")
-        t.true(len(s["err"]) == 1 and s["err"][0].startswith("numaprobe: error:"),
-               f"{cmd}: expected one 'numaprobe: error:' line, got {s['err']!r}")
+    doc = document(t, main, "peak", complete=True)
+    if doc is not None:
+        check_doc(cfg, t, doc)
+    bad_input(t, secs, BAD)
 
 
 def check_doc(cfg, t, doc):
-    t.eq(doc.get("schema"), "numaprobe/1", "peak: schema")
-    t.eq(doc.get("complete"), True, "peak: complete")
     cpu_nodes = [n.id for n in cfg.nodes if n.cpus]
     system = doc.get("system") or []
     t.eq([s.get("mix") for s in system], ["read", "nt-write"], "peak: system mixes")

@@ -24,6 +24,7 @@ Timings inside TCG mean nothing and are not looked at.
 import json
 
 from checks import check
+from guest_output import bad_input, document, guest_script, sections, skip_if_not_built
 
 SIZE = "16MiB"
 COMMON = f"--size {SIZE} --rounds 1 --sample-time 5ms --format json"
@@ -39,52 +40,12 @@ def cpuless_nodes(cfg):
 
 
 def policy_guest(cfg):
-    lines = [
-        'run() { tag=$1; shift; "$@" > /tmp/p.out 2> /tmp/p.err; rc=$?;',
-        '  echo "@@@ $tag rc $rc"; cat /tmp/p.out; echo; sed "s/^/@@@err /" /tmp/p.err; }',
-        f"run main numaprobe policy {COMMON}",
-    ]
+    runs = [("main", f"numaprobe policy {COMMON}")]
     cl = cpuless_nodes(cfg)
     if cl:
-        lines.append(f"run cpuless numaprobe policy --node {cl[0]} --policies serial,preferred "
-                     f"--cases independent {COMMON}")
-    lines += [f"run {tag} {cmd}" for tag, cmd in BAD.items()]
-    return "\n".join(lines) + "\n"
-
-
-def sections(text):
-    """{tag: {"rc": int, "out": str, "err": [lines]}} from the guest's output."""
-    out, cur = {}, None
-    for line in text.splitlines():
-        if line.startswith("@@@err "):
-            if cur:
-                out[cur]["err"].append(line[7:])
-        elif line.startswith("@@@ "):
-            w = line.split()
-            cur = w[1]
-            out[cur] = {"rc": int(w[3]), "out": [], "err": []}
-        elif cur:
-            out[cur]["out"].append(line)
-    for s in out.values():
-        s["out"] = "\n".join(s["out"])
-    return out
-
-
-def document(t, sec, what):
-    if sec is None:
-        t.fail(f"{what}: did not run")
-        return None
-    if not t.eq(sec["rc"], 0, f"{what}: exit status (stderr {sec['err'][-5:]!r})"):
-        return None
-    try:
-        doc = json.loads(sec["out"])
-    except ValueError as e:
-        t.fail(f"{what}: no JSON on stdout ({e})")
-        return None
-    t.eq(doc.get("schema"), "numaprobe/1", f"{what}: schema")
-    t.eq(doc.get("command"), "policy", f"{what}: command")
-    t.eq(doc.get("complete"), True, f"{what}: complete")
-    return doc
+        runs.append(("cpuless", f"numaprobe policy --node {cl[0]} --policies serial,preferred "
+                                f"--cases independent {COMMON}"))
+    return guest_script("p", runs + list(BAD.items()))
 
 
 def per_node(d):
@@ -149,9 +110,8 @@ def check_policy(cfg, t, doc, case, p, what):
 def policy_placement(cfg, res, t):
     secs = sections(res.stdout)
     main = secs.get("main")
-    if main is not None and main["rc"] != 0 and "not built yet" in "\n".join(main["err"]):
-        t.skip("`numaprobe policy` is not built yet (branch policy)")
-    doc = document(t, main, "policy")
+    skip_if_not_built(t, main, "policy", "policy")
+    doc = document(t, main, "policy", command="policy", complete=True)
     if doc is not None:
         params = doc.get("parameters") or {}
         cpu_nodes = [n.id for n in cfg.nodes if n.cpus]
@@ -172,20 +132,12 @@ def policy_placement(cfg, res, t):
                 check_policy(cfg, t, doc, c.get("case"), p, "policy")
         t.eq(len(doc.get("rankings") or []), 2, "policy: rankings (one per case)")
     if cpuless_nodes(cfg):
-        doc = document(t, secs.get("cpuless"), "policy --node CPU-less")
+        doc = document(t, secs.get("cpuless"), "policy --node CPU-less", command="policy", complete=True)
         if doc is not None:
             for c in doc.get("cases") or []:
                 for p in c.get("policies") or []:
                     check_policy(cfg, t, doc, c.get("case"), p, "policy --node CPU-less")
-    for tag, cmd in BAD.items():
-        s = secs.get(tag)
-        if s is None:
-            t.fail(f"{cmd}: did not run")
-            continue
-        t.eq(s["rc"], 2, f"{cmd}: exit status")
-        t.true(len(s["err"]) == 1 and s["err"][0].startswith("numaprobe: error:"),
-               f"{cmd}: expected one 'numaprobe: error:' line, got {s['err']!r}")
-        t.eq(s["out"].strip(), "", f"{cmd}: stdout")
+    bad_input(t, secs, BAD, quiet_stdout=True)
 
 
 # --- selftest (scripts/vm/selftest.py): a right and wrong answers ----------

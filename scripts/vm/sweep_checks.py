@@ -20,6 +20,7 @@ Timings inside TCG mean nothing and are not looked at.
 import json
 
 from checks import check
+from guest_output import bad_input, document, guest_script, sections
 
 COMMON = "--size 4MiB --pages 4k --time-budget 20ms --format json"
 BAD = {
@@ -37,50 +38,13 @@ def chosen_cpu(cfg):
 
 def sweep_guest(cfg):
     c = chosen_cpu(cfg)
-    lines = [
-        'run() { tag=$1; shift; "$@" > /tmp/s.out 2> /tmp/s.err; rc=$?;',
-        '  echo "@@@ $tag rc $rc"; cat /tmp/s.out; echo; sed "s/^/@@@err /" /tmp/s.err; }',
-        f"run latency numaprobe latency --cpus {c} {COMMON}",
-        f"run bandwidth numaprobe bandwidth --cpus {c} {COMMON}",
-        f"run sweep numaprobe latency --sweep 4K-64K --sweep-points 1 --pages 4k "
-        f"--time-budget 10ms --cpus {c} --format json",
-    ]
-    lines += [f"run {tag} {cmd}" for tag, cmd in BAD.items()]
-    return "\n".join(lines) + "\n"
-
-
-def sections(text):
-    """{tag: {"rc": int, "out": str, "err": [lines]}} from the guest's output."""
-    out, cur = {}, None
-    for line in text.splitlines():
-        if line.startswith("@@@err "):
-            if cur:
-                out[cur]["err"].append(line[7:])
-        elif line.startswith("@@@ "):
-            w = line.split()
-            cur = w[1]
-            out[cur] = {"rc": int(w[3]), "out": [], "err": []}
-        elif cur:
-            out[cur]["out"].append(line)
-    for s in out.values():
-        s["out"] = "\n".join(s["out"])
-    return out
-
-
-def document(t, sec, what):
-    if sec is None:
-        t.fail(f"{what}: did not run")
-        return None
-    if not t.eq(sec["rc"], 0, f"{what}: exit status (stderr {sec['err'][-5:]!r})"):
-        return None
-    try:
-        doc = json.loads(sec["out"])
-    except ValueError as e:
-        t.fail(f"{what}: no JSON on stdout ({e})")
-        return None
-    t.eq(doc.get("schema"), "numaprobe/1", f"{what}: schema")
-    t.eq(doc.get("complete"), True, f"{what}: complete")
-    return doc
+    return guest_script("s", [
+        ("latency", f"numaprobe latency --cpus {c} {COMMON}"),
+        ("bandwidth", f"numaprobe bandwidth --cpus {c} {COMMON}"),
+        ("sweep", f"numaprobe latency --sweep 4K-64K --sweep-points 1 --pages 4k "
+                  f"--time-budget 10ms --cpus {c} --format json"),
+        *BAD.items(),
+    ])
 
 
 def check_matrix(cfg, t, doc, c, what):
@@ -105,13 +69,13 @@ def check_matrix(cfg, t, doc, c, what):
 def cpus_placement(cfg, res, t):
     secs = sections(res.stdout)
     c = chosen_cpu(cfg)
-    doc = document(t, secs.get("latency"), f"latency --cpus {c}")
+    doc = document(t, secs.get("latency"), f"latency --cpus {c}", complete=True)
     if doc is not None:
         check_matrix(cfg, t, doc, c, f"latency --cpus {c}")
-    doc = document(t, secs.get("bandwidth"), f"bandwidth --cpus {c}")
+    doc = document(t, secs.get("bandwidth"), f"bandwidth --cpus {c}", complete=True)
     if doc is not None:
         check_matrix(cfg, t, doc, c, f"bandwidth --cpus {c}")
-    doc = document(t, secs.get("sweep"), f"latency --sweep --cpus {c}")
+    doc = document(t, secs.get("sweep"), f"latency --sweep --cpus {c}", complete=True)
     if doc is not None:
         what = "latency --sweep"
         t.eq(doc.get("command"), "latency-sweep", f"{what}: command")
@@ -122,14 +86,7 @@ def cpus_placement(cfg, res, t):
              f"{what}: one point per size")
         t.eq([p.get("fraction_on_node") for p in doc.get("placement") or []], [1.0],
              f"{what}: buffer on node 1")
-    for tag, cmd in BAD.items():
-        s = secs.get(tag)
-        if s is None:
-            t.fail(f"{cmd}: did not run")
-            continue
-        t.eq(s["rc"], 2, f"{cmd}: exit status")
-        t.true(len(s["err"]) == 1 and s["err"][0].startswith("numaprobe: error:"),
-               f"{cmd}: expected one 'numaprobe: error:' line, got {s['err']!r}")
+    bad_input(t, secs, BAD)
 
 
 # --- selftest (scripts/vm/selftest.py): a right and wrong answers ----------
