@@ -4,7 +4,7 @@
 
 mod cli;
 
-use cli::{json, numaprobe, ok, usage_error};
+use cli::{json, numaprobe, ok, report_page, usage_error};
 
 const TINY: &[&str] = &["--time-budget", "40ms"];
 
@@ -131,7 +131,7 @@ fn a_c2c_document_joins_the_report() {
     let mut args = vec!["c2c", "--state", "hitm", "--cpus", pair.as_str(), "-o", f];
     args.extend(TINY);
     ok(&numaprobe(&args));
-    let page = ok(&numaprobe(&["report", dir.to_str().unwrap(), "-o", "-"]));
+    let page = report_page(&dir);
     assert!(page.contains("Cache-line transfer between CPUs"), "{page}");
     assert!(page.contains("from c2c.json"), "{page}");
     std::fs::remove_dir_all(&dir).unwrap();

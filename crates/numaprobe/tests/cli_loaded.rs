@@ -8,10 +8,8 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{json, numaprobe, ok, usage_error};
+use cli::{interrupted, json, numaprobe, ok, report_page, usage_error, Sigint};
 use common::TempDir;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// Chase on CPU 0, one load thread on CPU 1, 4 MiB each, short points.
 fn tiny(more: &[&str]) -> Vec<String> {
@@ -139,45 +137,13 @@ fn sigint_keeps_the_finished_points_and_exits_130() {
     }
     let t = TempDir::new("loaded-sig");
     let out = t.path().join("l.json");
-    let err = std::fs::File::create(t.path().join("err.txt")).unwrap();
     let many: Vec<String> = (0..200).map(|d| d.to_string()).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(tiny(&[
-            "--delays",
-            &many.join(","),
-            "-o",
-            out.to_str().unwrap(),
-        ]))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(err)
-        .spawn()
-        .unwrap();
     // The file appears after the first finished point.
-    let began = Instant::now();
-    while !out.exists() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "ended before the signal"
-        );
-        assert!(
-            began.elapsed() < Duration::from_secs(180),
-            "no point in 180 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: kill(2) to our own child.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
+    let (doc, stderr) = interrupted(
+        &tiny(&["--delays", &many.join(","), "-o", out.to_str().unwrap()]),
+        &out,
+        Sigint::WhenWritten,
     );
-    let status = child.wait().unwrap();
-    let stderr = std::fs::read_to_string(t.path().join("err.txt")).unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(doc["complete"], false);
-    assert_eq!(doc["interrupted"], true);
     assert!(!doc["curves"][0]["points"].as_array().unwrap().is_empty());
     assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
 }
@@ -190,14 +156,7 @@ fn the_report_shows_a_loaded_latency_document() {
     let t = TempDir::new("loaded-report");
     let out = t.path().join("loaded-latency.json");
     ok(&run(&tiny(&["--delays", "0", "-o", out.to_str().unwrap()])));
-    let page = t.path().join("page.html");
-    ok(&numaprobe(&[
-        "report",
-        t.path().to_str().unwrap(),
-        "-o",
-        page.to_str().unwrap(),
-    ]));
-    let page = std::fs::read_to_string(page).unwrap();
+    let page = report_page(t.path());
     let at = page.find("id=\"loaded\"").expect("a loaded section");
     let section = &page[at..];
     let section = &section[..section.find("</section>").unwrap()];

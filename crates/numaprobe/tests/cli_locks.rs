@@ -7,9 +7,8 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{json, numaprobe, ok, usage_error};
+use cli::{interrupted, json, numaprobe, ok, report_page, usage_error, Sigint};
 use common::TempDir;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 fn short(more: &[&str]) -> Vec<String> {
@@ -115,34 +114,18 @@ fn a_short_run_in_every_format_says_which_atomics_ran() {
 fn sigint_ends_with_what_finished_and_exits_130() {
     let t = TempDir::new("locks-sig");
     let out = t.path().join("locks.json");
-    let err = std::fs::File::create(t.path().join("err.txt")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args([
+    let (doc, _) = interrupted(
+        &[
             "c2c",
             "--locks",
             "--locks-time",
             "60s",
             "-o",
             out.to_str().unwrap(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(err)
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: kill(2) to our own child.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
+        ],
+        &out,
+        Sigint::After(Duration::from_millis(500)),
     );
-    let status = child.wait().unwrap();
-    let stderr = std::fs::read_to_string(t.path().join("err.txt")).unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(doc["complete"], false);
-    assert_eq!(doc["interrupted"], true);
     assert_eq!(doc["provenance"]["complete"], false);
 }
 
@@ -158,12 +141,7 @@ fn report_shows_a_locks_document() {
         "-o",
         f.to_str().unwrap(),
     ])));
-    let page = ok(&numaprobe(&[
-        "report",
-        t.path().to_str().unwrap(),
-        "-o",
-        "-",
-    ]));
+    let page = report_page(t.path());
     assert!(page.contains("Lock and atomic contention"), "no section");
     assert!(page.contains("atomics: "), "no atomics line");
     assert!(page.contains("from locks.json"), "not classified");

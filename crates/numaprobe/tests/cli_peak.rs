@@ -8,9 +8,8 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{json, numaprobe, ok, usage_error};
+use cli::{interrupted, json, numaprobe, ok, report_page, usage_error, Sigint};
 use common::TempDir;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 fn fixture(name: &str) -> String {
@@ -116,8 +115,7 @@ fn a_short_run_puts_every_thread_on_its_node_in_every_format() {
     let frac = doc["achieved_fraction"].as_f64().unwrap();
     assert!((frac - best / (12.0 * 2933.0 * 8.0 / 1000.0)).abs() < 1e-9);
     // The report page shows it.
-    let o = numaprobe(&["report", t.path().to_str().unwrap(), "-o", "-"]);
-    let html = ok(&o);
+    let html = report_page(t.path());
     assert!(html.contains("Peak bandwidth and memory"));
     assert!(
         html.contains("System peak: every allowed CPU"),
@@ -137,9 +135,10 @@ fn a_short_run_puts_every_thread_on_its_node_in_every_format() {
 fn sigint_keeps_what_was_measured_and_exits_130() {
     let t = TempDir::new("peak-sig");
     let out = t.path().join("p.json");
-    let err = std::fs::File::create(t.path().join("err.txt")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args([
+    // Whether the signal comes before or during the first step, the
+    // document says the run was interrupted.
+    let (doc, _) = interrupted(
+        &[
             "peak",
             "--mix",
             "read,3:1,2:1,1:1,nt-write",
@@ -153,26 +152,9 @@ fn sigint_keeps_what_was_measured_and_exits_130() {
             "0",
             "-o",
             out.to_str().unwrap(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(err)
-        .spawn()
-        .unwrap();
-    // Whether the signal comes before or during the first step, the
-    // document says the run was interrupted.
-    std::thread::sleep(Duration::from_millis(700));
-    // SAFETY: kill(2) to our own child.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
+        ],
+        &out,
+        Sigint::After(Duration::from_millis(700)),
     );
-    let status = child.wait().unwrap();
-    let stderr = std::fs::read_to_string(t.path().join("err.txt")).unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(doc["complete"], false);
-    assert_eq!(doc["interrupted"], true);
     assert!(doc["system"].as_array().unwrap().len() < 5);
 }

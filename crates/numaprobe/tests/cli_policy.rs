@@ -7,10 +7,8 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{json, numaprobe, ok, usage_error};
+use cli::{interrupted, json, numaprobe, ok, usage_error, Sigint};
 use common::TempDir;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// A short run: 8 MiB, one thread, 5 ms samples, `rounds` rounds.
 fn short_rounds(rounds: &str, more: &[&str]) -> Vec<String> {
@@ -139,39 +137,12 @@ fn a_short_run_gives_each_policy_its_pages_and_the_rankings() {
 fn sigint_keeps_the_finished_samples_and_exits_130() {
     let t = TempDir::new("policy-sig");
     let out = t.path().join("p.json");
-    let err = std::fs::File::create(t.path().join("err.txt")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(short_rounds("1000", &["-o", out.to_str().unwrap()]))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(err)
-        .spawn()
-        .unwrap();
     // The file appears after the first finished sample.
-    let began = Instant::now();
-    while !out.exists() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "ended before the signal"
-        );
-        assert!(
-            began.elapsed() < Duration::from_secs(180),
-            "no sample in 180 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: kill(2) to our own child.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
+    let (doc, stderr) = interrupted(
+        &short_rounds("1000", &["-o", out.to_str().unwrap()]),
+        &out,
+        Sigint::WhenWritten,
     );
-    let status = child.wait().unwrap();
-    let stderr = std::fs::read_to_string(t.path().join("err.txt")).unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(doc["complete"], false);
-    assert_eq!(doc["interrupted"], true);
     assert_eq!(doc["provenance"]["complete"], false);
     let samples: usize = doc["cases"]
         .as_array()

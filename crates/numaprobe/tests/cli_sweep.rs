@@ -5,7 +5,7 @@
 
 mod cli;
 
-use cli::{json, numaprobe, usage_error, with};
+use cli::{interrupted, json, numaprobe, usage_error, with, Sigint};
 
 const SWEEP: &[&str] = &[
     "latency",
@@ -190,12 +190,12 @@ fn latency_and_bandwidth_measure_from_the_chosen_cpu() {
 /// (`complete: false`, `interrupted: true`), the exit status is 130.
 #[test]
 fn an_interrupted_sweep_keeps_its_points() {
-    use std::time::{Duration, Instant};
     let dir = std::env::temp_dir().join(format!("np-sweep-int-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("sweep.json");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args([
+    // The file appears after the first point: then there is something to keep.
+    let (v, _) = interrupted(
+        &[
             "latency",
             "--sweep",
             "4K-1M",
@@ -207,33 +207,10 @@ fn an_interrupted_sweep_keeps_its_points() {
             "0",
             "-o",
             out.to_str().unwrap(),
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // The file appears after the first point: then there is something to keep.
-    let began = Instant::now();
-    while !out.exists() {
-        assert!(child.try_wait().unwrap().is_none(), "ended before a point");
-        assert!(
-            began.elapsed() < Duration::from_secs(120),
-            "no point written"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: a plain kill(2) to our own child.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
+        ],
+        &out,
+        Sigint::WhenWritten,
     );
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(v["complete"], false);
-    assert_eq!(v["interrupted"], true);
     let n = v["points"].as_array().unwrap().len();
     assert!(
         n >= 1 && n < v["sizes"].as_array().unwrap().len(),

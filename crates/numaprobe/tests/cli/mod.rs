@@ -1,12 +1,15 @@
 //! Helpers shared by the binary's end-to-end tests: running the built
 //! `numaprobe` and reading what it gave back (a success's stdout or JSON,
-//! a usage error's one line). Fixture unpacking is in the core's
+//! a usage error's one line, an interrupted run's partial document, the
+//! report page made of a folder). Fixture unpacking is in the core's
 //! `tests/common`, which these tests include too.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// Run the built binary where the test runs.
 pub fn numaprobe(args: &[&str]) -> Output {
@@ -65,4 +68,75 @@ pub fn usage_error(o: &Output) -> String {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     err
+}
+
+/// The HTML page `numaprobe report DIR` makes of a folder (printed to
+/// stdout): how the tests see that a command's document joins the report.
+pub fn report_page(dir: &Path) -> String {
+    ok(&numaprobe(&["report", dir.to_str().unwrap(), "-o", "-"]))
+}
+
+/// When `interrupted` sends the SIGINT.
+pub enum Sigint {
+    /// Once the command's `-o` file exists: it is written after the first
+    /// finished step, so there is something the interrupted run must keep.
+    /// The run must still be going then (the test picks work long enough).
+    WhenWritten,
+    /// After a fixed wait, for commands that write nothing before their
+    /// end: the signal may come before or during the first step, and
+    /// either way the document must say the run was interrupted.
+    After(Duration),
+}
+
+/// Start the built binary with `args` (which write their document to
+/// `out`), send it SIGINT as `when` says, and check what every measuring
+/// command promises on Ctrl-C: exit 130 and a document at `out` marked
+/// `complete: false, interrupted: true`. Returns that document and the
+/// command's stderr (kept in a file beside `out`, so a chatty command can
+/// never block on a full pipe while the test waits).
+pub fn interrupted<S: AsRef<OsStr>>(
+    args: &[S],
+    out: &Path,
+    when: Sigint,
+) -> (serde_json::Value, String) {
+    let err_path = out.with_extension("stderr");
+    let err = std::fs::File::create(&err_path).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(err)
+        .spawn()
+        .unwrap();
+    match when {
+        Sigint::WhenWritten => {
+            let began = Instant::now();
+            while !out.exists() {
+                assert!(
+                    child.try_wait().unwrap().is_none(),
+                    "ended before the signal"
+                );
+                assert!(
+                    began.elapsed() < Duration::from_secs(180),
+                    "nothing written to {} in 180 s",
+                    out.display()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Sigint::After(wait) => std::thread::sleep(wait),
+    }
+    // SAFETY: kill(2) to our own child, which has not been waited for.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let status = child.wait().unwrap();
+    let stderr = std::fs::read_to_string(&err_path).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    assert_eq!(doc["complete"], false);
+    assert_eq!(doc["interrupted"], true);
+    (doc, stderr)
 }
