@@ -4,7 +4,7 @@
 //! interrupted measurement writes the runs it finished (`complete: false`).
 
 use super::measure;
-use super::progress::{Line, Snapshot};
+use super::progress::Line;
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::locks::{
@@ -161,21 +161,13 @@ struct Progress {
 
 impl StepProgress for Progress {
     fn step_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line.set_label(label);
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let eta = if index > 0 {
-            elapsed / index as f64 * (total - index) as f64
-        } else {
-            self.budget_s * total as f64
-        };
-        self.line.show(&Snapshot {
-            phase: "locks".into(),
-            phase_done: index,
-            phase_total: total,
-            done: index,
+        self.line.step_started(
+            "locks",
+            self.started,
+            index,
             total,
-            elapsed_s: elapsed,
-            eta_s: Some(eta),
-        });
+            label,
+            Some(self.budget_s),
+        );
     }
 }

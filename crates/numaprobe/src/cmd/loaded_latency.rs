@@ -4,7 +4,7 @@
 //! any thread starts; `--output` is rewritten after every point.
 
 use super::measure;
-use super::progress::{Line, Snapshot};
+use super::progress::Line;
 use crate::cli::OutputArgs;
 use crate::output::{usage, Sink};
 use anyhow::Context;
@@ -244,22 +244,14 @@ struct Progress {
 
 impl StepProgress for Progress {
     fn step_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line.set_label(label);
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let per = if index > 0 {
-            elapsed / index as f64
-        } else {
-            self.budget_s
-        };
-        self.line.show(&Snapshot {
-            phase: "loaded-latency".into(),
-            phase_done: index,
-            phase_total: total,
-            done: index,
+        self.line.step_started(
+            "loaded-latency",
+            self.started,
+            index,
             total,
-            elapsed_s: elapsed,
-            eta_s: Some(per * (total - index) as f64),
-        });
+            label,
+            Some(self.budget_s),
+        );
     }
 }
 

@@ -3,7 +3,7 @@
 //! parsed here so bad values are one line, exit 2, before any thread starts.
 
 use super::measure;
-use super::progress::{finish_line, Line, Snapshot};
+use super::progress::{finish_line, Line};
 use crate::cli::OutputArgs;
 use crate::output::usage;
 use anyhow::Context;
@@ -150,17 +150,7 @@ struct Progress {
 
 impl StepProgress for Progress {
     fn step_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line.set_label(label);
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let eta = (index > 0).then(|| elapsed / index as f64 * (total - index) as f64);
-        self.line.show(&Snapshot {
-            phase: "peak".into(),
-            phase_done: index,
-            phase_total: total,
-            done: index,
-            total,
-            elapsed_s: elapsed,
-            eta_s: eta,
-        });
+        self.line
+            .step_started("peak", self.started, index, total, label, None);
     }
 }

@@ -6,7 +6,7 @@
 //! any thread starts; `--output` is rewritten after every sample.
 
 use super::measure;
-use super::progress::{Line, Snapshot};
+use super::progress::Line;
 use crate::cli::OutputArgs;
 use crate::output::{usage, Sink};
 use anyhow::Context;
@@ -277,18 +277,8 @@ struct Progress {
 
 impl PolicyProgress for Progress {
     fn sample_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line.set_label(label);
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let eta = (index > 0).then(|| elapsed / index as f64 * (total - index) as f64);
-        self.line.show(&Snapshot {
-            phase: "policy".into(),
-            phase_done: index,
-            phase_total: total,
-            done: index,
-            total,
-            elapsed_s: elapsed,
-            eta_s: eta,
-        });
+        self.line
+            .step_started("policy", self.started, index, total, label, None);
     }
 
     fn sample_finished(&mut self, partial: &PolicyReport) {

@@ -100,6 +100,24 @@ pub fn finish_line(cells: usize, elapsed_s: f64, budget_s: Option<f64>) -> Strin
     s
 }
 
+/// The ETA of a run of `total` equal steps of which `done` have ended in
+/// `elapsed_s`: their mean time times the steps left. Before the first step
+/// ends there is no mean; `planned_step_s` (the time the command plans per
+/// step, when it has one) stands in for it, else the ETA is unknown.
+pub fn step_eta(
+    elapsed_s: f64,
+    done: usize,
+    total: usize,
+    planned_step_s: Option<f64>,
+) -> Option<f64> {
+    let per = if done > 0 {
+        Some(elapsed_s / done as f64)
+    } else {
+        planned_step_s
+    };
+    per.map(|p| p * (total - done) as f64)
+}
+
 /// The progress on stderr: a bar on a terminal, plain lines in a batch log.
 pub struct Line {
     terminal: bool,
@@ -143,6 +161,31 @@ impl Line {
         } else if self.plain_due(Instant::now()) {
             eprintln!("{}", plain_line(s));
         }
+    }
+
+    /// A single-phase run of `total` steps, begun at `started`, starting
+    /// step `index` (`label`): the one snapshot every step-by-step command
+    /// shows, so their counts and ETAs read alike (see `step_eta`).
+    pub fn step_started(
+        &mut self,
+        phase: &str,
+        started: Instant,
+        index: usize,
+        total: usize,
+        label: &str,
+        planned_step_s: Option<f64>,
+    ) {
+        self.set_label(label);
+        let elapsed = started.elapsed().as_secs_f64();
+        self.show(&Snapshot {
+            phase: phase.into(),
+            phase_done: index,
+            phase_total: total,
+            done: index,
+            total,
+            elapsed_s: elapsed,
+            eta_s: step_eta(elapsed, index, total, planned_step_s),
+        });
     }
 
     /// Whether a batch log gets a plain line at `now`; if so the next one is
@@ -248,6 +291,15 @@ mod tests {
         assert!(line.plain_due(t0 + Duration::from_secs(10)));
         let mut study = Line::terminal_only();
         assert!(!study.plain_due(t0 + Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn the_step_eta_is_the_mean_step_or_the_plan_before_the_first() {
+        assert_eq!(step_eta(0.0, 0, 4, Some(2.0)), Some(8.0));
+        assert_eq!(step_eta(0.0, 0, 4, None), None);
+        assert_eq!(step_eta(3.0, 1, 4, Some(2.0)), Some(9.0));
+        assert_eq!(step_eta(6.0, 2, 4, None), Some(6.0));
+        assert_eq!(step_eta(8.0, 4, 4, None), Some(0.0));
     }
 
     #[test]
