@@ -40,32 +40,9 @@ pub struct LocksArgs {
     pub locks_time: Option<String>,
 }
 
-fn list<T>(
-    opt: &str,
-    v: &Option<String>,
-    parse: impl Fn(&str) -> Option<T>,
-    valid: &str,
-) -> anyhow::Result<Option<Vec<T>>> {
-    let Some(s) = v.as_deref() else {
-        return Ok(None);
-    };
-    let mut out = Vec::new();
-    for w in s.split(',').map(str::trim) {
-        match parse(w) {
-            Some(x) => out.push(x),
-            None => {
-                return Err(usage(format!(
-                    "{opt}: invalid value '{w}' (valid: {valid})"
-                )))
-            }
-        }
-    }
-    Ok(Some(out))
-}
-
 fn config(a: &super::c2c::Args) -> anyhow::Result<LocksConfig> {
     let l = &a.locks_args;
-    let threads = list(
+    let threads = measure::list(
         "--threads",
         &l.threads,
         |w| {
@@ -98,14 +75,14 @@ fn config(a: &super::c2c::Args) -> anyhow::Result<LocksConfig> {
         cpus: measure::node_list("--cpus", &a.cpus)?,
         rule: Some(rule),
         threads,
-        placements: list(
+        placements: measure::list(
             "--placement",
             &l.placement,
             Placement::parse,
             Placement::NAMES,
         )?,
-        ops: list("--ops", &l.ops, LockOp::parse, LockOp::NAMES)?,
-        sharing: list("--sharing", &l.sharing, Sharing::parse, Sharing::NAMES)?,
+        ops: measure::list("--ops", &l.ops, LockOp::parse, LockOp::NAMES)?,
+        sharing: measure::list("--sharing", &l.sharing, Sharing::parse, Sharing::NAMES)?,
         atomics,
         cpu_has_lse: None,
     })

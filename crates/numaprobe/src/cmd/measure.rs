@@ -1,5 +1,6 @@
 //! What `latency`, `bandwidth` and the main job share: turning option
-//! strings into values (one-line errors, exit 2), reading the topology of the
+//! strings into values (one-line errors, exit 2; the other measuring
+//! commands parse theirs here too), reading the topology of the
 //! machine we measure, the progress observer, and rewriting `--output` (or
 //! the report's matrix files) after every cell.
 
@@ -37,6 +38,32 @@ pub fn node_list(opt: &str, v: &Option<String>) -> anyhow::Result<Option<Vec<u32
     v.as_deref()
         .map(|s| units::parse_list(s).map_err(|e| usage(format!("{opt}: {e}"))))
         .transpose()
+}
+
+/// A comma-separated list of names (`--ops atomic_add,spin_lock`), each
+/// read by `parse`; the first it refuses is a one-line usage error naming
+/// the `valid` ones.
+pub fn list<T>(
+    opt: &str,
+    v: &Option<String>,
+    parse: impl Fn(&str) -> Option<T>,
+    valid: &str,
+) -> anyhow::Result<Option<Vec<T>>> {
+    let Some(s) = v.as_deref() else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for w in s.split(',').map(str::trim) {
+        match parse(w) {
+            Some(x) => out.push(x),
+            None => {
+                return Err(usage(format!(
+                    "{opt}: invalid value '{w}' (valid: {valid})"
+                )))
+            }
+        }
+    }
+    Ok(Some(out))
 }
 
 pub fn size(opt: &str, v: &Option<String>) -> anyhow::Result<Option<u64>> {

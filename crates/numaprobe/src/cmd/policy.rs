@@ -77,29 +77,6 @@ pub struct Args {
     pub out: OutputArgs,
 }
 
-fn list<T>(
-    opt: &str,
-    v: &Option<String>,
-    parse: impl Fn(&str) -> Option<T>,
-    valid: &str,
-) -> anyhow::Result<Option<Vec<T>>> {
-    let Some(s) = v.as_deref() else {
-        return Ok(None);
-    };
-    let mut out = Vec::new();
-    for w in s.split(',').map(str::trim) {
-        match parse(w) {
-            Some(x) => out.push(x),
-            None => {
-                return Err(usage(format!(
-                    "{opt}: invalid value '{w}' (valid: {valid})"
-                )))
-            }
-        }
-    }
-    Ok(Some(out))
-}
-
 fn number(opt: &str, v: &Option<String>, max: u64, valid: &str) -> anyhow::Result<Option<u64>> {
     match v.as_deref() {
         None => Ok(None),
@@ -163,13 +140,13 @@ fn config(a: &Args) -> anyhow::Result<PolicyConfig> {
         }
     };
     Ok(PolicyConfig {
-        policies: list(
+        policies: measure::list(
             "--policies",
             &a.policies,
             PolicyKind::parse,
             PolicyKind::NAMES,
         )?,
-        cases: list("--cases", &a.cases, DataCase::parse, DataCase::NAMES)?,
+        cases: measure::list("--cases", &a.cases, DataCase::parse, DataCase::NAMES)?,
         threads,
         op,
         size: measure::size("--size", &a.size)?,

@@ -7,6 +7,7 @@
 
 mod bar;
 
+use numaprobe_core::job::keeper::mean_eta_s;
 use std::time::{Duration, Instant};
 
 /// How often a plain progress line is written when stderr is not a terminal.
@@ -101,21 +102,20 @@ pub fn finish_line(cells: usize, elapsed_s: f64, budget_s: Option<f64>) -> Strin
 }
 
 /// The ETA of a run of `total` equal steps of which `done` have ended in
-/// `elapsed_s`: their mean time times the steps left. Before the first step
-/// ends there is no mean; `planned_step_s` (the time the command plans per
-/// step, when it has one) stands in for it, else the ETA is unknown.
+/// `elapsed_s`: the core's `mean_eta_s` (their mean time times the steps
+/// left). Before the first step ends there is no mean; `planned_step_s`
+/// (the time the command plans per step, when it has one) stands in for
+/// it, else the ETA is unknown rather than a guess.
 pub fn step_eta(
     elapsed_s: f64,
     done: usize,
     total: usize,
     planned_step_s: Option<f64>,
 ) -> Option<f64> {
-    let per = if done > 0 {
-        Some(elapsed_s / done as f64)
-    } else {
-        planned_step_s
-    };
-    per.map(|p| p * (total - done) as f64)
+    match (done, planned_step_s) {
+        (0, None) => None,
+        (_, planned) => Some(mean_eta_s(done, total, elapsed_s, planned.unwrap_or(0.0))),
+    }
 }
 
 /// The progress on stderr: a bar on a terminal, plain lines in a batch log.
