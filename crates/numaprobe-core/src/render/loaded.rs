@@ -5,6 +5,7 @@
 
 use crate::model::format::Format;
 use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
+use crate::render::bullet_section;
 use crate::render::table::{Align, Table};
 use crate::units::{format_list, format_size};
 
@@ -130,27 +131,20 @@ fn text(r: &LoadedResult, md: bool) -> String {
         out.push_str(&if md { t.to_markdown() } else { t.to_text() });
         out.push_str(&format!("{}\n\n", summary_line(c)));
     }
-    let bullet = if md { "- " } else { "  " };
     if !r.failed.is_empty() {
-        out.push_str(if md { "### Failed\n\n" } else { "Failed:\n" });
-        for f in &r.failed {
-            out.push_str(&format!("{bullet}{f}\n"));
-        }
+        out.push_str(&bullet_section(md, "Failed", &r.failed));
         out.push('\n');
     }
-    out.push_str(if md { "### Notes\n\n" } else { "Notes:\n" });
-    out.push_str(&format!(
-        "{bullet}delay: idle work between groups of lines of each load thread (larger is lighter; idle: no load thread); threads counts the chase\n"
-    ));
-    out.push_str(&format!(
-        "{bullet}GB/s: every thread's bytes (the chase's lines x 64 B included) over a sample's time, median of the samples; latency: median of samples, p90/p99 of short windows of dependent loads\n"
-    ));
-    out.push_str(&format!(
-        "{bullet}knee: the first point at 1.10 x the idle latency or more\n"
-    ));
-    for n in &r.notes {
-        out.push_str(&format!("{bullet}{n}\n"));
-    }
+    let fixed = [
+        "delay: idle work between groups of lines of each load thread (larger is lighter; idle: no load thread); threads counts the chase",
+        "GB/s: every thread's bytes (the chase's lines x 64 B included) over a sample's time, median of the samples; latency: median of samples, p90/p99 of short windows of dependent loads",
+        "knee: the first point at 1.10 x the idle latency or more",
+    ];
+    let notes = fixed
+        .iter()
+        .map(|s| s.to_string())
+        .chain(r.notes.iter().cloned());
+    out.push_str(&bullet_section(md, "Notes", notes));
     out
 }
 

@@ -5,6 +5,7 @@
 
 use crate::model::format::Format;
 use crate::model::locks::LocksResult;
+use crate::render::bullet_section;
 use crate::render::table::{Align, Table};
 use crate::units::format_list;
 
@@ -104,7 +105,6 @@ fn text(r: &LocksResult, md: bool) -> String {
     };
     let t = runs_table(r);
     out.push_str(&if md { t.to_markdown() } else { t.to_text() });
-    let bullet = if md { "- " } else { "  " };
     let mut notes = vec![
         "ns/op is one thread's wall time per operation (threads / total rate); Mops/s is all threads together, median of the samples".to_string(),
         format!(
@@ -123,10 +123,8 @@ fn text(r: &LocksResult, md: bool) -> String {
             f.reason
         ));
     }
-    out.push_str(if md { "\n### Notes\n\n" } else { "\nNotes:\n" });
-    for n in notes {
-        out.push_str(&format!("{bullet}{n}\n"));
-    }
+    out.push('\n');
+    out.push_str(&bullet_section(md, "Notes", notes));
     out
 }
 

@@ -15,6 +15,8 @@
 //! - `c2c`: the cache-line transfer matrices, pairs and domain summary
 //! - `chart`: the shared font and PNG encoding of the pictures
 //! - `html`: the self-contained report page; `ranking`: a ranking's bar chart
+//!
+//! Here: `bullet_section`, the titled notes/failures/advice list of the reports.
 
 pub mod c2c;
 pub mod chart;
@@ -46,4 +48,39 @@ pub mod table;
 pub mod topo;
 pub mod tune;
 
+/// A titled list under a command's tables (`### Notes` and `- ` items in
+/// Markdown, `Notes:` and indented items in text): one shape for the notes,
+/// failures and advice of the reports, so that they read alike and a change
+/// of style is made once.
+pub(crate) fn bullet_section<T: std::fmt::Display>(
+    md: bool,
+    title: &str,
+    items: impl IntoIterator<Item = T>,
+) -> String {
+    let bullet = if md { "- " } else { "  " };
+    let mut out = if md {
+        format!("### {title}\n\n")
+    } else {
+        format!("{title}:\n")
+    };
+    for i in items {
+        out.push_str(&format!("{bullet}{i}\n"));
+    }
+    out
+}
+
 pub use json::to_json;
+
+#[cfg(test)]
+mod tests {
+    use super::bullet_section;
+
+    #[test]
+    fn a_bullet_section_is_a_heading_and_one_line_per_item() {
+        assert_eq!(
+            bullet_section(true, "Notes", ["a", "b"]),
+            "### Notes\n\n- a\n- b\n"
+        );
+        assert_eq!(bullet_section(false, "Notes", ["a"]), "Notes:\n  a\n");
+    }
+}

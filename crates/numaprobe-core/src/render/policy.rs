@@ -5,6 +5,7 @@
 
 use crate::model::format::Format;
 use crate::model::policy::{CaseResult, PolicyReport};
+use crate::render::bullet_section;
 use crate::render::table::Align;
 use crate::render::table::Table;
 use crate::units::format_size;
@@ -120,10 +121,11 @@ fn text(r: &PolicyReport, md: bool) -> String {
     }
     let bullet = if md { "- " } else { "  " };
     if !r.advice.is_empty() {
-        out.push_str(if md { "### Advice\n\n" } else { "Advice:\n" });
-        for a in &r.advice {
-            out.push_str(&format!("{bullet}{}\n", a.text));
-        }
+        out.push_str(&bullet_section(
+            md,
+            "Advice",
+            r.advice.iter().map(|a| &a.text),
+        ));
         out.push('\n');
     }
     let w = &r.weights;
@@ -169,10 +171,7 @@ fn text(r: &PolicyReport, md: bool) -> String {
     }
     let mut notes: Vec<String> = r.notes.clone();
     notes.extend(p.definitions.iter().cloned());
-    out.push_str(if md { "### Notes\n\n" } else { "Notes:\n" });
-    for n in notes {
-        out.push_str(&format!("{bullet}{n}\n"));
-    }
+    out.push_str(&bullet_section(md, "Notes", notes));
     out
 }
 
