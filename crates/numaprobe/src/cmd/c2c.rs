@@ -4,15 +4,14 @@
 //! line naming it and what is valid (exit 2), before any thread starts.
 
 use super::measure;
-use super::progress::Line;
+use super::progress::StepLine;
 use crate::cli::OutputArgs;
 use crate::output::{usage, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::c2c::{self, C2cConfig, States};
-use numaprobe_core::experiments::StepProgress;
 use numaprobe_core::render::c2c::render;
 use numaprobe_core::units;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures:\n\n\
@@ -93,12 +92,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = c2c::plan(&topo, &cfg).map_err(measure::experiment_error)?;
-    let mut progress = Progress {
-        line: Line::new(),
-        started: Instant::now(),
-        pair_budget_s: plan.rule.budget.as_secs_f64()
-            * (plan.states.hitm() as u8 + plan.states.shared() as u8) as f64,
-    };
+    // One step per pair, sampled for the budget in each state asked for.
+    let mut progress = StepLine::new(
+        "c2c",
+        Some(
+            plan.rule.budget.as_secs_f64()
+                * (plan.states.hitm() as u8 + plan.states.shared() as u8) as f64,
+        ),
+    );
     let sink = args.out.sink();
     let format = args.out.format();
     // A file is rewritten after every pair, so an interrupted or killed run
@@ -132,24 +133,4 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Progress on stderr, one step per pair.
-struct Progress {
-    line: Line,
-    started: Instant,
-    pair_budget_s: f64,
-}
-
-impl StepProgress for Progress {
-    fn step_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line.step_started(
-            "c2c",
-            self.started,
-            index,
-            total,
-            label,
-            Some(self.pair_budget_s),
-        );
-    }
 }

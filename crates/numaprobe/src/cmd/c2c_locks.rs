@@ -4,18 +4,17 @@
 //! interrupted measurement writes the runs it finished (`complete: false`).
 
 use super::measure;
-use super::progress::Line;
+use super::progress::StepLine;
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::locks::{
     self, AtomicsChoice, LockOp, LocksConfig, Placement, Sharing,
 };
-use numaprobe_core::experiments::StepProgress;
 use numaprobe_core::model::format::Format;
 use numaprobe_core::render::locks::render;
 use numaprobe_core::units;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Options that only `--locks` reads.
 #[derive(clap::Args, Debug, Default)]
@@ -109,11 +108,7 @@ pub fn run(args: &super::c2c::Args) -> anyhow::Result<()> {
             eprintln!("numaprobe: note: {n}");
         }
     }
-    let mut progress = Progress {
-        line: Line::new(),
-        started: Instant::now(),
-        budget_s: plan.rule.budget.as_secs_f64(),
-    };
+    let mut progress = StepLine::new("locks", Some(plan.rule.budget.as_secs_f64()));
     let result = locks::run(&plan, &mut progress)
         .map_err(anyhow::Error::new)
         .context("lock measurement failed")?;
@@ -127,24 +122,4 @@ pub fn run(args: &super::c2c::Args) -> anyhow::Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Progress on stderr: one bar (or a plain line every few seconds).
-struct Progress {
-    line: Line,
-    started: Instant,
-    budget_s: f64,
-}
-
-impl StepProgress for Progress {
-    fn step_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line.step_started(
-            "locks",
-            self.started,
-            index,
-            total,
-            label,
-            Some(self.budget_s),
-        );
-    }
 }

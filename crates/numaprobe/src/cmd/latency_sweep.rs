@@ -8,18 +8,15 @@
 
 use super::latency::Args;
 use super::measure;
-use super::progress::{Line, Snapshot};
+use super::progress::StepLine;
 use crate::output::{usage, Sink};
 use anyhow::Context;
 use numaprobe_core::analysis;
 use numaprobe_core::experiments::sweep::{self, SweepConfig};
-use numaprobe_core::experiments::StepProgress;
-use numaprobe_core::job::keeper::mean_eta_s;
 use numaprobe_core::model::sweep::SweepResult;
 use numaprobe_core::model::Format;
 use numaprobe_core::placement::PageKind;
 use numaprobe_core::units;
-use std::time::Instant;
 
 /// Options of the matrix that a sweep does not take: naming them is an
 /// error rather than silently ignored.
@@ -113,35 +110,12 @@ pub fn config(a: &Args) -> anyhow::Result<SweepConfig> {
     })
 }
 
-/// Progress on stderr: a bar on a terminal, plain lines in a batch log.
-struct SweepProgress {
-    line: Line,
-    started: Instant,
-    budget_s: f64,
-}
-
 /// The output file rewritten after every point, with the analysis of what
 /// is in so far, so an interrupted sweep keeps its points.
 struct Saver {
     sink: Sink,
     format: Format,
     write_error: Option<anyhow::Error>,
-}
-
-impl StepProgress for SweepProgress {
-    fn step_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line.set_label(label);
-        let elapsed = self.started.elapsed().as_secs_f64();
-        self.line.show(&Snapshot {
-            phase: "latency sweep".into(),
-            phase_done: index,
-            phase_total: total,
-            done: index,
-            total,
-            elapsed_s: elapsed,
-            eta_s: Some(mean_eta_s(index, total, elapsed, self.budget_s)),
-        });
-    }
 }
 
 impl Saver {
@@ -176,11 +150,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = sweep::plan(&topo, &cfg).map_err(measure::experiment_error)?;
-    let mut progress = SweepProgress {
-        line: Line::new(),
-        started: Instant::now(),
-        budget_s: plan.rule.budget.as_secs_f64(),
-    };
+    let mut progress = StepLine::new("latency sweep", Some(plan.rule.budget.as_secs_f64()));
     let mut saver = Saver {
         sink: args.out.sink(),
         format: args.out.format(),

@@ -4,18 +4,16 @@
 //! any thread starts; `--output` is rewritten after every point.
 
 use super::measure;
-use super::progress::Line;
+use super::progress::StepLine;
 use crate::cli::OutputArgs;
 use crate::output::{usage, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::loaded::{self, LoadedConfig, DEFAULT_POINT_BUDGET, MAX_DELAY};
-use numaprobe_core::experiments::StepProgress;
 use numaprobe_core::kernels::mix::Mix;
 use numaprobe_core::model::loaded::LoadedResult;
 use numaprobe_core::render::loaded::render;
 use numaprobe_core::units;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures (Intel MLC's loaded latency):\n\n\
@@ -179,11 +177,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let plan = loaded::plan(&topo, &cfg).map_err(measure::experiment_error)?;
     let sink = args.out.sink();
     let format = args.out.format();
-    let mut progress = Progress {
-        line: Line::new(),
-        started: Instant::now(),
-        budget_s: plan.rule.budget.as_secs_f64(),
-    };
+    // One step per point, each sampled for the budget.
+    let mut progress = StepLine::new("loaded-latency", Some(plan.rule.budget.as_secs_f64()));
     let mut write_error: Option<anyhow::Error> = None;
     let mut save = |partial: &LoadedResult| {
         if let (Sink::File(path), None) = (&sink, &write_error) {
@@ -232,27 +227,6 @@ fn check_chart(chart: &Path) -> anyhow::Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Progress on stderr: a bar on a terminal, plain lines in a batch log.
-struct Progress {
-    line: Line,
-    started: Instant,
-    /// Planned per point, for the ETA before the first point ends.
-    budget_s: f64,
-}
-
-impl StepProgress for Progress {
-    fn step_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line.step_started(
-            "loaded-latency",
-            self.started,
-            index,
-            total,
-            label,
-            Some(self.budget_s),
-        );
-    }
 }
 
 #[cfg(test)]

@@ -3,18 +3,16 @@
 //! parsed here so bad values are one line, exit 2, before any thread starts.
 
 use super::measure;
-use super::progress::{finish_line, Line};
+use super::progress::{finish_line, StepLine};
 use crate::cli::OutputArgs;
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::peak::{self, PeakConfig, MIX_HELP};
-use numaprobe_core::experiments::StepProgress;
 use numaprobe_core::kernels::mix::Mix;
 use numaprobe_core::model::peak::MemoryPopulation;
 use numaprobe_core::render::peak::render;
 use numaprobe_core::smbios;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures:\n\n\
@@ -111,10 +109,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Measurements run on this machine: no `--sysfs-root` here.
     let topo = measure::live_topology(Path::new("/"))?;
     let plan = peak::plan(&topo, &cfg).map_err(measure::experiment_error)?;
-    let mut progress = Progress {
-        line: Line::new(),
-        started: Instant::now(),
-    };
+    // No ETA before the first step: a step's time is not planned.
+    let mut progress = StepLine::new("peak", None);
     let mut result = peak::run(&plan, &mut progress)
         .map_err(anyhow::Error::new)
         .context("peak measurement failed")?;
@@ -140,17 +136,4 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Progress on stderr: the bar on a terminal, plain lines in a batch log.
-struct Progress {
-    line: Line,
-    started: Instant,
-}
-
-impl StepProgress for Progress {
-    fn step_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line
-            .step_started("peak", self.started, index, total, label, None);
-    }
 }

@@ -7,6 +7,7 @@
 
 mod bar;
 
+use numaprobe_core::experiments::StepProgress;
 use numaprobe_core::job::keeper::mean_eta_s;
 use std::time::{Duration, Instant};
 
@@ -211,6 +212,42 @@ impl Line {
             Some(b) => b.suspend(|| eprintln!("numaprobe: {text}")),
             None => eprintln!("numaprobe: {text}"),
         }
+    }
+}
+
+/// The progress of a single-phase, step-by-step command (c2c, c2c --locks,
+/// loaded-latency, peak, latency --sweep): what each of them handed the
+/// experiment as its `StepProgress`, kept here once.
+pub struct StepLine {
+    pub line: Line,
+    pub started: Instant,
+    phase: &'static str,
+    /// The time planned per step, for the ETA before the first step ends.
+    planned_step_s: Option<f64>,
+}
+
+impl StepLine {
+    /// Starts the clock now.
+    pub fn new(phase: &'static str, planned_step_s: Option<f64>) -> Self {
+        StepLine {
+            line: Line::new(),
+            started: Instant::now(),
+            phase,
+            planned_step_s,
+        }
+    }
+}
+
+impl StepProgress for StepLine {
+    fn step_started(&mut self, index: usize, total: usize, label: &str) {
+        self.line.step_started(
+            self.phase,
+            self.started,
+            index,
+            total,
+            label,
+            self.planned_step_s,
+        );
     }
 }
 
