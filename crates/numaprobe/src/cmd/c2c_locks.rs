@@ -10,7 +10,6 @@ use anyhow::Context;
 use numaprobe_core::experiments::locks::{
     self, AtomicsChoice, LockOp, LocksConfig, Placement, Sharing,
 };
-use numaprobe_core::model::format::Format;
 use numaprobe_core::render::locks::render;
 use numaprobe_core::units;
 use std::path::Path;
@@ -103,11 +102,7 @@ pub fn run(args: &super::c2c::Args) -> anyhow::Result<()> {
     })?;
     let sink = args.out.sink();
     let format = args.out.format();
-    if !(sink.is_stdout() && matches!(format, Format::Table | Format::Markdown)) {
-        for n in &plan.notes {
-            eprintln!("numaprobe: note: {n}");
-        }
-    }
+    measure::notes_to_stderr(&sink, format, &plan.notes);
     let mut progress = StepLine::new("locks", Some(plan.rule.budget.as_secs_f64()));
     let result = locks::run(&plan, &mut progress)
         .map_err(anyhow::Error::new)

@@ -107,6 +107,17 @@ pub fn rule(budget: &Option<String>, cv: &Option<String>) -> anyhow::Result<Stop
 
 /// Map an experiment error to an exit code: what the user asked for is
 /// exit 2, what the system refused is exit 1.
+/// The plan's notes on stderr too, unless they are already in front of the
+/// reader (a table or Markdown on stdout prints them): in a machine format
+/// or a file nobody would see why a case did not run.
+pub fn notes_to_stderr(sink: &Sink, format: Format, notes: &[String]) {
+    if !(sink.is_stdout() && matches!(format, Format::Table | Format::Markdown)) {
+        for n in notes {
+            eprintln!("numaprobe: note: {n}");
+        }
+    }
+}
+
 pub fn experiment_error(e: ExperimentError) -> anyhow::Error {
     match e {
         ExperimentError::Placement(PlacementError::Sys { .. })

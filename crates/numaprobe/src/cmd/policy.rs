@@ -208,11 +208,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let sink = args.out.sink();
     let format = args.out.format();
-    if !(sink.is_stdout() && matches!(format, Format::Table | Format::Markdown)) {
-        for n in &plan.notes {
-            eprintln!("numaprobe: note: {n}");
-        }
-    }
+    measure::notes_to_stderr(&sink, format, &plan.notes);
     let mut progress = Progress {
         line: Line::new(),
         sink: sink.clone(),

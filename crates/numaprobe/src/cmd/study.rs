@@ -327,13 +327,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.plan {
         return sink.write(&StudyPlanDocument::new(plan).render(format));
     }
-    // Notes are in the table output; say them on stderr too when stdout is a
-    // machine format or a file, so nobody misses why a case did not run.
-    if !(sink.is_stdout() && matches!(format, Format::Table | Format::Markdown)) {
-        for n in &plan.notes {
-            eprintln!("numaprobe: note: {n}");
-        }
-    }
+    measure::notes_to_stderr(&sink, format, &plan.notes);
     // A preset this machine cannot host at all (same-node with one core per
     // node) is not a failure: the note says why, and the report is the
     // valid, empty document scripts expect.
