@@ -11,7 +11,7 @@ line and exit 2. Timings inside TCG mean nothing and are not looked at
 import json
 
 from checks import check
-from guest_output import guest_script, sections, skip_if_not_built
+from guest_output import guest_script, printed, sections, skip_if_not_built
 
 BAD = {"bad-cpu": "numaprobe c2c --cpus 0,999"}
 NEAR = {"same_core", "same_l2", "same_l3", "same_node"}
@@ -118,11 +118,8 @@ def good_doc(cfg):
 
 
 def guest_text(main, rc=0, bad_rc=2):
-    out = [f"@@@ main rc {rc}", json.dumps(main)]
-    for tag in BAD:
-        out += [f"@@@ {tag} rc {bad_rc}", "",
-                "@@@err numaprobe: error: CPU 999 is not allowed for this process (allowed CPUs: 0-7)"]
-    return "\n".join(out) + "\n"
+    return printed([("main", main)], BAD, rc=rc, bad_rc=bad_rc,
+                   error=lambda tag: "CPU 999 is not allowed for this process (allowed CPUs: 0-7)")
 
 
 def selftest_cases(cfg):

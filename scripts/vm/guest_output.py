@@ -98,3 +98,16 @@ def bad_input(t, secs, bad, quiet_stdout=False):
                f"{cmd}: expected one 'numaprobe: error:' line, got {s['err']!r}")
         if quiet_stdout:
             t.eq(s["out"].strip(), "", f"{cmd}: stdout")
+
+
+def printed(docs, bad=(), rc=0, bad_rc=2, error=lambda tag: f"bad {tag}"):
+    """What the guest prints for `docs` ([(tag, document)], each exiting
+    `rc`) and the bad-input commands `bad` (tags, each exiting `bad_rc` with
+    the one line `error(tag)`): the selftests' right and wrong answers, in
+    the framing `sections` reads, so the two cannot disagree."""
+    out = []
+    for tag, doc in docs:
+        out += [f"@@@ {tag} rc {rc}", json.dumps(doc)]
+    for tag in bad:
+        out += [f"@@@ {tag} rc {bad_rc}", "", f"@@@err numaprobe: error: {error(tag)}"]
+    return "\n".join(out) + "\n"

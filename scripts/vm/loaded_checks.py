@@ -20,10 +20,8 @@ every point's bandwidth positive. Timings inside TCG mean nothing and are
 not compared.
 """
 
-import json
-
 from checks import check
-from guest_output import bad_input, document, guest_script, sections, skip_if_not_built
+from guest_output import bad_input, document, guest_script, printed, sections, skip_if_not_built
 
 COMMON = "--size 4MiB --pages 4k --delays 0 --time-budget 30ms --format json"
 BAD = {
@@ -126,12 +124,8 @@ def good_doc(cfg, pairs):
 
 
 def guest_text(cfg, main, side=None, bad_rc=2):
-    out = ["@@@ default rc 0", json.dumps(main)]
-    if side is not None:
-        out += ["@@@ cpuless rc 0", json.dumps(side)]
-    for tag in BAD:
-        out += [f"@@@ {tag} rc {bad_rc}", "", f"@@@err numaprobe: error: bad {tag}"]
-    return "\n".join(out) + "\n"
+    docs = [("default", main)] + ([("cpuless", side)] if side is not None else [])
+    return printed(docs, BAD, bad_rc=bad_rc)
 
 
 def selftest_cases(cfg):

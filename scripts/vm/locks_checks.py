@@ -13,7 +13,7 @@ Timings inside TCG mean nothing and are not looked at.
 """
 
 from checks import check, not_built, parse_json
-from guest_output import SectionResult, guest_script, sections
+from guest_output import SectionResult, guest_script, printed, sections
 
 COMMON = "--locks-time 20ms --ops atomic_add,spin_lock --sharing shared --format json"
 
@@ -91,9 +91,8 @@ def good_doc(cfg):
 
 
 def guest_text(doc, bad_rc=2):
-    import json
-    return "\n".join(["@@@ main rc 0", json.dumps(doc), f"@@@ bad rc {bad_rc}", "",
-                      "@@@err numaprobe: error: --ops: invalid value 'cas'"]) + "\n"
+    return printed([("main", doc)], ["bad"], bad_rc=bad_rc,
+                   error=lambda tag: "--ops: invalid value 'cas'")
 
 
 def selftest_cases(cfg):

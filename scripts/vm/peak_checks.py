@@ -16,10 +16,8 @@ every node streams its own node's memory at once, and each node alone.
 Timings inside TCG mean nothing and are not looked at.
 """
 
-import json
-
 from checks import check
-from guest_output import bad_input, document, guest_script, sections, skip_if_not_built
+from guest_output import bad_input, document, guest_script, printed, sections, skip_if_not_built
 
 COMMON = "--mix read,nt-write --size 4MiB --pages 4k --time-budget 50ms --format json"
 BAD = {"bad-mix": "numaprobe peak --mix 9:x"}
@@ -127,10 +125,7 @@ def good_doc(cfg):
 
 
 def guest_text(main, bad_rc=2):
-    out = ["@@@ main rc 0", json.dumps(main)]
-    for tag in BAD:
-        out += [f"@@@ {tag} rc {bad_rc}", "", f"@@@err numaprobe: error: bad {tag}"]
-    return "\n".join(out) + "\n"
+    return printed([("main", main)], BAD, bad_rc=bad_rc)
 
 
 def selftest_cases(cfg):

@@ -21,10 +21,8 @@ not exist, zero threads, an unknown policy) must be one line and exit 2.
 Timings inside TCG mean nothing and are not looked at.
 """
 
-import json
-
 from checks import check
-from guest_output import bad_input, document, guest_script, sections, skip_if_not_built
+from guest_output import bad_input, document, guest_script, printed, sections, skip_if_not_built
 
 SIZE = "16MiB"
 COMMON = f"--size {SIZE} --rounds 1 --sample-time 5ms --format json"
@@ -187,12 +185,8 @@ def good_doc(cfg, node=None, policies=None, cases=("independent", "shared"), wei
 
 
 def guest_text(cfg, main, cpuless=None, bad_rc=2):
-    out = ["@@@ main rc 0", json.dumps(main)]
-    if cpuless is not None:
-        out += ["@@@ cpuless rc 0", json.dumps(cpuless)]
-    for tag in BAD:
-        out += [f"@@@ {tag} rc {bad_rc}", "", f"@@@err numaprobe: error: bad {tag}"]
-    return "\n".join(out) + "\n"
+    docs = [("main", main)] + ([("cpuless", cpuless)] if cpuless is not None else [])
+    return printed(docs, BAD, bad_rc=bad_rc)
 
 
 def selftest_cases(cfg):

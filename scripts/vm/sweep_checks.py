@@ -17,10 +17,8 @@ row, and the memory is where the command says.
 Timings inside TCG mean nothing and are not looked at.
 """
 
-import json
-
 from checks import check
-from guest_output import bad_input, document, guest_script, sections
+from guest_output import bad_input, document, guest_script, printed, sections
 
 COMMON = "--size 4MiB --pages 4k --time-budget 20ms --format json"
 BAD = {
@@ -109,12 +107,7 @@ def good(cfg):
 
 
 def guest_text(docs, bad_rc=2):
-    out = []
-    for tag, d in docs.items():
-        out += [f"@@@ {tag} rc 0", json.dumps(d)]
-    for tag in BAD:
-        out += [f"@@@ {tag} rc {bad_rc}", "", f"@@@err numaprobe: error: bad {tag}"]
-    return "\n".join(out) + "\n"
+    return printed(docs.items(), BAD, bad_rc=bad_rc)
 
 
 def selftest_cases(cfg):
