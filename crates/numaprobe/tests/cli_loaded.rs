@@ -34,11 +34,6 @@ fn tiny(more: &[&str]) -> Vec<String> {
     .collect()
 }
 
-fn run(args: &[String]) -> std::process::Output {
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    numaprobe(&a)
-}
-
 fn two_cpus() -> bool {
     std::fs::read_to_string("/sys/devices/system/node/node0/cpulist").is_ok_and(|s| s.trim() != "0")
 }
@@ -91,7 +86,7 @@ fn a_tiny_run_gives_the_curve_in_every_format() {
     }
     let t = TempDir::new("loaded-chart");
     let chart = t.path().join("c.svg");
-    let doc = json(&run(&tiny(&[
+    let doc = json(&numaprobe(&tiny(&[
         "--delays",
         "64,0",
         "--format",
@@ -117,7 +112,7 @@ fn a_tiny_run_gives_the_curve_in_every_format() {
     }
     assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
 
-    let csv = ok(&run(&tiny(&[
+    let csv = ok(&numaprobe(&tiny(&[
         "--delays", "0", "--format", "csv", "--mix", "1:1",
     ])));
     assert_eq!(csv.lines().count(), 1 + 2, "{csv}");
@@ -126,7 +121,9 @@ fn a_tiny_run_gives_the_curve_in_every_format() {
         csv.lines().nth(1).unwrap().starts_with("0,0,1:1,0,1,idle,"),
         "{csv}"
     );
-    let md = ok(&run(&tiny(&["--delays", "0", "--format", "markdown"])));
+    let md = ok(&numaprobe(&tiny(&[
+        "--delays", "0", "--format", "markdown",
+    ])));
     assert!(md.contains("| delay |"), "{md}");
 }
 
@@ -155,7 +152,12 @@ fn the_report_shows_a_loaded_latency_document() {
     }
     let t = TempDir::new("loaded-report");
     let out = t.path().join("loaded-latency.json");
-    ok(&run(&tiny(&["--delays", "0", "-o", out.to_str().unwrap()])));
+    ok(&numaprobe(&tiny(&[
+        "--delays",
+        "0",
+        "-o",
+        out.to_str().unwrap(),
+    ])));
     let page = report_page(t.path());
     let at = page.find("id=\"loaded\"").expect("a loaded section");
     let section = &page[at..];

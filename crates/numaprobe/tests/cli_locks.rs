@@ -19,11 +19,6 @@ fn short(more: &[&str]) -> Vec<String> {
         .collect()
 }
 
-fn run(args: &[String]) -> std::process::Output {
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    numaprobe(&a)
-}
-
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     for (args, says) in [
@@ -71,7 +66,12 @@ fn atomics_the_cpu_lacks_are_refused_naming_what_it_has() {
 
 #[test]
 fn a_short_run_in_every_format_says_which_atomics_ran() {
-    let doc = json(&run(&short(&["--format", "json", "--ops", "atomic_add"])));
+    let doc = json(&numaprobe(&short(&[
+        "--format",
+        "json",
+        "--ops",
+        "atomic_add",
+    ])));
     assert_eq!(doc["schema"], "numaprobe/1");
     assert_eq!(doc["complete"], true);
     let atomics = doc["atomics"].as_str().unwrap();
@@ -87,10 +87,15 @@ fn a_short_run_in_every_format_says_which_atomics_ran() {
         );
     }
     assert!(doc["provenance"].is_object());
-    let t = ok(&run(&short(&["--ops", "spin_lock", "--sharing", "shared"])));
+    let t = ok(&numaprobe(&short(&[
+        "--ops",
+        "spin_lock",
+        "--sharing",
+        "shared",
+    ])));
     assert!(t.contains(&format!("atomics: {atomics}")), "{t}");
     assert!(t.contains("spin_lock") && t.contains("Mops/s"), "{t}");
-    let csv = ok(&run(&short(&[
+    let csv = ok(&numaprobe(&short(&[
         "--format",
         "csv",
         "--ops",
@@ -99,7 +104,7 @@ fn a_short_run_in_every_format_says_which_atomics_ran() {
         "own_line",
     ])));
     assert!(csv.starts_with("op,sharing,placement,threads"), "{csv}");
-    let md = ok(&run(&short(&[
+    let md = ok(&numaprobe(&short(&[
         "--format",
         "markdown",
         "--ops",
@@ -133,7 +138,7 @@ fn sigint_ends_with_what_finished_and_exits_130() {
 fn report_shows_a_locks_document() {
     let t = TempDir::new("locks-report");
     let f = t.path().join("locks.json");
-    ok(&run(&short(&[
+    ok(&numaprobe(&short(&[
         "--ops",
         "atomic_add",
         "--sharing",

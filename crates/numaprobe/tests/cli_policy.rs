@@ -33,11 +33,6 @@ fn short(more: &[&str]) -> Vec<String> {
     short_rounds("1", more)
 }
 
-fn run(args: &[String]) -> std::process::Output {
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    numaprobe(&a)
-}
-
 #[test]
 fn bad_input_is_one_line_naming_the_value_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
@@ -54,7 +49,7 @@ fn bad_input_is_one_line_naming_the_value_and_exit_2() {
         (&["--node", "x"], "--node: invalid value 'x'"),
     ];
     for (more, want) in cases {
-        let o = run(&short(more));
+        let o = numaprobe(&short(more));
         let err = usage_error(&o);
         assert!(err.contains(want), "{more:?}: {err}");
         assert!(o.stdout.is_empty(), "{more:?}");
@@ -73,20 +68,20 @@ fn bad_input_is_one_line_naming_the_value_and_exit_2() {
     }
     let o = numaprobe(&["policy", "--sample-time", "0s"]);
     assert!(usage_error(&o).contains("--sample-time: '0s' is out of range"));
-    let o = run(&short_rounds("0", &[]));
+    let o = numaprobe(&short_rounds("0", &[]));
     assert!(usage_error(&o).contains("--rounds: invalid value '0'"));
     let o = numaprobe(&["policy", "--threads-per-node", "100000"]);
     assert!(usage_error(&o).contains("--threads-per-node 100000 is out of range (valid: 1 to"));
     let t = TempDir::new("policy-weights");
     let f = t.path().join("lat.json");
     std::fs::write(&f, r#"{"unit": "ns", "matrix": [[90.0]]}"#).unwrap();
-    let o = run(&short(&["--weights-from", f.to_str().unwrap()]));
+    let o = numaprobe(&short(&["--weights-from", f.to_str().unwrap()]));
     assert!(usage_error(&o).contains("weights need a bandwidth matrix"));
 }
 
 #[test]
 fn a_short_run_gives_each_policy_its_pages_and_the_rankings() {
-    let doc = json(&run(&short(&["--format", "json", "--op", "copy"])));
+    let doc = json(&numaprobe(&short(&["--format", "json", "--op", "copy"])));
     assert_eq!(doc["schema"], "numaprobe/1");
     assert_eq!(doc["command"], "policy");
     assert_eq!(doc["complete"], true);
@@ -117,7 +112,7 @@ fn a_short_run_gives_each_policy_its_pages_and_the_rankings() {
     assert_eq!(rankings[0]["better"], "higher");
     assert!(!doc["advice"].as_array().unwrap().is_empty());
 
-    let csv = ok(&run(&short(&[
+    let csv = ok(&numaprobe(&short(&[
         "--format",
         "csv",
         "--policies",
@@ -125,7 +120,9 @@ fn a_short_run_gives_each_policy_its_pages_and_the_rankings() {
     ])));
     assert_eq!(csv.lines().count(), 1 + 2 * 2, "{csv}");
     assert!(csv.starts_with("case,policy,rounds,gbps_median"));
-    let md = ok(&run(&short(&["--format", "markdown", "--cases", "shared"])));
+    let md = ok(&numaprobe(&short(&[
+        "--format", "markdown", "--cases", "shared",
+    ])));
     assert!(
         md.contains("| policy |") && md.contains("shared data"),
         "{md}"
@@ -160,7 +157,7 @@ fn weights_derived_from_a_bandwidth_matrix_are_printed_ready_to_apply() {
     let t = TempDir::new("policy-derived");
     let f = t.path().join("bw.json");
     std::fs::write(&f, r#"{"unit": "GB/s", "matrix": [[12.5]]}"#).unwrap();
-    let doc = json(&run(&short(&[
+    let doc = json(&numaprobe(&short(&[
         "--format",
         "json",
         "--policies",

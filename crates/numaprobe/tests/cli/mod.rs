@@ -11,8 +11,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// Run the built binary where the test runs.
-pub fn numaprobe(args: &[&str]) -> Output {
+/// Run the built binary where the test runs (arguments as `&str` or
+/// `String`, so tests that build their arguments need no conversion).
+pub fn numaprobe<S: AsRef<OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_numaprobe"))
         .args(args)
         .output()
