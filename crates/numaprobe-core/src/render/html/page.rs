@@ -104,7 +104,9 @@ pub fn page(input: &ReportInput, bodies: &[String]) -> String {
     s.push_str(&format!("<p>{}</p>\n", escape(&subtitle(input))));
     s.push_str("</header>\n<nav>");
     for (id, heading) in SECTIONS {
-        s.push_str(&format!("<a href=\"#{id}\">{}</a>", escape(heading)));
+        // A newline between links is where the bar may wrap: without it the
+        // links are one unbreakable run wider than a narrow window.
+        s.push_str(&format!("<a href=\"#{id}\">{}</a>\n", escape(heading)));
     }
     s.push_str("</nav>\n<main>\n");
     if !input.complete {

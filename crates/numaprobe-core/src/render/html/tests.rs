@@ -395,3 +395,13 @@ fn the_loaded_section_draws_the_curve_with_its_knee() {
     assert!(text.contains("knee at delay 0"), "{text}");
     assert!(text.contains("loaded-latency.json"), "{text}");
 }
+
+#[test]
+fn the_section_bar_can_wrap_between_links() {
+    // Every link is nowrap; without whitespace between them the bar is one
+    // unbreakable run, and with eleven sections wider than a laptop window.
+    let page = render(&full_input());
+    let nav = &page[page.find("<nav>").unwrap()..page.find("</nav>").unwrap()];
+    assert_eq!(nav.matches("<a ").count(), SECTIONS.len());
+    assert!(!nav.contains("</a><a"), "{nav}");
+}
