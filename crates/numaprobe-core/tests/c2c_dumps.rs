@@ -4,7 +4,7 @@
 
 mod common;
 
-use numaprobe_core::experiments::c2c::{self, C2cConfig, Domains, ALL_PAIRS_MAX};
+use numaprobe_core::experiments::c2c::{self, C2cConfig, Domains, Pairs, ALL_PAIRS_MAX};
 use numaprobe_core::model::c2c::Domain;
 use numaprobe_core::topology::{self, Topology};
 use std::collections::BTreeSet;
@@ -67,18 +67,30 @@ fn check(name: &str, t: &Topology) {
     if cpus.len() <= ALL_PAIRS_MAX {
         assert!(!p.representatives);
         assert_eq!(p.pairs.len(), cpus.len() * (cpus.len() - 1), "{name}");
+        // Asked for (as the main job asks), the domains alone.
+        let q = c2c::plan(
+            t,
+            &C2cConfig {
+                pairs: Pairs::Domains,
+                ..C2cConfig::default()
+            },
+        )
+        .unwrap();
+        check_representatives(name, t, &q, &cpus);
         return;
     }
-    // Representatives: every domain the machine has gets a pair, in both
-    // directions, and nothing else is measured.
-    assert!(p.representatives, "{name}");
-    let want = present(&d, &cpus);
-    let got: BTreeSet<Domain> = p.domains.iter().copied().collect();
-    assert_eq!(got, want, "{name}");
-    assert_eq!(p.pairs.len(), 2 * want.len(), "{name}");
-    for &(a, b) in &p.pairs {
-        assert!(p.pairs.contains(&(b, a)), "{name}: {a}-{b} one way only");
-    }
+    check_representatives(name, t, &p, &cpus);
+    // --pairs all: every ordered pair, however big the machine.
+    let all = c2c::plan(
+        t,
+        &C2cConfig {
+            pairs: Pairs::All,
+            ..C2cConfig::default()
+        },
+    )
+    .unwrap();
+    assert!(!all.representatives, "{name}");
+    assert_eq!(all.pairs.len(), cpus.len() * (cpus.len() - 1), "{name}");
     // --cpus narrows the choice to the given CPUs.
     let some: Vec<u32> = cpus.iter().step_by(2).copied().collect();
     let q = c2c::plan(
@@ -90,6 +102,21 @@ fn check(name: &str, t: &Topology) {
     )
     .unwrap();
     assert!(q.cpus.iter().all(|c| some.contains(c)), "{name}");
+}
+
+/// Representatives: every domain the machine has gets a pair, in both
+/// directions, and nothing else is measured.
+fn check_representatives(name: &str, t: &Topology, p: &c2c::C2cPlan, cpus: &[u32]) {
+    assert!(p.representatives, "{name}");
+    let d = Domains::new(t);
+    let want = present(&d, cpus);
+    let got: BTreeSet<Domain> = p.domains.iter().copied().collect();
+    assert_eq!(got, want, "{name}");
+    assert_eq!(p.pairs.len(), 2 * want.len(), "{name}");
+    for (&(a, b), &dom) in p.pairs.iter().zip(&p.domains) {
+        assert!(p.pairs.contains(&(b, a)), "{name}: {a}-{b} one way only");
+        assert_eq!(d.of(a, b), Some(dom), "{name}: {a}-{b}");
+    }
 }
 
 fn check_dump(name: &str) {

@@ -102,6 +102,20 @@ fn one_state_and_the_text_formats() {
 }
 
 #[test]
+fn pairs_domains_is_one_pair_per_domain_and_says_so() {
+    let Some(pair) = allowed_pair() else { return };
+    let mut args = vec!["c2c", "--state", "hitm", "--pairs", "domains"];
+    args.extend(["--cpus", pair.as_str(), "--format", "json"]);
+    args.extend(TINY);
+    let doc = json(&numaprobe(&args));
+    // Two CPUs share one domain: its pair, both ways.
+    assert_eq!(doc["pairs"].as_array().unwrap().len(), 2, "{doc}");
+    assert_eq!(doc["domains"].as_array().unwrap().len(), 1, "{doc}");
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("one representative pair per sharing domain"), "{notes}");
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
     for (args, want) in [
         (vec!["c2c", "--cpus", "0,4095"], "CPU 4095 is not allowed"),
@@ -113,6 +127,10 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (vec!["c2c", "--time-budget", "0s"], "--time-budget"),
         (vec!["c2c", "--cv-target", "lots"], "--cv-target"),
+        (
+            vec!["c2c", "--pairs", "some"],
+            "--pairs: invalid value 'some' (valid: all, domains, auto)",
+        ),
     ] {
         let line = usage_error(&numaprobe(&args));
         assert!(line.contains(want), "{args:?}: {line}");

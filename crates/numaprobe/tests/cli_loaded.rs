@@ -70,6 +70,14 @@ fn bad_input_is_one_line_naming_the_value_and_exit_2() {
             &["loaded-latency", "--time-budget", "soon"],
             "--time-budget:",
         ),
+        (
+            &["loaded-latency", "--vector", "wide"],
+            "--vector: invalid value 'wide' (valid: avx512, avx2",
+        ),
+        (
+            &["loaded-latency", "--vector", cli::FOREIGN_WIDTH],
+            "is not supported by this CPU (valid here: ",
+        ),
     ];
     for (args, want) in cases {
         let o = numaprobe(args);
@@ -91,11 +99,14 @@ fn a_tiny_run_gives_the_curve_in_every_format() {
         "64,0",
         "--format",
         "json",
+        "--vector",
+        "scalar",
         "--chart",
         chart.to_str().unwrap(),
     ])));
     assert_eq!(doc["schema"], "numaprobe/1");
     assert_eq!(doc["complete"], true);
+    assert_eq!(doc["vector"], "scalar");
     let c = &doc["curves"][0];
     assert_eq!(c["mix"], "read");
     assert_eq!(c["chase_cpu"], 0);

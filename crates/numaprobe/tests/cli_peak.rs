@@ -39,6 +39,14 @@ fn bad_input_is_one_line_naming_the_value_and_exit_2() {
             "--dmidecode /nonexistent/dmi.txt: cannot read it",
         ),
         (&["--dmidecode", &empty], "no 'Memory Device'"),
+        (
+            &["--vector", "wide"],
+            "--vector: invalid value 'wide' (valid: avx512, avx2",
+        ),
+        (
+            &["--vector", cli::FOREIGN_WIDTH],
+            "is not supported by this CPU (valid here: ",
+        ),
     ];
     for (args, want) in cases {
         let mut a = vec!["peak"];
@@ -88,6 +96,8 @@ fn a_short_run_puts_every_thread_on_its_node_in_every_format() {
         "4k",
         "--time-budget",
         "50ms",
+        "--vector",
+        "scalar",
         "--dmidecode",
     ];
     let f = fixture("balanced-2s.txt");
@@ -97,6 +107,7 @@ fn a_short_run_puts_every_thread_on_its_node_in_every_format() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(doc["complete"], true);
+    assert_eq!(doc["vector"], "scalar");
     let system = doc["system"].as_array().unwrap();
     assert_eq!(system.len(), 2);
     for s in system {

@@ -143,14 +143,7 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
     };
     let live = LiveSystem::read()?;
     let op = cfg.op.unwrap_or(StreamOp::Read);
-    let width = cfg.width.unwrap_or_else(VectorWidth::detect);
-    if !width.available() {
-        return Err(ExperimentError::Invalid(format!(
-            "vector width {} is not supported by this CPU (detected: {})",
-            width.name(),
-            VectorWidth::detect().name()
-        )));
-    }
+    let width = super::vector_width(cfg.width)?;
     let pages = cfg.pages.unwrap_or_else(|| super::default_pages(&live));
     let mut cells = Vec::new();
     if cfg.scaling {

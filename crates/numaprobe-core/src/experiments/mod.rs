@@ -31,6 +31,7 @@ pub mod sweep;
 pub mod tune;
 
 use crate::kernels::chase::ChaseError;
+use crate::kernels::VectorWidth;
 use crate::model::matrix::MatrixResult;
 use crate::placement::{LiveSystem, PageKind, PlacementError};
 use crate::stats::StopRule;
@@ -302,6 +303,22 @@ pub fn memory_side_notes(topo: &Topology, mem_nodes: &[u32]) -> Vec<String> {
             ))
         })
         .collect()
+}
+
+/// The streaming kernels' vector width: the one asked for, or the widest
+/// this CPU has (DESIGN: recorded in every result). One rule for every
+/// experiment that streams, so `bandwidth`, `peak` and the loaded-latency
+/// load threads run the same kernel at the same settings.
+pub fn vector_width(asked: Option<VectorWidth>) -> Result<VectorWidth, ExperimentError> {
+    let width = asked.unwrap_or_else(VectorWidth::detect);
+    if !width.available() {
+        return Err(ExperimentError::Invalid(format!(
+            "vector width {} is not supported by this CPU (detected: {})",
+            width.name(),
+            VectorWidth::detect().name()
+        )));
+    }
+    Ok(width)
 }
 
 /// Default page kind: transparent huge pages when the kernel offers them

@@ -15,6 +15,7 @@
 
 use super::{target_sample_ns, ExperimentError, StepProgress};
 use crate::kernels::mix::{self, Mix, MixBuffers, LINE};
+use crate::kernels::VectorWidth;
 use crate::model::matrix::CellPlacement;
 use crate::model::peak::{MemoryPopulation, NodePeak, PeakResult, SystemPeak};
 use crate::placement::{
@@ -38,6 +39,8 @@ pub struct PeakConfig {
     pub rule: Option<StopRule>,
     /// Also measure each node alone (default true for `numaprobe peak`).
     pub per_node: bool,
+    /// Vector width of the read kernel; default the widest (as `bandwidth`).
+    pub width: Option<VectorWidth>,
 }
 
 #[derive(Debug, Clone)]
@@ -50,6 +53,7 @@ pub struct PeakPlan {
     /// The allowed CPUs of each node in `nodes`, in the same order.
     pub cpus: Vec<Vec<u32>>,
     pub pages: PageKind,
+    pub width: VectorWidth,
     /// Known at plan time (a CPU node without memory this process may use).
     pub notes: Vec<String>,
 }
@@ -152,6 +156,7 @@ pub fn plan(topo: &Topology, cfg: &PeakConfig) -> Result<PeakPlan, ExperimentErr
         per_node: cfg.per_node,
         cpus,
         pages,
+        width: super::vector_width(cfg.width)?,
         notes,
     })
 }
@@ -166,6 +171,7 @@ fn new_result(plan: &PeakPlan, timer: &Timer) -> PeakResult {
         achieved_fraction: None,
         size_bytes: plan.size,
         pages: plan.pages.to_string(),
+        vector: plan.width.name().into(),
         timer: timer.info(),
         notes: plan.notes.clone(),
         complete: false,
@@ -183,6 +189,7 @@ pub fn memory_only(memory: MemoryPopulation) -> PeakResult {
         achieved_fraction: None,
         size_bytes: 0,
         pages: String::new(),
+        vector: String::new(),
         timer: Timer::get().info(),
         notes: Vec::new(),
         complete: true,
@@ -531,7 +538,7 @@ fn worker(
         for _ in 0..reps {
             // SAFETY: both parts lie inside our page-aligned buffer, 64-byte
             // aligned, not overlapping.
-            bytes += unsafe { mix::run(m, &bufs, 0) };
+            bytes += unsafe { mix::run(m, &bufs, 0, plan.width) };
         }
         let b = timer.now();
         if let Ok(mut v) = shared.stamps.lock() {
@@ -560,6 +567,7 @@ mod tests {
                 ..StopRule::default()
             }),
             per_node: true,
+            width: None,
         }
     }
 

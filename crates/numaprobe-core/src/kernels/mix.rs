@@ -3,12 +3,16 @@
 //! streams of the system peak run it.
 //!
 //! A pass walks a read buffer and a write buffer in groups: `reads` lines
-//! loaded, then `writes` lines stored, then `delay` units of idle work before
-//! the next group. Delay 0 is as fast as the core can go; a larger delay
+//! loaded (by the streaming read kernel at the run's vector width), then
+//! `writes` lines stored, then `delay` units of idle work for each such
+//! reads-and-writes, before the next group; groups are whole blocks of four lines (see
+//! [`run`]). Delay 0 is as fast as the core can go; a larger delay
 //! injects less traffic. Bytes counted are the bytes asked for (lines read
 //! plus lines written); write-allocate reads of ordinary stores are the
 //! caller's to state.
 
+use super::stream::{self, StreamOp, Streams, BLOCK};
+use super::VectorWidth;
 use serde::{Deserialize, Serialize};
 
 /// Bytes of one cache line as the kernels walk them.
@@ -106,54 +110,81 @@ unsafe impl Send for MixBuffers {}
 /// Idle work between groups: `units` iterations the compiler cannot drop
 /// and the core cannot skip (about one cycle each), no memory access.
 #[inline(always)]
-fn idle(units: u32) {
-    let mut i = 0u32;
+fn idle(units: u64) {
+    let mut i = 0u64;
     while i < units {
         i = std::hint::black_box(i) + 1;
     }
 }
 
+/// Lines per read or write unit of a group at delay > 0: one [`BLOCK`] of
+/// the streaming read kernel, so every width reads whole blocks.
+const UNIT: usize = BLOCK / LINE;
+
 /// One pass over the buffers (until the read or the write buffer ends,
 /// whichever comes first in groups). Returns the bytes asked for.
 ///
+/// Reads go through the streaming read kernel at `width`, the one
+/// `bandwidth --op read` runs, so that a read mix at delay 0 moves what
+/// `bandwidth` moves at the same width (issue 10's saturated point) instead
+/// of what some other load loop happens to reach. A group is therefore
+/// `UNIT` x (reads, writes) lines with `UNIT` x `delay` idle units after it:
+/// the same traffic per line as one line at a time, in blocks the vector
+/// kernel can take. At delay 0 a mix with only reads or only writes is one
+/// group over the whole buffer (nothing to interleave, no call per block).
+///
 /// # Safety
 /// The pointers must be valid for `read_len` bytes of reads and
-/// `write_len` bytes of writes, aligned to 64, and not overlap.
-pub unsafe fn run(mix: Mix, b: &MixBuffers, delay: u32) -> u64 {
+/// `write_len` bytes of writes, aligned to 64, and not overlap; `width`
+/// must be available on this CPU ([`VectorWidth::available`]).
+pub unsafe fn run(mix: Mix, b: &MixBuffers, delay: u32, width: VectorWidth) -> u64 {
     let (r, w) = mix.group();
     let (r, w) = (r as usize, w as usize);
     let read_lines = if r > 0 { b.read_len / LINE } else { 0 };
     let write_lines = if w > 0 { b.write_len / LINE } else { 0 };
-    let groups = match (r, w) {
-        (0, _) => write_lines / w,
-        (_, 0) => read_lines / r,
-        _ => (read_lines / r).min(write_lines / w),
+    let unit = match (delay, r, w) {
+        (0, 0, _) => (write_lines / w / UNIT).max(1) * UNIT,
+        (0, _, 0) => (read_lines / r / UNIT).max(1) * UNIT,
+        // Mixed at delay 0: bigger groups, fewer kernel calls, still
+        // interleaved every few KiB.
+        (0, _, _) => 4 * UNIT,
+        _ => UNIT,
     };
-    let mut acc = [0u64; 4];
+    let (gr, gw) = (r * unit, w * unit);
+    let groups = match (r, w) {
+        (0, _) => write_lines / gw,
+        (_, 0) => read_lines / gr,
+        _ => (read_lines / gr).min(write_lines / gw),
+    };
+    let idle_units = (delay as u64).saturating_mul(unit as u64);
+    let mut acc = 0u64;
     let (mut ri, mut wi) = (0usize, 0usize);
     for g in 0..groups {
-        for _ in 0..r {
-            let p = b.read.add(ri * LINE) as *const u64;
-            // Every word of the line, folded so the loads stay live.
-            for k in 0..8 {
-                acc[k & 3] ^= std::ptr::read(p.add(k));
-            }
-            ri += 1;
+        if gr > 0 {
+            let s = Streams {
+                dst: std::ptr::null_mut(),
+                src: b.read.add(ri * LINE),
+                src2: std::ptr::null(),
+                len: gr * LINE,
+            };
+            acc ^= stream::run(StreamOp::Read, width, &s);
+            ri += gr;
         }
-        for _ in 0..w {
+        for _ in 0..gw {
             let p = b.write.add(wi * LINE) as *mut u64;
-            store_line(p, g as u64, mix.nontemporal());
+            // g + 1: a stored line is never all zeros, whatever the group.
+            store_line(p, g as u64 + 1, mix.nontemporal());
             wi += 1;
         }
-        if delay > 0 {
-            idle(delay);
+        if idle_units > 0 {
+            idle(idle_units);
         }
     }
     if mix.nontemporal() {
         fence_nt();
     }
     std::hint::black_box(acc);
-    (groups * (r + w) * LINE) as u64
+    (groups * (gr + gw) * LINE) as u64
 }
 
 #[inline(always)]
@@ -211,39 +242,74 @@ mod tests {
         }
     }
 
-    /// Two 64 KiB buffers, 64-byte aligned, as `u64`s.
-    fn bufs() -> (Vec<u64>, Vec<u64>) {
-        ((0..8192u64).collect(), vec![0u64; 8192])
+    /// One cache line, so a `Vec` of them is 64-byte aligned as the vector
+    /// kernels' aligned loads need.
+    #[derive(Clone, Copy)]
+    #[repr(C, align(64))]
+    struct Line([u64; 8]);
+
+    /// Two 64 KiB buffers of lines: the read one numbered, the write one zero.
+    fn bufs() -> (Vec<Line>, Vec<Line>) {
+        let r = (0..1024u64)
+            .map(|i| Line(std::array::from_fn(|k| i * 8 + k as u64)))
+            .collect();
+        (r, vec![Line([0; 8]); 1024])
     }
 
     #[test]
     fn a_pass_moves_the_bytes_of_its_groups_and_writes_the_write_buffer() {
-        for (mix, expect) in [
-            (Mix::Read, 65536u64),
-            // 3:1 over 1024 read lines: 341 groups of 4 lines.
-            (Mix::ALL[1], 341 * 4 * 64),
-            (Mix::ALL[3], 2 * 65536),
-            (Mix::NtWrite, 65536),
-        ] {
-            let (r, mut w) = bufs();
-            let b = MixBuffers {
-                read: r.as_ptr() as *const u8,
-                read_len: 65536,
-                write: w.as_mut_ptr() as *mut u8,
-                write_len: 65536,
-            };
-            // SAFETY: both vectors are 64 KiB; u64 alignment suffices for
-            // the scalar path and x86's movnti.
-            let bytes = unsafe { run(mix, &b, 3) };
-            assert_eq!(bytes, expect, "{}", mix.name());
-            let (_, writes) = mix.group();
-            let written = w.iter().filter(|&&x| x != 0).count();
-            if writes == 0 {
-                assert_eq!(written, 0);
-            } else {
-                // Group 0 writes zeros; every later group's line is non-zero.
-                assert!(written > 0, "{}", mix.name());
+        let widths: Vec<VectorWidth> = VectorWidth::ALL
+            .into_iter()
+            .filter(|w| w.available())
+            .collect();
+        for width in widths {
+            for (mix, delay, expect) in [
+                (Mix::Read, 3, 65536u64),
+                (Mix::Read, 0, 65536),
+                // 3:1 over 1024 read lines in groups of 4 x (3, 1) lines:
+                // 85 groups at delay > 0; 16 x (3, 1) at delay 0: 21 groups.
+                (Mix::ALL[1], 3, 85 * 16 * 64),
+                (Mix::ALL[1], 0, 21 * 64 * 64),
+                (Mix::ALL[3], 3, 2 * 65536),
+                (Mix::ALL[3], 0, 2 * 65536),
+                (Mix::NtWrite, 3, 65536),
+                (Mix::NtWrite, 0, 65536),
+            ] {
+                let (r, mut w) = bufs();
+                let b = MixBuffers {
+                    read: r.as_ptr() as *const u8,
+                    read_len: 65536,
+                    write: w.as_mut_ptr() as *mut u8,
+                    write_len: 65536,
+                };
+                // SAFETY: both 64 KiB, 64-byte aligned (bufs), apart; the
+                // width is available.
+                let bytes = unsafe { run(mix, &b, delay, width) };
+                let what = format!("{} delay {delay} {}", mix.name(), width.name());
+                assert_eq!(bytes, expect, "{what}");
+                let (reads, writes) = mix.group();
+                let written = w.iter().filter(|l| l.0 != [0; 8]).count() as u64;
+                // Every line the pass says it stored holds the group's mark.
+                assert_eq!(
+                    written,
+                    expect / 64 * u64::from(writes) / u64::from(reads + writes),
+                    "{what}"
+                );
             }
         }
+    }
+
+    #[test]
+    fn a_buffer_smaller_than_one_group_moves_nothing() {
+        let (r, mut w) = bufs();
+        let b = MixBuffers {
+            read: r.as_ptr() as *const u8,
+            read_len: 3 * LINE,
+            write: w.as_mut_ptr() as *mut u8,
+            write_len: 3 * LINE,
+        };
+        // SAFETY: as above, shorter lengths.
+        let bytes = unsafe { run(Mix::Read, &b, 1, VectorWidth::Scalar) };
+        assert_eq!(bytes, 0);
     }
 }

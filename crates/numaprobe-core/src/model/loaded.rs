@@ -61,6 +61,10 @@ pub struct LoadedResult {
     /// The stop rule of a point (before a budget-keeping caller adjusts it).
     #[serde(default)]
     pub rule: Option<crate::stats::StopRule>,
+    /// Vector width of the load threads' read kernel (`avx512`, `neon`, ...),
+    /// as `bandwidth` records it.
+    #[serde(default)]
+    pub vector: String,
     pub notes: Vec<String>,
     #[serde(default)]
     pub failed: Vec<String>,

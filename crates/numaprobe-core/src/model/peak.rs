@@ -123,6 +123,10 @@ pub struct PeakResult {
     /// Page kind of the buffers (`4k`, `thp`, ...); empty with --memory-only.
     #[serde(default)]
     pub pages: String,
+    /// Vector width of the read kernel (`avx512`, `neon`, ...), as
+    /// `bandwidth` records it; empty with --memory-only.
+    #[serde(default)]
+    pub vector: String,
     pub timer: TimerInfo,
     pub notes: Vec<String>,
     pub complete: bool,

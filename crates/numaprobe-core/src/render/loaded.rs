@@ -116,8 +116,13 @@ pub fn summary_line(c: &Curve) -> String {
 fn text(r: &LoadedResult, md: bool) -> String {
     let mut out = String::new();
     let head = format!(
-        "numaprobe loaded-latency: {} curve(s){}",
+        "numaprobe loaded-latency: {} curve(s){}{}",
         r.curves.len(),
+        if r.vector.is_empty() {
+            String::new()
+        } else {
+            format!(", {} read kernel", r.vector)
+        },
         if r.complete { "" } else { " (incomplete)" }
     );
     if md {
@@ -226,6 +231,7 @@ pub(crate) mod tests {
             }],
             timer: crate::timer::Timer::get().info(),
             rule: None,
+            vector: "avx2".into(),
             notes: vec!["a note".into()],
             failed: vec![],
             complete: true,

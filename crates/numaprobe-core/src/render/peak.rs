@@ -242,9 +242,14 @@ fn text(r: &PeakResult, md: bool) -> String {
         "numaprobe peak: memory population".to_string()
     } else {
         format!(
-            "numaprobe peak: {} per thread ({} pages){}",
+            "numaprobe peak: {} per thread ({} pages{}){}",
             format_size(r.size_bytes),
             r.pages,
+            if r.vector.is_empty() {
+                String::new()
+            } else {
+                format!(", {} read kernel", r.vector)
+            },
             if r.complete { "" } else { " (incomplete)" }
         )
     };

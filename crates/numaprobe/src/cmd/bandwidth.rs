@@ -7,7 +7,7 @@ use crate::cli::OutputArgs;
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::bandwidth::{self, BandwidthConfig};
-use numaprobe_core::kernels::{StreamOp, VectorWidth};
+use numaprobe_core::kernels::StreamOp;
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures:\n\n\
@@ -84,30 +84,7 @@ fn config(a: &Args) -> anyhow::Result<BandwidthConfig> {
             }
         },
     };
-    let width = match a.vector.as_deref() {
-        None => None,
-        Some(s) => {
-            let all = VectorWidth::ALL;
-            match all.iter().find(|w| w.name().eq_ignore_ascii_case(s.trim())) {
-                Some(&w) if w.available() => Some(w),
-                Some(_) => {
-                    return Err(usage(format!(
-                        "--vector: '{s}' is not supported by this CPU (valid here: {})",
-                        all.iter()
-                            .filter(|w| w.available())
-                            .map(|w| w.name())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )))
-                }
-                None => {
-                    return Err(usage(format!(
-                    "--vector: invalid value '{s}' (valid: avx512, avx2, sse2, sve, neon, scalar)"
-                )))
-                }
-            }
-        }
-    };
+    let width = measure::vector(&a.vector)?;
     Ok(BandwidthConfig {
         cpu_nodes: measure::node_list("--cpu-nodes", &a.cpu_nodes)?,
         cpus: measure::node_list("--cpus", &a.cpus)?,

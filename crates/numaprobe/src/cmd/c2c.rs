@@ -8,7 +8,7 @@ use super::progress::StepLine;
 use crate::cli::OutputArgs;
 use crate::output::{usage, Sink};
 use anyhow::Context;
-use numaprobe_core::experiments::c2c::{self, C2cConfig, States};
+use numaprobe_core::experiments::c2c::{self, C2cConfig, Pairs, States};
 use numaprobe_core::render::c2c::render;
 use numaprobe_core::units;
 use std::time::Duration;
@@ -25,13 +25,16 @@ is alone in its 128-byte pair and the control lines are on another page, so no p
 brings a line early.\n\n\
 Up to 16 CPUs every ordered pair is measured (a matrix); on bigger machines one pair per \
 sharing domain the topology shows (SMT siblings, an L2 or cluster, an L3, a node, a package, \
-across packages), both directions. The time budget is shared over the pairs and states; a \
+across packages), both directions; --pairs all or --pairs domains forces either. The time budget is shared over the pairs and states; a \
 pair stops early when its CV is below --cv-target. A thread that waits 2 s for its partner \
 (de-scheduled) fails that pair, and the run goes on.")]
 pub struct Args {
     /// CPUs to measure between, as a list like 0-3,8. Default: every allowed CPU on small machines, representatives of each sharing domain on big ones
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// Which pairs: all (every ordered pair), domains (one pair per sharing domain, both directions) or auto. Default: auto (all up to 16 CPUs, domains above)
+    #[arg(long, value_name = "WHICH")]
+    pub pairs: Option<String>,
     /// Line state: hitm (last written by the other CPU), shared (held clean by the other CPU) or both. Default: both
     #[arg(long, value_name = "STATE")]
     pub state: Option<String>,
@@ -71,6 +74,14 @@ fn config(a: &Args) -> anyhow::Result<C2cConfig> {
             Some(d)
         }
     };
+    let pairs = match a.pairs.as_deref() {
+        None => Pairs::Auto,
+        Some(s) => Pairs::parse(s).ok_or_else(|| {
+            usage(format!(
+                "--pairs: invalid value '{s}' (valid: all, domains, auto)"
+            ))
+        })?,
+    };
     let cv_target = a
         .cv_target
         .as_deref()
@@ -81,6 +92,7 @@ fn config(a: &Args) -> anyhow::Result<C2cConfig> {
         states,
         total_budget,
         cv_target,
+        pairs,
         ..C2cConfig::default()
     })
 }

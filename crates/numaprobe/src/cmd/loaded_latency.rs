@@ -56,6 +56,9 @@ pub struct Args {
     /// Buffer size of each thread: KiB/MiB/GiB or kB/MB/GB. Default: 4 x the last-level cache over the threads, between 64 MiB and 1 GiB, all threads within half of the node's allocatable memory
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
+    /// Vector width of the load threads' read kernel: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has, as `bandwidth` (so the saturated read point is comparable with it)
+    #[arg(long, value_name = "WIDTH")]
+    pub vector: Option<String>,
     /// Page size: 4k, thp, 2m or 1g. Default: thp when the kernel offers it, else 4k
     #[arg(long, value_name = "PAGES")]
     pub pages: Option<String>,
@@ -156,6 +159,7 @@ fn config(a: &Args) -> anyhow::Result<LoadedConfig> {
         delays: delays(&a.delays)?,
         size: measure::size("--size", &a.size)?,
         pages: measure::pages(&a.pages)?,
+        width: measure::vector(&a.vector)?,
         rule: Some(rule),
         cpu_node: node("--cpu-node", &a.cpu_node)?,
         mem_node: node("--mem-node", &a.mem_node)?,

@@ -12,6 +12,7 @@ use numaprobe_core::job::keeper::{mean_eta_s, Observer, Status};
 use numaprobe_core::job::plan::PhasePlan;
 use numaprobe_core::job::step_keeper::StepStatus;
 use numaprobe_core::job::Phase;
+use numaprobe_core::kernels::VectorWidth;
 use numaprobe_core::model::extra::{Extra, ExtraRecord, ExtraStatus};
 use numaprobe_core::model::matrix::MatrixResult;
 use numaprobe_core::model::Format;
@@ -78,6 +79,28 @@ pub fn size(opt: &str, v: &Option<String>) -> anyhow::Result<Option<u64>> {
             }
             Ok(Some(n))
         }
+    }
+}
+
+/// `--vector`: a width this CPU has, or None for the widest.
+pub fn vector(v: &Option<String>) -> anyhow::Result<Option<VectorWidth>> {
+    let Some(s) = v.as_deref() else {
+        return Ok(None);
+    };
+    let all = VectorWidth::ALL;
+    match all.iter().find(|w| w.name().eq_ignore_ascii_case(s.trim())) {
+        Some(&w) if w.available() => Ok(Some(w)),
+        Some(_) => Err(usage(format!(
+            "--vector: '{s}' is not supported by this CPU (valid here: {})",
+            all.iter()
+                .filter(|w| w.available())
+                .map(|w| w.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        None => Err(usage(format!(
+            "--vector: invalid value '{s}' (valid: avx512, avx2, sse2, sve, neon, scalar)"
+        ))),
     }
 }
 

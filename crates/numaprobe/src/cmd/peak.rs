@@ -43,6 +43,9 @@ pub struct Args {
     /// Stop a step early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
     #[arg(long, value_name = "CV")]
     pub cv_target: Option<String>,
+    /// Vector width of the read kernel: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has, as `bandwidth`
+    #[arg(long, value_name = "WIDTH")]
+    pub vector: Option<String>,
     /// Measure the whole system only, not each node alone
     #[arg(long)]
     pub system_only: bool,
@@ -77,6 +80,7 @@ fn config(a: &Args) -> anyhow::Result<PeakConfig> {
         mixes,
         size: measure::size("--size", &a.size)?,
         pages: measure::pages(&a.pages)?,
+        width: measure::vector(&a.vector)?,
         rule: Some(measure::rule(&a.time_budget, &a.cv_target)?),
         per_node: !a.system_only,
     })

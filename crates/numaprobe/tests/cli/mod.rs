@@ -11,6 +11,12 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// A `--vector` width of the other architecture: never available here.
+#[cfg(target_arch = "aarch64")]
+pub const FOREIGN_WIDTH: &str = "avx2";
+#[cfg(not(target_arch = "aarch64"))]
+pub const FOREIGN_WIDTH: &str = "neon";
+
 /// Run the built binary where the test runs (arguments as `&str` or
 /// `String`, so tests that build their arguments need no conversion).
 pub fn numaprobe<S: AsRef<OsStr>>(args: &[S]) -> Output {

@@ -11,7 +11,9 @@
 //! ([`domains::Domains::representatives`]: an SMT sibling pair, two cores
 //! of one L2 or cluster, two L2s of one L3, two L3s of one node, two nodes
 //! of one package, two packages), each measured in both directions, so a
-//! 256-CPU machine measures a dozen ordered pairs, not 65 000.
+//! 256-CPU machine measures a dozen ordered pairs, not 65 000. [`Pairs`]
+//! forces either choice: the main job asks for the domains alone, so its
+//! summary is complete in a few pairs whatever the machine's size.
 //!
 //! The time: `total_budget` is shared out evenly over the pairs and the
 //! line states measured; each pair and state samples under that per-pair
@@ -69,6 +71,30 @@ impl States {
     }
 }
 
+/// Which pairs of the chosen CPUs to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pairs {
+    /// Every ordered pair up to [`ALL_PAIRS_MAX`] CPUs, the domains above.
+    #[default]
+    Auto,
+    /// Every ordered pair, however many CPUs.
+    All,
+    /// One representative pair per sharing domain, both directions.
+    Domains,
+}
+
+impl Pairs {
+    /// `auto`, `all`, `domains`; None for anything else.
+    pub fn parse(s: &str) -> Option<Pairs> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(Pairs::Auto),
+            "all" => Some(Pairs::All),
+            "domains" | "domain" | "representatives" => Some(Pairs::Domains),
+            _ => None,
+        }
+    }
+}
+
 /// What the user asked for; `None` means "the default".
 #[derive(Debug, Clone, Default)]
 pub struct C2cConfig {
@@ -87,6 +113,7 @@ pub struct C2cConfig {
     /// How long a thread waits for its partner; default
     /// [`pingpong::DEFAULT_TIMEOUT`].
     pub timeout: Option<Duration>,
+    pub pairs: Pairs,
 }
 
 /// Everything resolved and checked.
@@ -150,7 +177,11 @@ pub fn plan(topo: &Topology, cfg: &C2cConfig) -> Result<C2cPlan, ExperimentError
     let doms = Domains::new(topo);
     let states = cfg.states.unwrap_or_default();
     let mut notes = Vec::new();
-    let representatives = asked.len() > ALL_PAIRS_MAX;
+    let representatives = match cfg.pairs {
+        Pairs::Auto => asked.len() > ALL_PAIRS_MAX,
+        Pairs::All => false,
+        Pairs::Domains => true,
+    };
     let mut pairs = Vec::new();
     let mut domains = Vec::new();
     if representatives {
@@ -158,10 +189,17 @@ pub fn plan(topo: &Topology, cfg: &C2cConfig) -> Result<C2cPlan, ExperimentError
             pairs.extend([(a, b), (b, a)]);
             domains.extend([d, d]);
         }
-        notes.push(format!(
-            "{} CPUs: one representative pair per sharing domain, both directions (up to {ALL_PAIRS_MAX} CPUs every pair is measured; --cpus chooses)",
-            asked.len()
-        ));
+        notes.push(if cfg.pairs == Pairs::Domains {
+            format!(
+                "{} CPUs: one representative pair per sharing domain, both directions, as asked (--pairs all measures every pair)",
+                asked.len()
+            )
+        } else {
+            format!(
+                "{} CPUs: one representative pair per sharing domain, both directions (up to {ALL_PAIRS_MAX} CPUs every pair is measured; --cpus or --pairs all chooses)",
+                asked.len()
+            )
+        });
     } else {
         for &a in &asked {
             for &b in &asked {

@@ -33,7 +33,7 @@ pub(super) fn load_thread(
     let base = buf.as_mut_ptr();
     while let Ok(cmd) = rx.recv() {
         let reply = match cmd {
-            LoadCmd::Run { mix, delay } => {
+            LoadCmd::Run { mix, delay, width } => {
                 let chunks = Chunks::new(mix, len);
                 shared.active.fetch_add(1, Ordering::SeqCst);
                 let mut k = 0usize;
@@ -41,7 +41,7 @@ pub(super) fn load_thread(
                     let b = chunks.buffers(base, k);
                     // SAFETY: the chunk lies inside our buffer (Chunks keeps
                     // it there), 64-byte aligned; reads and writes apart.
-                    let bytes = unsafe { mix::run(mix, &b, delay) };
+                    let bytes = unsafe { mix::run(mix, &b, delay, width) };
                     shared.bytes[index].0.fetch_add(bytes, Ordering::Relaxed);
                     k = (k + 1) % chunks.count;
                 }

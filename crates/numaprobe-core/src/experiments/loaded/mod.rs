@@ -22,6 +22,7 @@ pub use run::{run, run_with};
 
 use super::ExperimentError;
 use crate::kernels::mix::Mix;
+use crate::kernels::VectorWidth;
 use crate::placement::{BufferSpec, LiveSystem, MemPolicy, PageKind};
 use crate::stats::StopRule;
 use crate::topology::Topology;
@@ -71,6 +72,9 @@ pub struct LoadedConfig {
     /// The load threads' CPUs; default every other allowed CPU of the CPU
     /// node but the chase's SMT siblings. Must be on every pair's CPU node.
     pub load_cpus: Option<Vec<u32>>,
+    /// Vector width of the load threads' read kernel; default the widest
+    /// (as `bandwidth`, so the saturated read point is its figure).
+    pub width: Option<VectorWidth>,
 }
 
 /// The CPUs of one pair's curve.
@@ -90,6 +94,7 @@ pub struct LoadedPlan {
     /// Per pair, in the order of `pairs`.
     pub cpus: Vec<PairCpus>,
     pub pages: PageKind,
+    pub width: VectorWidth,
     /// Notes known at plan time (a memory-side cache in front of a node).
     pub notes: Vec<String>,
 }
@@ -351,6 +356,7 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig) -> Result<LoadedPlan, Experimen
         rule,
         cpus,
         pages,
+        width: super::vector_width(cfg.width)?,
     })
 }
 

@@ -25,6 +25,7 @@ use super::{LoadedPlan, PairCpus};
 use crate::experiments::{target_sample_ns, ExperimentError, StepProgress};
 use crate::kernels::chase::{self, ChasePattern};
 use crate::kernels::mix::{Mix, LINE};
+use crate::kernels::VectorWidth;
 use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
 use crate::model::matrix::CellPlacement;
 use crate::placement::{pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PlacementCheck};
@@ -67,6 +68,7 @@ pub fn run_with(
         curves: Vec::new(),
         timer: timer.info(),
         rule: Some(plan.rule),
+        vector: plan.width.name().into(),
         notes: plan.notes.clone(),
         failed: Vec::new(),
         complete: false,
@@ -144,7 +146,11 @@ pub(super) struct Shared {
 }
 
 pub(super) enum LoadCmd {
-    Run { mix: Mix, delay: u32 },
+    Run {
+        mix: Mix,
+        delay: u32,
+        width: VectorWidth,
+    },
     Verify,
     Quit,
 }
@@ -220,6 +226,7 @@ impl PairRun<'_> {
                 chase: (chase_tx, chase_reply),
                 loads,
                 shared: &shared,
+                width: self.plan.width,
             };
             let outcome = self.drive(&rig, progress, result, partial);
             rig.quit();
@@ -316,6 +323,7 @@ struct Rig<'a> {
     chase: (Sender<ChaseCmd>, Receiver<Reply>),
     loads: Vec<(Sender<LoadCmd>, Receiver<Reply>)>,
     shared: &'a Shared,
+    width: VectorWidth,
 }
 
 impl Rig<'_> {
@@ -326,8 +334,12 @@ impl Rig<'_> {
         if let Some(delay) = delay {
             self.shared.running.store(true, Ordering::SeqCst);
             for (tx, _) in &self.loads {
-                tx.send(LoadCmd::Run { mix, delay })
-                    .map_err(|_| "a load thread stopped".to_string())?;
+                tx.send(LoadCmd::Run {
+                    mix,
+                    delay,
+                    width: self.width,
+                })
+                .map_err(|_| "a load thread stopped".to_string())?;
             }
             // Every load thread generating before the chase starts (a thread
             // that died never arrives: give up rather than wait forever).

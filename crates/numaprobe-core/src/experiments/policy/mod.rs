@@ -280,13 +280,7 @@ pub fn plan(topo: &Topology, cfg: &PolicyConfig) -> Result<PolicyPlan, Experimen
     };
     let threads = slots(topo, &cpu_nodes, &per_node)?;
     let op = cfg.op.unwrap_or(StreamOp::Read);
-    let width = cfg.width.unwrap_or_else(VectorWidth::detect);
-    if !width.available() {
-        return Err(ExperimentError::Invalid(format!(
-            "vector width {} is not supported by this CPU",
-            width.name()
-        )));
-    }
+    let width = super::vector_width(cfg.width)?;
     let pages = cfg.pages.unwrap_or(PageKind::Small);
     let size = cfg.size.unwrap_or_else(|| {
         super::default_size_times_llc(topo, &live, &mem_nodes, POLICY_LLC_FACTOR)

@@ -56,6 +56,7 @@ struct Fake<'a> {
     acts: [Act; 3],
     shares_seen: RefCell<Vec<f64>>,
     loaded_pairs: Option<Vec<(u32, u32)>>,
+    c2c_pairs: Option<c2c::Pairs>,
     rules: Vec<f64>,
 }
 
@@ -85,9 +86,10 @@ impl Experiments for Fake<'_> {
     fn c2c(
         &mut self,
         _t: &Topology,
-        _c: &c2c::C2cConfig,
+        c: &c2c::C2cConfig,
         p: &mut dyn StepProgress,
     ) -> Result<C2cResult, ExperimentError> {
+        self.c2c_pairs = Some(c.pairs);
         self.steps(0, p).map(c2c_result)
     }
     fn loaded(
@@ -165,6 +167,7 @@ fn run_sized(
         acts,
         shares_seen: RefCell::new(Vec::new()),
         loaded_pairs: None,
+        c2c_pairs: None,
         rules: Vec::new(),
     };
     let mut seen = Seen::default();
@@ -204,6 +207,8 @@ fn a_failing_experiment_is_recorded_and_the_next_phases_still_run() {
     assert_eq!(seen.finished.len(), 3);
     // One node, no matrix: the local pair only.
     assert_eq!(fake.loaded_pairs, Some(vec![(0, 0)]));
+    // The job's c2c is the summary by domain, one pair each.
+    assert_eq!(fake.c2c_pairs, Some(c2c::Pairs::Domains));
     assert!(fake.shares_seen.borrow().is_empty());
 }
 
