@@ -112,7 +112,25 @@ fn pairs_domains_is_one_pair_per_domain_and_says_so() {
     assert_eq!(doc["pairs"].as_array().unwrap().len(), 2, "{doc}");
     assert_eq!(doc["domains"].as_array().unwrap().len(), 1, "{doc}");
     let notes = doc["notes"].to_string();
-    assert!(notes.contains("one representative pair per sharing domain"), "{notes}");
+    assert!(
+        notes.contains("one representative pair per sharing domain"),
+        "{notes}"
+    );
+    assert_eq!(doc["hitm_lines"], "one line");
+    // Two lines, as core-to-core-latency's read-write benchmark.
+    let mut args = vec!["c2c", "--state", "hitm", "--hitm-lines", "2"];
+    args.extend(["--cpus", pair.as_str(), "--format", "json"]);
+    args.extend(TINY);
+    let doc = json(&numaprobe(&args));
+    assert_eq!(doc["hitm_lines"], "two lines");
+    assert!(
+        doc["pairs"][0]["hitm"]["median"].as_f64().unwrap() > 0.0,
+        "{doc}"
+    );
+    let mut args = vec!["c2c", "--state", "shared", "--cpus", pair.as_str()];
+    args.extend(["--format", "json"]);
+    args.extend(TINY);
+    assert!(json(&numaprobe(&args))["hitm_lines"].is_null());
 }
 
 #[test]
@@ -130,6 +148,10 @@ fn bad_input_is_one_line_and_exit_2() {
         (
             vec!["c2c", "--pairs", "some"],
             "--pairs: invalid value 'some' (valid: all, domains, auto)",
+        ),
+        (
+            vec!["c2c", "--hitm-lines", "3"],
+            "--hitm-lines: invalid value '3' (valid: 1, 2)",
         ),
     ] {
         let line = usage_error(&numaprobe(&args));

@@ -11,6 +11,13 @@
 //! reports round trip / 2, the one-way figure core-to-core-latency and MLC
 //! report.
 //!
+//! [`HitmLines::Two`] runs the same round trips on two lines, each written
+//! by one side only: `a` writes n on its line, `b` spins on that line until
+//! it sees n and writes n on its own, `a` spins on `b`'s line until it sees
+//! n. That is core-to-core-latency's read-write benchmark ("2"), so the
+//! two tools can be compared at equal settings; one line is the default
+//! (bench/pingpong.c and Intel's HITM figure).
+//!
 //! **Read-shared (clean)**: a ping-pong's signal is a store, which always
 //! leaves the line modified, so a clean transfer cannot be a ping-pong. It
 //! is measured the way MLC measures its "HIT" latency, with the same line
@@ -66,6 +73,35 @@ pub enum LineState {
     Shared,
 }
 
+/// How many lines the HITM round trips run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HitmLines {
+    /// Both sides write the one line.
+    #[default]
+    One,
+    /// Each side writes its own line and reads the other's.
+    Two,
+}
+
+impl HitmLines {
+    /// `one line`, `two lines`: as outputs name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            HitmLines::One => "one line",
+            HitmLines::Two => "two lines",
+        }
+    }
+
+    /// `1`, `one`, `2`, `two`; None for anything else.
+    pub fn parse(s: &str) -> Option<HitmLines> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "one" => Some(HitmLines::One),
+            "2" | "two" => Some(HitmLines::Two),
+            _ => None,
+        }
+    }
+}
+
 /// One 64-bit word alone in a 128-byte aligned block.
 #[repr(C, align(128))]
 struct Slot {
@@ -85,8 +121,10 @@ impl Slot {
 /// The lines the two threads signal on, on a page of their own.
 #[repr(C, align(4096))]
 struct Control {
-    /// The HITM ping-pong line.
+    /// The HITM ping-pong line (the initiator's with two lines).
     ping: Slot,
+    /// The responder's line with [`HitmLines::Two`].
+    pong: Slot,
     /// Read-shared handshake: the reader writes odd k ("prepare"), the
     /// holder answers k + 1 ("ready").
     turn: Slot,
@@ -217,11 +255,13 @@ pub fn measure_pair(
     a: u32,
     b: u32,
     state: LineState,
+    lines_hitm: HitmLines,
     rule: &StopRule,
     timeout: Duration,
 ) -> Result<PairMeasure, PingPongError> {
     let ctl = Box::new(Control {
         ping: Slot::new(0),
+        pong: Slot::new(0),
         turn: Slot::new(0),
         abort: Slot::new(0),
     });
@@ -259,7 +299,7 @@ pub fn measure_pair(
         let other = s.spawn(move || -> Result<u32, PingPongError> {
             let seen = pin(other_cpu)?;
             match state {
-                LineState::Hitm => respond(ctl, timeout, other_cpu, timing_cpu)?,
+                LineState::Hitm => respond(ctl, lines_hitm, timeout, other_cpu, timing_cpu)?,
                 LineState::Shared => hold(ctl, lines, timeout, other_cpu, timing_cpu)?,
             }
             still_on(other_cpu)?;
@@ -268,7 +308,9 @@ pub fn measure_pair(
         let timing = s.spawn(move || -> Result<(u32, Measured), PingPongError> {
             let seen = pin(timing_cpu)?;
             let m = match state {
-                LineState::Hitm => initiate(ctl, timer, rule, timeout, timing_cpu, other_cpu),
+                LineState::Hitm => {
+                    initiate(ctl, lines_hitm, timer, rule, timeout, timing_cpu, other_cpu)
+                }
                 LineState::Shared => read(ctl, lines, timer, rule, timeout, timing_cpu, other_cpu),
             };
             // The other side stops whatever happened here.
@@ -306,6 +348,7 @@ pub fn measure_pair(
 /// HITM, initiator side: samples of [`ROUND_TRIPS`] round trips.
 fn initiate(
     ctl: &Control,
+    lines: HitmLines,
     timer: &Timer,
     rule: &StopRule,
     timeout: Duration,
@@ -315,12 +358,23 @@ fn initiate(
     let mut n = 0u64;
     stats::repeat(rule, || {
         let t0 = timer.now();
-        for _ in 0..ROUND_TRIPS {
-            n += 1;
-            ctl.ping.v.store(n, Ordering::Relaxed);
-            let want = n + 1;
-            wait_for(&ctl.ping, &ctl.abort, timeout, me, other, |v| v == want)?;
-            n = want;
+        match lines {
+            HitmLines::One => {
+                for _ in 0..ROUND_TRIPS {
+                    n += 1;
+                    ctl.ping.v.store(n, Ordering::Relaxed);
+                    let want = n + 1;
+                    wait_for(&ctl.ping, &ctl.abort, timeout, me, other, |v| v == want)?;
+                    n = want;
+                }
+            }
+            HitmLines::Two => {
+                for _ in 0..ROUND_TRIPS {
+                    n += 1;
+                    ctl.ping.v.store(n, Ordering::Relaxed);
+                    wait_for(&ctl.pong, &ctl.abort, timeout, me, other, |v| v == n)?;
+                }
+            }
         }
         let t1 = timer.now();
         Ok(timer.elapsed_ns(t0, t1) / (2 * ROUND_TRIPS) as f64)
@@ -328,7 +382,26 @@ fn initiate(
 }
 
 /// HITM, responder side: answer every odd n with n + 1 until STOP.
-fn respond(ctl: &Control, timeout: Duration, me: u32, other: u32) -> Result<(), PingPongError> {
+fn respond(
+    ctl: &Control,
+    lines: HitmLines,
+    timeout: Duration,
+    me: u32,
+    other: u32,
+) -> Result<(), PingPongError> {
+    if lines == HitmLines::Two {
+        let mut expect = 1u64;
+        loop {
+            let v = wait_for(&ctl.ping, &ctl.abort, timeout, me, other, |v| {
+                v == expect || v == STOP
+            })?;
+            if v == STOP {
+                return Ok(());
+            }
+            ctl.pong.v.store(expect, Ordering::Relaxed);
+            expect += 1;
+        }
+    }
     let mut expect = 1u64;
     loop {
         let v = wait_for(&ctl.ping, &ctl.abort, timeout, me, other, |v| {
@@ -425,11 +498,18 @@ mod tests {
     fn a_pair_gives_a_positive_finite_latency_in_both_states() {
         let cpus = allowed_cpus().unwrap();
         let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
-        for state in [LineState::Hitm, LineState::Shared] {
-            let m = measure_pair(a, b, state, &tiny(), DEFAULT_TIMEOUT).unwrap();
+        for (state, lines) in [
+            (LineState::Hitm, HitmLines::One),
+            (LineState::Hitm, HitmLines::Two),
+            (LineState::Shared, HitmLines::One),
+        ] {
+            let m = measure_pair(a, b, state, lines, &tiny(), DEFAULT_TIMEOUT).unwrap();
             assert_eq!(m.observed, (a, b));
             let s = m.measured.summary;
-            assert!(s.median.is_finite() && s.median > 0.0, "{state:?}: {s:?}");
+            assert!(
+                s.median.is_finite() && s.median > 0.0,
+                "{state:?} {lines:?}: {s:?}"
+            );
             assert!(m.measured.samples.len() >= 3);
         }
     }
@@ -452,6 +532,7 @@ mod tests {
     fn a_partner_that_never_answers_times_out() {
         let ctl = Control {
             ping: Slot::new(0),
+            pong: Slot::new(0),
             turn: Slot::new(0),
             abort: Slot::new(0),
         };

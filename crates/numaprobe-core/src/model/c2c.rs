@@ -142,6 +142,11 @@ pub struct C2cResult {
     /// How the ping-pong's memory operations ran (e.g. "loads and stores",
     /// "lse", "load/store exclusive", "x86 lock").
     pub atomics: String,
+    /// The HITM round trips' lines: `one line` (both sides write it) or
+    /// `two lines` (each side writes its own: core-to-core-latency's
+    /// read-write method); null when HITM was not measured.
+    #[serde(default)]
+    pub hitm_lines: Option<String>,
     /// What this machine's atomic read-modify-writes are on arm64 (LSE
     /// instructions or load/store-exclusive loops, issue 15); null
     /// elsewhere. The ping-pong itself uses none.

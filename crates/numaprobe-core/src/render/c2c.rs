@@ -125,11 +125,11 @@ fn text(r: &C2cResult, md: bool) -> String {
     let any = |m: &[Vec<Option<f64>>]| m.iter().flatten().any(Option::is_some);
     if is_square(r) {
         if any(&r.hitm) {
-            out.push_str(&render_table(&matrix(
-                r,
-                &r.hitm,
-                "HITM: line last written by the other CPU, median ns one way (row starts the round trip)",
-            )));
+            let title = match r.hitm_lines.as_deref() {
+                Some("two lines") => "HITM: each CPU writes its own line and reads the other's (two lines), median ns one way (row starts the round trip)",
+                _ => "HITM: line last written by the other CPU, median ns one way (row starts the round trip)",
+            };
+            out.push_str(&render_table(&matrix(r, &r.hitm, title)));
             out.push('\n');
         }
         if any(&r.shared) {
@@ -271,6 +271,7 @@ mod tests {
             shared,
             pairs,
             atomics: "loads and stores".into(),
+            hitm_lines: Some("one line".into()),
             platform_atomics: None,
             stop_rule: StopRule::default(),
             timer: TimerInfo {
@@ -321,6 +322,21 @@ mod tests {
         assert_eq!(v["schema"], "numaprobe/1");
         assert_eq!(v["platform_atomics"], serde_json::Value::Null);
         assert_eq!(v["domains"][0]["domain"], "same_l3");
+    }
+
+    #[test]
+    fn the_hitm_title_says_which_method_ran() {
+        let mut r = result(
+            vec![0, 1],
+            vec![(0, 1, Domain::SameL3, 140.0), (1, 0, Domain::SameL3, 141.0)],
+        );
+        assert!(!render(&r, Format::Table).contains("(two lines)"));
+        r.hitm_lines = Some("two lines".into());
+        let t = render(&r, Format::Table);
+        assert!(
+            t.contains("HITM: each CPU writes its own line and reads the other's (two lines)"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::progress::StepLine;
 use crate::cli::OutputArgs;
 use crate::output::{usage, Sink};
 use anyhow::Context;
-use numaprobe_core::experiments::c2c::{self, C2cConfig, Pairs, States};
+use numaprobe_core::experiments::c2c::{self, C2cConfig, HitmLines, Pairs, States};
 use numaprobe_core::render::c2c::render;
 use numaprobe_core::units;
 use std::time::Duration;
@@ -35,6 +35,9 @@ pub struct Args {
     /// Which pairs: all (every ordered pair), domains (one pair per sharing domain, both directions) or auto. Default: auto (all up to 16 CPUs, domains above)
     #[arg(long, value_name = "WHICH")]
     pub pairs: Option<String>,
+    /// Lines of the HITM round trips: 1 (both CPUs write one line) or 2 (each writes its own and reads the other's: core-to-core-latency's read-write method, for comparing with it). Default: 1
+    #[arg(long, value_name = "N")]
+    pub hitm_lines: Option<String>,
     /// Line state: hitm (last written by the other CPU), shared (held clean by the other CPU) or both. Default: both
     #[arg(long, value_name = "STATE")]
     pub state: Option<String>,
@@ -82,6 +85,11 @@ fn config(a: &Args) -> anyhow::Result<C2cConfig> {
             ))
         })?,
     };
+    let hitm_lines = match a.hitm_lines.as_deref() {
+        None => HitmLines::One,
+        Some(s) => HitmLines::parse(s)
+            .ok_or_else(|| usage(format!("--hitm-lines: invalid value '{s}' (valid: 1, 2)")))?,
+    };
     let cv_target = a
         .cv_target
         .as_deref()
@@ -93,6 +101,7 @@ fn config(a: &Args) -> anyhow::Result<C2cConfig> {
         total_budget,
         cv_target,
         pairs,
+        hitm_lines,
         ..C2cConfig::default()
     })
 }

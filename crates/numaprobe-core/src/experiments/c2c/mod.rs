@@ -23,6 +23,7 @@
 pub mod domains;
 
 use super::{ExperimentError, StepProgress};
+pub use crate::kernels::pingpong::HitmLines;
 use crate::kernels::pingpong::{self, LineState, PairMeasure};
 use crate::model::c2c::{C2cFailed, C2cPair, C2cResult, Domain, DomainSummary, Figure};
 use crate::placement::PlacementError;
@@ -114,6 +115,8 @@ pub struct C2cConfig {
     /// [`pingpong::DEFAULT_TIMEOUT`].
     pub timeout: Option<Duration>,
     pub pairs: Pairs,
+    /// Lines of the HITM round trips; default one.
+    pub hitm_lines: HitmLines,
 }
 
 /// Everything resolved and checked.
@@ -128,6 +131,7 @@ pub struct C2cPlan {
     /// Node of each CPU of `cpus`.
     pub nodes: Vec<u32>,
     pub states: States,
+    pub hitm_lines: HitmLines,
     pub timeout: Duration,
     /// True when representatives were chosen (the matrices are sparse).
     pub representatives: bool,
@@ -235,6 +239,7 @@ pub fn plan(topo: &Topology, cfg: &C2cConfig) -> Result<C2cPlan, ExperimentError
         domains,
         nodes,
         states,
+        hitm_lines: cfg.hitm_lines,
         timeout: cfg.timeout.unwrap_or(pingpong::DEFAULT_TIMEOUT),
         representatives,
         notes,
@@ -278,6 +283,10 @@ pub fn run_with(
         pairs: Vec::new(),
         domains: Vec::new(),
         atomics: "loads and stores".into(),
+        hitm_lines: plan
+            .states
+            .hitm()
+            .then(|| plan.hitm_lines.name().to_string()),
         platform_atomics: crate::platform::Platform::live().atomics,
         stop_rule: plan.rule,
         timer: timer.info(),
@@ -303,7 +312,7 @@ pub fn run_with(
         let rule = progress.rule_for_step(i, plan.rule);
         let mut reasons = Vec::new();
         let mut one = |state: LineState, name: &str| -> Option<Figure> {
-            match pingpong::measure_pair(a, b, state, &rule, plan.timeout) {
+            match pingpong::measure_pair(a, b, state, plan.hitm_lines, &rule, plan.timeout) {
                 Ok(m) => Some(figure(&m)),
                 Err(e) => {
                     reasons.push(format!("{name}: {e}"));

@@ -83,7 +83,13 @@ pub fn section(r: &C2cResult, file: &str) -> String {
         escape(file),
         if r.complete { "" } else { ", partial" }
     );
-    s.push_str("<p class=\"legend\">HITM: a line last written by the other CPU (ping-pong, round trip / 2). Read-shared: a line the first CPU holds clean, read by the second (time per load).</p>\n");
+    let hitm = match r.hitm_lines.as_deref() {
+        Some("two lines") => {
+            "each CPU writes its own line and reads the other's (two lines, round trip / 2)"
+        }
+        _ => "a line last written by the other CPU (ping-pong, round trip / 2)",
+    };
+    s.push_str(&format!("<p class=\"legend\">HITM: {hitm}. Read-shared: a line the first CPU holds clean, read by the second (time per load).</p>\n"));
     if is_square(r) {
         s.push_str(&heat(r, &r.hitm, "HITM"));
         s.push_str(&heat(r, &r.shared, "read-shared"));
@@ -180,6 +186,7 @@ mod tests {
             domains: DomainSummary::of_pairs(&pairs),
             pairs,
             atomics: "loads and stores".into(),
+            hitm_lines: Some("one line".into()),
             platform_atomics: None,
             stop_rule: StopRule::default(),
             timer: TimerInfo {
@@ -193,6 +200,10 @@ mod tests {
             complete: true,
             interrupted: false,
         };
+        let mut two = r.clone();
+        two.hitm_lines = Some("two lines".into());
+        assert!(super::section(&two, "c2c.json").contains("(two lines, round trip / 2)"));
+        assert!(!super::section(&r, "c2c.json").contains("two lines"));
         let page = render(&ReportInput {
             c2c: vec![Doc::new("c2c.json", r)],
             complete: true,
