@@ -329,11 +329,27 @@ def check_extras(t, run, files, interrupted=False):
                    f"{key}: {status}, but {fname} is missing from the report folder")
         elif status not in ("skipped", "failed"):
             t.fail(f"{key}: unknown status {status!r}")
+        if key == "c2c" and status == "measured":
+            check_c2c_domains(t, x.get("result") or {})
         share = x.get("share_s")
         out.append(f"{key} {status}" + (f" in {x.get('elapsed_s', 0):.1f}/{share:.1f} s"
                                          if isinstance(share, (int, float)) else "")
                    + (f" ({reason})" if reason and status != "measured" else ""))
     return out
+
+
+def check_c2c_domains(t, doc):
+    """The job's c2c is the summary by domain (`--pairs domains`): one pair
+    per sharing domain, both directions, every pair's domain summarised."""
+    pairs, doms = doc.get("pairs"), doc.get("domains")
+    if not t.true(isinstance(pairs, list) and isinstance(doms, list) and doms,
+                  f"c2c: no pairs or domains in the result ({sorted(doc)})"):
+        return
+    names = [d.get("domain") for d in doms]
+    t.eq(len(pairs), 2 * len(names),
+         f"c2c: {len(pairs)} pairs for domains {names} (one pair per domain, both ways)")
+    t.true({p.get("domain") for p in pairs} == set(names),
+           f"c2c: pairs' domains {sorted({p.get('domain') for p in pairs})} vs summary {names}")
 
 
 def oom_lines_of(lines):

@@ -188,11 +188,16 @@ MAIN_EXTRAS = (("c2c", "c2c.json"), ("loaded_latency", "loaded-latency.json"),
 
 
 def main_extra(key, status="measured", reason=None):
-    """An extra phase of the main job as run.json holds it."""
+    """An extra phase of the main job as run.json holds it (c2c: one pair
+    per domain, both ways, as the job asks for)."""
+    result = {"schema": "numaprobe/1", "complete": status == "measured"}
+    if key == "c2c":
+        result["pairs"] = [{"a": 0, "b": 1, "domain": "same_package"},
+                           {"a": 1, "b": 0, "domain": "same_package"}]
+        result["domains"] = [{"domain": "same_package", "pairs": 2}]
     return {"phase": key, "status": status, "reason": reason, "share_s": 5.0,
             "elapsed_s": 2.0, "steps_planned": 4, "steps_done": 4,
-            "result": {"schema": "numaprobe/1", "complete": status == "measured"}
-            if status in ("measured", "partial") else None}
+            "result": result if status in ("measured", "partial") else None}
 
 
 def main_job_text(cfg, rc=0, wall=70.0, dmesg="", edit=None, files=None, drop=()):
@@ -297,6 +302,12 @@ def main_job_cases(cfg):
         cfg, edit=setter(["latency", "failed"],
                          [{"cpu_node": 0, "mem_node": 1, "reason": "no memory"}]))), "fail"
     yield "main-job", "no report folder", r(main_job_text(cfg, files={})), "fail"
+    yield "main-job", "c2c measured every pair, not one per domain", r(main_job_text(
+        cfg, edit=lambda run: run["c2c"]["result"]["pairs"].extend(
+            [{"a": 0, "b": 2, "domain": "same_package"},
+             {"a": 2, "b": 0, "domain": "same_package"}]))), "fail"
+    yield "main-job", "c2c without a domain summary", r(main_job_text(
+        cfg, edit=setter(["c2c", "result", "domains"], []))), "fail"
     yield "main-job", "an extra phase skipped with a reason", r(main_job_text(
         cfg, edit=setter(["c2c"], main_extra("c2c", "skipped", "1 allowed CPU")))), "pass"
     yield "main-job", "an extra phase cut by the budget", r(main_job_text(
