@@ -75,6 +75,11 @@ pub fn parse_size(s: &str) -> Result<u64, ParseError> {
 
 /// Print a byte count the way people read it: the largest binary unit that
 /// keeps a value >= 1, with up to one decimal (`256 MiB`, `1.5 GiB`, `512 B`).
+/// `1 thread`, `2 threads`: a count with its noun (plain `s` plurals).
+pub fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 pub fn format_size(bytes: u64) -> String {
     const UNITS: [(&str, u64); 4] = [
         ("TiB", 1 << 40),

@@ -108,7 +108,10 @@ pub fn peak_line(r: &PeakResult) -> String {
     let parts: Vec<String> = r
         .system
         .iter()
-        .map(|s| format!("{:.1} GB/s {} ({} threads)", s.gbs, s.mix, s.threads))
+        .map(|s| {
+            let threads = crate::units::plural(s.threads as usize, "thread");
+            format!("{:.1} GB/s {} ({threads})", s.gbs, s.mix)
+        })
         .collect();
     let mut s = format!("{}: {}", Extra::Peak.name(), parts.join(", "));
     match (r.achieved_fraction, r.memory.theoretical_gbs) {
@@ -210,6 +213,8 @@ mod tests {
         r.memory.theoretical_gbs = Some(63.9);
         r.achieved_fraction = Some(0.708);
         assert!(peak_line(&r).ends_with("; 71 % of the 63.9 GB/s DRAM peak"));
+        r.system[0].threads = 1;
+        assert!(peak_line(&r).contains("read (1 thread);"), "{}", peak_line(&r));
     }
 
     #[test]

@@ -12,16 +12,13 @@ use super::table::{Align, Table};
 use crate::model::topo::{packages, PackageSummary, TopoReport};
 use crate::topology::cpulist::{format_compact, format_ids, format_list};
 use crate::topology::{Cache, Cpu, PciDevice, Topology};
+use crate::units::plural;
 use clusters::{cluster_table, heterogeneity_line};
 use std::collections::{BTreeMap, BTreeSet};
 use tables::{cache_table, hmat_table, node_table, not_allowed, placement_table, processor_table};
 
 pub fn to_json(t: &Topology) -> String {
     super::to_json(&TopoReport::new(t))
-}
-
-fn plural(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// A CPU group inside parentheses: a progression reads `(0,4,...,36 step 4)`.
