@@ -109,7 +109,7 @@ pub fn peak_line(r: &PeakResult) -> String {
         .system
         .iter()
         .map(|s| {
-            let threads = crate::units::plural(s.threads as usize, "thread");
+            let threads = crate::units::plural(s.threads, "thread");
             format!("{:.1} GB/s {} ({threads})", s.gbs, s.mix)
         })
         .collect();
@@ -214,7 +214,11 @@ mod tests {
         r.achieved_fraction = Some(0.708);
         assert!(peak_line(&r).ends_with("; 71 % of the 63.9 GB/s DRAM peak"));
         r.system[0].threads = 1;
-        assert!(peak_line(&r).contains("read (1 thread);"), "{}", peak_line(&r));
+        assert!(
+            peak_line(&r).contains("read (1 thread);"),
+            "{}",
+            peak_line(&r)
+        );
     }
 
     #[test]
