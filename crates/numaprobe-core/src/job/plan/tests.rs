@@ -1,0 +1,227 @@
+//! Tests of `plan`.
+
+use super::*;
+
+fn nodes(n: u32) -> Vec<u32> {
+    (0..n).collect()
+}
+
+fn request(n: u32, budget_s: f64) -> Request {
+    Request {
+        budget: Duration::from_secs_f64(budget_s),
+        budget_given: Duration::from_secs_f64(budget_s),
+        cpu_nodes: nodes(n),
+        mem_nodes: nodes(n),
+        distances: None,
+        sizes: vec![64 << 20, 32 << 20],
+        costs: CostModel::SERVER,
+        matrix_share: 1.0,
+    }
+}
+
+fn plain(c: CostModel) -> Corrected {
+    Corrected {
+        model: c,
+        setup: 1.0,
+        sampling: 1.0,
+    }
+}
+
+#[test]
+fn the_matrices_keep_to_their_share_and_the_extras_get_the_rest() {
+    let mut r = request(8, 10.0);
+    let alone = plan(&r);
+    r.matrix_share = 0.6;
+    let p = plan(&r);
+    assert!(p.estimated_s <= 6.0 + 1e-6, "{}", p.estimated_s);
+    assert!(alone.extras.is_empty());
+    assert_eq!(p.extras.len(), 3);
+    let extras: f64 = p.extras.iter().map(|e| e.estimated_share_s).sum();
+    assert!((extras + p.estimated_s - 10.0).abs() < 1e-6, "{extras}");
+    // A sound measurement needs the matrices' part scaled up.
+    assert!(p.sound_budget_s > alone.sound_budget_s);
+    if let Some(s) = &p.statement {
+        assert!(s.contains("the matrices getting 60 %"), "{s}");
+    }
+}
+
+#[test]
+fn two_nodes_in_a_minute_is_a_sound_full_plan() {
+    let p = plan(&request(2, 60.0));
+    assert!(p.statement.is_none(), "{:?}", p.statement);
+    assert!(p.phases.iter().all(|ph| ph.coverage == Coverage::Full));
+    assert!(p.phases.iter().all(|ph| ph.cells.len() == 4));
+    assert_eq!(p.size_bytes, 64 << 20, "the preferred size fits");
+    assert!(p.estimated_s <= 60.0);
+}
+
+#[test]
+fn sixteen_and_sixty_four_nodes_stay_within_the_budget() {
+    for n in [16, 64] {
+        let p = plan(&request(n, 60.0));
+        assert!(p.estimated_s <= 60.0 + 1e-6, "{n} nodes: {}", p.estimated_s);
+        // The planned total, recomputed from the cells, is the estimate.
+        let c = plain(CostModel::SERVER);
+        let sum: f64 = p
+            .phases
+            .iter()
+            .map(|ph| {
+                ph.cells.len() as f64 * c.cell_s(ph.phase, p.size_bytes, ph.cell_budget_s)
+            })
+            .sum();
+        assert!(sum <= 60.0 + 1e-6, "{n} nodes: {sum}");
+        assert!(!p.phases[0].cells.is_empty());
+    }
+    // 64 nodes: 4096 cells per matrix do not fit a minute: the statement
+    // names a budget that would, and bandwidth goes first.
+    let p = plan(&request(64, 60.0));
+    let s = p.statement.as_deref().unwrap();
+    assert!(s.contains("--budget 60s is too short"), "{s}");
+    assert!(p.sound_budget_s > 60.0);
+    assert!(
+        s.contains(&format!("--budget {}", budget_arg(p.sound_budget_s))),
+        "{s}"
+    );
+    assert_ne!(p.phases[1].coverage, Coverage::Full);
+    assert_eq!(p.size_bytes, 32 << 20, "the smaller buffer is used first");
+}
+
+#[test]
+fn too_small_budget_says_what_is_reduced() {
+    // 8 nodes, 5 s: 128 cells cannot each have 100 ms.
+    let p = plan(&request(8, 5.0));
+    let s = p.statement.clone().unwrap();
+    assert!(s.contains("--budget 5s is too short"), "{s}");
+    assert!(p.sound_budget_s > 5.0);
+    assert!(p.estimated_s <= 5.0 + 1e-6, "{}", p.estimated_s);
+    assert!(p.phases.iter().any(|ph| ph.coverage != Coverage::Full));
+    // The latency matrix is kept whole before bandwidth is cut.
+    if p.phases[1].coverage != Coverage::FewerSamples {
+        assert_eq!(p.phases[0].cells.len(), 64);
+    }
+    for ph in &p.phases {
+        if ph.coverage != Coverage::Full {
+            assert!(ph.reason.is_some());
+        }
+    }
+}
+
+#[test]
+fn the_ladder_gives_up_bandwidth_before_latency() {
+    // Costs so high that only a few latency cells fit.
+    let mut slow = CostModel::SERVER;
+    slow.latency_setup_s_per_gib = 30.0;
+    slow.bandwidth_setup_s_per_gib = 30.0;
+    let mut r = request(4, 5.0);
+    r.costs = slow;
+    let p = plan(&r);
+    assert_eq!(p.phases[1].coverage, Coverage::Skipped);
+    assert_eq!(p.phases[1].skipped.len(), 16);
+    let lat = &p.phases[0];
+    assert_eq!(lat.coverage, Coverage::Subset);
+    // The diagonal comes first.
+    let diag = lat.cells.iter().filter(|(c, m)| c == m).count();
+    assert_eq!(diag, lat.cells.len().min(4), "{:?}", lat.cells);
+    assert!(p.statement.unwrap().contains("latency on"));
+}
+
+#[test]
+fn bandwidth_subset_is_the_diagonal_and_the_farthest_node() {
+    let d = Distances {
+        node_ids: vec![0, 1, 2, 3],
+        matrix: vec![
+            vec![10, 16, 22, 16],
+            vec![16, 10, 16, 22],
+            vec![22, 16, 10, 16],
+            vec![16, 22, 16, 10],
+        ],
+    };
+    let v = diagonal_and_farthest(&nodes(4), &nodes(4), Some(&d));
+    assert_eq!(
+        v,
+        vec![
+            (0, 0),
+            (0, 2),
+            (1, 1),
+            (1, 3),
+            (2, 0),
+            (2, 2),
+            (3, 1),
+            (3, 3)
+        ]
+    );
+    // Without a SLIT: the next node.
+    let v = diagonal_and_farthest(&nodes(3), &nodes(3), None);
+    assert_eq!(v, vec![(0, 0), (0, 1), (1, 1), (1, 2), (2, 0), (2, 2)]);
+}
+
+#[test]
+fn fit_is_bounded_and_monotonic() {
+    let c = plain(CostModel::SERVER);
+    let ph = [(Phase::Latency, 10)];
+    assert_eq!(fit(&c, 64 << 20, &ph, 1e6, 0.0), Some(CELL_MAX_S));
+    assert_eq!(fit(&c, 64 << 20, &ph, 0.01, 0.0), None);
+    let a = fit(&c, 64 << 20, &ph, 5.0, 0.0).unwrap();
+    let b = fit(&c, 64 << 20, &ph, 10.0, 0.0).unwrap();
+    assert!(a < b && b <= CELL_MAX_S);
+}
+
+#[test]
+fn budget_args_round_up_to_what_a_user_types() {
+    assert_eq!(budget_arg(4.2), "5s");
+    assert_eq!(budget_arg(119.0), "119s");
+    assert_eq!(budget_arg(121.0), "3m");
+    assert_eq!(budget_arg(0.1), "1s");
+    // Two minutes exactly reads as minutes.
+    assert_eq!(budget_arg(120.0), "2m");
+    assert_eq!(duration_arg(Duration::from_millis(500)), "500ms");
+    assert_eq!(duration_arg(Duration::from_secs(5)), "5s");
+    assert_eq!(duration_arg(Duration::from_millis(2500)), "2.5s");
+}
+
+#[test]
+fn latency_is_given_up_from_the_end_of_diagonal_then_rows() {
+    // Rows 0-2 (CPU nodes), columns 0-3 (node 3 has memory only).
+    let v = latency_priority(&nodes(3), &nodes(4));
+    assert_eq!(
+        v,
+        vec![
+            (0, 0),
+            (1, 1),
+            (2, 2),
+            (0, 1),
+            (0, 2),
+            (0, 3),
+            (1, 0),
+            (1, 2),
+            (1, 3),
+            (2, 0),
+            (2, 1),
+            (2, 3)
+        ]
+    );
+}
+
+#[test]
+fn a_slit_that_lacks_a_row_s_entry_falls_back_to_the_next_node() {
+    // Node 3 is missing from the SLIT: row 0 cannot rank every remote
+    // node by distance, so it takes the next node id, as without one.
+    let d = Distances {
+        node_ids: vec![0, 1, 2],
+        matrix: vec![vec![10, 16, 22], vec![16, 10, 16], vec![22, 16, 10]],
+    };
+    let v = diagonal_and_farthest(&[0], &nodes(4), Some(&d));
+    assert_eq!(v, vec![(0, 0), (0, 1)]);
+    // With every entry known the farthest is taken.
+    let v = diagonal_and_farthest(&[0], &nodes(3), Some(&d));
+    assert_eq!(v, vec![(0, 0), (0, 2)]);
+}
+
+#[test]
+fn cells_that_fill_the_time_exactly_still_fit() {
+    let c = plain(CostModel::SERVER);
+    let ph = [(Phase::Latency, 10)];
+    let exact = total_s(&c, 64 << 20, &ph, 0.1);
+    let got = fit(&c, 64 << 20, &ph, exact, 0.1).expect("fits exactly");
+    assert!((got - 0.1).abs() < 1e-6, "{got}");
+}
