@@ -65,9 +65,7 @@ fn sixteen_and_sixty_four_nodes_stay_within_the_budget() {
         let sum: f64 = p
             .phases
             .iter()
-            .map(|ph| {
-                ph.cells.len() as f64 * c.cell_s(ph.phase, p.size_bytes, ph.cell_budget_s)
-            })
+            .map(|ph| ph.cells.len() as f64 * c.cell_s(ph.phase, p.size_bytes, ph.cell_budget_s))
             .sum();
         assert!(sum <= 60.0 + 1e-6, "{n} nodes: {sum}");
         assert!(!p.phases[0].cells.is_empty());
