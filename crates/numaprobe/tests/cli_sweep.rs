@@ -5,7 +5,9 @@
 
 mod cli;
 
-use cli::{interrupted, json, numaprobe, usage_error, with, Sigint};
+use cli::{interrupted, json, numaprobe, report_page, usage_error, with, Sigint};
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
 
 const SWEEP: &[&str] = &[
     "latency",
@@ -91,6 +93,21 @@ fn a_sweep_renders_in_every_format() {
         md.starts_with("## Latency against working-set size"),
         "{md}"
     );
+}
+
+#[test]
+fn a_sweep_document_joins_the_report() {
+    let t = common::TempDir::new("sweep-report");
+    let f = t.path().join("sweep.json");
+    let f = f.to_str().unwrap();
+    let o = numaprobe(&with(SWEEP, &["--format", "json", "-o", f]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = report_page(t.path());
+    let at = page.find("<section id=\"sweep\"").expect("a sweep section");
+    let sec = &page[at..at + page[at..].find("</section>").unwrap()];
+    assert!(sec.contains("<svg"), "{sec}");
+    assert!(sec.contains("from sweep.json"), "{sec}");
+    assert!(sec.contains("plateaus"), "{sec}");
 }
 
 #[test]

@@ -259,13 +259,15 @@ impl SweepResult {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::sweep::{CacheLevel, SweepPoint};
     use crate::placement::PageKind;
     use crate::stats::{StopReason, StopRule};
 
-    fn sample() -> SweepResult {
+    /// A two-page-kind sweep over an L1 and an L2, analysed (the report's
+    /// tests use it too).
+    pub(crate) fn sample() -> SweepResult {
         let sizes = crate::experiments::sweep::sizes(4 << 10, 64 << 20, 2);
         let mut points = Vec::new();
         for &k in &[PageKind::Small, PageKind::Thp] {

@@ -23,6 +23,7 @@ use numaprobe_core::model::pin::PinReport;
 use numaprobe_core::model::provenance::Provenance;
 use numaprobe_core::model::ranking::Ranking;
 use numaprobe_core::model::study::StudyReport;
+use numaprobe_core::model::sweep::SweepResult;
 use numaprobe_core::model::topo::TopoReport;
 use numaprobe_core::render::html::{self, Doc, ReportInput};
 use serde::de::DeserializeOwned;
@@ -258,6 +259,12 @@ fn classify(
             &mut input.studies,
             file,
             parse::<StudyReport>(v, file, "study")?,
+        );
+    } else if v.get("command").and_then(Value::as_str) == Some("latency-sweep") {
+        push_new(
+            &mut input.sweeps,
+            file,
+            parse::<SweepResult>(v, file, "latency sweep")?,
         );
     } else if has("hitm") && has("pairs") && has("domains") {
         push_new(&mut input.c2c, file, parse::<C2cResult>(v, file, "c2c")?);

@@ -9,7 +9,8 @@
 //! tables), `c2c` (the cache-line transfer matrices and domain summary,
 //! shown with the matrices), `peak` (the system peak and the DIMMs),
 //! `locks` (lock and atomic contention), `sections` (everything else, one
-//! function per section), `loaded` (loaded-latency curves).
+//! function per section), `loaded` (loaded-latency curves), `sweep` (the
+//! cache-size sweep).
 
 mod c2c;
 mod heatmap;
@@ -18,6 +19,7 @@ mod locks;
 mod page;
 mod peak;
 mod sections;
+mod sweep;
 mod topology;
 
 use crate::model::c2c::C2cResult;
@@ -30,6 +32,7 @@ use crate::model::pin::PinReport;
 use crate::model::provenance::Provenance;
 use crate::model::ranking::Ranking;
 use crate::model::study::StudyReport;
+use crate::model::sweep::SweepResult;
 use crate::topology::Topology;
 
 pub use page::escape;
@@ -66,6 +69,8 @@ pub struct ReportInput {
     pub locks: Vec<Doc<LocksResult>>,
     /// `numaprobe loaded-latency` results.
     pub loaded: Vec<Doc<LoadedResult>>,
+    /// `numaprobe latency --sweep` results.
+    pub sweeps: Vec<Doc<SweepResult>>,
     pub rankings: Vec<Doc<Ranking>>,
     pub bindings: Vec<Doc<PinReport>>,
     /// Cache-line transfer results (`numaprobe c2c`), shown with the matrices.
@@ -84,7 +89,7 @@ pub struct ReportInput {
 /// The sections of the page, in order: (id, heading). Every one is always
 /// present (with a line saying why it is empty), so a reader and a test
 /// find the same structure in every report.
-pub const SECTIONS: [(&str, &str); 11] = [
+pub const SECTIONS: [(&str, &str); 12] = [
     ("machine", "Machine and provenance"),
     ("topology", "Topology"),
     ("matrices", "Matrices"),
@@ -94,6 +99,7 @@ pub const SECTIONS: [(&str, &str); 11] = [
     ("study", "Study"),
     ("locks", "Lock and atomic contention"),
     ("loaded", "Loaded latency"),
+    ("sweep", "Cache-size sweep"),
     ("rankings", "Rankings"),
     ("binding", "Binding and files"),
 ];
@@ -110,6 +116,7 @@ pub fn render(input: &ReportInput) -> String {
         sections::study(input),
         locks::section(input),
         loaded::section(input),
+        sweep::section(input),
         sections::rankings(input),
         sections::binding(input),
     ];

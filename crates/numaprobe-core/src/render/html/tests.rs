@@ -91,6 +91,10 @@ fn full_input() -> ReportInput {
             "loaded-latency.json",
             crate::render::loaded::tests::doc(),
         )],
+        sweeps: vec![Doc::new(
+            "sweep.json",
+            crate::render::sweep::tests::sample(),
+        )],
         bindings: Vec::new(),
         c2c: Vec::new(),
         peaks: vec![Doc::new("peak.json", peak())],
@@ -397,9 +401,26 @@ fn the_loaded_section_draws_the_curve_with_its_knee() {
 }
 
 #[test]
+fn the_sweep_section_draws_the_curve_and_says_what_matched() {
+    let page = render(&full_input());
+    let doc = parse(&page);
+    let s = section(&doc, "sweep");
+    assert!(s.descendants().any(|n| n.has_tag_name("svg")));
+    assert!(s.descendants().any(|n| n.has_tag_name("table")));
+    let text = text_of(s);
+    assert!(text.contains("CPU 1 (node 0) -> memory node 0"), "{text}");
+    assert!(text.contains("plateaus"), "{text}");
+    assert!(text.contains("sweep.json"), "{text}");
+    // Without a sweep the section says how to add one.
+    let empty = render(&ReportInput::default());
+    let text = text_of(section(&parse(&empty), "sweep"));
+    assert!(text.contains("latency --sweep"), "{text}");
+}
+
+#[test]
 fn the_section_bar_can_wrap_between_links() {
     // Every link is nowrap; without whitespace between them the bar is one
-    // unbreakable run, and with eleven sections wider than a laptop window.
+    // unbreakable run, and with twelve sections wider than a laptop window.
     let page = render(&full_input());
     let nav = &page[page.find("<nav>").unwrap()..page.find("</nav>").unwrap()];
     assert_eq!(nav.matches("<a ").count(), SECTIONS.len());

@@ -1,0 +1,44 @@
+//! The report's cache-size sweep section: per `latency --sweep` document
+//! the chart (latency against working-set size, the topology's cache sizes
+//! marked), the analysis sentences and the curve table, from
+//! `render::sweep` and `render::sweep_chart`.
+
+use super::page::{empty, escape, inline_svg, table};
+use super::ReportInput;
+
+pub fn section(input: &ReportInput) -> String {
+    if input.sweeps.is_empty() {
+        return empty(
+            "No cache-size sweep in this folder (`numaprobe latency --sweep --format json --output DIR/sweep.json` adds one).",
+        );
+    }
+    let mut s = String::new();
+    for d in &input.sweeps {
+        let r = &d.value;
+        s.push_str(&format!(
+            "<h3>CPU {} (node {}) -> memory node {} <span class=\"note\">from {}{}</span></h3>\n",
+            r.cpu,
+            r.cpu_node,
+            r.mem_node,
+            escape(&d.file),
+            if r.complete { "" } else { ", partial" }
+        ));
+        s.push_str(&format!(
+            "<div class=\"scroll figure wide\">{}</div>\n",
+            inline_svg(&crate::render::sweep_chart::svg(r))
+        ));
+        let lines = r.analysis_lines();
+        if !lines.is_empty() {
+            s.push_str("<ul>\n");
+            for l in &lines {
+                s.push_str(&format!("<li>{}</li>\n", escape(l)));
+            }
+            s.push_str("</ul>\n");
+        }
+        s.push_str(&table(&r.curve_table()));
+        for n in r.notes.iter().chain(&r.failed) {
+            s.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
+        }
+    }
+    s
+}
