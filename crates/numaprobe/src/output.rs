@@ -94,6 +94,47 @@ impl Sink {
     }
 }
 
+/// A `--output` file rewritten with every partial result, so an interrupted
+/// or killed run keeps what it measured (stdout gets the result once, at
+/// the end, from the caller). A write failure does not stop the run: the
+/// first one is kept and [`PartialFile::end`] reports it.
+pub struct PartialFile {
+    path: Option<PathBuf>,
+    error: Option<anyhow::Error>,
+}
+
+impl PartialFile {
+    pub fn new(sink: &Sink) -> PartialFile {
+        PartialFile {
+            path: match sink {
+                Sink::File(p) => Some(p.clone()),
+                Sink::Stdout => None,
+            },
+            error: None,
+        }
+    }
+
+    /// Rewrite the file with `text()` (rendered only when there is a file
+    /// and no write has failed yet).
+    pub fn save(&mut self, text: impl FnOnce() -> String) {
+        if let (Some(path), None) = (&self.path, &self.error) {
+            if let Err(e) = write_atomic(path, text().as_bytes())
+                .with_context(|| format!("saving partial results to {}", path.display()))
+            {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// The first write failure, if any.
+    pub fn end(&mut self) -> anyhow::Result<()> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     // A device or pipe (`--output /dev/null`, `/dev/stdout`, a FIFO) is
     // written into, never replaced: renaming a file over /dev/null as root

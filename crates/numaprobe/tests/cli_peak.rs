@@ -10,7 +10,6 @@ mod common;
 
 use cli::{interrupted, json, numaprobe, ok, report_page, usage_error, Sigint};
 use common::TempDir;
-use std::time::Duration;
 
 fn fixture(name: &str) -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -146,8 +145,8 @@ fn a_short_run_puts_every_thread_on_its_node_in_every_format() {
 fn sigint_keeps_what_was_measured_and_exits_130() {
     let t = TempDir::new("peak-sig");
     let out = t.path().join("p.json");
-    // Whether the signal comes before or during the first step, the
-    // document says the run was interrupted.
+    // The file is rewritten after every step: the signal comes once the
+    // first step is in it, and the interrupted document keeps that step.
     let (doc, _) = interrupted(
         &[
             "peak",
@@ -158,14 +157,15 @@ fn sigint_keeps_what_was_measured_and_exits_130() {
             "--pages",
             "4k",
             "--time-budget",
-            "20s",
+            "1s",
             "--cv-target",
             "0",
             "-o",
             out.to_str().unwrap(),
         ],
         &out,
-        Sigint::After(Duration::from_millis(700)),
+        Sigint::WhenWritten,
     );
-    assert!(doc["system"].as_array().unwrap().len() < 5);
+    let system = doc["system"].as_array().unwrap().len();
+    assert!((1..5).contains(&system), "{doc}");
 }

@@ -530,7 +530,17 @@ pub fn run(
     plan: &LocksPlan,
     progress: &mut dyn StepProgress,
 ) -> Result<LocksResult, ExperimentError> {
-    super::locks_run::run(plan, progress)
+    super::locks_run::run(plan, progress, &mut |_| {})
+}
+
+/// [`run`], handing the result so far to `partial` after every run (the
+/// command rewrites `--output` with it, so a killed run keeps its runs).
+pub fn run_with(
+    plan: &LocksPlan,
+    progress: &mut dyn StepProgress,
+    partial: &mut dyn FnMut(&LocksResult),
+) -> Result<LocksResult, ExperimentError> {
+    super::locks_run::run(plan, progress, partial)
 }
 
 #[cfg(test)]

@@ -259,6 +259,7 @@ fn check_counts(
 pub fn run(
     plan: &LocksPlan,
     progress: &mut dyn StepProgress,
+    partial: &mut dyn FnMut(&LocksResult),
 ) -> Result<LocksResult, ExperimentError> {
     let mut result = LocksResult {
         schema: crate::SCHEMA.into(),
@@ -328,6 +329,7 @@ pub fn run(
             }),
         }
         progress.step_finished(i, total);
+        partial(&result);
         if result.interrupted {
             finished = false;
             break;

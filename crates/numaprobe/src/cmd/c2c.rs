@@ -6,7 +6,7 @@
 use super::measure;
 use super::progress::StepLine;
 use crate::cli::OutputArgs;
-use crate::output::{usage, Sink};
+use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::experiments::c2c::{self, C2cConfig, HitmLines, Pairs, States};
 use numaprobe_core::render::c2c::render;
@@ -123,28 +123,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let sink = args.out.sink();
     let format = args.out.format();
-    // A file is rewritten after every pair, so an interrupted or killed run
-    // keeps what it measured; stdout gets the result once, at the end.
-    let mut write_error: Option<anyhow::Error> = None;
-    let mut save = |partial: &numaprobe_core::model::c2c::C2cResult| {
-        if let Sink::File(path) = &sink {
-            if write_error.is_none() {
-                if let Err(e) = sink
-                    .write(&render(partial, format))
-                    .with_context(|| format!("saving partial results to {}", path.display()))
-                {
-                    write_error = Some(e);
-                }
-            }
-        }
-    };
-    let result = c2c::run_with(&plan, &mut progress, &mut save)
-        .map_err(anyhow::Error::new)
-        .context("c2c measurement failed")?;
+    // The file is rewritten after every pair.
+    let mut file = PartialFile::new(&sink);
+    let result = c2c::run_with(&plan, &mut progress, &mut |partial| {
+        file.save(|| render(partial, format))
+    })
+    .map_err(anyhow::Error::new)
+    .context("c2c measurement failed")?;
     progress.line.clear();
-    if let Some(e) = write_error {
-        return Err(e);
-    }
+    file.end()?;
     args.out.sink().write(&render(&result, args.out.format()))?;
     if !result.failed.is_empty() && !result.interrupted {
         return Err(anyhow::anyhow!(

@@ -5,7 +5,7 @@
 
 use super::measure;
 use super::progress::StepLine;
-use crate::output::usage;
+use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::experiments::locks::{
     self, AtomicsChoice, LockOp, LocksConfig, Placement, Sharing,
@@ -104,10 +104,15 @@ pub fn run(args: &super::c2c::Args) -> anyhow::Result<()> {
     let format = args.out.format();
     measure::notes_to_stderr(&sink, format, &plan.notes);
     let mut progress = StepLine::new("locks", Some(plan.rule.budget.as_secs_f64()));
-    let result = locks::run(&plan, &mut progress)
-        .map_err(anyhow::Error::new)
-        .context("lock measurement failed")?;
+    // The file is rewritten after every run.
+    let mut file = PartialFile::new(&sink);
+    let result = locks::run_with(&plan, &mut progress, &mut |partial| {
+        file.save(|| render(partial, format))
+    })
+    .map_err(anyhow::Error::new)
+    .context("lock measurement failed")?;
     progress.line.clear();
+    file.end()?;
     sink.write(&render(&result, format))?;
     if !result.failed.is_empty() && !result.interrupted {
         return Err(anyhow::anyhow!(

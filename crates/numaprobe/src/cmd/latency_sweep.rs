@@ -9,12 +9,10 @@
 use super::latency::Args;
 use super::measure;
 use super::progress::StepLine;
-use crate::output::{usage, Sink};
+use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::analysis;
 use numaprobe_core::experiments::sweep::{self, SweepConfig};
-use numaprobe_core::model::sweep::SweepResult;
-use numaprobe_core::model::Format;
 use numaprobe_core::placement::PageKind;
 use numaprobe_core::units;
 
@@ -110,32 +108,6 @@ pub fn config(a: &Args) -> anyhow::Result<SweepConfig> {
     })
 }
 
-/// The output file rewritten after every point, with the analysis of what
-/// is in so far, so an interrupted sweep keeps its points.
-struct Saver {
-    sink: Sink,
-    format: Format,
-    write_error: Option<anyhow::Error>,
-}
-
-impl Saver {
-    fn save(&mut self, partial: &SweepResult) {
-        if let Sink::File(path) = &self.sink {
-            if self.write_error.is_none() {
-                let mut r = partial.clone();
-                r.analysis = Some(analysis::sweep::analyse(&r));
-                if let Err(e) = self
-                    .sink
-                    .write(&r.render(self.format))
-                    .with_context(|| format!("saving partial results to {}", path.display()))
-                {
-                    self.write_error = Some(e);
-                }
-            }
-        }
-    }
-}
-
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let cfg = config(args)?;
     // The chart's folder must exist: checked before anything is measured.
@@ -151,21 +123,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = sweep::plan(&topo, &cfg).map_err(measure::experiment_error)?;
     let mut progress = StepLine::new("latency sweep", Some(plan.rule.budget.as_secs_f64()));
-    let mut saver = Saver {
-        sink: args.out.sink(),
-        format: args.out.format(),
-        write_error: None,
-    };
-    let result = sweep::run_with(&plan, &mut progress, &mut |p| saver.save(p));
+    let (sink, format) = (args.out.sink(), args.out.format());
+    // The file is rewritten after every point, analysed as far as it goes.
+    let mut file = PartialFile::new(&sink);
+    let result = sweep::run_with(&plan, &mut progress, &mut |partial| {
+        file.save(|| {
+            let mut r = partial.clone();
+            r.analysis = Some(analysis::sweep::analyse(&r));
+            r.render(format)
+        })
+    });
     progress.line.clear();
     let mut result = result
         .map_err(anyhow::Error::new)
         .context("latency sweep failed")?;
     result.analysis = Some(analysis::sweep::analyse(&result));
-    if let Some(e) = saver.write_error.take() {
-        return Err(e);
-    }
-    saver.sink.write(&result.render(saver.format))?;
+    file.end()?;
+    sink.write(&result.render(format))?;
     if let Some(p) = &args.chart_svg {
         crate::output::write_atomic(
             p,

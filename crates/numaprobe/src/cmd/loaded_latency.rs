@@ -6,11 +6,10 @@
 use super::measure;
 use super::progress::StepLine;
 use crate::cli::OutputArgs;
-use crate::output::{usage, Sink};
+use crate::output::{usage, PartialFile, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::loaded::{self, LoadedConfig, DEFAULT_POINT_BUDGET, MAX_DELAY};
 use numaprobe_core::kernels::mix::Mix;
-use numaprobe_core::model::loaded::LoadedResult;
 use numaprobe_core::render::loaded::render;
 use numaprobe_core::units;
 use std::path::{Path, PathBuf};
@@ -183,24 +182,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let format = args.out.format();
     // One step per point, each sampled for the budget.
     let mut progress = StepLine::new("loaded-latency", Some(plan.rule.budget.as_secs_f64()));
-    let mut write_error: Option<anyhow::Error> = None;
-    let mut save = |partial: &LoadedResult| {
-        if let (Sink::File(path), None) = (&sink, &write_error) {
-            if let Err(e) = sink
-                .write(&render(partial, format))
-                .with_context(|| format!("saving partial results to {}", path.display()))
-            {
-                write_error = Some(e);
-            }
-        }
-    };
-    let result = loaded::run_with(&plan, &mut progress, &mut save)
-        .map_err(anyhow::Error::new)
-        .context("loaded-latency measurement failed")?;
+    let mut file = PartialFile::new(&sink);
+    let result = loaded::run_with(&plan, &mut progress, &mut |partial| {
+        file.save(|| render(partial, format))
+    })
+    .map_err(anyhow::Error::new)
+    .context("loaded-latency measurement failed")?;
     progress.line.clear();
-    if let Some(e) = write_error {
-        return Err(e);
-    }
+    file.end()?;
     sink.write(&render(&result, format))?;
     if let Some(chart) = &args.chart {
         match numaprobe_core::render::loaded_chart::svg(&result) {

@@ -5,7 +5,7 @@
 use super::measure;
 use super::progress::{finish_line, StepLine};
 use crate::cli::OutputArgs;
-use crate::output::usage;
+use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::experiments::peak::{self, PeakConfig, MIX_HELP};
 use numaprobe_core::kernels::mix::Mix;
@@ -115,10 +115,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let plan = peak::plan(&topo, &cfg).map_err(measure::experiment_error)?;
     // No ETA before the first step: a step's time is not planned.
     let mut progress = StepLine::new("peak", None);
-    let mut result = peak::run(&plan, &mut progress)
-        .map_err(anyhow::Error::new)
-        .context("peak measurement failed")?;
+    // The file is rewritten after every step, with the DIMMs.
+    let mut file = PartialFile::new(&sink);
+    let mut result = peak::run_with(&plan, &mut progress, &mut |partial| {
+        file.save(|| {
+            let mut r = partial.clone();
+            peak::set_memory(&mut r, mem.clone());
+            render(&r, format)
+        })
+    })
+    .map_err(anyhow::Error::new)
+    .context("peak measurement failed")?;
     progress.line.clear();
+    file.end()?;
     let took = progress.started.elapsed().as_secs_f64();
     eprintln!(
         "numaprobe: {}",

@@ -8,7 +8,7 @@
 use super::measure;
 use super::progress::Line;
 use crate::cli::OutputArgs;
-use crate::output::{usage, Sink};
+use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::analysis::{self, policy as advice};
 use numaprobe_core::experiments::policy::{self, PolicyConfig, PolicyProgress, Threads};
@@ -211,18 +211,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     measure::notes_to_stderr(&sink, format, &plan.notes);
     let mut progress = Progress {
         line: Line::new(),
-        sink: sink.clone(),
+        file: PartialFile::new(&sink),
         format,
         started: Instant::now(),
-        write_error: None,
     };
     let mut report = policy::run(&plan, &mut progress)
         .map_err(anyhow::Error::new)
         .context("policy measurement failed")?;
     progress.line.clear();
-    if let Some(e) = progress.write_error.take() {
-        return Err(e);
-    }
+    progress.file.end()?;
     advice::finish(&mut report);
     sink.write(&render(&report, format))?;
     let failed: usize = report
@@ -242,10 +239,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// Progress on stderr and the output file rewritten after every sample.
 struct Progress {
     line: Line,
-    sink: Sink,
+    file: PartialFile,
     format: Format,
     started: Instant,
-    write_error: Option<anyhow::Error>,
 }
 
 impl PolicyProgress for Progress {
@@ -255,18 +251,11 @@ impl PolicyProgress for Progress {
     }
 
     fn sample_finished(&mut self, partial: &PolicyReport) {
-        if let Sink::File(path) = &self.sink {
-            if self.write_error.is_none() {
-                let mut r = partial.clone();
-                advice::finish(&mut r);
-                if let Err(e) = self
-                    .sink
-                    .write(&render(&r, self.format))
-                    .with_context(|| format!("saving partial results to {}", path.display()))
-                {
-                    self.write_error = Some(e);
-                }
-            }
-        }
+        let format = self.format;
+        self.file.save(|| {
+            let mut r = partial.clone();
+            advice::finish(&mut r);
+            render(&r, format)
+        });
     }
 }

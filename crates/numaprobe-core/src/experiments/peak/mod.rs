@@ -219,6 +219,16 @@ pub fn run(
     plan: &PeakPlan,
     progress: &mut dyn StepProgress,
 ) -> Result<PeakResult, ExperimentError> {
+    run_with(plan, progress, &mut |_| {})
+}
+
+/// [`run`], handing the result so far to `partial` after every step (the
+/// command rewrites `--output` with it, so a killed run keeps its steps).
+pub fn run_with(
+    plan: &PeakPlan,
+    progress: &mut dyn StepProgress,
+    partial: &mut dyn FnMut(&PeakResult),
+) -> Result<PeakResult, ExperimentError> {
     let timer = *Timer::get();
     let mut result = new_result(plan, &timer);
     let steps = plan.step_list();
@@ -255,6 +265,7 @@ pub fn run(
             }
         }
         progress.step_finished(i, total);
+        partial(&result);
     }
     // The sum of the nodes alone, beside each system figure.
     for s in &mut result.system {
