@@ -44,9 +44,10 @@ N=$(nproc)
 PER=$((1000 / N))MB
 median() { python3 -c "import sys,statistics; print(statistics.median(float(x) for x in sys.stdin.read().split()))"; }
 
-np_peak() { # $1: numaprobe's --vector
-    run $NP peak --mix read --system-only --vector "$1" --pages "$PAGES" --size "$PER" --time-budget "$BUDGET" --format json \
-        | python3 -c "import sys,json; d=json.load(sys.stdin); print(d['system'][0]['gbs'])"
+np_peak() { # $1: numaprobe's --vector. Parsed after the run: a Python
+    # parser started in a pipe would take a CPU from the streaming threads.
+    run $NP peak --mix read --system-only --vector "$1" --pages "$PAGES" --size "$PER" --time-budget "$BUDGET" --format json -o target/bench/peak.json
+    python3 -c "import json; d=json.load(open('target/bench/peak.json')); print(d['system'][0]['gbs'])"
 }
 likwid_peak() { # $1: likwid's test; it prints MByte/s (10^6 B/s)
     run likwid-bench -t "$1" -w "S0:1GB:$N" 2>/dev/null | awk '/^MByte\/s:/ {print $2/1000}'
