@@ -19,8 +19,10 @@ use std::path::{Path, PathBuf};
 One thread, pinned to a CPU of the CPU node (default: its first core), chases pointers through \
 its own buffer bound to the memory node (the `latency` kernel: a random cycle through every \
 64-byte line). The other allowed CPUs of the CPU node (default: all but the chase's SMT siblings) \
-each run a load thread on their own buffer bound to the same memory node: groups of lines read \
-and written in the mix's proportion, then `delay` units of idle work (a few cycles each). Points \
+each run a load thread on their own buffer bound to the same memory node: blocks of four lines read \
+and written in the mix's proportion, then 4 x `delay` units of idle work (a few cycles each). The \
+reads are `bandwidth`'s streaming read kernel at --vector (default the widest), so the saturated \
+read point is what `bandwidth --op read` gives with as many threads. Points \
 go from idle (no load thread) through the delays, lightest first, to delay 0 (saturation).\n\n\
 Per point: the chase discards a warm-up sample, then samples under the stop rule; the latency is \
 the median of the samples (ns per load, as `latency` reports it), p90/p99 are taken over short \

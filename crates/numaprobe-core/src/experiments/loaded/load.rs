@@ -1,5 +1,6 @@
 //! A loaded-latency load thread: pinned (checked), its own buffer bound to
-//! the memory node, and on command the mix kernel over that buffer in
+//! the memory node, and on command the mix kernel (reads through the
+//! streaming read kernel at the plan's vector width) over that buffer in
 //! chunks at the point's delay until told to stop, each chunk's bytes added
 //! to the thread's counter. `run.rs` drives it.
 
