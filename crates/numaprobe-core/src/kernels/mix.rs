@@ -242,6 +242,13 @@ mod tests {
         }
     }
 
+    #[test]
+    fn only_the_nt_write_mix_bypasses_the_caches() {
+        for m in Mix::ALL {
+            assert_eq!(m.nontemporal(), m == Mix::NtWrite, "{}", m.name());
+        }
+    }
+
     /// One cache line, so a `Vec` of them is 64-byte aligned as the vector
     /// kernels' aligned loads need.
     #[derive(Clone, Copy)]
