@@ -480,6 +480,80 @@ mod tests {
         assert!(r.complete);
     }
 
+    /// `n` CPUs, one core each, on two packages (one node each); the
+    /// CPUs in `offline` are online = false, `barred` not allowed.
+    fn machine(n: u32, offline: &[u32], barred: &[u32]) -> Topology {
+        use crate::topology::testing::{build, CpuSpec};
+        let cpus: Vec<CpuSpec> = (0..n)
+            .map(|c| {
+                let pkg = i64::from(c >= n / 2);
+                CpuSpec {
+                    allowed: !barred.contains(&c),
+                    ..CpuSpec::new(c, pkg, i64::from(c), pkg as u32)
+                }
+            })
+            .collect();
+        let mut t = build("/", &cpus, &[], None);
+        for c in &mut t.cpus {
+            c.online = !offline.contains(&c.os_index);
+        }
+        t
+    }
+
+    #[test]
+    fn pairs_parse_and_choose_every_pair_or_one_per_domain() {
+        assert_eq!(Pairs::parse(" Domains "), Some(Pairs::Domains));
+        assert_eq!(Pairs::parse("all"), Some(Pairs::All));
+        assert_eq!(Pairs::parse("auto"), Some(Pairs::Auto));
+        assert_eq!(Pairs::parse("some"), None);
+        let with = |t: &Topology, pairs| {
+            plan(
+                t,
+                &C2cConfig {
+                    pairs,
+                    ..C2cConfig::default()
+                },
+            )
+            .unwrap()
+        };
+        // Up to ALL_PAIRS_MAX CPUs auto is every ordered pair; one more and
+        // it is one pair per domain (here two: same package, cross package).
+        let at = machine(ALL_PAIRS_MAX as u32, &[], &[]);
+        let p = with(&at, Pairs::Auto);
+        assert!(!p.representatives);
+        assert_eq!(p.pairs.len(), ALL_PAIRS_MAX * (ALL_PAIRS_MAX - 1));
+        let over = machine(ALL_PAIRS_MAX as u32 + 2, &[], &[]);
+        let p = with(&over, Pairs::Auto);
+        assert!(p.representatives);
+        assert_eq!(p.pairs.len(), 4, "{:?}", p.pairs);
+        assert!(!p.notes[0].contains("as asked"), "{}", p.notes[0]);
+        // Forced either way.
+        let p = with(&over, Pairs::All);
+        assert!(!p.representatives);
+        assert_eq!(p.pairs.len(), 18 * 17);
+        let p = with(&at, Pairs::Domains);
+        assert!(p.representatives);
+        assert_eq!(p.pairs.len(), 4);
+        assert!(p.notes[0].contains("as asked"), "{}", p.notes[0]);
+    }
+
+    #[test]
+    fn only_cpus_both_online_and_allowed_are_measured() {
+        let t = machine(4, &[1], &[2]);
+        let p = plan(&t, &C2cConfig::default()).unwrap();
+        assert_eq!(p.cpus, vec![0, 3]);
+        let e = plan(
+            &t,
+            &C2cConfig {
+                cpus: Some(vec![0, 1]),
+                ..C2cConfig::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("CPU 1 is not allowed"), "{e}");
+    }
+
     #[test]
     fn the_budget_is_shared_over_pairs_and_states() {
         let topo = testing::live_topology();
@@ -492,6 +566,18 @@ mod tests {
         };
         let per = Duration::from_secs(8) / (2 * p.pairs.len() as u32);
         assert_eq!(p.rule.budget, per.max(MIN_PAIR_BUDGET));
+        // One state: the pairs share it all.
+        let t = machine(4, &[], &[]);
+        let p = plan(
+            &t,
+            &C2cConfig {
+                total_budget: Some(Duration::from_secs(6)),
+                states: Some(States::Hitm),
+                ..C2cConfig::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(p.rule.budget, Duration::from_secs(6) / 12);
         assert_eq!(States::parse("HITM"), Some(States::Hitm));
         assert_eq!(States::parse("nope"), None);
     }
