@@ -381,7 +381,8 @@ fn initiate(
     })
 }
 
-/// HITM, responder side: answer every odd n with n + 1 until STOP.
+/// HITM, responder side, until STOP: one line, answer every odd n with
+/// n + 1 on it; two lines, echo n on its own line.
 fn respond(
     ctl: &Control,
     lines: HitmLines,
@@ -389,19 +390,11 @@ fn respond(
     me: u32,
     other: u32,
 ) -> Result<(), PingPongError> {
-    if lines == HitmLines::Two {
-        let mut expect = 1u64;
-        loop {
-            let v = wait_for(&ctl.ping, &ctl.abort, timeout, me, other, |v| {
-                v == expect || v == STOP
-            })?;
-            if v == STOP {
-                return Ok(());
-            }
-            ctl.pong.v.store(expect, Ordering::Relaxed);
-            expect += 1;
-        }
-    }
+    // One line: answer odd n with n + 1 on it. Two lines: echo n on our own.
+    let (answer, step) = match lines {
+        HitmLines::One => (&ctl.ping, 2),
+        HitmLines::Two => (&ctl.pong, 1),
+    };
     let mut expect = 1u64;
     loop {
         let v = wait_for(&ctl.ping, &ctl.abort, timeout, me, other, |v| {
@@ -410,8 +403,8 @@ fn respond(
         if v == STOP {
             return Ok(());
         }
-        ctl.ping.v.store(expect + 1, Ordering::Relaxed);
-        expect += 2;
+        answer.v.store(expect + step - 1, Ordering::Relaxed);
+        expect += step;
     }
 }
 
