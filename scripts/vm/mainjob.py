@@ -302,7 +302,7 @@ def check_cells(cfg, t, doc, what, whole, skipped=frozenset()):
 
 # The main job's extra phases (issue 10): run.json key and report file.
 EXTRAS = (("c2c", "c2c.json"), ("loaded_latency", "loaded-latency.json"),
-          ("peak", "peak.json"))
+          ("peak", "peak.json"), ("sweep", "sweep.json"))
 
 
 def check_extras(t, run, files, interrupted=False):

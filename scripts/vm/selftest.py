@@ -184,7 +184,7 @@ def main_matrix(cfg, kind, upto=None, fraction=1.0, complete=True):
 
 
 MAIN_EXTRAS = (("c2c", "c2c.json"), ("loaded_latency", "loaded-latency.json"),
-               ("peak", "peak.json"))
+               ("peak", "peak.json"), ("sweep", "sweep.json"))
 
 
 def main_extra(key, status="measured", reason=None):

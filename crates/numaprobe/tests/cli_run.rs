@@ -303,6 +303,7 @@ fn the_extra_phases_have_their_keys_files_plan_and_summary_lines() {
         ("c2c", "c2c.json", "c2c"),
         ("loaded_latency", "loaded-latency.json", "loaded latency"),
         ("peak", "peak.json", "system peak"),
+        ("sweep", "sweep.json", "cache sweep"),
     ] {
         let x = &run[key];
         assert_eq!(x["phase"], key, "{x}");
@@ -340,8 +341,15 @@ fn the_extra_phases_have_their_keys_files_plan_and_summary_lines() {
         .iter()
         .map(|p| p["phase"].as_str().unwrap())
         .collect();
-    assert_eq!(phases, ["c2c", "loaded_latency", "peak"]);
-    assert_eq!(shares[0]["fraction_of_left"], 0.25);
+    assert_eq!(phases, ["c2c", "loaded_latency", "peak", "sweep"]);
+    assert_eq!(shares[0]["fraction_of_left"], 0.2);
     assert_eq!(plan["matrix_share"], 0.6);
-    assert_eq!(plan["extras"].as_array().unwrap().len(), 3);
+    assert_eq!(plan["extras"].as_array().unwrap().len(), 4);
+    // The sweep's plateaus reach the report page too.
+    if run["sweep"]["status"] == "measured" {
+        let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        let at = page.find("<section id=\"sweep\"").unwrap();
+        let sec = &page[at..at + page[at..].find("</section>").unwrap()];
+        assert!(sec.contains("<svg"), "{sec}");
+    }
 }

@@ -1,6 +1,7 @@
 //! The main job's extra phases, after the latency and bandwidth matrices:
 //! a c2c summary by sharing domain, one loaded-latency curve per distinct
-//! level of the measured latency matrix, and the system peak. Each phase
+//! level of the measured latency matrix, the system peak, and a short
+//! cache-size sweep from the first CPU node's first core. Each phase
 //! gets its share of what is left of the budget ([`super::extra_plan`]) and
 //! runs its experiment through a [`StepKeeper`] that shortens the steps and
 //! stops the experiment between steps when the share is spent. A phase ends
@@ -14,15 +15,16 @@
 use super::extra_plan::{self, share_s, MIN_EXTRA_S};
 use super::keeper::Observer;
 use super::step_keeper::StepKeeper;
-use crate::experiments::{c2c, loaded, peak, ExperimentError, StepProgress};
+use crate::experiments::{c2c, loaded, peak, sweep, ExperimentError, StepProgress};
 use crate::model::c2c::C2cResult;
 use crate::model::extra::{Extra, ExtraOutcome, ExtraRecord, ExtraStatus};
 use crate::model::loaded::LoadedResult;
 use crate::model::matrix::MatrixResult;
 use crate::model::peak::PeakResult;
+use crate::model::sweep::SweepResult;
 use crate::topology::Topology;
 
-/// The three experiments the extra phases run.
+/// The experiments the extra phases run.
 pub trait Experiments {
     fn c2c(
         &mut self,
@@ -42,6 +44,12 @@ pub trait Experiments {
         cfg: &peak::PeakConfig,
         progress: &mut dyn StepProgress,
     ) -> Result<PeakResult, ExperimentError>;
+    fn sweep(
+        &mut self,
+        topo: &Topology,
+        cfg: &sweep::SweepConfig,
+        progress: &mut dyn StepProgress,
+    ) -> Result<SweepResult, ExperimentError>;
 }
 
 /// The experiments of the library: plan, then run.
@@ -72,14 +80,25 @@ impl Experiments for Live {
     ) -> Result<PeakResult, ExperimentError> {
         peak::run(&peak::plan(topo, cfg)?, progress)
     }
+    fn sweep(
+        &mut self,
+        topo: &Topology,
+        cfg: &sweep::SweepConfig,
+        progress: &mut dyn StepProgress,
+    ) -> Result<SweepResult, ExperimentError> {
+        let mut r = sweep::run(&sweep::plan(topo, cfg)?, progress)?;
+        r.analysis = Some(crate::analysis::sweep::analyse(&r));
+        Ok(r)
+    }
 }
 
-/// The three phases as they ended.
+/// The phases as they ended.
 #[derive(Debug, Clone)]
 pub struct Extras {
     pub c2c: ExtraOutcome<C2cResult>,
     pub loaded_latency: ExtraOutcome<LoadedResult>,
     pub peak: ExtraOutcome<PeakResult>,
+    pub sweep: ExtraOutcome<SweepResult>,
 }
 
 impl Extras {
@@ -88,6 +107,7 @@ impl Extras {
             self.c2c.record.clone(),
             self.loaded_latency.record.clone(),
             self.peak.record.clone(),
+            self.sweep.record.clone(),
         ]
     }
 
@@ -101,6 +121,7 @@ impl Extras {
                 .as_ref()
                 .is_some_and(|r| r.interrupted)
             || self.peak.result.as_ref().is_some_and(|r| r.interrupted)
+            || self.sweep.result.as_ref().is_some_and(|r| r.interrupted)
             || self
                 .records()
                 .iter()
@@ -129,6 +150,8 @@ pub struct Context<'a> {
     pub size_given: bool,
     /// The job's cost model, for the first step's estimate.
     pub costs: super::cost::CostModel,
+    /// The matrices' page kind (the sweep's).
+    pub pages: crate::placement::PageKind,
 }
 
 /// Seconds the first step of a streaming phase costs at least with
@@ -166,8 +189,10 @@ macro_rules! ends {
 ends!(C2cResult);
 ends!(LoadedResult);
 ends!(PeakResult);
+ends!(SweepResult);
 
-/// Run c2c, loaded latency and peak in that order, each in its share.
+/// Run c2c, loaded latency, peak and the sweep in that order, each in its
+/// share.
 pub fn run(ctx: &Context, exps: &mut dyn Experiments, observer: &mut dyn Observer) -> Extras {
     let cpus = ctx.topo.cpus.iter().filter(|c| c.allowed).count();
     let c2c_skip = (cpus < 2)
@@ -239,11 +264,70 @@ pub fn run(ctx: &Context, exps: &mut dyn Experiments, observer: &mut dyn Observe
     let peak = phase(ctx, Extra::Peak, observer, None, first, &mut |p| {
         exps.peak(ctx.topo, &cfg, p)
     });
+    let (cfg, sweep_skip) = sweep_config(ctx);
+    let sweep = phase(ctx, Extra::Sweep, observer, sweep_skip, 0.0, &mut |p| {
+        exps.sweep(ctx.topo, &cfg, p)
+    });
     Extras {
         c2c,
         loaded_latency,
         peak,
+        sweep,
     }
+}
+
+/// The job's sweep: from the first CPU node's first core to its own
+/// memory, 4 KiB to four times the largest cache that CPU has (at least
+/// 16 MiB, so memory is reached; at most 1 GiB), never past the matrices'
+/// buffer, which is known to fit, and no further than the time left allows:
+/// the points' set-up (at the calibrated rate, about 3.4 x the largest
+/// point's at two points per octave) within half of it, since the keeper
+/// can stop only between points and the last point is the dearest. One
+/// page kind (the matrices'), two points per octave. Skipped (with the
+/// reason) when no CPU node has memory of its own.
+fn sweep_config(ctx: &Context) -> (sweep::SweepConfig, Option<String>) {
+    let Some(&node) = ctx.cpu_nodes.iter().find(|n| ctx.mem_nodes.contains(n)) else {
+        return (
+            sweep::SweepConfig::default(),
+            Some("no CPU node has memory of its own to sweep".into()),
+        );
+    };
+    let largest = ctx
+        .topo
+        .allowed_cpus_of_node(node)
+        .first()
+        .map(|&cpu| {
+            ctx.topo
+                .caches
+                .iter()
+                .filter(|c| c.cpus.contains(&cpu))
+                .filter_map(|c| c.size_bytes)
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    const FROM: u64 = 4 << 10;
+    let left_s = ctx.budget_s - (ctx.clock)();
+    let affordable = |bytes: u64| {
+        let gib = bytes as f64 / (1u64 << 30) as f64;
+        3.4 * (ctx.costs.fixed_s + gib * ctx.costs.latency_setup_s_per_gib) <= left_s / 2.0
+    };
+    let mut to = (4 * largest)
+        .clamp(16 << 20, 1 << 30)
+        .min(ctx.size_per_node);
+    while to > 2 * FROM && !affordable(to) {
+        to /= 2;
+    }
+    let to = to.max(2 * FROM);
+    let cfg = sweep::SweepConfig {
+        range: Some((FROM, to)),
+        points_per_octave: Some(2),
+        cpu_node: Some(node),
+        mem_node: Some(node),
+        pages: Some(vec![ctx.pages]),
+        ..sweep::SweepConfig::default()
+    };
+    (cfg, None)
 }
 
 /// One phase: its share, the skip conditions, the experiment through a
@@ -259,7 +343,16 @@ fn phase<T: Ends>(
     let i = Extra::ALL.iter().position(|&e| e == extra).unwrap_or(0);
     let later = &Extra::ALL[i + 1..];
     let began = (ctx.clock)();
-    let share = share_s(extra, later, ctx.budget_s - began);
+    let left = ctx.budget_s - began;
+    let mut share = share_s(extra, later, left);
+    // A part too small for the first step takes what that step needs from
+    // the later phases' parts, when what is left allows: every phase gets
+    // to measure something before a later one (the sweep adapts its range
+    // to the time it gets) takes time it could not use.
+    let least = first_step_s + MIN_EXTRA_S;
+    if share < least && left >= least {
+        share = least;
+    }
     let skipped = |reason: String, observer: &mut dyn Observer| {
         let o = ExtraOutcome::without(extra, ExtraStatus::Skipped, reason, share);
         observer.extra_finished(&o.record);

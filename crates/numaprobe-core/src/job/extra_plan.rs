@@ -9,11 +9,14 @@
 //!   the extras too.
 //! - When an extra phase begins it gets its weight's part of what is left of
 //!   the budget over the phases still to run (weights: c2c one, loaded
-//!   latency two, peak one). So c2c gets at most a quarter of what is left
-//!   when the extras begin, loaded latency two thirds of what c2c leaves,
-//!   and the peak the rest; time a phase does not use passes to the next.
-//! - A phase whose share is below [`MIN_EXTRA_S`] is skipped with a reason:
-//!   not even one step with its set-up would fit.
+//!   latency two, peak one, cache sweep one). So c2c gets at most a fifth of
+//!   what is left when the extras begin, loaded latency half of what c2c
+//!   leaves, the peak half of the rest and the sweep what is left then;
+//!   time a phase does not use passes to the next.
+//! - A phase whose share cannot hold its first step (set-up, warm-up and
+//!   three samples) plus [`MIN_EXTRA_S`] takes that much from the later
+//!   phases' shares when what is left allows; otherwise it is skipped with
+//!   a reason: not even one step with its set-up would fit.
 
 use crate::analysis::levels::{cluster, NOISE_FLOOR};
 use crate::model::extra::Extra;
@@ -36,6 +39,7 @@ pub fn weight(e: Extra) -> f64 {
         Extra::C2c => 1.0,
         Extra::LoadedLatency => 2.0,
         Extra::Peak => 1.0,
+        Extra::Sweep => 1.0,
     }
 }
 
@@ -51,8 +55,8 @@ pub fn share_s(e: Extra, later: &[Extra], left_s: f64) -> f64 {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExtraPlan {
     pub phase: Extra,
-    /// Its part of what is left when it begins (c2c 1/4, loaded latency 2/3
-    /// of the rest, peak the rest).
+    /// Its part of what is left when it begins (c2c 1/5, loaded latency 1/2
+    /// of the rest, peak 1/2 of the rest, the sweep the rest).
     pub fraction_of_left: f64,
     /// Its share if the matrices take their estimated time.
     pub estimated_share_s: f64,
@@ -184,15 +188,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn c2c_gets_a_quarter_and_the_peak_what_is_left() {
+    fn c2c_gets_a_fifth_and_the_sweep_what_is_left() {
         let left = 40.0;
-        let c2c = share_s(Extra::C2c, &[Extra::LoadedLatency, Extra::Peak], left);
-        assert!((c2c - 10.0).abs() < 1e-9, "{c2c}");
-        // c2c used only 4 s: loaded latency gets 2/3 of the 36 s left.
-        let loaded = share_s(Extra::LoadedLatency, &[Extra::Peak], 36.0);
-        assert!((loaded - 24.0).abs() < 1e-9, "{loaded}");
-        assert_eq!(share_s(Extra::Peak, &[], 7.5), 7.5);
-        assert_eq!(share_s(Extra::Peak, &[], -3.0), 0.0);
+        let later = [Extra::LoadedLatency, Extra::Peak, Extra::Sweep];
+        let c2c = share_s(Extra::C2c, &later, left);
+        assert!((c2c - 8.0).abs() < 1e-9, "{c2c}");
+        // c2c used only 4 s: loaded latency gets half of the 36 s left.
+        let loaded = share_s(Extra::LoadedLatency, &later[1..], 36.0);
+        assert!((loaded - 18.0).abs() < 1e-9, "{loaded}");
+        let peak = share_s(Extra::Peak, &later[2..], 18.0);
+        assert!((peak - 9.0).abs() < 1e-9, "{peak}");
+        assert_eq!(share_s(Extra::Sweep, &[], 7.5), 7.5);
+        assert_eq!(share_s(Extra::Sweep, &[], -3.0), 0.0);
     }
 
     #[test]
@@ -202,13 +209,14 @@ mod tests {
         assert_eq!(phases, Extra::ALL.to_vec());
         let sum: f64 = p.iter().map(|x| x.estimated_share_s).sum();
         assert!((sum - 40.0).abs() < 1e-9, "{sum}");
-        assert!((p[0].fraction_of_left - 0.25).abs() < 1e-9);
-        assert!((p[1].fraction_of_left - 2.0 / 3.0).abs() < 1e-9);
-        assert!((p[2].fraction_of_left - 1.0).abs() < 1e-9);
+        assert!((p[0].fraction_of_left - 0.2).abs() < 1e-9);
+        assert!((p[1].fraction_of_left - 0.5).abs() < 1e-9);
+        assert!((p[2].fraction_of_left - 0.5).abs() < 1e-9);
+        assert!((p[3].fraction_of_left - 1.0).abs() < 1e-9);
         // Nothing left: the fractions still say how it would be split.
         let none = plan(0.0);
         assert!(none.iter().all(|x| x.estimated_share_s == 0.0));
-        assert!((none[0].fraction_of_left - 0.25).abs() < 1e-9);
+        assert!((none[0].fraction_of_left - 0.2).abs() < 1e-9);
     }
 
     fn d4() -> Distances {

@@ -256,6 +256,7 @@ pub fn run_all(
         size_per_node: job.plan.size_bytes,
         size_given: job.size_given || job.plan.size_bytes < job.preferred_size,
         costs: job.plan.costs,
+        pages: job.lat.pages,
     };
     let extras = extra::run(&ctx, exps, observer);
     record.extras = extras.records();
@@ -504,8 +505,8 @@ mod tests {
         assert_eq!(out.record.phases.len(), 2);
         assert_eq!(out.record.budget_s, 3.0);
         // The extra phases follow, each recorded whatever became of it.
-        assert_eq!(out.record.extras.len(), 3);
-        assert_eq!(out.record.extras_plan.len(), 3);
+        assert_eq!(out.record.extras.len(), 4);
+        assert_eq!(out.record.extras_plan.len(), 4);
         for r in &out.record.extras {
             assert!(r.share_s <= 3.0, "{r:?}");
             if r.status != crate::model::extra::ExtraStatus::Measured {

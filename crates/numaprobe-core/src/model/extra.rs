@@ -1,8 +1,9 @@
 //! The main job's extra phases as documents: after the two matrices, the
-//! c2c summary, the loaded-latency curves and the system peak each run in a
-//! share of what is left of the budget, and each ends measured, partial,
-//! skipped or failed with a reason. `run.json` holds one [`ExtraOutcome`]
-//! per phase (keys `c2c`, `loaded_latency`, `peak`) and its `plan` one
+//! c2c summary, the loaded-latency curves, the system peak and a short
+//! cache-size sweep each run in a share of what is left of the budget, and
+//! each ends measured, partial, skipped or failed with a reason. `run.json`
+//! holds one [`ExtraOutcome`] per phase (keys `c2c`, `loaded_latency`,
+//! `peak`, `sweep`) and its `plan` one
 //! [`ExtraRecord`] each; the renderers read them from here, never from the
 //! job that fills them.
 
@@ -15,10 +16,12 @@ pub enum Extra {
     C2c,
     LoadedLatency,
     Peak,
+    /// `latency --sweep`, short: one page kind, two points per octave.
+    Sweep,
 }
 
 impl Extra {
-    pub const ALL: [Extra; 3] = [Extra::C2c, Extra::LoadedLatency, Extra::Peak];
+    pub const ALL: [Extra; 4] = [Extra::C2c, Extra::LoadedLatency, Extra::Peak, Extra::Sweep];
 
     /// The name in progress lines, notes and the summary.
     pub fn name(self) -> &'static str {
@@ -26,6 +29,7 @@ impl Extra {
             Extra::C2c => "c2c",
             Extra::LoadedLatency => "loaded latency",
             Extra::Peak => "system peak",
+            Extra::Sweep => "cache sweep",
         }
     }
 }

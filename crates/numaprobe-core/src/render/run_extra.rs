@@ -1,5 +1,6 @@
 //! The main job's extra phases in the summary: one line each for the c2c
-//! summary by domain, the loaded-latency curves and the system peak, or
+//! summary by domain, the loaded-latency curves, the system peak and the
+//! cache sweep's plateaus, or
 //! what became of the phase (skipped, failed, cut by the budget). The same
 //! lines go to the terminal summary and to summary.md.
 
@@ -7,12 +8,14 @@ use crate::model::c2c::C2cResult;
 use crate::model::extra::{Extra, ExtraOutcome, ExtraStatus};
 use crate::model::loaded::{Curve, LoadedResult};
 use crate::model::peak::PeakResult;
+use crate::model::sweep::SweepResult;
 
 /// One line per extra phase that has an outcome, in run order.
 pub fn lines(
     c2c: Option<&ExtraOutcome<C2cResult>>,
     loaded: Option<&ExtraOutcome<LoadedResult>>,
     peak: Option<&ExtraOutcome<PeakResult>>,
+    sweep: Option<&ExtraOutcome<SweepResult>>,
 ) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(o) = c2c {
@@ -24,7 +27,35 @@ pub fn lines(
     if let Some(o) = peak {
         out.push(line(o, peak_line));
     }
+    if let Some(o) = sweep {
+        out.push(line(o, sweep_line));
+    }
     out
+}
+
+/// `cache sweep (CPU 0 -> memory node 0): thp pages: plateaus ~1.2 ns
+/// 4 KiB-32 KiB, ~4.0 ns 64 KiB-1 MiB, ~80 ns 64 MiB-64 MiB`.
+pub fn sweep_line(r: &SweepResult) -> String {
+    let plateaus: Vec<String> = r
+        .analysis_lines()
+        .into_iter()
+        .filter(|l| l.contains("plateaus"))
+        .collect();
+    let what = if plateaus.is_empty() {
+        format!(
+            "{} of {} points, not analysed",
+            r.points.len(),
+            r.sizes.len() * r.pages.len()
+        )
+    } else {
+        plateaus.join("; ")
+    };
+    format!(
+        "{} (CPU {} -> memory node {}): {what}",
+        Extra::Sweep.name(),
+        r.cpu,
+        r.mem_node
+    )
 }
 
 /// The result's line, with the reason when it is partial; or the status
@@ -239,11 +270,44 @@ mod tests {
             ),
             result: Some(c2c()),
         };
-        let l = lines(Some(&partial), None, Some(&failed));
+        let l = lines(Some(&partial), None, Some(&failed), None);
         assert_eq!(l.len(), 2);
         assert!(l[0].starts_with("c2c: same L3 31 ns"), "{}", l[0]);
         assert!(l[0]
             .ends_with("(partial: its share of the budget (5.0 s) was spent after 2 of 4 steps)"));
         assert_eq!(l[1], "system peak: failed: peak is not built yet");
+    }
+
+    #[test]
+    fn the_sweep_line_gives_the_plateaus_or_what_was_measured() {
+        let r = crate::render::sweep::tests::sample();
+        let l = sweep_line(&r);
+        assert!(
+            l.starts_with("cache sweep (CPU 1 -> memory node 0): 4k pages: plateaus ~"),
+            "{l}"
+        );
+        assert!(l.contains("; thp pages: plateaus"), "{l}");
+        let mut bare = r.clone();
+        bare.analysis = None;
+        assert_eq!(
+            sweep_line(&bare),
+            format!(
+                "cache sweep (CPU 1 -> memory node 0): {} of {} points, not analysed",
+                r.points.len(),
+                r.points.len()
+            )
+        );
+        let skipped = ExtraOutcome::<SweepResult> {
+            record: record(
+                Extra::Sweep,
+                ExtraStatus::Skipped,
+                Some("no CPU node has memory of its own to sweep"),
+            ),
+            result: None,
+        };
+        assert_eq!(
+            lines(None, None, None, Some(&skipped)),
+            vec!["cache sweep: skipped: no CPU node has memory of its own to sweep"]
+        );
     }
 }

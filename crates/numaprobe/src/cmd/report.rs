@@ -229,10 +229,16 @@ fn classify(
         if let Some(b) = v.get("binding").filter(|b| b.is_object()) {
             push_new(&mut input.bindings, file, parse(b, file, "binding")?);
         }
-        // The main job's system peak, where it holds one.
-        if let Some(p) = v.get("peak").filter(|p| p.is_object()) {
+        // The main job's system peak and cache sweep, where it holds them
+        // (each phase's `result`).
+        if let Some(p) = v.pointer("/peak/result").filter(|p| p.is_object()) {
             if let Ok(p) = serde_json::from_value::<PeakResult>(p.clone()) {
                 push_new(&mut input.peaks, file, p);
+            }
+        }
+        if let Some(s) = v.pointer("/sweep/result").filter(|s| s.is_object()) {
+            if let Ok(s) = serde_json::from_value::<SweepResult>(s.clone()) {
+                push_new(&mut input.sweeps, file, s);
             }
         }
         if let Some(notes) = v.get("notes").and_then(Value::as_array) {

@@ -27,6 +27,7 @@ use numaprobe_core::model::loaded::LoadedResult;
 use numaprobe_core::model::matrix::MatrixResult;
 use numaprobe_core::model::peak::PeakResult;
 use numaprobe_core::model::pin::PinReport;
+use numaprobe_core::model::sweep::SweepResult;
 use numaprobe_core::model::Format;
 use numaprobe_core::placement::PlacementError;
 use numaprobe_core::render;
@@ -51,11 +52,14 @@ a small calibration before the first cell estimates the set-up, the cells measur
 estimate, and every following cell's sampling is re-planned from what is left. Reading the \
 topology, the inference and writing the report come on top (usually well under a second).\n\
 3. Then, in what is left of the budget (the 40 % held back plus whatever the matrices did not use): \
-a c2c summary by sharing domain (`numaprobe c2c` with its default CPUs), one loaded-latency curve \
+a c2c summary by sharing domain (`numaprobe c2c --pairs domains`), one loaded-latency curve \
 per distinct level of the measured latency matrix, local and the worst remote at least \
-(`numaprobe loaded-latency`), and the system peak (`numaprobe peak`, every node at once). Each phase \
-gets its part of what is left when it begins: c2c a quarter, loaded latency two thirds of the rest, \
-the peak the rest; a phase stops between steps when its part is spent (status partial), is skipped \
+(`numaprobe loaded-latency`), the system peak (`numaprobe peak`, every node at once), and a cache \
+sweep from the first CPU node's first core (`numaprobe latency --sweep`, 2 points per octave, up to \
+4 x its largest cache as time allows). Each phase gets its part of what is left when it begins: \
+c2c a fifth, loaded latency half of the rest, the peak half of the rest, the sweep the rest (a part \
+too small for the first step borrows from the later ones when what is left allows); a phase stops \
+between steps when its part is spent (status partial), is skipped \
 with a reason when it cannot run (fewer than 0.2 s left or less than its first step needs, c2c \
 with one allowed CPU, loaded latency without a node of two allowed CPUs), and when its experiment \
 fails the others still run and the exit status is 1. With --size, or a buffer cut for the budget, \
@@ -134,6 +138,7 @@ struct RunReport {
     c2c: Option<ExtraOutcome<C2cResult>>,
     loaded_latency: Option<ExtraOutcome<LoadedResult>>,
     peak: Option<ExtraOutcome<PeakResult>>,
+    sweep: Option<ExtraOutcome<SweepResult>>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -211,9 +216,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         (None, None, None, None)
     };
-    let (c2c, loaded_latency, peak) = match extras {
-        Some(x) => (Some(x.c2c), Some(x.loaded_latency), Some(x.peak)),
-        None => (None, None, None),
+    let (c2c, loaded_latency, peak, sweep) = match extras {
+        Some(x) => (
+            Some(x.c2c),
+            Some(x.loaded_latency),
+            Some(x.peak),
+            Some(x.sweep),
+        ),
+        None => (None, None, None, None),
     };
 
     let inference = match &lat {
@@ -278,6 +288,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         c2c,
         loaded_latency,
         peak,
+        sweep,
     };
     let markdown = render_markdown(&topo, &doc, pin.as_ref());
     save("run.json", &render::to_json(&doc))?;

@@ -10,7 +10,8 @@ use numaprobe_core::model::extra::ExtraStatus;
 use numaprobe_core::render;
 
 /// Each extra phase's document beside the matrices (`c2c.json`,
-/// `loaded-latency.json`, `peak.json`), when it measured anything.
+/// `loaded-latency.json`, `peak.json`, `sweep.json`), when it measured
+/// anything.
 pub(super) fn save_documents(x: &Extras, save: &dyn Fn(&str, &str) -> Result<()>) -> Result<()> {
     if let Some(r) = &x.c2c.result {
         save("c2c.json", &render::to_json(r))?;
@@ -20,6 +21,9 @@ pub(super) fn save_documents(x: &Extras, save: &dyn Fn(&str, &str) -> Result<()>
     }
     if let Some(r) = &x.peak.result {
         save("peak.json", &render::to_json(r))?;
+    }
+    if let Some(r) = &x.sweep.result {
+        save("sweep.json", &render::to_json(r))?;
     }
     Ok(())
 }
@@ -32,6 +36,7 @@ pub(super) fn failures(doc: &RunReport) -> Option<String> {
         doc.c2c.as_ref().map(|o| &o.record),
         doc.loaded_latency.as_ref().map(|o| &o.record),
         doc.peak.as_ref().map(|o| &o.record),
+        doc.sweep.as_ref().map(|o| &o.record),
     ]
     .into_iter()
     .flatten()
@@ -62,6 +67,7 @@ pub(super) fn lines(doc: &RunReport) -> Vec<String> {
         doc.c2c.as_ref(),
         doc.loaded_latency.as_ref(),
         doc.peak.as_ref(),
+        doc.sweep.as_ref(),
     )
 }
 
@@ -114,6 +120,11 @@ mod tests {
                 ExtraStatus::Partial,
                 Some("share spent"),
             )),
+            sweep: Some(outcome(
+                Extra::Sweep,
+                ExtraStatus::Skipped,
+                Some("the budget does not reach it"),
+            )),
         }
     }
 
@@ -126,6 +137,6 @@ mod tests {
             "loaded latency failed: the kernel refused the load threads' buffers; everything else is in the output and the report"
         );
         // Every phase has its summary line.
-        assert_eq!(lines(&doc(ExtraStatus::Failed)).len(), 3);
+        assert_eq!(lines(&doc(ExtraStatus::Failed)).len(), 4);
     }
 }

@@ -33,6 +33,12 @@ fn loaded_result(complete: bool) -> LoadedResult {
     }))
 }
 
+fn sweep_result(complete: bool) -> SweepResult {
+    let mut r = crate::render::sweep::tests::sample();
+    r.complete = complete;
+    r
+}
+
 fn peak_result(complete: bool) -> PeakResult {
     from_json(serde_json::json!({
         "schema": crate::SCHEMA, "system": [], "nodes": [],
@@ -53,10 +59,11 @@ enum Act {
 
 struct Fake<'a> {
     now: &'a Cell<f64>,
-    acts: [Act; 3],
+    acts: [Act; 4],
     shares_seen: RefCell<Vec<f64>>,
     loaded_pairs: Option<Vec<(u32, u32)>>,
     c2c_pairs: Option<c2c::Pairs>,
+    sweep_cfg: Option<sweep::SweepConfig>,
     rules: Vec<f64>,
 }
 
@@ -109,6 +116,15 @@ impl Experiments for Fake<'_> {
     ) -> Result<PeakResult, ExperimentError> {
         self.steps(2, p).map(peak_result)
     }
+    fn sweep(
+        &mut self,
+        _t: &Topology,
+        c: &sweep::SweepConfig,
+        p: &mut dyn StepProgress,
+    ) -> Result<SweepResult, ExperimentError> {
+        self.sweep_cfg = Some(c.clone());
+        self.steps(3, p).map(sweep_result)
+    }
 }
 
 #[derive(Default)]
@@ -148,7 +164,7 @@ fn run_fake(
     topo: &Topology,
     budget_s: f64,
     start: f64,
-    acts: [Act; 3],
+    acts: [Act; 4],
 ) -> (Extras, Seen, Fake<'static>) {
     run_sized(topo, budget_s, start, acts, 16 << 20)
 }
@@ -157,7 +173,7 @@ fn run_sized(
     topo: &Topology,
     budget_s: f64,
     start: f64,
-    acts: [Act; 3],
+    acts: [Act; 4],
     size_per_node: u64,
 ) -> (Extras, Seen, Fake<'static>) {
     let now: &'static Cell<f64> = Box::leak(Box::new(Cell::new(start)));
@@ -168,6 +184,7 @@ fn run_sized(
         shares_seen: RefCell::new(Vec::new()),
         loaded_pairs: None,
         c2c_pairs: None,
+        sweep_cfg: None,
         rules: Vec::new(),
     };
     let mut seen = Seen::default();
@@ -181,6 +198,7 @@ fn run_sized(
         size_per_node,
         size_given: true,
         costs: crate::job::cost::CostModel::ASSUMED,
+        pages: crate::placement::PageKind::Thp,
     };
     let out = run(&ctx, &mut fake, &mut seen);
     (out, seen, fake)
@@ -193,7 +211,12 @@ fn a_failing_experiment_is_recorded_and_the_next_phases_still_run() {
         &t,
         60.0,
         20.0,
-        [Act::Fail, Act::Steps(3, 0.5), Act::Steps(2, 0.5)],
+        [
+            Act::Fail,
+            Act::Steps(3, 0.5),
+            Act::Steps(2, 0.5),
+            Act::Steps(1, 0.1),
+        ],
     );
     assert_eq!(out.c2c.record.status, ExtraStatus::Failed);
     assert_eq!(out.c2c.record.reason.as_deref(), Some("the kernel said no"));
@@ -202,9 +225,18 @@ fn a_failing_experiment_is_recorded_and_the_next_phases_still_run() {
     assert_eq!(out.loaded_latency.record.steps_done, 3);
     assert_eq!(out.peak.record.status, ExtraStatus::Measured);
     assert!(out.peak.result.is_some());
-    // c2c began with 40 s left: a quarter of it.
-    assert_eq!(seen.started[0], (Extra::C2c, 10.0));
-    assert_eq!(seen.finished.len(), 3);
+    // c2c began with 40 s left: a fifth of it.
+    assert_eq!(seen.started[0], (Extra::C2c, 8.0));
+    assert_eq!(seen.finished.len(), 4);
+    // The sweep: node 0 to its own memory, 4 KiB to 16 MiB (no cache in
+    // this topology; the matrices' 16 MiB buffer caps it), the matrices'
+    // page kind, two points per octave.
+    assert_eq!(out.sweep.record.status, ExtraStatus::Measured);
+    let c = fake.sweep_cfg.clone().unwrap();
+    assert_eq!(c.range, Some((4 << 10, 16 << 20)));
+    assert_eq!((c.cpu_node, c.mem_node), (Some(0), Some(0)));
+    assert_eq!(c.pages, Some(vec![crate::placement::PageKind::Thp]));
+    assert_eq!(c.points_per_octave, Some(2));
     // One node, no matrix: the local pair only.
     assert_eq!(fake.loaded_pairs, Some(vec![(0, 0)]));
     // The job's c2c is the summary by domain, one pair each.
@@ -215,12 +247,17 @@ fn a_failing_experiment_is_recorded_and_the_next_phases_still_run() {
 #[test]
 fn a_phase_stops_between_steps_when_its_share_is_spent() {
     let t = topo(2);
-    // 8 s left: c2c gets 2 s, and its 10 steps of 0.5 s do not fit.
+    // 8 s left: c2c gets 1.6 s, and its 10 steps of 0.5 s do not fit.
     let (out, _seen, fake) = run_fake(
         &t,
         10.0,
         2.0,
-        [Act::Steps(10, 0.5), Act::Steps(1, 0.1), Act::Steps(1, 0.1)],
+        [
+            Act::Steps(10, 0.5),
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+        ],
     );
     let r = &out.c2c.record;
     assert_eq!(r.status, ExtraStatus::Partial);
@@ -229,7 +266,7 @@ fn a_phase_stops_between_steps_when_its_share_is_spent() {
     assert!(r.elapsed_s <= r.share_s + 0.5 + 1e-9, "{r:?}");
     let why = r.reason.as_deref().unwrap();
     assert!(
-        why.contains("share of the budget (2.0 s) was spent"),
+        why.contains("share of the budget (1.6 s) was spent"),
         "{why}"
     );
     assert!(out.c2c.result.as_ref().is_some_and(|x| !x.complete));
@@ -247,14 +284,19 @@ fn no_time_left_skips_with_a_reason() {
         &t,
         10.0,
         9.95,
-        [Act::Steps(1, 0.1), Act::Steps(1, 0.1), Act::Steps(1, 0.1)],
+        [
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+        ],
     );
     for r in out.records() {
         assert_eq!(r.status, ExtraStatus::Skipped);
         assert!(r.reason.unwrap().contains("budget does not reach it"));
     }
     assert!(seen.started.is_empty());
-    assert_eq!(seen.finished.len(), 3);
+    assert_eq!(seen.finished.len(), 4);
 }
 
 #[test]
@@ -265,7 +307,12 @@ fn a_first_step_that_cannot_fit_its_share_is_not_started() {
         &t,
         60.0,
         0.0,
-        [Act::Steps(1, 0.1), Act::Steps(1, 0.1), Act::Steps(1, 0.1)],
+        [
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+        ],
         64 << 30,
     );
     assert_eq!(out.c2c.record.status, ExtraStatus::Measured);
@@ -274,7 +321,9 @@ fn a_first_step_that_cannot_fit_its_share_is_not_started() {
         let why = r.reason.as_deref().unwrap();
         assert!(why.contains("its first step alone"), "{why}");
     }
-    assert_eq!(seen.started.len(), 1);
+    // c2c and the sweep have no buffer set-up to speak of.
+    assert_eq!(seen.started.len(), 2);
+    assert_eq!(out.sweep.record.status, ExtraStatus::Measured);
 }
 
 #[test]
@@ -284,7 +333,12 @@ fn one_allowed_cpu_skips_c2c_and_loaded_latency() {
         &t,
         60.0,
         0.0,
-        [Act::Fail, Act::Steps(1, 0.1), Act::Steps(1, 0.1)],
+        [
+            Act::Fail,
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+        ],
     );
     assert_eq!(out.c2c.record.status, ExtraStatus::Skipped);
     let why = out.c2c.record.reason.clone().unwrap();
@@ -294,4 +348,66 @@ fn one_allowed_cpu_skips_c2c_and_loaded_latency() {
     let why = out.loaded_latency.record.reason.clone().unwrap();
     assert!(why.contains("two allowed CPUs"), "{why}");
     assert_eq!(out.peak.record.status, ExtraStatus::Measured);
+}
+
+#[test]
+fn the_sweep_stops_where_the_time_left_or_the_buffer_ends() {
+    let t = topo(2);
+    let ctx_at = |now: f64, latency_setup_s_per_gib: f64, size_per_node: u64| {
+        let clock: &'static dyn Fn() -> f64 = Box::leak(Box::new(move || now));
+        Context {
+            topo: Box::leak(Box::new(t.clone())),
+            latency: None,
+            cpu_nodes: &[0],
+            mem_nodes: &[0],
+            clock,
+            budget_s: 10.0,
+            size_per_node,
+            size_given: false,
+            costs: crate::job::cost::CostModel {
+                latency_setup_s_per_gib,
+                ..crate::job::cost::CostModel::ASSUMED
+            },
+            pages: crate::placement::PageKind::Small,
+        }
+    };
+    // Plenty of time: 16 MiB (no cache in this topology, so the floor).
+    let (c, skip) = sweep_config(&ctx_at(0.0, 1.0, 1 << 30));
+    assert!(skip.is_none());
+    assert_eq!(c.range, Some((4 << 10, 16 << 20)));
+    // 1 s left at 10 s/GiB: 16 MiB's set-up (3.4 x 0.16 s) is more than
+    // half of it, 8 MiB's is not.
+    let (c, _) = sweep_config(&ctx_at(9.0, 10.0, 1 << 30));
+    assert_eq!(c.range, Some((4 << 10, 8 << 20)));
+    // The matrices' buffer caps it.
+    let (c, _) = sweep_config(&ctx_at(0.0, 1.0, 4 << 20));
+    assert_eq!(c.range, Some((4 << 10, 4 << 20)));
+    assert_eq!(c.pages, Some(vec![crate::placement::PageKind::Small]));
+}
+
+#[test]
+fn a_first_step_bigger_than_the_share_borrows_from_the_later_phases() {
+    let t = topo(2);
+    // 2 GiB per node at the assumed rates: a streaming phase's first step
+    // takes 3 s. 6 s left: loaded latency's part (3 s) and the peak's (3 s
+    // of what is left then) are each too small alone, and both borrow.
+    let (out, _, _) = run_sized(
+        &t,
+        10.0,
+        4.0,
+        [Act::Fail, Act::Fail, Act::Steps(1, 0.1), Act::Steps(1, 0.1)],
+        2 << 30,
+    );
+    assert_eq!(out.loaded_latency.record.status, ExtraStatus::Failed);
+    assert!((out.loaded_latency.record.share_s - 3.2).abs() < 1e-9);
+    let p = &out.peak.record;
+    assert_eq!(p.status, ExtraStatus::Measured, "{p:?}");
+    assert!((p.share_s - 3.2).abs() < 1e-9, "{p:?}");
+    // The sweep gets what is left after the peak's step.
+    assert_eq!(out.sweep.record.status, ExtraStatus::Measured);
+    assert!(
+        (out.sweep.record.share_s - 5.9).abs() < 1e-9,
+        "{:?}",
+        out.sweep.record
+    );
 }

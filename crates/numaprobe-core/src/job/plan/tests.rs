@@ -35,7 +35,7 @@ fn the_matrices_keep_to_their_share_and_the_extras_get_the_rest() {
     let p = plan(&r);
     assert!(p.estimated_s <= 6.0 + 1e-6, "{}", p.estimated_s);
     assert!(alone.extras.is_empty());
-    assert_eq!(p.extras.len(), 3);
+    assert_eq!(p.extras.len(), crate::model::extra::Extra::ALL.len());
     let extras: f64 = p.extras.iter().map(|e| e.estimated_share_s).sum();
     assert!((extras + p.estimated_s - 10.0).abs() < 1e-6, "{extras}");
     // A sound measurement needs the matrices' part scaled up.
