@@ -309,7 +309,22 @@ pub fn run_with(
             ));
             break;
         }
-        let rule = progress.rule_for_step(i, plan.rule);
+        // A step samples once per line state: the caller's rule is for the
+        // whole step, so it is asked for all states and split between them
+        // (asking for one state's would let a budget keeper plan half of
+        // what the step takes).
+        let n = plan.states.count().max(1);
+        let step = progress.rule_for_step(
+            i,
+            StopRule {
+                budget: plan.rule.budget * n,
+                ..plan.rule
+            },
+        );
+        let rule = StopRule {
+            budget: (step.budget / n).max(MIN_PAIR_BUDGET),
+            ..step
+        };
         let mut reasons = Vec::new();
         let mut one = |state: LineState, name: &str| -> Option<Figure> {
             match pingpong::measure_pair(a, b, state, plan.hitm_lines, &rule, plan.timeout) {
@@ -437,6 +452,33 @@ mod tests {
         fn out_of_time(&self) -> bool {
             self.0 >= 1
         }
+    }
+
+    /// Records the rule each step asks for and cuts it to 4 ms.
+    struct Cut(Vec<Duration>);
+    impl StepProgress for Cut {
+        fn rule_for_step(&mut self, _i: usize, planned: StopRule) -> StopRule {
+            self.0.push(planned.budget);
+            StopRule {
+                budget: Duration::from_millis(4),
+                ..planned
+            }
+        }
+    }
+
+    #[test]
+    fn a_step_asks_a_budget_keeper_for_every_state_it_samples() {
+        let topo = testing::live_topology();
+        let Ok(mut p) = plan(&topo, &quick()) else {
+            return;
+        };
+        p.pairs.truncate(1);
+        p.domains.truncate(1);
+        let mut cut = Cut(Vec::new());
+        let r = run(&p, &mut cut).unwrap();
+        // Both states: twice one state's budget asked for the step.
+        assert_eq!(cut.0, vec![p.rule.budget * 2]);
+        assert!(r.pairs[0].hitm.is_some() && r.pairs[0].shared.is_some());
     }
 
     #[test]
