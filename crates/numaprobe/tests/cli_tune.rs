@@ -74,10 +74,17 @@ fn every_candidate_runs_every_round_and_is_ranked_with_its_memory_sampled() {
     let cands = candidates(&doc);
     let nodes = doc["mem_nodes"].as_array().unwrap().len();
     // compact, scatter, none x first touch (+ the memory policies where
-    // there is more than one node).
-    assert!(cands.len() >= 3);
+    // there is more than one node); those with the same placement on this
+    // machine run once, the others listed as not run.
+    let folded = doc["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["reason"].as_str().unwrap().contains("the same placement as"))
+        .count();
+    assert!(cands.len() + folded >= 3);
     if nodes == 1 {
-        assert_eq!(cands.len(), 3);
+        assert_eq!(cands.len() + folded, 3);
         assert!(doc["skipped"][0]["reason"]
             .as_str()
             .unwrap()
@@ -116,17 +123,14 @@ fn every_candidate_runs_every_round_and_is_ranked_with_its_memory_sampled() {
             assert!(anon >= 40_000_000, "{}: peak anon {anon}", c["label"]);
         }
     }
-    let w = &doc["winner"];
-    assert_eq!(w["label"], entries[0]["label"]);
-    assert!(w["numactl"]
-        .as_str()
+    // Two runs a side can never be beyond noise (the smallest p is 1/3):
+    // no winner is named, and the notes say why.
+    assert!(doc["winner"].is_null(), "{}", doc["winner"]);
+    assert!(doc["notes"]
+        .as_array()
         .unwrap()
-        .contains("./stream 2000000 20"));
-    assert!(w["omp"]
-        .as_str()
-        .unwrap()
-        .contains(&format!("OMP_NUM_THREADS={threads}")));
-    assert!(w["srun"].as_str().unwrap().contains("srun -n 1"));
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("too few")));
 }
 
 #[test]

@@ -3,12 +3,16 @@
 //! (thread binding x memory policy, from the topology), what each sets in
 //! the child (CPU set, task memory policy, OpenMP variables), and, from the
 //! runs, the ranking by median wall time, whether each gap is beyond noise
-//! and the winner in the forms people paste.
+//! (the stats layer's Mann–Whitney U test) and the winner in the forms
+//! people paste. Candidates that resolve to the same placement on this
+//! machine are run once; a winner is named only when it is faster than the
+//! rest beyond noise.
 
 use crate::analysis::binding::{self, cpulist, BindError, Request, Smt, Strategy};
 use crate::model::ranking::{Better, RankEntry, Ranking};
 use crate::model::tune::{Candidate, Comparison, Failure, Run, Skipped, TuneReport, Winner};
 use crate::placement::{PlacementError, TaskPolicy};
+use crate::stats::mann_whitney::mann_whitney;
 use crate::stats::Summary;
 use crate::topology::Topology;
 
@@ -219,6 +223,7 @@ pub fn plan(topo: &Topology, threads: usize, weighted: bool) -> Result<Plan, Bin
             });
         }
     }
+    let candidates = fold_same_placements(candidates, &mut skipped);
     Ok(Plan {
         threads,
         candidates,
@@ -226,6 +231,93 @@ pub fn plan(topo: &Topology, threads: usize, weighted: bool) -> Result<Plan, Bin
         mem_nodes,
         notes,
     })
+}
+
+/// Where a candidate's threads run and its pages go on this machine: two
+/// candidates with equal placements are one experiment under two names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Placement {
+    /// Each thread on its own CPU, in thread order (a one-CPU set binds an
+    /// unbound candidate just the same).
+    bound: bool,
+    /// Bound: thread i's CPU at i; unbound: the set the threads roam.
+    cpus: Vec<u32>,
+    memory: Memory,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Memory {
+    FirstTouch,
+    Bind(Vec<u32>),
+    Interleave(Vec<u32>),
+    Weighted(Vec<u32>),
+}
+
+impl Placement {
+    fn of(c: &Planned) -> Placement {
+        let nodes = c.policy_nodes.clone();
+        let memory = match c.memory {
+            MemoryKind::FirstTouch => Memory::FirstTouch,
+            MemoryKind::LocalBind => Memory::Bind(nodes),
+            MemoryKind::Interleave => Memory::Interleave(nodes),
+            MemoryKind::WeightedInterleave => Memory::Weighted(nodes),
+        };
+        let bound = c.binding != BindingKind::None || c.cpus.len() == 1;
+        let mut cpus = c.cpus.clone();
+        if !bound {
+            cpus.sort_unstable();
+        }
+        Placement {
+            bound,
+            cpus,
+            memory,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let threads = if self.bound {
+            format!("threads bound to CPUs {} in turn", list_in_order(&self.cpus))
+        } else {
+            format!("threads free on CPUs {}", cpulist(&self.cpus))
+        };
+        let memory = match &self.memory {
+            Memory::FirstTouch => "first touch".to_string(),
+            Memory::Bind(n) => format!("every page on node(s) {}", cpulist(n)),
+            Memory::Interleave(n) => format!("pages interleaved over nodes {}", cpulist(n)),
+            Memory::Weighted(n) => format!("pages weighted-interleaved over nodes {}", cpulist(n)),
+        };
+        format!("{threads}, {memory}")
+    }
+}
+
+/// `2,0,1`: CPUs in thread order (a range would hide the order).
+fn list_in_order(cpus: &[u32]) -> String {
+    cpus.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Keep the first candidate of every placement; the others are listed as
+/// not run, naming the one that stands for them.
+fn fold_same_placements(candidates: Vec<Planned>, skipped: &mut Vec<Skipped>) -> Vec<Planned> {
+    let mut kept: Vec<(Planned, Placement)> = Vec::new();
+    for c in candidates {
+        let here = Placement::of(&c);
+        match kept.iter().find(|(_, p)| *p == here) {
+            Some((first, _)) => skipped.push(Skipped {
+                label: c.label.clone(),
+                reason: format!(
+                    "the same placement as {} on this machine ({}): run once, as {}",
+                    first.label,
+                    here.describe(),
+                    first.label
+                ),
+            }),
+            None => kept.push((c, here)),
+        }
+    }
+    kept.into_iter().map(|(c, _)| c).collect()
 }
 
 fn omp_places(cpus: &[u32]) -> String {
@@ -302,7 +394,7 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
         cands[i].rank = Some(r + 1);
         if let Some(&j) = order.get(r + 1) {
             let (a, b) = (times_of(&cands[i]), times_of(&cands[j]));
-            let p = mann_whitney_p(&a, &b);
+            let p = mann_whitney(&a, &b).map_or(1.0, |t| t.p);
             let (mi, mj) = (
                 cands[i].wall_s.unwrap().median,
                 cands[j].wall_s.unwrap().median,
@@ -364,9 +456,8 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
             meta.rounds_completed
         ));
     }
-    let winner = order
-        .first()
-        .map(|&i| winner(&plan.candidates[i], plan.threads, &meta.command));
+    let winner = choose(&cands, &order)
+        .map(|i| winner(&plan.candidates[i], plan.threads, &meta.command));
     TuneReport {
         schema: crate::SCHEMA.into(),
         complete: meta.complete,
@@ -386,6 +477,19 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
         }],
         winner,
         notes,
+    }
+}
+
+/// The index of the winner among `cands` (`order`: the ranked ones,
+/// fastest first): the fastest when its gap to the next is beyond noise, or
+/// the only ranked one when every other candidate failed. None when the
+/// fastest is within noise of the next, or when a lone candidate had nothing
+/// to be compared with (the renderer says which).
+pub fn choose(cands: &[Candidate], order: &[usize]) -> Option<usize> {
+    let &top = order.first()?;
+    match &cands[top].vs_next {
+        Some(v) => v.beyond_noise.then_some(top),
+        None => cands.iter().any(|c| c.failure.is_some()).then_some(top),
     }
 }
 
@@ -477,76 +581,6 @@ pub fn winner(p: &Planned, threads: usize, command: &[String]) -> Winner {
         taskset: bound.then(|| format!("{omp} taskset -c {} {cmd}", cpulist(&p.cpus))),
         omp,
         srun,
-    }
-}
-
-/// Two-sided p-value of the Mann-Whitney U test (Wilcoxon rank sum) of two
-/// sets of run times: exact (counting every arrangement of the ranks) for
-/// small sets, the normal approximation beyond. Rank-based, so one slow
-/// outlier run cannot make or break a verdict; ties count one half, and the
-/// exact tail is taken at the next whole U, which errs towards "noise".
-/// Deterministic: nothing is resampled. 1 when a side has no sample.
-pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
-    let (n, m) = (a.len(), b.len());
-    if n == 0 || m == 0 {
-        return 1.0;
-    }
-    let mut u: f64 = 0.0;
-    for x in a {
-        for y in b {
-            if x < y {
-                u += 1.0;
-            } else if x == y {
-                u += 0.5;
-            }
-        }
-    }
-    let nm = (n * m) as f64;
-    let small = u.min(nm - u);
-    if n * m <= 400 {
-        // counts[i][j][k]: arrangements of i a's and j b's with U = k.
-        let k_max = n * m;
-        let mut prev: Vec<Vec<f64>> = vec![vec![0.0; k_max + 1]; m + 1];
-        for row in prev.iter_mut() {
-            row[0] = 1.0; // i = 0: U = 0 only
-        }
-        for i in 1..=n {
-            let mut cur: Vec<Vec<f64>> = vec![vec![0.0; k_max + 1]; m + 1];
-            cur[0][0] = 1.0;
-            for j in 1..=m {
-                for k in 0..=i * j {
-                    // The largest element is an a (above j b's: U grows by
-                    // j) or a b (U unchanged).
-                    let from_a = if k >= j { prev[j][k - j] } else { 0.0 };
-                    cur[j][k] = from_a + cur[j - 1][k];
-                }
-            }
-            prev = cur;
-        }
-        let total: f64 = prev[m].iter().sum();
-        let upto = small.ceil() as usize;
-        let tail: f64 = prev[m][..=upto.min(k_max)].iter().sum();
-        (2.0 * tail / total).min(1.0)
-    } else {
-        let mean = nm / 2.0;
-        let sd = (nm * (n + m + 1) as f64 / 12.0).sqrt();
-        let z = (small + 0.5 - mean) / sd; // continuity correction
-        (2.0 * normal_cdf(z)).min(1.0)
-    }
-}
-
-/// Standard normal CDF (Abramowitz-Stegun 7.1.26 erf, error < 1.5e-7).
-fn normal_cdf(z: f64) -> f64 {
-    let x = z.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.3275911 * x);
-    let poly = t
-        * (0.254829592
-            + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-    let erf = 1.0 - poly * (-x * x).exp();
-    if z >= 0.0 {
-        0.5 * (1.0 + erf)
-    } else {
-        0.5 * (1.0 - erf)
     }
 }
 

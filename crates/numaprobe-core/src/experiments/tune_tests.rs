@@ -83,19 +83,79 @@ fn an_old_kernel_skips_weighted_interleave_with_a_note() {
     assert!(p.skipped[0].reason.contains("6.9"), "{:?}", p.skipped);
 }
 
+/// One node, two packages of two cores (CPUs 0,1 and 2,3): compact and
+/// scatter differ.
+fn one_node_two_packages() -> Topology {
+    let cpus = [
+        CpuSpec::new(0, 0, 0, 0),
+        CpuSpec::new(1, 0, 1, 0),
+        CpuSpec::new(2, 1, 0, 0),
+        CpuSpec::new(3, 1, 1, 0),
+    ];
+    let nodes = [NodeSpec {
+        os_index: 0,
+        memory_bytes: GIB,
+        free_bytes: GIB,
+        allowed: true,
+    }];
+    build("/", &cpus, &nodes, None)
+}
+
+fn labels(p: &Plan) -> Vec<&str> {
+    p.candidates.iter().map(|c| c.label.as_str()).collect()
+}
+
 #[test]
 fn one_node_ranks_only_the_binding() {
-    let p = plan(&one_node(), 2, true).unwrap();
-    let labels: Vec<&str> = p.candidates.iter().map(|c| c.label.as_str()).collect();
+    let p = plan(&one_node_two_packages(), 2, true).unwrap();
     assert_eq!(
-        labels,
+        labels(&p),
         [
             "compact/first-touch",
             "scatter/first-touch",
             "none/first-touch"
         ]
     );
+    assert_eq!(p.candidates[1].cpus, [0, 2]);
+    assert_eq!(p.skipped.len(), 1);
     assert!(p.skipped[0].reason.contains("only the binding"));
+}
+
+#[test]
+fn candidates_with_the_same_placement_here_run_once() {
+    // One package: scatter has nowhere to scatter to, so it binds thread i
+    // to the same CPU as compact does.
+    let p = plan(&one_node(), 2, true).unwrap();
+    assert_eq!(labels(&p), ["compact/first-touch", "none/first-touch"]);
+    let folded = &p.skipped[1];
+    assert_eq!(folded.label, "scatter/first-touch");
+    assert_eq!(
+        folded.reason,
+        "the same placement as compact/first-touch on this machine (threads bound to CPUs 0,1 in turn, first touch): run once, as compact/first-touch"
+    );
+    // One thread: compact and scatter pick the same CPU; unbound it roams
+    // both CPUs, which is another placement.
+    let p = plan(&one_node(), 1, false).unwrap();
+    assert_eq!(labels(&p), ["compact/first-touch", "none/first-touch"]);
+    assert!(p.skipped[1].reason.contains("CPUs 0 in turn"));
+    // One CPU: unbound is bound too, all three are one.
+    let one_cpu = build(
+        "/",
+        &[CpuSpec::new(0, 0, 0, 0)],
+        &[NodeSpec {
+            os_index: 0,
+            memory_bytes: GIB,
+            free_bytes: GIB,
+            allowed: true,
+        }],
+        None,
+    );
+    let p = plan(&one_cpu, 1, false).unwrap();
+    assert_eq!(labels(&p), ["compact/first-touch"]);
+    let names: Vec<&str> = p.skipped[1..].iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(names, ["scatter/first-touch", "none/first-touch"]);
+    // Two nodes: every binding x memory policy is its own placement.
+    assert_eq!(plan(&two_nodes(), 2, false).unwrap().candidates.len(), 9);
 }
 
 #[test]
@@ -132,7 +192,7 @@ fn meta(rounds: usize) -> Meta {
 
 #[test]
 fn ranking_orders_by_median_keeps_failures_unranked_and_tests_gaps() {
-    let p = plan(&one_node(), 2, false).unwrap();
+    let p = plan(&one_node_two_packages(), 2, false).unwrap();
     let slow = Outcome {
         runs: (0..5).map(|r| run(r, 2.0 + r as f64 * 0.01)).collect(),
         failure: None,
@@ -181,8 +241,80 @@ fn ranking_orders_by_median_keeps_failures_unranked_and_tests_gaps() {
     assert!(w
         .taskset
         .unwrap()
-        .ends_with("taskset -c 0-1 ./stream 'a b'"));
-    assert!(w.omp.contains("OMP_PLACES='{0},{1}'"), "{}", w.omp);
+        .ends_with("taskset -c 0,2 ./stream 'a b'"));
+    assert!(w.omp.contains("OMP_PLACES='{0},{2}'"), "{}", w.omp);
+}
+
+fn outcome(walls: &[f64]) -> Outcome {
+    Outcome {
+        runs: walls.iter().enumerate().map(|(r, &w)| run(r, w)).collect(),
+        failure: None,
+    }
+}
+
+#[test]
+fn no_winner_is_named_when_the_fastest_is_within_noise() {
+    let p = plan(&one_node_two_packages(), 2, false).unwrap();
+    // Interleaved run times: the fastest median is not faster beyond noise.
+    let a = outcome(&[1.00, 1.04, 1.01, 1.05, 1.02]);
+    let b = outcome(&[1.03, 0.99, 1.06, 1.02, 1.00]);
+    let c = outcome(&[3.0, 3.1, 3.2, 3.3, 3.4]);
+    let r = report(&p, &[a.clone(), b.clone(), c.clone()], meta(5));
+    let top = r.candidates.iter().find(|c| c.rank == Some(1)).unwrap();
+    let v = top.vs_next.as_ref().unwrap();
+    assert!(!v.beyond_noise && v.p_value > 0.5, "{v:?}");
+    assert_eq!(r.winner, None);
+    // The gap's p is the stats layer's Mann–Whitney test of the two sets.
+    let times = |o: &Outcome| o.runs.iter().map(|r| r.wall_s).collect::<Vec<_>>();
+    let second = r.candidates.iter().find(|c| c.rank == Some(2)).unwrap();
+    let (ta, tb) = if top.label == "compact/first-touch" {
+        (times(&a), times(&b))
+    } else {
+        (times(&b), times(&a))
+    };
+    assert_eq!(second.label, v.next);
+    assert_eq!(
+        v.p_value,
+        crate::stats::mann_whitney::mann_whitney(&ta, &tb).unwrap().p
+    );
+    // Separated: the fastest is named (p = 2/252 for 5 against 5).
+    let fast = outcome(&[0.50, 0.51, 0.52, 0.53, 0.54]);
+    let r = report(&p, &[a, fast, c], meta(5));
+    assert_eq!(r.winner.unwrap().label, "scatter/first-touch");
+    let v = r.candidates[1].vs_next.as_ref().unwrap();
+    assert!((v.p_value - 2.0 / 252.0).abs() < 1e-12, "{v:?}");
+}
+
+#[test]
+fn a_lone_candidate_wins_only_over_failed_ones() {
+    let p = plan(&one_node_two_packages(), 2, false).unwrap();
+    let ok = outcome(&[1.0, 1.1, 1.2]);
+    let failed = Outcome {
+        runs: vec![],
+        failure: Some(Failure {
+            round: 0,
+            status: "exit status 1".into(),
+            stderr_tail: String::new(),
+        }),
+    };
+    let r = report(&p, &[ok.clone(), failed.clone(), failed], meta(3));
+    assert_eq!(r.winner.unwrap().label, "compact/first-touch");
+    // Nothing else ran and nothing failed: nothing to choose between.
+    let one_cpu = build(
+        "/",
+        &[CpuSpec::new(0, 0, 0, 0)],
+        &[NodeSpec {
+            os_index: 0,
+            memory_bytes: GIB,
+            free_bytes: GIB,
+            allowed: true,
+        }],
+        None,
+    );
+    let p = plan(&one_cpu, 1, false).unwrap();
+    assert_eq!(report(&p, &[ok], meta(3)).winner, None);
+    // Nothing ran at all.
+    assert_eq!(report(&p, &[Outcome::default()], meta(3)).winner, None);
 }
 
 #[test]
@@ -199,29 +331,6 @@ fn runs_of_an_unfinished_round_are_not_ranked() {
     assert_eq!(r.candidates[0].wall_s.unwrap().max, 1.0);
     assert!(!r.complete);
     assert!(r.notes.iter().any(|n| n.contains("too few")));
-}
-
-#[test]
-fn mann_whitney_matches_the_exact_tables() {
-    // Complete separation: two-sided p = 2 / C(n+m, n).
-    assert!((mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]) - 0.1).abs() < 1e-12);
-    assert!((mann_whitney_p(&[1.0; 5].map(|x| x), &[2.0; 5]) - 2.0 / 252.0).abs() < 1e-12);
-    let a = [1.0, 1.1, 1.2, 1.3, 1.4];
-    let b = [2.0, 2.1, 2.2, 2.3, 2.4];
-    assert_eq!(mann_whitney_p(&a, &b), mann_whitney_p(&b, &a));
-    // Interleaved samples: no evidence.
-    assert!(mann_whitney_p(&[1.0, 3.0, 5.0], &[2.0, 4.0, 6.0]) > 0.5);
-    // A wild outlier weighs as one rank, no more (a t-test would lose the
-    // separation to it).
-    let c = [2.0, 2.1, 2.2, 2.3, 1000.0];
-    assert_eq!(mann_whitney_p(&a, &c), mann_whitney_p(&a, &b));
-    assert_eq!(mann_whitney_p(&[], &b), 1.0);
-    // The normal approximation agrees with the exact count near its limit.
-    let x: Vec<f64> = (0..25).map(|i| i as f64).collect();
-    let y: Vec<f64> = (0..25).map(|i| i as f64 + 6.5).collect();
-    let exact = mann_whitney_p(&x[..20], &y[..20]);
-    let approx = mann_whitney_p(&x, &y);
-    assert!(exact < 0.2 && approx < 0.2, "{exact} {approx}");
 }
 
 #[test]

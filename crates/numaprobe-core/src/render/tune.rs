@@ -143,7 +143,7 @@ fn extras(r: &TuneReport, md: bool) -> String {
                 out.push_str("```\n");
             }
         }
-        None => out.push_str("\nNo candidate finished a run: nothing to recommend.\n"),
+        None => out.push_str(&format!("\n{}\n", no_winner(r))),
     }
     if !r.notes.is_empty() {
         out.push_str("\nNotes:\n");
@@ -155,6 +155,24 @@ fn extras(r: &TuneReport, md: bool) -> String {
         }
     }
     out
+}
+
+/// Why no candidate is named: none finished a run, the fastest is within
+/// noise of the next, or a lone placement had nothing to be compared with.
+pub fn no_winner(r: &TuneReport) -> String {
+    let Some(top) = r.candidates.iter().find(|c| c.rank == Some(1)) else {
+        return "No candidate finished a run: nothing to recommend.".into();
+    };
+    match &top.vs_next {
+        Some(v) => format!(
+            "No winner: {} is not faster than {} beyond noise (x{:.2}, p={:.2}); either will do, and so will any other within noise of them.",
+            top.label, v.next, v.ratio, v.p_value
+        ),
+        None => format!(
+            "No winner: {} is the only placement this machine gives these candidates, so there is nothing to choose.",
+            top.label
+        ),
+    }
 }
 
 /// The terminal rendering.
@@ -281,9 +299,11 @@ mod tests {
             memory_peak: Some(mem.clone()),
             memory_samples: 2,
         };
+        // Five rounds, each candidate a second slower than the one before:
+        // every gap beyond noise.
         let mut outcomes: Vec<Outcome> = (0..p.candidates.len())
             .map(|i| Outcome {
-                runs: vec![run(0, 1.0 + i as f64), run(1, 1.1 + i as f64)],
+                runs: (0..5).map(|k| run(k, 1.0 + i as f64 + k as f64 * 0.1)).collect(),
                 failure: None,
             })
             .collect();
@@ -298,8 +318,8 @@ mod tests {
             Meta {
                 command: vec!["./app".into()],
                 threads_from: "--threads".into(),
-                runs_requested: 2,
-                rounds_completed: 2,
+                runs_requested: 5,
+                rounds_completed: 5,
                 complete: true,
             },
         )
@@ -326,8 +346,8 @@ mod tests {
         let csv = csv(&r);
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].ends_with("peak_anon_bytes_node0,peak_anon_bytes_node1"));
-        // Two runs per candidate.
-        assert_eq!(lines.len(), 1 + 2 * r.candidates.len());
+        // Five runs per candidate but the failed one's.
+        assert_eq!(lines.len(), 1 + 5 * r.candidates.len());
         assert!(lines[1].ends_with(",3145728,1048576"), "{}", lines[1]);
     }
 
@@ -339,5 +359,27 @@ mod tests {
         let e = v["rankings"][0]["entries"].as_array().unwrap();
         assert_eq!(e.len(), v["candidates"].as_array().unwrap().len());
         assert_eq!(e.last().unwrap()["ranked"], false);
+    }
+
+    #[test]
+    fn no_winner_says_why() {
+        let mut r = sample();
+        r.winner = None;
+        let t = text(&r);
+        assert!(
+            t.contains("No winner: compact/first-touch is not faster than compact/interleave beyond noise (x2.67, p=0.01)"),
+            "{t}"
+        );
+        assert!(!t.contains("paste one of"));
+        for c in r.candidates.iter_mut() {
+            c.vs_next = None;
+        }
+        assert!(text(&r).contains(
+            "No winner: compact/first-touch is the only placement this machine gives these candidates"
+        ));
+        for c in r.candidates.iter_mut() {
+            c.rank = None;
+        }
+        assert!(markdown(&r).contains("No candidate finished a run: nothing to recommend."));
     }
 }

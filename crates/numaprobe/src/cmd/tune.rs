@@ -193,7 +193,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         complete,
     );
     sink.write(&render_as(format, &rep))?;
-    if complete && rep.winner.is_none() {
+    // No winner among candidates that ran is a verdict, not a failure.
+    if complete && rep.candidates.iter().all(|c| c.rank.is_none()) {
         return Err(anyhow::anyhow!(
             "{} failed under every candidate (see the failures above)",
             args.command[0]

@@ -1,12 +1,15 @@
 //! The statistics behind `diff`'s per-cell verdict: a two-sided
 //! Mann–Whitney U test (is one run's distribution shifted against the
-//! other's?) and a percentile bootstrap confidence interval of the
-//! difference of the medians (by how much?), at a fixed seed so the same two
-//! files always give the same answer.
+//! other's? the stats layer's [`crate::stats::mann_whitney`], shared with
+//! `tune`) and a percentile bootstrap confidence interval of the difference
+//! of the medians (by how much?), at a fixed seed so the same two files
+//! always give the same answer.
 //!
 //! Both are rank/resampling methods on purpose: timing samples are skewed
 //! (a few slow outliers from interrupts and other jobs), so a t-test's
 //! normality assumption does not hold and the mean is the wrong centre.
+
+pub use crate::stats::mann_whitney::{mann_whitney, UTest};
 
 /// Resamples of the bootstrap: the usual order for a 95 % percentile
 /// interval, and cheap for the few dozen samples a cell usually has (the
@@ -16,11 +19,6 @@ pub const RESAMPLES: usize = 1000;
 /// The bootstrap's base seed; each cell mixes its coordinates in, so a
 /// cell's interval does not depend on which other cells were compared.
 pub const SEED: u64 = 0x6e75_6d61_7072_6f62; // "numaprob"
-
-/// The exact U distribution is used up to this many samples on each side
-/// (and without ties); beyond it, or with ties, the normal approximation
-/// with tie and continuity correction (the usual practice from about 20 a side).
-const EXACT_MAX: usize = 30;
 
 /// Median of a slice (sorted copy); NaN for none.
 pub fn median(v: &[f64]) -> f64 {
@@ -38,142 +36,6 @@ fn median_sorted(s: &[f64]) -> f64 {
         s[n / 2]
     } else {
         (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
-/// The outcome of the Mann–Whitney U test of `a` against `b`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct UTest {
-    /// U of `a` (the number of (a, b) pairs with a > b, ties counting 1/2).
-    pub u: f64,
-    /// Two-sided p-value.
-    pub p: f64,
-    /// The smallest p-value these sample counts can give at all: with three
-    /// samples a side it is 0.1, so no such pair is ever "significant" at 0.05.
-    pub p_min: f64,
-    /// Whether `p` came from the exact distribution (small, tie-free samples).
-    pub exact: bool,
-}
-
-/// Two-sided Mann–Whitney U test; None when a side has no samples or a
-/// sample is not finite.
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<UTest> {
-    let (n1, n2) = (a.len(), b.len());
-    if n1 == 0 || n2 == 0 || a.iter().chain(b).any(|x| !x.is_finite()) {
-        return None;
-    }
-    // Pool, sort, average ranks over ties.
-    let mut pooled: Vec<(f64, bool)> = a
-        .iter()
-        .map(|&x| (x, true))
-        .chain(b.iter().map(|&x| (x, false)))
-        .collect();
-    pooled.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let n = pooled.len();
-    let (mut r1, mut tie_term, mut ties) = (0.0, 0.0, false);
-    let mut i = 0;
-    while i < n {
-        let mut j = i;
-        while j + 1 < n && pooled[j + 1].0 == pooled[i].0 {
-            j += 1;
-        }
-        let t = (j - i + 1) as f64;
-        let rank = (i + j) as f64 / 2.0 + 1.0;
-        r1 += pooled[i..=j].iter().filter(|p| p.1).count() as f64 * rank;
-        if t > 1.0 {
-            ties = true;
-            tie_term += t * t * t - t;
-        }
-        i = j + 1;
-    }
-    let (f1, f2) = (n1 as f64, n2 as f64);
-    let u = r1 - f1 * (f1 + 1.0) / 2.0;
-    let p_min = (2.0 / binomial(n1 + n2, n1)).min(1.0);
-    let u_small = u.min(f1 * f2 - u);
-    if !ties && n1 <= EXACT_MAX && n2 <= EXACT_MAX {
-        let counts = u_counts(n1, n2);
-        let total: f64 = counts.iter().sum();
-        let tail: f64 = counts[..=(u_small as usize)].iter().sum::<f64>() / total;
-        return Some(UTest {
-            u,
-            p: (2.0 * tail).min(1.0),
-            p_min,
-            exact: true,
-        });
-    }
-    let mean = f1 * f2 / 2.0;
-    let nn = f1 + f2;
-    let var = f1 * f2 / 12.0 * ((nn + 1.0) - tie_term / (nn * (nn - 1.0)));
-    let p = if var <= 0.0 {
-        1.0 // every sample equal: nothing to tell apart
-    } else {
-        // Continuity correction: U moves in steps of 1/2 at least.
-        let z = ((u - mean).abs() - 0.5).max(0.0) / var.sqrt();
-        erfc(z / std::f64::consts::SQRT_2).min(1.0)
-    };
-    Some(UTest {
-        u,
-        p,
-        p_min,
-        exact: false,
-    })
-}
-
-/// How many of the C(n1+n2, n1) arrangements give each U = 0..=n1*n2
-/// (the classic recursion f(m, n, u) = f(m-1, n, u-n) + f(m, n-1, u)).
-fn u_counts(n1: usize, n2: usize) -> Vec<f64> {
-    let max = n1 * n2;
-    // table[m][n] as vectors over u, built up for m <= n1, n <= n2.
-    let mut prev: Vec<Vec<f64>> = (0..=n2).map(|_| vec![1.0]).collect(); // m = 0
-    for m in 1..=n1 {
-        let mut cur: Vec<Vec<f64>> = Vec::with_capacity(n2 + 1);
-        cur.push(vec![1.0]); // n = 0
-        for n in 1..=n2 {
-            let len = m * n + 1;
-            let mut v = vec![0.0; len];
-            for (u, slot) in v.iter_mut().enumerate() {
-                let left = u
-                    .checked_sub(n)
-                    .and_then(|k| prev[n].get(k))
-                    .copied()
-                    .unwrap_or(0.0);
-                let right = cur[n - 1].get(u).copied().unwrap_or(0.0);
-                *slot = left + right;
-            }
-            cur.push(v);
-        }
-        prev = cur;
-    }
-    let mut out = prev.swap_remove(n2);
-    out.resize(max + 1, 0.0);
-    out
-}
-
-fn binomial(n: usize, k: usize) -> f64 {
-    let k = k.min(n - k);
-    (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
-}
-
-/// erfc(x) by Numerical Recipes' `erfcc` Chebyshev fit (fractional error
-/// below 1.2e-7 everywhere, ample for a p-value).
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
     }
 }
 
@@ -233,19 +95,6 @@ mod tests {
         (0..n)
             .map(|_| centre * (1.0 + spread * ((r.next_u64() % 10_000) as f64 / 5_000.0 - 1.0)))
             .collect()
-    }
-
-    #[test]
-    fn exact_counts_sum_to_the_arrangements() {
-        for (m, n) in [(1, 1), (3, 3), (4, 7), (10, 12)] {
-            let c = u_counts(m, n);
-            assert_eq!(c.len(), m * n + 1);
-            assert!((c.iter().sum::<f64>() - binomial(m + n, m)).abs() < 1e-6);
-            // The U distribution is symmetric.
-            for u in 0..c.len() {
-                assert_eq!(c[u], c[c.len() - 1 - u]);
-            }
-        }
     }
 
     #[test]
@@ -341,9 +190,44 @@ mod tests {
     }
 
     #[test]
-    fn erfc_matches_known_values() {
-        assert!((erfc(0.0) - 1.0).abs() < 1e-7);
-        assert!((erfc(1.0) - 0.157_299_207).abs() < 1e-7);
-        assert!((erfc(1.959_963_985 / std::f64::consts::SQRT_2) - 0.05).abs() < 1e-6);
+    fn medians_are_exact_for_odd_even_and_no_samples() {
+        // numpy.median of the same lists.
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[7.5]), 7.5);
+        assert_eq!(median(&[-1.0, 5.0]), 2.0);
+        assert_eq!(median(&[2.0, 9.0, 4.0, 8.0, 1.0, 6.0]), 5.0);
+        assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn the_bootstrap_interval_matches_an_independent_resampling() {
+        // The same resampling written apart in Python (SplitMix64, Lemire's
+        // index, numpy.median, the 2.5 % and 97.5 % order statistics
+        // rounded half away from zero).
+        let a = [1.0, 2.5, 3.0, 4.0, 5.5, 6.0];
+        let b = [4.0, 6.5, 7.0, 9.0, 10.0];
+        assert_eq!(bootstrap_median_diff(&a, &b, 7, 3), Some((2.75, 5.75)));
+        assert_eq!(bootstrap_median_diff(&a, &b, 41, 5), Some((0.0, 6.0)));
+        assert_eq!(bootstrap_median_diff(&a, &b, 1000, 42), Some((0.5, 7.25)));
+        let (a, b) = ([10.0, 12.0, 11.0, 15.0, 13.0], [14.0, 16.0, 13.5, 18.0]);
+        assert_eq!(bootstrap_median_diff(&a, &b, 7, 3), Some((0.0, 5.0)));
+        // One resample: both ends are its difference.
+        assert_eq!(bootstrap_median_diff(&a, &b, 1, 3), Some((3.0, 3.0)));
+    }
+
+    #[test]
+    fn no_samples_or_no_resamples_give_no_interval() {
+        assert_eq!(bootstrap_median_diff(&[], &[1.0], 10, 1), None);
+        assert_eq!(bootstrap_median_diff(&[1.0], &[], 10, 1), None);
+        assert_eq!(bootstrap_median_diff(&[1.0], &[2.0], 0, 1), None);
+    }
+
+    #[test]
+    fn cell_seeds_are_fnv1a_over_kind_and_nodes() {
+        // FNV-1a steps over the bytes, computed apart in Python.
+        assert_eq!(cell_seed(SEED, 0, 1, "latency"), 0xde61_ae36_deb9_1cb1);
+        assert_eq!(cell_seed(SEED, 2, 3, "bandwidth"), 0xce1a_cb3e_7233_e502);
+        assert_eq!(cell_seed(0, 0, 0, ""), 0);
     }
 }
