@@ -142,7 +142,11 @@ def tune_placement(cfg, res, t):
                "no weighted-interleave candidate and no skip note naming Linux 6.9")
     entries = (doc.get("rankings") or [{}])[0].get("entries") or []
     t.eq(len(entries), len(cands), "ranking entries")
-    t.true(doc.get("winner"), "no winner")
+    # One run a side is never beyond noise: no winner is named then, and
+    # naming one is the error.
+    top = [c for c in cands if c.get("rank") == 1]
+    beyond = bool(top) and bool((top[0].get("vs_next") or {}).get("beyond_noise"))
+    t.eq(bool(doc.get("winner")), beyond, "a winner named exactly when the fastest is beyond noise")
     for c in cands:
         label = c.get("label")
         runs = c.get("runs") or []
@@ -232,7 +236,7 @@ def good_doc(cfg):
             "skipped": [{"label": "*/weighted-interleave",
                          "reason": "this kernel has no weighted interleave (Linux 6.9+, ...)"}],
             "rankings": [{"entries": [{"label": c["label"]} for c in cands]}],
-            "winner": {"label": "compact/first-touch"}}
+            "winner": None}
 
 
 def selftest_cases(cfg, Result):
@@ -256,6 +260,9 @@ def selftest_cases(cfg, Result):
     bad = json.loads(json.dumps(good))
     bad["skipped"] = []
     yield name, "weighted neither run nor skipped", Result(json.dumps(bad), "", 0), "fail"
+    bad = json.loads(json.dumps(good))
+    bad["winner"] = {"label": "compact/first-touch"}
+    yield name, "a winner from one run a side", Result(json.dumps(bad), "", 0), "fail"
     bad = json.loads(json.dumps(good))
     bad["candidates"][1]["runs"][0]["memory_samples"] = 0
     yield name, "no numa_maps sample", Result(json.dumps(bad), "", 0), "fail"
