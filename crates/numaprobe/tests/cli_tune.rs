@@ -80,7 +80,12 @@ fn every_candidate_runs_every_round_and_is_ranked_with_its_memory_sampled() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["reason"].as_str().unwrap().contains("the same placement as"))
+        .filter(|s| {
+            s["reason"]
+                .as_str()
+                .unwrap()
+                .contains("the same placement as")
+        })
         .count();
     assert!(cands.len() + folded >= 3);
     if nodes == 1 {

@@ -276,7 +276,10 @@ impl Placement {
 
     fn describe(&self) -> String {
         let threads = if self.bound {
-            format!("threads bound to CPUs {} in turn", list_in_order(&self.cpus))
+            format!(
+                "threads bound to CPUs {} in turn",
+                list_in_order(&self.cpus)
+            )
         } else {
             format!("threads free on CPUs {}", cpulist(&self.cpus))
         };
@@ -456,8 +459,8 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
             meta.rounds_completed
         ));
     }
-    let winner = choose(&cands, &order)
-        .map(|i| winner(&plan.candidates[i], plan.threads, &meta.command));
+    let winner =
+        choose(&cands, &order).map(|i| winner(&plan.candidates[i], plan.threads, &meta.command));
     TuneReport {
         schema: crate::SCHEMA.into(),
         complete: meta.complete,

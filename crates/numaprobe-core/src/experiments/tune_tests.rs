@@ -275,7 +275,9 @@ fn no_winner_is_named_when_the_fastest_is_within_noise() {
     assert_eq!(second.label, v.next);
     assert_eq!(
         v.p_value,
-        crate::stats::mann_whitney::mann_whitney(&ta, &tb).unwrap().p
+        crate::stats::mann_whitney::mann_whitney(&ta, &tb)
+            .unwrap()
+            .p
     );
     // Separated: the fastest is named (p = 2/252 for 5 against 5).
     let fast = outcome(&[0.50, 0.51, 0.52, 0.53, 0.54]);

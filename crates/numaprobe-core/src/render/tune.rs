@@ -303,7 +303,9 @@ mod tests {
         // every gap beyond noise.
         let mut outcomes: Vec<Outcome> = (0..p.candidates.len())
             .map(|i| Outcome {
-                runs: (0..5).map(|k| run(k, 1.0 + i as f64 + k as f64 * 0.1)).collect(),
+                runs: (0..5)
+                    .map(|k| run(k, 1.0 + i as f64 + k as f64 * 0.1))
+                    .collect(),
                 failure: None,
             })
             .collect();
