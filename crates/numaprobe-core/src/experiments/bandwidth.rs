@@ -1,20 +1,27 @@
-//! The bandwidth matrix (seed 003): N threads pinned to the cores of node i
-//! stream buffers bound to node j; and `--scaling`, one node pair for
-//! 1..N threads (seed 002's "how many threads saturate a node").
+//! The bandwidth matrix (the RWTH Aachen blog on an 8-socket Nehalem-EX):
+//! N threads pinned to the cores of node i stream memory bound to node j;
+//! and `--scaling`, one node pair for 1..N threads (the iXBT Opteron
+//! study's "how many threads saturate a node").
 //!
-//! Per cell: each worker thread is pinned (checked), then maps and touches
-//! its own share of the buffer bound to node j — pinned before touching, so
-//! page tables and first writes come from the measuring side. All workers
-//! wait on a barrier; every sample releases them together, each times its own
-//! passes, and the sample is the bytes all threads asked for divided by the
-//! span from the earliest start to the latest end. The pages are verified
-//! after the last sample, before the buffers are freed.
+//! One buffer per memory node (DESIGN: set-up grows with nodes, not cells):
+//! a thread pinned to a CPU of node j (the nearest CPU node's for a node
+//! without CPUs) maps it with `MPOL_BIND` and touches every page once;
+//! then every CPU node's cell streams it, column by column, each of the
+//! cell's threads its own contiguous share. Before a cell the buffer is
+//! flushed from every cache (dirty lines a write cell left in another
+//! node's cache would otherwise be written back on this cell's time). The
+//! workers are pinned (checked) and wait on a barrier; every sample
+//! releases them together, each times its own passes, and the sample is
+//! the bytes all threads asked for divided by the span from the earliest
+//! start to the latest end. The pages are verified after each cell's last
+//! sample; the buffer is freed before the next memory node's is set up.
 //!
-//! Right before a cell allocates, the sum of its threads' buffers is checked
-//! against the memory node's allocatable figure, read again then
-//! ([`super::MemoryGauge`]). A cell that cannot be measured is recorded in
-//! `failed` and the run goes on.
+//! Right before a buffer is set up, its size is checked against the memory
+//! node's allocatable figure, read again then ([`super::MemoryGauge`]). A
+//! cell that cannot be measured is recorded in `failed` and the run goes
+//! on.
 
+use super::node_buffers;
 use super::{
     fit_cell, resolve_nodes, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
 };
@@ -22,7 +29,7 @@ use crate::kernels::stream::{self, StreamOp, Streams};
 use crate::kernels::VectorWidth;
 use crate::model::matrix::{Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult};
 use crate::placement::{
-    pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PageKind, PlacementCheck,
+    pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PageKind,
     PLACEMENT_THRESHOLD,
 };
 use crate::stats::{self, StopRule};
@@ -72,6 +79,8 @@ pub struct BandwidthPlan {
     pub cpu_nodes: Vec<u32>,
     pub mem_nodes: Vec<u32>,
     pub cells: Vec<PlannedCell>,
+    /// (memory node, CPU that sets up its buffer).
+    pub touchers: Vec<(u32, u32)>,
     /// True when `cells` are a thread-count series on one node pair.
     pub scaling: bool,
     pub size: u64,
@@ -187,15 +196,11 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
             op.name()
         )));
     }
-    // What the threads will really map: each its own share, rounded up to
-    // whole pages (which matters for 2 MiB and 1 GiB huge pages). What can
-    // never fit fails here; what does not fit now is checked again by each
-    // cell.
-    let mapped = cells
-        .iter()
-        .map(|c| cell_footprint(size, c.cpus.len(), op, pages))
-        .max()
-        .unwrap_or(size);
+    // What a memory node's buffer really maps: rounded up to whole pages
+    // (which matters for 2 MiB and 1 GiB huge pages). What can never fit
+    // fails here; what does not fit now is checked again before each
+    // buffer is set up.
+    let mapped = buffer_footprint(size, pages);
     let mapped = usize::try_from(mapped)
         .map_err(|_| ExperimentError::Invalid(format!("size {size} B is too large")))?;
     for &m in &mem_nodes {
@@ -203,11 +208,14 @@ pub fn plan(topo: &Topology, cfg: &BandwidthConfig) -> Result<BandwidthPlan, Exp
     }
     let mut notes = super::memory_side_notes(topo, &mem_nodes);
     notes.extend(chosen.map(|c| c.note()));
+    let touchers = super::latency::touchers(topo, &mem_nodes)?;
+    notes.extend(super::latency::page_table_notes(topo, &touchers));
     Ok(BandwidthPlan {
         notes,
         cpu_nodes,
         mem_nodes,
         cells,
+        touchers,
         scaling: cfg.scaling,
         size,
         size_explicit: cfg.size.is_some(),
@@ -225,10 +233,10 @@ fn per_thread(size: u64, threads: usize, op: StreamOp) -> u64 {
     (size / threads.max(1) as u64) / unit * unit
 }
 
-/// Bytes a cell's buffers take on its memory node: every thread's share in
-/// whole pages of the kind used (whole 2 MiB pages for THP).
-fn cell_footprint(size: u64, threads: usize, op: StreamOp, pages: PageKind) -> u64 {
-    threads as u64 * crate::placement::footprint(per_thread(size, threads, op), pages)
+/// Bytes a memory node's buffer takes: `size` in whole pages of the kind
+/// used (whole 2 MiB pages for THP), whatever the cells' thread counts.
+fn buffer_footprint(size: u64, pages: PageKind) -> u64 {
+    crate::placement::footprint(size, pages)
 }
 
 /// The note every bandwidth result carries about write-allocate traffic.
@@ -275,55 +283,95 @@ pub fn run_with(
         result.scaling = Some(Vec::new());
     }
     let total = plan.cells.len();
-    for (i, pc) in plan.cells.iter().enumerate() {
-        progress.cell_started(
-            i,
-            total,
-            &format!(
-                "{} thread(s) on CPUs {} (node {}) -> memory node {}",
-                pc.cpus.len(),
-                crate::units::format_list(&pc.cpus),
-                pc.cpu_node,
-                pc.mem_node
-            ),
-        );
+    let mut index = 0;
+    let label = |pc: &PlannedCell| {
+        format!(
+            "{} thread(s) on CPUs {} (node {}) -> memory node {}",
+            pc.cpus.len(),
+            crate::units::format_list(&pc.cpus),
+            pc.cpu_node,
+            pc.mem_node
+        )
+    };
+    let fail = |result: &mut MatrixResult, pc: &PlannedCell, reason: &str| {
+        result.failed.push(FailedCell {
+            cpu_node: pc.cpu_node,
+            mem_node: pc.mem_node,
+            cpus: pc.cpus.clone(),
+            reason: reason.to_string(),
+        });
+    };
+    'nodes: for (mn, group) in
+        node_buffers::by_memory_node(&plan.cells, &plan.mem_nodes, |c| c.mem_node)
+    {
         if crate::cancel::requested() {
-            result.interrupted = true;
             break;
         }
-        let rule = progress.rule_for_cell(i, plan.rule);
-        let began = std::time::Instant::now();
-        let measured = size_cell(plan, gauge, i, pc).and_then(|(size, reduced)| {
-            let mut cell = measure_cell(plan, size, &rule, &timer, pc)?;
-            if let Some(why) = reduced {
-                cell.flags.push(why);
-                cell.flagged = true;
-            }
-            Ok(cell)
+        let first = &plan.cells[group[0]];
+        let toucher = super::latency::toucher_of(&plan.touchers, mn, first.cpus[0]);
+        let prepared = size_cell(plan, gauge, index, first).and_then(|(size, reduced)| {
+            let spec = BufferSpec::new(size as usize, MemPolicy::Bind(mn), plan.pages);
+            Ok((
+                node_buffers::set_up(&spec, mn, toucher, |_| Ok(()))?,
+                size,
+                reduced,
+            ))
         });
-        let mut cell = match measured {
-            Ok(cell) => cell,
+        let (mut prepared, size, reduced) = match prepared {
+            Ok(p) => p,
             Err(e) => {
                 let reason = e.to_string();
-                result.failed.push(FailedCell {
-                    cpu_node: pc.cpu_node,
-                    mem_node: pc.mem_node,
-                    cpus: pc.cpus.clone(),
-                    reason: reason.clone(),
-                });
-                progress.cell_failed(i, total, &reason, &result);
+                for &i in &group {
+                    if crate::cancel::requested() {
+                        break 'nodes;
+                    }
+                    progress.cell_started(index, total, &label(&plan.cells[i]));
+                    fail(&mut result, &plan.cells[i], &reason);
+                    progress.cell_failed(index, total, &reason, &result);
+                    index += 1;
+                }
                 continue;
             }
         };
-        cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
-        if let Some(sc) = result.scaling.as_mut() {
-            sc.push(cell.clone());
-            // The matrix shows the largest thread count measured so far.
-            result.cells.clear();
-            result.matrix = vec![vec![None]];
+        progress.buffer_ready(&prepared.record);
+        result.setups.push(prepared.record.clone());
+        for &i in &group {
+            let pc = &plan.cells[i];
+            progress.cell_started(index, total, &label(pc));
+            if crate::cancel::requested() {
+                break 'nodes;
+            }
+            let rule = progress.rule_for_cell(index, plan.rule);
+            let began = std::time::Instant::now();
+            index += 1;
+            let measured = measure_cell(plan, &mut prepared.buf, size, &rule, &timer, pc);
+            let mut cell = match measured {
+                Ok(cell) => cell,
+                Err(e) => {
+                    let reason = e.to_string();
+                    fail(&mut result, pc, &reason);
+                    progress.cell_failed(index - 1, total, &reason, &result);
+                    continue;
+                }
+            };
+            if let Some(why) = &reduced {
+                cell.flags.push(why.clone());
+                cell.flagged = true;
+            }
+            cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
+            prepared.record.cells += 1;
+            if let Some(s) = result.setups.last_mut() {
+                s.cells = prepared.record.cells;
+            }
+            if let Some(sc) = result.scaling.as_mut() {
+                sc.push(cell.clone());
+                // The matrix shows the largest thread count measured so far.
+                result.cells.clear();
+                result.matrix = vec![vec![None]];
+            }
+            result.push(cell);
+            progress.cell_finished(&result);
         }
-        result.push(cell);
-        progress.cell_finished(&result);
     }
     // A stop requested during the last cell cut that cell short too.
     result.interrupted |= crate::cancel::requested();
@@ -331,8 +379,9 @@ pub fn run_with(
     Ok(result)
 }
 
-/// The total size cell `index` measures with (all threads' buffers checked
-/// together), and why it is smaller than planned.
+/// The size the memory node's buffer is set up with (checked before cell
+/// `index`, the first on it, with its threads' CPUs), and why it is
+/// smaller than planned.
 fn size_cell(
     plan: &BandwidthPlan,
     gauge: &mut dyn MemoryGauge,
@@ -344,8 +393,8 @@ fn size_cell(
         return Ok((plan.size, None));
     }
     let available = gauge.allocatable(index, pc.mem_node, &pc.cpus)?;
-    let threads = pc.cpus.len();
-    let footprint = |s: u64| cell_footprint(s, threads, plan.op, plan.pages);
+    let threads = plan.cells.iter().map(|c| c.cpus.len()).max().unwrap_or(1);
+    let footprint = |s: u64| buffer_footprint(s, plan.pages);
     let min = threads as u64 * plan.op.streams() as u64 * crate::pagesize::base();
     let fit = fit_cell(
         plan.size,
@@ -370,42 +419,52 @@ struct Shared {
 struct WorkerReport {
     observed_cpu: u32,
     bytes_per_pass: u64,
-    check: PlacementCheck,
 }
 
+/// Measure one cell on the memory node's buffer: each thread streams its
+/// own contiguous share of `size` bytes.
 fn measure_cell(
     plan: &BandwidthPlan,
+    buf: &mut NodeBuffer,
     size: u64,
     rule: &StopRule,
     timer: &Timer,
     pc: &PlannedCell,
 ) -> Result<Cell, ExperimentError> {
     let threads = pc.cpus.len();
-    let per_thread = per_thread(size, threads, plan.op);
+    let per_thread = per_thread(size.min(buf.len() as u64), threads, plan.op);
+    if per_thread == 0 {
+        return Err(ExperimentError::Invalid(format!(
+            "{} B is too small for {threads} threads of {}",
+            buf.len(),
+            plan.op.name()
+        )));
+    }
+    if !buf.flush_caches() && crate::cancel::requested() {
+        return Err(crate::placement::PlacementError::Interrupted.into());
+    }
     let shared = Shared {
         barrier: Barrier::new(threads + 1),
         stop: AtomicBool::new(false),
         reps: AtomicU64::new(1),
         stamps: Mutex::new(vec![(Stamp(0), Stamp(0)); threads]),
     };
-    let spec = BufferSpec::new(
-        per_thread as usize,
-        MemPolicy::Bind(pc.mem_node),
-        plan.pages,
-    );
-    std::thread::scope(|s| {
+    // Addresses, not pointers: the workers' shares are disjoint parts of
+    // the buffer, which outlives the scope below.
+    let base = buf.as_mut_ptr() as usize;
+    let result = std::thread::scope(|s| {
         let handles: Vec<_> = pc
             .cpus
             .iter()
             .enumerate()
             .map(|(i, &cpu)| {
                 let shared = &shared;
-                let spec = &spec;
-                s.spawn(move || worker(i, cpu, spec, plan, timer, shared))
+                let share = (base + i * per_thread as usize, per_thread as usize);
+                s.spawn(move || worker(i, cpu, share, plan, timer, shared))
             })
             .collect();
-        // Every worker reaches this barrier once its buffer is placed (or its
-        // set-up failed); then the coordinator knows whether to measure.
+        // Every worker reaches this barrier once it is pinned (or its
+        // pinning failed); then the coordinator knows whether to measure.
         shared.barrier.wait();
         let ready = shared
             .stamps
@@ -436,47 +495,50 @@ fn measure_cell(
         if let Some(e) = first_err {
             return Err(e);
         }
-        let (measured, elapsed_s) = outcome?;
-        let checks: Vec<PlacementCheck> = reports.iter().map(|r| r.check.clone()).collect();
-        let placement = CellPlacement::combine(&checks);
-        let mut flags = Vec::new();
-        if placement.fraction_on_intended < PLACEMENT_THRESHOLD {
-            flags.push(format!(
-                "placement {:.1} % on node {} < {:.0} %",
-                placement.fraction_on_intended * 100.0,
-                pc.mem_node,
-                PLACEMENT_THRESHOLD * 100.0
-            ));
-        }
-        let bytes: u64 = reports.iter().map(|r| r.bytes_per_pass).sum();
-        Ok(Cell {
-            cpu_node: pc.cpu_node,
-            mem_node: pc.mem_node,
-            median: measured.summary.median,
-            min: measured.summary.min,
-            max: measured.summary.max,
-            cv: measured.summary.cv,
-            samples: measured.samples,
-            stop: measured.stop,
-            placement,
-            cpus: reports.iter().map(|r| r.observed_cpu).collect(),
-            params: CellParams {
-                size_bytes: bytes,
-                stride_bytes: None,
-                pattern: None,
-                window_pages: None,
-                pages: plan.pages,
-                threads: threads as u32,
-                op: Some(plan.op.name().into()),
-                policy: MemPolicy::Bind(pc.mem_node).to_string(),
-            },
-            kernel: plan.op.spec_for(plan.width),
-            vector_width: plan.width,
-            flagged: !flags.is_empty(),
-            flags,
-            elapsed_s,
-            setup_s: 0.0,
-        })
+        Ok((reports, outcome?))
+    });
+    let (reports, (measured, elapsed_s)) = result?;
+    let placement = CellPlacement::combine(&[buf.verify()?]);
+    let mut flags = Vec::new();
+    if placement.fraction_on_intended < PLACEMENT_THRESHOLD {
+        flags.push(format!(
+            "placement {:.1} % on node {} < {:.0} %",
+            placement.fraction_on_intended * 100.0,
+            pc.mem_node,
+            PLACEMENT_THRESHOLD * 100.0
+        ));
+    }
+    if measured.stop == crate::stats::StopReason::Interrupted {
+        flags.push(super::cut_short_flag(measured.samples.len()));
+    }
+    let bytes: u64 = reports.iter().map(|r| r.bytes_per_pass).sum();
+    Ok(Cell {
+        cpu_node: pc.cpu_node,
+        mem_node: pc.mem_node,
+        median: measured.summary.median,
+        min: measured.summary.min,
+        max: measured.summary.max,
+        cv: measured.summary.cv,
+        samples: measured.samples,
+        stop: measured.stop,
+        placement,
+        cpus: reports.iter().map(|r| r.observed_cpu).collect(),
+        params: CellParams {
+            size_bytes: bytes,
+            stride_bytes: None,
+            pattern: None,
+            window_pages: None,
+            pages: plan.pages,
+            threads: threads as u32,
+            op: Some(plan.op.name().into()),
+            policy: MemPolicy::Bind(pc.mem_node).to_string(),
+        },
+        kernel: plan.op.spec_for(plan.width),
+        vector_width: plan.width,
+        flagged: !flags.is_empty(),
+        flags,
+        elapsed_s,
+        setup_s: 0.0,
     })
 }
 
@@ -517,40 +579,28 @@ fn coordinate(
 fn worker(
     index: usize,
     cpu: u32,
-    spec: &BufferSpec,
+    share: (usize, usize),
     plan: &BandwidthPlan,
     timer: &Timer,
     shared: &Shared,
 ) -> Result<WorkerReport, ExperimentError> {
-    // A panic here must still reach the barrier below, or the coordinator
-    // and the other workers would wait for this thread forever.
-    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-        || -> Result<(u32, NodeBuffer), ExperimentError> {
-            let observed = pin_current_thread(&[cpu])?;
-            let mut buf = NodeBuffer::alloc(spec)?;
-            buf.touch();
-            Ok((observed, buf))
-        },
-    ))
-    .unwrap_or(Err(ExperimentError::Panicked));
+    let pinned = pin_current_thread(&[cpu]);
     // Stamp(1) in the start slot tells the coordinator this worker is ready.
-    if setup.is_ok() {
+    if pinned.is_ok() {
         if let Ok(mut v) = shared.stamps.lock() {
             v[index] = (Stamp(1), Stamp(0));
         }
     }
     shared.barrier.wait();
-    let (observed, mut buf) = match setup {
-        Ok(x) => x,
+    let observed = match pinned {
+        Ok(c) => c,
         Err(e) => {
             // Keep the barrier protocol: wait for the coordinator's stop.
             shared.barrier.wait();
-            return Err(e);
+            return Err(e.into());
         }
     };
-    // Split the requested share, not the mapping (rounded up to whole huge
-    // pages): the coordinator counts bytes from the same share.
-    let streams = Streams::split(plan.op, buf.as_mut_ptr(), spec.len.min(buf.len()));
+    let streams = Streams::split(plan.op, share.0 as *mut u8, share.1);
     loop {
         shared.barrier.wait(); // start (or stop)
         if shared.stop.load(Ordering::SeqCst) {
@@ -559,8 +609,9 @@ fn worker(
         let reps = shared.reps.load(Ordering::SeqCst);
         let a = timer.now();
         for _ in 0..reps {
-            // SAFETY: the arrays lie inside our buffer, page-aligned, and the
-            // width was checked available in the plan.
+            // SAFETY: the arrays lie inside this worker's share of the
+            // buffer, page-aligned, and the width was checked available in
+            // the plan.
             std::hint::black_box(unsafe { stream::run(plan.op, plan.width, &streams) });
         }
         let b = timer.now();
@@ -569,11 +620,9 @@ fn worker(
         }
         shared.barrier.wait(); // done
     }
-    let check = buf.verify()?;
     Ok(WorkerReport {
         observed_cpu: observed,
         bytes_per_pass: streams.bytes_per_pass(plan.op),
-        check,
     })
 }
 
@@ -639,7 +688,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cell_whose_node_fills_up_fails_and_the_next_is_measured() {
+    fn a_buffer_that_does_not_fit_fails_every_cell_on_it() {
         let topo = testing::live_topology();
         if topo.allowed_cpus_of_node(0).len() < 2 {
             return; // one CPU: a scaling run has one cell
@@ -650,11 +699,12 @@ mod tests {
             ..small()
         };
         let plan = plan(&topo, &cfg).unwrap();
-        // The 1-thread cell finds node 0 with 7 MiB left for its 8 MiB.
+        // Node 0 has 7 MiB left for the 8 MiB buffer both cells share.
         let mut gauge = testing::ShortAt::new(0, 0, 7 << 20);
         let r = run_with(&plan, &mut NoProgress, &mut gauge).unwrap();
-        assert_eq!(r.failed.len(), 1);
+        assert_eq!(r.failed.len(), 2);
         assert_eq!(r.failed[0].cpus, plan.cells[0].cpus);
+        assert_eq!(r.failed[1].cpus, plan.cells[1].cpus);
         assert!(
             r.failed[0]
                 .reason
@@ -662,11 +712,16 @@ mod tests {
             "{}",
             r.failed[0].reason
         );
-        let sc = r.scaling.as_ref().unwrap();
-        assert_eq!(sc.len(), 1);
-        assert_eq!(sc[0].params.threads, 2);
-        assert_eq!(r.matrix, vec![vec![Some(sc[0].median)]]);
+        assert!(r.scaling.as_ref().unwrap().is_empty());
+        assert!(r.setups.is_empty());
         assert!(!r.complete);
+        // With room, one buffer serves both thread counts.
+        let r = run(&plan, &mut NoProgress).unwrap();
+        assert_eq!(r.setups.len(), 1);
+        assert_eq!(r.setups[0].cells, 2);
+        let sc = r.scaling.as_ref().unwrap();
+        assert_eq!(sc[0].params.size_bytes, sc[1].params.size_bytes);
+        assert_eq!(sc[1].placement.fraction_on_intended, 1.0);
     }
 
     #[test]

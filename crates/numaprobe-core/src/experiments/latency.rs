@@ -1,18 +1,24 @@
-//! The latency matrix (seed 004): one thread on a CPU of node i chases
-//! pointers through a buffer bound to node j, for every (i, j).
+//! The latency matrix (McCalpin's remote-latency measurements): one thread
+//! on a CPU of node i chases pointers through a buffer bound to node j, for
+//! every (i, j).
 //!
-//! Per cell: a thread is started and pinned (checked) to the node's first
-//! allowed core, it maps the buffer with `MPOL_BIND` to node j, touches every
-//! page, writes the chain, takes a short probe to size its samples, then
-//! samples under the stop rule; finally the kernel is asked where the pages
-//! are. The buffer is freed before the next cell, so cells do not compete
-//! for memory.
+//! One buffer per memory node (DESIGN: set-up grows with nodes, not cells):
+//! a thread pinned to a CPU of node j (the nearest CPU node's for a node
+//! without CPUs, see [`node_buffers::toucher`]) maps it with `MPOL_BIND`,
+//! touches every page and writes the chain once; then every CPU node's cell
+//! is measured on it, column by column. Each cell's thread is pinned
+//! (checked), flushes the buffer from every cache (what the cell before it
+//! left there would otherwise answer some of its loads), takes a short
+//! probe to size its samples, samples under the stop rule, and asks the
+//! kernel where the pages are. The buffer is freed before the next memory
+//! node's is set up, so one buffer is resident at a time.
 //!
-//! Right before a cell allocates, the memory node's allocatable figure is
+//! Right before a buffer is set up, the memory node's allocatable figure is
 //! read again ([`super::MemoryGauge`]): free memory moves during a long run.
 //! A cell that cannot be measured (its memory does not fit, a kernel call
 //! fails, its thread panics) is recorded in `failed` and the run goes on.
 
+use super::node_buffers;
 use super::{
     fit_cell, resolve_nodes, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
 };
@@ -61,6 +67,8 @@ pub struct LatencyPlan {
     pub mem_nodes: Vec<u32>,
     /// (cpu node, CPU that will run the chase, memory node), in run order.
     pub cells: Vec<(u32, u32, u32)>,
+    /// (memory node, CPU that sets up its buffer).
+    pub touchers: Vec<(u32, u32)>,
     pub size: u64,
     /// True when the size was asked for: a cell it does not fit fails; a
     /// default size is reduced for that cell instead (and the cell flagged).
@@ -145,11 +153,14 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
     }
     let mut notes = super::memory_side_notes(topo, &mem_nodes);
     notes.extend(chosen.map(|c| c.note()));
+    let touchers = touchers(topo, &mem_nodes)?;
+    notes.extend(page_table_notes(topo, &touchers));
     Ok(LatencyPlan {
         notes,
         cpu_nodes,
         mem_nodes,
         cells,
+        touchers,
         size,
         size_explicit: cfg.size.is_some(),
         stride,
@@ -169,6 +180,44 @@ pub fn run(
     run_with(plan, progress, &mut LiveGauge(LiveSystem::read()?))
 }
 
+/// (memory node, CPU that sets up its buffer) for every memory node.
+pub(crate) fn touchers(
+    topo: &Topology,
+    mem_nodes: &[u32],
+) -> Result<Vec<(u32, u32)>, ExperimentError> {
+    mem_nodes
+        .iter()
+        .map(|&m| Ok((m, node_buffers::toucher(topo, m)?)))
+        .collect()
+}
+
+/// Where the page tables of a CPU-less node's buffer are, said once per
+/// matrix.
+pub(crate) fn page_table_notes(topo: &Topology, touchers: &[(u32, u32)]) -> Vec<String> {
+    touchers
+        .iter()
+        .filter(|(m, _)| topo.allowed_cpus_of_node(*m).is_empty())
+        .map(|&(m, cpu)| {
+            let node = topo
+                .allowed_cpu_nodes()
+                .into_iter()
+                .find(|&n| topo.allowed_cpus_of_node(n).contains(&cpu));
+            format!(
+                "memory node {m} has no CPU: its buffer is set up by CPU {cpu}{}, so its page tables are there, not on node {m}",
+                node.map(|n| format!(" (node {n})")).unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+/// The CPU that sets up `mem_node`'s buffer in `touchers`, else `fallback`.
+pub(crate) fn toucher_of(touchers: &[(u32, u32)], mem_node: u32, fallback: u32) -> u32 {
+    touchers
+        .iter()
+        .find(|(m, _)| *m == mem_node)
+        .map_or(fallback, |&(_, c)| c)
+}
+
 /// [`run`] with the memory figures taken from `gauge`.
 pub fn run_with(
     plan: &LatencyPlan,
@@ -185,42 +234,96 @@ pub fn run_with(
     );
     result.notes.extend(plan.notes.iter().cloned());
     let total = plan.cells.len();
-    for (i, &(cn, cpu, mn)) in plan.cells.iter().enumerate() {
-        progress.cell_started(
-            i,
-            total,
-            &format!("CPU {cpu} (node {cn}) -> memory node {mn}"),
-        );
+    let mut index = 0;
+    'nodes: for (mn, group) in node_buffers::by_memory_node(&plan.cells, &plan.mem_nodes, |c| c.2) {
         if crate::cancel::requested() {
-            result.interrupted = true;
             break;
         }
-        let rule = progress.rule_for_cell(i, plan.rule);
-        let began = std::time::Instant::now();
-        let measured = size_cell(plan, gauge, i, mn, cpu).and_then(|(size, reduced)| {
-            let mut cell = measure_cell(plan, size, &rule, &timer, cn, cpu, mn)?;
-            if let Some(why) = reduced {
-                cell.flags.push(why);
-                cell.flagged = true;
-            }
-            Ok(cell)
+        let first = plan.cells[group[0]];
+        let toucher = toucher_of(&plan.touchers, mn, first.1);
+        let prepared = size_cell(plan, gauge, index, mn, toucher).and_then(|(size, reduced)| {
+            let spec = BufferSpec::new(size as usize, MemPolicy::Bind(mn), plan.pages);
+            let p = node_buffers::set_up(&spec, mn, toucher, |buf| {
+                // SAFETY: the buffer is ours, page-aligned, and outlives
+                // every chase on it (it is dropped after its cells).
+                let setup = unsafe {
+                    chase::build(
+                        buf.as_mut_ptr(),
+                        buf.len(),
+                        plan.stride as usize,
+                        plan.pattern,
+                        plan.seed,
+                    )
+                }?;
+                Ok((setup.start as usize, setup.lines))
+            })?;
+            Ok((p, reduced))
         });
-        match measured {
-            Ok(mut cell) => {
-                cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
-                result.push(cell);
-                progress.cell_finished(&result);
-            }
+        let (mut prepared, reduced) = match prepared {
+            Ok(p) => p,
             Err(e) => {
                 let reason = e.to_string();
-                result.failed.push(FailedCell {
-                    cpu_node: cn,
-                    mem_node: mn,
-                    cpus: vec![cpu],
-                    reason: reason.clone(),
-                });
-                progress.cell_failed(i, total, &reason, &result);
+                for &i in &group {
+                    if crate::cancel::requested() {
+                        break 'nodes;
+                    }
+                    let (cn, cpu, _) = plan.cells[i];
+                    progress.cell_started(index, total, &label(cn, cpu, mn));
+                    result.failed.push(FailedCell {
+                        cpu_node: cn,
+                        mem_node: mn,
+                        cpus: vec![cpu],
+                        reason: reason.clone(),
+                    });
+                    progress.cell_failed(index, total, &reason, &result);
+                    index += 1;
+                }
+                continue;
             }
+        };
+        progress.buffer_ready(&prepared.record);
+        result.setups.push(prepared.record.clone());
+        // Each cell walks on from where the one before stopped.
+        let (mut at, lines) = prepared.filled;
+        for &i in &group {
+            let (cn, cpu, _) = plan.cells[i];
+            progress.cell_started(index, total, &label(cn, cpu, mn));
+            if crate::cancel::requested() {
+                break 'nodes;
+            }
+            let rule = progress.rule_for_cell(index, plan.rule);
+            let began = std::time::Instant::now();
+            let measured = measure_cell(plan, &prepared.buf, at, lines, &rule, &timer, cn, cpu, mn)
+                .map(|(mut cell, end)| {
+                    at = end;
+                    if let Some(why) = &reduced {
+                        cell.flags.push(why.clone());
+                        cell.flagged = true;
+                    }
+                    cell
+                });
+            match measured {
+                Ok(mut cell) => {
+                    cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
+                    prepared.record.cells += 1;
+                    if let Some(s) = result.setups.last_mut() {
+                        s.cells = prepared.record.cells;
+                    }
+                    result.push(cell);
+                    progress.cell_finished(&result);
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    result.failed.push(FailedCell {
+                        cpu_node: cn,
+                        mem_node: mn,
+                        cpus: vec![cpu],
+                        reason: reason.clone(),
+                    });
+                    progress.cell_failed(index, total, &reason, &result);
+                }
+            }
+            index += 1;
         }
     }
     // A stop requested during the last cell cut that cell short too.
@@ -229,7 +332,12 @@ pub fn run_with(
     Ok(result)
 }
 
-/// The size cell `index` measures with, and why it is smaller than planned.
+fn label(cn: u32, cpu: u32, mn: u32) -> String {
+    format!("CPU {cpu} (node {cn}) -> memory node {mn}")
+}
+
+/// The size `mem_node`'s buffer is set up with (checked before cell
+/// `index`, the first on it), and why it is smaller than planned.
 fn size_cell(
     plan: &LatencyPlan,
     gauge: &mut dyn MemoryGauge,
@@ -254,50 +362,52 @@ fn size_cell(
     Ok((fit.size, fit.reduced))
 }
 
+/// Measure one cell on `buf`, whose chain is walked on from `at`; returns
+/// the cell and where its walk stopped.
+#[allow(clippy::too_many_arguments)]
 fn measure_cell(
     plan: &LatencyPlan,
-    size: u64,
+    buf: &NodeBuffer,
+    at: usize,
+    lines: usize,
     rule: &StopRule,
     timer: &Timer,
     cpu_node: u32,
     cpu: u32,
     mem_node: u32,
-) -> Result<Cell, ExperimentError> {
+) -> Result<(Cell, usize), ExperimentError> {
     std::thread::scope(|s| {
-        s.spawn(|| measure_on_this_thread(plan, size, rule, timer, cpu_node, cpu, mem_node))
-            .join()
-            .map_err(|_| ExperimentError::Panicked)?
+        s.spawn(|| {
+            measure_on_this_thread(plan, buf, at, lines, rule, timer, cpu_node, cpu, mem_node)
+        })
+        .join()
+        .map_err(|_| ExperimentError::Panicked)?
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn measure_on_this_thread(
     plan: &LatencyPlan,
-    size: u64,
+    buf: &NodeBuffer,
+    at: usize,
+    lines: usize,
     rule: &StopRule,
     timer: &Timer,
     cpu_node: u32,
     cpu: u32,
     mem_node: u32,
-) -> Result<Cell, ExperimentError> {
-    // Pinned before the first touch: page tables and pages are made from here.
+) -> Result<(Cell, usize), ExperimentError> {
     let observed = pin_current_thread(&[cpu])?;
-    let spec = BufferSpec::new(size as usize, MemPolicy::Bind(mem_node), plan.pages);
-    let mut buf = NodeBuffer::alloc(&spec)?;
-    buf.touch();
-    // SAFETY: the buffer is ours, page-aligned, and outlives the chase.
-    let setup = unsafe {
-        chase::build(
-            buf.as_mut_ptr(),
-            buf.len(),
-            plan.stride as usize,
-            plan.pattern,
-            plan.seed,
-        )
-    }?;
-    let mut p = setup.start;
+    // The previous cell's CPU may hold the lines it chased last; the
+    // flush sends every load of this cell to memory again.
+    if !buf.flush_caches() && crate::cancel::requested() {
+        return Err(crate::placement::PlacementError::Interrupted.into());
+    }
+    let mut p = at as *const usize;
     // Probe: how long is one step, to size the samples.
-    let probe = (setup.lines as u64).clamp(1 << 10, 1 << 14);
+    let probe = (lines as u64).clamp(1 << 10, 1 << 14);
     let a = timer.now();
+    // SAFETY: p is on the chain written into `buf`, which outlives this.
     p = unsafe { chase::run(p, probe) };
     let b = timer.now();
     let per_step = (timer.elapsed_ns(a, b) / probe as f64).max(0.1);
@@ -305,12 +415,12 @@ fn measure_on_this_thread(
     let started = std::time::Instant::now();
     let measured = stats::repeat(rule, || {
         let a = timer.now();
-        // SAFETY: p stays on the chain built above.
+        // SAFETY: p stays on the chain.
         p = unsafe { chase::run(p, steps) };
         let b = timer.now();
         Ok::<f64, ExperimentError>(timer.elapsed_ns(a, b) / steps as f64)
     })?;
-    std::hint::black_box(p);
+    let end = std::hint::black_box(p) as usize;
     let elapsed_s = started.elapsed().as_secs_f64();
     // Checked after the measurement: this is where the pages were while it ran.
     let check = buf.verify()?;
@@ -323,11 +433,14 @@ fn measure_on_this_thread(
             PLACEMENT_THRESHOLD * 100.0
         ));
     }
+    if measured.stop == crate::stats::StopReason::Interrupted {
+        flags.push(super::cut_short_flag(measured.samples.len()));
+    }
     let (window_pages, pattern) = match plan.pattern {
         ChasePattern::Random { window_pages } => (window_pages.map(|w| w as u64), "random"),
         ChasePattern::Stride => (None, "stride"),
     };
-    Ok(Cell {
+    let cell = Cell {
         cpu_node,
         mem_node,
         median: measured.summary.median,
@@ -355,7 +468,8 @@ fn measure_on_this_thread(
         flags,
         elapsed_s,
         setup_s: 0.0,
-    })
+    };
+    Ok((cell, end))
 }
 
 #[cfg(test)]
@@ -437,17 +551,16 @@ mod tests {
     }
 
     #[test]
-    fn an_explicit_size_that_no_longer_fits_fails_only_its_cell() {
+    fn an_explicit_size_that_no_longer_fits_fails_the_cells_of_its_buffer() {
         let topo = testing::live_topology();
         let mut plan = plan(&topo, &small()).unwrap();
-        // Node 0 measured twice (its first CPU, then again) so one cell can
-        // meet a full node and the other a normal one.
+        // Node 0 measured twice: both cells share its one buffer.
         let (cn, cpu, mn) = plan.cells[0];
         plan.cells = vec![(cn, cpu, mn), (cn, cpu, mn)];
         let mut seen = Failures::default();
         let mut gauge = testing::ShortAt::new(0, mn, 3 << 20);
         let r = run_with(&plan, &mut seen, &mut gauge).unwrap();
-        assert_eq!(r.failed.len(), 1);
+        assert_eq!(r.failed.len(), 2);
         let f = &r.failed[0];
         assert_eq!(
             (f.cpu_node, f.mem_node, f.cpus.clone()),
@@ -460,13 +573,20 @@ mod tests {
             "{}",
             f.reason
         );
-        assert_eq!(seen.0, [(0, 2, f.reason.clone(), 1)]);
-        // The other cell was measured at the size asked for.
-        assert_eq!(r.cells.len(), 1);
-        assert_eq!(r.cells[0].params.size_bytes, 4 << 20);
-        assert!(!r.cells[0].flagged);
+        assert_eq!(
+            seen.0,
+            [(0, 2, f.reason.clone(), 1), (1, 2, f.reason.clone(), 2)]
+        );
+        assert!(r.cells.is_empty() && r.setups.is_empty());
         assert!(!r.complete);
         assert!(!r.interrupted);
+        // With room again, both are measured on one buffer set up once.
+        let r = run(&plan, &mut NoProgress).unwrap();
+        assert_eq!(r.cells.len(), 2);
+        assert_eq!(r.setups.len(), 1);
+        assert_eq!(r.setups[0].cells, 2);
+        assert_eq!(r.setups[0].touched_by_cpu, plan.touchers[0].1);
+        assert!(r.complete);
     }
 
     #[test]

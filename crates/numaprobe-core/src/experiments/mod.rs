@@ -24,6 +24,7 @@ pub mod latency;
 pub mod loaded;
 pub mod locks;
 mod locks_run;
+pub mod node_buffers;
 pub mod peak;
 pub mod policy;
 pub mod study;
@@ -61,6 +62,8 @@ pub trait Progress {
     fn rule_for_cell(&mut self, _index: usize, planned: StopRule) -> StopRule {
         planned
     }
+    /// A memory node's buffer is set up; the cells measured on it follow.
+    fn buffer_ready(&mut self, _setup: &crate::model::matrix::BufferSetup) {}
 }
 
 /// An observer that ignores everything.
@@ -205,6 +208,13 @@ fn half_in_2mib(bytes: u64) -> u64 {
 /// The smallest buffer a default size is ever reduced to: one THP page.
 /// Below it a cell fails rather than measure something else than memory.
 const MIN_REDUCED: u64 = 2 << 20;
+
+/// The flag of a cell whose sampling a stop request cut short: its median
+/// stands on fewer samples than its rule asked for, and every rendering
+/// marks it.
+pub fn cut_short_flag(samples: usize) -> String {
+    format!("cut short by an interruption after {samples} sample(s)")
+}
 
 /// Where a run learns, right before each cell allocates, how many bytes a
 /// memory node can give: the live machine ([`LiveGauge`]) in a real run; a

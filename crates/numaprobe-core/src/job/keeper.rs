@@ -84,6 +84,8 @@ pub struct Keeper<'a> {
     current: usize,
     finished: usize,
     last_budget_s: f64,
+    /// Set-up seconds of the buffer the next finished cell is the first on.
+    pending_setup_s: f64,
 }
 
 impl<'a> Keeper<'a> {
@@ -116,6 +118,7 @@ impl<'a> Keeper<'a> {
             current: 0,
             finished: 0,
             last_budget_s: phase.2,
+            pending_setup_s: 0.0,
         }
     }
 
@@ -176,12 +179,18 @@ impl Progress for Keeper<'_> {
                 self.model.setup_s(self.phase, self.size),
                 self.model.sampling_s(self.phase, self.size, b),
             );
+            let setup = c.setup_s + std::mem::take(&mut self.pending_setup_s);
             self.observed
-                .record(self.phase, (c.setup_s, c.elapsed_s), predicted);
+                .record(self.phase, (setup, c.elapsed_s), predicted);
         }
         self.finished += 1;
         self.observer.cell_finished(partial);
         self.status();
+    }
+
+    fn buffer_ready(&mut self, setup: &crate::model::matrix::BufferSetup) {
+        self.pending_setup_s += setup.seconds;
+        self.observer.buffer_ready(setup);
     }
 
     fn cell_failed(&mut self, index: usize, total: usize, reason: &str, partial: &MatrixResult) {

@@ -118,11 +118,33 @@ pub struct Cell {
     pub flags: Vec<String>,
     /// Wall time of the cell, set-up excluded, warm-up included.
     pub elapsed_s: f64,
-    /// Wall time of the cell's set-up: thread start and pinning, allocation,
-    /// page touching, chain building, placement check (what a budget must
-    /// count besides sampling).
+    /// Wall time of the cell's own set-up, its memory node's buffer
+    /// (`setups`) excluded: thread start and pinning, the cache flush, the
+    /// probe, the placement check (what a budget must count besides
+    /// sampling).
     #[serde(default)]
     pub setup_s: f64,
+}
+
+/// One memory node's buffer, set up once for a matrix and measured from
+/// every CPU node's cell (DESIGN: set-up grows with nodes, not cells).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BufferSetup {
+    pub mem_node: u32,
+    /// Bytes mapped, bound to `mem_node` and touched.
+    pub bytes: u64,
+    /// The CPU whose thread touched every page (and built the chain): a CPU
+    /// of `mem_node` when it has one, else of the CPU node nearest to it by
+    /// the SLIT.
+    pub touched_by_cpu: u32,
+    /// Where the kernel put the buffer's page tables: the node of the CPU
+    /// that faulted the pages in, as for a program that first-touches its
+    /// own data. Differs from `mem_node` only for a node without CPUs.
+    pub page_tables_node: Option<u32>,
+    /// Wall time of the set-up: allocate, bind, touch, build the chain.
+    pub seconds: f64,
+    /// Cells measured on it.
+    pub cells: usize,
 }
 
 /// A cell that could not be measured; the run went on with the next one.
@@ -186,6 +208,10 @@ pub struct MatrixResult {
     /// entries stay null.
     #[serde(default)]
     pub failed: Vec<FailedCell>,
+    /// The buffers the cells were measured on, one per memory node, in
+    /// the order they were set up.
+    #[serde(default)]
+    pub setups: Vec<BufferSetup>,
 }
 
 impl MatrixResult {
@@ -217,6 +243,7 @@ impl MatrixResult {
             interrupted: false,
             notes: Vec::new(),
             failed: Vec::new(),
+            setups: Vec::new(),
         }
     }
 

@@ -40,6 +40,44 @@ pub struct PlacementCheck {
 /// The fraction below which a measurement's placement is flagged.
 pub const PLACEMENT_THRESHOLD: f64 = 0.99;
 
+/// Bytes touched or flushed between two reads of the cancel flag: 4 MiB
+/// take about 0.1 s to fault in under software emulation (28 s/GiB), a few
+/// milliseconds on hardware.
+pub const TOUCH_CHUNK: usize = 4 << 20;
+
+/// Flush `[p, p + len)` line by line; false on an architecture without a
+/// user-level flush.
+///
+/// # Safety
+/// The range must be mapped.
+#[allow(unused_variables)]
+unsafe fn flush_range(p: *const u8, len: usize, line: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut off = 0;
+        while off < len {
+            core::arch::x86_64::_mm_clflush(p.add(off));
+            off += line;
+        }
+        core::arch::x86_64::_mm_mfence();
+        true
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let mut off = 0;
+        while off < len {
+            core::arch::asm!("dc civac, {0}", in(reg) p.add(off), options(nostack, preserves_flags));
+            off += line;
+        }
+        core::arch::asm!("dsb ish", options(nostack, preserves_flags));
+        true
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
+}
+
 /// An anonymous memory buffer with a NUMA placement. Unmapped on drop.
 #[derive(Debug)]
 pub struct NodeBuffer {
@@ -94,7 +132,7 @@ impl NodeBuffer {
         std::thread::spawn(move || -> Result<NodeBuffer, PlacementError> {
             pin_current_thread(&[cpu])?;
             let mut b = NodeBuffer::map(&spec)?;
-            b.touch();
+            b.touch_or_stop()?;
             Ok(b)
         })
         .join()
@@ -191,17 +229,64 @@ impl NodeBuffer {
     /// page for hugetlbfs) from the calling thread, so every page is
     /// allocated before anything is timed. Records the CPU and node it ran on
     /// (the node a first-touch buffer is meant to be on).
-    pub fn touch(&mut self) {
+    ///
+    /// Pages are touched in chunks of [`TOUCH_CHUNK`] bytes with the cancel
+    /// flag ([`crate::cancel`]) read between them: under emulation a GiB
+    /// takes tens of seconds to fault in, and Ctrl-C must not wait for it.
+    /// Returns false when a stop was requested before every page was
+    /// touched (the rest stay untouched; [`verify`](Self::verify) shows
+    /// them as not present).
+    pub fn touch(&mut self) -> bool {
         self.touched_on = super::current_cpu_and_node().ok();
         let step = self.spec.pages.page_size() as usize;
         let mut off = 0;
         while off < self.len {
-            // SAFETY: off < len, inside our mapping. Volatile so the write is
-            // not merged away: a read would map the shared zero page instead
-            // of allocating one on the intended node.
-            unsafe { std::ptr::write_volatile(self.ptr.add(off), 0) };
-            off += step;
+            if crate::cancel::requested() {
+                return false;
+            }
+            let end = (off + TOUCH_CHUNK.max(step)).min(self.len);
+            while off < end {
+                // SAFETY: off < len, inside our mapping. Volatile so the write
+                // is not merged away: a read would map the shared zero page
+                // instead of allocating one on the intended node.
+                unsafe { std::ptr::write_volatile(self.ptr.add(off), 0) };
+                off += step;
+            }
         }
+        true
+    }
+
+    /// [`touch`](Self::touch), with an interruption as an error.
+    pub fn touch_or_stop(&mut self) -> Result<(), PlacementError> {
+        if self.touch() {
+            Ok(())
+        } else {
+            Err(PlacementError::Interrupted)
+        }
+    }
+
+    /// Write back and evict every line of the buffer from every cache of
+    /// the machine (`clflush` on x86-64, `dc civac` on arm64: both act on
+    /// the whole coherence domain, whichever CPU issues them), so a
+    /// measurement that follows starts from memory, not from lines another
+    /// CPU's cache kept from the measurement before. Checks the cancel flag
+    /// between chunks; returns false when the flush stopped early or the
+    /// architecture has no such instruction.
+    pub fn flush_caches(&self) -> bool {
+        const LINE: usize = 64;
+        let mut off = 0;
+        while off < self.len {
+            if crate::cancel::requested() {
+                return false;
+            }
+            let end = (off + TOUCH_CHUNK).min(self.len);
+            // SAFETY: every address is inside our mapping.
+            if !unsafe { flush_range(self.ptr.add(off), end - off, LINE) } {
+                return false;
+            }
+            off = end;
+        }
+        true
     }
 
     /// (CPU, node) of the thread that last called [`touch`](Self::touch).
@@ -382,6 +467,17 @@ mod tests {
         assert_eq!(c.per_node.get(&0), Some(&1024));
         assert_eq!(c.not_present, 0);
         assert_eq!(c.fraction_on_intended, 1.0);
+    }
+
+    #[test]
+    fn a_flushed_buffer_keeps_its_data_and_its_pages() {
+        let spec = BufferSpec::new(4 * MIB, MemPolicy::Bind(0), PageKind::Small);
+        let mut b = NodeBuffer::alloc(&spec).unwrap();
+        assert!(b.touch());
+        b.as_mut_slice()[12345] = 7;
+        assert!(b.flush_caches());
+        assert_eq!(b.as_mut_slice()[12345], 7);
+        assert_eq!(b.verify().unwrap().fraction_on_intended, 1.0);
     }
 
     #[test]

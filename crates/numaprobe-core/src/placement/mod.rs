@@ -116,6 +116,8 @@ pub enum PlacementError {
     },
     #[error("the thread placing the buffer panicked")]
     PlacerPanicked,
+    #[error("interrupted while the buffer was being set up")]
+    Interrupted,
 }
 
 impl PlacementError {
