@@ -37,12 +37,23 @@ fn run() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             // clap prints help/version to stdout with exit 0, usage errors to
-            // stderr with exit 2; keep its behaviour.
-            let _ = e.print();
+            // stderr with exit 2; keep its behaviour, with a huge bad value
+            // cut short like every other error.
+            let text = e.render().to_string();
+            let lines: Vec<String> = text.lines().map(output::clip_line).collect();
+            if !e.use_stderr() || lines.iter().zip(text.lines()).all(|(a, b)| a == b) {
+                let _ = e.print();
+            } else {
+                eprintln!("{}", lines.join("\n").trim_end());
+            }
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    numaprobe_core::model::provenance::init(std::env::args().collect(), cmd::budget(&cli));
+    // args_os: a file name need not be UTF-8; provenance shows it lossily.
+    let command_line = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    numaprobe_core::model::provenance::init(command_line, cmd::budget(&cli));
     match cmd::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -51,12 +62,15 @@ fn run() -> ExitCode {
             }
             // `diff` and `check` found a difference: an answer, not an error.
             if let Some(msg) = output::differs(&err) {
-                eprintln!("numaprobe: {msg}");
+                eprintln!("numaprobe: {}", output::clip_line(msg));
                 return ExitCode::from(1);
             }
             // One line: the context chain joined, outermost first.
             let msg: Vec<String> = err.chain().map(|c| c.to_string()).collect();
-            eprintln!("numaprobe: error: {}", dedup_chain(&msg).join(": "));
+            eprintln!(
+                "numaprobe: error: {}",
+                output::clip_line(&dedup_chain(&msg).join(": "))
+            );
             ExitCode::from(output::exit_code(&err))
         }
     }

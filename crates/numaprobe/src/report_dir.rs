@@ -1,24 +1,65 @@
 //! The report folder of `numaprobe run`, owned by one run at a time.
 //!
+//! A run locks its folder for its whole life: `flock` on `.numaprobe-lock`
+//! in it, which holds the pid of the run that has it. A second run into the
+//! same folder exits 2 naming that pid, so two runs never mix their files.
+//! The kernel drops the lock when the process ends, however it ends; the
+//! lock file itself stays (removing it would let two runs lock two
+//! different files).
+//!
 //! numaprobe keeps a manifest (`.numaprobe-manifest`) in the folder listing
 //! every file it wrote there. A new run first removes the files the previous
 //! run listed, and only those, so no file of an earlier run survives beside a
 //! new run's (an 8-node `graph-latency.png` next to a later 1-node run, the
-//! previous `run.json` after an interrupted run). A non-empty folder without
-//! a manifest holds files numaprobe did not write: it is refused (exit 2)
-//! unless `--force` is given, and even then nothing in it is removed.
+//! previous `run.json` after an interrupted run). Only names numaprobe itself
+//! writes ([`KNOWN`]) are removed, each only when it is a regular file, and
+//! only the exact temporary names of its atomic writes: a manifest written
+//! by someone else cannot make numaprobe delete a user's file. A non-empty
+//! folder without a manifest holds files numaprobe did not write: it is
+//! refused (exit 2) unless `--force` is given, and even then nothing in it
+//! is removed.
 //!
 //! A file is listed in the manifest before it is written, so a run stopped
 //! at any point leaves a manifest that covers everything it left behind.
+//! Every file is written with [`write_in_folder`]: never through a symlink,
+//! into a FIFO or a device.
 
-use crate::output::{usage, write_atomic};
+use crate::output::{file_kind, is_temp_of, usage, write_in_folder, Sink};
 use anyhow::Context;
 use std::cell::RefCell;
+use std::io::{Read, Seek, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 pub const MANIFEST: &str = ".numaprobe-manifest";
+/// The lock file of a folder (see the module doc).
+pub const LOCK: &str = ".numaprobe-lock";
 const HEADER: &str =
     "# numaprobe: the files the last run wrote into this folder; the next run removes them\n";
+
+/// Every name numaprobe writes into a report folder: the only names a
+/// manifest can make it remove.
+pub const KNOWN: [&str; 15] = [
+    "topo.json",
+    "latency.json",
+    "bandwidth.json",
+    "infer-latency.json",
+    "infer-bandwidth.json",
+    "graph-latency.svg",
+    "graph-latency.png",
+    "pin.json",
+    "c2c.json",
+    "loaded-latency.json",
+    "peak.json",
+    "sweep.json",
+    "run.json",
+    "summary.md",
+    "report.html",
+];
+
+pub fn is_known(name: &str) -> bool {
+    KNOWN.contains(&name)
+}
 
 /// An open report folder. Files are named relative to it, without `/`.
 #[derive(Debug)]
@@ -26,7 +67,9 @@ pub struct ReportDir {
     dir: PathBuf,
     written: RefCell<Vec<String>>,
     /// The first failure to update the manifest (`join` cannot return it).
-    manifest_error: RefCell<Option<std::io::Error>>,
+    manifest_error: RefCell<Option<anyhow::Error>>,
+    /// Held, not read: the folder's lock lasts as long as this file is open.
+    _lock: FolderLock,
 }
 
 /// The report folder a run asked for: None with `--no-report`, else `dir`
@@ -40,8 +83,8 @@ pub fn open(no_report: bool, dir: Option<&Path>, force: bool) -> anyhow::Result<
 }
 
 impl ReportDir {
-    /// Create the folder or clear what the previous run listed, then start a
-    /// new (empty) manifest.
+    /// Create the folder, lock it, clear what the previous run listed, then
+    /// start a new (empty) manifest.
     pub fn take_over(dir: &Path, force: bool) -> anyhow::Result<ReportDir> {
         if dir.exists() && !dir.is_dir() {
             return Err(usage(format!(
@@ -51,40 +94,43 @@ impl ReportDir {
         }
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the report folder {}", dir.display()))?;
-        let manifest = dir.join(MANIFEST);
-        match std::fs::read_to_string(&manifest) {
-            Ok(text) => remove_listed(dir, &text)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let foreign = std::fs::read_dir(dir)
-                    .with_context(|| format!("cannot read the report folder {}", dir.display()))?
-                    .next()
-                    .is_some();
-                if foreign && !force {
-                    return Err(usage(format!(
-                        "--report-dir {}: the folder is not empty and has no {MANIFEST}, so numaprobe did not write it; choose a new or empty folder, or add --force to write beside its files",
-                        dir.display()
-                    )));
-                }
+        // A folder a run has had is locked before anything in it is read,
+        // so a second run learns who holds it, not what it is writing.
+        let existing = FolderLock::take(dir, false)?;
+        if std::fs::symlink_metadata(dir.join(MANIFEST)).is_err() {
+            let foreign = std::fs::read_dir(dir)
+                .with_context(|| format!("cannot read the report folder {}", dir.display()))?
+                .filter_map(Result::ok)
+                .any(|e| e.file_name() != LOCK);
+            if foreign && !force {
+                return Err(usage(format!(
+                    "--report-dir {}: the folder is not empty and has no {MANIFEST}, so numaprobe did not write it; choose a new or empty folder, or add --force to write beside its files",
+                    dir.display()
+                )));
             }
-            Err(e) => {
-                return Err(
-                    anyhow::Error::new(e).context(format!("cannot read {}", manifest.display()))
-                )
-            }
+        }
+        let lock = match existing {
+            Some(l) => l,
+            None => FolderLock::take(dir, true)?
+                .with_context(|| format!("cannot create {}", dir.join(LOCK).display()))?,
+        };
+        if let Some(text) = read_manifest(dir)? {
+            remove_listed(dir, &text)?;
         }
         let rd = ReportDir {
             dir: dir.to_path_buf(),
             written: RefCell::new(Vec::new()),
             manifest_error: RefCell::new(None),
+            _lock: lock,
         };
-        rd.write_manifest()
-            .with_context(|| format!("cannot write {}", manifest.display()))?;
+        rd.write_manifest()?;
         Ok(rd)
     }
 
     /// The path of report file `name`, listed in the manifest first so the
     /// next run removes it. Every file of the folder is named through here.
     pub fn join(&self, name: &str) -> PathBuf {
+        debug_assert!(is_known(name), "{name} is missing from report_dir::KNOWN");
         if !self.written.borrow().iter().any(|n| n == name) {
             self.written.borrow_mut().push(name.to_string());
             if let Err(e) = self.write_manifest() {
@@ -94,54 +140,156 @@ impl ReportDir {
         self.dir.join(name)
     }
 
+    /// Where report file `name` is written as it grows (partial results).
+    pub fn sink(&self, name: &str) -> Sink {
+        Sink::Folder(self.join(name))
+    }
+
     /// Write report file `name` whole (atomically).
     pub fn save(&self, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
         let path = self.join(name);
         if let Some(e) = self.manifest_error.borrow_mut().take() {
-            return Err(anyhow::Error::new(e).context(format!(
-                "cannot write {}",
-                self.dir.join(MANIFEST).display()
-            )));
+            return Err(e);
         }
-        write_atomic(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
+        write_in_folder(&path, bytes)
     }
 
     pub fn display(&self) -> std::path::Display<'_> {
         self.dir.display()
     }
 
-    fn write_manifest(&self) -> std::io::Result<()> {
+    fn write_manifest(&self) -> anyhow::Result<()> {
         let mut text = String::from(HEADER);
         for n in self.written.borrow().iter() {
             text.push_str(n);
             text.push('\n');
         }
-        write_atomic(&self.dir.join(MANIFEST), text.as_bytes())
+        write_in_folder(&self.dir.join(MANIFEST), text.as_bytes())
+    }
+}
+
+/// The manifest of `dir`, if it has one. Anything but a regular file under
+/// that name is refused (a FIFO there would hang the read).
+pub fn read_manifest(dir: &Path) -> anyhow::Result<Option<String>> {
+    let path = dir.join(MANIFEST);
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))),
+        Ok(m) if !m.is_file() => Err(usage(format!(
+            "{}: {}, not numaprobe's manifest; remove it or choose another folder",
+            path.display(),
+            file_kind(&m.file_type())
+        ))),
+        Ok(_) => std::fs::read_to_string(&path)
+            .map(Some)
+            .with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// An exclusive `flock` on a folder's [`LOCK`] file, held until dropped.
+#[derive(Debug)]
+pub struct FolderLock {
+    _file: std::fs::File,
+}
+
+impl FolderLock {
+    /// Lock `dir`, or fail (exit 2) naming the pid of the process that holds
+    /// it. Without `create`, a folder that has no lock file is not locked
+    /// (None): it was never a run's folder.
+    pub fn take(dir: &Path, create: bool) -> anyhow::Result<Option<FolderLock>> {
+        let path = dir.join(LOCK);
+        // O_NOFOLLOW: a symlink planted under the name is not followed;
+        // O_NONBLOCK: a FIFO there does not hang the open.
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path);
+        let mut file = match opened {
+            Ok(f) => f,
+            Err(e) if !create && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                if let Some(m) = std::fs::symlink_metadata(&path)
+                    .ok()
+                    .filter(|m| !m.is_file())
+                {
+                    return Err(usage(format!(
+                        "{}: {}, not numaprobe's lock file; remove it or choose another folder",
+                        path.display(),
+                        file_kind(&m.file_type())
+                    )));
+                }
+                return Err(
+                    anyhow::Error::new(e).context(format!("cannot open {}", path.display()))
+                );
+            }
+        };
+        let meta = file
+            .metadata()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if !meta.is_file() {
+            return Err(usage(format!(
+                "{}: {}, not numaprobe's lock file; remove it or choose another folder",
+                path.display(),
+                file_kind(&meta.file_type())
+            )));
+        }
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(
+                    anyhow::Error::new(err).context(format!("cannot lock {}", path.display()))
+                );
+            }
+            let mut text = String::new();
+            let _ = (&file).take(64).read_to_string(&mut text);
+            let holder = match text.trim().parse::<u32>() {
+                Ok(pid) => format!("numaprobe pid {pid}"),
+                Err(_) => "another numaprobe".to_string(),
+            };
+            return Err(usage(format!(
+                "{}: in use by {holder} (it holds {LOCK}); wait for it to finish or choose another folder",
+                dir.display()
+            )));
+        }
+        // The holder's pid, for the error of the next run that tries.
+        let stamp = (|| {
+            file.set_len(0)?;
+            file.rewind()?;
+            writeln!(file, "{}", std::process::id())
+        })();
+        stamp.with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(Some(FolderLock { _file: file }))
     }
 }
 
 /// Remove the files a manifest lists (and the temporary files an atomic
-/// write of them may have left when the process was killed). Lines that do
-/// not name a plain file of this folder are ignored: a manifest never makes
-/// numaprobe remove anything outside its folder.
+/// write of them may have left when the process was killed). Only lines that
+/// are exactly a name numaprobe writes count, and only regular files are
+/// removed: a manifest never makes numaprobe remove a user's file or
+/// anything outside its folder.
 fn remove_listed(dir: &Path, manifest: &str) -> anyhow::Result<()> {
-    let names: Vec<&str> = manifest
-        .lines()
-        .map(str::trim)
-        .filter(|n| is_plain_name(n) && *n != MANIFEST)
-        .collect();
+    let names: Vec<&str> = manifest.lines().filter(|n| is_known(n)).collect();
+    let is_regular = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file());
     for n in &names {
-        remove(&dir.join(n))?;
+        let p = dir.join(n);
+        if is_regular(&p) {
+            remove(&p)?;
+        }
     }
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             let f = e.file_name().to_string_lossy().into_owned();
-            let leftover = f.ends_with(".tmp")
-                && names
-                    .iter()
-                    .chain(std::iter::once(&MANIFEST))
-                    .any(|n| f.starts_with(&format!(".{n}.")));
-            if leftover {
+            let leftover = names
+                .iter()
+                .chain(std::iter::once(&MANIFEST))
+                .any(|n| is_temp_of(&f, n));
+            if leftover && is_regular(&e.path()) {
                 remove(&e.path())?;
             }
         }
@@ -158,10 +306,6 @@ fn remove(path: &Path) -> anyhow::Result<()> {
             path.display()
         ))),
     }
-}
-
-fn is_plain_name(n: &str) -> bool {
-    !n.is_empty() && !n.starts_with('#') && !n.contains('/') && n != "." && n != ".."
 }
 
 #[cfg(test)]
@@ -192,10 +336,13 @@ mod tests {
         std::fs::write(first.join("latency.json"), "{}").unwrap();
         // A file the user put there after the run is not numaprobe's.
         std::fs::write(d.join("notes.txt"), "mine").unwrap();
-        std::fs::write(d.join(".run.json.999.tmp"), "half").unwrap();
+        std::fs::write(d.join(".run.json.x9Q2aZ.tmp"), "half").unwrap();
         drop(first);
         let second = ReportDir::take_over(&d, false).unwrap();
-        assert_eq!(names(&d), vec![MANIFEST.to_string(), "notes.txt".into()]);
+        assert_eq!(
+            names(&d),
+            vec![LOCK.to_string(), MANIFEST.to_string(), "notes.txt".into()]
+        );
         second.save("run.json", b"{}").unwrap();
         let m = std::fs::read_to_string(d.join(MANIFEST)).unwrap();
         assert_eq!(
@@ -237,5 +384,81 @@ mod tests {
         assert!(outside.join("keep").exists());
         std::fs::remove_dir_all(&d).unwrap();
         std::fs::remove_dir_all(&outside).unwrap();
+    }
+
+    #[test]
+    fn only_known_names_and_exact_temporary_names_are_removed() {
+        let d = tempdir("known");
+        let rd = ReportDir::take_over(&d, false).unwrap();
+        rd.save("run.json", b"{}").unwrap();
+        drop(rd);
+        let user = [
+            "thesis.tex",
+            " run.json",
+            "run.json ",
+            ".run.json.mine.tmp",
+            ".run.json.abcdefg.tmp",
+            ".run.json.abc-ef.tmp",
+        ];
+        for f in user {
+            std::fs::write(d.join(f), "mine").unwrap();
+        }
+        std::fs::write(d.join(".run.json.aB3dE9.tmp"), "half").unwrap();
+        std::fs::write(d.join("..numaprobe-manifest.Zz0Zz0.tmp"), "half").unwrap();
+        let mut m = std::fs::read_to_string(d.join(MANIFEST)).unwrap();
+        for f in user {
+            m.push_str(f);
+            m.push('\n');
+        }
+        std::fs::write(d.join(MANIFEST), m).unwrap();
+        ReportDir::take_over(&d, false).unwrap();
+        let mut want: Vec<String> = user.iter().map(|s| s.to_string()).collect();
+        want.extend([LOCK.to_string(), MANIFEST.to_string()]);
+        want.sort();
+        assert_eq!(names(&d), want);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_listed_name_that_is_a_symlink_is_not_removed() {
+        let d = tempdir("listed-link");
+        let rd = ReportDir::take_over(&d, false).unwrap();
+        rd.save("run.json", b"{}").unwrap();
+        drop(rd);
+        std::fs::remove_file(d.join("run.json")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", d.join("run.json")).unwrap();
+        ReportDir::take_over(&d, false).unwrap();
+        assert!(std::fs::symlink_metadata(d.join("run.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_locked_folder_is_refused_naming_the_holder() {
+        let d = tempdir("lock");
+        let first = ReportDir::take_over(&d, false).unwrap();
+        let err = ReportDir::take_over(&d, false).unwrap_err();
+        assert_eq!(crate::output::exit_code(&err), 2);
+        let pid = std::process::id();
+        assert!(err.to_string().contains(&format!("pid {pid}")), "{err}");
+        drop(first);
+        ReportDir::take_over(&d, false).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_planted_lock_file_that_is_not_a_file_is_refused() {
+        let d = tempdir("lock-link");
+        std::fs::create_dir_all(&d).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", d.join(LOCK)).unwrap();
+        let err = ReportDir::take_over(&d, false).unwrap_err();
+        assert!(err.to_string().contains("a symbolic link"), "{err}");
+        std::fs::remove_file(d.join(LOCK)).unwrap();
+        std::fs::create_dir(d.join(LOCK)).unwrap();
+        let err = ReportDir::take_over(&d, false).unwrap_err();
+        assert_eq!(crate::output::exit_code(&err), 2, "{err}");
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -79,7 +79,15 @@ pub fn set_budget(budget: Option<Budget>) {
 }
 
 fn base() -> &'static Base {
-    BASE.get_or_init(|| collect(std::env::args().collect()))
+    // args_os: an argument need not be UTF-8 (a file name), and
+    // std::env::args panics on one that is not.
+    BASE.get_or_init(|| {
+        collect(
+            std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        )
+    })
 }
 
 fn collect(command_line: Vec<String>) -> Base {

@@ -242,9 +242,9 @@ impl CellProgress {
     }
 
     fn save(&mut self, result: &MatrixResult) {
-        if let Some(Sink::File(path)) = &self.sink {
+        if let Some((sink, path)) = self.sink.as_ref().and_then(|s| Some((s, s.path()?))) {
             if self.write_error.is_none() {
-                if let Err(e) = Sink::File(path.clone())
+                if let Err(e) = sink
                     .write(&result.render(self.format))
                     .with_context(|| format!("saving partial results to {}", path.display()))
                 {

@@ -10,7 +10,7 @@
 //! result with `rankings`) joins the report; the same value found twice
 //! (`latency.json` and the copy inside `run.json`) is shown once.
 
-use crate::output::{usage, write_atomic};
+use crate::output::{usage, write_in_folder};
 use anyhow::Context;
 use numaprobe_core::model::c2c::C2cResult;
 use numaprobe_core::model::infer::Inference;
@@ -59,6 +59,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(p) if p == Path::new("-") => crate::output::Sink::Stdout.write(&page),
         Some(p) => crate::output::Sink::File(p.to_path_buf()).write(&page),
         None => {
+            // A run writing into the folder holds its lock: wait for it
+            // rather than mix this page with its files.
+            let _lock = crate::report_dir::FolderLock::take(&args.dir, false)?;
             write_page(&args.dir, &page)?;
             eprintln!("numaprobe: wrote {}", args.dir.join(REPORT_HTML).display());
             Ok(())
@@ -73,10 +76,11 @@ pub fn build(dir: &Path) -> anyhow::Result<String> {
 }
 
 /// Write DIR/report.html; a folder numaprobe owns (it has a manifest) gets
-/// the page listed there, so the next run removes it with the rest.
+/// the page listed there, so the next run removes it with the rest. Neither
+/// is written through a symlink or into a FIFO or device.
 fn write_page(dir: &Path, page: &str) -> anyhow::Result<()> {
     let manifest = dir.join(crate::report_dir::MANIFEST);
-    if let Ok(text) = std::fs::read_to_string(&manifest) {
+    if let Some(text) = crate::report_dir::read_manifest(dir)? {
         if !text.lines().any(|l| l.trim() == REPORT_HTML) {
             let mut text = text;
             if !text.ends_with('\n') {
@@ -84,12 +88,10 @@ fn write_page(dir: &Path, page: &str) -> anyhow::Result<()> {
             }
             text.push_str(REPORT_HTML);
             text.push('\n');
-            write_atomic(&manifest, text.as_bytes())
-                .with_context(|| format!("cannot write {}", manifest.display()))?;
+            write_in_folder(&manifest, text.as_bytes())?;
         }
     }
-    let path = dir.join(REPORT_HTML);
-    write_atomic(&path, page.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
+    write_in_folder(&dir.join(REPORT_HTML), page.as_bytes())
 }
 
 /// Push `v` unless an equal value is already there (run.json repeats what

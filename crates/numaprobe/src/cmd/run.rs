@@ -15,7 +15,7 @@ mod extra;
 use super::measure::{self, CellProgress};
 use super::progress::finish_line;
 use crate::cli::{OutputArgs, SysfsArgs};
-use crate::output::{usage, write_atomic, Sink};
+use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::analysis::{self, binding};
 use numaprobe_core::experiments::ExperimentError;
@@ -169,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 
     let (lat, bw, record, extras) = if measure {
-        let file = |name: &str| report_dir.as_ref().map(|d| Sink::File(d.join(name)));
+        let file = |name: &str| report_dir.as_ref().map(|d| d.sink(name));
         let job = job::prepare(&topo, &job::Config { budget, size }).map_err(|e| {
             match (&args.size, e) {
                 // The size the user gave is what did not fit: say which option.
@@ -257,9 +257,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if let Some(d) = &report_dir {
             if inf.nodes.len() > 1 {
                 let svg = render::graph::render_svg(inf)?;
-                write_atomic(&d.join("graph-latency.svg"), svg.as_bytes())?;
+                d.save("graph-latency.svg", svg.as_bytes())?;
                 let png = render::graph::render_png(inf)?;
-                write_atomic(&d.join("graph-latency.png"), &png)?;
+                d.save("graph-latency.png", &png)?;
             }
         }
     }

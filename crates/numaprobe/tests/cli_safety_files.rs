@@ -1,0 +1,252 @@
+//! Files, folders and inputs where HPC tools really run: as root, in shared
+//! scratch folders, on input from other nodes. Each test is a case an
+//! adversarial tester found: a planted symlink or FIFO in a report folder,
+//! two runs into one folder, a manifest that names a user's files,
+//! arguments that are not UTF-8, inputs that are FIFOs, folders or huge,
+//! documents whose declared dimensions do not match their data, and a huge
+//! bad value echoed in an error.
+
+mod cli;
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+use cli::{numaprobe, numaprobe_in, ok, usage_error};
+use common::TempDir;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A run with nothing to measure: it writes every document of the folder
+/// but the matrices, in well under a second.
+const QUICK: [&str; 2] = ["run", "--no-measure"];
+
+fn quick_run(dir: &str, cwd: &Path) -> Output {
+    numaprobe_in(&[QUICK[0], QUICK[1], "--report-dir", dir], cwd)
+}
+
+/// Run numaprobe; a run still going after 60 s is killed and the test
+/// fails (a hang on a FIFO must fail the test, not hang it).
+fn bounded<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("numaprobe still running after 60 s: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn a_symlink_planted_under_an_old_temporary_name_redirects_nothing() {
+    let t = TempDir::new("planted-tmp");
+    let outside = t.path().join("outside");
+    std::fs::write(&outside, "precious").unwrap();
+    let out = t.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    // The next thousand pids' `.topo.json.PID.tmp`, each a link to a file
+    // outside the folder: what a predictable temporary name invites.
+    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1);
+    for pid in last..last + 1000 {
+        std::os::unix::fs::symlink(&outside, out.join(format!(".topo.json.{pid}.tmp"))).unwrap();
+    }
+    ok(&numaprobe_in(&["topo", "-o", "out/topo.json"], t.path()));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+    let meta = std::fs::symlink_metadata(out.join("topo.json")).unwrap();
+    assert!(meta.file_type().is_file(), "topo.json is a regular file");
+}
+
+#[test]
+fn a_symlink_in_a_report_folder_is_refused_not_followed() {
+    let t = TempDir::new("folder-link");
+    ok(&quick_run("r", t.path()));
+    let outside = t.path().join("outside");
+    std::fs::write(&outside, "precious").unwrap();
+    let summary = t.path().join("r/summary.md");
+    std::fs::remove_file(&summary).unwrap();
+    std::os::unix::fs::symlink(&outside, &summary).unwrap();
+    let err = usage_error(&quick_run("r", t.path()));
+    assert!(err.contains("r/summary.md: a symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(&summary)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn a_fifo_in_a_report_folder_is_refused_without_a_hang() {
+    let t = TempDir::new("folder-fifo");
+    ok(&quick_run("r", t.path()));
+    let fifo = t.path().join("fifo");
+    mkfifo(&fifo);
+    let summary = t.path().join("r/summary.md");
+    std::fs::remove_file(&summary).unwrap();
+    std::os::unix::fs::symlink(&fifo, &summary).unwrap();
+    let err = usage_error(&bounded(
+        &[QUICK[0], QUICK[1], "--report-dir", "r"],
+        t.path(),
+    ));
+    assert!(err.contains("r/summary.md: a symbolic link"), "{err}");
+    // A FIFO right in the folder, under the name: the same.
+    std::fs::remove_file(&summary).unwrap();
+    mkfifo(&summary);
+    let err = usage_error(&bounded(
+        &[QUICK[0], QUICK[1], "--report-dir", "r"],
+        t.path(),
+    ));
+    assert!(err.contains("r/summary.md: a FIFO"), "{err}");
+}
+
+#[test]
+fn report_does_not_write_through_a_report_html_symlink() {
+    let t = TempDir::new("report-link");
+    ok(&quick_run("r", t.path()));
+    let outside = t.path().join("outside");
+    std::fs::write(&outside, "precious").unwrap();
+    let page = t.path().join("r/report.html");
+    std::fs::remove_file(&page).unwrap();
+    std::os::unix::fs::symlink(&outside, &page).unwrap();
+    let err = usage_error(&numaprobe_in(&["report", "r"], t.path()));
+    assert!(err.contains("r/report.html: a symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+    // The user's own `-o` to a pipe stays theirs to choose.
+    let o = ok(&numaprobe_in(
+        &["report", "r", "-o", "/dev/stdout"],
+        t.path(),
+    ));
+    assert!(o.contains("<html"), "{}", &o[..o.len().min(200)]);
+}
+
+/// Hold `dir`'s lock as a run would: flock its lock file, our pid in it.
+fn hold_lock(dir: &Path) -> std::fs::File {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dir.join(".numaprobe-lock"))
+        .unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(
+        unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    writeln!(f, "{}", std::process::id()).unwrap();
+    f
+}
+
+#[test]
+fn a_second_run_into_a_locked_folder_exits_2_naming_the_holder() {
+    let t = TempDir::new("lock");
+    ok(&quick_run("r", t.path()));
+    let before = std::fs::read_to_string(t.path().join("r/run.json")).unwrap();
+    let lock = hold_lock(&t.path().join("r"));
+    let pid = std::process::id().to_string();
+    let err = usage_error(&quick_run("r", t.path()));
+    assert!(
+        err.contains(&format!("in use by numaprobe pid {pid}")),
+        "{err}"
+    );
+    let err = usage_error(&numaprobe_in(&["report", "r"], t.path()));
+    assert!(err.contains(&format!("pid {pid}")), "{err}");
+    // Nothing of the holder's folder was touched.
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("r/run.json")).unwrap(),
+        before
+    );
+    drop(lock);
+    ok(&quick_run("r", t.path()));
+    ok(&numaprobe_in(&["report", "r"], t.path()));
+}
+
+#[test]
+fn a_crafted_manifest_removes_no_file_of_the_user() {
+    let t = TempDir::new("manifest");
+    ok(&quick_run("r", t.path()));
+    let r = t.path().join("r");
+    let mine = ["thesis.tex", " run.json", ".run.json.mine.tmp", "run.json "];
+    for f in mine {
+        std::fs::write(r.join(f), "mine").unwrap();
+    }
+    // What a killed run leaves: numaprobe's exact temporary name.
+    std::fs::write(r.join(".run.json.Ab12Cd.tmp"), "half").unwrap();
+    let mut manifest = std::fs::read_to_string(r.join(".numaprobe-manifest")).unwrap();
+    for f in mine {
+        manifest.push_str(f);
+        manifest.push('\n');
+    }
+    std::fs::write(r.join(".numaprobe-manifest"), manifest).unwrap();
+    ok(&quick_run("r", t.path()));
+    for f in mine {
+        assert_eq!(std::fs::read_to_string(r.join(f)).unwrap(), "mine", "{f}");
+    }
+    assert!(!r.join(".run.json.Ab12Cd.tmp").exists());
+}
+
+#[test]
+fn arguments_that_are_not_utf8_work_or_get_one_line() {
+    let t = TempDir::new("nonutf8");
+    let name = OsStr::from_bytes(b"bad\xff.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args([OsStr::new("topo"), OsStr::new("-o"), name])
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    ok(&o);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join(name)).unwrap()).unwrap();
+    let line = doc["provenance"]["command_line"][3].as_str().unwrap();
+    assert_eq!(line, "bad\u{fffd}.json");
+
+    let dir = OsStr::from_bytes(b"r\xff");
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(QUICK)
+        .arg("--report-dir")
+        .arg(dir)
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    ok(&o);
+    assert!(t.path().join(dir).join("run.json").is_file());
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .arg("report")
+        .arg(OsStr::from_bytes(b"missing\xff"))
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    let err = usage_error(&o);
+    assert!(err.contains("missing\u{fffd}: no such folder"), "{err}");
+}
+
+#[test]
+fn a_huge_bad_value_is_echoed_short() {
+    let value = format!("{}x", "1,".repeat(60_000));
+    let err = usage_error(&numaprobe(&["latency", "--cpus", &value]));
+    assert!(err.len() < 1000, "{} characters", err.len());
+    assert!(err.contains("more characters"), "{err}");
+    assert!(err.contains("--cpus"), "{err}");
+}
