@@ -44,6 +44,12 @@ fn from_a_gathered_folder_writes_the_fleet_files_and_names_the_odd_node() {
     }
     let html = std::fs::read_to_string(t.path().join("fleet.html")).unwrap();
     assert!(!html.contains("<script"), "no script in the page");
+    // The browser is told so too, as report.html tells it.
+    assert!(
+        html.contains("Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\""),
+        "{}",
+        &html[..300.min(html.len())]
+    );
     let csv = std::fs::read_to_string(t.path().join("fleet.csv")).unwrap();
     assert!(csv.starts_with("node,status,group,metric,value"));
     assert!(csv

@@ -211,3 +211,21 @@ impl FleetReport {
         self.nodes.iter().filter(|n| n.status != NodeStatus::Ok)
     }
 }
+
+/// How one node's run ended: `fleet-node.json` in its folder, written by
+/// `numaprobe fleet-node` (or by `numaprobe fleet` for a node that never
+/// said).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeRunStatus {
+    pub node: String,
+    /// `numaprobe run`'s exit status (None when killed by a signal or never started).
+    pub exit_status: Option<i32>,
+    pub signal: Option<i32>,
+    /// The run outlived its time and was stopped.
+    pub timed_out: bool,
+    /// Why the run could not start, when it could not.
+    pub error: Option<String>,
+    /// The last lines of the run's stderr.
+    pub stderr_tail: Vec<String>,
+    pub elapsed_s: f64,
+}

@@ -34,8 +34,10 @@ fn colour(off_percent: f64, worse: bool) -> String {
 }
 
 pub fn to_html(r: &FleetReport) -> String {
-    let mut s = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>numaprobe fleet</title>\n<style>\n\
+    let mut s = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
+    s.push_str(super::html::CSP);
+    s.push_str(
+        "<title>numaprobe fleet</title>\n<style>\n\
 body{font-family:sans-serif;margin:1.5em;color:#222}\n\
 table{border-collapse:collapse;margin:.5em 0 1.5em}\n\
 th,td{border:1px solid #ccc;padding:2px 6px;font-size:13px;text-align:left}\n\

@@ -5,14 +5,14 @@
 //! folder without Slurm. The launching is in `fleet_slurm`, the task each
 //! node runs in `fleet_node`, the stream framing in `fleet_frame`.
 
-use super::fleet_frame::NodeRunStatus;
 use super::fleet_node::{Gather, STATUS_FILE};
 use super::fleet_slurm::{self, Selection};
 use crate::cli::OutputArgs;
 use crate::output::{usage, write_atomic};
 use anyhow::Context;
+use numaprobe_core::analysis::fleet::stream::valid_node_name;
 use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
-use numaprobe_core::model::fleet::{FleetReport, NodeStatus};
+use numaprobe_core::model::fleet::{FleetReport, NodeRunStatus, NodeStatus};
 use numaprobe_core::model::Format;
 use numaprobe_core::render;
 use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
@@ -122,7 +122,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .nodelist
         .as_deref()
         .and_then(fleet_slurm::expand_nodelist)
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        // A folder is made for each: only host names.
+        .filter(|n| valid_node_name(n))
+        .collect::<Vec<_>>();
     let dir = args
         .report_dir
         .clone()
@@ -226,7 +230,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    if gathered.srun_status != Some(0) {
+    if gathered.stopped {
+        notes.push("stopped by a signal before every node came back; srun was ended".into());
+    } else if gathered.srun_status != Some(0) {
         notes.push(fleet_slurm::srun_failure(&gathered));
     }
     let inputs = read_folder(&dir)?;

@@ -6,9 +6,12 @@
 //! job's output (see `fleet_frame`). It always exits 0 after saying how the
 //! run went, so one failing node never ends the others' tasks.
 
-use super::fleet_frame::{Frame, NodeRunStatus};
 use crate::cli::OutputArgs;
 use anyhow::Context;
+use numaprobe_core::analysis::fleet::stream::{
+    valid_file_name, valid_node_name, Frame, MAX_NODE_NAME,
+};
+use numaprobe_core::model::fleet::NodeRunStatus;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -67,22 +70,32 @@ pub fn node_name() -> String {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let node = node_name();
+    if !valid_node_name(&node) {
+        anyhow::bail!(
+            "this node's name {:?} is not a host name (letters, digits, '.', '-', '_', at most {MAX_NODE_NAME}); set SLURMD_NODENAME",
+            node.chars().take(200).collect::<String>()
+        );
+    }
     let folder = match args.gather {
-        Gather::Shared => args.dir.join(&node),
-        Gather::Stream => {
-            let job = std::env::var("SLURM_JOB_ID").unwrap_or_else(|_| "nojob".into());
-            args.dir.join(format!(
-                "numaprobe-fleet-{job}-{node}-{}",
-                std::process::id()
-            ))
-        }
+        Gather::Shared => Ok(args.dir.join(&node)),
+        Gather::Stream => scratch_folder(&args.dir),
     };
     let mut out = std::io::stdout().lock();
     if args.gather == Gather::Stream {
         out.write_all(Frame::Start { node: node.clone() }.line().as_bytes())?;
         out.flush()?;
     }
-    let status = run_main_job(&node, &folder, &args);
+    let (status, folder) = match folder {
+        Ok(f) => (run_main_job(&node, &f, &args), f),
+        Err(e) => {
+            let mut st = not_run(&node);
+            st.error = Some(format!(
+                "cannot make a scratch folder in {}: {e}",
+                args.dir.display()
+            ));
+            (st, PathBuf::new())
+        }
+    };
     match args.gather {
         Gather::Shared => {
             std::fs::create_dir_all(&folder)
@@ -99,16 +112,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             out.write_all(Frame::End { node: node.clone() }.line().as_bytes())?;
             out.flush()?;
-            let _ = std::fs::remove_dir_all(&folder);
+            if !folder.as_os_str().is_empty() {
+                let _ = std::fs::remove_dir_all(&folder);
+            }
         }
     }
     Ok(())
 }
 
-/// Run `numaprobe run --report-dir FOLDER ARGS` and say how it ended.
-fn run_main_job(node: &str, folder: &Path, args: &Args) -> NodeRunStatus {
-    let start = Instant::now();
-    let mut status = NodeRunStatus {
+/// The node's scratch folder for a streamed report: a new folder of an
+/// unpredictable name, mode 0700 (mkdtemp(3)), in `parent` (the node's
+/// /tmp): a folder someone prepared there is never taken for it, so nothing
+/// foreign is sent back as part of the report.
+fn scratch_folder(parent: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let job: String = std::env::var("SLURM_JOB_ID")
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .take(20)
+        .collect();
+    let template = parent.join(format!("numaprobe-fleet-{job}-XXXXXX"));
+    let mut bytes = std::ffi::CString::new(template.as_os_str().as_bytes())?.into_bytes_with_nul();
+    // SAFETY: `bytes` is a NUL-terminated template ending in XXXXXX, which
+    // mkdtemp rewrites in place.
+    let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+    if made.is_null() {
+        return Err(std::io::Error::last_os_error());
+    }
+    bytes.pop();
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+/// A status for a run not (yet) started.
+fn not_run(node: &str) -> NodeRunStatus {
+    NodeRunStatus {
         node: node.to_string(),
         exit_status: None,
         signal: None,
@@ -116,7 +154,13 @@ fn run_main_job(node: &str, folder: &Path, args: &Args) -> NodeRunStatus {
         error: None,
         stderr_tail: Vec::new(),
         elapsed_s: 0.0,
-    };
+    }
+}
+
+/// Run `numaprobe run --report-dir FOLDER ARGS` and say how it ended.
+fn run_main_job(node: &str, folder: &Path, args: &Args) -> NodeRunStatus {
+    let start = Instant::now();
+    let mut status = not_run(node);
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -198,7 +242,8 @@ fn send_folder(out: &mut impl Write, node: &str, folder: &Path) -> anyhow::Resul
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".tmp") && n != STATUS_FILE)
+        // Only what the launcher takes: plain names (see the fleet stream).
+        .filter(|n| !n.ends_with(".tmp") && n != STATUS_FILE && valid_file_name(n))
         .collect();
     names.sort();
     for name in names {
@@ -212,4 +257,30 @@ fn send_folder(out: &mut impl Write, node: &str, folder: &Path) -> anyhow::Resul
     }
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_scratch_folder_is_new_private_and_never_reused() {
+        let parent = std::env::temp_dir().join(format!("np-scratch-{}", std::process::id()));
+        std::fs::create_dir_all(&parent).unwrap();
+        // A folder someone prepared under a name they guessed.
+        std::fs::create_dir_all(parent.join("numaprobe-fleet-nojob-np1-1")).unwrap();
+        let a = scratch_folder(&parent).unwrap();
+        let b = scratch_folder(&parent).unwrap();
+        assert_ne!(a, b);
+        for d in [&a, &b] {
+            let m = std::fs::symlink_metadata(d).unwrap();
+            assert!(m.is_dir());
+            assert_eq!(m.permissions().mode() & 0o777, 0o700, "{}", d.display());
+            assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
+            assert!(d.starts_with(&parent));
+        }
+        assert!(scratch_folder(&parent.join("missing")).is_err());
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
 }

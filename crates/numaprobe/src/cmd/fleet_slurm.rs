@@ -5,14 +5,17 @@
 //! launching, the exclusivity and the time limit; nothing here starts
 //! processes on other machines itself.
 
-use super::fleet_frame::{self, Assembler, Frame, NodeRunStatus};
 use super::fleet_node::{Gather, STATUS_FILE};
 use crate::output::{usage, write_atomic};
 use anyhow::Context;
+use numaprobe_core::analysis::fleet::stream::{self, Collector, Event, FrameError, Line};
+use numaprobe_core::model::fleet::NodeRunStatus;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// What to ask Slurm for: passed through as srun's own options.
 #[derive(Debug, Clone, Default)]
@@ -152,82 +155,84 @@ pub struct Gathered {
     /// srun's exit status and the last lines of its stderr.
     pub srun_status: Option<i32>,
     pub srun_stderr: Vec<String>,
-    /// Problems with the stream itself (a torn frame, a file never completed).
+    /// Problems with the stream itself (skipped lines, a file never completed).
     pub problems: Vec<String>,
+    /// A stop request (Ctrl-C) ended the gather early.
+    pub stopped: bool,
+}
+
+/// After SIGTERM, how long srun may take to end its step before SIGKILL.
+const SRUN_GRACE: Duration = Duration::from_secs(5);
+/// Skipped lines shown per node as they come; the rest are counted.
+const SHOWN_SKIPS: usize = 3;
+/// Lines the reader may be ahead of the unpacking.
+const QUEUE: usize = 256;
+
+/// srun, ended and reaped on every way out of [`launch`] (an error, a
+/// panic, a stop request): SIGTERM first, which srun forwards to the
+/// step's tasks, then SIGKILL after [`SRUN_GRACE`].
+struct SrunGuard(Child);
+
+impl Drop for SrunGuard {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        // SAFETY: kill(2) on our own child, not yet reaped (try_wait above).
+        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
+        let until = Instant::now() + SRUN_GRACE;
+        while Instant::now() < until {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What the reading thread hands over.
+enum Read {
+    Event(Event),
+    TooLong(usize),
+    Failed(std::io::Error),
 }
 
 /// Run srun, unpack streamed files into `dir/<node>/` as they come, and
-/// tell `progress` each time a node is done.
+/// tell `progress` each time a node is done. A bad line is skipped and
+/// counted against the node it names; srun is ended and reaped however this
+/// returns.
 pub fn launch(
     srun: &Path,
     args: &[String],
     dir: &Path,
-    mut progress: impl FnMut(&str, &NodeRunStatus),
+    progress: impl FnMut(&str, &NodeRunStatus),
 ) -> anyhow::Result<Gathered> {
-    let mut child = Command::new(srun)
+    let child = Command::new(srun)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("cannot start {}", srun.display()))?;
-    let mut err = child.stderr.take();
+    let mut guard = SrunGuard(child);
+    let mut err = guard.0.stderr.take();
     let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(e) = err.as_mut() {
-            let _ = e.read_to_string(&mut s);
-        }
-        s
-    });
-    let mut g = Gathered::default();
-    let mut asm = Assembler::default();
-    let stdout = child.stdout.take().context("srun's output")?;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.context("cannot read srun's output")?;
-        let frame = match fleet_frame::parse_line(&line) {
-            None => continue,
-            Some(Err(e)) => {
-                g.problems
-                    .push(format!("a torn line in the job's output: {e}"));
-                continue;
+        // Only the tail is kept, whatever srun says and however long.
+        let mut tail: Vec<u8> = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Some(Ok(n @ 1..)) = err.as_mut().map(|e| e.read(&mut buf)) {
+            tail.extend_from_slice(&buf[..n]);
+            if tail.len() > 2 * STDERR_KEEP {
+                tail.drain(..tail.len() - STDERR_KEEP);
             }
-            Some(Ok(f)) => f,
-        };
-        match frame {
-            Frame::Start { node } => g.started.push(node),
-            Frame::File {
-                node,
-                name,
-                part,
-                parts,
-                b64,
-            } => match asm.add(&node, &name, part, parts, b64) {
-                None => {}
-                Some(Err(e)) => g.problems.push(e),
-                Some(Ok(bytes)) => {
-                    save(dir, &node, &name, &bytes)?;
-                    if name == STATUS_FILE {
-                        match serde_json::from_slice::<NodeRunStatus>(&bytes) {
-                            Ok(st) => {
-                                progress(&node, &st);
-                                g.ended.insert(node, st);
-                            }
-                            Err(e) => g.problems.push(format!("{node}: {STATUS_FILE}: {e}")),
-                        }
-                    }
-                }
-            },
-            // The status came before it; a node whose status was torn is
-            // read from its folder like any other.
-            Frame::End { .. } => {}
         }
-    }
-    for (node, name) in asm.unfinished() {
-        g.problems.push(format!(
-            "{node}: {name} came back incomplete (pieces missing)"
-        ));
-    }
-    let st = child.wait().context("cannot wait for srun")?;
+        String::from_utf8_lossy(&tail).into_owned()
+    });
+    let stdout = guard.0.stdout.take().context("srun's output")?;
+    let mut g = gather(stdout, dir, progress)?;
+    let st = guard.0.wait().context("cannot wait for srun")?;
     g.srun_status = st.code();
     let text = err_reader.join().unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -238,10 +243,115 @@ pub fn launch(
     Ok(g)
 }
 
-/// Write a node's file, refusing names that would leave its folder.
+/// Bytes of srun's stderr kept.
+const STDERR_KEEP: usize = 8192;
+
+/// Read the job's output to its end (or a stop request) on a thread of its
+/// own, so that Ctrl-C is seen while srun is quiet, and unpack it.
+fn gather(
+    out: impl std::io::Read + Send + 'static,
+    dir: &Path,
+    mut progress: impl FnMut(&str, &NodeRunStatus),
+) -> anyhow::Result<Gathered> {
+    let (tx, rx) = mpsc::sync_channel::<Read>(QUEUE);
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(out);
+        let mut c = Collector::default();
+        let mut buf = Vec::new();
+        loop {
+            let item = match stream::read_line(&mut r, &mut buf, stream::MAX_LINE) {
+                Ok(Line::Eof) => break,
+                Ok(Line::TooLong(n)) => Read::TooLong(n),
+                Ok(Line::Read) => match c.line(&buf) {
+                    None => continue,
+                    Some(e) => Read::Event(e),
+                },
+                Err(e) => Read::Failed(e),
+            };
+            let last = matches!(item, Read::Failed(_));
+            if tx.send(item).is_err() || last {
+                return;
+            }
+        }
+        for (node, name) in c.unfinished() {
+            let e = Event::Skipped {
+                node: Some(node),
+                why: FrameError::Incomplete(name),
+            };
+            if tx.send(Read::Event(e)).is_err() {
+                return;
+            }
+        }
+    });
+    let mut g = Gathered::default();
+    let mut skips: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    loop {
+        let item = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(item) => item,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if numaprobe_core::cancel::requested() {
+                    g.stopped = true;
+                    break;
+                }
+                continue;
+            }
+        };
+        let (node, why) = match item {
+            Read::Event(Event::Started(node)) => {
+                if !g.started.contains(&node) {
+                    g.started.push(node);
+                }
+                continue;
+            }
+            // The status came before it; a node whose status was torn is
+            // read from its folder like any other.
+            Read::Event(Event::Ended(_)) => continue,
+            Read::Event(Event::File { node, name, bytes }) => {
+                save(dir, &node, &name, &bytes)?;
+                if name == STATUS_FILE {
+                    match serde_json::from_slice::<NodeRunStatus>(&bytes) {
+                        Ok(st) => {
+                            progress(&node, &st);
+                            g.ended.insert(node, st);
+                        }
+                        Err(e) => g.problems.push(format!("{node}: {STATUS_FILE}: {e}")),
+                    }
+                }
+                continue;
+            }
+            Read::Event(Event::Skipped { node, why }) => (node, why.to_string()),
+            Read::TooLong(n) => (
+                None,
+                format!("longer than {} bytes ({n} bytes)", stream::MAX_LINE),
+            ),
+            Read::Failed(e) => {
+                g.problems
+                    .push(format!("cannot read the job's output any further: {e}"));
+                break;
+            }
+        };
+        let who = node.unwrap_or_else(|| "an unnamed node".into());
+        let seen = skips.entry(who.clone()).or_insert((0, why.clone()));
+        seen.0 += 1;
+        if seen.0 <= SHOWN_SKIPS {
+            eprintln!("numaprobe: warning: {who}: a line of the job's output skipped: {why}");
+        }
+    }
+    for (who, (n, first)) in skips {
+        g.problems.push(if n == 1 {
+            format!("{who}: a line of the job's output skipped: {first}")
+        } else {
+            format!("{who}: {n} lines of the job's output skipped (the first: {first})")
+        });
+    }
+    Ok(g)
+}
+
+/// Write a node's file; the names were checked by the stream's reader, and
+/// are checked again here so no caller can write outside the folder.
 fn save(dir: &Path, node: &str, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
-    let plain = |s: &str| !s.is_empty() && !s.contains('/') && s != "." && s != "..";
-    if !plain(node) || !plain(name) {
+    if !stream::valid_node_name(node) || !stream::valid_file_name(name) {
         anyhow::bail!("the job's output names a file outside the fleet folder: {node}/{name}");
     }
     let folder = dir.join(node);
@@ -253,6 +363,15 @@ fn save(dir: &Path, node: &str, name: &str, bytes: &[u8]) -> anyhow::Result<()> 
 
 /// srun's own failure in one line: an allocation it could not get.
 pub fn srun_failure(g: &Gathered) -> String {
+    if g.srun_status == Some(0) {
+        // srun did its part: what went wrong is in what came back.
+        let why = g
+            .problems
+            .first()
+            .map(|p| format!("; {p}"))
+            .unwrap_or_default();
+        return format!("srun ended (exit status 0) but no node's report came back{why}");
+    }
     let last = g
         .srun_stderr
         .iter()
@@ -305,6 +424,114 @@ mod tests {
         assert_eq!(a[sep + 1], "/opt/numaprobe");
         assert_eq!(a[sep + 2], "fleet-node");
         assert_eq!(&a[a.len() - 2..], ["--budget", "5s"]);
+    }
+
+    use numaprobe_core::analysis::fleet::stream::Frame;
+
+    /// A folder of its own under the system's temporary folder.
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("np-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// What a node sends: its start, a run.json, its status and its end.
+    fn node_lines(node: &str) -> Vec<u8> {
+        let mut out = Frame::Start { node: node.into() }.line();
+        for f in Frame::file(node, "run.json", &[b'x'; 3000]) {
+            out += &f.line();
+        }
+        let status = format!(
+            "{{\"node\":\"{node}\",\"exit_status\":0,\"signal\":null,\"timed_out\":false,\"error\":null,\"stderr_tail\":[],\"elapsed_s\":1.0}}"
+        );
+        for f in Frame::file(node, STATUS_FILE, status.as_bytes()) {
+            out += &f.line();
+        }
+        out += &Frame::End { node: node.into() }.line();
+        out.into_bytes()
+    }
+
+    /// Is `pid` a process (a zombie counts: it was not reaped)?
+    fn exists(pid: i32) -> bool {
+        // SAFETY: signal 0 only checks that the process exists.
+        unsafe { libc::kill(pid, 0) == 0 }
+    }
+
+    #[test]
+    fn hostile_lines_are_skipped_and_the_other_nodes_kept() {
+        let d = scratch("fleet-hostile");
+        let mut out = Vec::new();
+        out.extend(b"NUMAPROBE-FLEET {\"kind\":\"file\",\"node\":\"np9\",\"name\":\"run.json\",\"part\":0,\"parts\":1000000000000,\"b64\":\"QQ==\"}\n");
+        out.extend(b"NUMAPROBE-FLEET {\"kind\":\"file\",\"node\":\"np9\",\"name\":\"run.json\",\"part\":0,\"parts\":18446744073709551615,\"b64\":\"QQ==\"}\n");
+        // Not UTF-8 in the node's name: no node to name.
+        out.extend(b"NUMAPROBE-FLEET {\"kind\":\"start\",\"node\":\"np9\xff\"}\n");
+        out.extend(node_lines("np1"));
+        // Not ours (no prefix), whatever its bytes: ignored.
+        out.extend(b"\xfe\xff srun: a line that is not UTF-8\n");
+        out.extend(&[b'z'; 10_000]);
+        out.push(b'\n');
+        out.extend(node_lines("np2"));
+        let frames = d.join("frames");
+        std::fs::write(&frames, &out).unwrap();
+        let fleet = d.join("fleet");
+        std::fs::create_dir(&fleet).unwrap();
+        let mut ended = Vec::new();
+        let g = launch(
+            Path::new("/bin/cat"),
+            &[frames.display().to_string()],
+            &fleet,
+            |n, _| ended.push(n.to_string()),
+        )
+        .unwrap();
+        assert_eq!(ended, ["np1", "np2"]);
+        assert_eq!(g.started, ["np1", "np2"]);
+        assert_eq!(g.srun_status, Some(0));
+        for n in ["np1", "np2"] {
+            assert_eq!(
+                std::fs::read(fleet.join(n).join("run.json")).unwrap(),
+                [b'x'; 3000]
+            );
+        }
+        assert!(!fleet.join("np9").exists());
+        let p = g.problems.join("\n");
+        assert!(
+            p.contains("np9: 2 lines of the job's output skipped (the first: run.json: piece 0 of 1000000000000"),
+            "{p}"
+        );
+        assert!(p.contains("an unnamed node: 2 lines"), "{p}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn srun_is_ended_and_reaped_when_the_gather_fails() {
+        let d = scratch("fleet-guard");
+        let frames = d.join("frames");
+        std::fs::write(&frames, node_lines("np1")).unwrap();
+        // The fleet folder is a file: saving np1's report fails.
+        let fleet = d.join("fleet");
+        std::fs::write(&fleet, b"").unwrap();
+        let pidfile = d.join("pid");
+        let script = format!(
+            "echo $$ > {}; cat {}; trap '' INT; exec sleep 1000",
+            pidfile.display(),
+            frames.display()
+        );
+        let e = launch(
+            Path::new("/bin/sh"),
+            &["-c".into(), script],
+            &fleet,
+            |_, _| {},
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("cannot create"), "{e:#}");
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(!exists(pid), "the stand-in for srun ({pid}) is still there");
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

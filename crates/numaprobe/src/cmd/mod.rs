@@ -8,7 +8,6 @@ pub mod c2c_locks;
 pub mod check;
 pub mod diff;
 pub mod fleet;
-pub mod fleet_frame;
 pub mod fleet_node;
 pub mod fleet_slurm;
 pub mod generate;

@@ -12,6 +12,7 @@
 
 pub mod robust;
 pub mod signature;
+pub mod stream;
 
 use crate::model::fleet::{FleetNode, FleetReport, MetricStats, NodeStatus, Outlier, OutlierRule};
 use crate::model::ranking::Better;

@@ -35,7 +35,7 @@ use crate::model::study::StudyReport;
 use crate::model::sweep::SweepResult;
 use crate::topology::Topology;
 
-pub use page::escape;
+pub use page::{escape, CSP};
 
 /// One value read from a file of the folder, with the file's name so the
 /// page can say where each figure comes from.

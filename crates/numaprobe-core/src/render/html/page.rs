@@ -81,6 +81,10 @@ footer { color: #5b6475; font-size: 12px; padding: 0 24px 24px; }
 @media print { nav { display: none; } .scroll { max-height: none; overflow: visible; } }
 "#;
 
+/// No script, no outside resource: said to the browser too. Every page
+/// numaprobe writes carries it (report.html, fleet.html).
+pub const CSP: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\" />\n";
+
 /// The page around the sections' bodies (in [`SECTIONS`] order).
 pub fn page(input: &ReportInput, bodies: &[String]) -> String {
     let title = if input.title.is_empty() {
@@ -94,8 +98,7 @@ pub fn page(input: &ReportInput, bodies: &[String]) -> String {
     );
     s.push_str("<meta charset=\"utf-8\" />\n");
     s.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n");
-    // No script, no outside resource: say so to the browser too.
-    s.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\" />\n");
+    s.push_str(CSP);
     s.push_str(&format!("<title>{}</title>\n", escape(&title)));
     s.push_str("<style>");
     s.push_str(CSS);
