@@ -78,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let folder = match args.gather {
         Gather::Shared => Ok(args.dir.join(&node)),
-        Gather::Stream => scratch_folder(&args.dir),
+        Gather::Stream => scratch_folder(&args.dir, &node),
     };
     let mut out = std::io::stdout().lock();
     if args.gather == Gather::Stream {
@@ -124,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// unpredictable name, mode 0700 (mkdtemp(3)), in `parent` (the node's
 /// /tmp): a folder someone prepared there is never taken for it, so nothing
 /// foreign is sent back as part of the report.
-fn scratch_folder(parent: &Path) -> std::io::Result<PathBuf> {
+fn scratch_folder(parent: &Path, node: &str) -> std::io::Result<PathBuf> {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let job: String = std::env::var("SLURM_JOB_ID")
         .unwrap_or_default()
@@ -132,7 +132,8 @@ fn scratch_folder(parent: &Path) -> std::io::Result<PathBuf> {
         .filter(char::is_ascii_digit)
         .take(20)
         .collect();
-    let template = parent.join(format!("numaprobe-fleet-{job}-XXXXXX"));
+    // The job and node (a checked host name) tell a person whose it is.
+    let template = parent.join(format!("numaprobe-fleet-{job}-{node}-XXXXXX"));
     let mut bytes = std::ffi::CString::new(template.as_os_str().as_bytes())?.into_bytes_with_nul();
     // SAFETY: `bytes` is a NUL-terminated template ending in XXXXXX, which
     // mkdtemp rewrites in place.
@@ -269,9 +270,9 @@ mod tests {
         let parent = std::env::temp_dir().join(format!("np-scratch-{}", std::process::id()));
         std::fs::create_dir_all(&parent).unwrap();
         // A folder someone prepared under a name they guessed.
-        std::fs::create_dir_all(parent.join("numaprobe-fleet-nojob-np1-1")).unwrap();
-        let a = scratch_folder(&parent).unwrap();
-        let b = scratch_folder(&parent).unwrap();
+        std::fs::create_dir_all(parent.join("numaprobe-fleet--np1-1")).unwrap();
+        let a = scratch_folder(&parent, "np1").unwrap();
+        let b = scratch_folder(&parent, "np1").unwrap();
         assert_ne!(a, b);
         for d in [&a, &b] {
             let m = std::fs::symlink_metadata(d).unwrap();
@@ -279,8 +280,14 @@ mod tests {
             assert_eq!(m.permissions().mode() & 0o777, 0o700, "{}", d.display());
             assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
             assert!(d.starts_with(&parent));
+            // Whose it is shows in its name (scripts/slurm-test finds a node's run so).
+            let name = d.file_name().unwrap().to_str().unwrap();
+            assert!(
+                name.starts_with("numaprobe-fleet-") && name.contains("-np1-"),
+                "{name}"
+            );
         }
-        assert!(scratch_folder(&parent.join("missing")).is_err());
+        assert!(scratch_folder(&parent.join("missing"), "np1").is_err());
         std::fs::remove_dir_all(&parent).unwrap();
     }
 }
