@@ -25,6 +25,7 @@ pub mod run;
 pub mod study;
 pub mod topo;
 pub mod tune;
+mod tune_group;
 mod tune_run;
 
 use crate::cli::{Cli, Command, OutputArgs};

@@ -27,8 +27,11 @@ says whether the gap to the next one is beyond noise (exact Mann-Whitney test, p
 needs at least 4 runs each). While the program runs, /proc/PID/numa_maps is sampled to show where \
 its memory is.\n\n\
 CMD's stdout is discarded and its stderr kept for failure reports. A candidate under which CMD \
-fails is reported with its exit status and stderr, never ranked. Ctrl-C ranks the rounds \
-finished so far (complete: false, exit 130).\n\n\
+fails is reported with its exit status and stderr, never ranked. Each run leads a process group \
+of its own: --timeout, or Ctrl-C, ends the whole group (SIGTERM, then SIGKILL 2 s later), and \
+what a run left in its group when it ended is ended too; a descendant that left the group (a \
+daemon) is named in the notes and on stderr. A run past --timeout is a failure of its candidate. \
+Ctrl-C ranks the rounds finished so far (complete: false, exit 130).\n\n\
 Examples:\n  numaprobe tune -- ./stream\n  numaprobe tune --threads 8 --runs 7 -- ./app --size 4G\n  \
 OMP_NUM_THREADS=4 numaprobe tune --format json -o tune.json -- ./app"
 )]
@@ -39,6 +42,9 @@ pub struct Args {
     /// Rounds: each candidate runs this many times, interleaved with the others
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub runs: usize,
+    /// Time limit of one run (e.g. 30s, 5m): its whole process group is ended past it. Default: none
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
     #[command(flatten)]
     pub out: OutputArgs,
     /// The program and its arguments, after `--`
@@ -103,6 +109,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "--runs 0: at least one round is needed (e.g. --runs 5)",
         ));
     }
+    let timeout = match &args.timeout {
+        None => None,
+        Some(t) => Some(
+            numaprobe_core::units::parse_duration(t)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    usage(format!(
+                        "--timeout '{}': not a positive duration (valid: e.g. 30s, 5m, 1.5h)",
+                        t.chars().take(200).collect::<String>()
+                    ))
+                })?,
+        ),
+    };
     let program = resolve(&args.command[0])?;
     let topo = super::topo::read_topology(Path::new("/"))?;
     let allowed = topo.cpus.iter().filter(|c| c.allowed && c.online).count();
@@ -124,6 +144,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let sink = args.out.sink();
     let mut outcomes = vec![Outcome::default(); plan.candidates.len()];
     let mut rounds_completed = 0;
+    // What runs left behind, in words, for the report's notes.
+    let mut strays: Vec<String> = Vec::new();
     let progress = stderr_is_terminal();
     let total = plan.candidates.len();
     'rounds: for round in 0..args.runs {
@@ -144,8 +166,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     cand.label
                 );
             }
-            match tune_run::run_once(&program, &args.command[1..], cand, round) {
+            let (ended, left) =
+                tune_run::run_once(&program, &args.command[1..], cand, round, timeout);
+            for note in stray_notes(&cand.label, round, &left) {
+                if progress {
+                    eprint!("\r\x1b[K");
+                }
+                eprintln!("numaprobe: warning: {note}");
+                strays.push(note);
+            }
+            match ended {
                 Ended::Stopped => break 'rounds,
+                Ended::TimedOut { stderr_tail } => {
+                    outcomes[i].failure = Some(Failure {
+                        round,
+                        status: format!(
+                            "timed out after {} (--timeout): its process group was ended",
+                            args.timeout.as_deref().unwrap_or_default()
+                        ),
+                        stderr_tail,
+                    });
+                }
                 Ended::NotStarted(why) => {
                     outcomes[i].failure = Some(Failure {
                         round,
@@ -176,6 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 rounds_completed,
                 &threads_from,
                 false,
+                &strays,
             );
             sink.write(&render_as(format, &rep))?;
         }
@@ -191,6 +233,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         rounds_completed,
         &threads_from,
         complete,
+        &strays,
     );
     sink.write(&render_as(format, &rep))?;
     // No winner among candidates that ran is a verdict, not a failure.
@@ -210,8 +253,9 @@ fn build(
     rounds_completed: usize,
     threads_from: &str,
     complete: bool,
+    strays: &[String],
 ) -> TuneReport {
-    tune::report(
+    let mut rep = tune::report(
         plan,
         outcomes,
         Meta {
@@ -221,7 +265,29 @@ fn build(
             rounds_completed,
             complete,
         },
-    )
+    );
+    rep.notes.extend(strays.iter().cloned());
+    rep
+}
+
+/// What one run left behind, as notes (none when it left nothing).
+fn stray_notes(label: &str, round: usize, left: &tune_run::Strays) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !left.ended.is_empty() {
+        notes.push(format!(
+            "{label}, round {}: ended what the program left running in its process group: {}",
+            round + 1,
+            left.ended.join(", ")
+        ));
+    }
+    if !left.running.is_empty() {
+        notes.push(format!(
+            "{label}, round {}: left running outside its process group (a daemon numaprobe does not end): {}",
+            round + 1,
+            left.running.join(", ")
+        ));
+    }
+    notes
 }
 
 fn render_as(format: Format, rep: &TuneReport) -> String {

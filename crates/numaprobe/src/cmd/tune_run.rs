@@ -4,9 +4,12 @@
 //! so the child only makes two syscalls; OpenMP variables go into its
 //! environment. While it runs, `/proc/PID/numa_maps` is sampled at growing
 //! intervals (10 ms, 20 ms, 40 ms, ... up to 1 s), so a short program gets a
-//! few samples and a long one is not disturbed often. A stop request
-//! (Ctrl-C) is forwarded to the child as SIGINT.
+//! few samples and a long one is not disturbed often. The child leads a
+//! process group of its own (`tune_group`): a stop request (Ctrl-C) or the
+//! run's time limit ends the whole group, and whatever the program left
+//! behind in it when it ended is ended too, so no run disturbs the next.
 
+use super::tune_group::{Group, GRACE};
 use numaprobe_core::experiments::tune::Planned;
 use numaprobe_core::model::tune::Run;
 use numaprobe_core::placement::numa_maps::{self, NumaMaps};
@@ -30,10 +33,22 @@ const MAX_SAMPLE_GAP: Duration = Duration::from_secs(1);
 pub enum Ended {
     /// It ran to its end (successfully or not).
     Ran { run: Run, stderr_tail: String },
+    /// It outlived its time limit and its group was ended.
+    TimedOut { stderr_tail: String },
     /// It could not be started (the pre-exec placement or exec failed).
     NotStarted(String),
     /// A stop request ended it: the run is not counted.
     Stopped,
+}
+
+/// Processes a run left behind, named `pid (command)`.
+#[derive(Debug, Default)]
+pub struct Strays {
+    /// Still in the run's group when its program ended: ended by numaprobe.
+    pub ended: Vec<String>,
+    /// Descendants alive outside the group (daemons), or not ended even by
+    /// SIGKILL: left running.
+    pub running: Vec<String>,
 }
 
 /// The kernel's CPU set for `cpus`; None when a CPU is beyond `cpu_set_t`.
@@ -51,13 +66,25 @@ pub fn cpu_set(cpus: &[u32]) -> Option<libc::cpu_set_t> {
     Some(set)
 }
 
-pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -> Ended {
+/// Run the program once under `cand`, ended with its group after
+/// `timeout` (when given) or on a stop request.
+pub fn run_once(
+    program: &Path,
+    args: &[String],
+    cand: &Planned,
+    round: usize,
+    timeout: Option<Duration>,
+) -> (Ended, Strays) {
+    let none = Strays::default();
     let Some(set) = cpu_set(&cand.cpus) else {
-        return Ended::NotStarted("a CPU number is beyond what sched_setaffinity takes".into());
+        return (
+            Ended::NotStarted("a CPU number is beyond what sched_setaffinity takes".into()),
+            none,
+        );
     };
     let policy = match cand.task_policy() {
         Ok(p) => p,
-        Err(e) => return Ended::NotStarted(format!("memory policy: {e}")),
+        Err(e) => return (Ended::NotStarted(format!("memory policy: {e}")), none),
     };
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -70,6 +97,8 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
     for k in &cand.env_remove {
         cmd.env_remove(k);
     }
+    // A group of its own: what it forks can be ended together.
+    cmd.process_group(0);
     // SAFETY: the hook runs in the forked child before exec; it only makes
     // two syscalls on data prepared above (no allocation, no locks).
     unsafe {
@@ -83,9 +112,10 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
     let start = Instant::now();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return Ended::NotStarted(format!("could not start: {e}")),
+        Err(e) => return (Ended::NotStarted(format!("could not start: {e}")), none),
     };
     let pid = child.id();
+    let mut group = Group::new(pid);
     let mut stderr = child.stderr.take().expect("stderr is piped");
     let (err_tx, err_rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -113,7 +143,9 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
     let mut last: Option<NumaMaps> = None;
     let mut peak: Option<NumaMaps> = None;
     let mut samples = 0;
-    let mut forwarded = false;
+    // When the group was sent SIGTERM, and whether SIGKILL followed.
+    let mut ending: Option<(Instant, bool)> = None;
+    let mut timed_out = false;
     let (status, end) = loop {
         let now = Instant::now();
         let wait = next_sample
@@ -122,15 +154,26 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
         match rx.recv_timeout(wait) {
             Ok(done) => break done,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Ended::NotStarted("lost track of the child".into())
+                group.signal(libc::SIGKILL);
+                return (Ended::NotStarted("lost track of the child".into()), none);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-        if numaprobe_core::cancel::requested() && !forwarded {
-            // SAFETY: the waiter has not reaped the child (it would have
-            // sent), so `pid` is still ours.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
-            forwarded = true;
+        let stop = numaprobe_core::cancel::requested();
+        let over = timeout.is_some_and(|t| start.elapsed() >= t);
+        match ending {
+            None if stop || over => {
+                timed_out = !stop;
+                // Note who is there before they scatter.
+                group.observe();
+                group.signal(libc::SIGTERM);
+                ending = Some((Instant::now(), false));
+            }
+            Some((at, false)) if at.elapsed() >= GRACE => {
+                group.signal(libc::SIGKILL);
+                ending = Some((at, true));
+            }
+            _ => {}
         }
         if Instant::now() >= next_sample {
             if let Some(m) = numa_maps::read(pid) {
@@ -143,25 +186,33 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
                 }
                 last = Some(m);
             }
+            group.observe();
             gap = (gap * 2).min(MAX_SAMPLE_GAP);
             next_sample = Instant::now() + gap;
         }
     };
     let _ = waiter.join();
+    let strays = Strays {
+        ended: group.end_leftovers(),
+        running: group.survivors(),
+    };
     // A grandchild that outlives the program may hold the pipe open: give
     // the reader a moment, then go on without it (it ends with the pipe).
     let kept = err_rx.recv_timeout(STDERR_GRACE).unwrap_or_default();
-    if forwarded || numaprobe_core::cancel::requested() {
-        return Ended::Stopped;
-    }
-    let status = match status {
-        Ok(s) => s,
-        Err(e) => return Ended::NotStarted(format!("wait failed: {e}")),
-    };
     let text = String::from_utf8_lossy(&kept);
     let lines: Vec<&str> = text.lines().collect();
     let stderr_tail = lines[lines.len().saturating_sub(STDERR_LINES)..].join("\n");
-    Ended::Ran {
+    if timed_out {
+        return (Ended::TimedOut { stderr_tail }, strays);
+    }
+    if ending.is_some() || numaprobe_core::cancel::requested() {
+        return (Ended::Stopped, strays);
+    }
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => return (Ended::NotStarted(format!("wait failed: {e}")), strays),
+    };
+    let ended = Ended::Ran {
         run: Run {
             round,
             wall_s: end.duration_since(start).as_secs_f64(),
@@ -173,7 +224,8 @@ pub fn run_once(program: &Path, args: &[String], cand: &Planned, round: usize) -
             memory_samples: samples,
         },
         stderr_tail,
-    }
+    };
+    (ended, strays)
 }
 
 /// `exit status 3` or `killed by signal 11 (SIGSEGV)`.
