@@ -50,7 +50,11 @@ pub fn parse_ranges(s: &str) -> Result<Vec<u32>, String> {
             }
         };
         if a > b {
-            return Err(format!("reversed range `{part}` in list `{}`", shorten(s)));
+            return Err(format!(
+                "reversed range `{}` in list `{}`",
+                element(part),
+                shorten(s)
+            ));
         }
         ranges.push((a, b));
     }
@@ -71,14 +75,16 @@ fn parse_id(t: &str, whole: &str) -> Result<u32, String> {
     let t = t.trim();
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
-            "`{t}` is not a number in list `{}`",
+            "`{}` is not a number in list `{}`",
+            element(t),
             shorten(whole)
         ));
     }
     match t.parse::<u32>() {
         Ok(v) if v < MAX_ID => Ok(v),
         _ => Err(format!(
-            "`{t}` is out of range in list `{}`",
+            "`{}` is out of range in list `{}`",
+            element(t),
             shorten(whole)
         )),
     }
@@ -104,10 +110,15 @@ pub fn parse_mask(s: &str) -> Result<Vec<u32>, String> {
             continue;
         }
         if w.len() > 8 {
-            return Err(format!("mask word `{w}` is longer than 32 bits"));
+            return Err(format!("mask word `{}` is longer than 32 bits", element(w)));
         }
-        let v = u32::from_str_radix(w, 16)
-            .map_err(|_| format!("`{w}` is not a hexadecimal mask word in `{}`", shorten(s)))?;
+        let v = u32::from_str_radix(w, 16).map_err(|_| {
+            format!(
+                "`{}` is not a hexadecimal mask word in `{}`",
+                element(w),
+                shorten(s)
+            )
+        })?;
         for bit in 0..32 {
             if v & (1 << bit) != 0 {
                 out.push(k as u32 * 32 + bit);
@@ -118,12 +129,29 @@ pub fn parse_mask(s: &str) -> Result<Vec<u32>, String> {
     Ok(out)
 }
 
+/// A whole list as an error quotes it: at most 60 characters, control
+/// characters escaped (`\n`, `\0`), so a damaged file's error stays one line.
 fn shorten(s: &str) -> String {
-    const MAX: usize = 60;
-    if s.chars().count() <= MAX {
-        s.to_string()
+    quote(s, 60)
+}
+
+/// One element as an error quotes it: whole up to 200 characters, escaped.
+fn element(s: &str) -> String {
+    quote(s, 200)
+}
+
+fn quote(s: &str, max: usize) -> String {
+    let escape = |c: char| -> String {
+        if c.is_control() {
+            c.escape_debug().to_string()
+        } else {
+            c.to_string()
+        }
+    };
+    let head: String = s.chars().take(max).map(escape).collect();
+    if s.chars().count() <= max {
+        head
     } else {
-        let head: String = s.chars().take(MAX).collect();
         format!("{head}...")
     }
 }
@@ -211,6 +239,16 @@ mod tests {
         );
         assert_eq!(parse_list("\n").unwrap(), Vec::<u32>::new());
         assert_eq!(parse_list("5").unwrap(), vec![5]);
+    }
+
+    #[test]
+    fn an_error_quotes_control_characters_escaped_on_one_line() {
+        // Found by the `attributes` fuzz target: a NUL or newline inside a
+        // damaged sysfs file made a multi-line error.
+        let e = parse_list("0-1\n\0,\n3").unwrap_err();
+        assert_eq!(e, "`1\\n\\0` is not a number in list `0-1\\n\\0,\\n3`");
+        let e = parse_mask("00\n0f,zz").unwrap_err();
+        assert!(!e.contains('\n') && e.contains("00\\n0f"), "{e}");
     }
 
     #[test]
