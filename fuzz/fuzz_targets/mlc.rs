@@ -1,0 +1,5 @@
+//! Fuzz target `mlc`: the bytes go to [`numaprobe_fuzz::mlc_text`], the entry
+//! the corpus replay test calls too.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| numaprobe_fuzz::mlc_text(data));
