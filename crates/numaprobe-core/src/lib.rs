@@ -28,6 +28,7 @@
 pub mod analysis;
 pub mod cancel;
 pub mod experiments;
+pub mod fault;
 pub mod job;
 pub mod kernels;
 pub mod model;

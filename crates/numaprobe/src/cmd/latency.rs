@@ -150,15 +150,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// The environment variable that makes one cell find its memory node full
-/// (`NUMAPROBE_FAULT_FULL_CELL=<0-based cell index>`): fault injection for
-/// the tests of failed cells, which a one-node machine cannot provoke for
-/// one cell and not for the others. Without it the gauge is the live
-/// machine's.
-const FAULT_FULL_CELL: &str = "NUMAPROBE_FAULT_FULL_CELL";
-
-/// The live machine's memory figures, except for the cell named by
-/// [`FAULT_FULL_CELL`].
+/// The live machine's memory figures, except for the cell the test-only
+/// fault switch names (`numaprobe_core::fault::full_cell`: a one-node
+/// machine cannot make one cell fail and not the others).
 pub(super) struct Gauge {
     live: LiveGauge,
     full_cell: Option<usize>,
@@ -174,14 +168,7 @@ impl MemoryGauge for Gauge {
 }
 
 pub(super) fn gauge() -> anyhow::Result<Gauge> {
-    let full_cell = match std::env::var(FAULT_FULL_CELL) {
-        Ok(v) => Some(v.trim().parse::<usize>().map_err(|_| {
-            usage(format!(
-                "{FAULT_FULL_CELL}: invalid value '{v}' (valid: a 0-based cell index)"
-            ))
-        })?),
-        Err(_) => None,
-    };
+    let full_cell = numaprobe_core::fault::full_cell().map_err(usage)?;
     Ok(Gauge {
         live: LiveGauge(LiveSystem::read().context("reading the live machine")?),
         full_cell,
