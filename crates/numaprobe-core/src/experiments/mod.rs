@@ -34,7 +34,7 @@ pub mod tune;
 use crate::kernels::chase::ChaseError;
 use crate::kernels::VectorWidth;
 use crate::model::matrix::MatrixResult;
-use crate::placement::{LiveSystem, PageKind, PlacementError};
+use crate::placement::{FootprintLimit, LiveSystem, PageKind, PlacementError};
 use crate::stats::StopRule;
 use crate::topology::Topology;
 use crate::units::{format_list, format_size};
@@ -172,24 +172,28 @@ pub fn resolve_nodes(
 }
 
 /// Default buffer size: max(256 MiB, 8 x LLC) — well above every cache so
-/// the figure is memory, not cache (seed 004 used 32 MiB-1 GiB and saw no
-/// difference above the cache) — but never more than half of the smallest
-/// allocatable memory among `mem_nodes` ([`LiveSystem::allocatable_bytes`]:
-/// above the kernel's watermarks), rounded down to 2 MiB, so the default
-/// cannot push a node into reclaim.
+/// the figure is memory, not cache (McCalpin's remote-latency measurements
+/// used 32 MiB-1 GiB and saw no difference above the cache) — but never more
+/// than half of the smallest allocatable memory among `mem_nodes`
+/// ([`LiveSystem::allocatable_bytes`]: above the kernel's watermarks),
+/// rounded down to 2 MiB, so the default cannot push a node into reclaim;
+/// and one buffer per memory node, all alive at once, within the run's
+/// footprint limit ([`FootprintLimit`]).
 pub fn default_size(topo: &Topology, live: &LiveSystem, mem_nodes: &[u32]) -> u64 {
-    default_size_times_llc(topo, live, mem_nodes, 8)
+    default_size_times_llc(topo, live, mem_nodes, 8, mem_nodes.len())
 }
 
 /// max(256 MiB, `llc_factor` x the last-level cache), capped like
-/// [`default_size`]. A chase needs many times the LLC to defeat it; a
-/// sequential stream needs only to exceed it, so `policy` takes 2 and stays
-/// quick on machines whose LLC is hundreds of MiB.
+/// [`default_size`] for `buffers` of that size alive at once. A chase needs
+/// many times the LLC to defeat it; a sequential stream needs only to
+/// exceed it, so `policy` takes 2 and stays quick on machines whose LLC is
+/// hundreds of MiB.
 pub fn default_size_times_llc(
     topo: &Topology,
     live: &LiveSystem,
     mem_nodes: &[u32],
     llc_factor: u64,
+    buffers: usize,
 ) -> u64 {
     let want = (256u64 << 20).max(llc_factor * topo.llc_bytes().unwrap_or(0));
     let free = mem_nodes
@@ -197,7 +201,8 @@ pub fn default_size_times_llc(
         .filter_map(|&n| live.allocatable_bytes(n).ok())
         .min()
         .unwrap_or(want * 2);
-    want.min(half_in_2mib(free).max(MIN_REDUCED))
+    let by_node = want.min(half_in_2mib(free).max(MIN_REDUCED));
+    FootprintLimit::live(live).per_buffer(by_node, buffers)
 }
 
 /// Half of `bytes`, rounded down to 2 MiB (whole THP pages).
@@ -464,13 +469,31 @@ mod tests {
     }
 
     #[test]
+    fn buffers_alive_at_once_share_the_footprint_limit() {
+        let t = testing::live_topology();
+        let live = LiveSystem::read().unwrap();
+        let limit = FootprintLimit::live(&live).limit_bytes;
+        for buffers in [1usize, 4, 64] {
+            let s = default_size_times_llc(&t, &live, &[0], 8, buffers);
+            assert!(
+                s * buffers as u64 <= limit.max(2 << 20) || s == 2 << 20,
+                "{buffers} x {s} B over the limit of {limit} B"
+            );
+        }
+        let one = default_size_times_llc(&t, &live, &[0], 8, 1);
+        let many = default_size_times_llc(&t, &live, &[0], 8, 64);
+        assert!(many <= one);
+    }
+
+    #[test]
     fn a_smaller_llc_factor_never_asks_for_more_and_keeps_the_floor() {
         let t = testing::live_topology();
         let live = LiveSystem::read().unwrap();
         let eight = default_size(&t, &live, &[0]);
-        let two = default_size_times_llc(&t, &live, &[0], 2);
+        let two = default_size_times_llc(&t, &live, &[0], 2, 1);
         assert!(two <= eight, "2 x LLC {two} > 8 x LLC {eight}");
-        let cap = live.allocatable_bytes(0).unwrap() / 2;
+        let cap =
+            (live.allocatable_bytes(0).unwrap() / 2).min(FootprintLimit::live(&live).limit_bytes);
         assert!(two >= (256 << 20).min(cap / (2 << 20) * (2 << 20)));
         if let Some(llc) = t.llc_bytes() {
             if 2 * llc > 256 << 20 && 2 * llc < cap {

@@ -42,6 +42,10 @@ pub struct Provenance {
     /// False when the document holds a partial result (still running, or
     /// stopped by a signal).
     pub complete: bool,
+    /// The ceiling on the buffers the run held at once and what set it
+    /// (node memory, memory cgroup); absent when nothing was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<crate::placement::FootprintLimit>,
 }
 
 /// What does not change during the process.
@@ -119,6 +123,7 @@ pub fn now(complete: bool) -> Provenance {
         end: rfc3339(SystemTime::now()),
         budget: budget_slot().lock().ok().and_then(|b| b.clone()),
         complete,
+        footprint: crate::placement::footprint::last(),
     }
 }
 

@@ -32,6 +32,7 @@
 //! below `/`, not below a `--sysfs-root` dump.
 
 mod buffer;
+pub mod footprint;
 mod ledger;
 mod live;
 pub mod memory;
@@ -41,6 +42,7 @@ mod pin;
 mod spec;
 
 pub use buffer::{NodeBuffer, PlacementCheck, PLACEMENT_THRESHOLD};
+pub use footprint::FootprintLimit;
 pub use ledger::MemoryLedger;
 pub use live::LiveSystem;
 pub use memory::{footprint, NodeMemory};

@@ -9,11 +9,20 @@
 //! folder holds the sets: `cpuset.cpus.effective` / `cpuset.mems.effective` on
 //! v2, `[cpuset.]cpus` / `[cpuset.]mems` on v1. `sched_getaffinity` is asked
 //! only when the root is `/`: on a dump it would describe the wrong machine.
+//!
+//! The memory controller is found the same way ([`memory_limit`]): its
+//! limit and usage (`memory.max` and `memory.current` on v2,
+//! `memory.limit_in_bytes` and `memory.usage_in_bytes` on v1) in the
+//! process's cgroup and every ancestor up to the mount, since a parent's
+//! limit binds its children too (Slurm's ConstrainRAMSpace sets it on the
+//! job's folder, a container runtime on the container's).
 
 use super::cpulist::parse_list;
 use super::sysfs::{Fs, TopologyError};
 use super::Allowed;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+use std::path::Path;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Hierarchy {
@@ -109,10 +118,10 @@ fn find_cpuset_files(
     let Some(mounts) = fs.read_opt("proc/mounts")? else {
         return Ok(None);
     };
-    let Some(h) = find_hierarchy(fs, &mounts)? else {
+    let Some(h) = find_hierarchy(fs, &mounts, "cpuset")? else {
         return Ok(None);
     };
-    let path = match cgroup_path(fs, &h)? {
+    let path = match cgroup_path(fs, &h, "cpuset")? {
         Some(p) => p,
         None => {
             warnings.push(
@@ -147,7 +156,12 @@ fn find_cpuset_files(
     Ok(Some((cpus, mems, label)))
 }
 
-fn find_hierarchy(fs: &Fs, mounts: &str) -> Result<Option<Hierarchy>, TopologyError> {
+/// The mount of the hierarchy that holds `controller` (`cpuset`, `memory`).
+fn find_hierarchy(
+    fs: &Fs,
+    mounts: &str,
+    controller: &str,
+) -> Result<Option<Hierarchy>, TopologyError> {
     for line in mounts.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() < 4 {
@@ -157,14 +171,14 @@ fn find_hierarchy(fs: &Fs, mounts: &str) -> Result<Option<Hierarchy>, TopologyEr
         let opts: Vec<&str> = f[3].split(',').collect();
         match f[2] {
             "cgroup2" => {
-                // A cgroup2 mount without the cpuset controller restricts
-                // nothing (v1 may hold the cpuset controller instead).
+                // A cgroup2 mount without the controller restricts
+                // nothing (v1 may hold the controller instead).
                 let ctrl = fs.read_opt(&join_rel(&mnt, "cgroup.controllers"))?;
-                if ctrl.is_some_and(|c| c.split_whitespace().any(|w| w == "cpuset")) {
+                if ctrl.is_some_and(|c| c.split_whitespace().any(|w| w == controller)) {
                     return Ok(Some(Hierarchy::V2(mnt)));
                 }
             }
-            "cgroup" if opts.contains(&"cpuset") => {
+            "cgroup" if opts.contains(&controller) => {
                 let prefix = if opts.contains(&"noprefix") {
                     ""
                 } else {
@@ -172,7 +186,7 @@ fn find_hierarchy(fs: &Fs, mounts: &str) -> Result<Option<Hierarchy>, TopologyEr
                 };
                 return Ok(Some(Hierarchy::V1 { mount: mnt, prefix }));
             }
-            "cpuset" => {
+            "cpuset" if controller == "cpuset" => {
                 return Ok(Some(Hierarchy::V1 {
                     mount: mnt,
                     prefix: "",
@@ -184,8 +198,8 @@ fn find_hierarchy(fs: &Fs, mounts: &str) -> Result<Option<Hierarchy>, TopologyEr
     Ok(None)
 }
 
-/// The process's cgroup path in the hierarchy `h`.
-fn cgroup_path(fs: &Fs, h: &Hierarchy) -> Result<Option<String>, TopologyError> {
+/// The process's cgroup path in the hierarchy `h` of `controller`.
+fn cgroup_path(fs: &Fs, h: &Hierarchy, controller: &str) -> Result<Option<String>, TopologyError> {
     if let Some(text) = fs.read_opt("proc/self/cgroup")? {
         for line in text.lines() {
             let mut parts = line.splitn(3, ':');
@@ -195,17 +209,101 @@ fn cgroup_path(fs: &Fs, h: &Hierarchy) -> Result<Option<String>, TopologyError> 
             };
             let hit = match h {
                 Hierarchy::V2(_) => id == "0" && ctrls.is_empty(),
-                Hierarchy::V1 { .. } => ctrls.split(',').any(|c| c == "cpuset"),
+                Hierarchy::V1 { .. } => ctrls.split(',').any(|c| c == controller),
             };
             if hit {
                 return Ok(Some(path.trim().to_string()));
             }
         }
     }
+    if controller != "cpuset" {
+        return Ok(None);
+    }
     Ok(fs
         .read_opt("proc/self/cpuset")?
         .map(|s| s.trim().to_string())
         .filter(|s| s.starts_with('/')))
+}
+
+/// The memory limit that binds this process: of its memory cgroup and the
+/// ancestors, the one with the least room left.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupMemory {
+    /// 2 for cgroup v2, 1 for the v1 memory controller.
+    pub version: u8,
+    /// The limit's file as the described machine names it, e.g.
+    /// `/sys/fs/cgroup/system.slice/job.scope/memory.max`.
+    pub path: String,
+    pub limit_bytes: u64,
+    /// What the group (all its processes and their page cache) holds now.
+    pub usage_bytes: u64,
+}
+
+impl CgroupMemory {
+    /// Bytes the group can still take before its limit: reclaim of its own
+    /// page cache, then the OOM killer, happen past it.
+    pub fn headroom(&self) -> u64 {
+        self.limit_bytes.saturating_sub(self.usage_bytes)
+    }
+}
+
+/// v1 writes "no limit" as the largest page-aligned counter (about 2^63);
+/// anything past 2^60 bytes is no limit on any machine.
+const NO_LIMIT: u64 = 1 << 60;
+
+/// The memory cgroup limit of the process described below `root` (`/` on
+/// the live machine), or None when no memory controller limits it. Files
+/// that are missing or unparsable count as no limit at their level.
+pub fn memory_limit(root: &Path) -> Result<Option<CgroupMemory>, TopologyError> {
+    let fs = Fs::new(root);
+    let Some(mounts) = fs.read_opt("proc/mounts")? else {
+        return Ok(None);
+    };
+    let Some(h) = find_hierarchy(&fs, &mounts, "memory")? else {
+        return Ok(None);
+    };
+    let Some(path) = cgroup_path(&fs, &h, "memory")? else {
+        return Ok(None);
+    };
+    let (mount, version, max_name, cur_name) = match &h {
+        Hierarchy::V2(m) => (m.clone(), 2, "memory.max", "memory.current"),
+        Hierarchy::V1 { mount, .. } => (
+            mount.clone(),
+            1,
+            "memory.limit_in_bytes",
+            "memory.usage_in_bytes",
+        ),
+    };
+    let number = |rel: &str| -> Result<Option<u64>, TopologyError> {
+        Ok(fs.read_opt(rel)?.and_then(|t| t.trim().parse::<u64>().ok()))
+    };
+    let mount_rel = mount.trim_matches('/').to_string();
+    let mut dir = join_rel(&mount, &path);
+    let mut best: Option<CgroupMemory> = None;
+    loop {
+        let max_rel = join_rel(&dir, max_name);
+        // `max` (v2's "no limit") does not parse and is skipped.
+        if let (Some(limit), Some(usage)) = (number(&max_rel)?, number(&join_rel(&dir, cur_name))?)
+        {
+            let here = CgroupMemory {
+                version,
+                path: format!("/{max_rel}"),
+                limit_bytes: limit,
+                usage_bytes: usage,
+            };
+            if limit < NO_LIMIT && best.as_ref().is_none_or(|b| here.headroom() < b.headroom()) {
+                best = Some(here);
+            }
+        }
+        if dir.len() <= mount_rel.len() || !dir.starts_with(&mount_rel) {
+            break;
+        }
+        match dir.rfind('/') {
+            Some(i) if i >= mount_rel.len() => dir.truncate(i),
+            _ => dir = mount_rel.clone(),
+        }
+    }
+    Ok(best)
 }
 
 /// The file `name` in `dir` or, failing that, in the nearest ancestor up to
@@ -305,6 +403,124 @@ mod tests {
         assert_eq!(join_rel("/sys/fs/cgroup", "/a/b"), "sys/fs/cgroup/a/b");
         assert_eq!(join_rel("/dev/cpuset", "/"), "dev/cpuset");
         assert_eq!(unescape_mount("/mnt/a\\040b"), "/mnt/a b");
+    }
+
+    /// A root folder removed when dropped.
+    struct Root(std::path::PathBuf);
+
+    impl Root {
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Root {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// A root holding `files` (relative path, text), unique per call.
+    fn root_with(files: &[(&str, &str)]) -> Root {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let d = std::env::temp_dir().join(format!("numaprobe-cgmem-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        for (rel, text) in files {
+            let p = d.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        Root(d)
+    }
+
+    const V2_MOUNTS: &str = "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n";
+
+    #[test]
+    fn v2_limit_is_the_tightest_of_the_group_and_its_ancestors() {
+        let d = root_with(&[
+            ("proc/mounts", V2_MOUNTS),
+            ("proc/self/cgroup", "0::/slurm/job_7/step_0\n"),
+            ("sys/fs/cgroup/cgroup.controllers", "cpuset cpu memory\n"),
+            // The job's folder holds the limit; the step's has none.
+            ("sys/fs/cgroup/slurm/job_7/step_0/memory.max", "max\n"),
+            ("sys/fs/cgroup/slurm/job_7/step_0/memory.current", "1000\n"),
+            ("sys/fs/cgroup/slurm/job_7/memory.max", "2147483648\n"),
+            ("sys/fs/cgroup/slurm/job_7/memory.current", "536870912\n"),
+            // A looser limit higher up does not win.
+            ("sys/fs/cgroup/slurm/memory.max", "68719476736\n"),
+            ("sys/fs/cgroup/slurm/memory.current", "1073741824\n"),
+        ]);
+        let m = memory_limit(d.path()).unwrap().expect("a limit");
+        assert_eq!(m.version, 2);
+        assert_eq!(m.path, "/sys/fs/cgroup/slurm/job_7/memory.max");
+        assert_eq!(m.limit_bytes, 2 << 30);
+        assert_eq!(m.usage_bytes, 512 << 20);
+        assert_eq!(m.headroom(), (2 << 30) - (512 << 20));
+    }
+
+    #[test]
+    fn v2_without_memory_controller_or_limit_is_no_limit() {
+        let no_ctrl = root_with(&[
+            ("proc/mounts", V2_MOUNTS),
+            ("proc/self/cgroup", "0::/a\n"),
+            ("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n"),
+            ("sys/fs/cgroup/a/memory.max", "1048576\n"),
+            ("sys/fs/cgroup/a/memory.current", "0\n"),
+        ]);
+        assert_eq!(memory_limit(no_ctrl.path()).unwrap(), None);
+        let unlimited = root_with(&[
+            ("proc/mounts", V2_MOUNTS),
+            ("proc/self/cgroup", "0::/a\n"),
+            ("sys/fs/cgroup/cgroup.controllers", "memory\n"),
+            ("sys/fs/cgroup/a/memory.max", "max\n"),
+            ("sys/fs/cgroup/a/memory.current", "4096\n"),
+        ]);
+        assert_eq!(memory_limit(unlimited.path()).unwrap(), None);
+        let empty = root_with(&[]);
+        assert_eq!(memory_limit(empty.path()).unwrap(), None);
+    }
+
+    #[test]
+    fn v1_memory_controller_and_its_no_limit_value() {
+        let files = |limit: &'static str| {
+            vec![
+                (
+                    "proc/mounts",
+                    "cgroup /sys/fs/cgroup/cpuset cgroup rw,cpuset 0 0\ncgroup /sys/fs/cgroup/memory cgroup rw,nosuid,memory 0 0\n",
+                ),
+                (
+                    "proc/self/cgroup",
+                    "5:cpuset:/\n4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n",
+                ),
+                ("sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", limit),
+                ("sys/fs/cgroup/memory/docker/abc/memory.usage_in_bytes", "104857600\n"),
+                ("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"),
+                ("sys/fs/cgroup/memory/memory.usage_in_bytes", "5000000000\n"),
+            ]
+        };
+        let d = root_with(&files("268435456\n"));
+        let m = memory_limit(d.path()).unwrap().expect("a limit");
+        assert_eq!(m.version, 1);
+        assert_eq!(
+            m.path,
+            "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes"
+        );
+        assert_eq!(m.headroom(), (256 << 20) - (100 << 20));
+        let none = root_with(&files("9223372036854771712\n"));
+        assert_eq!(memory_limit(none.path()).unwrap(), None);
+    }
+
+    #[test]
+    fn usage_above_the_limit_leaves_no_headroom() {
+        let m = CgroupMemory {
+            version: 2,
+            path: "/x".into(),
+            limit_bytes: 10,
+            usage_bytes: 12,
+        };
+        assert_eq!(m.headroom(), 0);
     }
 
     #[test]

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+pub use cgroup::{memory_limit, CgroupMemory};
 pub use sysfs::{read, TopologyError};
 
 /// One logical processor (a "PU" in hwloc's words).

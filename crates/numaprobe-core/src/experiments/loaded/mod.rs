@@ -252,7 +252,9 @@ fn pair_cpus(
 /// Default bytes per thread: 4 x the LLC spread over all threads (so their
 /// buffers together are far beyond the cache), between 64 MiB and 1 GiB,
 /// and all of them within half of the smallest allocatable memory among
-/// the memory nodes, in 2 MiB steps.
+/// the memory nodes, in 2 MiB steps; the load threads' buffers and the
+/// chase's, alive at once, within the run's footprint limit
+/// ([`FootprintLimit`](crate::placement::FootprintLimit)).
 pub fn default_size(topo: &Topology, live: &LiveSystem, mem_nodes: &[u32], threads: usize) -> u64 {
     let threads = threads.max(1) as u64;
     let want = (4 * topo.llc_bytes().unwrap_or(0) / threads)
@@ -263,8 +265,8 @@ pub fn default_size(topo: &Topology, live: &LiveSystem, mem_nodes: &[u32], threa
         .min()
         .unwrap_or(u64::MAX);
     let cap = free / 2 / threads;
-    let size = want.min(cap) / (2 << 20) * (2 << 20);
-    size.max(2 << 20)
+    let size = (want.min(cap) / (2 << 20) * (2 << 20)).max(2 << 20);
+    crate::placement::FootprintLimit::live(live).per_buffer(size, threads as usize + 1)
 }
 
 /// Resolve defaults and check everything. Nothing is allocated here.

@@ -129,7 +129,10 @@ pub fn plan(topo: &Topology, cfg: &PeakConfig) -> Result<PeakPlan, ExperimentErr
             .iter()
             .zip(&cpus)
             .map(|(&n, c)| {
-                super::default_size_times_llc(topo, &live, &[n], 2) / c.len().max(1) as u64
+                // Every node streams its own memory at once: one node's
+                // total per node within the run's footprint.
+                super::default_size_times_llc(topo, &live, &[n], 2, nodes.len())
+                    / c.len().max(1) as u64
             })
             .min()
             .unwrap_or(0),

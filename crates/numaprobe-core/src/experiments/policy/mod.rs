@@ -283,7 +283,7 @@ pub fn plan(topo: &Topology, cfg: &PolicyConfig) -> Result<PolicyPlan, Experimen
     let width = super::vector_width(cfg.width)?;
     let pages = cfg.pages.unwrap_or(PageKind::Small);
     let size = cfg.size.unwrap_or_else(|| {
-        super::default_size_times_llc(topo, &live, &mem_nodes, POLICY_LLC_FACTOR)
+        super::default_size_times_llc(topo, &live, &mem_nodes, POLICY_LLC_FACTOR, 1)
     });
     let rounds = cfg.rounds.unwrap_or(DEFAULT_ROUNDS);
     if rounds == 0 {

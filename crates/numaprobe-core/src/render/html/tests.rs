@@ -25,6 +25,7 @@ fn provenance(host: &str) -> Provenance {
             seconds: 60.0,
         }),
         complete: true,
+        footprint: None,
     }
 }
 

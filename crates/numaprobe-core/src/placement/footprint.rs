@@ -1,0 +1,231 @@
+//! How many bytes this run may hold at once: the one answer every measuring
+//! command sizes its default buffers from.
+//!
+//! numaprobe runs on shared nodes, beside other people's jobs and inside
+//! their limits. A run's resident memory, every buffer alive at the same
+//! time together, stays within [`NODE_SHARE_PERCENT`] of what the allowed
+//! memory nodes can give now (their allocatable figure, above the kernel's
+//! watermarks: see [`super::memory`]) and within [`CGROUP_SHARE_PERCENT`] of
+//! the room left under the memory cgroup's limit (Slurm's
+//! ConstrainRAMSpace, a container's limit), since past that limit the
+//! kernel reclaims the group's own cache and then kills it. The other half
+//! of the cgroup's room is for the process itself (code, page tables, the
+//! report's files in the page cache, which the group is charged for).
+//!
+//! A command asks [`FootprintLimit::per_buffer`] with how many buffers it
+//! keeps alive at once; an explicit `--size` is the user's word and is not
+//! shrunk here (the node checks still refuse what cannot fit).
+
+use super::LiveSystem;
+use crate::topology::CgroupMemory;
+use crate::units::format_size;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Share of the allowed nodes' allocatable memory a run may hold at once.
+pub const NODE_SHARE_PERCENT: u64 = 12;
+
+/// Share of the room left under the memory cgroup's limit.
+pub const CGROUP_SHARE_PERCENT: u64 = 50;
+
+/// Buffers are sized in whole 2 MiB steps (a transparent huge page), and
+/// never below one: smaller, a chase would measure the cache.
+const STEP: u64 = 2 << 20;
+
+/// What limited the run's footprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limiter {
+    /// The share of the allowed nodes' memory.
+    NodeMemory,
+    /// The share of the memory cgroup's room.
+    Cgroup,
+}
+
+/// The ceiling on all the buffers of a run alive at once, and where it
+/// comes from; the `footprint` object of every document's provenance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FootprintLimit {
+    /// Bytes all buffers alive at once may take together.
+    pub limit_bytes: u64,
+    pub limited_by: Limiter,
+    /// What the allowed memory nodes can give now, summed.
+    pub nodes_allocatable_bytes: u64,
+    pub node_share_percent: u64,
+    /// The memory cgroup's limit, when one applies.
+    pub cgroup: Option<CgroupMemory>,
+    pub cgroup_share_percent: u64,
+}
+
+impl FootprintLimit {
+    /// The limit from the allowed nodes' allocatable total and the cgroup.
+    pub fn from_parts(nodes_allocatable: u64, cgroup: Option<CgroupMemory>) -> Self {
+        let by_nodes = percent_of(nodes_allocatable, NODE_SHARE_PERCENT);
+        let by_cgroup = cgroup
+            .as_ref()
+            .map(|c| percent_of(c.headroom(), CGROUP_SHARE_PERCENT));
+        let (limit_bytes, limited_by) = match by_cgroup {
+            Some(c) if c < by_nodes => (c, Limiter::Cgroup),
+            _ => (by_nodes, Limiter::NodeMemory),
+        };
+        FootprintLimit {
+            limit_bytes,
+            limited_by,
+            nodes_allocatable_bytes: nodes_allocatable,
+            node_share_percent: NODE_SHARE_PERCENT,
+            cgroup,
+            cgroup_share_percent: CGROUP_SHARE_PERCENT,
+        }
+    }
+
+    /// The live machine's limit now: the allowed memory nodes of `live` and
+    /// the process's memory cgroup. Remembered for the documents' provenance
+    /// ([`last`]).
+    pub fn live(live: &LiveSystem) -> Self {
+        Self::read_below(live, Path::new("/"))
+    }
+
+    /// [`Self::live`] with the cgroup files read below `root`.
+    pub fn read_below(live: &LiveSystem, root: &Path) -> Self {
+        let nodes: u64 = live
+            .mems_allowed
+            .iter()
+            .filter_map(|&n| live.allocatable_bytes(n).ok())
+            .sum();
+        // An unreadable cgroup is no limit we can keep; the node share
+        // still bounds the run.
+        let cgroup = crate::topology::memory_limit(root).ok().flatten();
+        let limit = Self::from_parts(nodes, cgroup);
+        if let Ok(mut slot) = LAST.lock() {
+            *slot = Some(limit.clone());
+        }
+        limit
+    }
+
+    /// The size of each of `count` buffers alive at once that would like
+    /// `want` bytes: `want`, or the limit's share for one buffer when that is
+    /// smaller, in 2 MiB steps and never below 2 MiB.
+    pub fn per_buffer(&self, want: u64, count: usize) -> u64 {
+        let share = self.limit_bytes / count.max(1) as u64 / STEP * STEP;
+        want.min(share.max(STEP))
+    }
+
+    /// True when `want` bytes for each of `count` buffers do not fit.
+    pub fn limits(&self, want: u64, count: usize) -> bool {
+        self.per_buffer(want, count) < want
+    }
+
+    /// One sentence for a person: the ceiling and what set it.
+    pub fn statement(&self) -> String {
+        let nodes = format!(
+            "{} % of the {} the allowed memory nodes can give",
+            self.node_share_percent,
+            format_size(self.nodes_allocatable_bytes)
+        );
+        match (&self.cgroup, self.limited_by) {
+            (Some(c), Limiter::Cgroup) => format!(
+                "buffers held at once: at most {}, {} % of the {} left under the memory cgroup's limit ({} of {} used, {}); {nodes} would allow more",
+                format_size(self.limit_bytes),
+                self.cgroup_share_percent,
+                format_size(c.headroom()),
+                format_size(c.usage_bytes),
+                format_size(c.limit_bytes),
+                c.path
+            ),
+            (cg, _) => format!(
+                "buffers held at once: at most {}, {nodes}{}",
+                format_size(self.limit_bytes),
+                match cg {
+                    Some(c) => format!(
+                        " (the memory cgroup leaves {}, {})",
+                        format_size(c.headroom()),
+                        c.path
+                    ),
+                    None => "; no memory cgroup limit".into(),
+                }
+            ),
+        }
+    }
+}
+
+/// `pct` % of `bytes`, rounded down, without overflow.
+fn percent_of(bytes: u64, pct: u64) -> u64 {
+    (u128::from(bytes) * u128::from(pct) / 100) as u64
+}
+
+static LAST: Mutex<Option<FootprintLimit>> = Mutex::new(None);
+
+/// The limit the run's buffers were last sized by, if any was read.
+pub fn last() -> Option<FootprintLimit> {
+    LAST.lock().ok().and_then(|s| s.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+    const GIB: u64 = 1 << 30;
+
+    fn cgroup(limit: u64, usage: u64) -> CgroupMemory {
+        CgroupMemory {
+            version: 2,
+            path: "/sys/fs/cgroup/job/memory.max".into(),
+            limit_bytes: limit,
+            usage_bytes: usage,
+        }
+    }
+
+    #[test]
+    fn the_node_share_limits_without_a_cgroup() {
+        let l = FootprintLimit::from_parts(100 * GIB, None);
+        assert_eq!(l.limit_bytes, 12 * GIB);
+        assert_eq!(l.limited_by, Limiter::NodeMemory);
+        assert!(l.statement().contains("no memory cgroup limit"));
+        assert!(l.statement().contains("12 % of the 100 GiB"));
+    }
+
+    #[test]
+    fn a_tight_cgroup_wins_over_the_nodes() {
+        // Slurm's --mem=2G with 512 MiB already used, on a 100 GiB node.
+        let l = FootprintLimit::from_parts(100 * GIB, Some(cgroup(2 * GIB, 512 * MIB)));
+        assert_eq!(l.limited_by, Limiter::Cgroup);
+        assert_eq!(l.limit_bytes, 768 * MIB);
+        let s = l.statement();
+        assert!(s.contains("memory cgroup's limit"), "{s}");
+        assert!(s.contains("/sys/fs/cgroup/job/memory.max"), "{s}");
+        // A loose cgroup is stated but does not limit.
+        let loose = FootprintLimit::from_parts(GIB, Some(cgroup(64 * GIB, 0)));
+        assert_eq!(loose.limited_by, Limiter::NodeMemory);
+        assert!(loose
+            .statement()
+            .contains("the memory cgroup leaves 64 GiB"));
+    }
+
+    #[test]
+    fn buffers_alive_at_once_share_the_limit_in_2mib_steps() {
+        let l = FootprintLimit::from_parts(100 * GIB, Some(cgroup(GIB, 0)));
+        assert_eq!(l.limit_bytes, 512 * MIB);
+        assert_eq!(l.per_buffer(256 * MIB, 1), 256 * MIB);
+        assert!(!l.limits(256 * MIB, 2));
+        assert_eq!(l.per_buffer(256 * MIB, 2), 256 * MIB);
+        assert_eq!(l.per_buffer(256 * MIB, 3), 170 * MIB);
+        assert!(l.limits(256 * MIB, 3));
+        // Count 0 is read as one buffer, not a division by zero.
+        assert_eq!(l.per_buffer(GIB, 0), 512 * MIB);
+        // Never below one 2 MiB step, even with no room at all.
+        let none = FootprintLimit::from_parts(0, Some(cgroup(GIB, 2 * GIB)));
+        assert_eq!(none.limit_bytes, 0);
+        assert_eq!(none.per_buffer(256 * MIB, 4), 2 * MIB);
+        assert_eq!(none.per_buffer(MIB, 4), MIB);
+    }
+
+    #[test]
+    fn the_live_limit_is_remembered_and_within_the_nodes() {
+        let live = LiveSystem::read().unwrap();
+        let l = FootprintLimit::live(&live);
+        assert!(l.limit_bytes <= l.nodes_allocatable_bytes);
+        assert!(last().is_some());
+    }
+}
