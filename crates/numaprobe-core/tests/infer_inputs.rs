@@ -91,6 +91,50 @@ fn mlc_errors_name_the_line() {
     assert!(e.contains("line 2") && e.contains("no node table"), "{e}");
 }
 
+/// The table as people paste it: the shell command above it, sometimes
+/// MLC's banner, sometimes only the header and rows.
+#[test]
+fn mlc_pasted_with_its_command_line() {
+    let bw = mlc("v3.9-bandwidth-matrix.txt");
+    let table = "\t\tNuma node\nNuma node\t     0\t     1\t\n       0\t101844.7\t33917.2\t\n       1\t34106.3\t102311.9\t\n";
+    for text in [
+        format!("> sudo ./mlc --bandwidth_matrix\n\n{bw}"),
+        format!("user@host:~/mlc/Linux$ sudo ./mlc --bandwidth_matrix\n{table}"),
+        format!("$ mlc --bandwidth_matrix\n\n\n{table}\n$ "),
+        format!("# ./mlc\nBandwidths are in MB/sec (1 MB/sec = 1,000,000 Bytes/sec)\n{table}"),
+    ] {
+        let m = parse(&text, None).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert_eq!((m.unit, m.get(1, 0)), (Unit::MBps, Some(34106.3)), "{text}");
+    }
+
+    // The sequential-access table without its `Measuring` line, then the
+    // random-access one with it: the first is still the one read.
+    let lat = mlc("v3.11-latency-matrix-snc2.txt");
+    let cut = lat
+        .lines()
+        .skip_while(|l| !l.contains("Numa node"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let m = parse(&format!("$ ./mlc --latency_matrix\n{cut}"), None).unwrap();
+    assert_eq!((m.unit, m.get(0, 1)), (Unit::Ns, Some(92.1)));
+
+    // Older versions' `Memory node` / `Socket` header, pasted bare.
+    let old = mlc("v3.6-latency-matrix-socket.txt");
+    let bare = old.lines().skip(5).collect::<Vec<_>>().join("\n");
+    let m = parse(&format!("> ./mlc --latency_matrix\n{bare}"), None).unwrap();
+    assert_eq!(m.get(1, 0), Some(126.8));
+
+    // Nothing says what the bare table holds: the error says how to tell.
+    let e = parse(&format!("$ ./mlc\n{table}"), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 3") && e.contains("--matrix"), "{e}");
+    let m = select(&format!("$ ./mlc\n{table}"), Select::Bandwidth).unwrap();
+    assert_eq!(m.unit, Unit::MBps);
+    let m = parse(&format!("$ ./mlc\n{table}"), Some(Unit::GBps)).unwrap();
+    assert_eq!((m.unit, m.get(0, 0)), (Unit::GBps, Some(101844.7)));
+}
+
 fn result(kind: &str, unit: &str, m: serde_json::Value) -> serde_json::Value {
     serde_json::json!({"schema": "numaprobe/1", "kind": kind, "unit": unit, "cpu_nodes": [0, 1],
         "mem_nodes": [0, 1], "matrix": m, "cells": [], "complete": true, "notes": []})

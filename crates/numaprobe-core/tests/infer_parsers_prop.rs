@@ -241,3 +241,57 @@ fn every_format_round_trips_and_names_a_bad_cell() {
         })
         .unwrap();
 }
+
+/// The same table pasted with a shell prompt and command above it, blank
+/// lines, with or without MLC's banner and its `Measuring ...` line, reads
+/// back to the same numbers and unit.
+#[test]
+fn mlc_tables_pasted_with_prompts_read_the_same() {
+    let prompts = prop_oneof![
+        Just("> sudo ./mlc"),
+        Just("$ mlc"),
+        Just("user@host:~/Linux$ sudo ./mlc"),
+        Just("[root@node01 ~]# /opt/mlc/mlc"),
+        Just("PS C:\\mlc> .\\mlc.exe"),
+    ];
+    let case = (1usize..6).prop_flat_map(move |n| {
+        (
+            prop::collection::vec(prop::collection::vec(1u32..2_000_000, n), n),
+            any::<bool>(),
+            prompts.clone(),
+            0usize..3,
+            any::<bool>(),
+            any::<bool>(),
+        )
+    });
+    runner(600)
+        .run(&case, |(raw, bw, prompt, blanks, banner, opener)| {
+            let v: Vec<Vec<f64>> = raw
+                .iter()
+                .map(|row| row.iter().map(|&x| f64::from(x) / 10.0).collect())
+                .collect();
+            let full = as_mlc(bw, &v);
+            let mut body: Vec<&str> = full.lines().collect();
+            if !banner {
+                body.remove(0);
+            }
+            if !opener {
+                body.retain(|l| !l.starts_with("Measuring") && !l.starts_with("Bandwidths are"));
+            }
+            let flag = if bw {
+                "--bandwidth_matrix"
+            } else {
+                "--latency_matrix"
+            };
+            let text = format!(
+                "{prompt} {flag}\n{}{}\n",
+                "\n".repeat(blanks),
+                body.join("\n")
+            );
+            let m = parse(&text, None).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
+            prop_assert_eq!(values(&m), v.clone());
+            prop_assert_eq!(m.unit, if bw { Unit::MBps } else { Unit::Ns });
+            Ok(())
+        })
+        .unwrap();
+}

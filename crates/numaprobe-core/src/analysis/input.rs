@@ -35,11 +35,13 @@ pub fn parse_with(text: &str, opts: ParseOptions) -> Result<Matrix, MatrixError>
         let doc: Value = serde_json::from_str(t).map_err(|e| MatrixError::Json(e.to_string()))?;
         return json(&doc, opts);
     }
-    if t.starts_with('[') {
-        return Err(MatrixError::Unrecognised);
-    }
+    // Before the JSON array test: a pasted MLC table can start with a shell
+    // prompt such as `[root@host ~]#`.
     if mlc::looks_like(t) {
         return mlc::parse(t, opts.select, opts.unit);
+    }
+    if t.starts_with('[') {
+        return Err(MatrixError::Unrecognised);
     }
     if opts.select.is_some() {
         return Err(MatrixError::Shape(

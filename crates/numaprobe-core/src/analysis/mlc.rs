@@ -50,12 +50,18 @@ pub fn looks_like(text: &str) -> bool {
     head.contains("memory latency checker")
         || head.contains(LATENCY_OPENER)
         || head.contains(BANDWIDTH_OPENER)
+        || head
+            .lines()
+            .zip(std::iter::once("").chain(head.lines()))
+            .any(|(l, prev)| bare_header(l, prev.trim()).is_some())
 }
 
 struct Block {
-    kind: Select,
+    /// None for a table pasted without its `Measuring ...` line, when no
+    /// command line or unit line said what it holds either.
+    kind: Option<Select>,
     unit: Unit,
-    /// 1-based line number of the opener, for messages.
+    /// 1-based line number of the opener (or of the header), for messages.
     line: usize,
     cols: Vec<u32>,
     rows: Vec<u32>,
@@ -78,22 +84,57 @@ fn value(t: &str, line: usize) -> Result<Option<f64>, MatrixError> {
     }
 }
 
+/// The memory node numbers of a table header that stands on its own: MLC
+/// 3.x's `Numa node  0  1`, or `Socket  0  1` right under older versions'
+/// `Memory node`. People paste the table with the command that made it
+/// and without the `Measuring ...` line; the header is what is left.
+fn bare_header(lower: &str, prev: &str) -> Option<Vec<u32>> {
+    let toks: Vec<&str> = lower.split_whitespace().collect();
+    let at = toks.iter().position(|t| is_uint(t))?;
+    let words = toks[..at].join(" ");
+    let named = words == "numa node" || (words == "socket" && prev == "memory node");
+    (named && toks[at..].iter().all(|t| is_uint(t)))
+        .then(|| toks[at..].iter().filter_map(|t| t.parse().ok()).collect())
+}
+
+/// What a line says about the tables that follow it: the command line
+/// (`./mlc --bandwidth_matrix`, MLC's own `Command line parameters:`) or a
+/// unit line.
+fn hint(lower: &str) -> Option<(Select, Unit)> {
+    if lower.contains("--bandwidth_matrix") || lower.contains("bandwidths are in mb/sec") {
+        Some((Select::Bandwidth, Unit::MBps))
+    } else if lower.contains("bandwidths are in gb/sec") {
+        Some((Select::Bandwidth, Unit::GBps))
+    } else if lower.contains("--latency_matrix") || lower.contains("--idle_latency") {
+        Some((Select::Latency, Unit::Ns))
+    } else {
+        None
+    }
+}
+
+fn opener(lower: &str) -> Option<Select> {
+    if lower.contains(LATENCY_OPENER) {
+        Some(Select::Latency)
+    } else if lower.contains(BANDWIDTH_OPENER) {
+        Some(Select::Bandwidth)
+    } else {
+        None
+    }
+}
+
 /// Read the blocks of an MLC output; a block that opens but holds no table
-/// is an error naming its line.
+/// is an error naming its line. Lines outside a block (a shell prompt, the
+/// banner, blank lines) are read only for what they say about the kind.
 fn blocks(text: &str) -> Result<Vec<Block>, MatrixError> {
     let mut out: Vec<Block> = Vec::new();
     let mut cur: Option<Block> = None;
+    let mut said: Option<(Select, Unit)> = None;
+    let mut prev = String::new();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let lower = raw.to_ascii_lowercase();
-        let opener = if lower.contains(LATENCY_OPENER) {
-            Some(Select::Latency)
-        } else if lower.contains(BANDWIDTH_OPENER) {
-            Some(Select::Bandwidth)
-        } else {
-            None
-        };
-        if let Some(kind) = opener {
+        said = hint(&lower).or(said);
+        if let Some(kind) = opener(&lower) {
             if let Some(b) = cur.take() {
                 out.push(finish(b)?);
             }
@@ -103,56 +144,35 @@ fn blocks(text: &str) -> Result<Vec<Block>, MatrixError> {
                 Select::Bandwidth => Unit::MBps,
             };
             cur = Some(Block {
-                kind,
+                kind: Some(kind),
                 unit,
                 line: n,
                 cols: Vec::new(),
                 rows: Vec::new(),
                 values: Vec::new(),
             });
+            prev = lower.trim().to_string();
             continue;
         }
-        let Some(b) = cur.as_mut() else { continue };
-        if lower.contains("gb/sec") {
-            b.unit = Unit::GBps;
-        }
-        let toks: Vec<&str> = raw.split_whitespace().collect();
-        if b.cols.is_empty() {
-            // The header: words, then the memory node numbers.
-            let nums: Vec<&str> = toks.iter().copied().skip_while(|t| !is_uint(t)).collect();
-            let words = toks.len() - nums.len();
-            if !nums.is_empty() && nums.iter().all(|t| is_uint(t)) && (words > 0 || nums.len() > 1)
-            {
-                b.cols = nums.iter().filter_map(|t| t.parse().ok()).collect();
+        if let Some(b) = cur.as_mut() {
+            if row(b, raw, n, &lower)? {
+                prev = lower.trim().to_string();
+                continue;
             }
-            continue;
+            out.push(finish(cur.take().expect("block is open"))?);
         }
-        // A data row: the requesting node, then one value per column. The
-        // table ends at the first line that is not one.
-        match toks.first() {
-            Some(t) if is_uint(t) => {
-                let node: u32 = t.parse().map_err(|_| {
-                    MatrixError::Value(format!(
-                        "MLC output line {n}: node {t:?} is not a node number"
-                    ))
-                })?;
-                let vals = &toks[1..];
-                if vals.len() != b.cols.len() {
-                    return Err(MatrixError::Shape(format!(
-                        "MLC output line {n}: node {node}'s row has {} value(s), the header names {} memory node(s)",
-                        vals.len(),
-                        b.cols.len()
-                    )));
-                }
-                let row = vals
-                    .iter()
-                    .map(|v| value(v, n))
-                    .collect::<Result<Vec<_>, _>>()?;
-                b.rows.push(node);
-                b.values.push(row);
-            }
-            _ if b.rows.is_empty() => {} // text between the header and the rows
-            _ => out.push(finish(cur.take().expect("block is open"))?),
+        if let Some(cols) = bare_header(&lower, &prev) {
+            cur = Some(Block {
+                kind: said.map(|(k, _)| k),
+                unit: said.map_or(Unit::Ns, |(_, u)| u),
+                line: n,
+                cols,
+                rows: Vec::new(),
+                values: Vec::new(),
+            });
+        }
+        if !lower.trim().is_empty() {
+            prev = lower.trim().to_string();
         }
     }
     if let Some(b) = cur.take() {
@@ -161,12 +181,57 @@ fn blocks(text: &str) -> Result<Vec<Block>, MatrixError> {
     Ok(out)
 }
 
+/// Feed one line to an open block; false when the line ends the block.
+fn row(b: &mut Block, raw: &str, n: usize, lower: &str) -> Result<bool, MatrixError> {
+    if lower.contains("gb/sec") {
+        b.unit = Unit::GBps;
+    }
+    let toks: Vec<&str> = raw.split_whitespace().collect();
+    if b.cols.is_empty() {
+        // The header: words, then the memory node numbers.
+        let nums: Vec<&str> = toks.iter().copied().skip_while(|t| !is_uint(t)).collect();
+        let words = toks.len() - nums.len();
+        if !nums.is_empty() && nums.iter().all(|t| is_uint(t)) && (words > 0 || nums.len() > 1) {
+            b.cols = nums.iter().filter_map(|t| t.parse().ok()).collect();
+        }
+        return Ok(true);
+    }
+    // A data row: the requesting node, then one value per column. The
+    // table ends at the first line that is not one.
+    match toks.first() {
+        Some(t) if is_uint(t) => {
+            let node: u32 = t.parse().map_err(|_| {
+                MatrixError::Value(format!(
+                    "MLC output line {n}: node {t:?} is not a node number"
+                ))
+            })?;
+            let vals = &toks[1..];
+            if vals.len() != b.cols.len() {
+                return Err(MatrixError::Shape(format!(
+                    "MLC output line {n}: node {node}'s row has {} value(s), the header names {} memory node(s)",
+                    vals.len(),
+                    b.cols.len()
+                )));
+            }
+            let row = vals
+                .iter()
+                .map(|v| value(v, n))
+                .collect::<Result<Vec<_>, _>>()?;
+            b.rows.push(node);
+            b.values.push(row);
+            Ok(true)
+        }
+        // Text between the header and the rows.
+        _ => Ok(b.rows.is_empty()),
+    }
+}
+
 fn finish(b: Block) -> Result<Block, MatrixError> {
     if b.rows.is_empty() {
         return Err(MatrixError::Shape(format!(
             "MLC output line {}: the {} block holds no node table (expected a header such as `Numa node 0 1` and a row per node)",
             b.line,
-            b.kind.as_str()
+            b.kind.map_or("MLC", Select::as_str)
         )));
     }
     Ok(b)
@@ -189,17 +254,44 @@ pub fn parse(
     select: Option<Select>,
     unit: Option<Unit>,
 ) -> Result<Matrix, MatrixError> {
-    let all = blocks(text)?;
-    let want = select.unwrap_or(if all.iter().any(|b| b.kind == Select::Latency) {
+    let mut all = blocks(text)?;
+    // A table nothing named: what the caller asked for, or what the unit
+    // it supplies measures; else there is no telling.
+    let told = select.or(unit.and_then(|u| match u {
+        Unit::Ns | Unit::Cycles => Some(Select::Latency),
+        Unit::MBps | Unit::GBps => Some(Select::Bandwidth),
+        Unit::Distance => None,
+    }));
+    for b in &mut all {
+        if b.kind.is_none() {
+            let kind = told.ok_or_else(|| {
+                MatrixError::Shape(format!(
+                    "MLC output line {}: a node table with no `Measuring ...` line, MLC command line or unit line above it, so it could hold latencies or bandwidths; say which with --matrix (latency, bandwidth) or --unit",
+                    b.line
+                ))
+            })?;
+            // MLC's own units when it prints them: ns and MB/sec.
+            b.unit = match kind {
+                Select::Latency => Unit::Ns,
+                Select::Bandwidth => Unit::MBps,
+            };
+            b.kind = Some(kind);
+        }
+    }
+    let all: Vec<(Select, Block)> = all
+        .into_iter()
+        .filter_map(|b| b.kind.map(|k| (k, b)))
+        .collect();
+    let want = select.unwrap_or(if all.iter().any(|(k, _)| *k == Select::Latency) {
         Select::Latency
     } else {
         Select::Bandwidth
     });
-    let have: Vec<&str> = all.iter().map(|b| b.kind.as_str()).collect();
+    let have: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();
     // The first block of a kind: MLC 3.10+ prints sequential access before
     // random access, and the sequential figures are the ones comparable
     // with older versions and with numaprobe's stride chase.
-    let Some(b) = all.into_iter().find(|b| b.kind == want) else {
+    let Some((_, b)) = all.into_iter().find(|(k, _)| *k == want) else {
         return Err(MatrixError::Shape(format!(
             "the MLC output holds no {} matrix (it has: {})",
             want.as_str(),
