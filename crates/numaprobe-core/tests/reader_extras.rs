@@ -95,43 +95,63 @@ fn pci_devices_carry_kind_and_node() {
     assert_eq!(vga.numa_node, None, "numa_node -1 reads as unknown");
 }
 
-/// Buggy firmware listing every CPU in every node: each CPU stays in one
-/// node, the one its `cpuN/nodeM` link names (the kernel's own
-/// `cpu_to_node`), else the lowest-numbered node listing it; one warning.
+/// Firmware listing every CPU in every node: read as hwloc reads it, one
+/// node (the lowest-numbered) with every CPU and its own memory, the other
+/// nodes left out with their memory and distances, and one warning. On this
+/// same tree (the 16amd64-8n2c dump with every node's `cpulist` `0-15` and
+/// `cpumap` `0000ffff`), `lstopo-no-graphics --input DIR` (hwloc 2.9.0,
+/// Debian 12, 2026-11-27) prints `Machine (8190MB total)` and one
+/// `NUMANode L#0 (P#0 8190MB)` above the 8 packages.
 #[test]
-fn overlapping_node_masks_keep_each_cpu_in_one_node() {
+fn every_cpu_in_every_node_reads_as_hwloc_does() {
     let u = common::unpack("16amd64-8n2c");
     let node = "sys/devices/system/node";
     for n in 0..8 {
         write(&u.root, &format!("{node}/node{n}/cpulist"), "0-15\n");
         write(&u.root, &format!("{node}/node{n}/cpumap"), "0000ffff\n");
     }
-    // cpuN/nodeM links for CPUs 0-7 only (link targets do not matter: the
-    // name is what the kernel's link says).
-    for c in 0..8u32 {
-        let d = u.root.join(format!("sys/devices/system/cpu/cpu{c}"));
-        std::fs::create_dir_all(d.join(format!("node{}", c / 2))).unwrap();
-    }
     let t = topology::read(&u.root).expect("overlapping masks are readable");
-    for c in 0..8u32 {
-        assert_eq!(t.cpu(c).unwrap().node, Some(c / 2), "cpu{c} by its link");
-    }
-    for c in 8..16u32 {
-        assert_eq!(t.cpu(c).unwrap().node, Some(0), "cpu{c}: lowest node");
-    }
-    let total: usize = t.nodes.iter().map(|n| n.cpus.len()).sum();
-    assert_eq!(total, 16, "every CPU in exactly one node");
+    assert_eq!(t.node_ids(), vec![0]);
+    assert_eq!(t.nodes[0].cpus, (0..16).collect::<Vec<u32>>());
+    assert_eq!(
+        t.nodes[0].memory_bytes,
+        8386704 * 1024,
+        "node 0's own memory only"
+    );
+    assert!(t.cpus.iter().all(|c| c.node == Some(0)));
+    let packages: std::collections::BTreeSet<i64> =
+        t.cpus.iter().filter_map(|c| c.package).collect();
+    assert_eq!(packages.len(), 8, "packages are not touched");
+    let d = t.distances.as_ref().expect("node 0's own distance");
+    assert_eq!(
+        (d.node_ids.clone(), d.matrix.clone()),
+        (vec![0], vec![vec![10]])
+    );
     let w: Vec<&String> = t
         .warnings
         .iter()
-        .filter(|w| w.contains("listed by several nodes"))
+        .filter(|w| w.contains("lower-numbered node already lists"))
         .collect();
     assert_eq!(w.len(), 1, "{:?}", t.warnings);
     assert!(
-        w[0].contains("CPUs 0-15") && w[0].contains("(8 CPUs)"),
+        w[0].contains("nodes 1-7") && w[0].contains("1 NUMA node"),
         "{}",
         w[0]
     );
+
+    // Only nodes 4 and 5 claim each other's CPUs: node 5 goes (its CPUs
+    // 10-11 are in no node, as hwloc leaves them under the machine), the
+    // distance table loses its row and column, the rest is untouched.
+    let u = common::unpack("16amd64-8n2c");
+    write(&u.root, &format!("{node}/node5/cpulist"), "8-11\n");
+    write(&u.root, &format!("{node}/node5/cpumap"), "00000f00\n");
+    let t = topology::read(&u.root).unwrap();
+    assert_eq!(t.node_ids(), vec![0, 1, 2, 3, 4, 6, 7]);
+    assert_eq!(t.cpu(10).unwrap().node, None);
+    assert_eq!(t.cpu(8).unwrap().node, Some(4));
+    let d = t.distances.as_ref().unwrap();
+    assert_eq!(d.node_ids, vec![0, 1, 2, 3, 4, 6, 7]);
+    assert!(d.matrix.iter().all(|r| r.len() == 7));
 }
 
 #[test]

@@ -13,6 +13,7 @@ pub mod cpulist;
 mod extras;
 pub mod midr;
 pub mod numbering;
+mod overlaps;
 mod packages;
 pub mod sysfs;
 #[cfg(test)]

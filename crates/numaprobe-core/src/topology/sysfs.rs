@@ -31,7 +31,7 @@
 //! empty id is unknown, an empty `distance` means no SLIT, an empty cache
 //! `size` is an unknown size), because hwloc's dumps and real machines both
 //! have such files.
-//! * a CPU listed by several nodes: see `resolve_overlaps`.
+//! * nodes whose CPU lists overlap: see `overlaps` (hwloc's rule).
 
 use super::cpulist::{clean, parse_list, parse_mask};
 use super::{Cpu, Distances, HugePages, NumaNode, Topology};
@@ -638,20 +638,20 @@ fn read_nodes(
         };
         listed.push(all);
     }
-    let owner = resolve_overlaps(fs, &ids, &listed, warnings);
+    let keep = super::overlaps::keep_first_listing(&listed);
 
     let mut nodes = Vec::with_capacity(ids.len());
+    let mut dropped: Vec<(u32, u64)> = Vec::new();
     for (k, &n) in ids.iter().enumerate() {
         let d = format!("{NODE_DIR}/node{n}");
-        let cpus: Vec<u32> = listed[k]
-            .iter()
-            .copied()
-            .filter(|c| owner.get(c) == Some(&n))
-            .collect();
         let (total, free) = match fs.read_opt(&format!("{d}/meminfo"))? {
             Some(s) => parse_meminfo(&s),
             None => (None, None),
         };
+        if !keep[k] {
+            dropped.push((n, total.unwrap_or(0)));
+            continue;
+        }
         if total.is_none() {
             warnings.push(format!(
                 "{}: no MemTotal; the node's memory is shown as 0",
@@ -661,70 +661,41 @@ fn read_nodes(
         let hugepages = read_hugepages(fs, &format!("{d}/hugepages"), warnings)?;
         nodes.push(NumaNode {
             os_index: n,
-            cpus,
+            cpus: listed[k].clone(),
             memory_bytes: total.unwrap_or(0),
             free_bytes: free.unwrap_or(0),
             allowed: false,
             hugepages,
         });
     }
-    let distances = read_distances(fs, &ids, warnings)?;
+    if !dropped.is_empty() {
+        let gone: Vec<u32> = dropped.iter().map(|d| d.0).collect();
+        let bytes: u64 = dropped.iter().map(|d| d.1).sum();
+        warnings.push(format!(
+            "nodes {} list CPUs that a lower-numbered node already lists (firmware that puts every CPU in every node does this); as hwloc does, they are left out with their {} of memory, and the machine is read as {}",
+            super::cpulist::format_list(&gone),
+            crate::units::format_size(bytes),
+            crate::units::plural(nodes.len(), "NUMA node")
+        ));
+    }
+    let kept: Vec<u32> = nodes.iter().map(|n| n.os_index).collect();
+    let distances = read_distances(fs, &ids, warnings)?.map(|d| keep_rows(d, &kept));
     Ok((nodes, distances))
 }
 
-/// One node per CPU. Buggy firmware can list a CPU in several nodes (even
-/// every CPU in every node). hwloc then attaches those nodes side by side
-/// and a CPU is local to all of them; the model needs one node per CPU, so
-/// the CPU goes to the node the kernel itself uses for it (the
-/// `cpuN/nodeM` link, `cpu_to_node`) when exactly one of the listing nodes
-/// has that link, else to the lowest-numbered node listing it. One warning
-/// names the CPUs and the rule.
-fn resolve_overlaps(
-    fs: &Fs,
-    ids: &[u32],
-    listed: &[Vec<u32>],
-    warnings: &mut Vec<String>,
-) -> BTreeMap<u32, u32> {
-    let mut by_cpu: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for (k, cpus) in listed.iter().enumerate() {
-        for &c in cpus {
-            by_cpu.entry(c).or_default().push(ids[k]);
-        }
-    }
-    let mut owner = BTreeMap::new();
-    let mut shared: Vec<u32> = Vec::new();
-    let mut shared_nodes: BTreeSet<u32> = BTreeSet::new();
-    let mut by_link = 0usize;
-    for (c, nodes) in by_cpu {
-        if nodes.len() == 1 {
-            owner.insert(c, nodes[0]);
-            continue;
-        }
-        shared.push(c);
-        shared_nodes.extend(&nodes);
-        let linked: Vec<u32> = nodes
+/// The distance table cut down to the `kept` nodes' rows and columns.
+fn keep_rows(d: Distances, kept: &[u32]) -> Distances {
+    let at: Vec<usize> = kept
+        .iter()
+        .filter_map(|k| d.node_ids.iter().position(|n| n == k))
+        .collect();
+    Distances {
+        node_ids: at.iter().map(|&i| d.node_ids[i]).collect(),
+        matrix: at
             .iter()
-            .copied()
-            .filter(|n| fs.exists(&format!("{CPU_DIR}/cpu{c}/node{n}")))
-            .collect();
-        let pick = if linked.len() == 1 {
-            by_link += 1;
-            linked[0]
-        } else {
-            nodes[0]
-        };
-        owner.insert(c, pick);
+            .map(|&i| at.iter().map(|&j| d.matrix[i][j]).collect())
+            .collect(),
     }
-    if !shared.is_empty() {
-        let nodes: Vec<u32> = shared_nodes.into_iter().collect();
-        warnings.push(format!(
-            "CPUs {} are listed by several nodes ({}); each is kept in one node: the one its cpuN/nodeM link names ({} CPUs), else the lowest-numbered node listing it",
-            super::cpulist::format_list(&shared),
-            super::cpulist::format_list(&nodes),
-            by_link
-        ));
-    }
-    owner
 }
 
 /// `MemTotal` and `MemFree` in bytes from a node `meminfo` (`Node 0 MemTotal:
