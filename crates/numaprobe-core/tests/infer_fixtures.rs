@@ -111,8 +111,31 @@ fn snc2_is_local_near_far_with_two_groups() {
     assert_eq!(near.members, vec![[0, 1], [1, 0], [2, 3], [3, 2]]);
     assert!(near.value < 85.0 && inf.levels[2].value > 125.0);
     assert_eq!(inf.groups, vec![vec![0, 1], vec![2, 3]]);
-    // Every sub-NUMA node reaches every other over one hop.
-    assert!(all_hops(&inf).iter().flatten().all(|&h| h <= 1));
+    // Hops, links and distance tell one story: the sub-NUMA pair shares a
+    // package (0 hops, no link, distance 1), every pair across packages
+    // crosses one link (1 hop, distance 2).
+    assert_eq!(inf.on_package, vec![vec![0, 1], vec![2, 3]]);
+    assert_eq!(inf.hops_between(0, 1), Some(0));
+    assert_eq!(inf.hops_between(2, 3), Some(0));
+    for (a, b) in [(0, 2), (0, 3), (1, 2), (1, 3)] {
+        assert_eq!(inf.hops_between(a, b), Some(1), "{a}-{b}");
+    }
+    assert_eq!(inf.links, vec![[0, 2], [0, 3], [1, 2], [1, 3]]);
+    assert_eq!(near.hops, vec![0]);
+    assert_eq!(inf.levels[2].hops, vec![1]);
+    for (i, row) in inf.distance.iter().enumerate() {
+        for (j, d) in row.iter().enumerate() {
+            let h = inf.hops[i][j].unwrap();
+            assert_eq!(d.unwrap(), if i == j { 0 } else { h + 1 }, "{i}-{j}");
+        }
+    }
+    let f = inf.findings.iter().find(|f| f.kind == "sub-numa").unwrap();
+    assert!(
+        f.text.contains("[0,1] [2,3]") && f.text.contains("Read `distance`"),
+        "{}",
+        f.text
+    );
+    assert!(!has(&inf, "hop-order") && !has(&inf, "link-speeds"));
     // SLIT 21/10 = 2.1 against a measured 1.73: the ratio is far off.
     assert!(has(&inf, "slit-ratio"));
     assert!(!has(&inf, "slit-fewer-levels"));
@@ -222,15 +245,27 @@ fn slit_only_files_analyse_the_slit() {
             vec![4, 5, 6, 7, 12, 13, 14, 15]
         ]
     );
-    // A DDR node reaches its own HBM node directly.
-    assert_eq!(inf.hops_between(0, 8), Some(1));
+    // A DDR node and its package's other DDR and HBM nodes share the
+    // package: no link between them; the other package is one link away.
+    assert_eq!(inf.on_package, inf.groups);
+    assert_eq!(inf.hops_between(0, 8), Some(0));
+    assert_eq!(inf.hops_between(0, 1), Some(0));
+    assert_eq!(inf.hops_between(0, 4), Some(1));
+    assert_eq!(inf.hops_between(0, 12), Some(1));
+    assert!(inf.links.iter().all(|&[a, b]| inf
+        .on_package
+        .iter()
+        .all(|g| !(g.contains(&a) && g.contains(&b)))));
 
     let inf = analyse(&load("slit-only-intel-xeon-max-aurora-hbm-flat.json"));
     let values: Vec<f64> = inf.levels.iter().map(|l| l.value).collect();
     assert_eq!(values, [10.0, 13.0, 21.0, 23.0]);
-    // DDR node with its socket's HBM node.
+    // DDR node with its socket's HBM node, on one package: the other
+    // socket's HBM is one link away, like its DDR.
     assert_eq!(inf.groups, vec![vec![0, 2], vec![1, 3]]);
-    assert_eq!(inf.hops_between(0, 3), Some(2));
+    assert_eq!(inf.on_package, inf.groups);
+    assert_eq!(inf.hops_between(0, 2), Some(0));
+    assert_eq!(inf.hops_between(0, 3), Some(1));
 }
 
 #[test]

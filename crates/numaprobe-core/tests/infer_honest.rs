@@ -381,21 +381,24 @@ fn ties_are_reported_as_ties() {
             assert!(!texts(&inf).contains("slowest"), "{}", texts(&inf));
         }
     }
-    // SNC2: the four cross-socket links are one level, all named.
+    // SNC2: the sub-NUMA pairs share a package and are no links, so the
+    // four cross-socket links are the only ones, one level: equal.
     let m = parse(
         &std::fs::read_to_string(fixtures().join("intel-xeon-8269cy-2s-snc2.json")).unwrap(),
         None,
     )
     .unwrap();
     let inf = analyse_with_advice(&m);
-    let c = inf
-        .advice
-        .iter()
-        .find(|a| a.kind == "crossfire-link")
-        .unwrap();
-    assert_eq!(
-        c.data["links"],
-        serde_json::json!([[0, 2], [0, 3], [1, 2], [1, 3]])
+    assert_eq!(inf.links, vec![[0, 2], [0, 3], [1, 2], [1, 3]]);
+    let k = kinds(&inf.advice);
+    assert!(
+        k.contains(&"links-equal") && !k.contains(&"crossfire-link"),
+        "{k:?}"
+    );
+    assert!(
+        texts(&inf).contains("all 4 direct link(s)"),
+        "{}",
+        texts(&inf)
     );
 }
 

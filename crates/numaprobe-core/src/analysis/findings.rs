@@ -383,8 +383,59 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         });
     }
 
+    if let Some(f) = sub_numa(w, inf, &v) {
+        out.push(f);
+    }
+
     if let (Some(slit), false) = (&m.slit, m.slit_only) {
         out.extend(super::slit::compare(m, w, inf, slit));
     }
     out
+}
+
+/// Sub-NUMA clusters: which pairs share a package, what crossing a package
+/// costs, and which of hops and distance to read.
+fn sub_numa(w: &Work, inf: &Inference, v: &dyn Fn(f64) -> String) -> Option<Finding> {
+    if inf.on_package.is_empty() {
+        return None;
+    }
+    let level = |r: usize| inf.levels.iter().find(|l| l.name == level_name(r - 1));
+    let near: Vec<String> = (1..=w.on_package)
+        .filter_map(level)
+        .map(|l| {
+            format!(
+                "{} ({}{})",
+                l.name,
+                v(l.value),
+                l.ratio_to_local
+                    .map_or(String::new(), |r| format!(", {r:.2}x local"))
+            )
+        })
+        .collect();
+    let far = inf
+        .levels
+        .iter()
+        .filter(|l| l.kind == "remote" && !l.hops.contains(&0))
+        .min_by(|a, b| a.hops.cmp(&b.hops))
+        .map(|l| {
+            format!(
+                "; a pair across packages crosses {} link(s): level {} ({}{})",
+                l.hops_text("/"),
+                l.name,
+                v(l.value),
+                l.ratio_to_local
+                    .map_or(String::new(), |r| format!(", {r:.2}x local"))
+            )
+        })
+        .unwrap_or_default();
+    Some(Finding {
+        kind: "sub-numa".into(),
+        text: format!(
+            "sub-NUMA clusters (SNC/NPS): {} share a package each, their pairs a tier apart from local at level {} with no interconnect link between them (0 hops){far}. \
+             Read `distance` for what costs more (every pair inside a package before every pair across); hops count interconnect links only",
+            groups_text(&inf.on_package, false),
+            near.join(", ")
+        ),
+        data: json!({"packages": inf.on_package, "levels": (1..=w.on_package).map(|r| level_name(r - 1)).collect::<Vec<_>>()}),
+    })
 }

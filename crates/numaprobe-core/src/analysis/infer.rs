@@ -20,6 +20,16 @@
 //!    its ends at strictly better levels (the relative-neighbourhood rule): a
 //!    path through such a node is then the better explanation of the pair's
 //!    worse level. Hops are shortest paths over the links.
+//!    Sub-NUMA clustering (Intel SNC, AMD NPS) splits one package into two
+//!    or more memory domains: the on-package pair is a tier apart from local
+//!    (a few percent to ~20 % on the package's own mesh) with no
+//!    interconnect link between them, and a pair across packages is one
+//!    link farther. So the nearest remote levels are on-package, not links,
+//!    when the nearest is mesh-near and all of them stay closer to local
+//!    than the step to the next level (the link hop) is long
+//!    (`on_package_ranks`). Their pairs are 0 hops, and hops count
+//!    interconnect links only: the RWTH Aachen blog's architectural plot, levels -> hops, with
+//!    the package's domains as one point. `distance` (step 7) orders costs.
 //! 6. Groups: the connected parts of the graph of the best remote level(s),
 //!    taken at the first level where every node has a partner (sub-NUMA
 //!    clusters, sockets of a group joined by slower links); one group when
@@ -59,6 +69,9 @@ pub(crate) struct Work {
     pub links: BTreeSet<(u32, u32)>,
     pub hops: Vec<Vec<Option<u32>>>,
     pub floor: f64,
+    /// Level ranks 1..=on_package are sub-NUMA (on-package) pairs, not
+    /// links; 0 when there are none.
+    pub on_package: usize,
 }
 
 impl Work {
@@ -173,9 +186,42 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         }
     }
 
-    // Links (step 5): relative-neighbourhood rule on level ranks.
+    // Links (step 5): relative-neighbourhood rule on level ranks, the
+    // on-package levels aside.
+    // A pair's excess over local is judged against its own ends' local
+    // cost: on machines where local latency differs by node (McCalpin's
+    // Ranger table: 100 to 135 ns) a fast link between two fast nodes is
+    // no nearer to *their* local than any link.
+    let local_of: BTreeMap<u32, f64> = local.iter().map(|c| (c.from, c.cost)).collect();
+    let on_package = if local.is_empty() {
+        0
+    } else {
+        let all_local = median(&local.iter().map(|c| c.cost).collect::<Vec<_>>());
+        let own = |n: u32| local_of.get(&n).copied().unwrap_or(all_local);
+        let rank_costs: Vec<f64> = pair_groups
+            .iter()
+            .map(|g| median(&g.iter().map(|&i| pair_costs[i]).collect::<Vec<_>>()))
+            .collect();
+        let excess: Vec<f64> = pair_groups
+            .iter()
+            .map(|g| {
+                let e: Vec<f64> = g
+                    .iter()
+                    .map(|&i| {
+                        let (a, b) = pair_keys[i];
+                        pair_costs[i] - (own(a) + own(b)) / 2.0
+                    })
+                    .collect();
+                median(&e)
+            })
+            .collect();
+        on_package_ranks(&excess, &rank_costs)
+    };
     let mut links = BTreeSet::new();
     for (&(a, b), &r) in &rank {
+        if r <= on_package {
+            continue;
+        }
         let explained = nodes.iter().any(|&k| {
             k != a
                 && k != b
@@ -190,10 +236,17 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     }
     let n = nodes.len();
     let pos = |x: u32| nodes.iter().position(|&y| y == x).unwrap_or(0);
-    let mut adj = vec![Vec::new(); n];
+    // Edges: links cost one hop, on-package pairs none (0-1 BFS).
+    let mut adj: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
     for &(a, b) in &links {
-        adj[pos(a)].push(pos(b));
-        adj[pos(b)].push(pos(a));
+        adj[pos(a)].push((pos(b), 1));
+        adj[pos(b)].push((pos(a), 1));
+    }
+    for (&(a, b), &r) in &rank {
+        if r <= on_package {
+            adj[pos(a)].push((pos(b), 0));
+            adj[pos(b)].push((pos(a), 0));
+        }
     }
     let mut hops = vec![vec![None; n]; n];
     for (s, row) in hops.iter_mut().enumerate() {
@@ -201,10 +254,14 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         let mut q = VecDeque::from([s]);
         while let Some(u) = q.pop_front() {
             let d = row[u].unwrap_or(0);
-            for &v in &adj[u] {
-                if row[v].is_none() {
-                    row[v] = Some(d + 1);
-                    q.push_back(v);
+            for &(v, cost) in &adj[u] {
+                if row[v].is_none_or(|old| d + cost < old) {
+                    row[v] = Some(d + cost);
+                    if cost == 0 {
+                        q.push_front(v);
+                    } else {
+                        q.push_back(v);
+                    }
                 }
             }
         }
@@ -229,7 +286,66 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         links,
         hops,
         floor,
+        on_package,
     }
+}
+
+/// The most the nearest sub-NUMA (on-package) level costs over local, as a
+/// ratio: the package's mesh or fabric adds a few percent to ~30 % (SNC,
+/// NPS, on-package HBM at SLIT 13), one interconnect hop between sockets
+/// (QPI, UPI, HyperTransport) 50 % and more, as in McCalpin's remote-latency
+/// measurements and the RWTH Aachen blog's 8-socket Nehalem-EX.
+pub(crate) const ON_PACKAGE_MAX: f64 = 1.35;
+
+/// How many of the nearest remote levels are on-package (sub-NUMA) rather
+/// than links. `rank_costs[r-1]` is level r's cost (log scale, ascending),
+/// `excess[r-1]` what its pairs cost over their own ends' local. The
+/// nearest level must be mesh-near (`ON_PACKAGE_MAX`); with it, every
+/// level below the largest step between neighbouring levels is on-package
+/// when all of them stay nearer to local than that step (the link hop) is
+/// long. Memory-side levels such as on-package HBM (SLIT 13-14 next to
+/// DDR's 12) thus stay inside the package. With one remote level there is
+/// nothing across packages to tell a package from sockets by (a flat
+/// firmware table, 10/12 on an 8-socket Nehalem-EX in the RWTH Aachen
+/// blog, looks the same): no on-package level is claimed.
+pub(crate) fn on_package_ranks(excess: &[f64], rank_costs: &[f64]) -> usize {
+    let Some(&first) = excess.first() else {
+        return 0;
+    };
+    if first > ON_PACKAGE_MAX.ln() {
+        return 0;
+    }
+    let Some((r, step)) = rank_costs
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (i + 1, w[1] - w[0]))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    else {
+        return 0;
+    };
+    if excess[..r].iter().all(|&e| e < step) {
+        r
+    } else {
+        0
+    }
+}
+
+/// The sub-NUMA domains: groups of nodes joined by on-package pairs (the
+/// packages, when the machine uses SNC or NPS); empty when there are none.
+pub(crate) fn packages(w: &Work) -> Vec<Vec<u32>> {
+    if w.on_package == 0 {
+        return Vec::new();
+    }
+    components(
+        &w.nodes,
+        w.rank
+            .iter()
+            .filter(|(_, &x)| x <= w.on_package)
+            .map(|(k, _)| *k),
+    )
+    .into_iter()
+    .filter(|g| g.len() > 1)
+    .collect()
 }
 
 /// Groups (step 6).
@@ -458,6 +574,7 @@ pub fn analyse(m: &Matrix) -> Inference {
         links: w.links.iter().map(|&(a, b)| [a, b]).collect(),
         link_details,
         groups: groups(&w),
+        on_package: packages(&w),
         hierarchy: tiers
             .iter()
             .map(|(r, gs)| Tier {
@@ -535,4 +652,43 @@ pub(crate) fn best_value(w: &Work, k: (u32, u32)) -> f64 {
         .map(|&i| &w.remote[i])
         .find(|c| c.cost == *cost)
         .map_or(f64::NAN, |c| c.value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_package_ranks;
+
+    fn ranks(ratios: &[f64]) -> usize {
+        let c: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+        on_package_ranks(&c, &c)
+    }
+
+    #[test]
+    fn on_package_levels_are_the_mesh_near_ones_below_the_link_step() {
+        // SNC2 on two sockets: 1.05x on the package, 1.74x across.
+        assert_eq!(ranks(&[1.05, 1.74]), 1);
+        // SNC4 with on-package HBM: 1.2, 1.3, 1.4 on the package, 2.1 and
+        // 2.3 across.
+        assert_eq!(ranks(&[1.2, 1.3, 1.4, 2.1, 2.3]), 3);
+        // One remote level: a package split in four and a flat firmware
+        // table over eight sockets look alike; nothing is claimed.
+        assert_eq!(ranks(&[1.1]), 0);
+        // A fast link between two nodes of low local latency (McCalpin's
+        // Ranger: 122 ns against their own 100 ns, though 1.04x the median
+        // local): judged against its own ends, it is a link.
+        let costs: Vec<f64> = [122.0f64, 138.0, 145.0].iter().map(|v| v.ln()).collect();
+        let excess = [
+            (122.0f64 / 100.3).ln(),
+            (138.0f64 / 117.0).ln(),
+            (145.0f64 / 134.0).ln(),
+        ];
+        assert_eq!(on_package_ranks(&excess, &costs), 0);
+        // Sockets joined by links: the nearest level is a link hop.
+        assert_eq!(ranks(&[1.6, 2.2]), 0);
+        assert_eq!(ranks(&[1.7]), 0);
+        // A near level that is no nearer to local than the next step is
+        // long: a ladder of hops, not a package.
+        assert_eq!(ranks(&[1.3, 1.6, 1.9]), 0);
+        assert_eq!(ranks(&[]), 0);
+    }
 }

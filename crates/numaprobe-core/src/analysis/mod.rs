@@ -25,6 +25,7 @@ pub mod fleet;
 pub mod hmat;
 pub mod infer;
 pub mod input;
+pub mod interleave;
 pub mod levels;
 pub mod loaded;
 pub mod matrix;

@@ -110,6 +110,11 @@ pub struct Inference {
     /// Groups of nodes joined by their fastest links (sub-NUMA clusters,
     /// sockets of a group); one group when there is no such structure.
     pub groups: Vec<Vec<u32>>,
+    /// Sub-NUMA domains sharing a package (Intel SNC, AMD NPS): nodes whose
+    /// pairs are a tier apart from local with no interconnect link between
+    /// them, so 0 hops; empty when the machine shows none.
+    #[serde(default)]
+    pub on_package: Vec<Vec<u32>>,
     /// Nested groups, innermost first: tier k's groups are unions of tier
     /// k-1's. The last tier holds every node when the machine is connected.
     #[serde(default)]

@@ -195,6 +195,12 @@ impl Inference {
             out.push('\n');
         }
         out.push_str("o = the node itself; a letter = a direct link at that level; a digit = hops (no direct link)\n");
+        if !self.on_package.is_empty() {
+            out.push_str(&format!(
+                "0 = the same package: {} are sub-NUMA clusters, with no link between them\n",
+                groups_text(&self.on_package, false)
+            ));
+        }
         for l in self.levels.iter().filter(|l| l.kind == "remote") {
             out.push_str(&format!(
                 "  {} = {} {} ({}-{}){}\n",
