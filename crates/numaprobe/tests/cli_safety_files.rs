@@ -250,3 +250,152 @@ fn a_huge_bad_value_is_echoed_short() {
     assert!(err.contains("more characters"), "{err}");
     assert!(err.contains("--cpus"), "{err}");
 }
+
+/// A real run.json (a node of the fixture fleet), as JSON.
+fn real_run() -> serde_json::Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/fleet/taskset-one-cpu/node1/run.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn a_fifo_given_as_input_is_refused_without_a_hang() {
+    let t = TempDir::new("input-fifo");
+    let fifo = t.path().join("run.json");
+    mkfifo(&fifo);
+    for args in [
+        vec!["infer", "--input", "run.json"],
+        vec!["check", "--expect", "run.json"],
+        vec!["diff", "run.json", "run.json"],
+    ] {
+        let err = usage_error(&bounded(&args, t.path()));
+        assert!(
+            err.contains("run.json: a FIFO, not a regular file"),
+            "{args:?}: {err}"
+        );
+    }
+    // A folder is not a matrix either.
+    let err = usage_error(&bounded(&["infer", "--input", "."], t.path()));
+    assert!(err.contains("a folder, not a regular file"), "{err}");
+    // A gathered fleet folder whose node's run.json is a FIFO: that node
+    // has no report, and the others are read.
+    let fleet = t.path().join("fleet");
+    for n in ["node1", "node2"] {
+        std::fs::create_dir_all(fleet.join(n)).unwrap();
+    }
+    std::fs::write(fleet.join("node1/run.json"), real_run().to_string()).unwrap();
+    mkfifo(&fleet.join("node2/run.json"));
+    let o = bounded(&["fleet", "--from", "fleet", "--format", "json"], t.path());
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    assert!(doc.to_string().contains("node2"), "{doc}");
+}
+
+#[test]
+fn an_input_past_the_size_limit_is_refused_by_its_size() {
+    let t = TempDir::new("input-size");
+    std::fs::create_dir(t.path().join("r")).unwrap();
+    // 2 GB of nothing: sparse, so it costs no disk.
+    let f = std::fs::File::create(t.path().join("r/latency.json")).unwrap();
+    f.set_len(2 << 30).unwrap();
+    for args in [
+        vec!["report", "r"],
+        vec!["infer", "--input", "r/latency.json"],
+        vec!["diff", "r/latency.json", "r/latency.json"],
+    ] {
+        let err = usage_error(&bounded(&args, t.path()));
+        assert!(
+            err.contains("r/latency.json: larger than the 256 MiB numaprobe reads from one file"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn the_size_limit_can_be_set_and_covers_stdin() {
+    let t = TempDir::new("input-limit");
+    std::fs::write(t.path().join("run.json"), real_run().to_string()).unwrap();
+    let matrix = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/matrices/intel-xeon-8180-2s-fdio-csit.json");
+    let run = |limit: &str, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+            .args(args)
+            .current_dir(t.path())
+            .env("NUMAPROBE_MAX_INPUT", limit)
+            .stdin(std::fs::File::open(&matrix).unwrap())
+            .output()
+            .unwrap()
+    };
+    let err = usage_error(&run("1K", &["check", "--expect", "run.json"]));
+    assert!(err.contains("larger than the 1 KiB"), "{err}");
+    let err = usage_error(&run("512", &["infer", "--input", "-"]));
+    assert!(err.contains("stdin: larger than the 512 B"), "{err}");
+    ok(&run("64M", &["infer", "--input", "-"]));
+    let err = usage_error(&run("lots", &["infer", "--input", "run.json"]));
+    assert!(
+        err.contains("NUMAPROBE_MAX_INPUT=\"lots\": not a size"),
+        "{err}"
+    );
+}
+
+#[test]
+fn declared_dimensions_that_do_not_match_the_data_are_one_line() {
+    let t = TempDir::new("shape");
+    let run = real_run();
+    let r = t.path().join("r");
+    std::fs::create_dir(&r).unwrap();
+    // A 1x1 latency matrix that names 3000 CPU nodes.
+    let mut lat = run["latency"].clone();
+    lat["cpu_nodes"] = serde_json::json!((0..3000).collect::<Vec<u32>>());
+    std::fs::write(r.join("latency.json"), lat.to_string()).unwrap();
+    let err = usage_error(&bounded(&["report", "r"], t.path()));
+    assert!(
+        err.contains(
+            "latency.json: not a valid matrix document: matrix has 1 rows but cpu_nodes names 3000"
+        ),
+        "{err}"
+    );
+    assert!(!r.join("report.html").exists());
+    let err = usage_error(&bounded(
+        &["diff", "r/latency.json", "r/latency.json"],
+        t.path(),
+    ));
+    assert!(
+        err.contains("matrix has 1 rows but cpu_nodes names 3000"),
+        "{err}"
+    );
+    // A topology whose SLIT names 3000 nodes for one row.
+    let mut topo = run["topology"].clone();
+    topo["distances"]["node_ids"] = serde_json::json!((0..3000).collect::<Vec<u32>>());
+    std::fs::write(r.join("latency.json"), run["latency"].to_string()).unwrap();
+    std::fs::write(r.join("topo.json"), topo.to_string()).unwrap();
+    let err = usage_error(&bounded(&["report", "r"], t.path()));
+    assert!(
+        err.contains("distances.matrix has 1 rows but distances.node_ids names 3000"),
+        "{err}"
+    );
+    let err = usage_error(&bounded(&["check", "--expect", "r/topo.json"], t.path()));
+    assert!(err.contains("distances.node_ids names 3000"), "{err}");
+    // An inference whose hop table is smaller than its node list.
+    std::fs::remove_file(r.join("topo.json")).unwrap();
+    let matrices = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/matrices");
+    let m = matrices.join("intel-xeon-8180-2s-fdio-csit.json");
+    let out = ok(&numaprobe(&[
+        "infer",
+        "--input",
+        m.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let mut inf: serde_json::Value = serde_json::from_str(&out).unwrap();
+    inf["nodes"] = serde_json::json!((0..3000).collect::<Vec<u32>>());
+    std::fs::write(r.join("infer-latency.json"), inf.to_string()).unwrap();
+    let err = usage_error(&bounded(&["report", "r"], t.path()));
+    assert!(
+        err.contains("hops has 2 rows but nodes names 3000"),
+        "{err}"
+    );
+    // The same documents with their own shapes make a page.
+    std::fs::remove_file(r.join("infer-latency.json")).unwrap();
+    ok(&bounded(&["report", "r"], t.path()));
+}

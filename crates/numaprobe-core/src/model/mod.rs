@@ -15,6 +15,9 @@
 //! - `c2c`, `locks`, `loaded`, `peak`: cache-line transfer, lock contention,
 //!   loaded-latency curves, system peak bandwidth and DIMM population
 //! - `sweep`: latency against working-set size and its cache analysis
+//! - `input`: reading a file from outside (regular files only, bounded size)
+//! - `shape`: declared dimensions of a document read from outside checked
+//!   against its data
 //!
 //! It sits low in the stack: it may use `topology`, `units`, `placement`,
 //! `kernels`, `stats` and `timer` (plain types), never `experiments`,
@@ -30,6 +33,7 @@ pub mod fleet;
 pub mod format;
 pub mod hops;
 pub mod infer;
+pub mod input;
 pub mod label;
 pub mod loaded;
 pub mod locks;
@@ -39,6 +43,7 @@ pub mod pin;
 pub mod policy;
 pub mod provenance;
 pub mod ranking;
+pub mod shape;
 pub mod study;
 pub mod study_plan;
 pub mod sweep;

@@ -318,8 +318,8 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>
     let dir = dir.to_path_buf();
     Ok(names.into_iter().map(move |name| {
         let folder = dir.join(&name);
-        let run_json = std::fs::read_to_string(folder.join("run.json")).ok();
-        let failure = match std::fs::read_to_string(folder.join(STATUS_FILE)) {
+        let run_json = numaprobe_core::model::input::read_text(&folder.join("run.json")).ok();
+        let failure = match numaprobe_core::model::input::read_text(&folder.join(STATUS_FILE)) {
             Err(_) => None,
             Ok(text) => match serde_json::from_str::<NodeRunStatus>(&text) {
                 Err(e) => Some((

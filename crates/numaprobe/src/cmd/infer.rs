@@ -9,10 +9,10 @@ use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::analysis::{self, Unit};
 use numaprobe_core::model::infer::Inference;
+use numaprobe_core::model::input;
 use numaprobe_core::model::Format;
 use numaprobe_core::render;
-use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -78,15 +78,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })?),
     };
     let (name, text) = if input.as_os_str() == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| usage(format!("cannot read the matrix from stdin: {e}")))?;
-        ("stdin".to_string(), s)
+        let text = input::read_stream(std::io::stdin().lock(), Path::new("stdin"))
+            .map_err(|e| usage(format!("cannot read the matrix from {e}")))?;
+        ("stdin".to_string(), text)
     } else {
-        let s = std::fs::read_to_string(input)
-            .map_err(|e| usage(format!("cannot read {}: {e}", input.display())))?;
-        (input.display().to_string(), s)
+        let text = input::read_text(input).map_err(|e| usage(e.to_string()))?;
+        (input.display().to_string(), text)
     };
     let select = match &args.matrix {
         None => None,

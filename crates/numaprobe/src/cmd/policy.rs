@@ -167,8 +167,8 @@ fn derived_weights(
     plan: &policy::PolicyPlan,
 ) -> anyhow::Result<(Vec<numaprobe_core::model::policy::NodeWeight>, String)> {
     let file = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("--weights-from {file}: cannot read it ({e})")))?;
+    let text = numaprobe_core::model::input::read_text(path)
+        .map_err(|e| usage(format!("--weights-from {e}")))?;
     let opts = analysis::ParseOptions {
         unit: None,
         select: text

@@ -22,6 +22,7 @@ use numaprobe_core::model::peak::PeakResult;
 use numaprobe_core::model::pin::PinReport;
 use numaprobe_core::model::provenance::Provenance;
 use numaprobe_core::model::ranking::Ranking;
+use numaprobe_core::model::shape::Shape;
 use numaprobe_core::model::study::StudyReport;
 use numaprobe_core::model::sweep::SweepResult;
 use numaprobe_core::model::topo::TopoReport;
@@ -107,6 +108,15 @@ fn parse<T: DeserializeOwned>(v: &Value, file: &str, what: &str) -> anyhow::Resu
         .map_err(|e| usage(format!("{file}: not a valid {what} document: {e}")))
 }
 
+/// [`parse`], then the document's declared dimensions checked against its
+/// data (a renderer sizes the page by them).
+fn shaped<T: DeserializeOwned + Shape>(v: &Value, file: &str, what: &str) -> anyhow::Result<T> {
+    let doc: T = parse(v, file, what)?;
+    doc.check_shape()
+        .map_err(|e| usage(format!("{file}: not a valid {what} document: {e}")))?;
+    Ok(doc)
+}
+
 /// The folder's documents as the renderer's input. Bad input (no folder,
 /// no document, a document that claims to be numaprobe's and does not
 /// parse) is an error naming the file, exit 2.
@@ -151,8 +161,8 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
             continue;
         }
         let path = dir.join(name);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let text =
+            numaprobe_core::model::input::read_text(&path).map_err(|e| usage(e.to_string()))?;
         // Other tools' JSON may sit beside ours: only numaprobe documents count.
         let Ok(v) = serde_json::from_str::<Value>(&text) else {
             continue;
@@ -215,17 +225,25 @@ fn classify(
     if has("topology") && has("notes") {
         // run.json: everything in one document.
         if let Some(t) = v.get("topology").filter(|t| t.is_object()) {
-            let t: TopoReport = parse(t, file, "topology")?;
+            let t: TopoReport = shaped(t, file, "topology")?;
             push_new(topos, file, t);
         }
         for key in ["latency", "bandwidth"] {
             if let Some(m) = v.get(key).filter(|m| m.is_object()) {
-                push_new(&mut input.matrices, file, parse(m, file, "matrix")?);
+                push_new(
+                    &mut input.matrices,
+                    file,
+                    shaped::<MatrixResult>(m, file, "matrix")?,
+                );
             }
         }
         for key in ["inference", "inference_bandwidth"] {
             if let Some(i) = v.get(key).filter(|i| i.is_object()) {
-                push_new(&mut input.inferences, file, parse(i, file, "inference")?);
+                push_new(
+                    &mut input.inferences,
+                    file,
+                    shaped::<Inference>(i, file, "inference")?,
+                );
             }
         }
         if let Some(b) = v.get("binding").filter(|b| b.is_object()) {
@@ -249,24 +267,24 @@ fn classify(
                 .extend(notes.iter().filter_map(Value::as_str).map(String::from));
         }
     } else if has("numa_nodes") && has("cpus") {
-        push_new(topos, file, parse::<TopoReport>(v, file, "topology")?);
+        push_new(topos, file, shaped::<TopoReport>(v, file, "topology")?);
     } else if has("kind") && has("matrix") && has("cells") {
         push_new(
             &mut input.matrices,
             file,
-            parse::<MatrixResult>(v, file, "matrix")?,
+            shaped::<MatrixResult>(v, file, "matrix")?,
         );
     } else if has("levels") && has("hops") {
         push_new(
             &mut input.inferences,
             file,
-            parse::<Inference>(v, file, "inference")?,
+            shaped::<Inference>(v, file, "inference")?,
         );
     } else if has("experiments") && v.get("command").and_then(Value::as_str) == Some("study") {
         push_new(
             &mut input.studies,
             file,
-            parse::<StudyReport>(v, file, "study")?,
+            shaped::<StudyReport>(v, file, "study")?,
         );
     } else if v.get("command").and_then(Value::as_str) == Some("latency-sweep") {
         push_new(
@@ -275,7 +293,7 @@ fn classify(
             parse::<SweepResult>(v, file, "latency sweep")?,
         );
     } else if has("hitm") && has("pairs") && has("domains") {
-        push_new(&mut input.c2c, file, parse::<C2cResult>(v, file, "c2c")?);
+        push_new(&mut input.c2c, file, shaped::<C2cResult>(v, file, "c2c")?);
     } else if has("system") && has("memory") && has("achieved_fraction") {
         push_new(
             &mut input.peaks,

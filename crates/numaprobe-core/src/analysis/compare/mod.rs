@@ -20,6 +20,7 @@ use crate::model::diff::{Criteria, DiffReport, Difference, Origin, Section};
 use crate::model::matrix::MatrixKind;
 use crate::model::matrix::MatrixResult;
 use crate::model::pin::PinReport;
+use crate::model::shape::Shape;
 use crate::model::topo::TopoReport;
 use crate::topology::Topology;
 use serde_json::Value;
@@ -30,8 +31,8 @@ use std::path::{Path, PathBuf};
 pub enum CompareError {
     #[error("{0}: no such file or folder")]
     Missing(PathBuf),
-    #[error("{path}: cannot read: {message}")]
-    Unreadable { path: PathBuf, message: String },
+    #[error(transparent)]
+    Input(#[from] crate::model::input::InputError),
     #[error("{path}: not JSON ({message}); give a report folder or a numaprobe JSON document")]
     NotJson { path: PathBuf, message: String },
     #[error("{path}: {what}")]
@@ -139,10 +140,7 @@ fn unsupported(path: &Path, what: &str) -> CompareError {
 }
 
 fn read_json(path: &Path) -> Result<Value, CompareError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CompareError::Unreadable {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+    let text = crate::model::input::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| CompareError::NotJson {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -179,6 +177,22 @@ fn parse<T: serde::de::DeserializeOwned>(
         kind: kind.into(),
         message: e.to_string(),
     })
+}
+
+/// [`parse`], then the document's declared dimensions checked against its
+/// data (the comparison walks them).
+fn shaped<T: serde::de::DeserializeOwned + Shape>(
+    path: &Path,
+    kind: &str,
+    v: &Value,
+) -> Result<T, CompareError> {
+    let doc: T = parse(path, kind, v)?;
+    doc.check_shape().map_err(|e| CompareError::Invalid {
+        path: path.to_path_buf(),
+        kind: kind.into(),
+        message: e.to_string(),
+    })?;
+    Ok(doc)
 }
 
 /// Add one document to a side; `expected` is the folder's file name, whose
@@ -230,22 +244,22 @@ fn add(
     match kind {
         Some("report") => {
             if let Some(t) = doc.get("topology").filter(|v| !v.is_null()) {
-                side.topology = Some(parse::<TopoReport>(path, "topology", t)?.into_topology());
+                side.topology = Some(shaped::<TopoReport>(path, "topology", t)?.into_topology());
             }
             for (key, slot) in [
                 ("latency", &mut side.latency),
                 ("bandwidth", &mut side.bandwidth),
             ] {
                 if let Some(m) = doc.get(key).filter(|v| !v.is_null()) {
-                    *slot = Some(parse(path, key, m)?);
+                    *slot = Some(shaped::<MatrixResult>(path, key, m)?);
                 }
             }
         }
         Some("topo") => {
-            side.topology = Some(parse::<TopoReport>(path, "topo", doc)?.into_topology())
+            side.topology = Some(shaped::<TopoReport>(path, "topo", doc)?.into_topology())
         }
         Some(k @ ("latency" | "bandwidth")) => {
-            let m: MatrixResult = parse(path, k, doc)?;
+            let m: MatrixResult = shaped(path, k, doc)?;
             match m.kind {
                 MatrixKind::Latency => side.latency = Some(m),
                 MatrixKind::Bandwidth => side.bandwidth = Some(m),

@@ -1,0 +1,310 @@
+//! Declared dimensions checked against the data, for every document read
+//! from outside: the node or CPU lists that name a matrix's rows and
+//! columns against its rows and columns, and every cell, pair or link
+//! against the nodes the document declares.
+//!
+//! A renderer sizes its tables and pictures by the declared lists; a 1x1
+//! matrix that names 3000 nodes would otherwise make `report` draw 9
+//! million cells of nothing. The checks run at read time, and a mismatch
+//! is one line that says which list and which data disagree.
+
+use crate::model::c2c::C2cResult;
+use crate::model::infer::Inference;
+use crate::model::matrix::MatrixResult;
+use crate::model::study::StudyReport;
+use crate::model::topo::TopoReport;
+use crate::topology::Distances;
+
+/// A document whose declared shape does not match its data.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ShapeError(pub String);
+
+/// A document that declares dimensions its data must have.
+pub trait Shape {
+    fn check_shape(&self) -> Result<(), ShapeError>;
+}
+
+fn bad(msg: String) -> Result<(), ShapeError> {
+    Err(ShapeError(msg))
+}
+
+/// `list` names each node once.
+fn unique(list: &[u32], what: &str) -> Result<(), ShapeError> {
+    let mut seen = std::collections::BTreeSet::new();
+    match list.iter().find(|&&n| !seen.insert(n)) {
+        Some(n) => bad(format!("{what} names {n} twice")),
+        None => Ok(()),
+    }
+}
+
+/// `rows` has one row per `row_ids` entry, each one per `col_ids` entry.
+fn grid<T>(
+    rows: &[Vec<T>],
+    what: &str,
+    row_ids: &[u32],
+    row_list: &str,
+    col_ids: &[u32],
+    col_list: &str,
+) -> Result<(), ShapeError> {
+    if rows.len() != row_ids.len() {
+        return bad(format!(
+            "{what} has {} rows but {row_list} names {}",
+            rows.len(),
+            row_ids.len()
+        ));
+    }
+    if let Some((i, r)) = rows
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.len() != col_ids.len())
+    {
+        return bad(format!(
+            "{what} row {i} has {} values but {col_list} names {}",
+            r.len(),
+            col_ids.len()
+        ));
+    }
+    Ok(())
+}
+
+/// `id` is one of `ids`.
+fn member(id: u32, ids: &[u32], what: &str, list: &str) -> Result<(), ShapeError> {
+    if ids.contains(&id) {
+        Ok(())
+    } else {
+        bad(format!("{what} names {id}, which {list} does not list"))
+    }
+}
+
+impl Shape for MatrixResult {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        unique(&self.cpu_nodes, "cpu_nodes")?;
+        unique(&self.mem_nodes, "mem_nodes")?;
+        grid(
+            &self.matrix,
+            "matrix",
+            &self.cpu_nodes,
+            "cpu_nodes",
+            &self.mem_nodes,
+            "mem_nodes",
+        )?;
+        let cells = self
+            .cells
+            .iter()
+            .map(|c| (c.cpu_node, c.mem_node, "a cell"));
+        let scaling = self
+            .scaling
+            .iter()
+            .flatten()
+            .map(|c| (c.cpu_node, c.mem_node, "a scaling cell"));
+        let failed = self
+            .failed
+            .iter()
+            .map(|c| (c.cpu_node, c.mem_node, "a failed cell"));
+        for (cpu, mem, what) in cells.chain(scaling).chain(failed) {
+            member(cpu, &self.cpu_nodes, what, "cpu_nodes")?;
+            member(mem, &self.mem_nodes, what, "mem_nodes")?;
+        }
+        let most = self.cpu_nodes.len() * self.mem_nodes.len();
+        if self.cells.len() > most {
+            return bad(format!(
+                "{} cells for a {}x{} matrix",
+                self.cells.len(),
+                self.cpu_nodes.len(),
+                self.mem_nodes.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Shape for Inference {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        let n = &self.nodes;
+        unique(n, "nodes")?;
+        grid(&self.hops, "hops", n, "nodes", n, "nodes")?;
+        // The distance table is empty when there was no SLIT.
+        if !self.distance.is_empty() {
+            grid(&self.distance, "distance", n, "nodes", n, "nodes")?;
+        }
+        let pairs = self
+            .links
+            .iter()
+            .map(|l| (l[0], l[1], "a link"))
+            .chain(
+                self.link_details
+                    .iter()
+                    .map(|l| (l.nodes[0], l.nodes[1], "a link")),
+            )
+            .chain(
+                self.stray_cells
+                    .iter()
+                    .map(|c| (c[0], c[1], "a stray cell")),
+            )
+            .chain(
+                self.cells
+                    .iter()
+                    .map(|c| (c.cpu_node, c.mem_node, "a cell")),
+            )
+            .chain(
+                self.levels
+                    .iter()
+                    .flat_map(|l| l.members.iter().map(|m| (m[0], m[1], "a level"))),
+            );
+        for (a, b, what) in pairs {
+            member(a, n, what, "nodes")?;
+            member(b, n, what, "nodes")?;
+        }
+        let groups = self
+            .groups
+            .iter()
+            .chain(self.hierarchy.iter().flat_map(|t| t.groups.iter()))
+            .flatten()
+            .chain(self.cpuless_nodes.iter());
+        for &g in groups {
+            member(g, n, "a group", "nodes")?;
+        }
+        if self.cells.len() > n.len() * n.len() {
+            return bad(format!("{} cells for {} nodes", self.cells.len(), n.len()));
+        }
+        Ok(())
+    }
+}
+
+impl Shape for Distances {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        let n = &self.node_ids;
+        unique(n, "distances.node_ids")?;
+        grid(
+            &self.matrix,
+            "distances.matrix",
+            n,
+            "distances.node_ids",
+            n,
+            "distances.node_ids",
+        )
+    }
+}
+
+impl Shape for TopoReport {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        match &self.distances {
+            Some(d) => d.check_shape(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Shape for C2cResult {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        let c = &self.cpus;
+        unique(c, "cpus")?;
+        // A matrix not measured at all is empty.
+        for (m, what) in [(&self.hitm, "hitm"), (&self.shared, "shared")] {
+            if !m.is_empty() {
+                grid(m, what, c, "cpus", c, "cpus")?;
+            }
+        }
+        for p in &self.pairs {
+            member(p.a, c, "a pair", "cpus")?;
+            member(p.b, c, "a pair", "cpus")?;
+        }
+        Ok(())
+    }
+}
+
+impl Shape for StudyReport {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        for e in &self.experiments {
+            for case in &e.cases {
+                let threads = case.threads.len();
+                if case.hops.len() != threads {
+                    return bad(format!(
+                        "case {}: {} hops for {threads} threads",
+                        case.label,
+                        case.hops.len()
+                    ));
+                }
+                if let Some(s) = case.samples.iter().find(|s| s.threads_s.len() != threads) {
+                    return bad(format!(
+                        "case {}: a sample has {} thread times for {threads} threads",
+                        case.label,
+                        s.threads_s.len()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matrix(doc: &str) -> MatrixResult {
+        serde_json::from_str(doc).unwrap()
+    }
+
+    /// A 2x2 latency result with one measured cell, as `latency --format
+    /// json` writes it (the fields a reader needs).
+    fn two_by_two() -> serde_json::Value {
+        serde_json::json!({
+            "schema": "numaprobe/1", "kind": "latency", "unit": "ns",
+            "cpu_nodes": [0, 1], "mem_nodes": [0, 1],
+            "matrix": [[80.0, null], [null, null]],
+            "cells": [],
+            "placement_threshold": 0.99,
+            "stop_rule": serde_json::to_value(crate::stats::StopRule::default()).unwrap(),
+            "timer": {"source": "monotonic_raw", "overhead_ns": 0.0, "resolution_ns": 1.0},
+            "notes": [], "failed": [], "complete": true
+        })
+    }
+
+    #[test]
+    fn a_matrix_must_have_the_rows_and_columns_it_names() {
+        let ok = two_by_two();
+        matrix(&ok.to_string()).check_shape().unwrap();
+        let mut v = ok.clone();
+        v["cpu_nodes"] = serde_json::json!((0..3000).collect::<Vec<u32>>());
+        let e = matrix(&v.to_string()).check_shape().unwrap_err();
+        assert_eq!(e.0, "matrix has 2 rows but cpu_nodes names 3000");
+        let mut v = ok.clone();
+        v["matrix"] = serde_json::json!([[1.0, 2.0], [3.0]]);
+        let e = matrix(&v.to_string()).check_shape().unwrap_err();
+        assert_eq!(e.0, "matrix row 1 has 1 values but mem_nodes names 2");
+        let mut v = ok;
+        v["mem_nodes"] = serde_json::json!([0, 0]);
+        let e = matrix(&v.to_string()).check_shape().unwrap_err();
+        assert_eq!(e.0, "mem_nodes names 0 twice");
+    }
+
+    #[test]
+    fn a_slit_must_be_square_over_its_nodes() {
+        let d = Distances {
+            node_ids: vec![0, 1],
+            matrix: vec![vec![10, 20], vec![20, 10]],
+        };
+        d.check_shape().unwrap();
+        let d = Distances {
+            node_ids: (0..3000).collect(),
+            matrix: vec![vec![10]],
+        };
+        let e = d.check_shape().unwrap_err();
+        assert_eq!(
+            e.0,
+            "distances.matrix has 1 rows but distances.node_ids names 3000"
+        );
+    }
+
+    #[test]
+    fn member_and_unique_say_which_list() {
+        assert!(member(3, &[0, 1], "a link", "nodes")
+            .unwrap_err()
+            .0
+            .contains("a link names 3, which nodes does not list"));
+        member(1, &[0, 1], "a link", "nodes").unwrap();
+        unique(&[0, 1, 2], "nodes").unwrap();
+    }
+}
