@@ -35,7 +35,7 @@ pub struct Args {
     /// The CPUs that run the chase, one per row node (e.g. an SMT sibling or a core of another CCD), as a list like 3,17. Without --cpu-nodes the rows are the nodes of these CPUs; with it, every row node needs one. Default: the first allowed core of each node
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// Measure latency against working-set size instead of the matrix: one CPU node and one memory node (default: the first CPU node, its own memory), sizes from FROM to TO (default 4K to 2G, or less when the node has less than 8 GiB free), per page kind (--pages 4k, thp or both; default both when THP is offered), and match the knees to the caches the topology reports
+    /// Measure latency against working-set size instead of the matrix: one CPU node and one memory node (default: the first CPU node, its own memory), sizes from FROM to TO (default 4K to 4 x the largest cache, at least 64M and at most 2G, less when memory is short), per page kind (--pages 4k, thp or both; default both when THP is offered), and match the knees to the caches the topology reports. With the defaults it takes about 35 s where the largest cache is 32 MiB (the plan's time is printed first; doc/long-commands.md)
     #[arg(long, value_name = "FROM-TO", num_args = 0..=1, default_missing_value = "")]
     pub sweep: Option<String>,
     /// With --sweep: sizes per doubling. Default: 4

@@ -122,7 +122,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = sweep::plan(&topo, &cfg).map_err(measure::experiment_error)?;
-    let mut progress = StepLine::new("latency sweep", Some(plan.rule.budget.as_secs_f64()));
+    let costs = plan.step_costs();
+    eprintln!(
+        "numaprobe: latency sweep: {} points ({} to {}, {}), planned {}",
+        plan.steps(),
+        units::format_size(plan.sizes[0]),
+        units::format_size(*plan.sizes.last().unwrap_or(&0)),
+        plan.pages
+            .iter()
+            .map(|k| format!("{} pages", k.name()))
+            .collect::<Vec<_>>()
+            .join(" and "),
+        super::progress::duration_text(costs.iter().sum())
+    );
+    let mut progress = StepLine::planned("latency sweep", costs);
     let (sink, format) = (args.out.sink(), args.out.format());
     // The file is rewritten after every point, analysed as far as it goes.
     let mut file = PartialFile::new(&sink);

@@ -182,8 +182,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let plan = loaded::plan(&topo, &cfg).map_err(measure::experiment_error)?;
     let sink = args.out.sink();
     let format = args.out.format();
-    // One step per point, each sampled for the budget.
-    let mut progress = StepLine::new("loaded-latency", Some(plan.rule.budget.as_secs_f64()));
+    // One step per point, each sampled for the budget; a pair's buffers
+    // are set up before its first.
+    let mut progress = StepLine::planned("loaded-latency", plan.step_costs());
     let mut file = PartialFile::new(&sink);
     let result = loaded::run_with(&plan, &mut progress, &mut |partial| {
         file.save(|| render(partial, format))

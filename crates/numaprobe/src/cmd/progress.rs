@@ -119,6 +119,24 @@ pub fn step_eta(
     }
 }
 
+/// The ETA of a run whose steps have planned costs (`planned`, seconds, in
+/// order), `done` of them ended in `elapsed_s`: what the steps left are
+/// planned to cost, scaled by how long the ended ones took against their
+/// plan. Steps of unequal cost (a sweep's points grow geometrically) get an
+/// ETA that a mean step would miss several-fold. The scale is bounded so
+/// one odd first step cannot make the ETA absurd.
+pub fn planned_eta(elapsed_s: f64, done: usize, planned: &[f64]) -> f64 {
+    let done = done.min(planned.len());
+    let (ended, left) = planned.split_at(done);
+    let (ended, left): (f64, f64) = (ended.iter().sum(), left.iter().sum());
+    let scale = if done == 0 || ended <= 0.0 {
+        1.0
+    } else {
+        (elapsed_s / ended).clamp(0.2, 20.0)
+    };
+    left * scale
+}
+
 /// The progress on stderr: a bar on a terminal, plain lines in a batch log.
 pub struct Line {
     terminal: bool,
@@ -224,6 +242,9 @@ pub struct StepLine {
     phase: &'static str,
     /// The time planned per step, for the ETA before the first step ends.
     planned_step_s: Option<f64>,
+    /// The time planned for each step, when the command plans them apart
+    /// (see `planned_eta`).
+    planned_steps: Option<Vec<f64>>,
 }
 
 impl StepLine {
@@ -234,20 +255,43 @@ impl StepLine {
             started: Instant::now(),
             phase,
             planned_step_s,
+            planned_steps: None,
+        }
+    }
+
+    /// Steps of unequal planned cost; the clock starts now.
+    pub fn planned(phase: &'static str, steps: Vec<f64>) -> Self {
+        StepLine {
+            planned_steps: Some(steps),
+            ..Self::new(phase, None)
         }
     }
 }
 
 impl StepProgress for StepLine {
     fn step_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line.step_started(
-            self.phase,
-            self.started,
-            index,
+        let Some(steps) = &self.planned_steps else {
+            self.line.step_started(
+                self.phase,
+                self.started,
+                index,
+                total,
+                label,
+                self.planned_step_s,
+            );
+            return;
+        };
+        self.line.set_label(label);
+        let elapsed = self.started.elapsed().as_secs_f64();
+        self.line.show(&Snapshot {
+            phase: self.phase.into(),
+            phase_done: index,
+            phase_total: total,
+            done: index,
             total,
-            label,
-            self.planned_step_s,
-        );
+            elapsed_s: elapsed,
+            eta_s: Some(planned_eta(elapsed, index, steps)),
+        });
     }
 }
 
@@ -337,6 +381,23 @@ mod tests {
         assert_eq!(step_eta(3.0, 1, 4, Some(2.0)), Some(9.0));
         assert_eq!(step_eta(6.0, 2, 4, None), Some(6.0));
         assert_eq!(step_eta(8.0, 4, 4, None), Some(0.0));
+    }
+
+    #[test]
+    fn the_planned_eta_scales_the_steps_left_by_the_ended_ones() {
+        let plan = [1.0, 1.0, 2.0, 4.0];
+        // Before any step: the plan.
+        assert_eq!(planned_eta(0.5, 0, &plan), 8.0);
+        // Two steps took 4 s against 2 planned: the 6 s left take 12.
+        assert_eq!(planned_eta(4.0, 2, &plan), 12.0);
+        // On plan.
+        assert_eq!(planned_eta(4.0, 3, &plan), 4.0);
+        assert_eq!(planned_eta(9.0, 4, &plan), 0.0);
+        // One odd step moves the scale at most 20-fold either way.
+        assert_eq!(planned_eta(100.0, 1, &plan), 7.0 * 20.0);
+        assert_eq!(planned_eta(0.01, 1, &plan), 7.0 * 0.2);
+        // Past the plan's end: nothing left.
+        assert_eq!(planned_eta(3.0, 9, &plan), 0.0);
     }
 
     #[test]

@@ -99,4 +99,51 @@ mod tests {
         let zero = judge(90.0, 100.0, 0.0, 3, &rule);
         assert!(zero.outlier && zero.robust_z.is_none());
     }
+
+    #[test]
+    fn mad_matches_scipy_on_several_inputs() {
+        // scipy.stats.median_abs_deviation(v, scale=1.0) around numpy.median.
+        for (v, med, want) in [
+            (&[2.0, 4.0, 4.0, 5.0, 7.0, 9.0, 10.0][..], 5.0, 2.0),
+            (&[1.0, 2.0, 3.0, 4.0][..], 2.5, 1.0),
+            (&[10.0, 10.0, 10.0, 12.0][..], 10.0, 0.0),
+            (&[-3.0, 1.5, 8.0][..], 1.5, 4.5),
+        ] {
+            assert_eq!(median(v), Some(med), "{v:?}");
+            assert_eq!(mad(v, med), Some(want), "{v:?}");
+        }
+        // Around another centre (scipy with center=0).
+        assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0], 0.0), Some(2.5));
+        assert_eq!(mad(&[], 0.0), None);
+    }
+
+    #[test]
+    fn the_thresholds_are_inclusive_and_a_zero_median_is_handled() {
+        let rule = OutlierRule::default();
+        // Exactly 3 nodes, exactly 5 % off, exactly 3.5 robust z: an outlier.
+        let mad = 5.0 / (3.5 * MAD_TO_SIGMA);
+        let j = judge(105.0, 100.0, mad, 3, &rule);
+        assert!(
+            (j.robust_z.unwrap() - 3.5).abs() < 1e-9 && j.outlier,
+            "{j:?}"
+        );
+        // Just under the z cut-off: not one.
+        assert!(!judge(105.0, 100.0, mad * 1.001, 3, &rule).outlier);
+        // Below the median counts the same.
+        let low = judge(95.0, 100.0, mad, 3, &rule);
+        assert!(low.outlier && (low.off_percent + 5.0).abs() < 1e-9);
+        // A zero median: zero is not off; anything else is infinitely so.
+        let z = judge(0.0, 0.0, 0.0, 5, &rule);
+        assert_eq!((z.off_percent, z.outlier), (0.0, false));
+        let up = judge(2.0, 0.0, 0.0, 5, &rule);
+        assert_eq!(up.off_percent, f64::INFINITY);
+        assert!(up.outlier);
+        assert_eq!(
+            judge(-2.0, 0.0, 0.0, 5, &rule).off_percent,
+            f64::NEG_INFINITY
+        );
+        // Off in percent against a negative median's size.
+        let neg = judge(-110.0, -100.0, 0.0, 5, &rule);
+        assert!((neg.off_percent + 10.0).abs() < 1e-9, "{neg:?}");
+    }
 }

@@ -119,7 +119,30 @@ impl LoadedPlan {
     pub fn pair_steps(&self, k: usize) -> usize {
         self.mixes.len() * self.points(k)
     }
+
+    /// The planned seconds of every step, in the order they run: the
+    /// sampling the rule allows (its budget and the sample past it), and on
+    /// a pair's first step the set-up of its buffers (one per thread,
+    /// mapped, touched and chained, [`SETUP_S_PER_GIB`]).
+    pub fn step_costs(&self) -> Vec<f64> {
+        const GIB: f64 = (1u64 << 30) as f64;
+        let sampling =
+            self.rule.budget.as_secs_f64() + super::target_sample_ns(self.rule.budget) / 1e9;
+        let mut out = Vec::with_capacity(self.steps());
+        for k in 0..self.pairs.len() {
+            let threads = 1 + self.cpus.get(k).map_or(0, |c| c.load.len());
+            let setup = threads as f64 * self.size as f64 / GIB * SETUP_S_PER_GIB;
+            out.extend(
+                (0..self.pair_steps(k)).map(|i| sampling + if i == 0 { setup } else { 0.0 }),
+            );
+        }
+        out
+    }
 }
+
+/// A buffer's set-up per GiB: map, touch and chain (an upper figure; the
+/// ETA scales it by what the steps measured cost).
+pub const SETUP_S_PER_GIB: f64 = 3.0;
 
 /// The mixes' names as `--mix` takes them.
 pub fn mix_names() -> String {

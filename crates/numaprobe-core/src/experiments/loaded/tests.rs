@@ -213,3 +213,28 @@ fn a_node_without_a_cpu_to_spare_gives_the_idle_point_alone() {
     assert_eq!(c.placement, 1.0);
     assert_eq!(c.knee, None);
 }
+
+#[test]
+fn step_costs_are_the_sampling_plus_each_pairs_buffers_on_its_first_step() {
+    let topo = crate::experiments::testing::live_topology();
+    let cfg = LoadedConfig {
+        delays: Some(vec![8, 0]),
+        size: Some(64 << 20),
+        rule: Some(StopRule {
+            budget: Duration::from_millis(100),
+            ..StopRule::default()
+        }),
+        ..LoadedConfig::default()
+    };
+    let plan = plan(&topo, &cfg).unwrap();
+    let c = plan.step_costs();
+    assert_eq!(c.len(), plan.steps());
+    // 100 ms budget and a 5 ms sample.
+    let sampling = 0.105;
+    let threads = 1 + plan.cpus[0].load.len();
+    let setup = threads as f64 / 16.0 * SETUP_S_PER_GIB;
+    assert!((c[0] - sampling - setup).abs() < 1e-12, "{c:?}");
+    assert!(c[1..plan.pair_steps(0)]
+        .iter()
+        .all(|&x| (x - sampling).abs() < 1e-12));
+}

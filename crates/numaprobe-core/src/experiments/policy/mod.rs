@@ -197,6 +197,34 @@ fn slots(
     Ok(out)
 }
 
+/// On one memory node every policy with pinned threads (first touch,
+/// serial initialisation, interleave, weighted interleave, preferred) puts
+/// every page on that node: the same experiment under several names. The
+/// first of them stands for the rest; `unpinned` differs (its threads
+/// roam) and is kept. Returns (kept, folded), each in the asked order.
+pub fn fold_one_node(policies: &[PolicyKind]) -> (Vec<PolicyKind>, Vec<PolicyKind>) {
+    let mut kept: Vec<PolicyKind> = Vec::new();
+    let mut folded = Vec::new();
+    for &p in policies {
+        let pinned = p != PolicyKind::Unpinned;
+        if pinned && kept.iter().any(|&k| k != PolicyKind::Unpinned) {
+            folded.push(p);
+        } else if !kept.contains(&p) {
+            kept.push(p);
+        }
+    }
+    (kept, folded)
+}
+
+fn names(p: &[PolicyKind]) -> String {
+    let n: Vec<&str> = p.iter().map(|k| k.name()).collect();
+    match n.as_slice() {
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => String::new(),
+    }
+}
+
 /// Resolve defaults and check everything. Nothing is allocated here.
 pub fn plan(topo: &Topology, cfg: &PolicyConfig) -> Result<PolicyPlan, ExperimentError> {
     let live = LiveSystem::read()?;
@@ -340,10 +368,16 @@ pub fn plan(topo: &Topology, cfg: &PolicyConfig) -> Result<PolicyPlan, Experimen
         usize::try_from(all).map_err(|_| ExperimentError::Invalid("size too large".into()))?;
     BufferSpec::new(all, MemPolicy::Bind(node), pages).check(&live, None)?;
     if plan.mem_nodes.len() == 1 {
-        plan.notes.push(format!(
-            "one memory node ({}): every policy puts every page there, so they differ only in how threads are bound (pinned or not); interleave and weighted interleave equal first touch here",
-            plan.mem_nodes[0]
-        ));
+        let (kept, folded) = fold_one_node(&plan.policies);
+        if !folded.is_empty() {
+            plan.notes.push(format!(
+                "one memory node ({}): {} put every page where {} does, so they are not measured; what can differ here is whether the threads are pinned",
+                plan.mem_nodes[0],
+                names(&folded),
+                kept[0].name()
+            ));
+        }
+        plan.policies = kept;
     }
     for p in &plan.policies {
         if let Some(why) = plan.skip_reason(*p) {
@@ -402,6 +436,49 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("node 99 does not exist"), "{e}");
+    }
+
+    #[test]
+    fn on_one_memory_node_one_pinned_policy_stands_for_the_rest() {
+        use PolicyKind::*;
+        let (kept, folded) = fold_one_node(&PolicyKind::ALL);
+        assert_eq!(kept, [FirstTouch, Unpinned]);
+        assert_eq!(folded, [Serial, Interleave, Weighted, Preferred]);
+        // The asked order decides which pinned policy is measured.
+        let (kept, folded) = fold_one_node(&[Unpinned, Interleave, Serial]);
+        assert_eq!(kept, [Unpinned, Interleave]);
+        assert_eq!(folded, [Serial]);
+        let (kept, folded) = fold_one_node(&[Preferred]);
+        assert_eq!((kept, folded), (vec![Preferred], vec![]));
+        assert_eq!(names(&[Serial]), "serial");
+        assert_eq!(
+            names(&[Serial, Interleave, Preferred]),
+            "serial, interleave and preferred"
+        );
+        // This machine's plan (one node here, two on a multi-node host).
+        let topo = testing::live_topology();
+        let p = plan(
+            &topo,
+            &PolicyConfig {
+                size: Some(8 << 20),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        if p.mem_nodes.len() == 1 {
+            assert_eq!(p.policies, [FirstTouch, Unpinned]);
+            assert!(
+                p.notes.iter().any(|n| {
+                    n.contains(
+                "serial, interleave, weighted and preferred put every page where first-touch does"
+            )
+                }),
+                "{:?}",
+                p.notes
+            );
+        } else {
+            assert_eq!(p.policies, PolicyKind::ALL);
+        }
     }
 
     #[test]

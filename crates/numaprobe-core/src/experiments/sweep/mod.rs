@@ -19,8 +19,9 @@
 mod plan;
 
 pub use plan::{
-    caches_of, default_max, default_rule, parse_range, plan, sizes, SweepConfig, SweepPlan,
-    DEFAULT_FROM, DEFAULT_POINTS_PER_OCTAVE, DEFAULT_TO, MAX_POINTS,
+    caches_of, default_max, default_rule, default_to, parse_range, plan, sizes, SweepConfig,
+    SweepPlan, BUFFER_S_PER_GIB, DEFAULT_CACHE_FACTOR, DEFAULT_FROM, DEFAULT_POINTS_PER_OCTAVE,
+    DEFAULT_TO, DEFAULT_TO_FLOOR, MAX_POINTS, POINT_SETUP_S_PER_GIB,
 };
 
 use super::{target_sample_ns, ExperimentError, StepProgress};

@@ -35,9 +35,20 @@ pub struct SweepConfig {
 
 pub const DEFAULT_POINTS_PER_OCTAVE: u32 = 4;
 pub const DEFAULT_FROM: u64 = 4 << 10;
-/// The default largest working set when memory allows (seed's "4 KiB to
-/// 2 GiB": past every LLC of today's machines).
+/// The largest default working set: past every LLC of today's machines.
 pub const DEFAULT_TO: u64 = 2 << 30;
+/// The default range ends at this many times the largest cache in front of
+/// the memory node (past it the curve is flat: every line misses), and at
+/// least at [`DEFAULT_TO_FLOOR`].
+pub const DEFAULT_CACHE_FACTOR: u64 = 4;
+pub const DEFAULT_TO_FLOOR: u64 = 64 << 20;
+/// A point's set-up per GiB of working set, on top of its sampling: the
+/// random chain built over it and the lap that settles it, each about one
+/// miss per 64-byte line past the caches (100-200 ns a line, 2-3 s a GiB).
+/// An upper figure: the ETA scales it by what the points measured cost.
+pub const POINT_SETUP_S_PER_GIB: f64 = 3.0;
+/// Mapping and touching a page kind's buffer of the largest size, per GiB.
+pub const BUFFER_S_PER_GIB: f64 = 0.5;
 /// More points than this is a mistake (minutes per octave), not a sweep.
 pub const MAX_POINTS: usize = 1000;
 
@@ -69,6 +80,47 @@ impl SweepPlan {
     pub fn steps(&self) -> usize {
         self.sizes.len() * self.pages.len()
     }
+
+    /// The planned seconds of every step, in the order they run: the
+    /// sampling the rule allows (its budget and the sample that runs past
+    /// it), the point's set-up for its size, and for a page kind's first
+    /// point the buffer it maps. Points grow geometrically, so the last
+    /// octaves hold most of a sweep's set-up: a plan of equal steps would
+    /// promise a fraction of the time.
+    pub fn step_costs(&self) -> Vec<f64> {
+        const GIB: f64 = (1u64 << 30) as f64;
+        let sampling =
+            self.rule.budget.as_secs_f64() + super::super::target_sample_ns(self.rule.budget) / 1e9;
+        let largest = self.sizes.last().copied().unwrap_or(0) as f64 / GIB;
+        self.pages
+            .iter()
+            .flat_map(|_| {
+                self.sizes.iter().enumerate().map(move |(i, &size)| {
+                    let buffer = if i == 0 {
+                        largest * BUFFER_S_PER_GIB
+                    } else {
+                        0.0
+                    };
+                    sampling + size as f64 / GIB * POINT_SETUP_S_PER_GIB + buffer
+                })
+            })
+            .collect()
+    }
+}
+
+/// The default end of the range: [`DEFAULT_CACHE_FACTOR`] times the largest
+/// cache (at least [`DEFAULT_TO_FLOOR`]) as a power of two, within
+/// [`DEFAULT_TO`] and what `memory_max` allows. Unknown caches: [`DEFAULT_TO`].
+pub fn default_to(caches: &[CacheLevel], memory_max: u64) -> u64 {
+    let to = match caches.iter().map(|c| c.size_bytes).max() {
+        Some(c) => (c.saturating_mul(DEFAULT_CACHE_FACTOR))
+            .max(DEFAULT_TO_FLOOR)
+            .checked_next_power_of_two()
+            .unwrap_or(DEFAULT_TO)
+            .min(DEFAULT_TO),
+        None => DEFAULT_TO,
+    };
+    to.min(memory_max)
 }
 
 /// Parse `FROM-TO` (`4K-1G`, `64KiB-512MiB`): sizes in the units of
@@ -209,9 +261,13 @@ pub fn plan(topo: &Topology, cfg: &SweepConfig) -> Result<SweepPlan, ExperimentE
             })?,
     };
     let live = LiveSystem::read()?;
+    let caches = caches_of(topo, cpu, mem_node);
     let (from, to) = match cfg.range {
         Some(r) => r,
-        None => (DEFAULT_FROM, default_max(&live, mem_node)),
+        None => (
+            DEFAULT_FROM,
+            default_to(&caches, default_max(&live, mem_node)),
+        ),
     };
     if from < 2 * LINE || from >= to {
         return Err(ExperimentError::Invalid(format!(
@@ -257,7 +313,7 @@ pub fn plan(topo: &Topology, cfg: &SweepConfig) -> Result<SweepPlan, ExperimentE
         pages,
         rule: cfg.rule.unwrap_or_else(default_rule),
         seed: cfg.seed.unwrap_or(super::super::latency::DEFAULT_SEED),
-        caches: caches_of(topo, cpu, mem_node),
+        caches,
         notes,
     })
 }
@@ -313,6 +369,67 @@ pub(super) mod tests {
         assert!(m.is_power_of_two());
         assert!(m <= DEFAULT_TO);
         assert!(m <= live.allocatable_bytes(0).unwrap() / 4 || m == DEFAULT_FROM * 2);
+    }
+
+    fn cache(name: &str, size_bytes: u64) -> CacheLevel {
+        CacheLevel {
+            name: name.into(),
+            size_bytes,
+        }
+    }
+
+    #[test]
+    fn the_default_range_ends_past_the_largest_cache() {
+        let caches = [
+            cache("L1d", 32 << 10),
+            cache("L2", 1 << 20),
+            cache("L3", 32 << 20),
+        ];
+        assert_eq!(default_to(&caches, u64::MAX), 128 << 20);
+        // Not a power of two: up to the next one.
+        assert_eq!(default_to(&[cache("L3", 48 << 20)], u64::MAX), 256 << 20);
+        // A small cache still reaches memory; a huge one stops at 2 GiB.
+        assert_eq!(default_to(&[cache("L2", 1 << 20)], u64::MAX), 64 << 20);
+        assert_eq!(default_to(&[cache("L3", 480 << 20)], u64::MAX), DEFAULT_TO);
+        // Unknown caches: the widest range; short memory: what it allows.
+        assert_eq!(default_to(&[], u64::MAX), DEFAULT_TO);
+        assert_eq!(default_to(&caches, 32 << 20), 32 << 20);
+    }
+
+    #[test]
+    fn step_costs_grow_with_the_points_and_count_each_buffer() {
+        let live = LiveSystem::read().unwrap();
+        let topo = testing::live_topology();
+        let mut cfg = tiny();
+        cfg.range = Some((1 << 20, 1 << 30));
+        cfg.pages = Some(vec![PageKind::Small, PageKind::Thp]);
+        if default_max(&live, 0) < (4 << 30) {
+            cfg.range = Some((1 << 20, 256 << 20));
+        }
+        let plan = plan(&topo, &cfg).unwrap();
+        let c = plan.step_costs();
+        assert_eq!(c.len(), plan.steps());
+        let n = plan.sizes.len();
+        // Sampling: the 20 ms budget and a 5 ms sample.
+        let sampling = 0.025;
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let largest = gib(*plan.sizes.last().unwrap());
+        for k in 0..2 {
+            for (i, &size) in plan.sizes.iter().enumerate() {
+                let buffer = if i == 0 {
+                    largest * BUFFER_S_PER_GIB
+                } else {
+                    0.0
+                };
+                let want = sampling + gib(size) * POINT_SETUP_S_PER_GIB + buffer;
+                assert!(
+                    (c[k * n + i] - want).abs() < 1e-12,
+                    "{i}: {} {want}",
+                    c[k * n + i]
+                );
+            }
+        }
+        assert!(c[n - 1] > c[n - 2] && c[n - 2] > c[1]);
     }
 
     pub(crate) fn tiny() -> SweepConfig {
