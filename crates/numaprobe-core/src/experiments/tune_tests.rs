@@ -101,6 +101,16 @@ fn one_node_two_packages() -> Topology {
     build("/", &cpus, &nodes, None)
 }
 
+fn one_cpu() -> Topology {
+    let node = NodeSpec {
+        os_index: 0,
+        memory_bytes: GIB,
+        free_bytes: GIB,
+        allowed: true,
+    };
+    build("/", &[CpuSpec::new(0, 0, 0, 0)], &[node], None)
+}
+
 fn labels(p: &Plan) -> Vec<&str> {
     p.candidates.iter().map(|c| c.label.as_str()).collect()
 }
@@ -139,18 +149,7 @@ fn candidates_with_the_same_placement_here_run_once() {
     assert_eq!(labels(&p), ["compact/first-touch", "none/first-touch"]);
     assert!(p.skipped[1].reason.contains("CPUs 0 in turn"));
     // One CPU: unbound is bound too, all three are one.
-    let one_cpu = build(
-        "/",
-        &[CpuSpec::new(0, 0, 0, 0)],
-        &[NodeSpec {
-            os_index: 0,
-            memory_bytes: GIB,
-            free_bytes: GIB,
-            allowed: true,
-        }],
-        None,
-    );
-    let p = plan(&one_cpu, 1, false).unwrap();
+    let p = plan(&one_cpu(), 1, false).unwrap();
     assert_eq!(labels(&p), ["compact/first-touch"]);
     let names: Vec<&str> = p.skipped[1..].iter().map(|s| s.label.as_str()).collect();
     assert_eq!(names, ["scatter/first-touch", "none/first-touch"]);
@@ -302,18 +301,7 @@ fn a_lone_candidate_wins_only_over_failed_ones() {
     let r = report(&p, &[ok.clone(), failed.clone(), failed], meta(3));
     assert_eq!(r.winner.unwrap().label, "compact/first-touch");
     // Nothing else ran and nothing failed: nothing to choose between.
-    let one_cpu = build(
-        "/",
-        &[CpuSpec::new(0, 0, 0, 0)],
-        &[NodeSpec {
-            os_index: 0,
-            memory_bytes: GIB,
-            free_bytes: GIB,
-            allowed: true,
-        }],
-        None,
-    );
-    let p = plan(&one_cpu, 1, false).unwrap();
+    let p = plan(&one_cpu(), 1, false).unwrap();
     assert_eq!(report(&p, &[ok], meta(3)).winner, None);
     // Nothing ran at all.
     assert_eq!(report(&p, &[Outcome::default()], meta(3)).winner, None);

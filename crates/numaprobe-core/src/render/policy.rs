@@ -243,7 +243,7 @@ mod tests {
             &PolicyConfig {
                 size: Some(4 << 20),
                 threads: Some(Threads::Total(1)),
-                policies: Some(vec![PolicyKind::FirstTouch, PolicyKind::Interleave]),
+                policies: Some(vec![PolicyKind::FirstTouch, PolicyKind::Unpinned]),
                 ..Default::default()
             },
         )

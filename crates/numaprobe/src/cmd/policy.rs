@@ -1,7 +1,7 @@
 //! `numaprobe policy`: one streaming workload, threads on every allowed CPU
 //! node, run under each memory policy (first touch, serial initialisation,
 //! interleave, weighted interleave, preferred, unpinned) for independent and
-//! shared data (seed 000 §3.1-3.2, seed 002). Options are strings parsed here
+//! shared data (AMD 40555 §3.1-3.2, the iXBT Opteron study). Options are strings parsed here
 //! so a bad value is one line naming it and the valid ones (exit 2), before
 //! any thread starts; `--output` is rewritten after every sample.
 
@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
-#[command(after_long_help = "How it measures (seed 000 §3.1-3.2, seed 002):\n\n\
+#[command(
+    after_long_help = "How it measures (AMD 40555 §3.1-3.2, the iXBT Opteron study):\n\n\
 Threads pinned one per CPU on every allowed CPU node (default: one per physical core) stream \
 memory with the bandwidth kernels (--op). Two data cases: independent (each thread its own \
 array; --size is split over the threads) and shared (one array of --size in one slice per \
@@ -38,7 +39,8 @@ placement under 99 % of what the policy promises is marked `!`. Rounds run every
 rotating the order, so drift hits all alike. A winner is `beyond noise` when its range over \
 the rounds does not overlap the runner-up's (3 rounds or more). --weights-from derives \
 weighted-interleave weights from a bandwidth matrix and prints the sysfs writes and numactl \
-line that apply them; the measurement uses the kernel's weights in force.")]
+line that apply them; the measurement uses the kernel's weights in force.\n\nWith one memory node the pinned policies place every page alike: only first-touch and unpinned are measured, and the note names the folded ones. Defaults then take 20 samples, about 40 s on a busy 2-CPU machine; every policy on several nodes takes 60 (doc/long-commands.md)."
+)]
 pub struct Args {
     /// Policies to compare, comma-separated: first-touch, serial, interleave, weighted, preferred, unpinned. Default: all
     #[arg(long, value_name = "LIST")]

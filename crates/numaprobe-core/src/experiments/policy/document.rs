@@ -11,9 +11,9 @@ use crate::timer::Timer;
 fn description(case: DataCase) -> String {
     match case {
         DataCase::Independent => {
-            "each thread streams its own array (seed 000 §3.1.1)".into()
+            "each thread streams its own array (AMD 40555 §3.1.1)".into()
         }
-        DataCase::Shared => "all threads stream one array: in each pass every thread streams every slice, starting at its own and moving on at a barrier (seed 000 §3.1.2)".into(),
+        DataCase::Shared => "all threads stream one array: in each pass every thread streams every slice, starting at its own and moving on at a barrier (AMD 40555 §3.1.2)".into(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `numaprobe policy`'s plan: which threads on which CPUs, which policies,
 //! which data cases, how big, how many rounds, and whether this kernel has
 //! weighted interleave. Everything the user asked for is checked here, before
-//! a thread starts or a byte is allocated (seed 000 §3.1-3.2, seed 002).
+//! a thread starts or a byte is allocated (AMD 40555 §3.1-3.2, the iXBT Opteron study).
 //!
 //! The workload: threads pinned on every allowed CPU node stream memory with
 //! one of the bandwidth kernels (`kernels::stream`). Two data cases:
