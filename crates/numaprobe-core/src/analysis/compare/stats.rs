@@ -68,7 +68,8 @@ pub fn bootstrap_median_diff(
         diffs.push(median_sorted(&rb) - median_sorted(&ra));
     }
     diffs.sort_by(f64::total_cmp);
-    let at = |q: f64| diffs[((q * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
+    // q is 0.025 or 0.975: the index rounds to at most resamples - 1.
+    let at = |q: f64| diffs[(q * (resamples - 1) as f64).round() as usize];
     Some((at(0.025), at(0.975)))
 }
 
