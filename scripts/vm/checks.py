@@ -510,3 +510,5 @@ import locks_checks  # noqa: E402,F401
 import loaded_checks  # noqa: E402,F401
 # `--cpus` and `latency --sweep` (issue 10): the chosen CPU measures, in its own module.
 import sweep_checks  # noqa: E402,F401
+# A memory cgroup's limit kept by every measuring command.
+import footprint_checks  # noqa: E402,F401

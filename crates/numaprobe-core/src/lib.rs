@@ -39,6 +39,7 @@ pub mod render;
 pub mod rng;
 pub mod smbios;
 pub mod stats;
+pub mod system_check;
 pub mod timer;
 pub mod topology;
 pub mod units;

@@ -124,6 +124,40 @@ impl Summary {
     }
 }
 
+/// A figure whose samples spread more than this (standard deviation over
+/// the mean) is not to be trusted as is: pyperf's instability warning draws
+/// the line at 10 % of the mean.
+pub const UNSTABLE_CV: f64 = 0.10;
+
+/// ... nor one whose slowest and fastest samples are further apart than
+/// this factor, which a few outliers can reach while the CV stays low
+/// (hyperfine warns of outliers for the same reason).
+pub const UNSTABLE_RANGE: f64 = 1.5;
+
+/// Why a figure with this spread cannot be trusted, with what would help;
+/// None when its spread is within [`UNSTABLE_CV`] and [`UNSTABLE_RANGE`] (or
+/// it has a single sample, which has no spread to judge).
+pub fn instability(cv: f64, min: f64, max: f64, samples: usize) -> Option<String> {
+    if samples < 2 {
+        return None;
+    }
+    let range = if min > 0.0 { max / min } else { f64::INFINITY };
+    let wide = range > UNSTABLE_RANGE && max > min;
+    if !(cv > UNSTABLE_CV || wide) {
+        return None;
+    }
+    Some(format!(
+        "unstable: CV {:.1} %, max/min {} over {samples} samples (trusted up to CV {:.0} % and max/min {UNSTABLE_RANGE}); a quieter machine, more samples (a longer budget) or a repeated run would help",
+        cv * 100.0,
+        if range.is_finite() {
+            format!("{range:.2}")
+        } else {
+            "unbounded".into()
+        },
+        UNSTABLE_CV * 100.0
+    ))
+}
+
 /// The outcome of [`repeat`]: every sample kept, its summary, why it stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
@@ -218,6 +252,28 @@ mod tests {
     use super::*;
     use std::cell::Cell;
     use std::convert::Infallible;
+
+    #[test]
+    fn a_wide_spread_is_unstable_by_cv_or_by_range() {
+        assert_eq!(instability(0.005, 99.0, 101.0, 10), None);
+        assert_eq!(instability(0.10, 99.0, 101.0, 10), None);
+        let cv = instability(0.417, 498.6, 860.9, 12).unwrap();
+        assert!(
+            cv.starts_with("unstable: CV 41.7 %, max/min 1.73 over 12 samples"),
+            "{cv}"
+        );
+        assert!(cv.contains("quieter machine"), "{cv}");
+        // A low CV with one far outlier is caught by the range.
+        let outlier = instability(0.03, 100.0, 160.0, 50).unwrap();
+        assert!(outlier.contains("max/min 1.60"), "{outlier}");
+        assert_eq!(instability(0.03, 100.0, 150.0, 50), None);
+        // One sample has no spread; a zero minimum is unbounded.
+        assert_eq!(instability(0.9, 1.0, 100.0, 1), None);
+        assert!(instability(0.01, 0.0, 1.0, 3)
+            .unwrap()
+            .contains("unbounded"));
+        assert_eq!(instability(0.0, 0.0, 0.0, 3), None);
+    }
 
     #[test]
     fn summary_median_min_max_cv() {

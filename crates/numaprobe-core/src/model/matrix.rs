@@ -247,8 +247,18 @@ impl MatrixResult {
         }
     }
 
-    /// Add a cell and put its median in the matrix.
-    pub fn push(&mut self, cell: Cell) {
+    /// Add a cell and put its median in the matrix. A cell whose samples
+    /// spread too far to be trusted ([`crate::stats::instability`]) is
+    /// flagged here, so every producer and every format carries it.
+    pub fn push(&mut self, mut cell: Cell) {
+        if let Some(why) =
+            crate::stats::instability(cell.cv, cell.min, cell.max, cell.samples.len())
+        {
+            if !cell.flags.iter().any(|f| f.starts_with("unstable:")) {
+                cell.flags.push(why);
+                cell.flagged = true;
+            }
+        }
         let r = self.cpu_nodes.iter().position(|&n| n == cell.cpu_node);
         let c = self.mem_nodes.iter().position(|&n| n == cell.mem_node);
         if let (Some(r), Some(c)) = (r, c) {
@@ -266,6 +276,36 @@ impl MatrixResult {
             "{} of {planned} cells failed (first: {first}); the other cells are in the output",
             self.failed.len()
         ))
+    }
+
+    /// One line for the end of a run when cells are unstable (None
+    /// without): how many, the worst, and what would help.
+    pub fn instability_summary(&self) -> Option<String> {
+        let unstable: Vec<&Cell> = self
+            .cells
+            .iter()
+            .filter(|c| c.flags.iter().any(|f| f.starts_with("unstable:")))
+            .collect();
+        let worst = unstable.iter().max_by(|a, b| a.cv.total_cmp(&b.cv))?;
+        Some(format!(
+            "{} of {} {} cells spread too far to be trusted (worst: CPU node {} -> memory node {}, CV {:.1} %, {:.1} to {:.1} {}); measure on a quieter machine, with a longer --time-budget, or repeat the run",
+            unstable.len(),
+            self.cells.len(),
+            self.matrix_name(),
+            worst.cpu_node,
+            worst.mem_node,
+            worst.cv * 100.0,
+            worst.min,
+            worst.max,
+            self.unit
+        ))
+    }
+
+    fn matrix_name(&self) -> &'static str {
+        match self.kind {
+            MatrixKind::Latency => "latency",
+            MatrixKind::Bandwidth => "bandwidth",
+        }
     }
 
     pub fn cell(&self, cpu_node: u32, mem_node: u32) -> Option<&Cell> {

@@ -46,6 +46,11 @@ pub struct Provenance {
     /// (node memory, memory cgroup); absent when nothing was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub footprint: Option<crate::placement::FootprintLimit>,
+    /// The quiet-machine check made before measuring: load, runnable
+    /// tasks, steal, governor, THP, and its warnings; absent when nothing
+    /// was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_check: Option<crate::system_check::SystemCheck>,
 }
 
 /// What does not change during the process.
@@ -72,6 +77,21 @@ fn budget_slot() -> &'static std::sync::Mutex<Option<Budget>> {
 pub fn init(command_line: Vec<String>, budget: Option<Budget>) {
     let _ = BASE.set(collect(command_line));
     set_budget(budget);
+}
+
+static SYSTEM_CHECK: std::sync::Mutex<Option<crate::system_check::SystemCheck>> =
+    std::sync::Mutex::new(None);
+
+/// Record the quiet-machine check of this run, for every document it writes.
+pub fn set_system_check(check: crate::system_check::SystemCheck) {
+    if let Ok(mut s) = SYSTEM_CHECK.lock() {
+        *s = Some(check);
+    }
+}
+
+/// The quiet-machine check of this run, if one was made.
+pub fn system_check() -> Option<crate::system_check::SystemCheck> {
+    SYSTEM_CHECK.lock().ok().and_then(|s| s.clone())
 }
 
 /// Replace the budget, for a command that learns its effective budget only
@@ -124,6 +144,7 @@ pub fn now(complete: bool) -> Provenance {
         budget: budget_slot().lock().ok().and_then(|b| b.clone()),
         complete,
         footprint: crate::placement::footprint::last(),
+        system_check: system_check(),
     }
 }
 

@@ -144,6 +144,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .context("latency measurement failed")?;
     // Every finished cell reaches every output first; then the failures.
     progress.finish(&result)?;
+    if let Some(w) = result.instability_summary() {
+        eprintln!("numaprobe: warning: {w}");
+    }
     match result.failure_summary(plan.cells.len()) {
         Some(line) => Err(anyhow::anyhow!(line)),
         None => Ok(()),

@@ -36,7 +36,54 @@ use numaprobe_core::units;
 use std::path::Path;
 use std::time::Duration;
 
+/// Does this command line measure this machine? Those that do get the
+/// quiet-machine check first.
+fn measures(cli: &Cli) -> bool {
+    let run = |a: &run::Args| !a.no_measure && a.sysfs.sysfs_root == Path::new("/");
+    match &cli.command {
+        None => run(&cli.main_job),
+        Some(Command::Run(a)) => run(a),
+        Some(Command::Peak(a)) => !a.memory_only,
+        Some(
+            Command::Latency(_)
+            | Command::Bandwidth(_)
+            | Command::Study(_)
+            | Command::Policy(_)
+            | Command::C2c(_)
+            | Command::LoadedLatency(_)
+            | Command::Tune(_),
+        ) => true,
+        _ => false,
+    }
+}
+
+/// Run the command; a measuring one with the quiet-machine check before it
+/// (in every document's provenance) and its warnings after it, on the
+/// terminal, unless the command line itself was refused (exit 2: one line).
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    if !measures(&cli) {
+        return dispatch_command(cli);
+    }
+    let cpus = numaprobe_core::placement::allowed_cpus().unwrap_or_default();
+    let check = numaprobe_core::system_check::read_below(
+        Path::new("/"),
+        &cpus,
+        numaprobe_core::system_check::STEAL_INTERVAL,
+    );
+    numaprobe_core::model::provenance::set_system_check(check.clone());
+    let out = dispatch_command(cli);
+    let refused = out
+        .as_ref()
+        .is_err_and(|e| crate::output::exit_code(e) == 2 || crate::output::is_broken_pipe(e));
+    if !refused {
+        for w in &check.warnings {
+            eprintln!("numaprobe: warning: system check: {w}");
+        }
+    }
+    out
+}
+
+fn dispatch_command(cli: Cli) -> anyhow::Result<()> {
     let Some(command) = cli.command else {
         check_output(&cli.main_job.out)?;
         return run::run(cli.main_job);

@@ -201,6 +201,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if let Some(s) = &out.record.statement {
             notes.push(s.clone());
         }
+        if let Some(f) = numaprobe_core::placement::footprint::last() {
+            notes.push(f.statement());
+        }
+        for m in [&out.latency, &out.bandwidth].into_iter().flatten() {
+            notes.extend(m.instability_summary());
+        }
+        if let Some(c) = numaprobe_core::model::provenance::system_check() {
+            notes.extend(c.warnings.iter().map(|w| format!("system check: {w}")));
+        }
         for p in &out.record.phases {
             if let Some(r) = &p.plan.reason {
                 notes.push(format!("{}: {r}", p.plan.phase.name()));

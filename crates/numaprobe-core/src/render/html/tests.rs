@@ -26,6 +26,7 @@ fn provenance(host: &str) -> Provenance {
         }),
         complete: true,
         footprint: None,
+        system_check: None,
     }
 }
 

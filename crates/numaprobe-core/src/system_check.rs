@@ -1,0 +1,343 @@
+//! The quiet-machine check made before measuring: is anything on this
+//! machine going to move the figures? Load and runnable tasks against the
+//! CPUs the run may use (`/proc/loadavg`, `procs_running` of `/proc/stat`),
+//! steal time over a short interval (`/proc/stat`), the CPU frequency
+//! governor (cpufreq sysfs) and the transparent huge page mode, in the
+//! manner of pyperf's system check: what it finds goes into every
+//! document's provenance and, as warnings, onto the terminal.
+//!
+//! Everything is read below a root path; [`assess`] works on the parsed
+//! values alone, so every verdict is tested with written samples.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+/// The interval steal time is measured over: long enough for the kernel's
+/// tick counters (100-1000 Hz) to move, short against any budget.
+pub const STEAL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Steal above this share of the allowed CPUs' time: the hypervisor is
+/// running someone else on our CPUs.
+pub const STEAL_WARN_PERCENT: f64 = 2.0;
+
+/// Other runnable tasks or load at or above this share of the allowed CPUs:
+/// they compete with the measuring threads for the same cores.
+pub const LOAD_WARN_SHARE: f64 = 0.5;
+
+/// What the check found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemCheck {
+    /// CPUs the run may use.
+    pub allowed_cpus: usize,
+    /// 1-minute load average.
+    pub load_1m: Option<f64>,
+    /// Runnable tasks other than this process (`procs_running` less one).
+    pub other_running: Option<u64>,
+    /// Steal time of the allowed CPUs over `interval_s`, in percent.
+    pub steal_percent: Option<f64>,
+    pub interval_s: f64,
+    /// Frequency governors of the allowed CPUs (distinct, sorted); empty
+    /// without cpufreq (most VMs).
+    pub governors: Vec<String>,
+    /// Transparent huge pages: `always`, `madvise` or `never`.
+    pub thp: Option<String>,
+    /// What may make the figures move, with what would help; empty on a
+    /// quiet machine.
+    pub warnings: Vec<String>,
+}
+
+impl SystemCheck {
+    /// No warning.
+    pub fn quiet(&self) -> bool {
+        self.warnings.is_empty()
+    }
+
+    /// One line of what was read, for a summary.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(l) = self.load_1m {
+            parts.push(format!("load {l:.2} on {} CPUs", self.allowed_cpus));
+        }
+        if let Some(r) = self.other_running {
+            parts.push(format!("{r} other runnable task(s)"));
+        }
+        if let Some(s) = self.steal_percent {
+            parts.push(format!("steal {s:.1} %"));
+        }
+        if !self.governors.is_empty() {
+            parts.push(format!("governor {}", self.governors.join("/")));
+        }
+        if let Some(t) = &self.thp {
+            parts.push(format!("THP {t}"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// `/proc/stat` counters the check uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatSample {
+    /// Per CPU: (all ticks, steal ticks).
+    pub cpus: std::collections::BTreeMap<u32, (u64, u64)>,
+    pub procs_running: Option<u64>,
+}
+
+/// Parse `/proc/stat`: the `cpuN` lines (user nice system idle iowait irq
+/// softirq steal ...) and `procs_running`.
+pub fn parse_stat(text: &str) -> StatSample {
+    let mut s = StatSample::default();
+    for line in text.lines() {
+        let mut w = line.split_whitespace();
+        let Some(key) = w.next() else { continue };
+        if key == "procs_running" {
+            s.procs_running = w.next().and_then(|v| v.parse().ok());
+        } else if let Some(n) = key.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) {
+            let v: Vec<u64> = w.take(8).filter_map(|x| x.parse().ok()).collect();
+            if v.len() == 8 {
+                s.cpus.insert(n, (v.iter().sum(), v[7]));
+            }
+        }
+    }
+    s
+}
+
+/// Steal of `cpus` between two samples, in percent of their ticks; None
+/// when no tick passed or no CPU is in both.
+pub fn steal_percent(before: &StatSample, after: &StatSample, cpus: &[u32]) -> Option<f64> {
+    let (mut all, mut steal) = (0u64, 0u64);
+    for c in cpus {
+        if let (Some(a), Some(b)) = (before.cpus.get(c), after.cpus.get(c)) {
+            all += b.0.saturating_sub(a.0);
+            steal += b.1.saturating_sub(a.1);
+        }
+    }
+    (all > 0).then(|| 100.0 * steal as f64 / all as f64)
+}
+
+/// The first field of `/proc/loadavg`.
+pub fn parse_loadavg(text: &str) -> Option<f64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// The bracketed word of `transparent_hugepage/enabled`.
+pub fn parse_thp(text: &str) -> Option<String> {
+    let a = text.find('[')?;
+    let b = text[a..].find(']')?;
+    Some(text[a + 1..a + b].to_string())
+}
+
+/// The warnings for what was read (the fields of `c` but `warnings`).
+pub fn assess(c: &SystemCheck) -> Vec<String> {
+    let mut w = Vec::new();
+    let cpus = c.allowed_cpus.max(1) as f64;
+    let busy = LOAD_WARN_SHARE * cpus;
+    if let Some(r) = c.other_running {
+        if r as f64 >= busy.max(1.0) {
+            w.push(format!(
+                "{r} other task(s) were runnable on a machine where this run may use {} CPU(s): they compete with the measuring threads; measure on a quieter machine (or with the CPUs to itself)",
+                c.allowed_cpus
+            ));
+        }
+    }
+    if let Some(l) = c.load_1m {
+        if l >= busy.max(1.0) {
+            w.push(format!(
+                "load average {l:.2} against {} allowed CPU(s): figures move with the load; measure on a quieter machine",
+                c.allowed_cpus
+            ));
+        }
+    }
+    if let Some(s) = c.steal_percent {
+        if s > STEAL_WARN_PERCENT {
+            w.push(format!(
+                "steal time {s:.1} % over {:.2} s: the hypervisor runs others on these CPUs; figures of a VM with stolen time are not the machine's",
+                c.interval_s
+            ));
+        }
+    }
+    let varying: Vec<&String> = c
+        .governors
+        .iter()
+        .filter(|g| g.as_str() != "performance")
+        .collect();
+    if !varying.is_empty() {
+        w.push(format!(
+            "CPU frequency governor {}: the clock follows the load, so latency and bandwidth move with it; `cpupower frequency-set -g performance` holds it",
+            varying
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("/")
+        ));
+    }
+    w
+}
+
+/// Read the machine below `root` for a run on `cpus`, sampling steal over
+/// `interval` (the calling thread sleeps that long).
+pub fn read_below(root: &Path, cpus: &[u32], interval: Duration) -> SystemCheck {
+    let read = |rel: &str| std::fs::read_to_string(root.join(rel)).ok();
+    let before = read("proc/stat").map(|t| parse_stat(&t));
+    std::thread::sleep(interval);
+    let after = read("proc/stat").map(|t| parse_stat(&t));
+    let steal = match (&before, &after) {
+        (Some(b), Some(a)) => steal_percent(b, a, cpus),
+        _ => None,
+    };
+    let mut governors: Vec<String> = cpus
+        .iter()
+        .filter_map(|c| {
+            read(&format!(
+                "sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor"
+            ))
+        })
+        .map(|g| g.trim().to_string())
+        .filter(|g| !g.is_empty())
+        .collect();
+    governors.sort();
+    governors.dedup();
+    let mut c = SystemCheck {
+        allowed_cpus: cpus.len(),
+        load_1m: read("proc/loadavg").and_then(|t| parse_loadavg(&t)),
+        // This process is one of the runnable tasks while it reads.
+        other_running: after
+            .as_ref()
+            .and_then(|a| a.procs_running)
+            .map(|r| r.saturating_sub(1)),
+        steal_percent: steal,
+        interval_s: interval.as_secs_f64(),
+        governors,
+        thp: read("sys/kernel/mm/transparent_hugepage/enabled").and_then(|t| parse_thp(&t)),
+        warnings: Vec::new(),
+    };
+    c.warnings = assess(&c);
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT_A: &str = "\
+cpu  100 0 50 1000 0 0 0 10 0 0
+cpu0 50 0 25 500 0 0 0 5 0 0
+cpu1 50 0 25 500 0 0 0 5 0 0
+intr 12345 0 0
+ctxt 999
+procs_running 3
+procs_blocked 0
+";
+    const STAT_B: &str = "\
+cpu  300 0 50 1000 0 0 0 60 0 0
+cpu0 150 0 25 500 0 0 0 45 0 0
+cpu1 150 0 25 500 0 0 0 15 0 0
+procs_running 1
+";
+
+    fn quiet() -> SystemCheck {
+        SystemCheck {
+            allowed_cpus: 8,
+            load_1m: Some(0.2),
+            other_running: Some(0),
+            steal_percent: Some(0.0),
+            interval_s: 0.25,
+            governors: vec!["performance".into()],
+            thp: Some("madvise".into()),
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn stat_counters_and_steal_of_the_allowed_cpus() {
+        let a = parse_stat(STAT_A);
+        let b = parse_stat(STAT_B);
+        assert_eq!(a.procs_running, Some(3));
+        assert_eq!(a.cpus[&0], (580, 5));
+        // cpu0: 140 ticks, 40 of them stolen; cpu1: 110, 10.
+        assert_eq!(steal_percent(&a, &b, &[0]), Some(100.0 * 40.0 / 140.0));
+        assert_eq!(steal_percent(&a, &b, &[0, 1]), Some(100.0 * 50.0 / 250.0));
+        assert_eq!(steal_percent(&a, &a, &[0]), None);
+        assert_eq!(steal_percent(&a, &b, &[7]), None);
+        assert_eq!(parse_stat("garbage\ncpu0 1 2\n"), StatSample::default());
+    }
+
+    #[test]
+    fn loadavg_and_thp_are_read() {
+        assert_eq!(parse_loadavg("11.72 9.69 5.04 3/812 27430\n"), Some(11.72));
+        assert_eq!(parse_loadavg(""), None);
+        assert_eq!(
+            parse_thp("always [madvise] never\n").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(parse_thp("never"), None);
+    }
+
+    #[test]
+    fn a_quiet_machine_has_no_warning() {
+        let c = quiet();
+        assert!(assess(&c).is_empty());
+        assert!(c.quiet());
+        assert_eq!(
+            c.describe(),
+            "load 0.20 on 8 CPUs, 0 other runnable task(s), steal 0.0 %, governor performance, THP madvise"
+        );
+    }
+
+    #[test]
+    fn load_steal_and_governor_each_warn_with_what_would_help() {
+        let busy = SystemCheck {
+            load_1m: Some(11.7),
+            other_running: Some(4),
+            ..quiet()
+        };
+        let w = assess(&busy);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("4 other task(s)") && w[0].contains("quieter machine"));
+        assert!(w[1].contains("load average 11.70 against 8"));
+        // The thresholds: half the allowed CPUs, at least one task.
+        let edge = SystemCheck {
+            load_1m: Some(3.9),
+            other_running: Some(3),
+            ..quiet()
+        };
+        assert!(assess(&edge).is_empty());
+        let one_cpu = SystemCheck {
+            allowed_cpus: 1,
+            other_running: Some(1),
+            load_1m: Some(0.9),
+            ..quiet()
+        };
+        assert_eq!(assess(&one_cpu).len(), 1);
+        let stolen = SystemCheck {
+            steal_percent: Some(2.5),
+            ..quiet()
+        };
+        assert!(assess(&stolen)[0].contains("steal time 2.5 %"));
+        let gov = SystemCheck {
+            governors: vec!["performance".into(), "powersave".into()],
+            ..quiet()
+        };
+        let w = assess(&gov);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("governor powersave") && w[0].contains("cpupower"));
+    }
+
+    #[test]
+    fn a_root_without_proc_or_sys_reads_as_unknown_not_an_error() {
+        let root = std::env::temp_dir().join(format!("numaprobe-syscheck-{}", std::process::id()));
+        let c = read_below(&root, &[0, 1], Duration::from_millis(1));
+        assert_eq!(c.allowed_cpus, 2);
+        assert_eq!(c.load_1m, None);
+        assert_eq!(c.steal_percent, None);
+        assert!(c.governors.is_empty() && c.thp.is_none());
+        assert!(c.quiet());
+    }
+
+    #[test]
+    fn the_live_machine_is_read() {
+        let c = read_below(Path::new("/"), &[0], Duration::from_millis(20));
+        assert!(c.load_1m.is_some());
+        assert!(c.other_running.is_some());
+    }
+}

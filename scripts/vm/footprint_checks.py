@@ -1,0 +1,112 @@
+"""The run's footprint inside a memory cgroup: a cgroup v2 group with
+memory.max = 256 MiB, well below the guest's memory, and numaprobe run
+inside it (the guest script moves its own shell into the group, so every
+command it starts is charged to it).
+
+  - every measuring command with its default sizes (short budgets only, so
+    the check stays short under TCG) and the main job exit 0 with a
+    complete document;
+  - each document's provenance states a footprint limited by the cgroup,
+    naming the group's memory.max, at most half of 256 MiB;
+  - the group's memory.events counts no OOM kill and no `max` event (the
+    group never reached its limit).
+Timings inside TCG mean nothing and are not looked at.
+"""
+
+from checks import check
+from guest_output import document, guest_script, printed, sections
+
+LIMIT = 256 << 20
+GROUP = "/sys/fs/cgroup/np"
+SETUP = f"""mkdir -p /sys/fs/cgroup
+mount -t cgroup2 none /sys/fs/cgroup
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+mkdir -p {GROUP}
+echo {LIMIT} > {GROUP}/memory.max
+echo $$ > {GROUP}/cgroup.procs
+"""
+SHORT = "--time-budget 20ms --format json"
+COMMANDS = [
+    ("latency", f"numaprobe latency {SHORT}"),
+    ("bandwidth", f"numaprobe bandwidth {SHORT}"),
+    ("sweep", "numaprobe latency --sweep --sweep-points 1 --time-budget 10ms --format json"),
+    ("loaded", f"numaprobe loaded-latency --delays 0,1000 {SHORT}"),
+    ("peak", f"numaprobe peak {SHORT}"),
+    ("policy", "numaprobe policy --rounds 1 --sample-time 20ms --format json"),
+    ("c2c", "numaprobe c2c --format json"),
+    ("study", "numaprobe study --preset crossfire --format json"),
+    ("run", "numaprobe run --budget 20s --report-dir /tmp/fp-run --format json"),
+]
+
+
+def footprint_guest(cfg):
+    script = guest_script("f", [*COMMANDS, ("events", f"cat {GROUP}/memory.events")])
+    return SETUP + script
+
+
+def events(sec):
+    """{name: count} of memory.events."""
+    out = {}
+    for line in (sec or {}).get("out", "").splitlines():
+        w = line.split()
+        if len(w) == 2 and w[1].isdigit():
+            out[w[0]] = int(w[1])
+    return out
+
+
+@check("cgroup-footprint", footprint_guest,
+       needs={"latency": ["--sweep", "--sweep-points", "--time-budget"],
+              "loaded-latency": ["--delays"], "policy": ["--rounds", "--sample-time"],
+              "peak": ["--time-budget"], "run": ["--budget", "--report-dir"]})
+def cgroup_footprint(cfg, res, t):
+    secs = sections(res.stdout)
+    for tag, cmd in COMMANDS:
+        doc = document(t, secs.get(tag), cmd)
+        if doc is None:
+            continue
+        t.true(doc.get("complete") is not False, f"{cmd}: complete")
+        fp = (doc.get("provenance") or {}).get("footprint") or {}
+        t.eq(fp.get("limited_by"), "cgroup", f"{cmd}: footprint limited by ({fp!r})")
+        cg = fp.get("cgroup") or {}
+        t.eq(cg.get("path"), f"{GROUP}/memory.max", f"{cmd}: the cgroup's limit file")
+        t.eq(cg.get("limit_bytes"), LIMIT, f"{cmd}: the cgroup's limit")
+        t.true(0 < (fp.get("limit_bytes") or 0) <= LIMIT // 2,
+               f"{cmd}: footprint limit {fp.get('limit_bytes')} within half of {LIMIT}")
+    ev = events(secs.get("events"))
+    t.true("oom_kill" in ev, f"memory.events read: {ev!r}")
+    t.eq(ev.get("oom_kill"), 0, "OOM kills in the group")
+    t.eq(ev.get("oom"), 0, "OOM events in the group")
+
+
+# --- selftest (scripts/vm/selftest.py): a right and wrong answers ----------
+
+
+def good_doc():
+    return {"schema": "numaprobe/1", "complete": True, "provenance": {"footprint": {
+        "limit_bytes": 100 << 20, "limited_by": "cgroup",
+        "cgroup": {"version": 2, "path": f"{GROUP}/memory.max", "limit_bytes": LIMIT,
+                   "usage_bytes": 20 << 20}}}}
+
+
+def guest_text(docs, oom_kill=0, oom=0):
+    text = printed(docs)
+    return text + f"@@@ events rc 0\nlow 0\nhigh 0\nmax 0\noom {oom}\noom_kill {oom_kill}\n"
+
+
+def selftest_cases(cfg):
+    """(check, description, Result, expected outcome) for selftest.py."""
+    from checks import Result
+
+    def r(docs, **kw):
+        return Result(guest_text(docs, **kw), "", 0)
+
+    good = [(tag, good_doc()) for tag, _ in COMMANDS]
+    yield "cgroup-footprint", "every command within the cgroup", r(good), "pass"
+    yield "cgroup-footprint", "an OOM kill", r(good, oom_kill=1, oom=1), "fail"
+    yield "cgroup-footprint", "a command missing", r(good[1:]), "fail"
+    bad = [(tag, good_doc()) for tag, _ in COMMANDS]
+    bad[0][1]["provenance"]["footprint"]["limited_by"] = "node_memory"
+    yield "cgroup-footprint", "the cgroup not read", r(bad), "fail"
+    bad = [(tag, good_doc()) for tag, _ in COMMANDS]
+    bad[-1][1]["provenance"]["footprint"]["limit_bytes"] = LIMIT
+    yield "cgroup-footprint", "a limit of the whole group", r(bad), "fail"
