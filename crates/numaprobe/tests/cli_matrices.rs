@@ -52,7 +52,16 @@ fn check_matrix_document(v: &serde_json::Value, unit: &str) {
             assert!(c.get(k).is_some(), "cell lacks {k}: {c}");
         }
         assert_eq!(c["placement"]["fraction_on_intended"], 1.0);
-        assert_eq!(c["flagged"], false);
+        // Noise may flag a cell on a busy machine ("unstable: ..."); any
+        // other flag is a placement or measurement fault.
+        let flags = c["flags"].as_array().unwrap();
+        assert!(
+            flags
+                .iter()
+                .all(|f| f.as_str().unwrap().starts_with("unstable:")),
+            "{c}"
+        );
+        assert_eq!(c["flagged"], !flags.is_empty());
         for k in ["size_bytes", "pages", "threads", "policy"] {
             assert!(c["params"].get(k).is_some(), "params lack {k}");
         }

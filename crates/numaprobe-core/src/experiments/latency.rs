@@ -500,7 +500,13 @@ mod tests {
         assert_eq!(r.cells.len(), plan.cells.len());
         for c in &r.cells {
             assert_eq!(c.placement.fraction_on_intended, 1.0);
-            assert!(!c.flagged);
+            // Noise may flag a cell on a busy machine; nothing else may.
+            assert!(
+                c.flags.iter().all(|f| f.starts_with("unstable:")),
+                "{:?}",
+                c.flags
+            );
+            assert_eq!(c.flagged, !c.flags.is_empty());
             assert!(c.samples.len() >= 3);
             assert!(c.median > 0.0);
             assert_eq!(c.cpus.len(), 1);
