@@ -185,25 +185,7 @@ pub fn write_in_folder(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     replace(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// What a file that is not a regular file is, for an error line.
-pub fn file_kind(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a folder"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a regular file"
-    }
-}
+pub use numaprobe_core::model::input::file_kind;
 
 /// The temporary name of `name`'s next version: `.NAME.XXXXXX.tmp`, six
 /// random letters or digits (what [`is_temp_of`] recognises).

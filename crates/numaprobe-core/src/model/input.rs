@@ -119,8 +119,20 @@ fn bounded(r: impl Read, limit: u64, path: &Path) -> Result<Vec<u8>, InputError>
 
 fn regular(path: &Path, meta: &std::fs::Metadata) -> Result<(), InputError> {
     let t = meta.file_type();
-    let kind = if t.is_file() {
+    if t.is_file() {
         return Ok(());
+    }
+    Err(InputError::NotAFile {
+        path: path.to_path_buf(),
+        kind: file_kind(&t),
+    })
+}
+
+/// What a file is, for an error line that refuses it ("a FIFO", "a
+/// symbolic link", ...): one wording for readers and writers alike.
+pub fn file_kind(t: &std::fs::FileType) -> &'static str {
+    if t.is_symlink() {
+        "a symbolic link"
     } else if t.is_dir() {
         "a folder"
     } else if t.is_fifo() {
@@ -131,13 +143,11 @@ fn regular(path: &Path, meta: &std::fs::Metadata) -> Result<(), InputError> {
         "a character device"
     } else if t.is_socket() {
         "a socket"
+    } else if t.is_file() {
+        "a regular file"
     } else {
         "not a file"
-    };
-    Err(InputError::NotAFile {
-        path: path.to_path_buf(),
-        kind,
-    })
+    }
 }
 
 #[cfg(test)]
