@@ -168,7 +168,8 @@ fn two_groups_of_four_joined_by_slower_links_bandwidth() {
 #[test]
 fn nps4_two_sockets_of_four_nodes() {
     // Local 100, same socket 110, other socket 200 (+-3 %): groups are the
-    // sockets, all pairs one hop.
+    // sockets; the domains of one socket are on-package (0 hops, no link),
+    // and the 16 cross-socket pairs are the links, one hop each.
     for seed in 1..=20 {
         let mut rng = Rng(seed * 104_729);
         let v = (0..8)
@@ -190,7 +191,14 @@ fn nps4_two_sockets_of_four_nodes() {
         let inf = analyse(&matrix(Unit::Ns, v));
         assert_eq!(inf.levels.len(), 3, "seed {seed}: {:?}", inf.levels);
         assert_eq!(inf.groups, vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
-        assert_eq!(inf.links.len(), 28);
+        assert_eq!(inf.links.len(), 16, "seed {seed}: {:?}", inf.links);
+        assert!(inf.links.iter().all(|l| l[0] / 4 != l[1] / 4));
+        for i in 0..8 {
+            for j in 0..8 {
+                let want = if i == j || i / 4 == j / 4 { 0 } else { 1 };
+                assert_eq!(inf.hops[i][j], Some(want), "seed {seed}: {i}->{j}");
+            }
+        }
     }
 }
 
