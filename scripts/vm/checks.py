@@ -359,7 +359,11 @@ def matrix_check(sub):
             where = f"{sub} cell cpu_node={cn} mem_node={cell.get('mem_node')}"
             frac = (cell.get("placement") or {}).get("fraction_on_intended")
             t.eq(frac, 1.0, f"{where}: placement.fraction_on_intended")
-            t.eq(cell.get("flagged"), False, f"{where}: flagged (flags {cell.get('flags')!r})")
+            # Timings under TCG mean nothing, so a cell flagged unstable
+            # (its spread) is expected; any other flag is a fault.
+            faults = [f for f in cell.get("flags") or [] if not str(f).startswith("unstable:")]
+            t.eq(faults, [], f"{where}: flags other than instability")
+            t.eq(cell.get("flagged"), bool(cell.get("flags")), f"{where}: flagged iff flags")
             used = cell.get("cpus")
             want = cfg.node(cn).cpus if cn in cfg.node_ids else None
             t.true(used and want and set(used) <= set(want),

@@ -65,8 +65,13 @@ def cgroup_footprint(cfg, res, t):
         if doc is None:
             continue
         t.true(doc.get("complete") is not False, f"{cmd}: complete")
+        if tag == "c2c":
+            continue  # a few cache lines: nothing to size
         fp = (doc.get("provenance") or {}).get("footprint") or {}
-        t.eq(fp.get("limited_by"), "cgroup", f"{cmd}: footprint limited by ({fp!r})")
+        # The smaller share wins: the cgroup's half, or the nodes' 12 %
+        # when the guest's memory is small; either way the group is read.
+        t.true(fp.get("limited_by") in ("cgroup", "node_memory"),
+               f"{cmd}: footprint limited by ({fp!r})")
         cg = fp.get("cgroup") or {}
         t.eq(cg.get("path"), f"{GROUP}/memory.max", f"{cmd}: the cgroup's limit file")
         t.eq(cg.get("limit_bytes"), LIMIT, f"{cmd}: the cgroup's limit")
@@ -105,7 +110,7 @@ def selftest_cases(cfg):
     yield "cgroup-footprint", "an OOM kill", r(good, oom_kill=1, oom=1), "fail"
     yield "cgroup-footprint", "a command missing", r(good[1:]), "fail"
     bad = [(tag, good_doc()) for tag, _ in COMMANDS]
-    bad[0][1]["provenance"]["footprint"]["limited_by"] = "node_memory"
+    bad[0][1]["provenance"]["footprint"]["cgroup"] = None
     yield "cgroup-footprint", "the cgroup not read", r(bad), "fail"
     bad = [(tag, good_doc()) for tag, _ in COMMANDS]
     bad[-1][1]["provenance"]["footprint"]["limit_bytes"] = LIMIT
