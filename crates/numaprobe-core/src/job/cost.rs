@@ -1,9 +1,11 @@
-//! What one cell of the main job costs in wall time: its set-up (allocate,
-//! touch, build the chain, check the pages) and its sampling, as a model the
-//! planner can ask before anything runs. The model starts from a small
-//! calibration on this machine ([`calibrate`]) and is corrected from the
-//! cells already measured ([`Observed`]), so the budget is kept with the
-//! machine's real costs, not with a guess.
+//! What the main job's matrices cost in wall time: one buffer set-up per
+//! memory node (allocate, touch, build the chain), and per cell its own
+//! overhead (flush the buffer from the caches, probe, check the pages) and
+//! its sampling, as a model the planner can ask before anything runs. The
+//! model starts from a small calibration on this machine ([`calibrate`])
+//! and is corrected from what was measured ([`Observed`]): the first real
+//! buffer's set-up corrects the set-up rate, every cell the per-cell costs,
+//! so the budget is kept with the machine's real costs, not with a guess.
 
 use super::Phase;
 use crate::experiments::{target_sample_ns, ExperimentError};
@@ -23,11 +25,16 @@ pub struct CostModel {
     /// Per cell, whatever the buffer: starting and pinning the threads, the
     /// latency probe.
     pub fixed_s: f64,
-    /// Latency set-up per GiB of buffer: allocate, touch, build the chain,
-    /// check the pages.
+    /// Latency set-up of one memory node's buffer, per GiB: allocate,
+    /// touch, build the chain.
     pub latency_setup_s_per_gib: f64,
-    /// Bandwidth set-up per GiB: allocate, touch, check the pages.
+    /// Bandwidth set-up of one memory node's buffer, per GiB: allocate,
+    /// touch.
     pub bandwidth_setup_s_per_gib: f64,
+    /// Per cell and GiB of its buffer: the cache flush before it and the
+    /// placement check after it.
+    #[serde(default)]
+    pub cell_s_per_gib: f64,
     /// One streaming pass over a GiB: a bandwidth sample is at least one pass.
     pub pass_s_per_gib: f64,
     /// Where the rates come from: `calibration` (timed on this machine before
@@ -42,6 +49,7 @@ impl CostModel {
         fixed_s: 0.005,
         latency_setup_s_per_gib: 1.0,
         bandwidth_setup_s_per_gib: 0.5,
+        cell_s_per_gib: 0.1,
         pass_s_per_gib: 0.25,
         source: "assumed",
     };
@@ -53,18 +61,27 @@ impl CostModel {
         fixed_s: 0.005,
         latency_setup_s_per_gib: 0.3,
         bandwidth_setup_s_per_gib: 0.2,
+        cell_s_per_gib: 0.03,
         pass_s_per_gib: 0.1,
         source: "assumed",
     };
 
+    /// One memory node's buffer set-up.
     pub fn setup_s(&self, phase: Phase, size: u64) -> f64 {
         let gib = size as f64 / GIB;
         match phase {
-            Phase::Latency => self.fixed_s + gib * self.latency_setup_s_per_gib,
+            Phase::Latency => gib * self.latency_setup_s_per_gib,
+            Phase::Bandwidth => gib * self.bandwidth_setup_s_per_gib,
+        }
+    }
+
+    /// A cell's own overhead on a buffer already set up.
+    pub fn overhead_s(&self, phase: Phase, size: u64) -> f64 {
+        let gib = size as f64 / GIB;
+        match phase {
+            Phase::Latency => self.fixed_s + gib * self.cell_s_per_gib,
             // The probe that sizes the samples is one pass, before sampling.
-            Phase::Bandwidth => {
-                self.fixed_s + gib * (self.bandwidth_setup_s_per_gib + self.pass_s_per_gib)
-            }
+            Phase::Bandwidth => self.fixed_s + gib * (self.cell_s_per_gib + self.pass_s_per_gib),
         }
     }
 
@@ -87,30 +104,39 @@ impl CostModel {
         (budget_s + s).max(floor_runs * s)
     }
 
+    /// A cell on a buffer already set up: its overhead and its sampling.
     pub fn cell_s(&self, phase: Phase, size: u64, budget_s: f64) -> f64 {
-        self.setup_s(phase, size) + self.sampling_s(phase, size, budget_s)
+        self.overhead_s(phase, size) + self.sampling_s(phase, size, budget_s)
     }
 }
 
-/// What the measured cells cost against what the model predicted, per
-/// phase; the ratios correct the model for the cells still to come.
+/// What the buffer set-ups and the cells cost against what the model
+/// predicted, per phase; the ratios correct the model for what is still to
+/// come.
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
     /// [latency, bandwidth]: (measured, predicted) seconds.
     setup: [(f64, f64); 2],
     sampling: [(f64, f64); 2],
+    setups: [usize; 2],
     cells: [usize; 2],
 }
 
 impl Observed {
-    /// Record one finished cell: its measured set-up and sampling time, and
-    /// the model's prediction for it.
-    pub fn record(&mut self, phase: Phase, measured: (f64, f64), predicted: (f64, f64)) {
+    /// Record one memory node's buffer set-up: measured and predicted.
+    pub fn record_setup(&mut self, phase: Phase, measured: f64, predicted: f64) {
         let i = phase as usize;
-        self.setup[i].0 += measured.0.max(0.0);
-        self.setup[i].1 += predicted.0.max(1e-9);
-        self.sampling[i].0 += measured.1.max(0.0);
-        self.sampling[i].1 += predicted.1.max(1e-9);
+        self.setup[i].0 += measured.max(0.0);
+        self.setup[i].1 += predicted.max(1e-9);
+        self.setups[i] += 1;
+    }
+
+    /// Record one finished cell: its measured overhead plus sampling, and
+    /// the model's prediction of the same.
+    pub fn record(&mut self, phase: Phase, measured: f64, predicted: f64) {
+        let i = phase as usize;
+        self.sampling[i].0 += measured.max(0.0);
+        self.sampling[i].1 += predicted.max(1e-9);
         self.cells[i] += 1;
     }
 
@@ -139,7 +165,7 @@ impl Observed {
     pub fn correct(&self, model: &CostModel, phase: Phase) -> Corrected {
         Corrected {
             model: *model,
-            setup: Self::ratio(&self.setup, &self.cells, phase),
+            setup: Self::ratio(&self.setup, &self.setups, phase),
             sampling: Self::ratio(&self.sampling, &self.cells, phase),
         }
     }
@@ -154,9 +180,44 @@ pub struct Corrected {
 }
 
 impl Corrected {
-    pub fn cell_s(&self, phase: Phase, size: u64, budget_s: f64) -> f64 {
+    /// One memory node's buffer set-up.
+    pub fn setup_s(&self, phase: Phase, size: u64) -> f64 {
         self.model.setup_s(phase, size) * self.setup
-            + self.model.sampling_s(phase, size, budget_s) * self.sampling
+    }
+
+    /// One cell on a buffer already set up.
+    pub fn cell_s(&self, phase: Phase, size: u64, budget_s: f64) -> f64 {
+        self.model.cell_s(phase, size, budget_s) * self.sampling
+    }
+
+    /// `cells` cells on `buffers` buffers.
+    pub fn phase_s(&self, load: Load, size: u64, budget_s: f64) -> f64 {
+        load.buffers as f64 * self.setup_s(load.phase, size)
+            + load.cells as f64 * self.cell_s(load.phase, size, budget_s)
+    }
+}
+
+/// What a phase (or what is left of it) has to do: its cells, and the
+/// memory nodes' buffers they are measured on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Load {
+    pub phase: Phase,
+    pub cells: usize,
+    pub buffers: usize,
+}
+
+impl Load {
+    /// The load of measuring `cells` (CPU node, memory node): one buffer
+    /// per distinct memory node.
+    pub fn of(phase: Phase, cells: &[(u32, u32)]) -> Load {
+        let mut mems: Vec<u32> = cells.iter().map(|c| c.1).collect();
+        mems.sort_unstable();
+        mems.dedup();
+        Load {
+            phase,
+            cells: cells.len(),
+            buffers: mems.len(),
+        }
     }
 }
 
@@ -164,9 +225,9 @@ impl Corrected {
 /// first cache levels, small enough to cost a few milliseconds.
 pub const CALIBRATION_BYTES: usize = 8 << 20;
 
-/// Time what a cell's set-up does (allocate and touch a buffer bound to
-/// `mem_node`, build a random chain in it, check its pages) and one read
-/// pass, on a small buffer, in a thread of its own so the caller's affinity
+/// Time what a buffer's set-up does (allocate and touch a buffer bound to
+/// `mem_node`, build a random chain in it), what a cell adds on it (flush
+/// it from the caches, check its pages) and one read pass, on a small buffer, in a thread of its own so the caller's affinity
 /// is untouched. The result is extrapolated per GiB; the first measured
 /// cells correct it.
 pub fn calibrate(mem_node: u32, pages: PageKind) -> Result<CostModel, ExperimentError> {
@@ -196,8 +257,9 @@ fn calibrate_here(mem_node: u32, pages: PageKind) -> Result<CostModel, Experimen
     }?;
     let chained = t1.elapsed().as_secs_f64();
     let t2 = Instant::now();
+    buf.flush_caches();
     buf.verify()?;
-    let verified = t2.elapsed().as_secs_f64();
+    let per_cell = t2.elapsed().as_secs_f64();
     let t3 = Instant::now();
     let words = buf.len() / 8;
     let p = buf.as_ptr() as *const u64;
@@ -212,8 +274,9 @@ fn calibrate_here(mem_node: u32, pages: PageKind) -> Result<CostModel, Experimen
     let per_gib = GIB / buf.len() as f64;
     Ok(CostModel {
         fixed_s: CostModel::ASSUMED.fixed_s,
-        latency_setup_s_per_gib: (touched + chained + verified) * per_gib,
-        bandwidth_setup_s_per_gib: (touched + verified) * per_gib,
+        latency_setup_s_per_gib: (touched + chained) * per_gib,
+        bandwidth_setup_s_per_gib: touched * per_gib,
+        cell_s_per_gib: per_cell * per_gib,
         pass_s_per_gib: pass * per_gib,
         source: "calibration",
     })
@@ -242,11 +305,17 @@ mod tests {
         assert_eq!(o.correct(&m, Phase::Latency).setup, 1.0);
         // Latency set-up took 4x the prediction: bandwidth, not measured
         // yet, is assumed 4x too.
-        o.record(Phase::Latency, (0.4, 0.1), (0.1, 0.1));
+        o.record_setup(Phase::Latency, 0.4, 0.1);
         assert!((o.correct(&m, Phase::Latency).setup - 4.0).abs() < 1e-9);
         assert!((o.correct(&m, Phase::Bandwidth).setup - 4.0).abs() < 1e-9);
-        o.record(Phase::Bandwidth, (0.1, 0.1), (0.1, 0.1));
+        assert_eq!(o.correct(&m, Phase::Latency).sampling, 1.0);
+        o.record_setup(Phase::Bandwidth, 0.1, 0.1);
         assert!((o.correct(&m, Phase::Bandwidth).setup - 1.0).abs() < 1e-9);
+        // Cells correct the per-cell costs, not the set-up.
+        o.record(Phase::Latency, 0.3, 0.1);
+        let c = o.correct(&m, Phase::Latency);
+        assert!((c.sampling - 3.0).abs() < 1e-9 && (c.setup - 4.0).abs() < 1e-9);
+        assert_eq!(o.cells(Phase::Latency), 1);
     }
 
     #[test]
@@ -258,5 +327,19 @@ mod tests {
         assert!(c.latency_setup_s_per_gib > 0.0);
         assert!(c.latency_setup_s_per_gib >= c.bandwidth_setup_s_per_gib);
         assert!(c.pass_s_per_gib > 0.0);
+        assert!(c.cell_s_per_gib > 0.0);
+    }
+
+    #[test]
+    fn a_phase_costs_one_set_up_per_memory_node() {
+        let c = Observed::default().correct(&CostModel::SERVER, Phase::Latency);
+        let cells = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 1)];
+        let load = Load::of(Phase::Latency, &cells);
+        assert_eq!((load.cells, load.buffers), (5, 2));
+        let size = 1 << 30;
+        let want = 2.0 * 0.3 + 5.0 * c.cell_s(Phase::Latency, size, 0.1);
+        assert!((c.phase_s(load, size, 0.1) - want).abs() < 1e-9);
+        // A cell on a set-up buffer costs far less than the set-up itself.
+        assert!(c.cell_s(Phase::Latency, size, 0.0) < c.setup_s(Phase::Latency, size));
     }
 }

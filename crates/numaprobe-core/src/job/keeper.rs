@@ -3,7 +3,7 @@
 //! the caller's observer, and tells it where the job stands (counts, elapsed
 //! time, ETA from the plan and the measured costs).
 
-use super::cost::{CostModel, Observed};
+use super::cost::{CostModel, Load, Observed};
 use super::plan::{fit, CELL_MAX_S};
 use super::step_keeper::StepStatus;
 use super::Phase;
@@ -61,8 +61,7 @@ pub fn mean_eta_s(done: usize, total: usize, elapsed_s: f64, cell_budget_s: f64)
 /// What the keeper knows of the phases after the running one.
 #[derive(Debug, Clone, Copy)]
 pub struct Later {
-    pub phase: Phase,
-    pub cells: usize,
+    pub load: Load,
     pub cell_budget_s: f64,
 }
 
@@ -76,6 +75,8 @@ pub struct Keeper<'a> {
     observed: &'a mut Observed,
     phase: Phase,
     phase_total: usize,
+    /// Buffers of this phase not set up yet.
+    buffers_left: usize,
     later: Vec<Later>,
     done_before: usize,
     total: usize,
@@ -84,8 +85,6 @@ pub struct Keeper<'a> {
     current: usize,
     finished: usize,
     last_budget_s: f64,
-    /// Set-up seconds of the buffer the next finished cell is the first on.
-    pending_setup_s: f64,
 }
 
 impl<'a> Keeper<'a> {
@@ -97,7 +96,7 @@ impl<'a> Keeper<'a> {
         size: u64,
         model: CostModel,
         observed: &'a mut Observed,
-        phase: (Phase, usize, f64),
+        phase: (Load, f64),
         later: Vec<Later>,
         done_before: usize,
         total: usize,
@@ -109,16 +108,16 @@ impl<'a> Keeper<'a> {
             size,
             model,
             observed,
-            phase: phase.0,
-            phase_total: phase.1,
+            phase: phase.0.phase,
+            phase_total: phase.0.cells,
+            buffers_left: phase.0.buffers,
             later,
             done_before,
             total,
-            given: vec![phase.2; phase.1],
+            given: vec![phase.1; phase.0.cells],
             current: 0,
             finished: 0,
-            last_budget_s: phase.2,
-            pending_setup_s: 0.0,
+            last_budget_s: phase.1,
         }
     }
 
@@ -127,18 +126,27 @@ impl<'a> Keeper<'a> {
         self.later
             .iter()
             .map(|l| {
-                let c = self.observed.correct(&self.model, l.phase);
-                l.cells as f64 * c.cell_s(l.phase, self.size, l.cell_budget_s)
+                let c = self.observed.correct(&self.model, l.load.phase);
+                c.phase_s(l.load, self.size, l.cell_budget_s)
             })
             .sum()
     }
 
-    /// Seconds to go: the cells of this phase not finished yet, at the
-    /// sampling the last re-plan gave, plus the later phases.
+    /// What is left of this phase after `done` cells.
+    fn left(&self, done: usize) -> Load {
+        Load {
+            phase: self.phase,
+            cells: self.phase_total.saturating_sub(done),
+            buffers: self.buffers_left,
+        }
+    }
+
+    /// Seconds to go: the buffers not set up and the cells not finished yet
+    /// of this phase, at the sampling the last re-plan gave, plus the later
+    /// phases.
     fn eta_s(&self) -> f64 {
         let c = self.observed.correct(&self.model, self.phase);
-        let left = self.phase_total.saturating_sub(self.finished) as f64;
-        left * c.cell_s(self.phase, self.size, self.last_budget_s) + self.reserve_s()
+        c.phase_s(self.left(self.finished), self.size, self.last_budget_s) + self.reserve_s()
     }
 
     fn status(&mut self) {
@@ -175,22 +183,24 @@ impl Progress for Keeper<'_> {
             .or(partial.cells.last());
         if let Some(c) = cell {
             let b = self.given.get(self.current).copied().unwrap_or(0.0);
-            let predicted = (
-                self.model.setup_s(self.phase, self.size),
-                self.model.sampling_s(self.phase, self.size, b),
-            );
-            let setup = c.setup_s + std::mem::take(&mut self.pending_setup_s);
+            let predicted = self.model.cell_s(self.phase, self.size, b);
             self.observed
-                .record(self.phase, (setup, c.elapsed_s), predicted);
+                .record(self.phase, c.setup_s + c.elapsed_s, predicted);
         }
         self.finished += 1;
         self.observer.cell_finished(partial);
         self.status();
     }
 
+    /// The first real buffer's set-up is the machine's set-up rate at the
+    /// size measured: it corrects the calibration for every buffer after.
     fn buffer_ready(&mut self, setup: &crate::model::matrix::BufferSetup) {
-        self.pending_setup_s += setup.seconds;
+        let predicted = self.model.setup_s(self.phase, setup.bytes);
+        self.observed
+            .record_setup(self.phase, setup.seconds, predicted);
+        self.buffers_left = self.buffers_left.saturating_sub(1);
         self.observer.buffer_ready(setup);
+        self.status();
     }
 
     fn cell_failed(&mut self, index: usize, total: usize, reason: &str, partial: &MatrixResult) {
@@ -206,9 +216,10 @@ impl Progress for Keeper<'_> {
     /// three samples) when nothing is left.
     fn rule_for_cell(&mut self, index: usize, planned: StopRule) -> StopRule {
         let left = self.budget_s - (self.clock)() - self.reserve_s();
-        let n = self.phase_total.saturating_sub(index).max(1);
+        let mut load = self.left(index);
+        load.cells = load.cells.max(1);
         let c = self.observed.correct(&self.model, self.phase);
-        let b = fit(&c, self.size, &[(self.phase, n)], left, 0.0)
+        let b = fit(&c, self.size, &[load], left, 0.0)
             .unwrap_or(0.0)
             .min(CELL_MAX_S);
         if let Some(g) = self.given.get_mut(index) {
@@ -266,7 +277,14 @@ mod tests {
             size,
             CostModel::SERVER,
             &mut observed,
-            (Phase::Latency, 20, 0.4),
+            (
+                Load {
+                    phase: Phase::Latency,
+                    cells: 20,
+                    buffers: 4,
+                },
+                0.4,
+            ),
             vec![],
             0,
             20,
@@ -274,7 +292,7 @@ mod tests {
         k.cell_started(0, 20, "first");
         let first = k.rule_for_cell(0, StopRule::default()).budget.as_secs_f64();
         assert!(first > 0.3 && first <= CELL_MAX_S, "{first}");
-        // The first cell's set-up took 0.3 s, 12x the model.
+        // The first cell took 0.3 s more than its sampling, 12x the model.
         let mut m = sample();
         let mut c = cell(0, 0, 90.0, 1.0);
         c.setup_s = 0.3;
@@ -296,10 +314,52 @@ mod tests {
         assert!(last.eta_s.unwrap() > 0.0);
     }
 
+    /// What the rest of the phase costs at sampling `b`, as corrected.
     fn observed_cost(k: &Keeper, size: u64, b: f64) -> f64 {
-        k.observed
-            .correct(&k.model, Phase::Latency)
-            .cell_s(Phase::Latency, size, b)
+        let c = k.observed.correct(&k.model, Phase::Latency);
+        (c.phase_s(k.left(1), size, b)) / 19.0
+    }
+
+    #[test]
+    fn the_first_real_buffer_corrects_the_set_up_of_the_rest() {
+        let mut seen = Seen::default();
+        let mut observed = Observed::default();
+        let size = 1 << 30;
+        let lat = Load {
+            phase: Phase::Latency,
+            cells: 16,
+            buffers: 4,
+        };
+        let mut k = Keeper::new(
+            &mut seen,
+            Box::new(|| 1.0),
+            30.0,
+            size,
+            CostModel::SERVER,
+            &mut observed,
+            (lat, 0.5),
+            vec![],
+            0,
+            16,
+        );
+        let before = k.eta_s();
+        // The model says 0.3 s for a GiB; the real buffer took 3 s.
+        k.buffer_ready(&crate::model::matrix::BufferSetup {
+            mem_node: 0,
+            bytes: size,
+            touched_by_cpu: 0,
+            page_tables_node: Some(0),
+            seconds: 3.0,
+            cells: 0,
+        });
+        assert_eq!(k.buffers_left, 3);
+        let after = k.eta_s();
+        // Three buffers to go at 10x the model's set-up.
+        let c = k.observed.correct(&k.model, Phase::Latency);
+        assert!((c.setup - 10.0).abs() < 1e-9);
+        assert!(after > before + 5.0, "{before} -> {after}");
+        let b = k.rule_for_cell(0, StopRule::default()).budget.as_secs_f64();
+        assert!(c.phase_s(k.left(0), size, b) <= 29.0 + 1e-6);
     }
 
     #[test]
@@ -307,8 +367,11 @@ mod tests {
         let mut seen = Seen::default();
         let mut observed = Observed::default();
         let later = vec![Later {
-            phase: Phase::Bandwidth,
-            cells: 10,
+            load: Load {
+                phase: Phase::Bandwidth,
+                cells: 10,
+                buffers: 2,
+            },
             cell_budget_s: 0.5,
         }];
         let mut alone = Observed::default();
@@ -320,7 +383,14 @@ mod tests {
             64 << 20,
             CostModel::SERVER,
             &mut observed,
-            (Phase::Latency, 10, 0.4),
+            (
+                Load {
+                    phase: Phase::Latency,
+                    cells: 10,
+                    buffers: 2,
+                },
+                0.4,
+            ),
             later,
             0,
             20,
@@ -332,7 +402,14 @@ mod tests {
             64 << 20,
             CostModel::SERVER,
             &mut alone,
-            (Phase::Latency, 10, 0.4),
+            (
+                Load {
+                    phase: Phase::Latency,
+                    cells: 10,
+                    buffers: 2,
+                },
+                0.4,
+            ),
             vec![],
             0,
             10,

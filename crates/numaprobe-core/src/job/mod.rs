@@ -2,19 +2,22 @@
 //! budget, then running them.
 //!
 //! [`prepare`] checks the request against every node, times a small
-//! calibration of what a cell's set-up costs on this machine and plans
-//! ([`plan`]): each phase's cells, each cell's sampling and the buffer size,
-//! set-up counted. [`run`] measures the phases in order through a
-//! [`Keeper`](keeper::Keeper), which re-plans every cell from what the cells
-//! before it really cost; before the bandwidth phase the whole phase is
-//! re-planned with what is left. The budget covers the calibration and every
-//! cell's set-up and sampling; reading the topology before and the
-//! inference and report writing after are outside it (the README states
-//! that allowance).
+//! calibration of what a buffer's set-up and a cell cost on this machine
+//! and plans ([`plan`]): each phase's cells, each cell's sampling and the
+//! buffer size, one set-up per memory node counted; a budget that holds not
+//! even one cell is refused there, with the budget that would do. [`run`]
+//! measures the phases in order through a [`Keeper`](keeper::Keeper), which
+//! re-plans every cell from what the buffers and cells before it really
+//! cost (the first real buffer's set-up corrects the calibration); before
+//! the bandwidth phase the whole phase is re-planned with what is left. The
+//! budget covers the calibration, every buffer's set-up and every cell;
+//! reading the topology before and the inference and report writing after
+//! are outside it (doc/main-job.md states that allowance).
 //!
-//! The matrices are planned into [`extra_plan::MATRIX_SHARE`] of the
-//! budget; after them the extra phases ([`extra`]: c2c, loaded latency,
-//! system peak) share what is left.
+//! The matrices come first: they are planned into
+//! [`extra_plan::MATRIX_SHARE`] of the budget when that holds them soundly,
+//! else into all of it; after them the extra phases ([`extra`]: c2c,
+//! loaded latency, system peak, sweep) share what is left.
 
 pub mod cost;
 pub mod extra;
@@ -29,7 +32,7 @@ use crate::model::matrix::MatrixResult;
 use crate::placement::LiveSystem;
 use crate::stats::StopRule;
 use crate::topology::Topology;
-use cost::{CostModel, Observed};
+use cost::{CostModel, Load, Observed};
 use keeper::{Keeper, Later, Observer};
 use plan::{Coverage, JobPlan, PhasePlan};
 use serde::Serialize;
@@ -61,20 +64,25 @@ pub const MIN_BUDGET: Duration = Duration::from_secs(1);
 /// default (`cap`: max(256 MiB, 8x the last-level cache), never above half
 /// the free memory of the smallest node), the same as `latency` and
 /// `bandwidth` measure with, so the main job's figures are theirs; then, as
-/// levers when set-up would eat the budget, 64 MiB and 16 MiB, never below
-/// 4x the last-level cache. The reported LLC can be smaller than what really
-/// caches the buffer (a VM's host, victim caches): on a 2-vCPU VM reporting
-/// 32 MiB of L3, read bandwidth was 100 GB/s at 128 MiB, 79 GB/s at
-/// 512 MiB and 45 GB/s at 1 GiB, which is why the small sizes are levers only.
+/// levers when set-up would eat the budget, 4x and 2x the last-level cache,
+/// 64 MiB, never below 2x the last-level cache nor the 32 MiB the latency
+/// method's smallest array is (DESIGN, McCalpin's remote-latency
+/// measurements). The reported LLC can be smaller than what really caches
+/// the buffer (a VM's host, victim caches): on a 2-vCPU VM reporting 32 MiB
+/// of L3, read bandwidth was 100 GB/s at 128 MiB, 79 GB/s at 512 MiB and
+/// 45 GB/s at 1 GiB, which is why the small sizes are levers only.
 pub fn buffer_sizes(llc: Option<u64>, cap: u64) -> Vec<u64> {
     const STEP: u64 = 2 << 20;
     let round = |x: u64| x.div_ceil(STEP) * STEP;
-    let llc4 = 4 * llc.unwrap_or(0);
+    let llc = llc.unwrap_or(0);
+    let floor = (2 * llc).max(32 << 20);
     let mut v = vec![cap];
     // Without a known LLC, a smaller buffer might be cache: keep the default.
-    if llc.is_some() {
-        for lever in [64u64 << 20, 16 << 20] {
-            let size = round(lever.max(llc4)).min(cap);
+    if llc > 0 {
+        let mut levers = [4 * llc, 2 * llc, 64 << 20];
+        levers.sort_unstable_by(|a, b| b.cmp(a));
+        for lever in levers {
+            let size = round(lever.max(floor)).min(cap);
             if v.last().is_some_and(|&last| size < last) {
                 v.push(size);
             }
@@ -158,11 +166,17 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
         costs,
         matrix_share: extra_plan::MATRIX_SHARE,
     };
-    let held_back = request.budget.as_secs_f64() * (1.0 - extra_plan::MATRIX_SHARE);
+    let plan = plan::plan(&request);
+    if plan.is_empty() {
+        return Err(ExperimentError::Invalid(
+            plan.statement.clone().unwrap_or_default(),
+        ));
+    }
+    let held_back = request.budget.as_secs_f64() * (1.0 - plan.matrix_share);
     Ok(Job {
         start,
         budget: cfg.budget,
-        plan: plan::plan(&request),
+        plan,
         lat,
         bw,
         cpu_nodes,
@@ -183,6 +197,10 @@ pub struct PhaseRecord {
     pub planned_cells: usize,
     pub measured_cells: usize,
     pub elapsed_s: f64,
+    /// The memory nodes' buffers, each set up once for the phase.
+    pub setups: Vec<crate::model::matrix::BufferSetup>,
+    /// Their set-up time together.
+    pub setup_s: f64,
 }
 
 /// The main job as it ran: `plan` in `run.json`.
@@ -298,7 +316,7 @@ fn run_matrices(
             statement: job.plan.statement.clone(),
             costs: job.plan.costs,
             phases: Vec::new(),
-            matrix_share: extra_plan::MATRIX_SHARE,
+            matrix_share: job.plan.matrix_share,
             extras_plan: job.plan.extras.clone(),
             extras: Vec::new(),
         },
@@ -316,26 +334,39 @@ fn run_matrices(
                 measured_cells: 0,
                 elapsed_s: 0.0,
                 plan: phase,
+                setups: Vec::new(),
+                setup_s: 0.0,
             });
             continue;
         }
+        let mut deadline_s = deadline_s;
         if i > 0 {
-            // What the phases before really cost decides what is left.
+            // What the phases before really cost decides what is left; the
+            // matrices come first, so when the matrices' part no longer
+            // holds this phase soundly it takes the rest of the budget.
             let full: Vec<(u32, u32)> = phase.cells.iter().chain(&phase.skipped).copied().collect();
-            let avail = deadline_s - job.start.elapsed().as_secs_f64();
-            let (mut v, _) = plan::plan_phases(
-                &observed.correct(&job.plan.costs, phase.phase),
-                &[size],
-                &[(
-                    phase.phase,
-                    sort_like(&full, &job.cpu_nodes, &job.mem_nodes),
-                )],
-                &job.cpu_nodes,
-                &job.mem_nodes,
-                job.distances.as_ref(),
-                avail,
-            );
-            phase = v.remove(0);
+            let replan = |until: f64| {
+                let avail = until - job.start.elapsed().as_secs_f64();
+                let (mut v, _) = plan::plan_phases(
+                    &observed.correct(&job.plan.costs, phase.phase),
+                    &[size],
+                    &[(
+                        phase.phase,
+                        sort_like(&full, &job.cpu_nodes, &job.mem_nodes),
+                    )],
+                    &job.cpu_nodes,
+                    &job.mem_nodes,
+                    job.distances.as_ref(),
+                    avail,
+                );
+                (v.remove(0), avail)
+            };
+            let (mut p, mut avail) = replan(deadline_s);
+            if p.coverage != Coverage::Full && deadline_s < budget_s {
+                deadline_s = budget_s;
+                (p, avail) = replan(budget_s);
+            }
+            phase = p;
             if phase.cells.len() < planned.cells.len() || phase.coverage != planned.coverage {
                 if let Some(r) = phase.reason.as_mut() {
                     r.push_str(&format!(
@@ -349,8 +380,7 @@ fn run_matrices(
         let later: Vec<Later> = job.plan.phases[i + 1..]
             .iter()
             .map(|p| Later {
-                phase: p.phase,
-                cells: p.cells.len(),
+                load: Load::of(p.phase, &p.cells),
                 cell_budget_s: p.cell_budget_s,
             })
             .collect();
@@ -371,7 +401,7 @@ fn run_matrices(
                 size,
                 job.plan.costs,
                 &mut observed,
-                (phase.phase, phase.cells.len(), phase.cell_budget_s),
+                (Load::of(phase.phase, &phase.cells), phase.cell_budget_s),
                 later,
                 done,
                 total.max(done + phase.cells.len()),
@@ -408,11 +438,17 @@ fn run_matrices(
             observer.phase_finished(phase.phase, &r);
             Some(r)
         };
+        let setups = result
+            .as_ref()
+            .map(|r| r.setups.clone())
+            .unwrap_or_default();
         records.push(PhaseRecord {
             planned_cells: phase.cells.len(),
             measured_cells: result.as_ref().map_or(0, |r| r.cells.len()),
             elapsed_s: began.elapsed().as_secs_f64(),
             plan: phase.clone(),
+            setup_s: setups.iter().map(|s| s.seconds).sum(),
+            setups,
         });
         match phase.phase {
             Phase::Latency => out.latency = result,
@@ -447,24 +483,53 @@ mod tests {
     use super::*;
 
     #[test]
-    fn buffer_sizes_start_at_the_default_and_stay_above_four_times_the_llc() {
+    fn buffer_sizes_start_at_the_default_and_stay_above_twice_the_llc() {
         // An 8 MiB LLC, a 256 MiB default: 64 and 32 MiB are the levers.
         assert_eq!(
             buffer_sizes(Some(8 << 20), 256 << 20),
             vec![256 << 20, 64 << 20, 32 << 20]
         );
-        // A 32 MiB LLC: both levers are 128 MiB, so one.
+        // A 32 MiB LLC: 128 and 64 MiB.
         assert_eq!(
             buffer_sizes(Some(32 << 20), 256 << 20),
-            vec![256 << 20, 128 << 20]
+            vec![256 << 20, 128 << 20, 64 << 20]
         );
-        // The experiments' cap wins over every lever.
+        // A 480 MiB LLC (3.75 GiB default): 1.875 GiB and 960 MiB.
         assert_eq!(
-            buffer_sizes(Some(1 << 20), 20 << 20),
-            vec![20 << 20, 16 << 20]
+            buffer_sizes(Some(480 << 20), 3840 << 20),
+            vec![3840 << 20, 1920 << 20, 960 << 20]
+        );
+        // The experiments' cap wins over every lever; 32 MiB is the floor.
+        assert_eq!(
+            buffer_sizes(Some(1 << 20), 40 << 20),
+            vec![40 << 20, 32 << 20]
         );
         assert_eq!(buffer_sizes(Some(1 << 20), 10 << 20), vec![10 << 20]);
         assert_eq!(buffer_sizes(None, 256 << 20), vec![256 << 20]);
+    }
+
+    #[test]
+    fn a_budget_that_holds_no_cell_is_refused_with_the_budget_that_would() {
+        let topo = crate::experiments::testing::live_topology();
+        // A nanosecond: the calibration alone takes longer.
+        let e = prepare(
+            &topo,
+            &Config {
+                budget: Duration::from_nanos(1),
+                size: Some(64 << 20),
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            e.contains("is too short to measure even one latency cell"),
+            "{e}"
+        );
+        assert!(
+            e.contains("measures every cell of both matrices soundly"),
+            "{e}"
+        );
     }
 
     /// Observes a real (tiny) job on this machine.
@@ -501,8 +566,19 @@ mod tests {
         assert_eq!(seen.phases, vec![Phase::Latency, Phase::Bandwidth]);
         assert!(seen.statuses >= 4);
         assert!(out.record.complete);
-        assert!(out.latency.unwrap().complete);
+        let lat = out.latency.unwrap();
+        assert!(lat.complete);
         assert_eq!(out.record.phases.len(), 2);
+        // One set-up per memory node and matrix, recorded in run.json too.
+        for p in &out.record.phases {
+            assert_eq!(p.setups.len(), job.mem_nodes.len(), "{:?}", p.plan.phase);
+            assert_eq!(
+                p.setups.iter().map(|s| s.cells).sum::<usize>(),
+                p.measured_cells
+            );
+            assert!((p.setup_s - p.setups.iter().map(|s| s.seconds).sum::<f64>()).abs() < 1e-12);
+        }
+        assert_eq!(lat.setups, out.record.phases[0].setups);
         assert_eq!(out.record.budget_s, 3.0);
         // The extra phases follow, each recorded whatever became of it.
         assert_eq!(out.record.extras.len(), 4);

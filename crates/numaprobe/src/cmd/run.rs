@@ -46,12 +46,14 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 #[command(after_long_help = "What the main job does:\n\n\
 1. Reads the topology (as `numaprobe topo`).\n\
 2. Measures the idle-latency matrix (`numaprobe latency`) and the read-bandwidth matrix \
-(`numaprobe bandwidth`) over every allowed CPU node and memory node within 60 % of --budget. The budget \
-covers every cell's set-up (allocating, touching and checking its buffer) as well as its sampling: \
-a small calibration before the first cell estimates the set-up, the cells measured correct the \
-estimate, and every following cell's sampling is re-planned from what is left. Reading the \
-topology, the inference and writing the report come on top (usually well under a second).\n\
-3. Then, in what is left of the budget (the 40 % held back plus whatever the matrices did not use): \
+(`numaprobe bandwidth`) over every allowed CPU node and memory node, first: within 60 % of --budget \
+when that holds every cell soundly, else within all of it. One buffer per memory node and matrix is \
+set up (allocated, bound, touched, chained) once and measured from every CPU node; the budget covers \
+those set-ups and every cell (cache flush, sampling, placement check): a small calibration before \
+the first buffer estimates them, the first real buffer and every cell correct the estimate, and \
+every following cell's sampling is re-planned from what is left. Reading the topology, the \
+inference and writing the report come on top (usually well under a second; doc/main-job.md).\n\
+3. Then, in what the matrices left of the budget: \
 a c2c summary by sharing domain (`numaprobe c2c --pairs domains`), one loaded-latency curve \
 per distinct level of the measured latency matrix, local and the worst remote at least \
 (`numaprobe loaded-latency`), the system peak (`numaprobe peak`, every node at once), and a cache \
@@ -69,10 +71,11 @@ them with the firmware's SLIT and HMAT (`numaprobe infer`); with one node there 
 5. Gives advice and a portable scatter binding for one thread per core (`numaprobe pin`).\n\n\
 When the budget cannot give every cell a sound measurement (at least 100 ms of sampling: a \
 warm-up and well over five samples of at least 5 ms), one line says so before measuring, names the \
-budget that would, and what is done instead, in this order: a smaller buffer (never below 4x the \
-last-level cache); fewer samples per cell (down to a warm-up and three); the whole latency matrix \
+budget that would, and what is done instead, in this order: a smaller buffer (4x, then 2x the \
+last-level cache, 64 MiB; never below 2x the LLC nor 32 MiB); fewer samples per cell (down to a warm-up and three); the whole latency matrix \
 but bandwidth only on the diagonal and, per row, the remote node the SLIT puts farthest; no \
 bandwidth matrix; latency on the diagonal first, then row by row as far as the budget goes. \
+A budget that holds not even one latency cell is refused (exit 2) with the budget that would do. \
 run.json's `plan` records what was measured, reduced or skipped and why.\n\n\
 The report folder holds topo.json, latency.json, bandwidth.json, c2c.json, loaded-latency.json, \
 peak.json (each extra phase that measured anything), infer-latency.json, infer-bandwidth.json, graph-latency.svg/png, pin.json, run.json (everything in one document), \
@@ -91,7 +94,7 @@ pub struct Args {
     /// Wall time for all measurements together, set-up included, e.g. 60s, 2m or 1.5s (at least 1s). Default: 60s
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
-    /// Buffer size of every cell of both matrices, e.g. 128MiB (checked against every node before measuring). Default: as `latency` and `bandwidth` (max(256 MiB, 8x the last-level cache), at most half a node's free memory); 64 or 16 MiB (never below 4x the LLC) when the budget needs it
+    /// Buffer size of every cell of both matrices, e.g. 128MiB (checked against every node before measuring). Default: as `latency` and `bandwidth` (max(256 MiB, 8x the last-level cache), at most half a node's free memory); 4x or 2x the LLC or 64 MiB (never below 2x the LLC nor 32 MiB) when the budget needs it
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Folder for the report files (created if missing). Default: ./numaprobe-report

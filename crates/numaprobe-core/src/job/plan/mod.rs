@@ -1,6 +1,13 @@
 //! The budget planner: which cells of which phase, with how much sampling
-//! each and which buffer, fit the main job's budget, set-up counted. Pure
-//! arithmetic over a [`CostModel`], so it is tested with synthetic costs.
+//! each and which buffer, fit the main job's budget, set-up counted (one
+//! buffer per memory node and matrix, see [`Load`]). Pure arithmetic over a
+//! [`CostModel`], so it is tested with synthetic costs.
+//!
+//! The matrices come first: they are planned into their share of the
+//! budget ([`Request::matrix_share`]) when every cell gets a sound
+//! measurement there, else into the whole budget, and the extra phases get
+//! only what the matrices leave. When not even one latency cell fits, the
+//! plan is empty and the main job refuses to start.
 //!
 //! The policy, in the order it gives things up (what `run --help` and the
 //! README promise):
@@ -15,7 +22,7 @@
 //! 5. Latency only on the diagonal, then row by row as far as the budget
 //!    goes (at least one cell).
 
-use super::cost::{Corrected, CostModel};
+use super::cost::{Corrected, CostModel, Load};
 use super::Phase;
 use crate::topology::Distances;
 use serde::Serialize;
@@ -80,6 +87,16 @@ pub struct JobPlan {
     /// The extra phases after the matrices and the share each would get if
     /// the matrices take their estimated time.
     pub extras: Vec<super::extra_plan::ExtraPlan>,
+    /// Part of the budget the matrices were planned into: the request's
+    /// share, or 1 when they need the whole budget.
+    pub matrix_share: f64,
+}
+
+impl JobPlan {
+    /// True when nothing at all fits the budget.
+    pub fn is_empty(&self) -> bool {
+        self.phases.iter().all(|p| p.cells.is_empty())
+    }
 }
 
 /// What the planner plans from.
@@ -160,22 +177,16 @@ fn latency_priority(cpu: &[u32], mem: &[u32]) -> Vec<(u32, u32)> {
     v
 }
 
-fn total_s(costs: &Corrected, size: u64, phases: &[(Phase, usize)], budget_s: f64) -> f64 {
-    phases
+fn total_s(costs: &Corrected, size: u64, loads: &[Load], budget_s: f64) -> f64 {
+    loads
         .iter()
-        .map(|&(p, n)| n as f64 * costs.cell_s(p, size, budget_s))
+        .map(|&l| costs.phase_s(l, size, budget_s))
         .sum()
 }
 
 /// The largest sampling per cell in [`min_s`, CELL_MAX_S] with which the
 /// cells fit in `avail_s`; None when even `min_s` does not.
-pub fn fit(
-    costs: &Corrected,
-    size: u64,
-    phases: &[(Phase, usize)],
-    avail_s: f64,
-    min_s: f64,
-) -> Option<f64> {
+pub fn fit(costs: &Corrected, size: u64, phases: &[Load], avail_s: f64, min_s: f64) -> Option<f64> {
     if total_s(costs, size, phases, min_s) > avail_s {
         return None;
     }
@@ -230,8 +241,7 @@ pub fn plan_phases(
     distances: Option<&Distances>,
     avail_s: f64,
 ) -> (Vec<PhasePlan>, u64) {
-    let counts =
-        |c: &Choice| -> Vec<(Phase, usize)> { c.iter().map(|(p, v)| (*p, v.len())).collect() };
+    let counts = |c: &Choice| -> Vec<Load> { c.iter().map(|(p, v)| Load::of(*p, v)).collect() };
     let full: Choice = phases.to_vec();
     // 1. Everything, sound, at the largest size that allows it.
     for &size in sizes {
@@ -266,13 +276,19 @@ pub fn plan_phases(
             return (build(costs, size, phases, choice, b), size);
         }
     }
-    // 5. Latency cells in priority order, as many as fit at the floor.
+    // 5. Latency cells in priority order, as many as fit at the floor
+    // (a cell on a memory node not used yet brings its buffer's set-up);
+    // none when not even one does.
     let mut choice: Choice = phases.iter().map(|(p, _)| (*p, Vec::new())).collect();
     if let Some(lat) = choice.iter_mut().find(|(p, _)| *p == Phase::Latency) {
-        let per = costs.cell_s(Phase::Latency, size, 0.0).max(1e-9);
-        let n = ((avail_s / per).floor().max(1.0)) as usize;
-        let order = latency_priority(cpu, mem);
-        let mut keep: Vec<(u32, u32)> = order.into_iter().take(n).collect();
+        let mut keep: Vec<(u32, u32)> = Vec::new();
+        for cell in latency_priority(cpu, mem) {
+            let mut with = keep.clone();
+            with.push(cell);
+            if costs.phase_s(Load::of(Phase::Latency, &with), size, 0.0) <= avail_s {
+                keep = with;
+            }
+        }
         let full_lat = &phases
             .iter()
             .find(|(p, _)| *p == Phase::Latency)
@@ -334,7 +350,11 @@ fn build(
             PhasePlan {
                 phase: *phase,
                 coverage,
-                estimated_s: cells.len() as f64 * costs.cell_s(*phase, size, b),
+                estimated_s: if cells.is_empty() {
+                    0.0
+                } else {
+                    costs.phase_s(Load::of(*phase, cells), size, b)
+                },
                 cells: cells.clone(),
                 skipped,
                 cell_budget_s: b,
@@ -358,16 +378,25 @@ pub fn plan(req: &Request) -> JobPlan {
     ];
     let share = req.matrix_share.clamp(0.01, 1.0);
     let left = req.budget.as_secs_f64();
-    let avail = left * share;
-    let (plans, size) = plan_phases(
-        &costs,
-        &req.sizes,
-        &phases,
-        &req.cpu_nodes,
-        &req.mem_nodes,
-        req.distances.as_ref(),
-        avail,
-    );
+    let plan_into = |avail: f64| {
+        plan_phases(
+            &costs,
+            &req.sizes,
+            &phases,
+            &req.cpu_nodes,
+            &req.mem_nodes,
+            req.distances.as_ref(),
+            avail,
+        )
+    };
+    // The matrices first: when their share cannot hold them soundly they
+    // take the whole budget, and the extras what is left after them.
+    let (mut plans, mut size) = plan_into(left * share);
+    let mut share_used = share;
+    if share < 1.0 && plans.iter().any(|p| p.coverage != Coverage::Full) {
+        (plans, size) = plan_into(left);
+        share_used = 1.0;
+    }
     let n = all.len();
     let sound_size = req.sizes[0];
     // What the user gave plus what the measurements need beyond what is left.
@@ -378,13 +407,16 @@ pub fn plan(req: &Request) -> JobPlan {
         + total_s(
             &costs,
             sound_size,
-            &[(Phase::Latency, n), (Phase::Bandwidth, n)],
+            &[
+                Load::of(Phase::Latency, &all),
+                Load::of(Phase::Bandwidth, &all),
+            ],
             SOUND_CELL_S,
         ) / share;
     let statement = statement(req, &plans, n, sound_budget_s);
     let matrices_s: f64 = plans.iter().map(|p| p.estimated_s).sum();
     let extras = if share < 1.0 {
-        super::extra_plan::plan(left - matrices_s)
+        super::extra_plan::plan((left - matrices_s).max(0.0))
     } else {
         Vec::new()
     };
@@ -397,12 +429,21 @@ pub fn plan(req: &Request) -> JobPlan {
         statement,
         costs: req.costs,
         extras,
+        matrix_share: share_used,
     }
 }
 
 fn statement(req: &Request, plans: &[PhasePlan], n: usize, sound_s: f64) -> Option<String> {
     if plans.iter().all(|p| p.coverage == Coverage::Full) {
         return None;
+    }
+    if plans.iter().all(|p| p.cells.is_empty()) {
+        return Some(format!(
+            "--budget {} is too short to measure even one latency cell (one buffer set up and a \
+             warm-up and three samples on it); --budget {} measures every cell of both matrices soundly",
+            duration_arg(req.budget_given),
+            budget_arg(sound_s)
+        ));
     }
     let given = duration_arg(req.budget_given);
     let b = plans.iter().map(|p| p.cell_budget_s).fold(0.0, f64::max);
@@ -444,7 +485,8 @@ fn statement(req: &Request, plans: &[PhasePlan], n: usize, sound_s: f64) -> Opti
         budget_arg(sound_s),
         if req.matrix_share < 1.0 {
             format!(
-                ", the matrices getting {:.0} % of it and the extra phases the rest",
+                ", the matrices getting {:.0} % of it and the extra phases the rest; \
+                 the matrices take all of a shorter one first",
                 req.matrix_share * 100.0
             )
         } else {
