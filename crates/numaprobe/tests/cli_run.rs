@@ -175,11 +175,22 @@ fn bad_input_is_one_line_and_exit_2() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a folder"));
 }
 
+/// A tiny budget with a small buffer (a 32 MiB set-up is a fraction of a
+/// second on any machine) still measures, and records what it gave up.
 #[test]
 fn a_tiny_budget_finishes_and_records_budget_time_and_plan() {
     let t = TempDir::new("runtiny");
     let o = numaprobe(
-        &["run", "--budget", "1s", "--no-report", "--format", "json"],
+        &[
+            "run",
+            "--budget",
+            "1s",
+            "--size",
+            "32MiB",
+            "--no-report",
+            "--format",
+            "json",
+        ],
         t.path(),
     );
     let doc = json(&o);
@@ -205,6 +216,45 @@ fn a_tiny_budget_finishes_and_records_budget_time_and_plan() {
     // The end is reported against the budget.
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("(budget 1 s)"), "{err}");
+}
+
+/// With the default buffer, a 1 s budget either shrinks the buffer and
+/// measures (it stays at least 2x the last-level cache and 32 MiB), or,
+/// where even the smallest such buffer's set-up does not fit (a 480 MiB
+/// LLC makes it 960 MiB), refuses before measuring with the budget that
+/// would do: never a run that overruns or measures a buffer in the cache.
+#[test]
+fn a_tiny_budget_shrinks_the_buffer_or_refuses_with_the_budget_it_needs() {
+    let t = TempDir::new("runtinydefault");
+    let o = numaprobe(
+        &["run", "--budget", "1s", "--no-report", "--format", "json"],
+        t.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.success() {
+        let doc = json(&o);
+        let size = doc["plan"]["size_bytes"].as_u64().unwrap();
+        let llc = doc["topology"]["caches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["size_bytes"].as_u64())
+            .max()
+            .unwrap_or(0);
+        assert!(size >= (2 * llc).max(32 << 20), "{size} vs LLC {llc}");
+        assert!(doc["plan"]["phases"][0]["measured_cells"].as_u64().unwrap() >= 1);
+    } else {
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(o.stdout.is_empty());
+        assert!(
+            err.contains("--budget 1s is too short to measure even one latency cell"),
+            "{err}"
+        );
+        assert!(
+            err.contains("measures every cell of both matrices soundly"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

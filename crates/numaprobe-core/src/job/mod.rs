@@ -447,7 +447,7 @@ fn run_matrices(
             measured_cells: result.as_ref().map_or(0, |r| r.cells.len()),
             elapsed_s: began.elapsed().as_secs_f64(),
             plan: phase.clone(),
-            setup_s: setups.iter().map(|s| s.seconds).sum(),
+            setup_s: setups.iter().fold(0.0, |t, s| t + s.seconds),
             setups,
         });
         match phase.phase {
