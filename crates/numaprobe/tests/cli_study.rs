@@ -134,6 +134,48 @@ fn same_node_runs_end_to_end_with_json_output_and_charts() {
     remove(&[&json, &svg, &png, &dir]);
 }
 
+/// Without --size the arrays are sized through the footprint limit, which
+/// the document's provenance states; an explicit --size is kept as given.
+#[test]
+fn default_arrays_are_sized_within_the_footprint_limit_it_states() {
+    let args = [
+        "study",
+        "0.0.w.0",
+        "--passes",
+        "1",
+        "--repeats",
+        "1",
+        "--format",
+        "json",
+    ];
+    let out = numaprobe(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fp = &v["provenance"]["footprint"];
+    let limit = fp["limit_bytes"]
+        .as_u64()
+        .expect("provenance.footprint.limit_bytes");
+    assert!(fp["limited_by"].is_string(), "{fp}");
+    let size = v["parameters"]["size_bytes"].as_u64().unwrap();
+    // One array alive at once, in whole 2 MiB steps, within the limit
+    // (never below one step).
+    assert_eq!(size % (2 << 20), 0, "{size}");
+    assert!(size <= limit.max(2 << 20), "{size} > {limit}");
+    let given = numaprobe(&with(&args, &["--size", "3MiB"]));
+    assert!(
+        given.status.success(),
+        "{}",
+        String::from_utf8_lossy(&given.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&given.stdout).unwrap();
+    assert_eq!(v["parameters"]["size_bytes"], 3 << 20);
+    assert!(v["provenance"]["footprint"]["limit_bytes"].is_u64());
+}
+
 #[test]
 fn custom_labels_print_a_table_with_the_baseline() {
     if cpus_on_node0() < 2 {

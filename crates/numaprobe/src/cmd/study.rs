@@ -1,5 +1,5 @@
 //! `numaprobe study`: the two-thread contention study of the AMD ccNUMA note
-//! (seed 000): user-given thread labels or a preset reproducing one of the
+//! (AMD 40555): user-given thread labels or a preset reproducing one of the
 //! note's experiments, under a chosen background load. Options are taken as
 //! strings and parsed here so that a bad value is one line naming the value
 //! and the valid choices (exit 2). Tables or JSON go to stdout or `--output`
@@ -11,28 +11,30 @@ use crate::cli::OutputArgs;
 use crate::output::{usage, write_atomic, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::study::runner::{self, RunConfig, StudyEvent};
+use numaprobe_core::experiments::study::size::{self as study_size, NOTE_SIZE};
 use numaprobe_core::experiments::study::{
     parse_label, plan_custom, plan_preset, HopMap, LoadLevel, Mix, PlanOptions, Preset, StudyError,
     StudyPlan, Subscription, ThreadSpec,
 };
 use numaprobe_core::model::study::{StudyPlanDocument, StudyReport};
 use numaprobe_core::model::Format;
+use numaprobe_core::placement::{FootprintLimit, LiveSystem};
 use numaprobe_core::render::study_chart;
 use numaprobe_core::topology::Topology;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const DEFAULT_SIZE: u64 = 64 << 20;
 const DEFAULT_PASSES: u32 = 10;
 const DEFAULT_REPEATS: u32 = 5;
 const DEFAULT_WARMUP: u32 = 1;
 
 #[derive(clap::Args, Debug)]
-#[command(
-    after_long_help = "What it measures (seed 000, AMD application note 40555):\n\n\
+#[command(after_long_help = "What it measures (AMD application note 40555):\n\n\
 Each foreground thread is a label node.core.access.memnode: 0.0.w.1 runs on node 0, core 0 (the \
 index among the node's allowed cores, not a CPU number), and writes an array bound to node 1. \
-Each thread owns its array (--size, 64 MiB by default) and walks it with a 64-byte stride, one \
+Each thread owns its array (--size; by default 64 MiB as in the note, or twice the last-level \
+cache when that is more, reduced to fit the run's footprint limit with every buffer alive at once \
+counted, never below twice the cache) and walks it with a 64-byte stride, one \
 8-byte load (r) or store (w) per cache line, --passes times per sample. Threads are pinned before \
 they touch their memory (checked with sched_getcpu); arrays are bound with mbind and checked with \
 move_pages (below 99 % on the node the case is marked with `!`). All threads of a case start \
@@ -57,8 +59,7 @@ high = ceil(3R/4) but at most R-1, full = R. --background sets how hard each wor
 its own node for low 25 %, medium 50 %, high 75 %, very-high 100 % of the period, and sleeps the \
 rest; none starts no thread (the note's idle system). Without --background, crossfire and \
 same-node sweep none, low, medium, high and very-high at high subscription (crossfire adds \
-very-high at full, figure 9); hops, myths and labels run idle."
-)]
+very-high at full, figure 9); hops, myths and labels run idle.")]
 pub struct Args {
     /// Thread labels node.core.access.memnode (access r or w), e.g. `0.0.w.1 1.0.w.0`; `/` separates cases
     #[arg(value_name = "LABEL")]
@@ -75,7 +76,7 @@ pub struct Args {
     /// How many remaining cores carry background threads: under (R/4), high (3R/4, at most R-1), full (R). Default: high
     #[arg(long, value_name = "SUB")]
     pub subscription: Option<String>,
-    /// Array per thread: KiB/MiB/GiB (powers of 1024) or kB/MB/GB. Default: 64MiB, as in the note
+    /// Array per thread (and per background thread): KiB/MiB/GiB (powers of 1024) or kB/MB/GB. Default: 64MiB as in the note (at least 2 x the last-level cache), reduced to fit the footprint limit
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Walks over the whole array per timed sample. Default: 10
@@ -271,15 +272,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Subscription::parse,
         "under, high, full",
     )?;
-    let size = measure::size("--size", &args.size)?.unwrap_or(DEFAULT_SIZE);
-    if !(4096..=1 << 40).contains(&size) {
+    let explicit_size = measure::size("--size", &args.size)?;
+    if explicit_size.is_some_and(|s| !(4096..=1 << 40).contains(&s)) {
         return Err(usage(format!(
             "--size: '{}' is out of range (valid: 4KiB to 1TiB; the note uses 64MiB)",
             args.size.as_deref().unwrap_or_default()
         )));
     }
-    let cfg = RunConfig {
-        size_bytes: size as usize,
+    let mut cfg = RunConfig {
+        size_bytes: explicit_size.unwrap_or(NOTE_SIZE) as usize,
         passes: count("--passes", &args.passes, DEFAULT_PASSES, 1_000_000)?,
         repeats: count("--repeats", &args.repeats, DEFAULT_REPEATS, 10_000)?,
         warmup: DEFAULT_WARMUP,
@@ -311,7 +312,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         load,
         subscription,
     };
-    let plan = match preset {
+    let mut plan = match preset {
         Some(p) => plan_preset(&topo, &hops, p, &opts),
         None if cases.is_empty() => {
             return Err(usage(
@@ -326,6 +327,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let format = args.out.format();
     if args.plan {
         return sink.write(&StudyPlanDocument::new(plan).render(format));
+    }
+    // An explicit --size is the user's word, as for every command; the
+    // default is fitted to the footprint limit (which the provenance states).
+    let live = LiveSystem::read().map_err(|e| study_error(e.into()))?;
+    let limit = FootprintLimit::live(&live);
+    if explicit_size.is_none() {
+        let llc = topo.llc_bytes();
+        let size = study_size::fit(&mut plan, &limit, llc, study_size::wanted(llc))
+            .map_err(|e| study_error(e.into()))?;
+        cfg.size_bytes = size as usize;
     }
     measure::notes_to_stderr(&sink, format, &plan.notes);
     // A preset this machine cannot host at all (same-node with one core per

@@ -1,5 +1,5 @@
-//! The note's thread labels, `node.core.access.memnode` (seed 000, section
-//! 2.3.2): `0.0.w.1` is a thread on node 0, core 0, writing memory of node 1.
+//! The note's thread labels, `node.core.access.memnode` (AMD 40555 §2.3.2):
+//! `0.0.w.1` is a thread on node 0, core 0, writing memory of node 1.
 //!
 //! Parsing here is purely syntactic; whether node 0 has a core 0 is decided by
 //! the planner against a topology, so a label can be checked before any

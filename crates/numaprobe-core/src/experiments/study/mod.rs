@@ -1,7 +1,8 @@
-//! The two-thread contention study of the AMD ccNUMA note (seed 000, with the
-//! crossfire figure of seed 001): thread labels, hop counts from distance
-//! levels, background load definitions, the preset planners, the runner and
-//! the hop-myths search. Results go to `model::study`.
+//! The two-thread contention study of the AMD ccNUMA note (AMD 40555, with
+//! its "Threads firing at each other (crossfire)" figure): thread labels,
+//! hop counts from distance levels, background load definitions, the preset
+//! planners, the arrays' size within the footprint limit, the runner and the
+//! hop-myths search. Results go to `model::study`.
 
 pub mod background;
 pub use crate::model::hops;
@@ -9,6 +10,7 @@ pub mod label;
 pub mod myths;
 pub mod plan;
 pub mod runner;
+pub mod size;
 #[cfg(test)]
 pub(crate) mod testing;
 
@@ -53,6 +55,8 @@ pub enum StudyError {
     Placement(#[from] crate::placement::PlacementError),
     #[error("CPU {0} has no NUMA node in the topology, so its background buffer cannot be placed")]
     CpuWithoutNode(u32),
+    #[error(transparent)]
+    Footprint(#[from] size::DoesNotFit),
     #[error("a measurement thread panicked")]
     ThreadPanicked,
 }
