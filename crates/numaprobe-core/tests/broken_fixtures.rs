@@ -376,6 +376,37 @@ fn an_unreadable_file_reads_as_missing_with_a_warning() {
     );
 }
 
+/// A dump is someone else's folder: a FIFO planted where a file should be
+/// would block the read for ever (SIGTERM included); it reads as missing,
+/// with the fallback's warning, and the read ends.
+#[test]
+fn a_fifo_in_a_dump_reads_as_missing_without_a_hang() {
+    use std::os::unix::ffi::OsStrExt;
+    let u = common::unpack(BASE);
+    let f = u.root.join(format!("{NODE}/node0/distance"));
+    std::fs::remove_file(&f).unwrap();
+    let c = std::ffi::CString::new(f.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let root = u.root.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(topology::read(&root).map(|t| (t.distances.is_some(), t.warnings)));
+    });
+    // Generous: the read takes milliseconds; a hang never ends.
+    let (slit, warnings) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the read of a dump with a FIFO in it hangs")
+        .expect("a FIFO is read as missing, not an error");
+    assert!(!slit, "no SLIT without node0's row");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("node0/distance: empty or unreadable")),
+        "{warnings:?}"
+    );
+}
+
 #[test]
 fn cgroup2_without_cpuset_files_in_the_leaf_uses_the_nearest_ancestor() {
     // On cgroup v2 a cgroup without the cpuset controller enabled is bound by

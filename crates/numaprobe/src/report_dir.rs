@@ -180,9 +180,11 @@ pub fn read_manifest(dir: &Path) -> anyhow::Result<Option<String>> {
             path.display(),
             file_kind(&m.file_type())
         ))),
-        Ok(_) => std::fs::read_to_string(&path)
+        // Through the one reader: a file swapped for a FIFO after the look
+        // above is refused there too, and a huge one by its size.
+        Ok(_) => numaprobe_core::model::input::read_text(&path)
             .map(Some)
-            .with_context(|| format!("cannot read {}", path.display())),
+            .map_err(|e| usage(e.to_string())),
     }
 }
 

@@ -291,6 +291,75 @@ fn a_fifo_given_as_input_is_refused_without_a_hang() {
     assert!(doc.to_string().contains("node2"), "{doc}");
 }
 
+/// The files options name (study --distances, peak --dmidecode) are read
+/// like documents: a FIFO, a folder or a file past NUMAPROBE_MAX_INPUT is one
+/// line naming the option and the file, never a hang.
+#[test]
+fn option_files_are_read_through_the_one_reader() {
+    let t = TempDir::new("option-files");
+    mkfifo(&t.path().join("fifo"));
+    std::fs::create_dir(t.path().join("folder")).unwrap();
+    let lat = real_run()["latency"].to_string();
+    std::fs::write(t.path().join("lat.json"), &lat).unwrap();
+    let dmi =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/smbios/balanced-2s.txt");
+    std::fs::copy(&dmi, t.path().join("dmi.txt")).unwrap();
+    fn study(f: &str) -> Vec<&str> {
+        vec!["study", "--preset", "hops", "--plan", "--distances", f]
+    }
+    fn peak(f: &str) -> Vec<&str> {
+        vec!["peak", "--memory-only", "--dmidecode", f]
+    }
+    for (args, opt) in [
+        (study("fifo"), "--distances"),
+        (peak("fifo"), "--dmidecode"),
+    ] {
+        let err = usage_error(&bounded(&args, t.path()));
+        assert!(
+            err.contains(&format!(
+                "{opt} fifo: cannot read it (a FIFO, not a regular file)"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    for (args, opt) in [
+        (study("folder"), "--distances"),
+        (peak("folder"), "--dmidecode"),
+    ] {
+        let err = usage_error(&bounded(&args, t.path()));
+        assert!(
+            err.contains(&format!(
+                "{opt} folder: cannot read it (a folder, not a regular file)"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    // Past a limit set below the files' sizes; read under the default one.
+    let limited = |args: &[&str], limit: &str| {
+        Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+            .args(args)
+            .current_dir(t.path())
+            .env("NUMAPROBE_MAX_INPUT", limit)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for (args, opt, file) in [
+        (study("lat.json"), "--distances", "lat.json"),
+        (peak("dmi.txt"), "--dmidecode", "dmi.txt"),
+    ] {
+        let err = usage_error(&limited(&args, "100"));
+        assert!(
+            err.contains(&format!(
+                "{opt} {file}: cannot read it (larger than the 100 B"
+            )),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("NUMAPROBE_MAX_INPUT"), "{err}");
+        ok(&limited(&args, "1MiB"));
+    }
+}
+
 #[test]
 fn an_input_past_the_size_limit_is_refused_by_its_size() {
     let t = TempDir::new("input-size");

@@ -375,7 +375,7 @@ fn bad_distance_files_name_the_file_and_what_was_expected() {
             b"{}",
             "not a latency matrix (missing field `unit`)",
         ),
-        ("binary.json", &[0xff, 0xfe, 0x00, 0x41], "not a text file"),
+        ("binary.json", &[0xff, 0xfe, 0x00, 0x41], "not UTF-8 text"),
         (
             "shape.json",
             b"{\"unit\":\"ns\",\"cpu_nodes\":[0,1],\"mem_nodes\":[0,1],\"matrix\":[[1,2]]}",

@@ -40,6 +40,24 @@ pub enum InputError {
     BadLimit { value: String },
 }
 
+impl InputError {
+    /// Why the file was not read, without its name: for a caller whose
+    /// message already names it (`--distances FILE: cannot read it (...)`).
+    pub fn reason(&self) -> String {
+        match self {
+            InputError::Missing { .. } => "no such file".into(),
+            InputError::NotAFile { kind, .. } => format!("{kind}, not a regular file"),
+            InputError::TooLarge { limit, .. } => format!(
+                "larger than the {} numaprobe reads from one file; set {LIMIT_ENV} to raise the limit",
+                crate::units::format_size(*limit)
+            ),
+            InputError::NotText { .. } => "not UTF-8 text".into(),
+            InputError::Io { message, .. } => message.clone(),
+            InputError::BadLimit { .. } => self.to_string(),
+        }
+    }
+}
+
 /// The limit in force: [`LIMIT_ENV`] when set, else [`MAX_INPUT_BYTES`].
 pub fn limit() -> Result<u64, InputError> {
     match std::env::var_os(LIMIT_ENV) {
@@ -186,6 +204,9 @@ mod tests {
         assert!(e.to_string().contains("a character device"), "{e}");
         let e = read_text(&d.join("none")).unwrap_err();
         assert!(matches!(e, InputError::Missing { .. }), "{e}");
+        assert_eq!(e.reason(), "no such file");
+        let e = read_text(&fifo).unwrap_err();
+        assert_eq!(e.reason(), "a FIFO, not a regular file");
         std::fs::remove_dir_all(&d).unwrap();
     }
 

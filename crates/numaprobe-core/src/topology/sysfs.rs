@@ -137,12 +137,21 @@ impl<'a> Fs<'a> {
     /// The file's text, `None` when it does not exist. A file that exists
     /// but cannot be read (permissions, an I/O error, a folder where a file
     /// should be) is read as missing with a warning, as hwloc does: every
-    /// caller has a fallback for a missing file.
+    /// caller has a fallback for a missing file. Read through
+    /// [`crate::model::input`] like every outside file: a dump is someone's
+    /// folder, and a FIFO or device planted in it (which would block the
+    /// read for ever, deaf to SIGTERM) or a file past the size limit is
+    /// unreadable too.
     pub fn read_opt(&self, rel: &str) -> Result<Option<String>, TopologyError> {
+        use crate::model::input::{read_bytes, InputError};
         let path = self.path(rel);
-        match std::fs::read(&path) {
+        match read_bytes(&path) {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(InputError::Missing { .. }) => Ok(None),
+            Err(e @ InputError::BadLimit { .. }) => Err(TopologyError::Malformed {
+                path,
+                problem: e.to_string(),
+            }),
             Err(_) => {
                 self.note(rel, "read as missing");
                 Ok(None)

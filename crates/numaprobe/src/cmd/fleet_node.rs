@@ -248,7 +248,8 @@ fn send_folder(out: &mut impl Write, node: &str, folder: &Path) -> anyhow::Resul
         .collect();
     names.sort();
     for name in names {
-        let bytes = match std::fs::read(folder.join(&name)) {
+        // Regular files only, bounded: the folder is in shared scratch.
+        let bytes = match numaprobe_core::model::input::read_bytes(&folder.join(&name)) {
             Ok(b) => b,
             Err(_) => continue,
         };

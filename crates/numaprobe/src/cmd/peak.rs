@@ -90,10 +90,11 @@ fn config(a: &Args) -> anyhow::Result<PeakConfig> {
 fn memory(a: &Args) -> anyhow::Result<MemoryPopulation> {
     match &a.dmidecode {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| {
+            let text = numaprobe_core::model::input::read_text(p).map_err(|e| {
                 usage(format!(
-                    "--dmidecode {}: cannot read it ({e}); give a file holding `dmidecode -t 17` output",
-                    p.display()
+                    "--dmidecode {}: cannot read it ({}); give a file holding `dmidecode -t 17` output",
+                    p.display(),
+                    e.reason()
                 ))
             })?;
             smbios::from_dmidecode(&text, &format!("--dmidecode {}", p.display())).map_err(usage)

@@ -188,14 +188,10 @@ unit \"ns\", cpu_nodes, mem_nodes and a matrix of one row per CPU node";
 /// names the file and what was expected (never a bare parser message).
 fn read_distances(path: &Path) -> anyhow::Result<HopMap> {
     let file = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            std::io::ErrorKind::InvalidData => "not a text file".to_string(),
-            _ => e.to_string(),
-        };
+    let text = numaprobe_core::model::input::read_text(path).map_err(|e| {
         usage(format!(
-            "--distances {file}: cannot read it ({why}); {DISTANCES_EXPECTED}"
+            "--distances {file}: cannot read it ({}); {DISTANCES_EXPECTED}",
+            e.reason()
         ))
     })?;
     let d: Distances = serde_json::from_str(&text).map_err(|e| {
