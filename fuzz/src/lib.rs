@@ -28,6 +28,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("procfs", procfs),
     ("smbios_raw", smbios_raw),
     ("dmidecode", dmidecode),
+    ("fleet_stream", fleet_stream),
 ];
 
 /// Longest error message an entry accepts: a message quotes at most ~200
@@ -314,4 +315,108 @@ pub fn dmidecode(data: &[u8]) {
         Ok(_) => {}
         Err(e) => one_line("dmidecode", &e),
     }
+}
+
+/// Limits small enough that a fuzzed stream reaches them: a few files of a
+/// few pieces, so "too many files", "file too large" and "node too large"
+/// are each a few lines away.
+const SMALL_FLEET: fleet::stream::Limits = fleet::stream::Limits {
+    file: 3000,
+    node: 12_000,
+    files: 4,
+};
+
+/// `fleet`'s gather: srun's output as it comes back from the nodes, line by
+/// line through the bounded line reader, each line through the frame parser
+/// and two collectors (the real limits, and small ones a fuzzer reaches).
+/// A frame that parses must write back to a line that parses to the same
+/// frame; a skipped line's reason is one short line; a file that comes back
+/// whole is within the limits; nothing the collector holds outgrows what
+/// was received.
+pub fn fleet_stream(data: &[u8]) {
+    use fleet::stream::{self, Collector, Event, Line};
+    let mut real = Collector::default();
+    let mut small = Collector::with_limits(SMALL_FLEET);
+    let mut reader = std::io::Cursor::new(data);
+    let mut buf = Vec::new();
+    let mut lines = 0usize;
+    loop {
+        let read = stream::read_line(&mut reader, &mut buf, stream::MAX_LINE)
+            .expect("a cursor does not fail");
+        match read {
+            Line::Eof => break,
+            Line::TooLong(n) => {
+                assert!(n > stream::MAX_LINE, "a line of {n} bytes called too long");
+                assert!(buf.is_empty(), "a too-long line is dropped, not kept");
+                continue;
+            }
+            Line::Read => assert!(buf.len() <= stream::MAX_LINE),
+        }
+        lines += 1;
+        assert!(lines <= data.len() + 1, "more lines than bytes");
+        match stream::parse_line(&buf) {
+            None => {}
+            Some(Ok(frame)) => {
+                let back = frame.line();
+                if back.len() <= stream::MAX_LINE {
+                    match stream::parse_line(back.as_bytes()) {
+                        Some(Ok(again)) => assert_eq!(again, frame, "a frame reads back the same"),
+                        other => panic!("a frame written does not read back: {other:?}"),
+                    }
+                }
+            }
+            Some(Err(e)) => one_line("fleet frame", &e.to_string()),
+        }
+        if let Some(name) = stream::node_of_bad_line(&buf) {
+            assert!(stream::valid_node_name(&name), "{name:?}");
+        }
+        for (c, limits) in [
+            (&mut real, fleet::stream::Limits::default()),
+            (&mut small, SMALL_FLEET),
+        ] {
+            match c.line(&buf) {
+                Some(Event::File { bytes, name, node }) => {
+                    assert!(
+                        bytes.len() <= limits.file,
+                        "{node}/{name}: {} bytes",
+                        bytes.len()
+                    );
+                    assert!(stream::valid_file_name(&name) && stream::valid_node_name(&node));
+                }
+                Some(Event::Skipped { why, node }) => {
+                    one_line("fleet line", &why.to_string());
+                    if let Some(n) = node {
+                        assert!(stream::valid_node_name(&n), "{n:?}");
+                    }
+                }
+                Some(Event::Started(n)) | Some(Event::Ended(n)) => {
+                    assert!(stream::valid_node_name(&n), "{n:?}")
+                }
+                None => {}
+            }
+        }
+    }
+    for c in [&real, &small] {
+        for (node, name) in c.unfinished() {
+            assert!(stream::valid_node_name(&node) && stream::valid_file_name(&name));
+        }
+    }
+    // The sender's side: any bytes cut into frames come back whole.
+    let mut c = Collector::default();
+    let mut whole = None;
+    for f in fleet::stream::Frame::file("np1", "run.json", data) {
+        let line = f.line();
+        assert!(
+            line.len() <= stream::LINE,
+            "a sent line of {} bytes",
+            line.len()
+        );
+        if let Some(e) = c.line(line.as_bytes()) {
+            match e {
+                Event::File { bytes, .. } => whole = Some(bytes),
+                other => panic!("a frame numaprobe wrote was not taken: {other:?}"),
+            }
+        }
+    }
+    assert_eq!(whole.as_deref(), Some(data), "the file came back different");
 }
