@@ -12,29 +12,40 @@
 //! - `NUMAPROBE_FAULT_PANIC=<stage>[:<n>]`: the `n`-th time (0-based,
 //!   default 0) the program reaches `stage`, it panics there. Stages:
 //!   [`LATENCY_CELL`], [`BANDWIDTH_WORKER`], [`PEAK_WORKER`],
-//!   [`CELL_DONE`], [`OUTPUT`].
+//!   [`POLICY_WORKER`], [`LOCKS_WORKER`], [`STUDY_WORKER`], [`CELL_DONE`],
+//!   [`OUTPUT`].
 
 /// Names the cell whose memory node is found full.
 pub const FULL_CELL: &str = "NUMAPROBE_FAULT_FULL_CELL";
 /// Names the stage that panics.
 pub const PANIC: &str = "NUMAPROBE_FAULT_PANIC";
 
-/// The thread that measures one latency cell, once pinned and placed.
+/// The thread that measures one latency cell, as it starts.
 pub const LATENCY_CELL: &str = "latency-cell";
 /// A bandwidth worker thread, between two samples.
 pub const BANDWIDTH_WORKER: &str = "bandwidth-worker";
 /// A peak-bandwidth worker thread, between two samples.
 pub const PEAK_WORKER: &str = "peak-worker";
+/// A `policy` worker thread, between two samples.
+pub const POLICY_WORKER: &str = "policy-worker";
+/// A `locks` thread, as its slice starts.
+pub const LOCKS_WORKER: &str = "locks-worker";
+/// A `study` foreground thread, between two rounds.
+pub const STUDY_WORKER: &str = "study-worker";
 /// The coordinating thread, once a matrix cell is finished and saved.
 pub const CELL_DONE: &str = "cell-done";
-/// The binary, while it writes a command's final document.
+/// The binary, as it writes a file: the bytes are in the temporary file,
+/// not yet renamed into place (a partial save counts too).
 pub const OUTPUT: &str = "output";
 
 /// Every stage [`panic_at`] knows.
-pub const STAGES: [&str; 5] = [
+pub const STAGES: [&str; 8] = [
     LATENCY_CELL,
     BANDWIDTH_WORKER,
     PEAK_WORKER,
+    POLICY_WORKER,
+    LOCKS_WORKER,
+    STUDY_WORKER,
     CELL_DONE,
     OUTPUT,
 ];

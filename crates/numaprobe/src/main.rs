@@ -1,14 +1,16 @@
 //! `numaprobe`: the command line. Parses arguments (clap), runs one subcommand,
 //! and is the single place where errors become a message and an exit code.
 //!
-//! Exit codes: 0 success (also when stdout is a closed pipe), 1 a measurement or
-//! system failure, 2 bad input (arguments, files, a sysfs root that is not one),
-//! 130 / 143 stopped by SIGINT / SIGTERM (after writing what was finished).
+//! Exit codes: 0 success (also when stdout is a closed pipe), 1 a measurement
+//! or system failure, or a panic (`panics.rs`), 2 bad input (arguments,
+//! files, a sysfs root that is not one), 130 / 143 stopped by SIGINT /
+//! SIGTERM (after writing what was finished).
 
 mod cli;
 mod cmd;
 #[allow(dead_code)] // helpers used as subcommands land
 mod output;
+mod panics;
 mod report_dir;
 mod signals;
 
@@ -17,7 +19,14 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     signals::install();
-    let code = run();
+    panics::install();
+    // A panic that unwinds this far was already said by the hook.
+    let code = std::panic::catch_unwind(run).unwrap_or(ExitCode::from(1));
+    // A panic anywhere (a worker thread's too) is a failure, whatever the
+    // command returned with what it had measured.
+    if panics::happened() {
+        return ExitCode::from(1);
+    }
     // A stop signal wins over the command's own status: the command returned
     // normally with its partial results written; say so and exit 128 + N.
     // The progress bar is already off the terminal: its owner cleared it
@@ -57,6 +66,11 @@ fn run() -> ExitCode {
     match cmd::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
+            // After a panic the hook's line is the message; what the
+            // command made of the failure would only repeat it.
+            if panics::happened() {
+                return ExitCode::from(1);
+            }
             if output::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }

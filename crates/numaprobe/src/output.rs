@@ -223,6 +223,9 @@ fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
+    // A panic here (a bug, or the test switch) drops `tmp`, which removes
+    // the temporary file: the last whole version stays, nothing half-written.
+    numaprobe_core::fault::panic_at(numaprobe_core::fault::OUTPUT);
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())

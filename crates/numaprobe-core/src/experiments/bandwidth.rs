@@ -21,6 +21,7 @@
 //! cell that cannot be measured is recorded in `failed` and the run goes
 //! on.
 
+use super::barrier::Barrier;
 use super::node_buffers;
 use super::{
     fit_cell, resolve_nodes, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
@@ -36,7 +37,7 @@ use crate::stats::{self, StopRule};
 use crate::timer::{Stamp, Timer};
 use crate::topology::Topology;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 
 /// What the user asked for; `None` means "the default".
 #[derive(Debug, Clone, Default)]
@@ -463,14 +464,17 @@ fn measure_cell(
                 s.spawn(move || worker(i, cpu, share, plan, timer, shared))
             })
             .collect();
+        // A panic on this side breaks the barrier too: no worker waits
+        // for a coordinator that is gone.
+        let _guard = shared.barrier.guard();
         // Every worker reaches this barrier once it is pinned (or its
         // pinning failed); then the coordinator knows whether to measure.
-        shared.barrier.wait();
-        let ready = shared
-            .stamps
-            .lock()
-            .map(|v| v.iter().all(|&(a, _)| a == Stamp(1)))
-            .unwrap_or(false);
+        let ready = shared.barrier.wait()
+            && shared
+                .stamps
+                .lock()
+                .map(|v| v.iter().all(|&(a, _)| a == Stamp(1)))
+                .unwrap_or(false);
         let outcome = if ready {
             coordinate(plan, per_thread, rule, timer, &shared)
         } else {
@@ -550,17 +554,19 @@ fn coordinate(
     timer: &Timer,
     shared: &Shared,
 ) -> Result<(stats::Measured, f64), ExperimentError> {
-    let sample = |reps: u64| -> f64 {
+    let sample = |reps: u64| -> Result<f64, ExperimentError> {
         shared.reps.store(reps, Ordering::SeqCst);
-        shared.barrier.wait(); // start
-        shared.barrier.wait(); // all done
+        // A broken barrier: a worker panicked, this sample never completes.
+        if !(shared.barrier.wait() && shared.barrier.wait()) {
+            return Err(ExperimentError::Panicked);
+        }
         let stamps = shared.stamps.lock().map(|v| v.clone()).unwrap_or_default();
         let start = stamps.iter().map(|s| s.0).min().unwrap_or(Stamp(0));
         let end = stamps.iter().map(|s| s.1).max().unwrap_or(Stamp(0));
-        timer.elapsed_ns(start, end).max(1.0)
+        Ok(timer.elapsed_ns(start, end).max(1.0))
     };
     // Probe one pass to size the samples.
-    let pass_ns = sample(1);
+    let pass_ns = sample(1)?;
     let reps = (target_sample_ns(rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;
     let per_pass: u64 = {
         // Bytes one pass asks for, all threads: the same split as the workers.
@@ -570,7 +576,7 @@ fn coordinate(
     };
     let started = std::time::Instant::now();
     let measured = stats::repeat(rule, || {
-        let ns = sample(reps);
+        let ns = sample(reps)?;
         Ok::<f64, ExperimentError>((per_pass * reps) as f64 / ns)
     })?;
     Ok((measured, started.elapsed().as_secs_f64()))
@@ -584,6 +590,8 @@ fn worker(
     timer: &Timer,
     shared: &Shared,
 ) -> Result<WorkerReport, ExperimentError> {
+    // A panic anywhere below breaks the barrier: nobody waits for us forever.
+    let _guard = shared.barrier.guard();
     let pinned = pin_current_thread(&[cpu]);
     // Stamp(1) in the start slot tells the coordinator this worker is ready.
     if pinned.is_ok() {
@@ -602,10 +610,11 @@ fn worker(
     };
     let streams = Streams::split(plan.op, share.0 as *mut u8, share.1);
     loop {
-        shared.barrier.wait(); // start (or stop)
-        if shared.stop.load(Ordering::SeqCst) {
+        // start (or stop); a broken barrier (a thread panicked) stops too
+        if !shared.barrier.wait() || shared.stop.load(Ordering::SeqCst) {
             break;
         }
+        crate::fault::panic_at(crate::fault::BANDWIDTH_WORKER);
         let reps = shared.reps.load(Ordering::SeqCst);
         let a = timer.now();
         for _ in 0..reps {

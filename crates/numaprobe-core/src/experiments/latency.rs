@@ -397,6 +397,7 @@ fn measure_on_this_thread(
     cpu: u32,
     mem_node: u32,
 ) -> Result<(Cell, usize), ExperimentError> {
+    crate::fault::panic_at(crate::fault::LATENCY_CELL);
     let observed = pin_current_thread(&[cpu])?;
     // The previous cell's CPU may hold the lines it chased last; the
     // flush sends every load of this cell to memory again.

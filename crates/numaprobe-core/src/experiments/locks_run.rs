@@ -7,6 +7,7 @@
 
 use super::locks::{slice_of, LocksPlan};
 use super::{ExperimentError, StepProgress};
+use crate::experiments::barrier::Barrier;
 use crate::kernels::atomics::{atomic_add_loop, spin_lock_loop, Rmw};
 use crate::model::locks::{LockFailed, LockRun, LocksResult};
 use crate::placement::{
@@ -14,7 +15,7 @@ use crate::placement::{
 };
 use crate::timer::{Stamp, Timer};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Bytes from one thread's counter to the next on their own lines: two
@@ -80,10 +81,11 @@ fn worker(sh: &Shared, rmw: Rmw, op: &str, lock_off: usize, count_off: usize, i:
     let lock = lock_at(sh.buf, lock_off);
     let counter = counter_at(sh.buf, count_off);
     loop {
-        sh.start.wait();
-        if sh.quit.load(Ordering::SeqCst) {
+        // A broken barrier: a thread panicked, the run is over.
+        if !sh.start.wait() || sh.quit.load(Ordering::SeqCst) {
             return;
         }
+        crate::fault::panic_at(crate::fault::LOCKS_WORKER);
         sh.running.fetch_add(1, Ordering::SeqCst);
         let start = timer.now();
         let ops = if op == "atomic_add" {
@@ -143,11 +145,15 @@ fn measure_run(
     let timer = Timer::get();
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel::<Result<u32, String>>();
+        let mut threads = Vec::with_capacity(n);
         for (i, (&cpu, &(l, c))) in cpus.iter().zip(&slots).enumerate() {
             let tx = tx.clone();
             let sh = &sh;
             let rmw = plan.rmw;
-            s.spawn(move || {
+            threads.push(s.spawn(move || {
+                // A panic in this thread breaks both barriers: the others
+                // and the coordinator never wait for it forever.
+                let _guards = (sh.start.guard(), sh.end.guard());
                 let pinned = pin_current_thread(&[cpu]).map_err(|e| e.to_string());
                 let ok = pinned.is_ok();
                 let _ = tx.send(pinned);
@@ -157,9 +163,24 @@ fn measure_run(
                     // Meet the first barrier, then see quit.
                     sh.start.wait();
                 }
-            });
+            }));
         }
         drop(tx);
+        // A panic on this side breaks the barriers too: no thread waits
+        // for a coordinator that is gone.
+        let _guards = (sh.start.guard(), sh.end.guard());
+        // Joined here, not by the scope: a thread's panic becomes this
+        // run's failure instead of the scope's own panic.
+        let join = |threads: Vec<std::thread::ScopedJoinHandle<'_, ()>>| {
+            let panicked = threads
+                .into_iter()
+                .fold(false, |p, t| t.join().is_err() | p);
+            if panicked {
+                Err("a measuring thread panicked".to_string())
+            } else {
+                Ok(())
+            }
+        };
         let mut failure = None;
         for _ in 0..n {
             match rx.recv() {
@@ -174,6 +195,7 @@ fn measure_run(
         };
         if let Some(e) = failure {
             finish(&sh);
+            join(threads)?;
             return Err(e);
         }
         let started = Instant::now();
@@ -184,13 +206,23 @@ fn measure_run(
             }
             sh.stop.store(false, Ordering::SeqCst);
             sh.running.store(0, Ordering::SeqCst);
-            sh.start.wait();
+            let panicked = || "a measuring thread panicked".to_string();
+            if !sh.start.wait() {
+                return Err(panicked());
+            }
             while sh.running.load(Ordering::SeqCst) < n {
+                // A thread that panicked before it ran never arrives.
+                if sh.start.is_broken() {
+                    sh.stop.store(true, Ordering::SeqCst);
+                    return Err(panicked());
+                }
                 std::thread::yield_now();
             }
             std::thread::sleep(slice);
             sh.stop.store(true, Ordering::SeqCst);
-            sh.end.wait();
+            if !sh.end.wait() {
+                return Err(panicked());
+            }
             let got: Vec<Slice> = sh
                 .slices
                 .iter()
@@ -222,6 +254,7 @@ fn measure_run(
             crate::cancel::requested,
         );
         finish(&sh);
+        join(threads)?;
         measured.map(|m| (m, memory_node))
     })
 }

@@ -18,6 +18,7 @@
 //! result's `failed` list while the run goes on.
 
 pub mod bandwidth;
+pub mod barrier;
 pub mod c2c;
 pub mod cpus;
 pub mod latency;

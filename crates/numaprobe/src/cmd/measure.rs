@@ -294,6 +294,7 @@ impl Progress for CellProgress {
         self.learn_phase(partial);
         self.snapshot.phase_done += 1;
         self.save(partial);
+        numaprobe_core::fault::panic_at(numaprobe_core::fault::CELL_DONE);
         self.own_status();
     }
 

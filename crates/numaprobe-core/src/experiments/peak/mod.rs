@@ -14,6 +14,7 @@
 //! the caller's time is spent, keeping what it has.
 
 use super::{target_sample_ns, ExperimentError, StepProgress};
+use crate::experiments::barrier::Barrier;
 use crate::kernels::mix::{self, Mix, MixBuffers, LINE};
 use crate::kernels::VectorWidth;
 use crate::model::matrix::CellPlacement;
@@ -27,7 +28,7 @@ use crate::timer::{Stamp, Timer};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 
 #[derive(Debug, Clone, Default)]
 pub struct PeakConfig {
@@ -389,12 +390,15 @@ fn measure(
                 s.spawn(move || worker(i, node, cpu, m, plan, timer, shared))
             })
             .collect();
-        shared.barrier.wait();
-        let ready = shared
-            .stamps
-            .lock()
-            .map(|v| v.iter().all(|&(a, _, _)| a == Stamp(1)))
-            .unwrap_or(false);
+        // A panic on this side breaks the barrier too: no worker waits
+        // for a coordinator that is gone.
+        let _guard = shared.barrier.guard();
+        let ready = shared.barrier.wait()
+            && shared
+                .stamps
+                .lock()
+                .map(|v| v.iter().all(|&(a, _, _)| a == Stamp(1)))
+                .unwrap_or(false);
         let outcome = if ready {
             coordinate(threads, rule, timer, &shared)
         } else {
@@ -440,10 +444,12 @@ fn coordinate(
     shared: &Shared,
 ) -> Result<Coordinated, ExperimentError> {
     let mut per_node: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    let mut sample = |reps: u64, keep: bool| -> f64 {
+    let mut sample = |reps: u64, keep: bool| -> Result<f64, ExperimentError> {
         shared.reps.store(reps, Ordering::SeqCst);
-        shared.barrier.wait(); // start
-        shared.barrier.wait(); // all done
+        // A broken barrier: a worker panicked, this sample never completes.
+        if !(shared.barrier.wait() && shared.barrier.wait()) {
+            return Err(ExperimentError::Panicked);
+        }
         let stamps = shared.stamps.lock().map(|v| v.clone()).unwrap_or_default();
         let gbs = |idx: &mut dyn Iterator<Item = usize>| -> (f64, f64) {
             let (mut a, mut b, mut bytes) = (Stamp(u64::MAX), Stamp(0), 0u64);
@@ -464,15 +470,11 @@ fn coordinate(
             }
         }
         let (g, ns) = gbs(&mut (0..threads.len()));
-        if keep {
-            g
-        } else {
-            ns
-        }
+        Ok(if keep { g } else { ns })
     };
-    let pass_ns = sample(1, false);
+    let pass_ns = sample(1, false)?;
     let reps = (target_sample_ns(rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;
-    let measured = stats::repeat(rule, || Ok::<f64, ExperimentError>(sample(reps, true)))?;
+    let measured = stats::repeat(rule, || sample(reps, true))?;
     // Warm-up samples were kept per node too: drop them from the front.
     let extra = per_node
         .values()
@@ -516,6 +518,8 @@ fn worker(
     timer: &Timer,
     shared: &Shared,
 ) -> Result<(u32, PlacementCheck), ExperimentError> {
+    // A panic anywhere below breaks the barrier: nobody waits for us forever.
+    let _guard = shared.barrier.guard();
     let spec = BufferSpec::new(plan.size as usize, MemPolicy::Bind(node), plan.pages);
     // A panic must still reach the barrier, or every other thread waits.
     let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
@@ -542,10 +546,11 @@ fn worker(
     };
     let bufs = split(m, buf.as_mut_ptr(), spec.len.min(buf.len()));
     loop {
-        shared.barrier.wait(); // start (or stop)
-        if shared.stop.load(Ordering::SeqCst) {
+        // start (or stop); a broken barrier (a thread panicked) stops too
+        if !shared.barrier.wait() || shared.stop.load(Ordering::SeqCst) {
             break;
         }
+        crate::fault::panic_at(crate::fault::PEAK_WORKER);
         let reps = shared.reps.load(Ordering::SeqCst);
         let a = timer.now();
         let mut bytes = 0u64;

@@ -17,6 +17,7 @@
 use super::document::empty_report;
 use super::promise::{distribution, expected_share};
 use super::PolicyPlan;
+use crate::experiments::barrier::Barrier;
 use crate::experiments::{ExperimentError, NoProgress};
 use crate::kernels::stream::{self, Streams};
 use crate::model::policy::{DataCase, Distribution, PolicyKind, PolicyReport, PolicySample};
@@ -26,7 +27,7 @@ use crate::placement::{
 };
 use crate::timer::{Stamp, Timer};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 
 /// Observer of a running comparison; empty defaults.
 pub trait PolicyProgress {
@@ -148,6 +149,8 @@ fn worker(
     timer: &Timer,
     sh: &Shared,
 ) -> Result<WorkerOut, ExperimentError> {
+    // A panic anywhere below breaks the barriers: nobody waits for us forever.
+    let _guards = (sh.barrier.guard(), sh.inner.guard());
     let threads = plan.threads.len();
     let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
         || -> Result<(Option<NodeBuffer>, Option<PlacementCheck>), ExperimentError> {
@@ -215,13 +218,14 @@ fn worker(
         None => slices.iter().map(|s| s.bytes_per_pass(plan.op)).sum(),
     };
     loop {
-        sh.barrier.wait(); // start (or stop)
-        if sh.stop.load(Ordering::SeqCst) {
+        // start (or stop); a broken barrier (a thread panicked) stops too
+        if !sh.barrier.wait() || sh.stop.load(Ordering::SeqCst) {
             break;
         }
+        crate::fault::panic_at(crate::fault::POLICY_WORKER);
         let reps = sh.reps.load(Ordering::SeqCst);
         let a = timer.now();
-        for _ in 0..reps {
+        'sample: for _ in 0..reps {
             match &mine {
                 // SAFETY: the arrays lie inside our buffer, page-aligned; the
                 // width was checked in the plan.
@@ -232,7 +236,11 @@ fn worker(
                     for s in &slices {
                         // Every thread moves to its next slice together:
                         // no slice is ever streamed by two threads at once.
-                        sh.inner.wait();
+                        // Broken: a thread panicked and the hand-over
+                        // order is gone; stop before two threads share a slice.
+                        if !sh.inner.wait() {
+                            break 'sample;
+                        }
                         // SAFETY: a slice of the live shared mapping, this
                         // thread's alone until the next barrier.
                         std::hint::black_box(unsafe { stream::run(plan.op, plan.width, s) });
@@ -340,26 +348,33 @@ fn measure(
                 s.spawn(move || worker(job, plan, timer, sh))
             })
             .collect();
-        sh.barrier.wait(); // every worker placed its data (or failed)
-        let ready = sh
-            .ready
-            .lock()
-            .map(|v| v.iter().all(|&r| r))
-            .unwrap_or(false);
+        // A panic on this side breaks the barrier too: no worker waits
+        // for a coordinator that is gone.
+        let _guard = sh.barrier.guard();
+        // every worker placed its data (or failed)
+        let ready = sh.barrier.wait()
+            && sh
+                .ready
+                .lock()
+                .map(|v| v.iter().all(|&r| r))
+                .unwrap_or(false);
         let timing = if ready {
-            let sample = |reps: u64| -> f64 {
+            // None: the barrier broke (a worker panicked; its join says so).
+            let sample = |reps: u64| -> Option<f64> {
                 sh.reps.store(reps, Ordering::SeqCst);
-                sh.barrier.wait(); // start
-                sh.barrier.wait(); // done
+                if !(sh.barrier.wait() && sh.barrier.wait()) {
+                    return None;
+                }
                 let st = sh.stamps.lock().map(|v| v.clone()).unwrap_or_default();
                 let a = st.iter().map(|x| x.0).min().unwrap_or(Stamp(0));
                 let b = st.iter().map(|x| x.1).max().unwrap_or(Stamp(0));
-                timer.elapsed_ns(a, b).max(1.0)
+                Some(timer.elapsed_ns(a, b).max(1.0))
             };
             // The warm-up pass sizes the sample; it is not a result.
-            let warm = sample(1);
-            let reps = ((plan.sample_target_s * 1e9 / warm).ceil() as u64).clamp(1, 100_000);
-            Some((reps, sample(reps)))
+            sample(1).and_then(|warm| {
+                let reps = ((plan.sample_target_s * 1e9 / warm).ceil() as u64).clamp(1, 100_000);
+                Some((reps, sample(reps)?))
+            })
         } else {
             None
         };

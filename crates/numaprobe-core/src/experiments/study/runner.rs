@@ -22,6 +22,7 @@ use super::label::Mix;
 use super::myths;
 use super::plan::{CasePlan, ExperimentPlan, StudyPlan};
 use super::StudyError;
+use crate::experiments::barrier::Barrier;
 use crate::kernels::strided;
 use crate::model::study::{
     gbs, BackgroundResult, CaseResult, CaseSample, ExperimentResult, StudyParameters, StudyReport,
@@ -35,7 +36,7 @@ use crate::stats::Summary;
 use crate::timer::{Stamp, Timer};
 use crate::topology::Topology;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 
 /// Bytes between two touched elements: one element per cache line.
 pub const STRIDE: usize = strided::LINE;
@@ -142,7 +143,15 @@ pub fn run(
             }
             // The background's buffers are in place: what is left now.
             case_ledger(case, cfg)?.check(available)?;
-            let mut result = run_case(case, cfg)?;
+            let mut result = match run_case(case, cfg) {
+                // The panic hook asked the process to stop: what finished
+                // before is the report, as on Ctrl-C.
+                Err(StudyError::ThreadPanicked) if crate::cancel::requested() => {
+                    load.stop();
+                    return Ok(report);
+                }
+                r => r?,
+            };
             let exp = report
                 .experiments
                 .last_mut()
@@ -267,6 +276,9 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
             let (barrier, failed, stop) = (barrier.clone(), failed.clone(), stop.clone());
             let (size, passes) = (cfg.size_bytes, cfg.passes);
             std::thread::spawn(move || -> Result<Option<ThreadOutcome>, StudyError> {
+                // A panic in this thread breaks the barrier: the others
+                // never wait for it forever.
+                let _guard = barrier.guard();
                 // Pin before the first touch, so page tables and the first
                 // write come from the measuring CPU.
                 let setup = (|| -> Result<(NodeBuffer, f64), StudyError> {
@@ -282,9 +294,10 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
                 }
                 // Every thread reaches this barrier, failed or not, so none
                 // waits forever; after it all agree on whether to go on.
-                barrier.wait();
+                // Broken: a thread panicked; its join says so.
+                let whole = barrier.wait();
                 let (mut buf, pages_on_node) = match setup {
-                    Ok(s) if !failed.load(Ordering::SeqCst) => s,
+                    Ok(s) if whole && !failed.load(Ordering::SeqCst) => s,
                     Ok(_) => return Ok(None),
                     Err(e) => return Err(e),
                 };
@@ -295,10 +308,10 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
                     if k == 0 && r > warm && crate::cancel::requested() {
                         stop.store(true, Ordering::SeqCst);
                     }
-                    barrier.wait();
-                    if stop.load(Ordering::SeqCst) {
+                    if !barrier.wait() || stop.load(Ordering::SeqCst) {
                         break;
                     }
+                    crate::fault::panic_at(crate::fault::STUDY_WORKER);
                     let t0 = timer.now();
                     for _ in 0..passes {
                         // SAFETY: the whole buffer is ours, touched, page-aligned.
