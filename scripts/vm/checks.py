@@ -516,3 +516,5 @@ import loaded_checks  # noqa: E402,F401
 import sweep_checks  # noqa: E402,F401
 # A memory cgroup's limit kept by every measuring command.
 import footprint_checks  # noqa: E402,F401
+# A node of several packages: uniform or interleaved memory.
+import interleave_checks  # noqa: E402,F401

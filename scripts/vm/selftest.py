@@ -28,6 +28,7 @@ import locks_checks  # noqa: E402
 import loaded_checks  # noqa: E402
 import sweep_checks  # noqa: E402
 import footprint_checks  # noqa: E402
+import interleave_checks  # noqa: E402
 from unittests import GUEST_SKIPS  # noqa: E402
 
 MIB = 1024 * 1024
@@ -452,6 +453,8 @@ def main():
             all_cases += list(locks_checks.selftest_cases(cfg))
             all_cases += list(loaded_checks.selftest_cases(cfg))
             all_cases += list(sweep_checks.selftest_cases(cfg))
+            if "interleave-check" in cfg.checks:
+                all_cases += list(interleave_checks.selftest_cases(cfg))
             if "cgroup-footprint" in cfg.checks:
                 all_cases += list(footprint_checks.selftest_cases(cfg))
             if "diff-check" in cfg.checks:

@@ -43,6 +43,8 @@ fn on_a_dump_it_measures_nothing_and_analyses_the_slit() {
         .as_str()
         .unwrap()
         .contains("nothing measured"));
+    // Its nodes are of one package each, and nothing is sampled on a dump.
+    assert_eq!(doc["interleave"], serde_json::json!([]));
     // --no-report wrote no folder.
     assert!(!u.tmp.path().join("numaprobe-report").exists());
 }

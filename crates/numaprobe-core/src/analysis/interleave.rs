@@ -32,6 +32,12 @@ pub const MIN_SHARE: f64 = 0.1;
 /// The least ratio of the slow mode to the fast one: below it the "modes"
 /// are one memory's spread (a page on another channel, a DRAM page miss).
 pub const MIN_GAP: f64 = 1.15;
+/// How far the near mode's share may lie from the 1/packages that
+/// interleaving over the node's packages gives (absolute): the share of
+/// a few thousand lines estimates 1/n to within a few percent, while a
+/// noisy clock's two "modes" fall anywhere (75 : 25 on two packages under
+/// software emulation).
+pub const SHARE_TOLERANCE: f64 = 0.1;
 
 /// What the samples show.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +58,17 @@ pub enum Verdict {
         /// Share of the samples in the near mode.
         near_share: f64,
         ashman_d: f64,
+        samples: usize,
+    },
+    /// Two modes, but not in the proportion interleaving over the node's
+    /// packages gives: a noisy clock or a busy machine, not read as
+    /// interleaving.
+    Unmatched {
+        near: f64,
+        far: f64,
+        near_share: f64,
+        /// 1 / packages: the near share interleaving would give.
+        expected_near_share: f64,
         samples: usize,
     },
 }
@@ -133,6 +150,30 @@ pub fn judge(samples: &[f64]) -> Verdict {
     }
 }
 
+/// [`judge`] for a node holding `packages` packages: two modes count as
+/// interleaving only in the proportion it gives, 1 : (packages - 1) near to
+/// far (within [`SHARE_TOLERANCE`]); otherwise they are [`Verdict::Unmatched`].
+pub fn judge_packages(samples: &[f64], packages: usize) -> Verdict {
+    match judge(samples) {
+        Verdict::TwoModes {
+            near,
+            far,
+            near_share,
+            samples,
+            ..
+        } if packages >= 2 && (near_share - 1.0 / packages as f64).abs() > SHARE_TOLERANCE => {
+            Verdict::Unmatched {
+                near,
+                far,
+                near_share,
+                expected_near_share: 1.0 / packages as f64,
+                samples,
+            }
+        }
+        v => v,
+    }
+}
+
 /// The verdict in words for a node that holds `packages` packages, with what
 /// to change.
 pub fn explain(node: u32, packages: usize, verdict: &Verdict) -> String {
@@ -154,6 +195,17 @@ pub fn explain(node: u32, packages: usize, verdict: &Verdict) -> String {
             near_share * 100.0,
             far / near,
             (1.0 - near_share) * 100.0
+        ),
+        Verdict::Unmatched {
+            near,
+            far,
+            near_share,
+            expected_near_share,
+            samples,
+        } => format!(
+            "node {node} holds {packages} packages; its memory answers in two modes ({:.0} % of {samples} samples at {near:.1} ns, the rest at {far:.1} ns), but interleaving over {packages} packages would put {:.0} % near: not read as interleaved memory (a noisy clock or a busy machine spreads samples so); run again on a quiet machine to be sure",
+            near_share * 100.0,
+            expected_near_share * 100.0
         ),
     }
 }
@@ -252,6 +304,65 @@ mod tests {
             "{:?}",
             judge(&v)
         );
+    }
+
+    #[test]
+    fn two_modes_count_as_interleaving_only_in_its_proportion() {
+        // Half near on two packages, a quarter on four: interleaving.
+        let half = modes(8, &[(256, 80.0, 3.0), (256, 130.0, 4.0)]);
+        assert!(matches!(judge_packages(&half, 2), Verdict::TwoModes { .. }));
+        let quarter = modes(9, &[(128, 80.0, 3.0), (384, 125.0, 6.0)]);
+        assert!(matches!(
+            judge_packages(&quarter, 4),
+            Verdict::TwoModes { .. }
+        ));
+        // A quarter near where two packages would give half: not interleaving
+        // (what a coarse emulated clock gave), and the words say why.
+        match judge_packages(&quarter, 2) {
+            Verdict::Unmatched {
+                near_share,
+                expected_near_share,
+                ..
+            } => {
+                assert!((near_share - 0.25).abs() < 0.03, "{near_share}");
+                assert_eq!(expected_near_share, 0.5);
+            }
+            other => panic!("{other:?}"),
+        }
+        let t = explain(3, 2, &judge_packages(&quarter, 2));
+        assert!(
+            t.starts_with(
+                "node 3 holds 2 packages; its memory answers in two modes (25 % of 512 samples"
+            ) && t.contains("would put 50 % near: not read as interleaved memory"),
+            "{t}"
+        );
+        // Half near on four packages is not four-way interleaving either.
+        assert!(matches!(
+            judge_packages(&half, 4),
+            Verdict::Unmatched { .. }
+        ));
+        // The edges: within the tolerance is interleaving, past it is not.
+        let edge = |near: usize| modes(10, &[(near, 80.0, 2.0), (1000 - near, 130.0, 2.0)]);
+        assert!(matches!(
+            judge_packages(&edge(590), 2),
+            Verdict::TwoModes { .. }
+        ));
+        assert!(matches!(
+            judge_packages(&edge(610), 2),
+            Verdict::Unmatched { .. }
+        ));
+        assert!(matches!(
+            judge_packages(&edge(410), 2),
+            Verdict::TwoModes { .. }
+        ));
+        assert!(matches!(
+            judge_packages(&edge(390), 2),
+            Verdict::Unmatched { .. }
+        ));
+        // One mode and too few pass through unchanged.
+        let one = modes(11, &[(512, 95.0, 3.0)]);
+        assert_eq!(judge_packages(&one, 2), judge(&one));
+        assert_eq!(judge_packages(&[], 2), Verdict::TooFew { samples: 0 });
     }
 
     #[test]

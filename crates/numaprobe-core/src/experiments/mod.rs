@@ -22,6 +22,7 @@ pub mod barrier;
 pub mod c2c;
 pub mod cpus;
 pub mod latency;
+pub mod line_samples;
 pub mod loaded;
 pub mod locks;
 mod locks_run;

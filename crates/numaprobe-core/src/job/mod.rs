@@ -22,6 +22,7 @@
 pub mod cost;
 pub mod extra;
 pub mod extra_plan;
+pub mod interleave;
 pub mod keeper;
 pub mod plan;
 pub mod step_keeper;

@@ -10,6 +10,8 @@
 //! - `pingpong`: cache-line transfer between two pinned threads (c2c):
 //!   HITM ping-pong on one line, and a chase of lines the other CPU holds
 //!   clean.
+//! - `line_latency`: one flushed line's load, timed alone (the interleave
+//!   probe's per-line samples).
 //! - `atomics`: atomic add and a spin lock under contention, as LSE or
 //!   load/store-exclusive loops on arm64 (chosen at run time), `lock` on x86-64.
 //! - `strided`: seed 000's read-only / write-only loops, one 8-byte element
@@ -21,6 +23,7 @@
 
 pub mod atomics;
 pub mod chase;
+pub mod line_latency;
 pub mod mix;
 pub mod pingpong;
 pub mod stream;

@@ -142,6 +142,10 @@ struct RunReport {
     loaded_latency: Option<ExtraOutcome<LoadedResult>>,
     peak: Option<ExtraOutcome<PeakResult>>,
     sweep: Option<ExtraOutcome<SweepResult>>,
+    /// Each node holding CPUs of several packages: uniform memory, or memory
+    /// the firmware interleaves across the sockets (empty on a machine of one
+    /// package per node, and when nothing was measured).
+    interleave: Vec<job::interleave::InterleaveCheck>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -228,6 +232,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         (None, None, None, None)
     };
+    // After the budgeted phases: a 32 MiB buffer and ~0.1 s per node that
+    // holds several packages, none on most machines.
+    let interleave = if measure {
+        job::interleave::check(&topo)
+    } else {
+        Vec::new()
+    };
+    notes.extend(interleave.iter().map(|c| c.statement.clone()));
     let (c2c, loaded_latency, peak, sweep) = match extras {
         Some(x) => (
             Some(x.c2c),
@@ -301,6 +313,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         loaded_latency,
         peak,
         sweep,
+        interleave,
     };
     let markdown = render_markdown(&topo, &doc, pin.as_ref());
     save("run.json", &render::to_json(&doc))?;
