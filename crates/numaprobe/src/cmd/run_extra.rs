@@ -125,6 +125,7 @@ mod tests {
                 ExtraStatus::Skipped,
                 Some("the budget does not reach it"),
             )),
+            interleave: vec![],
         }
     }
 
