@@ -129,7 +129,12 @@ impl Extras {
     }
 }
 
-const INTERRUPTED_BEFORE: &str = "interrupted before it started";
+/// The reason of a phase a cancel came before.
+pub(crate) const INTERRUPTED_BEFORE: &str = "interrupted before it started";
+/// How the reason of a phase the budget did not reach begins.
+pub(crate) const BUDGET_NOT_REACHED: &str = "the budget does not reach it";
+/// How the reason of a phase stopped by its spent share begins.
+pub(crate) const SHARE_SPENT: &str = "its share of the budget";
 
 /// What the extras need of the job.
 pub struct Context<'a> {
@@ -367,7 +372,7 @@ fn phase<T: Ends>(
     if share < MIN_EXTRA_S {
         return skipped(
             format!(
-                "the budget does not reach it: {:.2} s of it left for this phase, at least {MIN_EXTRA_S} s needed",
+                "{BUDGET_NOT_REACHED}: {:.2} s of it left for this phase, at least {MIN_EXTRA_S} s needed",
                 share.max(0.0)
             ),
             observer,
@@ -378,7 +383,7 @@ fn phase<T: Ends>(
         // step that cannot fit would overrun the budget.
         return skipped(
             format!(
-                "the budget does not reach it: {share:.1} s of it left for this phase, and its first step alone (buffers set up, a warm-up and 3 samples) takes about {first_step_s:.1} s here"
+                "{BUDGET_NOT_REACHED}: {share:.1} s of it left for this phase, and its first step alone (buffers set up, a warm-up and 3 samples) takes about {first_step_s:.1} s here"
             ),
             observer,
         );
@@ -402,7 +407,7 @@ fn phase<T: Ends>(
                 format!("interrupted after {done} of {total} steps")
             } else if spent {
                 format!(
-                    "its share of the budget ({share:.1} s) was spent after {done} of {total} steps; the rest were skipped"
+                    "{SHARE_SPENT} ({share:.1} s) was spent after {done} of {total} steps; the rest were skipped"
                 )
             } else {
                 format!("{done} of {total} steps measured (the result's notes say why)")

@@ -25,11 +25,13 @@ pub mod extra_plan;
 pub mod interleave;
 pub mod keeper;
 pub mod plan;
+pub mod status;
 pub mod step_keeper;
 
 use crate::experiments::{self, bandwidth, latency, ExperimentError};
 use crate::model::extra::ExtraRecord;
 use crate::model::matrix::MatrixResult;
+use crate::model::run_status::RunStatus;
 use crate::placement::LiveSystem;
 use crate::stats::StopRule;
 use crate::topology::Topology;
@@ -210,7 +212,8 @@ pub struct Record {
     pub budget_s: f64,
     /// Wall time from the calibration to the last cell.
     pub elapsed_s: f64,
-    /// Every planned phase ran to its end (not interrupted).
+    /// Nothing was interrupted and nothing failed (`status` in run.json
+    /// says which phases are partial by budget).
     pub complete: bool,
     pub size_bytes: u64,
     pub estimated_s: f64,
@@ -218,6 +221,9 @@ pub struct Record {
     pub statement: Option<String>,
     pub costs: CostModel,
     pub phases: Vec<PhaseRecord>,
+    /// The matrices' buffer set-ups together (each phase's `setups` lists
+    /// them).
+    pub setup_s: f64,
     /// Part of the budget the matrices were planned into.
     pub matrix_share: f64,
     /// The extra phases and the share each would get, as planned before
@@ -233,6 +239,9 @@ pub struct Outcome {
     /// c2c, loaded latency and peak.
     pub extras: extra::Extras,
     pub record: Record,
+    /// What fell short of the plan and why; `record.complete` is its
+    /// `complete`.
+    pub status: RunStatus,
 }
 
 /// Measure the plan, phase by phase, keeping the budget.
@@ -279,15 +288,20 @@ pub fn run_all(
     };
     let extras = extra::run(&ctx, exps, observer);
     record.extras = extras.records();
-    if extras.interrupted() {
-        record.complete = false;
-    }
+    let status = status::of(
+        &record.phases,
+        latency.as_ref(),
+        bandwidth.as_ref(),
+        Some(&extras),
+    );
+    record.complete = status.complete;
     record.elapsed_s = job.start.elapsed().as_secs_f64();
     Ok(Outcome {
         latency,
         bandwidth,
         extras,
         record,
+        status,
     })
 }
 
@@ -317,6 +331,7 @@ fn run_matrices(
             statement: job.plan.statement.clone(),
             costs: job.plan.costs,
             phases: Vec::new(),
+            setup_s: 0.0,
             matrix_share: job.plan.matrix_share,
             extras_plan: job.plan.extras.clone(),
             extras: Vec::new(),
@@ -329,7 +344,7 @@ fn run_matrices(
             out.record.complete = false;
             phase.skipped.append(&mut phase.cells);
             phase.coverage = Coverage::Skipped;
-            phase.reason = Some("interrupted before it started".into());
+            phase.reason = Some(extra::INTERRUPTED_BEFORE.into());
             records.push(PhaseRecord {
                 planned_cells: 0,
                 measured_cells: 0,
@@ -457,6 +472,7 @@ fn run_matrices(
         }
     }
     out.record.elapsed_s = job.start.elapsed().as_secs_f64();
+    out.record.setup_s = records.iter().map(|p| p.setup_s).fold(0.0, |t, s| t + s);
     out.record.phases = records;
     Ok((out.latency, out.bandwidth, out.record))
 }

@@ -14,6 +14,8 @@
 //! - `format`: the output formats renderers offer
 //! - `c2c`, `locks`, `loaded`, `peak`: cache-line transfer, lock contention,
 //!   loaded-latency curves, system peak bandwidth and DIMM population
+//! - `run_status`: what became of the main job as a whole (complete, and
+//!   the phases partial by budget, interrupted or failed)
 //! - `sweep`: latency against working-set size and its cache analysis
 //! - `input`: reading a file from outside (regular files only, bounded size)
 //! - `shape`: declared dimensions of a document read from outside checked
@@ -43,6 +45,7 @@ pub mod pin;
 pub mod policy;
 pub mod provenance;
 pub mod ranking;
+pub mod run_status;
 pub mod shape;
 pub mod study;
 pub mod study_plan;

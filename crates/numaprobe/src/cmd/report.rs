@@ -190,6 +190,13 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
         input.provenance.insert(0, run);
     }
     input.complete &= input.provenance.iter().all(|p| p.value.complete);
+    // A main job's folder holds phases' documents that say `complete:
+    // false` because their share of the budget was spent (a sweep cut
+    // short): run.json's status says whether the run as a whole is
+    // complete, so the page says what run.json says.
+    if let Some(st) = &input.run_status {
+        input.complete = st.complete;
+    }
     input.matrices.sort_by_key(|m| match m.value.kind {
         MatrixKind::Latency => 0,
         MatrixKind::Bandwidth => 1,
@@ -224,6 +231,9 @@ fn classify(
     let has = |k: &str| v.get(k).is_some();
     if has("topology") && has("notes") {
         // run.json: everything in one document.
+        if let Some(st) = v.get("status").filter(|s| s.is_object()) {
+            input.run_status = Some(parse(st, file, "status")?);
+        }
         if let Some(t) = v.get("topology").filter(|t| t.is_object()) {
             let t: TopoReport = shaped(t, file, "topology")?;
             push_new(topos, file, t);

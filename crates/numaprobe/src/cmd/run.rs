@@ -27,6 +27,7 @@ use numaprobe_core::model::loaded::LoadedResult;
 use numaprobe_core::model::matrix::MatrixResult;
 use numaprobe_core::model::peak::PeakResult;
 use numaprobe_core::model::pin::PinReport;
+use numaprobe_core::model::run_status::RunStatus;
 use numaprobe_core::model::sweep::SweepResult;
 use numaprobe_core::model::Format;
 use numaprobe_core::placement::PlacementError;
@@ -129,8 +130,12 @@ struct RunReport {
     binding: Option<serde_json::Value>,
     /// Why a part is missing, and other remarks on the run as a whole.
     notes: Vec<String>,
-    /// False when the measurements were interrupted.
+    /// False when a measurement was interrupted or failed; a phase cut by
+    /// the budget leaves it true (`status` names such phases and why).
     complete: bool,
+    /// What fell short of the plan: each phase partial by budget,
+    /// interrupted or failed, and why (null when nothing was measured).
+    status: Option<RunStatus>,
     /// The measurements' budget and wall time (null when nothing was measured).
     budget_s: Option<f64>,
     elapsed_s: Option<f64>,
@@ -175,7 +180,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         notes.push("nothing measured (--no-measure)".into());
     }
 
-    let (lat, bw, record, extras) = if measure {
+    let (lat, bw, record, extras, status) = if measure {
         let file = |name: &str| report_dir.as_ref().map(|d| d.sink(name));
         let job = job::prepare(&topo, &job::Config { budget, size }).map_err(|e| {
             match (&args.size, e) {
@@ -228,9 +233,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             out.bandwidth,
             Some(out.record),
             Some(out.extras),
+            Some(out.status),
         )
     } else {
-        (None, None, None, None)
+        (None, None, None, None, None)
     };
     // After the budgeted phases: a 32 MiB buffer and ~0.1 s per node that
     // holds several packages, none on most machines.
@@ -305,7 +311,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         inference_bandwidth: inference_bw,
         binding: pin.as_ref().map(serde_json::to_value).transpose()?,
         notes,
-        complete: record.as_ref().is_none_or(|r| r.complete),
+        complete: status.as_ref().is_none_or(|s| s.complete),
+        status,
         budget_s: record.as_ref().map(|r| r.budget_s),
         elapsed_s: record.as_ref().map(|r| r.elapsed_s),
         plan: record,
@@ -469,6 +476,9 @@ fn suggest_binding(topo: &Topology) -> Option<PinReport> {
 
 fn render_text(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> String {
     let mut s = render::topo::to_summary(topo);
+    for (label, l) in status_lines(doc) {
+        s.push_str(&format!("\n{label}: {l}\n"));
+    }
     for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
         s.push('\n');
         s.push_str(&m.render(Format::Table));
@@ -502,6 +512,9 @@ fn render_text(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> Str
 
 fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> String {
     let mut s = String::from("# numaprobe report\n\n");
+    for (label, l) in status_lines(doc) {
+        s.push_str(&format!("**{label}:** {l}\n\n"));
+    }
     s.push_str(&render::topo::to_markdown(topo));
     for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
         s.push('\n');
@@ -529,6 +542,42 @@ fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) ->
         s.push_str(&format!("\n> {n}\n"));
     }
     s
+}
+
+/// The run's status and its buffer set-ups, one line each (none when
+/// nothing was measured): what summary.md and the terminal say first.
+fn status_lines(doc: &RunReport) -> Vec<(&'static str, String)> {
+    let (Some(st), Some(rec)) = (&doc.status, &doc.plan) else {
+        return Vec::new();
+    };
+    let mut v = vec![("Status", render::run_status::line(st))];
+    let per_phase: Vec<String> = rec
+        .phases
+        .iter()
+        .filter(|p| !p.setups.is_empty())
+        .map(|p| {
+            let bytes: u64 = p.setups.iter().map(|b| b.bytes).sum();
+            format!(
+                "{} {} x {} in {:.2} s",
+                p.plan.phase.name(),
+                p.setups.len(),
+                units::format_size(bytes / p.setups.len() as u64),
+                p.setup_s
+            )
+        })
+        .collect();
+    if !per_phase.is_empty() {
+        v.push((
+            "Buffer set-ups",
+            format!(
+                "{}; {:.2} s of {:.2} s measuring (one buffer per memory node and matrix)",
+                per_phase.join(", "),
+                rec.setup_s,
+                rec.elapsed_s
+            ),
+        ));
+    }
+    v
 }
 
 /// The end of the report folder's summary.md: links to the pictures and

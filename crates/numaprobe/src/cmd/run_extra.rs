@@ -102,6 +102,7 @@ mod tests {
             binding: None,
             notes: vec![],
             complete: true,
+            status: None,
             budget_s: Some(5.0),
             elapsed_s: Some(4.0),
             plan: None,

@@ -79,8 +79,12 @@ pub struct ReportInput {
     pub peaks: Vec<Doc<PeakResult>>,
     /// Remarks on the run as a whole (run.json's `notes`).
     pub notes: Vec<String>,
-    /// False when a document says its result is partial.
+    /// False when a document says its result is partial; with a run.json,
+    /// its `status` decides.
     pub complete: bool,
+    /// run.json's `status`: complete or not, and the phases partial by
+    /// budget, interrupted or failed.
+    pub run_status: Option<crate::model::run_status::RunStatus>,
     /// Other files of the folder (pictures, summary.md, the JSON documents)
     /// to link to, by name.
     pub files: Vec<String>,

@@ -112,8 +112,20 @@ pub fn page(input: &ReportInput, bodies: &[String]) -> String {
         s.push_str(&format!("<a href=\"#{id}\">{}</a>\n", escape(heading)));
     }
     s.push_str("</nav>\n<main>\n");
-    if !input.complete {
-        s.push_str("<p class=\"warn\">This report holds a partial result: a run was interrupted or a cell failed (see the notes).</p>\n");
+    match &input.run_status {
+        // The main job says itself what became of each phase.
+        Some(st) if !st.complete || !st.phases.is_empty() => {
+            let class = if st.complete { "note" } else { "warn" };
+            s.push_str(&format!(
+                "<p class=\"{class}\">This run is {}.</p>\n",
+                escape(&crate::render::run_status::line(st))
+            ));
+        }
+        Some(_) => {}
+        None if !input.complete => {
+            s.push_str("<p class=\"warn\">This report holds a partial result: a run was interrupted or a cell failed (see the notes).</p>\n");
+        }
+        None => {}
     }
     for ((id, heading), body) in SECTIONS.iter().zip(bodies) {
         s.push_str(&format!(

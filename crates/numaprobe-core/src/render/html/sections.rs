@@ -32,10 +32,10 @@ pub fn machine(input: &ReportInput) -> String {
             }
             rows.push((
                 "Complete",
-                if input.complete {
-                    "yes".into()
-                } else {
-                    "no (partial result)".into()
+                match &input.run_status {
+                    Some(st) => escape(&crate::render::run_status::line(st)),
+                    None if input.complete => "yes".into(),
+                    None => "no (partial result)".into(),
                 },
             ));
             s.push_str(kv_table(&rows).as_str());

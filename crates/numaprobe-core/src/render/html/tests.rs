@@ -102,6 +102,7 @@ fn full_input() -> ReportInput {
         peaks: vec![Doc::new("peak.json", peak())],
         notes: vec!["a note".into()],
         complete: true,
+        run_status: None,
         files: vec!["graph-latency.svg".into(), "odd#name?.md".into()],
     }
 }
@@ -427,4 +428,46 @@ fn the_section_bar_can_wrap_between_links() {
     let nav = &page[page.find("<nav>").unwrap()..page.find("</nav>").unwrap()];
     assert_eq!(nav.matches("<a ").count(), SECTIONS.len());
     assert!(!nav.contains("</a><a"), "{nav}");
+}
+
+/// A main job whose sweep spent its share is complete, and the page says
+/// which phase is partial by budget instead of "partial result"; an
+/// interrupted one is incomplete and says what was interrupted.
+#[test]
+fn the_banner_says_what_run_json_status_says() {
+    use crate::model::run_status::{PhaseShortfall, RunStatus, Shortfall};
+    let short = |phase: &str, shortfall, reason: &str| PhaseShortfall {
+        phase: phase.into(),
+        shortfall,
+        reason: reason.into(),
+    };
+    let mut input = full_input();
+    // The sweep's own document says it is partial.
+    input.complete = false;
+    input.run_status = Some(RunStatus::of(vec![short(
+        "cache sweep",
+        Shortfall::Budget,
+        "its share of the budget (0.3 s) was spent after 5 of 21 steps",
+    )]));
+    let page = render(&input);
+    assert!(!page.contains("partial result"));
+    assert!(page.contains(
+        "<p class=\"note\">This run is complete: partial by budget: cache sweep (its share of \
+         the budget (0.3 s) was spent after 5 of 21 steps).</p>"
+    ));
+    input.run_status = Some(RunStatus::of(vec![short(
+        "bandwidth",
+        Shortfall::Interrupted,
+        "cut short <after> 2 of 4 planned cells",
+    )]));
+    let page = render(&input);
+    assert!(page.contains(
+        "<p class=\"warn\">This run is incomplete: interrupted: bandwidth (cut short &lt;after&gt; \
+         2 of 4 planned cells).</p>"
+    ));
+    // Nothing short of its plan: no banner, and the provenance row says so.
+    input.run_status = Some(RunStatus::of(vec![]));
+    let page = render(&input);
+    assert!(!page.contains("This run is"));
+    assert!(page.contains("complete: every phase ran its whole plan"));
 }
