@@ -117,6 +117,7 @@ impl CostModel {
 pub struct Observed {
     /// [latency, bandwidth]: (measured, predicted) seconds.
     setup: [(f64, f64); 2],
+    overhead: [(f64, f64); 2],
     sampling: [(f64, f64); 2],
     setups: [usize; 2],
     cells: [usize; 2],
@@ -131,12 +132,19 @@ impl Observed {
         self.setups[i] += 1;
     }
 
-    /// Record one finished cell: its measured overhead plus sampling, and
-    /// the model's prediction of the same.
-    pub fn record(&mut self, phase: Phase, measured: f64, predicted: f64) {
+    /// Record one finished cell: its measured (overhead, sampling) and the
+    /// model's prediction of each. They are corrected apart: the sampling
+    /// is a budget the cell keeps to within a sample, its overhead (flush,
+    /// probe, check) is what the small calibration can misjudge by 10x,
+    /// and one ratio for both would shrink the next cell's sampling
+    /// estimate with an overestimated flush, so the keeper would hand it
+    /// seconds the budget does not have.
+    pub fn record(&mut self, phase: Phase, measured: (f64, f64), predicted: (f64, f64)) {
         let i = phase as usize;
-        self.sampling[i].0 += measured.max(0.0);
-        self.sampling[i].1 += predicted.max(1e-9);
+        self.overhead[i].0 += measured.0.max(0.0);
+        self.overhead[i].1 += predicted.0.max(1e-9);
+        self.sampling[i].0 += measured.1.max(0.0);
+        self.sampling[i].1 += predicted.1.max(1e-9);
         self.cells[i] += 1;
     }
 
@@ -166,6 +174,7 @@ impl Observed {
         Corrected {
             model: *model,
             setup: Self::ratio(&self.setup, &self.setups, phase),
+            overhead: Self::ratio(&self.overhead, &self.cells, phase),
             sampling: Self::ratio(&self.sampling, &self.cells, phase),
         }
     }
@@ -176,6 +185,7 @@ impl Observed {
 pub struct Corrected {
     pub model: CostModel,
     pub setup: f64,
+    pub overhead: f64,
     pub sampling: f64,
 }
 
@@ -187,7 +197,8 @@ impl Corrected {
 
     /// One cell on a buffer already set up.
     pub fn cell_s(&self, phase: Phase, size: u64, budget_s: f64) -> f64 {
-        self.model.cell_s(phase, size, budget_s) * self.sampling
+        self.model.overhead_s(phase, size) * self.overhead
+            + self.model.sampling_s(phase, size, budget_s) * self.sampling
     }
 
     /// `cells` cells on `buffers` buffers.
@@ -311,11 +322,36 @@ mod tests {
         assert_eq!(o.correct(&m, Phase::Latency).sampling, 1.0);
         o.record_setup(Phase::Bandwidth, 0.1, 0.1);
         assert!((o.correct(&m, Phase::Bandwidth).setup - 1.0).abs() < 1e-9);
-        // Cells correct the per-cell costs, not the set-up.
-        o.record(Phase::Latency, 0.3, 0.1);
+        // Cells correct the per-cell costs, not the set-up: their overhead
+        // and their sampling apart.
+        o.record(Phase::Latency, (0.3, 0.2), (0.1, 0.1));
         let c = o.correct(&m, Phase::Latency);
-        assert!((c.sampling - 3.0).abs() < 1e-9 && (c.setup - 4.0).abs() < 1e-9);
+        assert!((c.overhead - 3.0).abs() < 1e-9, "{c:?}");
+        assert!((c.sampling - 2.0).abs() < 1e-9 && (c.setup - 4.0).abs() < 1e-9);
         assert_eq!(o.cells(Phase::Latency), 1);
+    }
+
+    /// A calibration that put the flush and check at 1.66 s/GiB, where the
+    /// cell's took 0.03 s for 256 MiB (a `--budget 2s` run on a loaded
+    /// machine): the overestimated overhead must not make a second of
+    /// sampling look like a tenth, or the keeper hands the next cell the
+    /// 2 s it does not have.
+    #[test]
+    fn an_overestimated_overhead_does_not_shrink_the_sampling_estimate() {
+        let mut m = CostModel::SERVER;
+        m.cell_s_per_gib = 1.66;
+        let size = 256 << 20;
+        let mut o = Observed::default();
+        let predicted = (
+            m.overhead_s(Phase::Latency, size),
+            m.sampling_s(Phase::Latency, size, 0.12),
+        );
+        o.record(Phase::Latency, (0.03, 0.12), predicted);
+        let c = o.correct(&m, Phase::Bandwidth);
+        // A second of bandwidth sampling is still about a second.
+        let cell = c.cell_s(Phase::Bandwidth, size, 1.0);
+        assert!(cell >= 1.0, "{cell}");
+        assert!(c.overhead < 0.2, "{c:?}");
     }
 
     #[test]

@@ -183,9 +183,12 @@ impl Progress for Keeper<'_> {
             .or(partial.cells.last());
         if let Some(c) = cell {
             let b = self.given.get(self.current).copied().unwrap_or(0.0);
-            let predicted = self.model.cell_s(self.phase, self.size, b);
+            let predicted = (
+                self.model.overhead_s(self.phase, self.size),
+                self.model.sampling_s(self.phase, self.size, b),
+            );
             self.observed
-                .record(self.phase, c.setup_s + c.elapsed_s, predicted);
+                .record(self.phase, (c.setup_s, c.elapsed_s), predicted);
         }
         self.finished += 1;
         self.observer.cell_finished(partial);

@@ -369,6 +369,7 @@ pub fn plan(req: &Request) -> JobPlan {
     let costs = Corrected {
         model: req.costs,
         setup: 1.0,
+        overhead: 1.0,
         sampling: 1.0,
     };
     let all = all_cells(&req.cpu_nodes, &req.mem_nodes);

@@ -23,6 +23,7 @@ fn plain(c: CostModel) -> Corrected {
     Corrected {
         model: c,
         setup: 1.0,
+        overhead: 1.0,
         sampling: 1.0,
     }
 }
