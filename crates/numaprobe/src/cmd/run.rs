@@ -92,7 +92,7 @@ then.\n\n\
 With --sysfs-root pointing at another machine's dump, nothing is measured: the main job shows that \
 machine's topology, analyses its SLIT and computes its binding.")]
 pub struct Args {
-    /// Wall time for all measurements together, set-up included, e.g. 60s, 2m or 1.5s (at least 1s). Default: 60s
+    /// Wall time for all measurements together, set-up included, e.g. 60s, 2m or 1.5s (at least 1s). The whole run ends within it plus an allowance of 1 s for what it does not cover (start-up, topology, inference, report files; doc/main-job.md has the measurements). Default: 60s
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
     /// Buffer size of every cell of both matrices, e.g. 128MiB (checked against every node before measuring). Default: as `latency` and `bandwidth` (max(256 MiB, 8x the last-level cache), at most half a node's free memory); 4x or 2x the LLC or 64 MiB (never below 2x the LLC nor 32 MiB) when the budget needs it
