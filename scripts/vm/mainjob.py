@@ -11,7 +11,14 @@ memory node, CPUs of the CPU node), the extra phases (issue 10: c2c, loaded
 latency, system peak) each present in run.json and not failed (skipped only
 with a reason; measured or partial with its result and its file in the
 folder), wall time within the budget plus the machine's stated allowance, and
-no OOM kill in the kernel log.
+no OOM kill in the kernel log. The matrices come first: with
+`[check_options.main-job] matrices = "complete"` every cell of both matrices
+must be measured; with `matrices = "stated"` the run must instead have said
+before measuring that the budget cannot hold them (run.json `plan.statement`,
+on stderr too, naming a `sound_budget_s` above the budget), and measured every
+cell its plan kept. Either way run.json's `status` must agree with its
+`complete`, and `plan.setup_s` must be the sum of the phases' buffer set-ups,
+one per memory node and matrix.
 
 main-job-interrupt starts the same command, waits until latency.json holds a
 cell, sends SIGINT as a Ctrl-C would, and asserts exit status 130 with a valid
@@ -338,6 +345,65 @@ def check_extras(t, run, files, interrupted=False):
     return out
 
 
+def phase_records(run):
+    """{"latency": phase record, "bandwidth": ...} from run.json's plan."""
+    plan = run.get("plan") if isinstance(run, dict) else None
+    return {p.get("phase"): p for p in (plan or {}).get("phases") or [] if isinstance(p, dict)}
+
+
+def check_matrices_first(cfg, t, run, secs):
+    """The matrices before any extra phase: complete, or the run said
+    before measuring that the budget cannot hold them (the configuration's
+    `matrices` option says which this machine must show). Also: every cell
+    the plan kept was measured, one buffer set-up per memory node and
+    matrix, and `status` agrees with `complete`."""
+    want = options(cfg, "main-job").get("matrices", "complete")
+    plan = run.get("plan") or {}
+    phases = phase_records(run)
+    full = len([x for x in cfg.nodes if x.cpus]) * len(cfg.nodes)
+    mem_nodes = {n.id for n in cfg.nodes}
+    for k in ("latency", "bandwidth"):
+        p = phases.get(k)
+        if not t.true(isinstance(p, dict), f"run.json plan: no {k} phase"):
+            continue
+        t.eq(p.get("measured_cells"), p.get("planned_cells"),
+             f"{k}: cells measured vs the cells its plan kept (re-planned when it began: "
+             f"{p.get('reason')!r})")
+        setups = p.get("setups") or []
+        cells = (run.get(k) or {}).get("cells") or []
+        if cells:
+            measured_on = sorted({c.get("mem_node") for c in cells})
+            t.eq(sorted(s.get("mem_node") for s in setups), measured_on,
+                 f"{k}: one buffer set-up per memory node measured")
+            t.true(set(measured_on) <= mem_nodes, f"{k}: memory nodes {measured_on}")
+        if want == "complete":
+            t.eq(p.get("measured_cells"), full, f"{k}: cells measured of the {full} of the matrix "
+                 f"(the matrices come first; plan: {p.get('coverage')}, {p.get('reason')!r})")
+    total = sum((p.get("setup_s") or 0) for p in phases.values())
+    t.true(abs((plan.get("setup_s") or 0) - total) < 1e-6,
+           f"run.json plan.setup_s {plan.get('setup_s')!r} is not the phases' set-ups ({total:.3f} s)")
+    if want == "stated":
+        said = plan.get("statement")
+        sound = plan.get("sound_budget_s")
+        if t.true(isinstance(said, str) and said, "the plan did not say before measuring that "
+                  "the budget cannot hold both matrices (plan.statement is empty)"):
+            t.true(said in "\n".join(secs.get("stderr", ([], []))[1]) or "--budget" in said,
+                   "the plan's statement is not on stderr")
+            t.true(isinstance(sound, (int, float)) and sound > DEFAULT_BUDGET_S,
+                   f"plan.sound_budget_s {sound!r} is not above the {DEFAULT_BUDGET_S} s budget")
+    status = run.get("status")
+    if t.true(isinstance(status, dict), "run.json: no status"):
+        t.eq(status.get("complete"), run.get("complete"), "run.json: status.complete vs complete")
+        kinds = {s.get("shortfall") for s in status.get("phases") or []}
+        t.true(not kinds & {"interrupted", "failed"},
+               f"run.json status: a phase interrupted or failed: {status.get('phases')}")
+    t.note(f"matrices ({want}): " + ", ".join(
+        f"{k} {phases.get(k, {}).get('measured_cells')}/{full} cells, "
+        f"{len(phases.get(k, {}).get('setups') or [])} set-ups in "
+        f"{phases.get(k, {}).get('setup_s') or 0:.1f} s" for k in ("latency", "bandwidth"))
+        + f"; sound budget {plan.get('sound_budget_s') or 0:.0f} s")
+
+
 def check_c2c_domains(t, doc):
     """The job's c2c is the summary by domain (`--pairs domains`): one pair
     per sharing domain, both directions, every pair's domain summarised."""
@@ -418,6 +484,7 @@ def main_job(cfg, res, t):
         full = len([x for x in cfg.nodes if x.cpus]) * len(cfg.nodes)
         coverage.append(f"{k} {got}/{full} cells" + (f" ({len(skipped)} skipped by the plan)"
                                                       if skipped else ""))
+    check_matrices_first(cfg, t, run, secs)
     coverage += check_extras(t, run, files)
 
     budget = DEFAULT_BUDGET_S
