@@ -202,12 +202,36 @@ def main_extra(key, status="measured", reason=None):
             "result": result if status in ("measured", "partial") else None}
 
 
+def main_phase(kind, cells, mem_nodes, skipped=()):
+    """A matrix phase as run.json's plan records it: every cell it kept
+    measured, one buffer set-up per memory node measured."""
+    setups = [{"mem_node": m, "bytes": 64 << 20, "seconds": 0.5}
+              for m in sorted({c["mem_node"] for c in cells})]
+    return {"phase": kind, "coverage": "subset" if skipped else "full",
+            "skipped": [list(c) for c in skipped], "reason": "less" if skipped else None,
+            "planned_cells": len(cells), "measured_cells": len(cells),
+            "setups": setups, "setup_s": 0.5 * len(setups)}
+
+
+def main_plan(run, cfg, statement=None, skipped=None):
+    """run.json's plan and status for the matrices `run` holds."""
+    skipped = skipped or {}
+    phases = [main_phase(k, (run.get(k) or {}).get("cells") or [], cfg.node_ids,
+                         skipped.get(k, ()))
+              for k in ("latency", "bandwidth")]
+    run["plan"] = {"phases": phases, "setup_s": sum(p["setup_s"] for p in phases),
+                   "statement": statement, "sound_budget_s": 300 if statement else 30}
+    run["status"] = {"complete": True, "phases": []}
+    run["complete"] = True
+
+
 def main_job_text(cfg, rc=0, wall=70.0, dmesg="", edit=None, files=None, drop=()):
     """What the main-job guest prints for a run that went right, then
     changed by `edit(run)` (a wrong run.json) or with other `files`, or
     without the report files named in `drop`."""
     run = {"schema": "numaprobe/1", "latency": main_matrix(cfg, "latency"),
            "bandwidth": main_matrix(cfg, "bandwidth"), "notes": []}
+    main_plan(run, cfg)
     for key, _ in MAIN_EXTRAS:
         run[key] = main_extra(key)
     if edit:
@@ -245,6 +269,9 @@ def main_job_cases(cfg):
     cell, a failed cell, no report; no SIGINT handling) fails."""
     from mainjob import DEFAULT_BUDGET_S, DEFAULT_ALLOWANCE_S, options
     allowance = options(cfg, "main-job").get("allowance_s", DEFAULT_ALLOWANCE_S)
+    # Whether this machine must measure both matrices whole ("complete") or
+    # may say before measuring that its budget cannot hold them ("stated").
+    stated = options(cfg, "main-job").get("matrices", "complete") == "stated"
     over = DEFAULT_BUDGET_S + allowance + 1
 
     def r(text):
@@ -278,28 +305,46 @@ def main_job_cases(cfg):
     yield "main-job", "a missing cell", r(main_job_text(
         cfg, edit=lambda run: run["bandwidth"]["cells"].pop())), "fail"
 
-    def plan_skips(run, lat_drop, bw_none, declare):
+    def plan_skips(run, lat_drop, bw_none, declare, said="--budget 60s is too short"):
         """Leave out the last `lat_drop` latency cells (and the bandwidth
-        matrix), declaring them in plan.phases[].skipped when `declare`."""
+        matrix), declaring them in plan.phases[].skipped when `declare`,
+        the plan saying so before measuring with `said`."""
         dropped = run["latency"]["cells"][len(run["latency"]["cells"]) - lat_drop:]
         del run["latency"]["cells"][len(run["latency"]["cells"]) - lat_drop:]
-        phases = [{"phase": "latency", "coverage": "subset",
-                   "skipped": [[c["cpu_node"], c["mem_node"]] for c in dropped] if declare else []}]
+        skipped = {"latency": [(c["cpu_node"], c["mem_node"]) for c in dropped] if declare else []}
         if bw_none:
-            phases.append({"phase": "bandwidth", "coverage": "skipped",
-                           "skipped": [[c["cpu_node"], c["mem_node"]]
-                                       for c in run["bandwidth"]["cells"]] if declare else []})
+            skipped["bandwidth"] = [(c["cpu_node"], c["mem_node"])
+                                    for c in run["bandwidth"]["cells"]] if declare else []
             run["bandwidth"] = None
-        run["plan"] = {"phases": phases}
-        run["complete"] = True
+        main_plan(run, cfg, statement=said, skipped=skipped)
+    # The matrices come first: a machine that must measure them whole fails
+    # with cells left out, even when the plan says so.
     yield "main-job", "cells the plan skipped", r(main_job_text(
-        cfg, edit=lambda run: plan_skips(run, 3, True, True))), "pass"
+        cfg, edit=lambda run: plan_skips(run, 3, True, True))), "pass" if stated else "fail"
+    yield "main-job", "cells skipped, not said before measuring", r(main_job_text(
+        cfg, edit=lambda run: plan_skips(run, 3, True, True, said=None))), "fail"
+    yield "main-job", "fewer cells measured than the plan kept", r(main_job_text(
+        cfg, edit=setter(["plan", "phases", 0, "planned_cells"], 10 ** 4))), "fail"
+    yield "main-job", "a set-up per cell, not per memory node", r(main_job_text(
+        cfg, edit=lambda run: run["plan"]["phases"][0]["setups"].append(
+            {"mem_node": cfg.node_ids[0], "seconds": 0.5}))), "fail"
+    yield "main-job", "setup_s not the phases' sum", r(main_job_text(
+        cfg, edit=setter(["plan", "setup_s"], 1234.0))), "fail"
+    yield "main-job", "status disagrees with complete", r(main_job_text(
+        cfg, edit=setter(["status", "complete"], False))), "fail"
+    yield "main-job", "a phase interrupted in status", r(main_job_text(
+        cfg, edit=setter(["status", "phases"], [
+            {"phase": "cache sweep", "shortfall": "interrupted", "reason": "x"}]))), "fail"
+    yield "main-job", "an extra phase partial by budget in status", r(main_job_text(
+        cfg, edit=setter(["status", "phases"], [
+            {"phase": "cache sweep", "shortfall": "budget", "reason": "its share"}]))), "pass"
     yield "main-job", "cells left out, not in the plan", r(main_job_text(
         cfg, edit=lambda run: plan_skips(run, 3, False, False))), "fail"
     yield "main-job", "bandwidth null, not in the plan", r(main_job_text(
         cfg, edit=lambda run: plan_skips(run, 0, True, False))), "fail"
     yield "main-job", "incomplete", r(main_job_text(
-        cfg, edit=setter(["latency", "complete"], False))), "fail"
+        cfg, edit=lambda run: (run.update(complete=False),
+                               run["status"].update(complete=False)))), "fail"
     yield "main-job", "a failed cell listed", r(main_job_text(
         cfg, edit=setter(["latency", "failed"],
                          [{"cpu_node": 0, "mem_node": 1, "reason": "no memory"}]))), "fail"
