@@ -106,6 +106,91 @@ fn extra(r: &ExtraRecord, interrupted: bool) -> Option<PhaseShortfall> {
 mod tests {
     use super::*;
     use crate::model::extra::Extra;
+    use crate::model::matrix::{FailedCell, MatrixKind};
+    use crate::stats::StopRule;
+    use crate::timer::{ClockSource, TimerInfo};
+
+    fn phase(coverage: Coverage, reason: Option<&str>) -> PhaseRecord {
+        PhaseRecord {
+            plan: super::super::plan::PhasePlan {
+                phase: Phase::Bandwidth,
+                coverage,
+                cells: vec![(0, 0), (0, 1)],
+                skipped: Vec::new(),
+                cell_budget_s: 0.1,
+                estimated_s: 1.0,
+                reason: reason.map(String::from),
+            },
+            planned_cells: 4,
+            measured_cells: 1,
+            elapsed_s: 1.0,
+            setups: Vec::new(),
+            setup_s: 0.0,
+        }
+    }
+
+    fn matrix_result() -> MatrixResult {
+        let timer = TimerInfo {
+            source: ClockSource::MonotonicRaw,
+            tsc_hz: None,
+            overhead_ns: 20.0,
+            resolution_ns: 1.0,
+        };
+        MatrixResult::new(
+            MatrixKind::Bandwidth,
+            vec![0],
+            vec![0, 1],
+            StopRule::default(),
+            timer,
+        )
+    }
+
+    #[test]
+    fn a_matrix_is_partial_by_budget_interrupted_or_failed_as_it_ran() {
+        let whole = phase(Coverage::Full, None);
+        let m = matrix_result();
+        assert!(of(std::slice::from_ref(&whole), None, Some(&m), None)
+            .phases
+            .is_empty());
+        // The planner cut it: partial by budget, the run still complete.
+        let cut = phase(Coverage::Subset, Some("bandwidth on the diagonal"));
+        let st = of(&[cut], None, Some(&m), None);
+        assert!(st.complete);
+        assert_eq!(st.phases.len(), 1);
+        assert_eq!(st.phases[0].shortfall, Shortfall::Budget);
+        assert_eq!(st.phases[0].reason, "bandwidth on the diagonal");
+        assert_eq!(st.phases[0].phase, "bandwidth");
+        // A signal before it started.
+        let never = phase(Coverage::Skipped, Some(INTERRUPTED_BEFORE));
+        let st = of(&[never], None, None, None);
+        assert!(!st.complete);
+        assert_eq!(st.phases.len(), 1);
+        assert_eq!(st.phases[0].shortfall, Shortfall::Interrupted);
+        // Cut short by a signal, and a failed cell.
+        let mut m2 = matrix_result();
+        m2.interrupted = true;
+        m2.failed.push(FailedCell {
+            cpu_node: 0,
+            mem_node: 1,
+            cpus: vec![0],
+            reason: "no memory".into(),
+        });
+        let st = of(&[whole], None, Some(&m2), None);
+        assert!(!st.complete);
+        let kinds: Vec<Shortfall> = st.phases.iter().map(|p| p.shortfall).collect();
+        assert_eq!(kinds, vec![Shortfall::Interrupted, Shortfall::Failed]);
+        assert_eq!(
+            st.phases[0].reason,
+            "cut short by an interruption after 0 of 4 planned cells"
+        );
+        assert!(st.phases[1].reason.starts_with(
+            "1 of 4 planned cells failed (the first, CPU node 0 on memory node 1: no memory"
+        ));
+        // The latency matrix's record reads the latency matrix.
+        let mut lat = phase(Coverage::Full, None);
+        lat.plan.phase = Phase::Latency;
+        assert!(of(&[lat], Some(&m), Some(&m2), None).phases.is_empty());
+    }
 
     fn record(phase: Extra, status: ExtraStatus, reason: &str) -> ExtraRecord {
         ExtraRecord {
