@@ -140,7 +140,9 @@ fn element(s: &str) -> String {
     quote(s, 200)
 }
 
-fn quote(s: &str, max: usize) -> String {
+/// `s` as an error quotes it: its first `max` characters, control
+/// characters escaped, so a damaged file's newlines never break the line.
+pub(crate) fn quote(s: &str, max: usize) -> String {
     let escape = |c: char| -> String {
         if c.is_control() {
             c.escape_debug().to_string()

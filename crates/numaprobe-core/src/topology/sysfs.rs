@@ -33,7 +33,7 @@
 //! have such files.
 //! * nodes whose CPU lists overlap: see `overlaps` (hwloc's rule).
 
-use super::cpulist::{clean, parse_list, parse_mask};
+use super::cpulist::{clean, parse_list, parse_mask, quote};
 use super::{Cpu, Distances, HugePages, NumaNode, Topology};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -202,10 +202,12 @@ impl<'a> Fs<'a> {
         ids
     }
 
+    /// The problem quotes the file's text, which may hold anything: it is
+    /// escaped and cut here, so the error stays one short line.
     pub fn malformed(&self, rel: &str, problem: impl Into<String>) -> TopologyError {
         TopologyError::Malformed {
             path: self.path(rel),
-            problem: problem.into(),
+            problem: quote(&problem.into(), 400),
         }
     }
 
@@ -881,5 +883,28 @@ mod tests {
         let proc = "MemTotal:        1000 kB\nMemFree:          500 kB\nBuffers: 1 kB\n";
         assert_eq!(parse_meminfo(proc), (Some(1024000), Some(512000)));
         assert_eq!(parse_meminfo("garbage"), (None, None));
+    }
+
+    #[test]
+    fn a_damaged_id_file_is_a_one_line_error() {
+        // Found by the sysfs_tree fuzz target: an id file with a newline and
+        // control bytes in it, quoted as it was, broke the error into lines.
+        let root = std::env::temp_dir().join(format!("numaprobe-id-{}", std::process::id()));
+        let dir = root.join("sys/devices/system/cpu/cpu0/topology");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("core_id"), "0\n=\u{b}\u{1c} x\n00000008").unwrap();
+        let fs = Fs::new(&root);
+        let e = fs
+            .int_opt("sys/devices/system/cpu/cpu0/topology/core_id")
+            .unwrap_err()
+            .to_string();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert!(!e.chars().any(char::is_control), "{e:?}");
+        assert!(
+            e.contains(r"`0\n=\u{b}\u{1c} x\n00000008` is not an integer"),
+            "{e}"
+        );
+        let long = fs.malformed("f", "x".repeat(5000)).to_string();
+        assert!(long.len() < 600, "{} bytes", long.len());
     }
 }
