@@ -313,3 +313,62 @@ fn lines_are_read_with_a_bound_and_a_long_one_dropped() {
     assert_eq!(read_line(&mut r, &mut buf, 10).unwrap(), Line::Read);
     assert_eq!(buf, b"ok");
 }
+
+#[test]
+fn every_limit_is_inclusive() {
+    // A line of exactly the reader's bound is read; one byte more is not.
+    let frame = format!("{PREFIX}{{\"kind\":\"start\",\"node\":\"np1\"}}");
+    let exact = format!("{frame:<MAX_LINE$}");
+    assert_eq!(exact.len(), MAX_LINE);
+    assert_eq!(
+        parse_line(exact.as_bytes()),
+        Some(Ok(Frame::Start { node: "np1".into() }))
+    );
+    let over = format!("{exact} ");
+    assert_eq!(
+        parse_line(over.as_bytes()),
+        Some(Err(FrameError::TooLong(MAX_LINE + 1)))
+    );
+    // A node may send exactly its limit: two one-piece files fill it, the
+    // third is one piece too many.
+    let mut c = Collector::with_limits(Limits {
+        file: 1000,
+        node: 2 * (4 + PIECE_COST),
+        files: 100,
+    });
+    for name in ["a", "b"] {
+        assert!(
+            matches!(
+                c.line(&file_line("np1", name, "0", "1", "QUJD")),
+                Some(Event::File { .. })
+            ),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        skipped(c.line(&file_line("np1", "c", "0", "1", "QUJD"))).1,
+        FrameError::NodeTooLarge(2 * (4 + PIECE_COST))
+    );
+    // A file of exactly the limit's bytes comes back; one byte more is
+    // refused, by its base64 length before it is decoded.
+    let mut c = Collector::with_limits(Limits {
+        file: 3,
+        node: 1000,
+        files: 100,
+    });
+    assert_eq!(
+        c.line(&file_line("np1", "three", "0", "1", "QUJD")),
+        Some(Event::File {
+            node: "np1".into(),
+            name: "three".into(),
+            bytes: b"ABC".to_vec()
+        })
+    );
+    assert_eq!(
+        skipped(c.line(&file_line("np1", "four", "0", "1", "QUJDRA=="))).1,
+        FrameError::FileTooLarge {
+            name: "four".into(),
+            limit: 3
+        }
+    );
+}
