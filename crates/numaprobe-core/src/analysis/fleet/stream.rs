@@ -217,6 +217,21 @@ fn clip(s: &str) -> String {
     s.chars().take(200).collect()
 }
 
+/// [`clip`], control characters escaped: the JSON reader's message quotes
+/// the line's text decoded (`\n` in a string is a newline), and a reason
+/// is shown as one line.
+fn clip_line(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars().take(200) {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Parse one output line (its bytes, newline or not): None for a line that
 /// is not ours, else the checked frame or why it was not taken.
 pub fn parse_line(line: &[u8]) -> Option<Result<Frame, FrameError>> {
@@ -232,7 +247,7 @@ pub fn parse_line(line: &[u8]) -> Option<Result<Frame, FrameError>> {
     let json = text[at + PREFIX.len()..].trim_end();
     Some(
         serde_json::from_str::<Frame>(json)
-            .map_err(|e| FrameError::Malformed(clip(&e.to_string())))
+            .map_err(|e| FrameError::Malformed(clip_line(&e.to_string())))
             .and_then(|f| f.check().map(|()| f)),
     )
 }

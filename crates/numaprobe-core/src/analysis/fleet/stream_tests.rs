@@ -372,3 +372,16 @@ fn every_limit_is_inclusive() {
         }
     );
 }
+
+#[test]
+fn a_malformed_line_is_one_line_whatever_it_quotes() {
+    // Found by the fleet_stream fuzz target: a kind holding `\n` (a JSON
+    // escape) came back as a newline inside the JSON reader's message.
+    let line = format!("{PREFIX}{{\"kind\":\"file\\nx\\u0007\",\"node\":\"np1\"}}");
+    let (node, why) = skipped(Collector::default().line(line.as_bytes()));
+    assert_eq!(node.as_deref(), Some("np1"));
+    let msg = why.to_string();
+    assert!(matches!(why, FrameError::Malformed(_)), "{msg}");
+    assert!(!msg.chars().any(char::is_control), "{msg:?}");
+    assert!(msg.contains(r"file\nx\u{7}"), "{msg}");
+}
