@@ -26,7 +26,14 @@ pub fn install() {
         // The first panic is the cause; later ones (threads that found a
         // lock poisoned by it) would only repeat it.
         if first {
-            eprintln!("{}", line(info));
+            // On a terminal the progress bar holds the current line: clear
+            // it, so the line stands alone (the bar redraws below it).
+            let clear = if crate::output::stderr_is_terminal() {
+                "\r\x1b[2K"
+            } else {
+                ""
+            };
+            eprintln!("{clear}{}", line(info));
         }
     }));
 }
