@@ -234,6 +234,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.shortfall, Shortfall::Interrupted);
+        // Fewer steps for a reason of its own (its notes say which): not the
+        // budget's doing.
+        let s = extra(
+            &record(
+                Extra::LoadedLatency,
+                ExtraStatus::Partial,
+                "2 of 4 steps measured (the result's notes say why)",
+            ),
+            false,
+        )
+        .unwrap();
+        assert_eq!(s.shortfall, Shortfall::Other);
         let s = extra(
             &record(Extra::C2c, ExtraStatus::Skipped, "1 allowed CPU"),
             false,
