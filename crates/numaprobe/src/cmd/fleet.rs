@@ -167,7 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &run_args,
     );
     eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
-    let gathered = fleet_slurm::launch(&srun, &srun_args, &dir, |node, st| {
+    let gathered = fleet_slurm::launch(&srun, &srun_args, &dir, &expected, |node, st| {
         eprintln!("numaprobe: {node}: {}", ended_in_words(st));
     })?;
 

@@ -200,13 +200,15 @@ enum Read {
 }
 
 /// Run srun, unpack streamed files into `dir/<node>/` as they come, and
-/// tell `progress` each time a node is done. A bad line is skipped and
-/// counted against the node it names; srun is ended and reaped however this
-/// returns.
+/// tell `progress` each time a node is done. A bad line, or a line of a
+/// node not in `asked` (the job's nodes; empty when unknown), is skipped
+/// and counted against the node it names; srun is ended and reaped however
+/// this returns.
 pub fn launch(
     srun: &Path,
     args: &[String],
     dir: &Path,
+    asked: &[String],
     progress: impl FnMut(&str, &NodeRunStatus),
 ) -> anyhow::Result<Gathered> {
     let child = Command::new(srun)
@@ -231,7 +233,7 @@ pub fn launch(
         String::from_utf8_lossy(&tail).into_owned()
     });
     let stdout = guard.0.stdout.take().context("srun's output")?;
-    let mut g = gather(stdout, dir, progress)?;
+    let mut g = gather(stdout, dir, asked, progress)?;
     let st = guard.0.wait().context("cannot wait for srun")?;
     g.srun_status = st.code();
     let text = err_reader.join().unwrap_or_default();
@@ -251,12 +253,14 @@ const STDERR_KEEP: usize = 8192;
 fn gather(
     out: impl std::io::Read + Send + 'static,
     dir: &Path,
+    asked: &[String],
     mut progress: impl FnMut(&str, &NodeRunStatus),
 ) -> anyhow::Result<Gathered> {
     let (tx, rx) = mpsc::sync_channel::<Read>(QUEUE);
+    let asked = asked.to_vec();
     std::thread::spawn(move || {
         let mut r = BufReader::new(out);
-        let mut c = Collector::default();
+        let mut c = Collector::default().only_from(&asked);
         let mut buf = Vec::new();
         loop {
             let item = match stream::read_line(&mut r, &mut buf, stream::MAX_LINE) {
@@ -481,6 +485,7 @@ mod tests {
             Path::new("/bin/cat"),
             &[frames.display().to_string()],
             &fleet,
+            &[],
             |n, _| ended.push(n.to_string()),
         )
         .unwrap();
@@ -503,6 +508,40 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
+    /// A node of the job writing frames in the name of a node the job did
+    /// not ask for: that node gets no folder, and a warning names it.
+    #[test]
+    fn frames_of_a_node_not_in_the_nodelist_are_skipped_naming_it() {
+        let d = scratch("fleet-not-asked");
+        let mut out = node_lines("np1");
+        out.extend(node_lines("evil"));
+        out.extend(node_lines("np2"));
+        let frames = d.join("frames");
+        std::fs::write(&frames, &out).unwrap();
+        let fleet = d.join("fleet");
+        std::fs::create_dir(&fleet).unwrap();
+        let asked = ["np1".to_string(), "np2".to_string()];
+        let mut ended = Vec::new();
+        let g = launch(
+            Path::new("/bin/cat"),
+            &[frames.display().to_string()],
+            &fleet,
+            &asked,
+            |n, _| ended.push(n.to_string()),
+        )
+        .unwrap();
+        assert_eq!(ended, ["np1", "np2"]);
+        assert_eq!(g.started, ["np1", "np2"]);
+        assert!(!fleet.join("evil").exists());
+        assert!(fleet.join("np2/run.json").is_file());
+        let p = g.problems.join("\n");
+        assert!(
+            p.contains("evil: ") && p.contains("lines of the job's output skipped (the first: not one of the job's nodes (np1, np2)"),
+            "{p}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     #[test]
     fn srun_is_ended_and_reaped_when_the_gather_fails() {
         let d = scratch("fleet-guard");
@@ -521,6 +560,7 @@ mod tests {
             Path::new("/bin/sh"),
             &["-c".into(), script],
             &fleet,
+            &[],
             |_, _| {},
         )
         .unwrap_err();

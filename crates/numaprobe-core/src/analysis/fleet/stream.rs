@@ -103,6 +103,8 @@ pub enum FrameError {
     NodeTooLarge(usize),
     #[error("sent more than {0} files, the limit of one node")]
     TooManyFiles(usize),
+    #[error("not one of the job's nodes ({0}); its lines are not taken")]
+    NotAsked(String),
 }
 
 /// A host name as Slurm and `gethostname` give it: letters, digits, `.`,
@@ -327,12 +329,27 @@ impl Default for Limits {
     }
 }
 
+/// The job's nodes for a message: the first few, and how many in all.
+fn asked_list(asked: &[String]) -> String {
+    const SHOWN: usize = 4;
+    let head = asked[..asked.len().min(SHOWN)].join(", ");
+    if asked.len() > SHOWN {
+        format!("{head}, ... {} nodes in all", asked.len())
+    } else {
+        head
+    }
+}
+
 /// Puts the pieces of files back together as lines arrive, within the
 /// limits: memory is what was really received, at most [`MAX_NODE`] per node.
 #[derive(Debug, Default)]
 pub struct Collector {
     limits: Limits,
     nodes: BTreeMap<String, NodeState>,
+    /// The job's nodes, when known: a frame naming another node is
+    /// skipped before anything of it is kept (a node of the job can write
+    /// frames in another's name, or for a node that is not in the job).
+    asked: Option<Vec<String>>,
 }
 
 impl Collector {
@@ -340,7 +357,16 @@ impl Collector {
         Collector {
             limits,
             nodes: BTreeMap::new(),
+            asked: None,
         }
+    }
+
+    /// Take frames only from `nodes` (the job's --nodelist, expanded, or
+    /// the nodes srun reported); an empty list is no restriction (Slurm
+    /// picks the nodes and none was named).
+    pub fn only_from(mut self, nodes: &[String]) -> Self {
+        self.asked = (!nodes.is_empty()).then(|| nodes.to_vec());
+        self
     }
 
     /// Take one line of srun's output (None when it is not ours).
@@ -354,6 +380,17 @@ impl Collector {
                 })
             }
         };
+        let node = match &frame {
+            Frame::Start { node } | Frame::End { node } | Frame::File { node, .. } => node,
+        };
+        if let Some(asked) = &self.asked {
+            if !asked.contains(node) {
+                return Some(Event::Skipped {
+                    node: Some(node.clone()),
+                    why: FrameError::NotAsked(asked_list(asked)),
+                });
+            }
+        }
         Some(match frame {
             Frame::Start { node } => Event::Started(node),
             Frame::End { node } => Event::Ended(node),

@@ -385,3 +385,50 @@ fn a_malformed_line_is_one_line_whatever_it_quotes() {
     assert!(!msg.chars().any(char::is_control), "{msg:?}");
     assert!(msg.contains(r"file\nx\u{7}"), "{msg}");
 }
+
+#[test]
+fn frames_of_a_node_the_job_did_not_ask_for_are_skipped_naming_it() {
+    let asked: Vec<String> = ["np1", "np2"].map(String::from).to_vec();
+    let mut c = Collector::default().only_from(&asked);
+    // np1 writes a whole file in np3's name, then starts and ends as np9.
+    let f = Frame::file("np3", "run.json", b"{}");
+    let (node, why) = skipped(c.line(f[0].line().as_bytes()));
+    assert_eq!(node.as_deref(), Some("np3"));
+    assert_eq!(why, FrameError::NotAsked("np1, np2".into()));
+    assert_eq!(
+        why.to_string(),
+        "not one of the job's nodes (np1, np2); its lines are not taken"
+    );
+    for f in [
+        Frame::Start { node: "np9".into() },
+        Frame::End { node: "np9".into() },
+    ] {
+        let (node, _) = skipped(c.line(f.line().as_bytes()));
+        assert_eq!(node.as_deref(), Some("np9"));
+    }
+    // Nothing of theirs is kept.
+    assert!(c.unfinished().is_empty());
+    // The asked nodes' frames are taken as before.
+    let f = Frame::file("np2", "run.json", b"{}");
+    assert!(matches!(
+        c.line(f[0].line().as_bytes()),
+        Some(Event::File { node, .. }) if node == "np2"
+    ));
+    // No list (Slurm picked the nodes): every node is taken.
+    let mut any = Collector::default().only_from(&[]);
+    let start = Frame::Start { node: "np9".into() }.line();
+    assert_eq!(
+        any.line(start.as_bytes()),
+        Some(Event::Started("np9".into()))
+    );
+    // A long list is cut in the message.
+    let many: Vec<String> = (1..=40).map(|i| format!("np{i}")).collect();
+    let mut c = Collector::default().only_from(&many);
+    let start = Frame::Start { node: "x1".into() }.line();
+    let (_, why) = skipped(c.line(start.as_bytes()));
+    assert!(
+        why.to_string()
+            .contains("np1, np2, np3, np4, ... 40 nodes in all"),
+        "{why}"
+    );
+}
