@@ -407,6 +407,56 @@ fn the_size_limit_can_be_set_and_covers_stdin() {
     );
 }
 
+/// pin and peak documents (report reads both, diff reads pin) are checked
+/// against their own declared counts too.
+#[test]
+fn pin_and_peak_documents_with_counts_their_data_lacks_are_one_line() {
+    let t = TempDir::new("shape-pin-peak");
+    let r = t.path().join("r");
+    std::fs::create_dir(&r).unwrap();
+    let pin = ok(&numaprobe(&[
+        "pin",
+        "--threads",
+        "1",
+        "--strategy",
+        "compact",
+        "--format",
+        "json",
+    ]));
+    let mut pin: serde_json::Value = serde_json::from_str(&pin).unwrap();
+    pin["threads"] = serde_json::json!(3000);
+    std::fs::write(r.join("pin.json"), pin.to_string()).unwrap();
+    let err = usage_error(&bounded(&["report", "r"], t.path()));
+    assert!(
+        err.contains("pin.json: not a valid binding document: cpus names"),
+        "{err}"
+    );
+    assert!(err.contains("CPUs for 3000 threads"), "{err}");
+    let err = usage_error(&bounded(&["diff", "r/pin.json", "r/pin.json"], t.path()));
+    assert!(err.contains("CPUs for 3000 threads"), "{err}");
+    std::fs::remove_file(r.join("pin.json")).unwrap();
+    let dmi =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/smbios/balanced-2s.txt");
+    let peak = ok(&numaprobe(&[
+        "peak",
+        "--memory-only",
+        "--dmidecode",
+        dmi.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let mut peak: serde_json::Value = serde_json::from_str(&peak).unwrap();
+    std::fs::write(r.join("peak.json"), peak.to_string()).unwrap();
+    ok(&bounded(&["report", "r"], t.path()));
+    peak["memory"]["sockets"][0]["slots"] = serde_json::json!(3000);
+    std::fs::write(r.join("peak.json"), peak.to_string()).unwrap();
+    let err = usage_error(&bounded(&["report", "r"], t.path()));
+    assert!(
+        err.contains("peak.json: not a valid peak document: memory.sockets"),
+        "{err}"
+    );
+}
+
 #[test]
 fn declared_dimensions_that_do_not_match_the_data_are_one_line() {
     let t = TempDir::new("shape");

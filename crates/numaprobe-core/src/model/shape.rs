@@ -10,8 +10,13 @@
 
 use crate::model::c2c::C2cResult;
 use crate::model::infer::Inference;
+use crate::model::loaded::LoadedResult;
+use crate::model::locks::LocksResult;
 use crate::model::matrix::MatrixResult;
+use crate::model::peak::PeakResult;
+use crate::model::pin::PinReport;
 use crate::model::study::StudyReport;
+use crate::model::sweep::SweepResult;
 use crate::model::topo::TopoReport;
 use crate::topology::Distances;
 
@@ -239,6 +244,183 @@ impl Shape for StudyReport {
     }
 }
 
+impl Shape for PinReport {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        if self.cpus.len() != self.threads {
+            return bad(format!(
+                "cpus names {} CPUs for {} threads",
+                self.cpus.len(),
+                self.threads
+            ));
+        }
+        if self.placement.len() != self.threads {
+            return bad(format!(
+                "placement has {} threads but threads is {}",
+                self.placement.len(),
+                self.threads
+            ));
+        }
+        unique(&self.nodes, "nodes")?;
+        unique(&self.mem_nodes, "mem_nodes")?;
+        for (i, (p, &cpu)) in self.placement.iter().zip(&self.cpus).enumerate() {
+            if p.thread != i || p.cpu != cpu {
+                return bad(format!(
+                    "placement {i} is thread {} on CPU {} but cpus puts thread {i} on CPU {cpu}",
+                    p.thread, p.cpu
+                ));
+            }
+            if let Some(n) = p.node {
+                member(n, &self.nodes, "a thread's placement", "nodes")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Shape for PeakResult {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        // Documents older than the field have no CPUs; a node's CPUs are
+        // otherwise one per thread.
+        if let Some(n) = self
+            .nodes
+            .iter()
+            .find(|n| !n.cpus.is_empty() && n.cpus.len() != n.threads)
+        {
+            return bad(format!(
+                "node {}: cpus names {} CPUs for {} threads",
+                n.node,
+                n.cpus.len(),
+                n.threads
+            ));
+        }
+        for s in &self.memory.sockets {
+            if s.populated_slots > s.slots || s.populated_channels > s.channels {
+                return bad(format!(
+                    "memory.sockets: {} of {} slots and {} of {} channels populated",
+                    s.populated_slots, s.slots, s.populated_channels, s.channels
+                ));
+            }
+        }
+        let slots: usize = self.memory.sockets.iter().map(|s| s.slots).sum();
+        if !self.memory.sockets.is_empty() && slots != self.memory.devices.len() {
+            return bad(format!(
+                "memory.sockets counts {slots} slots but memory.devices lists {}",
+                self.memory.devices.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Shape for LoadedResult {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        for c in &self.curves {
+            if let Some(k) = c.knee.filter(|&k| k >= c.points.len()) {
+                return bad(format!(
+                    "curve {}->{} {}: knee {k} of {} points",
+                    c.cpu_node,
+                    c.mem_node,
+                    c.mix,
+                    c.points.len()
+                ));
+            }
+            if let Some(p) = c
+                .points
+                .iter()
+                .find(|p| p.load_threads as usize > c.load_cpus.len())
+            {
+                return bad(format!(
+                    "curve {}->{} {}: a point has {} load threads but load_cpus names {}",
+                    c.cpu_node,
+                    c.mem_node,
+                    c.mix,
+                    p.load_threads,
+                    c.load_cpus.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Shape for LocksResult {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        for r in &self.runs {
+            let what = format!("run {} {} {}", r.op, r.sharing, r.placement);
+            if r.cpus.len() != r.threads {
+                return bad(format!(
+                    "{what}: cpus names {} CPUs for {} threads",
+                    r.cpus.len(),
+                    r.threads
+                ));
+            }
+            // Documents older than the field have no nodes.
+            if !r.nodes.is_empty() && r.nodes.len() != r.cpus.len() {
+                return bad(format!(
+                    "{what}: nodes names {} nodes for {} CPUs",
+                    r.nodes.len(),
+                    r.cpus.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Shape for SweepResult {
+    fn check_shape(&self) -> Result<(), ShapeError> {
+        if self.placement.len() > self.pages.len() {
+            return bad(format!(
+                "placement has {} page kinds but pages names {}",
+                self.placement.len(),
+                self.pages.len()
+            ));
+        }
+        let most = self.pages.len() * self.sizes.len();
+        if self.points.len() > most {
+            return bad(format!(
+                "{} points for {} sizes x {} page kinds",
+                self.points.len(),
+                self.sizes.len(),
+                self.pages.len()
+            ));
+        }
+        let kinds = self
+            .points
+            .iter()
+            .map(|p| (p.pages, "a point"))
+            .chain(self.placement.iter().map(|p| (p.pages, "a placement")))
+            .chain(
+                self.analysis
+                    .iter()
+                    .flat_map(|a| a.curves.iter().map(|c| (c.pages, "a curve"))),
+            );
+        for (k, what) in kinds {
+            if !self.pages.contains(&k) {
+                return bad(format!(
+                    "{what} names page kind {}, which pages does not list",
+                    k.name()
+                ));
+            }
+        }
+        for c in self.analysis.iter().flat_map(|a| &a.curves) {
+            if let Some(m) = c
+                .matches
+                .iter()
+                .find(|m| m.plateau.is_some_and(|i| i >= c.plateaus.len()))
+            {
+                return bad(format!(
+                    "a {} match names plateau {} of {}",
+                    m.cache.name,
+                    m.plateau.unwrap_or_default(),
+                    c.plateaus.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,5 +488,138 @@ mod tests {
             .contains("a link names 3, which nodes does not list"));
         member(1, &[0, 1], "a link", "nodes").unwrap();
         unique(&[0, 1, 2], "nodes").unwrap();
+    }
+
+    fn run_binding() -> PinReport {
+        let run: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../../tests/fixtures/fleet/taskset-one-cpu/node1/run.json"
+        ))
+        .unwrap();
+        serde_json::from_value(run["binding"].clone()).unwrap()
+    }
+
+    #[test]
+    fn a_pin_document_places_each_of_its_threads_once() {
+        let ok = run_binding();
+        ok.check_shape().unwrap();
+        let mut p = ok.clone();
+        p.threads = 3000;
+        assert_eq!(
+            p.check_shape().unwrap_err().0,
+            "cpus names 2 CPUs for 3000 threads"
+        );
+        let mut p = ok.clone();
+        p.placement.pop();
+        assert!(p
+            .check_shape()
+            .unwrap_err()
+            .0
+            .contains("placement has 1 threads"));
+        let mut p = ok.clone();
+        p.placement[1].cpu = 7;
+        assert!(p
+            .check_shape()
+            .unwrap_err()
+            .0
+            .contains("placement 1 is thread 1 on CPU 7 but cpus puts thread 1 on CPU 1"));
+        let mut p = ok;
+        p.placement[0].node = Some(9);
+        assert!(p
+            .check_shape()
+            .unwrap_err()
+            .0
+            .contains("names 9, which nodes"));
+    }
+
+    #[test]
+    fn a_peak_document_counts_its_cpus_and_slots() {
+        let text = include_str!("../../../../tests/fixtures/smbios/balanced-2s.txt");
+        let mem = crate::smbios::from_dmidecode(text, "balanced-2s").unwrap();
+        let ok = crate::experiments::peak::memory_only(mem);
+        ok.check_shape().unwrap();
+        let mut p = ok.clone();
+        p.memory.sockets[0].slots += 1;
+        assert!(p
+            .check_shape()
+            .unwrap_err()
+            .0
+            .contains("slots but memory.devices lists"));
+        let mut p = ok.clone();
+        p.memory.sockets[0].populated_slots = p.memory.sockets[0].slots + 1;
+        assert!(p.check_shape().unwrap_err().0.contains("slots and"));
+        let mut p = ok;
+        p.nodes.push(crate::model::peak::NodePeak {
+            node: 0,
+            mix: "read".into(),
+            threads: 3000,
+            gbs: 1.0,
+            concurrent: false,
+            cpus: vec![0],
+            placement: 1.0,
+            cv: 0.0,
+            flags: Vec::new(),
+        });
+        assert_eq!(
+            p.check_shape().unwrap_err().0,
+            "node 0: cpus names 1 CPUs for 3000 threads"
+        );
+    }
+
+    #[test]
+    fn a_loaded_curve_has_its_knee_among_its_points() {
+        let ok = crate::render::loaded::tests::doc();
+        ok.check_shape().unwrap();
+        let mut d = ok.clone();
+        d.curves[0].knee = Some(3000);
+        assert!(d.check_shape().unwrap_err().0.contains("knee 3000 of"));
+        let mut d = ok;
+        d.curves[0].points[0].load_threads = 3000;
+        assert!(d
+            .check_shape()
+            .unwrap_err()
+            .0
+            .contains("a point has 3000 load threads"));
+    }
+
+    #[test]
+    fn a_lock_run_has_one_cpu_and_node_per_thread() {
+        let ok = crate::render::locks::tests::sample();
+        ok.check_shape().unwrap();
+        let mut d = ok.clone();
+        d.runs[0].threads = 3000;
+        assert!(d
+            .check_shape()
+            .unwrap_err()
+            .0
+            .contains("CPUs for 3000 threads"));
+        let mut d = ok;
+        d.runs[0].nodes = (0..3000).collect();
+        assert!(d
+            .check_shape()
+            .unwrap_err()
+            .0
+            .contains("nodes names 3000 nodes"));
+    }
+
+    #[test]
+    fn a_sweep_has_its_points_within_its_sizes_and_page_kinds() {
+        let ok = crate::render::sweep::tests::sample();
+        ok.check_shape().unwrap();
+        let mut d = ok.clone();
+        d.sizes.truncate(1);
+        assert!(d
+            .check_shape()
+            .unwrap_err()
+            .0
+            .contains("points for 1 sizes"));
+        let mut d = ok.clone();
+        d.pages.truncate(1);
+        assert!(d.check_shape().unwrap_err().0.contains("page kinds"));
+        let mut d = ok;
+        let c = &mut d.analysis.as_mut().unwrap().curves[0];
+        let n = c.plateaus.len();
+        c.matches[0].plateau = Some(3000);
+        let e = d.check_shape().unwrap_err().0;
+        assert!(e.contains(&format!("names plateau 3000 of {n}")), "{e}");
     }
 }

@@ -111,7 +111,10 @@ fn parse<T: DeserializeOwned>(v: &Value, file: &str, what: &str) -> anyhow::Resu
 /// [`parse`], then the document's declared dimensions checked against its
 /// data (a renderer sizes the page by them).
 fn shaped<T: DeserializeOwned + Shape>(v: &Value, file: &str, what: &str) -> anyhow::Result<T> {
-    let doc: T = parse(v, file, what)?;
+    shape_checked(parse(v, file, what)?, file, what)
+}
+
+fn shape_checked<T: Shape>(doc: T, file: &str, what: &str) -> anyhow::Result<T> {
     doc.check_shape()
         .map_err(|e| usage(format!("{file}: not a valid {what} document: {e}")))?;
     Ok(doc)
@@ -257,18 +260,26 @@ fn classify(
             }
         }
         if let Some(b) = v.get("binding").filter(|b| b.is_object()) {
-            push_new(&mut input.bindings, file, parse(b, file, "binding")?);
+            push_new(
+                &mut input.bindings,
+                file,
+                shaped::<PinReport>(b, file, "binding")?,
+            );
         }
         // The main job's system peak and cache sweep, where it holds them
         // (each phase's `result`).
         if let Some(p) = v.pointer("/peak/result").filter(|p| p.is_object()) {
             if let Ok(p) = serde_json::from_value::<PeakResult>(p.clone()) {
-                push_new(&mut input.peaks, file, p);
+                push_new(&mut input.peaks, file, shape_checked(p, file, "peak")?);
             }
         }
         if let Some(s) = v.pointer("/sweep/result").filter(|s| s.is_object()) {
             if let Ok(s) = serde_json::from_value::<SweepResult>(s.clone()) {
-                push_new(&mut input.sweeps, file, s);
+                push_new(
+                    &mut input.sweeps,
+                    file,
+                    shape_checked(s, file, "latency sweep")?,
+                );
             }
         }
         if let Some(notes) = v.get("notes").and_then(Value::as_array) {
@@ -300,7 +311,7 @@ fn classify(
         push_new(
             &mut input.sweeps,
             file,
-            parse::<SweepResult>(v, file, "latency sweep")?,
+            shaped::<SweepResult>(v, file, "latency sweep")?,
         );
     } else if has("hitm") && has("pairs") && has("domains") {
         push_new(&mut input.c2c, file, shaped::<C2cResult>(v, file, "c2c")?);
@@ -308,27 +319,27 @@ fn classify(
         push_new(
             &mut input.peaks,
             file,
-            parse::<PeakResult>(v, file, "peak")?,
+            shaped::<PeakResult>(v, file, "peak")?,
         );
     } else if has("atomics") && has("runs") {
         // locks.json (`c2c --locks`).
         push_new(
             &mut input.locks,
             file,
-            parse::<LocksResult>(v, file, "lock contention")?,
+            shaped::<LocksResult>(v, file, "lock contention")?,
         );
     } else if has("curves") && has("timer") {
         // loaded-latency.json: curves of points.
         push_new(
             &mut input.loaded,
             file,
-            parse::<LoadedResult>(v, file, "loaded-latency")?,
+            shaped::<LoadedResult>(v, file, "loaded-latency")?,
         );
     } else if has("strategy") && has("commands") {
         push_new(
             &mut input.bindings,
             file,
-            parse::<PinReport>(v, file, "binding")?,
+            shaped::<PinReport>(v, file, "binding")?,
         );
     }
     Ok(())

@@ -265,7 +265,7 @@ fn add(
                 MatrixKind::Bandwidth => side.bandwidth = Some(m),
             }
         }
-        Some("pin") => side.pin = Some(parse(path, "pin", doc)?),
+        Some("pin") => side.pin = Some(shaped(path, "pin", doc)?),
         _ => {
             return Err(unsupported(
                 path,
