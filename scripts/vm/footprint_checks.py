@@ -8,6 +8,8 @@ command it starts is charged to it).
     complete document;
   - each document's provenance states a footprint limited by the cgroup,
     naming the group's memory.max, at most half of 256 MiB;
+  - the study's arrays and background buffers, all alive at once in its
+    largest experiment, fit the footprint limit it states;
   - the group's memory.events counts no OOM kill and no `max` event (the
     group never reached its limit).
 Timings inside TCG mean nothing and are not looked at.
@@ -34,9 +36,22 @@ COMMANDS = [
     ("peak", f"numaprobe peak {SHORT}"),
     ("policy", "numaprobe policy --rounds 1 --sample-time 20ms --format json"),
     ("c2c", "numaprobe c2c --format json"),
-    ("study", "numaprobe study --preset crossfire --format json"),
+    # Default sizes; one pass and one sample per case keep it short.
+    ("study", "numaprobe study --preset crossfire --passes 1 --repeats 1 --format json"),
     ("run", "numaprobe run --budget 20s --report-dir /tmp/fp-run --format json"),
 ]
+
+
+def study_within(t, doc, limit):
+    """Every buffer the study held at once (its largest case's arrays and
+    the experiment's background buffers) within the limit it states."""
+    size = (doc.get("parameters") or {}).get("size_bytes") or 0
+    exps = [e for e in doc.get("experiments") or [] if e.get("cases")]
+    t.true(bool(exps), f"study: experiments measured ({len(exps)})")
+    most = max((max(len(c.get("threads") or []) for c in e["cases"])
+                + ((e.get("background") or {}).get("threads") or 0) for e in exps), default=0)
+    t.true(0 < size and most * size <= limit,
+           f"study: {most} buffers of {size} bytes within the footprint limit {limit}")
 
 
 def footprint_guest(cfg):
@@ -77,6 +92,8 @@ def cgroup_footprint(cfg, res, t):
         t.eq(cg.get("limit_bytes"), LIMIT, f"{cmd}: the cgroup's limit")
         t.true(0 < (fp.get("limit_bytes") or 0) <= LIMIT // 2,
                f"{cmd}: footprint limit {fp.get('limit_bytes')} within half of {LIMIT}")
+        if tag == "study":
+            study_within(t, doc, fp.get("limit_bytes") or 0)
     ev = events(secs.get("events"))
     t.true("oom_kill" in ev, f"memory.events read: {ev!r}")
     t.eq(ev.get("oom_kill"), 0, "OOM kills in the group")
@@ -86,11 +103,17 @@ def cgroup_footprint(cfg, res, t):
 # --- selftest (scripts/vm/selftest.py): a right and wrong answers ----------
 
 
-def good_doc():
-    return {"schema": "numaprobe/1", "complete": True, "provenance": {"footprint": {
+def good_doc(tag=None):
+    d = {"schema": "numaprobe/1", "complete": True, "provenance": {"footprint": {
         "limit_bytes": 100 << 20, "limited_by": "cgroup",
         "cgroup": {"version": 2, "path": f"{GROUP}/memory.max", "limit_bytes": LIMIT,
                    "usage_bytes": 20 << 20}}}}
+    if tag == "study":
+        # Two arrays and one background buffer of 32 MiB: 96 MiB at once.
+        d["parameters"] = {"size_bytes": 32 << 20}
+        d["experiments"] = [{"background": {"threads": 0}, "cases": [{"threads": [{}, {}]}]},
+                            {"background": {"threads": 1}, "cases": [{"threads": [{}, {}]}]}]
+    return d
 
 
 def guest_text(docs, oom_kill=0, oom=0):
@@ -105,13 +128,17 @@ def selftest_cases(cfg):
     def r(docs, **kw):
         return Result(guest_text(docs, **kw), "", 0)
 
-    good = [(tag, good_doc()) for tag, _ in COMMANDS]
+    good = [(tag, good_doc(tag)) for tag, _ in COMMANDS]
     yield "cgroup-footprint", "every command within the cgroup", r(good), "pass"
     yield "cgroup-footprint", "an OOM kill", r(good, oom_kill=1, oom=1), "fail"
     yield "cgroup-footprint", "a command missing", r(good[1:]), "fail"
-    bad = [(tag, good_doc()) for tag, _ in COMMANDS]
+    bad = [(tag, good_doc(tag)) for tag, _ in COMMANDS]
     bad[0][1]["provenance"]["footprint"]["cgroup"] = None
     yield "cgroup-footprint", "the cgroup not read", r(bad), "fail"
-    bad = [(tag, good_doc()) for tag, _ in COMMANDS]
+    bad = [(tag, good_doc(tag)) for tag, _ in COMMANDS]
     bad[-1][1]["provenance"]["footprint"]["limit_bytes"] = LIMIT
     yield "cgroup-footprint", "a limit of the whole group", r(bad), "fail"
+    bad = [(tag, good_doc(tag)) for tag, _ in COMMANDS]
+    study = dict(bad)["study"]
+    study["experiments"][1]["background"]["threads"] = 2
+    yield "cgroup-footprint", "the study holding more than its limit", r(bad), "fail"
