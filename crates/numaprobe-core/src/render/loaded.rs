@@ -265,4 +265,16 @@ pub(crate) mod tests {
         assert_eq!(v["schema"], "numaprobe/1");
         assert_eq!(v["curves"][0]["knee"], 2);
     }
+
+    #[test]
+    fn a_loaded_curve_has_its_knee_among_its_points() {
+        let ok = doc();
+        crate::model::shape::Shape::check_shape(&ok).unwrap();
+        let mut d = ok.clone();
+        d.curves[0].knee = Some(3000);
+        assert!(crate::model::shape::refusal(&d).contains("knee 3000 of"));
+        let mut d = ok;
+        d.curves[0].points[0].load_threads = 3000;
+        assert!(crate::model::shape::refusal(&d).contains("a point has 3000 load threads"));
+    }
 }

@@ -243,4 +243,16 @@ pub(crate) mod tests {
         let back: LocksResult = serde_json::from_value(j).unwrap();
         assert_eq!(back.runs, r.runs);
     }
+
+    #[test]
+    fn a_lock_run_has_one_cpu_and_node_per_thread() {
+        let ok = sample();
+        crate::model::shape::Shape::check_shape(&ok).unwrap();
+        let mut d = ok.clone();
+        d.runs[0].threads = 3000;
+        assert!(crate::model::shape::refusal(&d).contains("CPUs for 3000 threads"));
+        let mut d = ok;
+        d.runs[0].nodes = (0..3000).collect();
+        assert!(crate::model::shape::refusal(&d).contains("nodes names 3000 nodes"));
+    }
 }

@@ -362,4 +362,22 @@ pub(crate) mod tests {
         let back: SweepResult = serde_json::from_value(v).unwrap();
         assert_eq!(back.sizes, r.sizes);
     }
+
+    #[test]
+    fn a_sweep_has_its_points_within_its_sizes_and_page_kinds() {
+        let ok = sample();
+        crate::model::shape::Shape::check_shape(&ok).unwrap();
+        let mut d = ok.clone();
+        d.sizes.truncate(1);
+        assert!(crate::model::shape::refusal(&d).contains("points for 1 sizes"));
+        let mut d = ok.clone();
+        d.pages.truncate(1);
+        assert!(crate::model::shape::refusal(&d).contains("page kinds"));
+        let mut d = ok;
+        let c = &mut d.analysis.as_mut().unwrap().curves[0];
+        let n = c.plateaus.len();
+        c.matches[0].plateau = Some(3000);
+        let e = crate::model::shape::refusal(&d);
+        assert!(e.contains(&format!("names plateau 3000 of {n}")), "{e}");
+    }
 }
