@@ -252,6 +252,13 @@ mod tests {
         assert!(s.contains("at least 32 MiB each, 256 MiB in total"), "{s}");
         assert!(s.contains("at most 96 MiB"), "{s}");
         assert!(s.contains("at most 1 background thread(s)"), "{s}");
+        // Room for the arrays and nothing more: no background thread.
+        let e = fit(&mut p, &limit(72 * MIB), Some(16 * MIB), 64 * MIB).unwrap_err();
+        assert_eq!(e.fit, 2);
+        assert!(
+            e.to_string().contains("at most 0 background thread(s)"),
+            "{e}"
+        );
         // Too small even for the arrays alone: fewer threads.
         let e = fit(&mut p, &limit(36 * MIB), Some(16 * MIB), 64 * MIB).unwrap_err();
         assert!(
