@@ -375,6 +375,13 @@ mod tests {
         let size = 1 << 30;
         let want = 2.0 * 0.3 + 5.0 * c.cell_s(Phase::Latency, size, 0.1);
         assert!((c.phase_s(load, size, 0.1) - want).abs() < 1e-9);
+        // Each matrix's buffer at its own rate, in proportion to its size.
+        let m = CostModel::SERVER;
+        let two = 2u64 << 30;
+        assert!(
+            (m.setup_s(Phase::Bandwidth, two) - 2.0 * m.bandwidth_setup_s_per_gib).abs() < 1e-12
+        );
+        assert!((m.setup_s(Phase::Latency, two) - 2.0 * m.latency_setup_s_per_gib).abs() < 1e-12);
         // A cell on a set-up buffer costs far less than the set-up itself.
         assert!(c.cell_s(Phase::Latency, size, 0.0) < c.setup_s(Phase::Latency, size));
     }
