@@ -14,11 +14,16 @@
 //!
 //! The test: split the sorted samples where the two sides' within-cluster
 //! spread is least (1-D two-means, exact), then ask Ashman's D of the two
-//! clusters (D > 2 is a clean separation of two normal modes), a minimum
-//! share for the smaller one, and a minimum gap between the modes (a link
-//! hop costs tens of percent; a few percent is the noise of one memory).
-//! Samples above 4x the median (an interrupt, a page fault) are set aside
-//! first.
+//! clusters, a minimum share for the smaller one, a minimum gap between the
+//! modes (a link hop costs tens of percent; a few percent is the noise of
+//! one memory), and a valley between them. Samples above 4x the median (an
+//! interrupt, a page fault) are set aside first.
+//!
+//! Why the valley: two-means cuts *any* sample in two, and the halves of one
+//! normal mode have Ashman's D of 2.66 (means 1.6 sigma apart, each half's
+//! sd 0.6 sigma), past the textbook D > 2 for fitted mixtures; one wide
+//! mode (a CV above ~9 %) also clears the gap. Two real modes have few
+//! samples half-way between them; one mode has its densest part there.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +37,10 @@ pub const MIN_SHARE: f64 = 0.1;
 /// The least ratio of the slow mode to the fast one: below it the "modes"
 /// are one memory's spread (a page on another channel, a DRAM page miss).
 pub const MIN_GAP: f64 = 1.15;
+/// Samples within an eighth of the gap of the point half-way between the
+/// modes, against those as near each mode's median: above this ratio (of
+/// the sparser mode's) there is no valley, so one mode cut in two.
+pub const MAX_VALLEY: f64 = 0.5;
 /// How far the near mode's share may lie from the 1/packages that
 /// interleaving over the node's packages gives (absolute): the share of
 /// a few thousand lines estimates 1/n to within a few percent, while a
@@ -89,6 +98,22 @@ fn median_sorted(v: &[f64]) -> f64 {
     }
 }
 
+/// Samples of sorted `v` within `half` of `at`.
+fn around(v: &[f64], at: f64, half: f64) -> usize {
+    let lo = v.partition_point(|&x| x < at - half);
+    let hi = v.partition_point(|&x| x <= at + half);
+    hi - lo
+}
+
+/// Whether sorted `v` is sparse half-way between `near` and `far`: at most
+/// [`MAX_VALLEY`] of what lies as near the sparser of the two modes.
+fn has_valley(v: &[f64], near: f64, far: f64) -> bool {
+    let half = (far - near) / 8.0;
+    let peak = around(v, near, half).min(around(v, far, half));
+    let valley = around(v, (near + far) / 2.0, half);
+    (valley as f64) <= MAX_VALLEY * peak as f64
+}
+
 /// Judge latency samples (any unit where lower is nearer; non-finite and
 /// non-positive values are dropped).
 pub fn judge(samples: &[f64]) -> Verdict {
@@ -131,13 +156,15 @@ pub fn judge(samples: &[f64]) -> Verdict {
         0.0
     };
     let share = lo.len() as f64 / n as f64;
+    let (near, far) = (median_sorted(lo), median_sorted(hi));
     let two = d > MIN_ASHMAN_D
         && share.min(1.0 - share) >= MIN_SHARE
-        && median_sorted(hi) >= MIN_GAP * median_sorted(lo);
+        && far >= MIN_GAP * near
+        && has_valley(&v, near, far);
     if two {
         Verdict::TwoModes {
-            near: median_sorted(lo),
-            far: median_sorted(hi),
+            near,
+            far,
             near_share: share,
             ashman_d: d,
             samples: n,
@@ -363,6 +390,60 @@ mod tests {
         let one = modes(11, &[(512, 95.0, 3.0)]);
         assert_eq!(judge_packages(&one, 2), judge(&one));
         assert_eq!(judge_packages(&[], 2), Verdict::TooFew { samples: 0 });
+    }
+
+    #[test]
+    fn one_wide_mode_is_one_mode_though_its_halves_pass_d_and_the_gap() {
+        // A CV of 30 %: two-means' halves are 1.6 sigma apart (gap 1.7x)
+        // with Ashman's D near 2.66; there is no valley, so one mode.
+        for seed in 0..10 {
+            let v = modes(seed, &[(4096, 100.0, 30.0)]);
+            assert!(
+                matches!(judge(&v), Verdict::OneMode { .. }),
+                "seed {seed}: {:?}",
+                judge(&v)
+            );
+        }
+        // A flat spread from 60 to 160 ns: no valley either.
+        let flat: Vec<f64> = (0..2000).map(|i| 60.0 + i as f64 / 20.0).collect();
+        assert!(
+            matches!(judge(&flat), Verdict::OneMode { .. }),
+            "{:?}",
+            judge(&flat)
+        );
+        // Two wide modes with a valley between them: still two.
+        let v = modes(12, &[(2048, 80.0, 8.0), (2048, 140.0, 10.0)]);
+        assert!(
+            matches!(judge(&v), Verdict::TwoModes { .. }),
+            "{:?}",
+            judge(&v)
+        );
+    }
+
+    #[test]
+    fn the_valley_is_counted_around_the_midpoint_against_the_sparser_mode() {
+        // Modes at 100 and 180 (half-width 10): 40 near each mode, `mid`
+        // at the midpoint 140, the rest far outside every window.
+        let with = |mid: usize| {
+            let mut v = vec![100.0; 40];
+            v.extend(vec![180.0; 40]);
+            v.extend(vec![140.0; mid]);
+            v.sort_by(f64::total_cmp);
+            has_valley(&v, 100.0, 180.0)
+        };
+        assert!(with(0) && with(20));
+        assert!(!with(21));
+        // The windows are closed: a sample exactly at the edge counts.
+        let v = [90.0, 100.0, 110.0, 130.0, 150.0, 170.0, 180.0, 190.0];
+        assert_eq!(around(&v, 100.0, 10.0), 3);
+        assert_eq!(around(&v, 140.0, 10.0), 2);
+        assert_eq!(around(&v, 140.0, 9.0), 0);
+        // The sparser mode sets the bar.
+        let mut v = vec![100.0; 100];
+        v.extend(vec![180.0; 10]);
+        v.extend(vec![140.0; 6]);
+        v.sort_by(f64::total_cmp);
+        assert!(!has_valley(&v, 100.0, 180.0));
     }
 
     #[test]
