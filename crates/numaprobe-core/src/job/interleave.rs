@@ -34,15 +34,18 @@ pub struct InterleaveCheck {
     pub statement: String,
 }
 
+/// The statement for a node that was not sampled, and why.
+fn not_checked(node: u32, packages: usize, why: &str) -> String {
+    format!(
+        "node {node} holds {packages} packages; uniform or interleaved memory not checked: {why}"
+    )
+}
+
 /// Judge one node's samples.
 pub fn judge(s: &LineSamples) -> InterleaveCheck {
     let verdict = interleave::judge_packages(&s.samples_ns, s.packages.len());
     let statement = match &s.skipped {
-        Some(why) => format!(
-            "node {} holds {} packages; uniform or interleaved memory not checked: {why}",
-            s.node,
-            s.packages.len()
-        ),
+        Some(why) => not_checked(s.node, s.packages.len(), why),
         None => interleave::explain(s.node, s.packages.len(), &verdict),
     };
     InterleaveCheck {
@@ -77,10 +80,7 @@ pub fn check(topo: &Topology) -> Vec<InterleaveCheck> {
                     let packages = line_samples::packages_of_node(topo, node);
                     InterleaveCheck {
                         node,
-                        statement: format!(
-                            "node {node} holds {} packages; uniform or interleaved memory not checked: {e}",
-                            packages.len()
-                        ),
+                        statement: not_checked(node, packages.len(), &e.to_string()),
                         packages,
                         cpu: None,
                         buffer_bytes: line_samples::BUFFER_BYTES as u64,

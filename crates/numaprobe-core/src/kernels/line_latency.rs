@@ -12,26 +12,6 @@
 
 use crate::timer::{Stamp, Timer};
 
-/// Flush one line from every cache, coherently (`clflush`, `dc civac`), and
-/// order the flush before what follows.
-///
-/// # Safety
-/// `p` must be a mapped address.
-#[inline(always)]
-unsafe fn flush_line(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::x86_64::_mm_clflush(p);
-        std::arch::x86_64::_mm_mfence();
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        std::arch::asm!("dc civac, {p}", "dsb ish", p = in(reg) p, options(nostack, preserves_flags));
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let _ = p;
-}
-
 /// Wait until every earlier load has its data.
 #[inline(always)]
 fn loads_done() {
@@ -58,7 +38,8 @@ pub fn can_flush() -> bool {
 #[inline(never)]
 pub unsafe fn time_load(line: *const u8, warm: *const u8, timer: &Timer) -> f64 {
     std::ptr::read_volatile(warm);
-    flush_line(line);
+    super::flush_line(line);
+    super::flush_fence();
     let a: Stamp = timer.now();
     std::hint::black_box(std::ptr::read_volatile(line));
     loads_done();

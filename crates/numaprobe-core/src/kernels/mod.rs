@@ -156,6 +156,43 @@ impl VectorWidth {
     }
 }
 
+/// Flush one line from every cache (coherently) so its next load comes
+/// from memory, or from whoever reads it first (c2c's clean lines, the
+/// interleave probe's single loads).
+#[inline(always)]
+pub(crate) fn flush_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: clflush of a valid address (SSE2, part of x86-64).
+    unsafe {
+        std::arch::x86_64::_mm_clflush(p)
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: clean and invalidate to the point of coherency; Linux lets user
+    // space issue it (SCTLR_EL1.UCI).
+    unsafe {
+        std::arch::asm!("dc civac, {p}", p = in(reg) p, options(nostack, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = p;
+}
+
+/// Order the flushes before the loads that follow.
+#[inline(always)]
+pub(crate) fn flush_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: mfence has no operands.
+    unsafe {
+        std::arch::x86_64::_mm_mfence()
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a full barrier.
+    unsafe {
+        std::arch::asm!("dsb ish", options(nostack, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

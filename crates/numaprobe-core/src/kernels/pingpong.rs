@@ -196,42 +196,6 @@ fn wait_for(
     }
 }
 
-/// Flush one line from every cache (coherently) so its next load comes
-/// from memory, or from whoever reads it first.
-#[inline(always)]
-fn flush(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: clflush of a valid address (SSE2, part of x86-64).
-    unsafe {
-        std::arch::x86_64::_mm_clflush(p)
-    };
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: clean and invalidate to the point of coherency; Linux lets user
-    // space issue it (SCTLR_EL1.UCI).
-    unsafe {
-        std::arch::asm!("dc civac, {p}", p = in(reg) p, options(nostack, preserves_flags))
-    };
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let _ = p;
-}
-
-/// Order the flushes before the loads that follow.
-#[inline(always)]
-fn flush_fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: mfence has no operands.
-    unsafe {
-        std::arch::x86_64::_mm_mfence()
-    };
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: a full barrier.
-    unsafe {
-        std::arch::asm!("dsb ish", options(nostack, preserves_flags))
-    };
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    std::sync::atomic::fence(Ordering::SeqCst);
-}
-
 /// A random cycle over the chased lines (Sattolo), as "next index" values.
 fn chain(seed: u64) -> Box<Chased> {
     let mut order: Vec<usize> = (0..SHARED_LINES).collect();
@@ -426,9 +390,9 @@ fn hold(
             return Ok(());
         }
         for l in &lines.0 {
-            flush(l as *const Slot as *const u8);
+            super::flush_line(l as *const Slot as *const u8);
         }
-        flush_fence();
+        super::flush_fence();
         let mut acc = 0u64;
         for l in &lines.0 {
             acc ^= l.v.load(Ordering::Relaxed);
