@@ -150,6 +150,40 @@ pub enum PingPongError {
     Placement(#[from] PlacementError),
     #[error("a ping-pong thread panicked")]
     Panicked,
+    #[error("a sample ({ops} {what}, median {sample_ns:.0} ns) is not longer than reading the clock ({overhead_ns:.0} ns) on this machine: the figure would be the clock's noise, not a transfer")]
+    BelowClock {
+        ops: u64,
+        what: &'static str,
+        sample_ns: f64,
+        overhead_ns: f64,
+    },
+}
+
+/// A sample must outlast the clock's own cost: `elapsed_ns` subtracts that
+/// cost, so where a sample is no longer than it (emulated CPUs, where both
+/// the loads and the clock read are slow and noisy) the figure is noise
+/// clamped at zero, and is refused rather than reported.
+fn outlasts_clock(
+    m: &Measured,
+    state: LineState,
+    overhead_ns: f64,
+) -> Result<(), PingPongError> {
+    let (ops, what, per_op) = match state {
+        // One-way figures: a round trip is two transfers.
+        LineState::Hitm => (ROUND_TRIPS, "round trips", 2.0),
+        LineState::Shared => (SHARED_LINES as u64, "line reads", 1.0),
+    };
+    let sample_ns = m.summary.median * per_op * ops as f64;
+    if m.summary.median > 0.0 && sample_ns > overhead_ns {
+        Ok(())
+    } else {
+        Err(PingPongError::BelowClock {
+            ops,
+            what,
+            sample_ns,
+            overhead_ns,
+        })
+    }
 }
 
 /// A measured pair: the samples (ns one way) and the CPUs the two threads
@@ -302,6 +336,7 @@ pub fn measure_pair(
             LineState::Hitm => (seen_t, seen_o),
             LineState::Shared => (seen_o, seen_t),
         };
+        outlasts_clock(&m, state, timer.info().overhead_ns)?;
         Ok(PairMeasure {
             measured: m,
             observed,
@@ -469,6 +504,35 @@ mod tests {
             );
             assert!(m.measured.samples.len() >= 3);
         }
+    }
+
+    fn measured(median: f64) -> Measured {
+        let samples = vec![median; 3];
+        Measured {
+            summary: stats::Summary::of(&samples).unwrap(),
+            samples,
+            stop: stats::StopReason::MaxSamples,
+            warmup_runs: 0,
+            elapsed_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_sample_no_longer_than_the_clock_is_refused_with_its_figures() {
+        // 64 line reads of 6 ns: 384 ns, against clocks of 100 and 500 ns.
+        assert!(outlasts_clock(&measured(6.0), LineState::Shared, 100.0).is_ok());
+        let e = outlasts_clock(&measured(6.0), LineState::Shared, 500.0).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("64 line reads, median 384 ns"), "{text}");
+        assert!(text.contains("(500 ns)"), "{text}");
+        // Zero is refused whatever the clock costs.
+        assert!(outlasts_clock(&measured(0.0), LineState::Shared, 0.0).is_err());
+        assert!(outlasts_clock(&measured(0.0), LineState::Hitm, 0.0).is_err());
+        // A HITM sample is 64 round trips of two one-way transfers: 3 ns
+        // one way is 384 ns a sample.
+        assert!(outlasts_clock(&measured(3.0), LineState::Hitm, 380.0).is_ok());
+        assert!(outlasts_clock(&measured(3.0), LineState::Hitm, 390.0).is_err());
+        assert!(outlasts_clock(&measured(3.0), LineState::Hitm, 384.0).is_err());
     }
 
     #[test]
