@@ -177,6 +177,10 @@ fn per_thread(total: u64, threads: usize) -> u64 {
 trait Ends {
     fn complete(&self) -> bool;
     fn interrupted(&self) -> bool;
+    /// Why steps failed, where the result keeps that (c2c's failed pairs).
+    fn failures(&self) -> Option<String> {
+        None
+    }
 }
 
 macro_rules! ends {
@@ -191,7 +195,25 @@ macro_rules! ends {
         }
     };
 }
-ends!(C2cResult);
+
+impl Ends for C2cResult {
+    fn complete(&self) -> bool {
+        self.complete
+    }
+    fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+    fn failures(&self) -> Option<String> {
+        let f = self.failed.first()?;
+        Some(format!(
+            "{} pair(s) failed (the first, CPU {} -> CPU {}: {})",
+            self.failed.len(),
+            f.a,
+            f.b,
+            f.reason
+        ))
+    }
+}
 ends!(LoadedResult);
 ends!(PeakResult);
 ends!(SweepResult);
@@ -409,6 +431,8 @@ fn phase<T: Ends>(
                 format!(
                     "{SHARE_SPENT} ({share:.1} s) was spent after {done} of {total} steps; the rest were skipped"
                 )
+            } else if let Some(f) = r.failures() {
+                format!("{done} of {total} steps measured; {f}")
             } else {
                 format!("{done} of {total} steps measured (the result's notes say why)")
             };

@@ -163,11 +163,7 @@ pub enum PingPongError {
 /// cost, so where a sample is no longer than it (emulated CPUs, where both
 /// the loads and the clock read are slow and noisy) the figure is noise
 /// clamped at zero, and is refused rather than reported.
-fn outlasts_clock(
-    m: &Measured,
-    state: LineState,
-    overhead_ns: f64,
-) -> Result<(), PingPongError> {
+fn outlasts_clock(m: &Measured, state: LineState, overhead_ns: f64) -> Result<(), PingPongError> {
     let (ops, what, per_op) = match state {
         // One-way figures: a round trip is two transfers.
         LineState::Hitm => (ROUND_TRIPS, "round trips", 2.0),

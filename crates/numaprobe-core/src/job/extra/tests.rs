@@ -411,3 +411,25 @@ fn a_first_step_bigger_than_the_share_borrows_from_the_later_phases() {
         out.sweep.record
     );
 }
+
+#[test]
+fn a_c2c_with_failed_pairs_names_the_first_and_how_many() {
+    let mut r = c2c_result(false);
+    assert_eq!(r.failures(), None);
+    r.failed = vec![
+        crate::model::c2c::C2cFailed {
+            a: 0,
+            b: 1,
+            reason: "shared: below the clock".into(),
+        },
+        crate::model::c2c::C2cFailed {
+            a: 1,
+            b: 0,
+            reason: "shared: below the clock".into(),
+        },
+    ];
+    assert_eq!(
+        r.failures().as_deref(),
+        Some("2 pair(s) failed (the first, CPU 0 -> CPU 1: shared: below the clock)")
+    );
+}
