@@ -1,4 +1,4 @@
-"""`numaprobe c2c` on a multi-node guest (issue 10): the cache-line transfer
+"""`numaprobe c2c` on a multi-node guest: the cache-line transfer
 pairs must be the CPUs asked for, every ordered pair must have a value or a
 reason, each pair's nodes must be the configuration's, and each pair's
 domain must match the machine: CPUs of different packages (QEMU sockets)

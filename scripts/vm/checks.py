@@ -13,7 +13,7 @@ selftest.py a right and a wrong answer for it, add its name to the
 configurations that should run it. Asserts are about placement and discovery
 only: timings inside a TCG guest mean nothing as measurements. The one
 exception is the main job's promise to keep its time budget (mainjob.py),
-which issue 16 makes an acceptance criterion: wall time against the budget
+a promise the rig holds it to: wall time against the budget
 plus a stated allowance, never a measured value against a reference.
 """
 
@@ -328,9 +328,8 @@ def pin_each_cpu(cfg, res, t):
         t.eq(seen.get(c), [str(c)] * 3, f"CPU reported by a task pinned to CPU {c} (3 rounds)")
 
 
-# --- measurement engine (issue 4) ------------------------------------------
-# Pending until `numaprobe latency` / `bandwidth` land: skipped while their
-# --help lacks the flags used (see Check.needs). Field names are those of the
+# --- measurement engine ----------------------------------------------------
+# Skipped when the binary's --help lacks the flags used (see Check.needs). Field names are those of the
 # engine's result model (numaprobe-core model/matrix.rs: MatrixResult with
 # cpu_nodes, mem_nodes, complete, cells[] with cpu_node, mem_node, cpus,
 # placement.fraction_on_intended, flagged).
@@ -379,7 +378,7 @@ check("bandwidth-placement", matrix_guest("bandwidth"),
       needs={"bandwidth": MATRIX_FLAGS + ["--time-budget"]})(matrix_check("bandwidth"))
 
 
-# Issue 4: a CPU-less node used as a CPU node, a node that does not exist and a
+# A CPU-less node used as a CPU node, a node that does not exist and a
 # size larger than a node's free memory each give a clear error (exit 2, one
 # line) before anything is allocated: no OOM kill (that would be 137).
 
@@ -421,7 +420,7 @@ def engine_bad_input(cfg, res, t):
                f"{name}: expected one 'numaprobe: error: ...' line on stderr, got {lines!r}")
 
 
-# --- the study (issue 5) ----------------------------------------------------
+# --- the study ----------------------------------------------------
 # Every preset end to end on this machine; timings mean nothing, placement is
 # checked: each foreground thread ran on a CPU of its node (verified by the
 # study itself) and its array is on its memory node. Field names follow the
@@ -494,25 +493,25 @@ def study_presets(cfg, res, t):
 
 # The main job's checks live in their own module; importing it registers them.
 import mainjob  # noqa: E402,F401
-# tune's checks (issue 11): the user's-program placement candidates.
+# tune's checks: the user's-program placement candidates.
 import tune_checks  # noqa: E402,F401
 
-# `numaprobe policy`'s placement checks (issue 11), in their own module.
+# `numaprobe policy`'s placement checks, in their own module.
 import policy_checks  # noqa: E402,F401
 
-# `check` and `diff` (issue 12) in their own module, like the main job's.
+# `check` and `diff` in their own module, like the main job's.
 import diffcheck  # noqa: E402,F401
 # numaprobe-core's unit tests inside the guest (arm64's test binary).
 import unittests  # noqa: E402,F401
-# `numaprobe c2c`'s pairs, nodes and domains (issue 10).
+# `numaprobe c2c`'s pairs, nodes and domains.
 import c2c_checks  # noqa: E402,F401
-# `numaprobe peak`'s placement and SMBIOS checks (issue 10), in their own module.
+# `numaprobe peak`'s placement and SMBIOS checks, in their own module.
 import peak_checks  # noqa: E402,F401
-# `c2c --locks` (issue 10): placement strategies' threads on their nodes.
+# `c2c --locks`: placement strategies' threads on their nodes.
 import locks_checks  # noqa: E402,F401
-# `numaprobe loaded-latency`'s placement check (issue 10), in its own module.
+# `numaprobe loaded-latency`'s placement check, in its own module.
 import loaded_checks  # noqa: E402,F401
-# `--cpus` and `latency --sweep` (issue 10): the chosen CPU measures, in its own module.
+# `--cpus` and `latency --sweep`: the chosen CPU measures, in its own module.
 import sweep_checks  # noqa: E402,F401
 # A memory cgroup's limit kept by every measuring command.
 import footprint_checks  # noqa: E402,F401

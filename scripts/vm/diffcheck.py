@@ -1,4 +1,4 @@
-"""`numaprobe check` and `numaprobe diff` on a real multi-node kernel (issue 12).
+"""`numaprobe check` and `numaprobe diff` on a real multi-node kernel.
 
 diff-check saves the VM's topology with `numaprobe topo -o`, then checks the
 machine against it twice: as is (must match, exit 0) and from a process that

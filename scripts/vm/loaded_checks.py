@@ -1,4 +1,4 @@
-"""`numaprobe loaded-latency`'s placement check (issue 10), on a multi-node
+"""`numaprobe loaded-latency`'s placement check, on a multi-node
 guest: the chase thread and the load threads on the CPUs of the CPU node,
 every buffer on the memory node (move_pages inside the VM), a CPU-less
 memory node measurable as a target.

@@ -1,4 +1,4 @@
-"""`numaprobe c2c --locks` on a multi-node kernel (issue 10): the placement
+"""`numaprobe c2c --locks` on a multi-node kernel: the placement
 strategies put their threads where they say, as the topology of the machine
 the configuration describes has them:
 

@@ -1,4 +1,4 @@
-"""The main job's checks (issue 16): the default `numaprobe run` end to end on
+"""The main job's checks: the default `numaprobe run` end to end on
 a machine of many small one-CPU nodes, and the same run stopped by SIGINT.
 
 main-job runs `numaprobe run --report-dir D` with nothing else (default budget,
@@ -7,7 +7,7 @@ status, the tail of its stderr, the kernel log of the run (dmesg, cleared
 before it), a summary of /proc/zoneinfo before and after, and the report folder
 (tar | gzip | base64). The host asserts: exit 0 with no failed cell, run.json
 complete with every cell of both matrices placed (>= 99 % of the pages on the
-memory node, CPUs of the CPU node), the extra phases (issue 10: c2c, loaded
+memory node, CPUs of the CPU node), the extra phases (c2c, loaded
 latency, system peak) each present in run.json and not failed (skipped only
 with a reason; measured or partial with its result and its file in the
 folder), wall time within the budget plus the machine's stated allowance, and
@@ -40,7 +40,7 @@ import tarfile
 
 from checks import check
 
-# What issue 16 promises for the default run; run.json's budget_s, when the
+# What the main job promises for the default run; run.json's budget_s, when the
 # binary writes it, must say the same.
 DEFAULT_BUDGET_S = 60
 # Seconds beyond the budget a run may take for what the budget does not
@@ -308,7 +308,7 @@ def check_cells(cfg, t, doc, what, whole, skipped=frozenset()):
     return len(cells)
 
 
-# The main job's extra phases (issue 10): run.json key and report file.
+# The main job's extra phases: run.json key and report file.
 EXTRAS = (("c2c", "c2c.json"), ("loaded_latency", "loaded-latency.json"),
           ("peak", "peak.json"), ("sweep", "sweep.json"))
 

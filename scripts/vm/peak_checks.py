@@ -1,4 +1,4 @@
-"""`numaprobe peak` on a multi-node kernel (issue 10): every allowed CPU of
+"""`numaprobe peak` on a multi-node kernel: every allowed CPU of
 every node streams its own node's memory at once, and each node alone.
 
   - one thread per CPU of the machine in the system step, each node's

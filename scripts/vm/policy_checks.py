@@ -1,4 +1,4 @@
-"""`numaprobe policy` on a multi-node kernel (issue 11): each memory policy's
+"""`numaprobe policy` on a multi-node kernel: each memory policy's
 page distribution, as move_pages reported it inside the VM, must be what the
 policy promises, on the machine the configuration describes:
 

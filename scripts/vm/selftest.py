@@ -264,8 +264,8 @@ def interrupt_text(cfg, rc=130, sent="20.50", cells=1, fraction=1.0, run_complet
 
 
 def main_job_cases(cfg):
-    """The main job's asserts: a run that went right passes, each way issue
-    16 saw it go wrong (OOM kill, budget overrun, a misplaced or missing
+    """The main job's asserts: a run that went right passes, each way a main
+    job can go wrong (OOM kill, budget overrun, a misplaced or missing
     cell, a failed cell, no report; no SIGINT handling) fails."""
     from mainjob import DEFAULT_BUDGET_S, DEFAULT_ALLOWANCE_S, options
     allowance = options(cfg, "main-job").get("allowance_s", DEFAULT_ALLOWANCE_S)

@@ -1,4 +1,4 @@
-"""`--cpus` and `latency --sweep` on a multi-node kernel (issue 10): the
+"""`--cpus` and `latency --sweep` on a multi-node kernel: the
 measuring CPU a user chooses is the one that measures, from its own node's
 row, and the memory is where the command says.
 

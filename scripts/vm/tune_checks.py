@@ -1,4 +1,4 @@
-"""tune's check (issue 11): `numaprobe tune -- stream` on a multi-node guest,
+"""tune's check: `numaprobe tune -- stream` on a multi-node guest,
 where each candidate's memory must be where its policy says.
 
 The program is the repository's STREAM-like OpenMP kernel

@@ -1,4 +1,4 @@
-"""numaprobe-core's own unit tests, run inside the VM (issue 15): on arm64 the
+"""numaprobe-core's own unit tests, run inside the VM: on arm64 the
 host cannot run them (qemu-user lacks mbind, move_pages and the rest of the
 NUMA system calls), so scripts/vm-test-arm64 builds the test binary for
 aarch64, the rig packs it as /bin/numaprobe-core-tests (rig.py --unit-tests)

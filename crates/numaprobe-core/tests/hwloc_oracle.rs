@@ -584,7 +584,7 @@ fn made_up_layouts_read_like_hwloc_reads_them() {
     );
     let cases: Vec<Case> = vec![
         (
-            // Seed 003's HP Nehalem-EP: cpu0 on package 1, round-robin.
+            // The RWTH Aachen blog's HP Nehalem-EP: cpu0 on package 1, round-robin.
             "hp-nehalem",
             Synth {
                 cpus: layout(&[1, 0], 1, 4, 2, "round-robin", &[1, 0]),
@@ -594,7 +594,7 @@ fn made_up_layouts_read_like_hwloc_reads_them() {
             ("round-robin", "far", Some(8)),
         ),
         (
-            // Seed 003's Sun Nehalem-EP: the same chips, numbered the other way.
+            // The RWTH Aachen blog's Sun Nehalem-EP: the same chips, numbered the other way.
             "sun-nehalem",
             Synth {
                 cpus: layout(&[0, 1], 1, 4, 2, "far", &[0, 1]),

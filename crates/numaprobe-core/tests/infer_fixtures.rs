@@ -187,7 +187,7 @@ fn mctop_bandwidth_matrices_agree_with_latency() {
 
 #[test]
 fn ranger_chips_1_and_2_link_to_all_and_0_3_are_two_hops() {
-    let inf = analyse(&load("ranger-4s-opteron-8356-seed004.json"));
+    let inf = analyse(&load("ranger-4s-opteron-8356-mccalpin.json"));
     assert_eq!(inf.links, vec![[0, 1], [0, 2], [1, 2], [1, 3], [2, 3]]);
     assert_eq!(inf.hops_between(0, 3), Some(2));
     for chip in [1, 2] {

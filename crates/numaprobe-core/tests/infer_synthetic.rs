@@ -108,7 +108,7 @@ fn a_stray_cell_far_off_does_not_move_levels_or_hops() {
 
 #[test]
 fn two_groups_of_four_joined_by_slower_links_bandwidth() {
-    // Seed 003's shape: two groups of four sockets, each group fully
+    // The RWTH Aachen blog's shape: two groups of four sockets, each group fully
     // linked by fast links, socket i joined to socket i+4 by a slower link,
     // everything else two hops. Bandwidth, so higher is better.
     let mut fast = Vec::new();
@@ -140,7 +140,7 @@ fn two_groups_of_four_joined_by_slower_links_bandwidth() {
             })
             .collect();
         let mut m = matrix(Unit::MBps, v);
-        // The firmware knows only two distances, as in seed 003.
+        // The firmware knows only two distances, as in the RWTH Aachen blog.
         m.slit = Some(numaprobe_core::analysis::Slit {
             nodes: (0..8).collect(),
             matrix: (0..8)

@@ -1,5 +1,5 @@
 //! The topology exporters on real machines' dumps: the JSON contract round
-//! trips to the model, and the terminal picture shows what seed 003 asks a
+//! trips to the model, and the terminal picture shows what the RWTH Aachen blog asks a
 //! person to see at a glance (CPU 0 and CPU 1 on different packages, SMT
 //! siblings far apart, CPU-less nodes, what is not allowed).
 
@@ -36,7 +36,7 @@ fn text_makes_round_robin_numbering_visible() {
     );
     assert!(s.contains("alternate across 4 packages"), "{s}");
     assert!(s.contains("offline CPUs: 40-79"), "{s}");
-    // 40 online CPUs: one row per CPU, as in seed 003.
+    // 40 online CPUs: one row per CPU, as in the RWTH Aachen blog.
     assert!(
         s.lines()
             .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["1", "0", "0", "1", "1", "yes"]),

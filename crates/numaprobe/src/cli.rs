@@ -32,7 +32,7 @@ pub enum Command {
     Latency(crate::cmd::latency::Args),
     /// Memory bandwidth from the cores of every CPU node to every memory node
     Bandwidth(crate::cmd::bandwidth::Args),
-    /// The two-thread contention study of the AMD ccNUMA note (placements, load, crossfire)
+    /// The two-thread contention study of AMD 40555 (placements, load, crossfire)
     Study(crate::cmd::study::Args),
     /// Cache-line transfer latency between CPUs (HITM, read-shared), and lock/atomic contention (--locks)
     C2c(crate::cmd::c2c::Args),

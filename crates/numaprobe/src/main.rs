@@ -8,7 +8,7 @@
 
 mod cli;
 mod cmd;
-#[allow(dead_code)] // helpers used as subcommands land
+#[allow(dead_code)] // not every command uses every output function
 mod output;
 mod panics;
 mod report_dir;

@@ -52,7 +52,7 @@ fn unpack(name: &str) -> (common::TempDir, PathBuf) {
 
 #[test]
 fn infer_json_on_the_ranger_table() {
-    let p = matrix("ranger-4s-opteron-8356-seed004.json");
+    let p = matrix("ranger-4s-opteron-8356-mccalpin.json");
     let v = json(&run(&[
         "infer",
         "--input",
@@ -493,7 +493,7 @@ fn every_infer_and_pin_json_key_is_in_the_readme() {
     let inf = json(&run(&[
         "infer",
         "--input",
-        matrix("ranger-4s-opteron-8356-seed004.json")
+        matrix("ranger-4s-opteron-8356-mccalpin.json")
             .to_str()
             .unwrap(),
         "--format",

@@ -69,7 +69,7 @@ fn every_json_document_carries_provenance_after_schema() {
     let root = u.root.to_str().unwrap();
     let cwd = u.tmp.path();
     let matrix = common::fixtures_dir()
-        .join("../matrices/ranger-4s-opteron-8356-seed004.json")
+        .join("../matrices/ranger-4s-opteron-8356-mccalpin.json")
         .canonicalize()
         .unwrap();
     let matrix = matrix.to_str().unwrap();

@@ -1,7 +1,8 @@
 //! Portable thread binding: compact, scatter and balanced placements computed
 //! from the topology (packages, nodes, cores, SMT siblings), never from CPU
 //! numbers, so one strategy gives equivalent placements on machines that
-//! number their CPUs differently (seed 003's Sun and HP boxes).
+//! number their CPUs differently (the Sun and HP boxes of the RWTH Aachen blog on an 8-socket
+//! Nehalem-EX).
 //!
 //! The machine is a tree: the larger of {package, node} domains on top (a
 //! package holding two nodes, or a node holding several packages), the
@@ -748,7 +749,7 @@ mod tests {
         build("/", &specs, &[], None)
     }
 
-    /// Seed 003's Sun box: CPUs 0-3 package 0, 4-7 package 1, 8-15 siblings.
+    /// The RWTH Aachen blog's Sun box: CPUs 0-3 package 0, 4-7 package 1, 8-15 siblings.
     fn sun() -> Topology {
         let mut c = Vec::new();
         for os in 0..16u32 {
@@ -758,7 +759,7 @@ mod tests {
         machine(&c)
     }
 
-    /// Seed 003's HP box: even CPUs package 1, odd package 0.
+    /// The RWTH Aachen blog's HP box: even CPUs package 1, odd package 0.
     fn hp() -> Topology {
         let mut c = Vec::new();
         let cores = [0, 0, 2, 2, 1, 1, 3, 3];
@@ -779,7 +780,7 @@ mod tests {
     }
 
     #[test]
-    fn scatter_matches_seed_003_on_both_boxes() {
+    fn scatter_matches_the_rwth_blog_on_both_boxes() {
         let b = bind(&sun(), &req(2, Strategy::Scatter, Smt::Avoid)).unwrap();
         assert_eq!(b.cpus(), vec![0, 4]);
         let b = bind(&hp(), &req(2, Strategy::Scatter, Smt::Avoid)).unwrap();

@@ -20,7 +20,8 @@
 //! The limit, measured on the synthetic tests: with uniform ±3 % noise (a
 //! 6 % band) two pairs of one level can land at opposite edges of the band
 //! with both their directions, which no method can tell from a real 4-5 %
-//! step such as seed 004's two-hop pair. On a 4-node square with such noise
+//! step such as the two-hop pair of McCalpin's remote-latency
+//! measurements. On a 4-node square with such noise
 //! that happens about once in 1000 matrices; none in 2000 fully connected
 //! 4-node or 1000 8-node ring matrices. Conversely two real levels need a
 //! gap of more than 4 sigma between their noise bands: with uniform ±3 %

@@ -1,5 +1,5 @@
 //! Measurement against firmware: where the SLIT has fewer levels than the
-//! measurement (seed 003's table knows only 10 and 12), orders node pairs
+//! measurement (the RWTH Aachen blog's Nehalem-EX table knows only 10 and 12), orders node pairs
 //! differently, or claims a remote/local ratio far from the measured one.
 
 use super::infer::{best_value, pct_worse, Work};

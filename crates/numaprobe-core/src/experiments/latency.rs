@@ -45,7 +45,7 @@ pub struct LatencyConfig {
     /// Buffer bytes; default [`super::default_size`].
     pub size: Option<u64>,
     /// Bytes between chased lines; default 64 for random (every line of the
-    /// buffer), 128 for stride (seed 004's value).
+    /// buffer), 128 for stride (the value of McCalpin's remote-latency measurements).
     pub stride: Option<u64>,
     /// Default: random, no TLB window.
     pub pattern: Option<ChasePattern>,

@@ -1,4 +1,4 @@
-//! Lock and atomic contention (seed 000 §3.5): threads on chosen CPUs
+//! Lock and atomic contention (AMD 40555 §3.5): threads on chosen CPUs
 //! update a shared counter by atomic add and under a spin lock, or their own
 //! counters on one line or on their own lines.
 //!

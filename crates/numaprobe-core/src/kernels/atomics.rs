@@ -1,4 +1,4 @@
-//! The read-modify-write loops of lock and atomic contention (seed 000
+//! The read-modify-write loops of lock and atomic contention (AMD 40555
 //! §3.5): an atomic add on a counter, and a test-and-test-and-set spin lock
 //! protecting a plain counter increment.
 //!

@@ -12,8 +12,8 @@
 //!   chase stays inside a few pages for a while. Separates DRAM latency from
 //!   TLB-miss cost on base pages (the running kernel's: 4 KiB, or 16/64 KiB
 //!   on some arm64 kernels, so a window of N pages covers N of them).
-//! - stride: line i points to line i+1 (`stride` bytes apart), wrapping; seed
-//!   004's lmbench-style method (128 B to keep adjacent-line prefetch out).
+//! - stride: line i points to line i+1 (`stride` bytes apart), wrapping; the
+//!   lmbench-style method of McCalpin's remote-latency measurements (128 B to keep adjacent-line prefetch out).
 
 use super::KernelSpec;
 use serde::{Deserialize, Serialize};

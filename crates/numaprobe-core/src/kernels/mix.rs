@@ -126,7 +126,7 @@ const UNIT: usize = BLOCK / LINE;
 ///
 /// Reads go through the streaming read kernel at `width`, the one
 /// `bandwidth --op read` runs, so that a read mix at delay 0 moves what
-/// `bandwidth` moves at the same width (issue 10's saturated point) instead
+/// `bandwidth` moves at the same width (its saturated point) instead
 /// of what some other load loop happens to reach. A group is therefore
 /// `UNIT` x (reads, writes) lines with `UNIT` x `delay` idle units after it:
 /// the same traffic per line as one line at a time, in blocks the vector

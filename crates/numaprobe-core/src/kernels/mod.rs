@@ -3,7 +3,7 @@
 //!
 //! - `chase`: the dependent pointer chase for latency (one random cycle over
 //!   the buffer's lines by Sattolo's algorithm, optionally TLB-local windows
-//!   as multichase does, or a fixed stride as in seed 004).
+//!   as multichase does, or a fixed stride as in McCalpin's remote-latency measurements).
 //! - `stream`: streaming read, write, non-temporal write, copy, non-temporal
 //!   copy and triad, at the widest vector width the CPU has (chosen at run
 //!   time, recorded in results).
@@ -14,7 +14,7 @@
 //!   probe's per-line samples).
 //! - `atomics`: atomic add and a spin lock under contention, as LSE or
 //!   load/store-exclusive loops on arm64 (chosen at run time), `lock` on x86-64.
-//! - `strided`: seed 000's read-only / write-only loops, one 8-byte element
+//! - `strided`: AMD 40555's read-only / write-only loops, one 8-byte element
 //!   per 64-byte line.
 //!
 //! Nothing here may be optimised away: the chase and the strided loops use

@@ -1,4 +1,4 @@
-//! Seed 000's synthetic kernels: a thread walks its array touching one 8-byte
+//! AMD 40555's synthetic kernels: a thread walks its array touching one 8-byte
 //! element per 64-byte cache line, either only reading or only writing.
 //!
 //! The AMD note calls the read-only case latency-sensitive and the write-only

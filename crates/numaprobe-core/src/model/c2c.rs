@@ -148,7 +148,7 @@ pub struct C2cResult {
     #[serde(default)]
     pub hitm_lines: Option<String>,
     /// What this machine's atomic read-modify-writes are on arm64 (LSE
-    /// instructions or load/store-exclusive loops, issue 15); null
+    /// instructions or load/store-exclusive loops); null
     /// elsewhere. The ping-pong itself uses none.
     #[serde(default)]
     pub platform_atomics: Option<Atomics>,

@@ -1,5 +1,5 @@
 //! The plain data of the note's thread labels, `node.core.access.memnode`
-//! (seed 000, section 2.3.2): `0.0.w.1` is a thread on node 0, core 0,
+//! (AMD 40555 §2.3.2): `0.0.w.1` is a thread on node 0, core 0,
 //! writing memory of node 1. Parsing them is the study's business
 //! (`experiments::study::label`); results and plans carry them.
 
@@ -17,7 +17,7 @@ pub struct ThreadSpec {
     pub node: u32,
     /// Index of the core among the node's allowed cores (one CPU per physical
     /// core, lowest sibling), not a CPU number: labels stay portable across
-    /// machines whose CPU numbering differs (seed 003).
+    /// machines whose CPU numbering differs (the RWTH Aachen blog on an 8-socket Nehalem-EX).
     pub core: usize,
     pub access: Access,
     /// NUMA node holding the thread's array.

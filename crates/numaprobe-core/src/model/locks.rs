@@ -1,4 +1,4 @@
-//! Lock and atomic contention (seed 000 §3.5, `numaprobe c2c --locks`): N
+//! Lock and atomic contention (AMD 40555 §3.5, `numaprobe c2c --locks`): N
 //! threads on chosen CPUs update one shared counter (atomic add, spin lock)
 //! or each its own counter on one line (false sharing) or on its own line;
 //! throughput and cost per operation as threads and placement grow.

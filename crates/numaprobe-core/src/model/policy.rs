@@ -1,4 +1,4 @@
-//! The result model of `numaprobe policy` (seed 000 §3.1-3.2, seed 002): one
+//! The result model of `numaprobe policy` (AMD 40555 §3.1-3.2, the iXBT Opteron study): one
 //! streaming workload run under each memory policy, for independent data per
 //! thread and for one shared array, with throughput, time per pass, the spread
 //! over rounds and the page distribution `move_pages` reported. Plain data
@@ -94,7 +94,7 @@ pub struct WeightsInfo {
     pub reproduce: Vec<String>,
 }
 
-/// The two data cases of seed 000 §3.1.
+/// The two data cases of AMD 40555 §3.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DataCase {

@@ -179,7 +179,7 @@ pub struct Allowed {
     pub sources: Vec<String>,
 }
 
-/// How the kernel numbered the CPUs: seed 003 shows two 2-socket machines where
+/// How the kernel numbered the CPUs: the RWTH Aachen blog shows two 2-socket machines where
 /// CPU 0 and CPU 1 share a package on one and not on the other.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Numbering {

@@ -1,6 +1,6 @@
 //! How the kernel numbered the CPUs, in words a person can act on.
 //!
-//! Seed 003 shows two 2-socket Nehalem-EP machines where CPU 0 and CPU 1 share
+//! The RWTH Aachen blog on an 8-socket Nehalem-EX shows two 2-socket Nehalem-EP machines where CPU 0 and CPU 1 share
 //! a socket on one and not on the other, so a binding written for one is wrong
 //! on the other. The classification looks at the order of *cores* (the lowest
 //! online CPU of each SMT sibling set) so that SMT threads numbered after all
@@ -122,7 +122,7 @@ fn summarize(
 mod tests {
     use super::*;
 
-    /// 2 packages x 4 cores x 2 threads, as in seed 003's tables.
+    /// 2 packages x 4 cores x 2 threads, as in the RWTH Aachen blog's tables.
     fn machine(pkg_of_core: impl Fn(u32) -> i64, smt_far: bool) -> Vec<Cpu> {
         (0..16)
             .map(|i| {

@@ -20,11 +20,11 @@ last finish, in GB/s (10^9 bytes/s). Ordinary stores also read every line they w
 widest vector width of the CPU (AVX-512, AVX2, SSE2, NEON), recorded in every cell.\n\n\
 Rows are CPU nodes, columns memory nodes; a cell with less than 99 % of its pages on the \
 intended node is marked with `*`. `--scaling` measures one node pair for 1..N threads instead: \
-where the curve flattens, the node's memory is saturated (seed 002's question).\n\n\
+where the curve flattens, the node's memory is saturated (the iXBT Opteron study's question).\n\n\
 A cell that cannot be measured (its memory does not fit, a kernel call fails) is listed as failed \
 and the run goes on; the output holds every measured cell, then the exit status is 1.")]
 pub struct Args {
-    /// What the threads do: read, write, write-nt (non-temporal stores, no write-allocate), copy, copy-nt, triad (a = b + s*c). Default: read (the figure seed 003 compares nodes by)
+    /// What the threads do: read, write, write-nt (non-temporal stores, no write-allocate), copy, copy-nt, triad (a = b + s*c). Default: read (the figure the RWTH Aachen blog compares nodes by)
     #[arg(long, value_name = "OP")]
     pub op: Option<String>,
     /// Threads per cell. Default: one per physical core of the CPU node (SMT siblings share a core's load ports, so they add little)

@@ -18,7 +18,7 @@ One thread, pinned to the first core of CPU node i (checked with sched_getcpu), 
 through a buffer bound to memory node j (mbind, verified with move_pages). Every load's address \
 is the previous load's value, so loads cannot overlap and the time per step is the latency. \
 The default random chain visits every 64-byte line of the buffer once, in an order no prefetcher \
-can guess (Sattolo's algorithm); `--pattern stride` is the lmbench-style fixed stride of seed 004.\n\n\
+can guess (Sattolo's algorithm); `--pattern stride` is the lmbench-style fixed stride of McCalpin's remote-latency measurements.\n\n\
 Each cell discards a warm-up run, then repeats samples until their coefficient of variation is \
 below --cv-target or --time-budget is spent, and says which. A cell whose pages are less than 99 % \
 on the intended node is marked with `*`. Rows are CPU nodes, columns memory nodes (memory-only \
@@ -47,7 +47,7 @@ pub struct Args {
     /// Buffer size: KiB/MiB/GiB (powers of 1024) or kB/MB/GB (powers of 1000). Default: max(256 MiB, 8 x last-level cache), so the chase measures memory and not a cache, capped at half of the node's allocatable memory (free above the kernel's watermarks). Checked again before each cell: a given size that no longer fits fails that cell, the default is halved for it (and the cell flagged)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// Bytes between chased lines. Default: 64 for random (every cache line of the buffer), 128 for stride (seed 004: keeps the adjacent-line prefetcher out)
+    /// Bytes between chased lines. Default: 64 for random (every cache line of the buffer), 128 for stride (McCalpin's value: keeps the adjacent-line prefetcher out)
     #[arg(long, value_name = "BYTES")]
     pub stride: Option<String>,
     /// random (one random cycle over all lines; defeats prefetchers) or stride (address order, fixed stride; what lmbench measures). Default: random

@@ -1,4 +1,4 @@
-//! `numaprobe study`: the two-thread contention study of the AMD ccNUMA note
+//! `numaprobe study`: the two-thread contention study of AMD 40555
 //! (AMD 40555): user-given thread labels or a preset reproducing one of the
 //! note's experiments, under a chosen background load. Options are taken as
 //! strings and parsed here so that a bad value is one line naming the value

@@ -27,7 +27,7 @@ struct Proc {
     zombie: bool,
 }
 
-/// Parse /proc/PID/stat: `pid (comm) state ppid pgrp session ...`, with
+/// Parse /proc/PID/stat: `pid (comm) state ppid pgrp sid ...`, with
 /// `comm` possibly holding spaces and parentheses (so split at the last `)`).
 fn parse_stat(text: &str) -> Option<Proc> {
     let open = text.find('(')?;
@@ -35,7 +35,7 @@ fn parse_stat(text: &str) -> Option<Proc> {
     let pid = text[..open].trim().parse().ok()?;
     let comm = text.get(open + 1..close)?.to_string();
     let f: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    // After the comm: state(0) ppid(1) pgrp(2) session(3) ... starttime(19).
+    // After the comm: state(0) ppid(1) pgrp(2) sid(3) ... starttime(19).
     Some(Proc {
         pid,
         ppid: f.get(1)?.parse().ok()?,

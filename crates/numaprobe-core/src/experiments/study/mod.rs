@@ -1,4 +1,4 @@
-//! The two-thread contention study of the AMD ccNUMA note (AMD 40555, with
+//! The two-thread contention study of AMD 40555 (with
 //! its "Threads firing at each other (crossfire)" figure): thread labels,
 //! hop counts from distance levels, background load definitions, the preset
 //! planners, the arrays' size within the footprint limit, the runner and the

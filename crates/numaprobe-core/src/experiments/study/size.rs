@@ -2,7 +2,7 @@
 //! foreground arrays and its experiment's background buffers) within the
 //! run's footprint limit ([`FootprintLimit`]), each kept above the caches.
 //!
-//! The AMD ccNUMA note sizes each thread's array at 64 MB, "significantly
+//! AMD 40555 sizes each thread's array at 64 MB, "significantly
 //! larger than the cache size"; what matters is the second half. A thread's
 //! array walked line by line only measures memory while it does not fit in
 //! the last-level cache, so no array is made smaller than twice the LLC

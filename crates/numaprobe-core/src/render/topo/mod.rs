@@ -1,6 +1,6 @@
 //! The topology renderers: JSON (`TopoReport`), the CPU and distance tables
 //! (for text, CSV and Markdown), the short summary, and the terminal picture
-//! in the spirit of seed 003's processor tables (its tables in `tables.rs`).
+//! in the spirit of the RWTH Aachen blog's processor tables (its tables in `tables.rs`).
 //!
 //! Everything here is derived from the `Topology`; nothing reads the
 //! machine.
@@ -35,7 +35,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or("-".to_string(), |v| v.to_string())
 }
 
-/// Position of a CPU among its core's online threads (seed 003's "Thread Id").
+/// Position of a CPU among its core's online threads (the RWTH Aachen blog's "Thread Id").
 fn thread_of(c: &Cpu) -> usize {
     c.smt_siblings
         .iter()
@@ -233,7 +233,7 @@ pub fn distance_table(t: &Topology) -> Option<Table> {
 }
 
 /// The distinct remote values of the SLIT in one line: on a 64-node table
-/// the levels are what a person looks for (seed 003: a SLIT with two levels
+/// the levels are what a person looks for (the RWTH Aachen blog: a SLIT with two levels
 /// can hide a deeper machine).
 fn distance_levels(t: &Topology) -> String {
     let Some(d) = &t.distances else {

@@ -86,7 +86,7 @@ pub(super) fn processor_table(online: &[&Cpu]) -> Table {
     tab
 }
 
-/// Seed 003's "placement on packages": each package's cores and, per core,
+/// The RWTH Aachen blog's "placement on packages": each package's cores and, per core,
 /// its SMT threads in parentheses.
 pub(super) fn placement_table(t: &Topology, pk: &[PackageSummary]) -> Table {
     let mut tab = Table::new([
@@ -164,7 +164,7 @@ pub(super) fn fold_groups(groups: &[Vec<u32>], max: usize) -> String {
     s
 }
 
-/// Seed 003's "cache sharing": one row per (level, type), its size, how many
+/// The RWTH Aachen blog's "cache sharing": one row per (level, type), its size, how many
 /// instances, and who shares one.
 pub(super) fn cache_table(t: &Topology, pk: &[PackageSummary]) -> Table {
     let mut tab = Table::new([
