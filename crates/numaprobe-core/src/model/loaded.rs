@@ -13,6 +13,8 @@ pub struct LoadPoint {
     pub delay: Option<u32>,
     /// Achieved bandwidth of every thread, the chase's included, GB/s.
     pub bandwidth_gbs: f64,
+    /// Median, 90th and 99th percentile of the chase windows' ns per load
+    /// (one distribution, so `latency_ns <= p90_ns <= p99_ns`).
     pub latency_ns: f64,
     pub p90_ns: f64,
     pub p99_ns: f64,

@@ -142,7 +142,7 @@ fn text(r: &LoadedResult, md: bool) -> String {
     }
     let fixed = [
         "delay: idle work between groups of lines of each load thread (larger is lighter; idle: no load thread); threads counts the chase",
-        "GB/s: every thread's bytes (the chase's lines x 64 B included) over a sample's time, median of the samples; latency: median of samples, p90/p99 of short windows of dependent loads",
+        "GB/s: every thread's bytes (the chase's lines x 64 B included) over a sample's time, median of the samples; latency: median, p90 and p99 of short windows of dependent loads",
         "knee: the first point at 1.10 x the idle latency or more",
     ];
     let notes = fixed
