@@ -20,6 +20,14 @@
 //! other data, page tables; and an exclusive next level can hold it after);
 //! each knee matches at most one cache and each cache one knee, the closest
 //! pairs (log distance to the span's middle) first.
+//!
+//! A knee's plateau must also be where that cache holds the buffer: it
+//! starts at a size no larger than the cache, and no later than
+//! [`MATCH_FACTOR`]² times the next smaller cache (where the buffer leaves
+//! that one). A plateau that starts later lies past a level the topology
+//! does not report, usually memory: a VM may report a 480 MiB L3, and the
+//! DRAM plateau from 32 MiB to 384 MiB, its knee near 480 MiB where page
+//! walks add their step, is not that L3.
 
 use crate::model::sweep::{
     CacheLevel, CacheMatch, CurveAnalysis, Plateau, SweepAnalysis, SweepResult, TlbCost,
@@ -153,9 +161,18 @@ pub fn match_caches(
     let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
     for (ci, c) in caches.iter().enumerate() {
         let size = c.size_bytes as f64;
+        // Where the buffer leaves the next smaller cache.
+        let smaller = caches
+            .iter()
+            .map(|o| o.size_bytes)
+            .filter(|&o| o < c.size_bytes)
+            .max();
+        let latest_start =
+            smaller.map_or(size, |o| size.min(o as f64 * MATCH_FACTOR * MATCH_FACTOR));
         for (ki, k) in knees.iter().enumerate() {
             let (lo, hi) = (k.knee as f64 / MATCH_FACTOR, k.rise as f64 * MATCH_FACTOR);
-            if size >= lo && size <= hi {
+            let start = plateaus[k.plateau].from_bytes as f64;
+            if size >= lo && size <= hi && start <= latest_start {
                 let mid = ((k.knee as f64).ln() + (k.rise as f64).ln()) / 2.0;
                 pairs.push(((size.ln() - mid).abs(), ci, ki));
             }
@@ -336,6 +353,42 @@ mod tests {
         let a = analyse_curve(PageKind::Thp, &flat, &caches, 1 << 30);
         assert_eq!(a.plateaus.len(), 1);
         assert!(a.matches.iter().all(|m| m.plateau.is_none()));
+    }
+
+    /// A VM reports a 480 MiB L3; the real one ends near 24 MiB. Memory
+    /// (90 ns) runs to 362 MiB, then page walks add a 1.4x step right where
+    /// the reported L3 would end: that memory plateau is not the L3.
+    #[test]
+    fn a_plateau_past_the_smaller_cache_is_not_a_larger_cache_reported_wrong() {
+        let c = curve(
+            &[
+                (32 << 10, 1.5),
+                (768 << 10, 5.0),
+                (24 << 20, 20.0),
+                (362 << 20, 90.0),
+            ],
+            130.0,
+        );
+        let reported = [
+            cache("L1d", 32 << 10),
+            cache("L2", 1 << 20),
+            cache("L3", 480 << 20),
+        ];
+        let a = analyse_curve(PageKind::Thp, &c, &reported, 1 << 30);
+        let memory = a.plateaus.iter().position(|p| p.ns > 80.0).unwrap();
+        assert!(a.plateaus[memory].to_bytes > 256 << 20, "{:?}", a.plateaus);
+        assert_eq!(a.matches[0].plateau, Some(0), "{}", a.matches[0].text);
+        assert_eq!(a.matches[1].plateau, Some(1), "{}", a.matches[1].text);
+        assert_eq!(a.matches[2].plateau, None, "{}", a.matches[2].text);
+        assert_eq!(a.matches[2].text, "no knee near L3 (480 MiB)");
+        // The same curve with the L3 the hardware has: the 20 ns plateau.
+        let real = [
+            reported[0].clone(),
+            reported[1].clone(),
+            cache("L3", 32 << 20),
+        ];
+        let a = analyse_curve(PageKind::Thp, &c, &real, 1 << 30);
+        assert_eq!(a.matches[2].plateau, Some(2), "{}", a.matches[2].text);
     }
 
     #[test]
