@@ -228,7 +228,7 @@ fn markdown_gives_every_table() {
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
     assert!(
-        s.contains("**CPUs**\n\n| cpu | online | allowed | node | package |"),
+        s.contains("**Processors**\n\n| processor | thread | core | package | node | allowed |"),
         "{s}"
     );
     assert!(

@@ -291,7 +291,7 @@ pub fn to_csv(t: &Topology) -> String {
     to_csv_table(t, CsvTable::Cpus)
 }
 
-/// Markdown: the machine line, then every table the text shows (CPUs,
+/// Markdown: the machine line, then every table the text shows (processors,
 /// packages, caches, nodes with their memory, distances, HMAT, memory-side
 /// caches, memory tiers), then the warnings.
 pub fn to_markdown(t: &Topology) -> String {
@@ -310,7 +310,10 @@ pub fn to_markdown(t: &Topology) -> String {
     if let Some(h) = crate::topology::clusters::heterogeneity(t) {
         s.push_str(&format!("**Cores**: {h}\n\n"));
     }
-    s.push_str(&cpu_table(t).with_title("CPUs").to_markdown());
+    // The terminal's processor table, not the CSV's: one package column
+    // (the CSV also has the firmware's package_id) and no cache instance
+    // ids (the cache-sharing table below names who shares what).
+    s.push_str(&processor_table(&online).to_markdown());
     s.push('\n');
     s.push_str(&placement_table(t, &pk).to_markdown());
     if let Some(c) = cluster_table(t) {
