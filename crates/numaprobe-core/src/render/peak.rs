@@ -218,6 +218,11 @@ pub fn peak_lines(r: &PeakResult) -> Vec<String> {
                 m.source
             ));
         }
+        // The main job measures the peak without reading the memory
+        // population: no source, so nothing to compute from.
+        (None, None) if m.source.is_empty() => out.push(
+            "Theoretical DRAM peak: not computed: the memory population (SMBIOS) was not read; `numaprobe peak --memory-only` as root reads it".into(),
+        ),
         (None, None) => out.push(format!(
             "Theoretical DRAM peak: unknown ({} gives no speed for every populated channel)",
             m.source
