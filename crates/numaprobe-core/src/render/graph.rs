@@ -36,6 +36,32 @@ fn register_font() -> Result<(), GraphError> {
     chart::register_font().map_err(GraphError::Font)
 }
 
+/// Up to this many nodes the interconnect is drawn: on an 800-pixel circle
+/// 16 nodes sit about 130 px apart, room for a label each.
+pub const MAX_NODES: usize = 16;
+/// Up to this many direct links: each link carries a label, and past about
+/// three links a node (a 16-node mesh has 120) the lines and labels cover
+/// each other.
+pub const MAX_LINKS: usize = 48;
+
+/// Why the interconnect is not drawn, as one sentence, or `None` when a
+/// picture helps: one node has no interconnect, and past [`MAX_NODES`]
+/// nodes or [`MAX_LINKS`] links the drawing is a tangle (the report shows
+/// the hierarchy of groups and the links table instead). Whoever writes the
+/// picture asks this first, so no unreadable SVG or PNG is written.
+pub fn left_out(inf: &Inference) -> Option<String> {
+    let (nodes, links) = (inf.nodes.len(), inf.link_details.len());
+    if nodes < 2 {
+        return Some("No interconnect picture: fewer than two nodes.".into());
+    }
+    if nodes > MAX_NODES || links > MAX_LINKS {
+        return Some(format!(
+            "No interconnect picture: {nodes} nodes and {links} direct links would be a tangle (it is drawn for up to {MAX_NODES} nodes and {MAX_LINKS} links); the groups and the links table say the same."
+        ));
+    }
+    None
+}
+
 /// The graph as an SVG document.
 pub fn render_svg(inf: &Inference) -> Result<String, GraphError> {
     register_font()?;

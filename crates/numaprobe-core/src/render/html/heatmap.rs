@@ -8,7 +8,7 @@
 //! and a dashed outline, and are listed under the table with their reasons
 //! (a tooltip alone would hide them on paper and on touch screens).
 
-use super::page::{empty, escape, scale_colour};
+use super::page::{escape, scale_colour};
 use super::ReportInput;
 use crate::model::infer::fmt_value;
 use crate::model::infer::Inference;
@@ -34,9 +34,6 @@ pub fn section(input: &ReportInput) -> String {
     }
     for c in &input.c2c {
         s.push_str(&super::c2c::section(&c.value, &c.file));
-    }
-    if s.is_empty() {
-        s = empty("No matrix in this folder: nothing was measured, and the topology has no SLIT (`numaprobe latency` and `numaprobe bandwidth` measure one).");
     }
     s
 }

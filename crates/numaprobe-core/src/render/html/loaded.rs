@@ -7,9 +7,7 @@ use super::ReportInput;
 
 pub fn section(input: &ReportInput) -> String {
     if input.loaded.is_empty() {
-        return empty(
-            "No loaded-latency curve in this folder (`numaprobe loaded-latency --output DIR/loaded-latency.json` adds one).",
-        );
+        return String::new();
     }
     let mut s = String::new();
     for d in &input.loaded {

@@ -90,25 +90,29 @@ pub struct ReportInput {
     pub files: Vec<String>,
 }
 
-/// The sections of the page, in order: (id, heading). Every one is always
-/// present (with a line saying why it is empty), so a reader and a test
-/// find the same structure in every report.
-pub const SECTIONS: [(&str, &str); 12] = [
-    ("machine", "Machine and provenance"),
-    ("topology", "Topology"),
-    ("matrices", "Matrices"),
-    ("peak", "Peak bandwidth and memory"),
-    ("interconnect", "Levels and interconnect"),
-    ("findings", "Findings and advice"),
-    ("study", "Study"),
-    ("locks", "Lock and atomic contention"),
-    ("loaded", "Loaded latency"),
-    ("sweep", "Cache-size sweep"),
-    ("rankings", "Rankings"),
-    ("binding", "Binding and files"),
+/// The sections of the page, in order: (id, heading, what adds one). A
+/// section with data is drawn in full; the ones a folder has nothing for
+/// are named together on one line (each name keeps its id, so a link to
+/// `#study` still lands), with the command that adds each folded below it:
+/// on a one-node machine or a fixture dump, five empty boxes would push the
+/// figures off the first screen.
+pub const SECTIONS: [(&str, &str, &str); 12] = [
+    ("machine", "Machine and provenance", "any numaprobe document carries its provenance"),
+    ("topology", "Topology", "`numaprobe topo --format json --output DIR/topo.json` (run.json carries one)"),
+    ("matrices", "Matrices", "`numaprobe latency` and `numaprobe bandwidth` measure one; a SLIT in the topology is shown too"),
+    ("peak", "Peak bandwidth and memory", "`numaprobe peak --output DIR/peak.json`"),
+    ("interconnect", "Levels and interconnect", "needs a matrix or a SLIT of two or more nodes (`numaprobe infer`)"),
+    ("findings", "Findings and advice", "come from an inference, a binding or the topology's warnings"),
+    ("study", "Study", "`numaprobe study --output DIR/study.json`"),
+    ("locks", "Lock and atomic contention", "`numaprobe c2c --locks --output DIR/locks.json`"),
+    ("loaded", "Loaded latency", "`numaprobe loaded-latency --output DIR/loaded-latency.json`"),
+    ("sweep", "Cache-size sweep", "`numaprobe latency --sweep --format json --output DIR/sweep.json`"),
+    ("rankings", "Rankings", "`numaprobe policy` and `numaprobe tune` results carry them"),
+    ("binding", "Binding and files", "`numaprobe pin --format json --output DIR/pin.json`"),
 ];
 
-/// The whole page.
+/// The whole page. A section body is empty when the folder has nothing
+/// for it.
 pub fn render(input: &ReportInput) -> String {
     let bodies = [
         sections::machine(input),

@@ -31,7 +31,10 @@ pub fn escape(s: &str) -> String {
 
 /// Printed and screen styles: sections scroll inside themselves (a 64-node
 /// matrix or a 256-CPU machine never makes the page wider than the window),
-/// matrix headers stay in view while scrolling.
+/// matrix headers stay in view while scrolling. A table cell breaks only
+/// between words (`break-word`, unlike `anywhere`, leaves a column at least
+/// as wide as its longest word) and a header never breaks: a narrow window
+/// scrolls the table rather than print "task set" or "lev el".
 const CSS: &str = r#"
 :root { color-scheme: light; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
@@ -51,7 +54,8 @@ h3 { font-size: 15px; margin: 14px 0 6px; }
 .scroll { overflow: auto; max-height: 80vh; max-width: 100%; border: 1px solid #e3e6eb; border-radius: 4px; }
 .scroll > svg { display: block; }
 table.data { border-collapse: collapse; margin: 6px 0 10px; font-size: 13px; }
-table.data th, table.data td { border: 1px solid #dde1e7; padding: 3px 8px; vertical-align: top; overflow-wrap: anywhere; }
+table.data th, table.data td { border: 1px solid #dde1e7; padding: 3px 8px; vertical-align: top; overflow-wrap: break-word; word-break: normal; hyphens: none; }
+table.data th { white-space: nowrap; }
 details { margin: 6px 0; }
 summary { cursor: pointer; font-weight: 600; }
 table.data th { background: #eef1f5; text-align: left; }
@@ -77,6 +81,9 @@ ul.findings li { margin: 3px 0; }
 .figure { margin: 8px 0 14px; }
 .figure svg { max-width: 100%; height: auto; }
 .figure.wide svg { max-width: none; }
+.absent { color: #5b6475; margin: 16px 0; padding: 0 18px; }
+.absent p { margin: 0; }
+.absent summary { font-weight: normal; }
 footer { color: #5b6475; font-size: 12px; padding: 0 24px 24px; }
 @media print { nav { display: none; } .scroll { max-height: none; overflow: visible; } }
 "#;
@@ -106,37 +113,82 @@ pub fn page(input: &ReportInput, bodies: &[String]) -> String {
     s.push_str(&format!("<h1>{}</h1>\n", escape(&title)));
     s.push_str(&format!("<p>{}</p>\n", escape(&subtitle(input))));
     s.push_str("</header>\n<nav>");
-    for (id, heading) in SECTIONS {
+    let shown: Vec<bool> = bodies.iter().map(|b| !b.trim().is_empty()).collect();
+    for ((id, heading, _), &on) in SECTIONS.iter().zip(&shown) {
         // A newline between links is where the bar may wrap: without it the
         // links are one unbreakable run wider than a narrow window.
-        s.push_str(&format!("<a href=\"#{id}\">{}</a>\n", escape(heading)));
+        if on {
+            s.push_str(&format!("<a href=\"#{id}\">{}</a>\n", escape(heading)));
+        }
     }
     s.push_str("</nav>\n<main>\n");
-    match &input.run_status {
-        // The main job says itself what became of each phase.
-        Some(st) if !st.complete || !st.phases.is_empty() => {
-            let class = if st.complete { "note" } else { "warn" };
+    if let Some(b) = banner(input) {
+        s.push_str(&b);
+    }
+    for (((id, heading, _), body), &on) in SECTIONS.iter().zip(bodies).zip(&shown) {
+        if on {
             s.push_str(&format!(
-                "<p class=\"{class}\">This run is {}.</p>\n",
-                escape(&crate::render::run_status::line(st))
+                "<section id=\"{id}\">\n<h2>{}</h2>\n{body}</section>\n",
+                escape(heading)
             ));
         }
-        Some(_) => {}
-        None if !input.complete => {
-            s.push_str("<p class=\"warn\">This report holds a partial result: a run was interrupted or a cell failed (see the notes).</p>\n");
-        }
-        None => {}
     }
-    for ((id, heading), body) in SECTIONS.iter().zip(bodies) {
-        s.push_str(&format!(
-            "<section id=\"{id}\">\n<h2>{}</h2>\n{body}</section>\n",
-            escape(heading)
-        ));
-    }
+    s.push_str(&absent(&shown));
     s.push_str("</main>\n<footer>Written by numaprobe ");
     s.push_str(&escape(env!("CARGO_PKG_VERSION")));
     s.push_str(" from the JSON documents beside this file; <code>numaprobe report DIR</code> rebuilds it.</footer>\n</body>\n</html>\n");
     s
+}
+
+/// The warning above the sections, only for an incomplete result: with a
+/// run.json its `status` decides (the same `complete` as run.json and
+/// summary.md; a phase cut short by its budget share leaves the run
+/// complete and is said in the provenance table, not in a banner).
+fn banner(input: &ReportInput) -> Option<String> {
+    match &input.run_status {
+        Some(st) if !st.complete => Some(format!(
+            "<p class=\"warn\" id=\"status\">This run is {}.</p>\n",
+            escape(&crate::render::run_status::line(st))
+        )),
+        Some(_) => None,
+        None if !input.complete => Some(
+            "<p class=\"warn\" id=\"status\">This report holds a partial result: a document in this folder says it was interrupted or a cell failed (see the notes).</p>\n".into(),
+        ),
+        None => None,
+    }
+}
+
+/// The sections without data, named on one line (each name carries the
+/// section's id), with what adds each folded below.
+fn absent(shown: &[bool]) -> String {
+    let missing: Vec<&(&str, &str, &str)> = SECTIONS
+        .iter()
+        .zip(shown)
+        .filter(|(_, &on)| !on)
+        .map(|(s, _)| s)
+        .collect();
+    if missing.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = missing
+        .iter()
+        .map(|(id, heading, _)| format!("<span id=\"{id}\">{}</span>", escape(heading)))
+        .collect();
+    let how: Vec<String> = missing
+        .iter()
+        .map(|(_, heading, hint)| {
+            format!(
+                "<li>{}: {}</li>",
+                escape(heading),
+                code_spans(&escape(hint))
+            )
+        })
+        .collect();
+    format!(
+        "<div class=\"absent\" id=\"absent\"><p>Nothing in this folder for: {}.</p>\n<details><summary>How to add them</summary>\n<ul>\n{}\n</ul>\n</details>\n</div>\n",
+        names.join(", "),
+        how.join("\n")
+    )
 }
 
 /// One line under the title: host, CPU model, when.

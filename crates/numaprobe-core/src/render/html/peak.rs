@@ -2,15 +2,13 @@
 //! per-node figures, the SMBIOS population, theoretical and achieved/peak,
 //! findings), built from the same tables as the text renderer.
 
-use super::page::{empty, escape, table};
+use super::page::{escape, table};
 use super::ReportInput;
 use crate::render::peak::{dimm_table, node_table, peak_lines, socket_table, system_table};
 
 pub fn section(input: &ReportInput) -> String {
     if input.peaks.is_empty() {
-        return empty(
-            "No peak measurement in this folder (`numaprobe peak --output DIR/peak.json` adds one).",
-        );
+        return String::new();
     }
     let mut s = String::new();
     for d in &input.peaks {

@@ -128,7 +128,7 @@ pub fn machine(input: &ReportInput) -> String {
 
 pub fn interconnect(input: &ReportInput) -> String {
     if input.inferences.is_empty() {
-        return empty("No inference in this folder: it needs a matrix or a SLIT with two or more nodes (`numaprobe infer`).");
+        return String::new();
     }
     let mut s = String::new();
     for d in &input.inferences {
@@ -159,22 +159,19 @@ fn inference(inf: &Inference, file: &str) -> String {
             escape(&inf.groups_text())
         ));
     }
-    if inf.nodes.len() > 1 && inf.nodes.len() <= GRAPH_NODES {
-        match crate::render::graph::render_svg(inf) {
+    let left_out = crate::render::graph::left_out(inf);
+    match &left_out {
+        None => match crate::render::graph::render_svg(inf) {
             Ok(svg) => s.push_str(&format!(
                 "<div class=\"figure\">{}</div>\n",
                 inline_svg(&svg)
             )),
             Err(e) => s.push_str(&empty(&e.to_string())),
-        }
-    } else if inf.nodes.len() > GRAPH_NODES {
-        s.push_str(&empty(&format!(
-            "{} nodes and {} direct links: a drawing of the graph would be a tangle, so the structure is shown as the hierarchy of groups below (the graph is drawn for up to {GRAPH_NODES} nodes).",
-            inf.nodes.len(),
-            inf.links.len()
-        )));
+        },
+        Some(why) if inf.nodes.len() > 1 => s.push_str(&empty(why)),
+        Some(_) => {}
     }
-    if inf.hierarchy.len() > 1 || inf.nodes.len() > GRAPH_NODES {
+    if inf.hierarchy.len() > 1 || (inf.nodes.len() > 1 && left_out.is_some()) {
         s.push_str(&table(&inf.hierarchy_table()));
     }
     if !inf.link_details.is_empty() {
@@ -187,9 +184,6 @@ fn inference(inf: &Inference, file: &str) -> String {
     }
     s
 }
-
-/// Up to this many nodes the interconnect is drawn as a graph.
-const GRAPH_NODES: usize = 16;
 
 fn finding_items(out: &mut Vec<String>, tag: &str, items: &[Finding]) {
     for f in items {
@@ -271,19 +265,12 @@ pub fn findings(input: &ReportInput) -> String {
         })
         .collect();
     list("Warnings", &warnings);
-    if s.is_empty() {
-        s = empty(
-            "No findings, advice or warnings: nothing here was inferred (one node, or no matrix).",
-        );
-    }
     s
 }
 
 pub fn study(input: &ReportInput) -> String {
     if input.studies.is_empty() {
-        return empty(
-            "No study in this folder (`numaprobe study --output DIR/study.json` adds one).",
-        );
+        return String::new();
     }
     let mut s = String::new();
     for d in &input.studies {
@@ -310,7 +297,7 @@ pub fn study(input: &ReportInput) -> String {
 
 pub fn rankings(input: &ReportInput) -> String {
     if input.rankings.is_empty() {
-        return empty("No rankings in this folder (policy and tune results carry them).");
+        return String::new();
     }
     let mut s = String::new();
     for d in &input.rankings {
@@ -354,11 +341,6 @@ pub fn binding(input: &ReportInput) -> String {
             escape(&d.file)
         ));
         s.push_str(&table(&b.commands_table()));
-    }
-    if input.bindings.is_empty() {
-        s.push_str(&empty(
-            "No binding in this folder (`numaprobe pin` computes one).",
-        ));
     }
     if !input.files.is_empty() {
         s.push_str("<h3>Files beside this report</h3>\n<ul>\n");

@@ -3,14 +3,12 @@
 //! marked), the analysis sentences and the curve table, from
 //! `render::sweep` and `render::sweep_chart`.
 
-use super::page::{empty, escape, inline_svg, table};
+use super::page::{escape, inline_svg, table};
 use super::ReportInput;
 
 pub fn section(input: &ReportInput) -> String {
     if input.sweeps.is_empty() {
-        return empty(
-            "No cache-size sweep in this folder (`numaprobe latency --sweep --format json --output DIR/sweep.json` adds one).",
-        );
+        return String::new();
     }
     let mut s = String::new();
     for d in &input.sweeps {

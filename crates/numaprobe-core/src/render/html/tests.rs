@@ -164,7 +164,7 @@ fn text_of(n: roxmltree::Node) -> String {
 fn page_is_well_formed_with_every_section_and_no_script_or_remote_resource() {
     let page = render(&full_input());
     let doc = parse(&page);
-    for (id, heading) in SECTIONS {
+    for (id, heading, _) in SECTIONS {
         let s = section(&doc, id);
         let h2 = s.children().find(|n| n.has_tag_name("h2")).unwrap();
         assert_eq!(h2.text(), Some(heading));
@@ -274,23 +274,71 @@ fn text_from_documents_is_escaped() {
     assert!(all.matches(evil).count() >= 6, "{all}");
 }
 
+/// A folder with nothing but a topology: the sections without data are
+/// one line naming them (each name keeps its section's id, so links land),
+/// not a stack of boxes each saying it is empty; the how-to is folded.
 #[test]
-fn empty_sections_say_why() {
+fn sections_without_data_collapse_into_one_line() {
     let input = ReportInput {
-        complete: false,
+        topology: Some(Doc::new("topo.json", topology())),
+        complete: true,
         ..ReportInput::default()
     };
     let page = render(&input);
     let doc = parse(&page);
-    for (id, _) in SECTIONS {
-        let s = section(&doc, id);
-        assert!(
-            s.descendants()
-                .any(|n| n.has_tag_name("p") && n.attribute("class") == Some("note")),
-            "{id} is empty without a word"
-        );
-    }
-    assert!(page.contains("partial result"));
+    let sections: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("section"))
+        .filter_map(|n| n.attribute("id"))
+        .collect();
+    // The SLIT of the topology is a matrix; the machine section always
+    // says what it knows.
+    assert_eq!(sections, ["machine", "topology", "matrices"]);
+    let absent = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("absent"))
+        .expect("the line naming what is absent");
+    let line = absent.children().find(|n| n.has_tag_name("p")).unwrap();
+    let named: Vec<&str> = line
+        .children()
+        .filter(|n| n.has_tag_name("span"))
+        .filter_map(|n| n.attribute("id"))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "peak",
+            "interconnect",
+            "findings",
+            "study",
+            "locks",
+            "loaded",
+            "sweep",
+            "rankings",
+            "binding"
+        ]
+    );
+    let text = text_of(line);
+    assert!(text.starts_with("Nothing in this folder for:"), "{text}");
+    assert!(text.contains("Cache-size sweep"), "{text}");
+    let details = absent
+        .children()
+        .find(|n| n.has_tag_name("details"))
+        .unwrap();
+    assert_eq!(details.attribute("open"), None, "the how-to is folded");
+    assert!(text_of(details).contains("numaprobe study --output DIR/study.json"));
+    // The bar links only to sections that are drawn.
+    let nav = &page[page.find("<nav>").unwrap()..page.find("</nav>").unwrap()];
+    assert_eq!(nav.matches("<a ").count(), 3, "{nav}");
+    assert!(!page.contains("partial"), "nothing says it is partial");
+    // A full folder has no such line.
+    assert!(!render(&full_input()).contains("id=\"absent\""));
+    // A document that says it is partial, without a run.json: the banner.
+    let page = render(&ReportInput {
+        complete: false,
+        ..input
+    });
+    assert!(page.contains("<p class=\"warn\" id=\"status\">This report holds a partial result"));
 }
 
 #[test]
@@ -414,10 +462,17 @@ fn the_sweep_section_draws_the_curve_and_says_what_matched() {
     assert!(text.contains("CPU 1 (node 0) -> memory node 0"), "{text}");
     assert!(text.contains("plateaus"), "{text}");
     assert!(text.contains("sweep.json"), "{text}");
-    // Without a sweep the section says how to add one.
+    // Without a sweep the absent line says how to add one.
     let empty = render(&ReportInput::default());
-    let text = text_of(section(&parse(&empty), "sweep"));
-    assert!(text.contains("latency --sweep"), "{text}");
+    let doc = parse(&empty);
+    let absent = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("absent"))
+        .unwrap();
+    assert!(absent
+        .descendants()
+        .any(|n| n.attribute("id") == Some("sweep")));
+    assert!(text_of(absent).contains("latency --sweep"));
 }
 
 #[test]
@@ -430,9 +485,9 @@ fn the_section_bar_can_wrap_between_links() {
     assert!(!nav.contains("</a><a"), "{nav}");
 }
 
-/// A main job whose sweep spent its share is complete, and the page says
-/// which phase is partial by budget instead of "partial result"; an
-/// interrupted one is incomplete and says what was interrupted.
+/// A main job whose sweep spent its share is complete: no banner, and the
+/// provenance table says which phase is partial by budget; an interrupted
+/// one is incomplete and the banner says what was interrupted.
 #[test]
 fn the_banner_says_what_run_json_status_says() {
     use crate::model::run_status::{PhaseShortfall, RunStatus, Shortfall};
@@ -451,9 +506,14 @@ fn the_banner_says_what_run_json_status_says() {
     )]));
     let page = render(&input);
     assert!(!page.contains("partial result"));
+    assert!(
+        !page.contains("id=\"status\""),
+        "no banner on a complete run"
+    );
+    // The provenance table says which phase its budget share cut short.
     assert!(page.contains(
-        "<p class=\"note\">This run is complete: partial by budget: cache sweep (its share of \
-         the budget (0.3 s) was spent after 5 of 21 steps).</p>"
+        "complete: partial by budget: cache sweep (its share of the budget (0.3 s) was spent \
+         after 5 of 21 steps)</td>"
     ));
     input.run_status = Some(RunStatus::of(vec![short(
         "bandwidth",
@@ -462,7 +522,7 @@ fn the_banner_says_what_run_json_status_says() {
     )]));
     let page = render(&input);
     assert!(page.contains(
-        "<p class=\"warn\">This run is incomplete: interrupted: bandwidth (cut short &lt;after&gt; \
+        "<p class=\"warn\" id=\"status\">This run is incomplete: interrupted: bandwidth (cut short &lt;after&gt; \
          2 of 4 planned cells).</p>"
     ));
     // Nothing short of its plan: no banner, and the provenance row says so.
@@ -470,4 +530,67 @@ fn the_banner_says_what_run_json_status_says() {
     let page = render(&input);
     assert!(!page.contains("This run is"));
     assert!(page.contains("complete: every phase ran its whole plan"));
+}
+
+/// The main job measures the peak without reading SMBIOS: the sentence
+/// says so and how to get the figure, never "unknown ( gives no speed".
+#[test]
+fn a_peak_without_a_memory_population_says_why_in_a_whole_sentence() {
+    let mut r = peak();
+    r.memory = Default::default();
+    let page = render(&ReportInput {
+        peaks: vec![Doc::new("peak.json", r)],
+        ..full_input()
+    });
+    let doc = parse(&page);
+    let text = text_of(section(&doc, "peak"));
+    assert!(
+        text.contains(
+            "Theoretical DRAM peak: not computed: the memory population (SMBIOS) was not read"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("( gives"), "{text}");
+}
+
+/// Sixty-four nodes: the levels and groups are there, the picture is not,
+/// and one line says why.
+#[test]
+fn a_64_node_interconnect_is_not_drawn_and_the_page_says_why() {
+    let n = 64;
+    let rows: Vec<String> = (0..n)
+        .map(|i| {
+            let r: Vec<String> = (0..n)
+                .map(|j| {
+                    if i == j {
+                        "10".to_string()
+                    } else if i / 4 == j / 4 {
+                        "16".to_string()
+                    } else {
+                        "22".to_string()
+                    }
+                })
+                .collect();
+            format!("[{}]", r.join(","))
+        })
+        .collect();
+    let doc = format!("{{\"unit\": \"slit\", \"matrix\": [{}]}}", rows.join(","));
+    let inf = crate::analysis::analyse_with_advice(&crate::analysis::parse(&doc, None).unwrap());
+    assert!(crate::render::graph::left_out(&inf).is_some());
+    assert!(
+        crate::render::graph::left_out(&inference()).is_none(),
+        "two nodes are drawn"
+    );
+    let page = render(&ReportInput {
+        inferences: vec![Doc::new("infer-latency.json", inf)],
+        ..full_input()
+    });
+    let doc = parse(&page);
+    let s = section(&doc, "interconnect");
+    assert!(!s.descendants().any(|n| n.has_tag_name("svg")));
+    let text = text_of(s);
+    assert!(
+        text.contains("No interconnect picture: 64 nodes and"),
+        "{text}"
+    );
 }

@@ -9,7 +9,7 @@
 //! thread is drawn as that thread alone. Where the kernel lists clusters of
 //! several cores (arm64's PPTT), a cache group's cores sit in cluster boxes.
 
-use super::page::{empty, escape, table};
+use super::page::{escape, table};
 use super::ReportInput;
 use crate::model::topo::packages;
 use crate::render::topo::human_bytes;
@@ -67,7 +67,7 @@ impl Item {
 
 pub fn section(input: &ReportInput) -> String {
     let Some(doc) = &input.topology else {
-        return empty("No topology in this folder (topo.json or run.json carry one).");
+        return String::new();
     };
     let t = &doc.value;
     let online = t.cpus.iter().filter(|c| c.online).count();
