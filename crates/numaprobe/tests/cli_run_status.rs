@@ -88,10 +88,12 @@ fn agree(run: &Value, md: &str, html: &str) {
     assert!(html.contains(&row), "{row} not in report.html");
     if complete {
         assert!(!html.contains("partial result"), "{line}");
-        assert!(!html.contains("class=\"warn\">This run"), "{line}");
+        assert!(!html.contains("id=\"status\""), "no banner: {line}");
     } else {
         assert!(
-            html.contains(&format!("<p class=\"warn\">This run is {row}.</p>")),
+            html.contains(&format!(
+                "<p class=\"warn\" id=\"status\">This run is {row}.</p>"
+            )),
             "{row}"
         );
     }
