@@ -132,7 +132,7 @@ fn markdown_has_caches_memory_hmat_and_memory_side_caches() {
     let t = topology::read(&u.root).unwrap();
     let s = topo::to_markdown(&t);
     for title in [
-        "**CPUs**",
+        "**Processors",
         "**Placement on packages**",
         "**Cache sharing**",
         "**NUMA nodes**",
