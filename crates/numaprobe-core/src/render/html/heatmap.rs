@@ -279,6 +279,10 @@ fn levels(inf: &Inference, file: &str) -> String {
     cols.sort_unstable();
     cols.dedup();
     let level_index = |name: &str| inf.levels.iter().position(|l| l.name == name);
+    // Past a dozen columns the level's letter in every cell doubles the
+    // table's width (64 columns no longer fit a laptop's window): the
+    // colour and the tooltip carry the level, the cell its value.
+    let wide = cols.len() > COMPACT_COLUMNS;
     // Levels are ordered best first: colour them on the same good-to-bad
     // scale as the value heatmaps.
     let steps = inf.levels.len().saturating_sub(1).max(1) as f64;
@@ -296,7 +300,11 @@ fn levels(inf: &Inference, file: &str) -> String {
                         Some(x) => {
                             let lvl = x.level.as_deref().unwrap_or("stray");
                             HeatCell {
-                                text: format!("{} {lvl}", value_text(x.value, &inf.unit)),
+                                text: if wide {
+                                    value_text(x.value, &inf.unit)
+                                } else {
+                                    format!("{} {lvl}", value_text(x.value, &inf.unit))
+                                },
                                 colour: x.level.as_deref().and_then(level_index).map(level_colour),
                                 flagged: x.flagged || x.stray,
                                 title: format!(
@@ -338,7 +346,11 @@ fn levels(inf: &Inference, file: &str) -> String {
             value_text(l.value, &inf.unit)
         ));
     }
-    s.push_str("; dashed: stray or flagged cell</p>\n");
+    s.push_str(if wide {
+        "; dashed: stray or flagged cell; the level of a cell is in its tooltip</p>\n"
+    } else {
+        "; dashed: stray or flagged cell</p>\n"
+    });
     s.push_str(&heat_table(&rows, &cols, &cells, "from \\ to"));
     s
 }
