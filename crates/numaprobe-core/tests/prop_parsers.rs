@@ -9,7 +9,7 @@
 //! Reproducible: every runner has a fixed ChaCha seed and no failure
 //! persistence, so a run sees the same cases every time. To look further,
 //! `NUMAPROBE_PROP_SEED=<u64>` changes the seed and `NUMAPROBE_PROP_CASES=<n>`
-//! the number of cases per property (README, "How it is tested").
+//! the number of cases per property (doc/testing.md, "Property tests of every parser").
 
 mod common;
 

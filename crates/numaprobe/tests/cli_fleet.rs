@@ -177,13 +177,13 @@ fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
 }
 
 #[test]
-fn every_json_key_is_documented_in_the_readme() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .expect("README.md");
-    let start = readme
+fn every_json_key_is_documented_in_the_manual() {
+    let manual = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../doc/json.md"))
+        .expect("doc/json.md");
+    let start = manual
         .find("<!-- section: json-fleet -->")
         .expect("json-fleet section");
-    let rest = &readme[start + 1..];
+    let rest = &manual[start + 1..];
     let section = &rest[..rest.find("<!-- section:").unwrap_or(rest.len())];
     let t = copy_fleet("taskset-one-cpu", "fleet-keys");
     // A failed node too, so `reason` is in the document.
@@ -201,7 +201,7 @@ fn every_json_key_is_documented_in_the_readme() {
     for k in &all {
         assert!(
             section.contains(&format!("`{k}`")),
-            "README json-fleet lacks `{k}`"
+            "doc/json.md json-fleet lacks `{k}`"
         );
     }
 }

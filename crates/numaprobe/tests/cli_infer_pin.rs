@@ -462,14 +462,14 @@ fn infer_compares_with_a_machines_slit() {
 }
 
 /// Every key the infer and pin JSON documents carry is named (in backticks)
-/// in the README's `json-infer-pin` section: the contract is documented.
+/// in the manual's `json-infer-pin` section (doc/json.md): the contract is documented.
 #[test]
-fn every_infer_and_pin_json_key_is_in_the_readme() {
-    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
-    let start = readme
+fn every_infer_and_pin_json_key_is_in_the_manual() {
+    let manual = std::fs::read_to_string(workspace().join("doc/json.md")).unwrap();
+    let start = manual
         .find("<!-- section: json-infer-pin -->")
         .expect("section marker");
-    let rest = &readme[start..];
+    let rest = &manual[start..];
     let end = rest[1..]
         .find("<!-- section:")
         .map_or(rest.len(), |e| e + 1);
@@ -525,6 +525,6 @@ fn every_infer_and_pin_json_key_is_in_the_readme() {
         .collect();
     assert!(
         missing.is_empty(),
-        "not in the README's json-infer-pin section: {missing:?}"
+        "not in doc/json.md's json-infer-pin section: {missing:?}"
     );
 }

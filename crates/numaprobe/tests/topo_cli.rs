@@ -297,17 +297,17 @@ fn has_word(text: &str, word: &str) -> bool {
     })
 }
 
-/// Every key `topo --format json` emits is named in the README's JSON
+/// Every key `topo --format json` emits is named in the manual's JSON
 /// section: the contract is documented or it is not a contract.
 #[test]
-fn every_json_key_is_documented_in_the_readme() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+fn every_json_key_is_documented_in_the_manual() {
+    let manual =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../doc/json.md"))
             .unwrap();
-    let start = readme
+    let start = manual
         .find("<!-- section: json-topo -->")
         .expect("json-topo section");
-    let rest = &readme[start + 1..];
+    let rest = &manual[start + 1..];
     let section = &rest[..rest.find("<!-- section:").unwrap_or(rest.len())];
 
     fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
@@ -341,6 +341,6 @@ fn every_json_key_is_documented_in_the_readme() {
     let missing: Vec<&String> = all.iter().filter(|k| !has_word(section, k)).collect();
     assert!(
         missing.is_empty(),
-        "keys missing from the README: {missing:?}"
+        "keys missing from doc/json.md: {missing:?}"
     );
 }
