@@ -6,7 +6,7 @@
 # load_sse and load (equal settings: the same load width). On a one-node
 # machine both are every CPU reading its own memory, so the figures must
 # agree (target: within 5 %). Prints a
-# Markdown table (for README.md) and the commands it ran. Installs Debian's
+# Markdown table (for doc/commands/peak.md) and the commands it ran. Installs Debian's
 # likwid when missing (as bench/vs-likwid.sh does).
 #
 # numaprobe runs with --pages $PAGES (default 4k): likwid-bench's buffers

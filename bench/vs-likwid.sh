@@ -6,7 +6,7 @@
 #     pointer chase written for this comparison)
 #   - the CV of every cell of `numaprobe latency` and `numaprobe bandwidth`
 #     with default settings
-# Prints a Markdown table (for README.md) and the exact commands it ran.
+# Prints a Markdown table (for doc/benchmarks.md) and the exact commands it ran.
 # Installs Debian's likwid (and a C compiler) when missing.
 #
 # Environment: BUDGET (numaprobe time budget per cell, default 3s), REPEAT

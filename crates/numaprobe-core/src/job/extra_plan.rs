@@ -2,7 +2,7 @@
 //! the budget, and which node pairs get a loaded-latency curve. Pure
 //! arithmetic over numbers and matrices, tested without measuring.
 //!
-//! The split, as `run --help` and the README state it:
+//! The split, as `run --help` and doc/main-job.md state it:
 //! - The matrices are planned into [`MATRIX_SHARE`] of the budget (after the
 //!   calibration); the rest is held back for the extras. Whatever the
 //!   matrices leave unused (a small machine finishes them early) goes to

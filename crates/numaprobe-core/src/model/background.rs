@@ -2,7 +2,7 @@
 //! background load" under "under / high / full subscription" mean here.
 //!
 //! The note gives no numbers, so these are numaprobe's definitions, recorded
-//! in every result (`BackgroundDefinitions`) and written in the README and in
+//! in every result (`BackgroundDefinitions`) and written in doc/commands/study.md and in
 //! `--help`:
 //!
 //! * The *remaining cores* are the allowed physical cores (one CPU per core)

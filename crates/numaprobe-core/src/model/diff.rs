@@ -2,7 +2,7 @@
 //! compared) and of `numaprobe check` (this machine against a saved topology
 //! or binding): differences as (section, item, A, B) and per measured cell
 //! the change with its noise-aware verdict. Part of the `numaprobe/1` JSON
-//! contract (README, `diff` and `check` sections).
+//! contract (doc/commands/diff-check.md).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! The result model of `infer`: levels, hops, links, groups, the node
 //! hierarchy, findings and advice. The serde form is the JSON contract
-//! documented in the README (`numaprobe/1`). The analysis fills it; the
+//! documented in doc/json.md (`numaprobe/1`). The analysis fills it; the
 //! tables and the ASCII drawing are in `render::infer`, the graph picture in
 //! `render::graph`. The two text helpers at the end are shared by the
 //! analysis (findings' wording) and the renderers.

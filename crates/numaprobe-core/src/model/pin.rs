@@ -1,6 +1,6 @@
 //! The result model of `pin`: the CPU list in thread order, the nodes and
 //! packages used and the command lines to paste. The serde form is the JSON
-//! contract documented in the README (`numaprobe/1`). `analysis::pin_report`
+//! contract documented in doc/json.md (`numaprobe/1`). `analysis::pin_report`
 //! builds it from a binding; `render::pin` draws it.
 
 use serde::{Deserialize, Serialize};

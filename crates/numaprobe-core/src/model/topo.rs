@@ -1,5 +1,5 @@
 //! The topology as a result document: `TopoReport` (the `numaprobe topo
-//! --format json` contract, documented in the README's `json-topo` section;
+//! --format json` contract, documented in doc/json.md's `json-topo` section;
 //! change its keys only together with `SCHEMA`) and the per-package summary
 //! both it and the renderers use. Derived from the `Topology`; nothing here
 //! reads the machine.

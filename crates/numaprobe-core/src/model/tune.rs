@@ -2,7 +2,7 @@
 //! the user's program ran under, every run (wall time, exit status, where
 //! its memory was), the ranking by median wall time with the noise verdict
 //! between neighbours, and the winner in the forms people paste. The serde
-//! form is the JSON contract (README, section `tune`); its top-level
+//! form is the JSON contract (doc/commands/tune.md); its top-level
 //! `rankings` array is what the HTML report draws as a bar chart.
 
 use super::ranking::Ranking;

@@ -12,8 +12,8 @@
 use super::table::{Align, Table};
 use crate::model::matrix::{Cell, MatrixResult};
 
-/// The CSV columns, in order (documented in the README's latency/bandwidth
-/// section; a test checks the two agree).
+/// The CSV columns, in order (documented in doc/commands/latency-bandwidth.md;
+/// a test checks the two agree).
 pub const CSV_COLUMNS: [&str; 31] = [
     "row",
     "kind",

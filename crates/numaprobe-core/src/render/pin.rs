@@ -1,6 +1,6 @@
 //! The `pin` result rendered: thread and command tables, the CSV whose `row`
 //! column says what a line holds (a thread's place, a command form, a
-//! setting, a warning; README, `pin`) and Markdown.
+//! setting, a warning; doc/commands/infer-pin.md) and Markdown.
 
 use super::table::{Align, Table};
 use crate::model::pin::{PinReport, ThreadPlace};

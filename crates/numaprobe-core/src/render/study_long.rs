@@ -2,7 +2,7 @@
 //! case, thread, sample, note and myth finding) and the Markdown per-thread
 //! tables, so those formats keep what the JSON has.
 //!
-//! The CSV's `row` column says what a line is (README, `study`):
+//! The CSV's `row` column says what a line is (doc/commands/study.md):
 //! `case` (one bar: `median_s`..`n` summarise the per-sample totals, `wall_*`
 //! the wall times, `bytes` what all threads touch per sample and `gbs` that
 //! over the median wall time), `thread` (one foreground thread of a case: its label,

@@ -4,7 +4,7 @@
 //! unpacked dump), never from absolute system paths, so every machine in
 //! `tests/fixtures/sysfs` reads exactly like the one we run on. The serde form of
 //! these types is the `cpus` / `numa_nodes` / `distances` part of the JSON
-//! contract documented in the README: rename nothing without bumping `SCHEMA`.
+//! contract documented in doc/json.md: rename nothing without bumping `SCHEMA`.
 
 mod caches;
 mod cgroup;

@@ -9,8 +9,8 @@
 //! only what the matrices leave. When not even one latency cell fits, the
 //! plan is empty and the main job refuses to start.
 //!
-//! The policy, in the order it gives things up (what `run --help` and the
-//! README promise):
+//! The policy, in the order it gives things up (what `run --help` and
+//! doc/commands/run.md promise):
 //! 1. Every cell of both matrices with a sound measurement (at least
 //!    [`SOUND_CELL_S`] of sampling: a warm-up and well over five samples of at
 //!    least 5 ms), at the preferred buffer size, else at the smaller one.
