@@ -1,12 +1,22 @@
 #!/usr/bin/env python3
 """Render numaprobe report pages in headless chromium and check them.
 
-For each NAME=PATH given: load the page twice (JavaScript on, then off) in
-a fresh chromium driven over the DevTools protocol, and fail on a missing
-section or picture, a console error, a request to anything but the page
-itself (file:, data:, about:), or a page wider than the window. Full-page
-and per-section screenshots go to --out (the test's artefacts).
-Used by scripts/browser-test; needs chromium and python3-websocket.
+For each NAME=PATH given: load the page in a fresh chromium driven over the
+DevTools protocol at 1400 and 800 px wide (and once more with JavaScript
+off), and fail on:
+  - a missing section or picture, a console error, a request to anything
+    but the page itself (file:, data:, about:), a page wider than the window;
+  - a matrix cut: the last column of every heatmap must be reachable, i.e.
+    its scroll container scrolls (or the table fits) and, scrolled to the
+    end, the last header cell lies inside the container;
+  - a word broken inside a table cell ("tie r", "task set"): every word of
+    every header and cell is drawn on one line;
+  - a "partial" banner when the folder's run.json says `complete: true`;
+  - an empty-section block: a section holding nothing but its heading and
+    a note.
+Full-page, per-section and scrolled-to-the-end matrix screenshots go to
+--out (the test's artefacts). Used by scripts/browser-test; needs chromium
+and python3-websocket.
 """
 import argparse
 import base64
@@ -26,16 +36,93 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--disable-default-apps", "--mute-audio", "--remote-debugging-port=0",
 ]
-WIDTH, HEIGHT = 1400, 900
-SECTIONS = ["machine", "topology", "matrices", "interconnect", "findings", "study",
-            "rankings", "binding"]
-# Pictures every report of that kind must show.
+WIDTHS = (1400, 800)
+HEIGHT = 900
+# Sections each kind of report must draw (with data); the others may be
+# named on the one "Nothing in this folder for" line.
+SECTIONS = {
+    "live": ["machine", "topology", "matrices", "peak", "findings", "study", "loaded",
+             "sweep", "binding"],
+    "fixture": ["machine", "topology", "matrices", "interconnect", "findings",
+                "rankings", "binding"],
+}
+# Pictures every report of that kind must show (and, for the fixture's 64
+# nodes, the interconnect picture it must not draw).
 REQUIRED = {
     "live": ["section#topology svg.topology", "section#matrices table.heat",
              "section#study svg"],
     "fixture": ["section#topology svg.topology", "section#matrices table.heat",
-                "section#interconnect svg", "section#rankings svg.ranking"],
+                "section#interconnect svg", "section#rankings svg.ranking", "#absent"],
 }
+# Sentences the page must hold: the 64-node inference is not drawn and
+# the page says why (the measured 4-node matrix beside it is drawn).
+TEXTS = {
+    "fixture": ["No interconnect picture: 64 nodes and"],
+}
+# A word longer than this may break anywhere (the page's LONG_WORD): no
+# column can be as wide as a 64-place OMP_PLACES list.
+LONG_WORD = 40
+
+# Geometry checks, run in the page (the report itself has no script).
+LAYOUT_JS = r"""
+(() => {
+  const out = {cut: [], broken: [], empty: [], banner: [], heat: 0};
+  // Matrices: the last column reachable inside a scroll container.
+  document.querySelectorAll('table.heat').forEach((t, i) => {
+    out.heat++;
+    const box = t.parentElement;
+    const last = t.querySelector('thead tr th:last-child');
+    const name = (t.closest('section') || {}).id + ' heatmap ' + i + ' (' +
+      (last ? last.textContent : '?') + ' last)';
+    if (!last) { out.cut.push(name + ': no header row'); return; }
+    const ox = getComputedStyle(box).overflowX;
+    const wider = t.scrollWidth > box.clientWidth + 1;
+    if (wider && !(ox === 'auto' || ox === 'scroll')) {
+      out.cut.push(name + ': wider than its box and the box does not scroll (overflow-x ' + ox + ')');
+      return;
+    }
+    box.scrollLeft = box.scrollWidth;
+    const b = box.getBoundingClientRect(), c = last.getBoundingClientRect();
+    if (c.right > b.right + 1 || c.left < b.left - 1)
+      out.cut.push(name + ': scrolled to the end, the last column is at ' +
+        Math.round(c.left) + '-' + Math.round(c.right) + ' px, the box ends at ' + Math.round(b.right));
+    const vw = document.documentElement.clientWidth;
+    if (b.right > vw + 1) out.cut.push(name + ': its box ends at ' + Math.round(b.right) + ' px, past the window (' + vw + ')');
+  });
+  // Words broken inside cells: a word whose range is drawn on two lines.
+  const range = document.createRange();
+  document.querySelectorAll('th, td').forEach(cell => {
+    if (out.broken.length > 20) return;
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const re = /\S+/g;
+      let m;
+      while ((m = re.exec(n.data)) !== null) {
+        if (m[0].length < 2 || m[0].length > LONG_WORD) continue;
+        range.setStart(n, m.index);
+        range.setEnd(n, m.index + m[0].length);
+        const tops = new Set();
+        for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+        if (tops.size > 1) {
+          out.broken.push('"' + m[0].slice(0, 60) + '" in a ' + cell.tagName.toLowerCase() +
+            ' of ' + ((cell.closest('section') || {}).id || '?') + ' drawn on ' + tops.size + ' lines');
+          return;
+        }
+      }
+    }
+  });
+  // Empty-section blocks: nothing but the heading and notes.
+  document.querySelectorAll('section').forEach(s => {
+    const rest = [...s.children].filter(e => e.tagName !== 'H2' &&
+      !(e.tagName === 'P' && e.classList.contains('note')));
+    if (rest.length === 0) out.empty.push(s.id + ': ' + s.textContent.trim().slice(0, 100));
+  });
+  document.querySelectorAll('#status, .warn').forEach(w => {
+    if (/partial|incomplete/i.test(w.textContent)) out.banner.push(w.textContent.trim().slice(0, 160));
+  });
+  return JSON.stringify(out);
+})()
+"""
 ALLOWED_SCHEMES = ("file:", "data:", "about:")
 MAX_SHOT_HEIGHT = 14000
 
@@ -117,17 +204,27 @@ def shot(tab, path, clip):
         f.write(base64.b64decode(data))
 
 
-def check_page(name, path, js, out):
+def run_complete(path):
+    """run.json's `complete` beside the page, or None without one."""
+    run = os.path.join(os.path.dirname(path), "run.json")
+    try:
+        with open(run) as f:
+            return json.load(f).get("complete")
+    except (OSError, ValueError):
+        return None
+
+
+def check_page(name, path, js, width, out):
     """Load one page; return the problems found (empty when it passes)."""
     problems = []
     profile = tempfile.mkdtemp(prefix="numaprobe-chromium-")
     proc, ws_url = start_chromium(profile)
-    mode = "js" if js else "nojs"
+    mode = f"{width}" if js else f"{width}-nojs"
     try:
         tab = Tab(ws_url)
         for domain in ("Page", "Network", "Runtime", "Log", "DOM"):
             tab.call(f"{domain}.enable")
-        tab.call("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT,
+        tab.call("Emulation.setDeviceMetricsOverride", width=width, height=HEIGHT,
                  deviceScaleFactor=1, mobile=False)
         if not js:
             tab.call("Emulation.setScriptExecutionDisabled", value=True)
@@ -151,7 +248,7 @@ def check_page(name, path, js, out):
                 problems.append(f"log error: {p['entry'].get('text')} {p['entry'].get('url', '')}")
 
         root = tab.call("DOM.getDocument", depth=-1)["root"]["nodeId"]
-        for sid in SECTIONS:
+        for sid in SECTIONS.get(name, []):
             node = tab.call("DOM.querySelector", nodeId=root, selector=f"section#{sid}")["nodeId"]
             if not node:
                 problems.append(f"section #{sid} missing")
@@ -159,9 +256,6 @@ def check_page(name, path, js, out):
             h2 = tab.call("DOM.querySelector", nodeId=node, selector="h2")["nodeId"]
             if not h2:
                 problems.append(f"section #{sid} has no heading")
-            html = tab.call("DOM.getOuterHTML", nodeId=node)["outerHTML"]
-            if len(html) < 80:
-                problems.append(f"section #{sid} is empty")
             box = tab.call("DOM.getBoxModel", nodeId=node)["model"]
             q = box["border"]
             clip = {"x": q[0], "y": q[1], "width": q[2] - q[0],
@@ -169,10 +263,36 @@ def check_page(name, path, js, out):
             if clip["height"] < 20:
                 problems.append(f"section #{sid} is not drawn (height {clip['height']})")
             elif js:
-                shot(tab, os.path.join(out, f"{name}-{sid}.png"), clip)
+                shot(tab, os.path.join(out, f"{name}-{width}-{sid}.png"), clip)
         for sel in REQUIRED.get(name, []):
             if not tab.call("DOM.querySelector", nodeId=root, selector=sel)["nodeId"]:
                 problems.append(f"nothing matches {sel}")
+        text = tab.call("DOM.getOuterHTML", nodeId=root)["outerHTML"]
+        for t in TEXTS.get(name, []):
+            if t not in text:
+                problems.append(f"the page does not say: {t}")
+
+        if js:
+            res = tab.call("Runtime.evaluate", returnByValue=True,
+                           expression=LAYOUT_JS.replace("LONG_WORD", str(LONG_WORD)))
+            if "exceptionDetails" in res:
+                problems.append(f"layout check failed: {res['exceptionDetails'].get('text')}")
+            else:
+                lay = json.loads(res["result"]["value"])
+                problems += [f"matrix cut: {c}" for c in lay["cut"]]
+                problems += [f"word broken: {b}" for b in lay["broken"]]
+                problems += [f"empty-section block: {e}" for e in lay["empty"]]
+                if run_complete(path) is True:
+                    problems += [f"banner on a complete run: {b}" for b in lay["banner"]]
+                # The heatmaps scrolled to their last column, as evidence.
+                boxes = tab.call("DOM.querySelectorAll", nodeId=root,
+                                 selector="div.scroll:has(> table.heat)")["nodeIds"]
+                for i, node in enumerate(boxes[:3]):
+                    q = tab.call("DOM.getBoxModel", nodeId=node)["model"]["border"]
+                    clip = {"x": q[0], "y": q[1], "width": q[2] - q[0],
+                            "height": min(q[5] - q[1], MAX_SHOT_HEIGHT)}
+                    if clip["height"] >= 20:
+                        shot(tab, os.path.join(out, f"{name}-{width}-heatmap{i}-end.png"), clip)
 
         metrics = tab.call("Page.getLayoutMetrics")
         content = metrics["cssContentSize"]
@@ -190,7 +310,7 @@ def check_page(name, path, js, out):
         except subprocess.TimeoutExpired:
             proc.kill()
         shutil.rmtree(profile, ignore_errors=True)
-    return [f"{name} (JavaScript {'on' if js else 'off'}): {p}" for p in problems]
+    return [f"{name} at {width} px (JavaScript {'on' if js else 'off'}): {p}" for p in problems]
 
 
 def main():
@@ -205,10 +325,10 @@ def main():
         name, path = spec.split("=", 1)
         if not os.path.isfile(path):
             problems.append(f"{name}: {path} does not exist")
-            failed += 2
+            failed += len(WIDTHS) + 1
             continue
-        for js in (True, False):
-            found = check_page(name, path, js, a.out)
+        for width, js in [(w, True) for w in WIDTHS] + [(WIDTHS[0], False)]:
+            found = check_page(name, path, js, width, a.out)
             problems += found
             if found:
                 failed += 1
