@@ -56,6 +56,8 @@ h3 { font-size: 15px; margin: 14px 0 6px; }
 table.data { border-collapse: collapse; margin: 6px 0 10px; font-size: 13px; }
 table.data th, table.data td { border: 1px solid #dde1e7; padding: 3px 8px; vertical-align: top; overflow-wrap: break-word; word-break: normal; hyphens: none; }
 table.data th { white-space: nowrap; }
+span.nw { white-space: nowrap; }
+span.long { overflow-wrap: anywhere; }
 details { margin: 6px 0; }
 summary { cursor: pointer; font-weight: 600; }
 table.data th { background: #eef1f5; text-align: left; }
@@ -68,7 +70,7 @@ table.heat thead th { position: sticky; top: 0; background: #e6e9ee; z-index: 2;
 table.heat tbody th { position: sticky; left: 0; background: #e6e9ee; z-index: 1; }
 table.heat thead th.corner { left: 0; z-index: 3; }
 table.heat.compact { font-size: 10px; }
-table.heat.compact th, table.heat.compact td { padding: 1px 3px; }
+table.heat.compact th, table.heat.compact td { padding: 1px 2px; }
 table.heat td.flag { outline: 2px dashed #b00020; outline-offset: -3px; }
 table.heat td.none { background: #f7f7f7; color: #9aa1ad; }
 .legend { font-size: 12px; color: #5b6475; margin: 4px 0 10px; }
@@ -229,13 +231,51 @@ pub fn table(t: &Table) -> String {
         for (i, c) in row.iter().enumerate() {
             let right = t.align.get(i).copied().unwrap_or(Align::Right) == Align::Right;
             let class = if right { " class=\"r\"" } else { "" };
-            s.push_str(&format!("<td{class}>{}</td>", escape(c)));
+            s.push_str(&format!("<td{class}>{}</td>", words(&escape(c))));
         }
         s.push_str("</tr>\n");
     }
     s.push_str("</tbody></table></div>\n");
     s
 }
+
+/// Already escaped text with each word that holds a break opportunity
+/// other than a space (`--size`, `2026-11-27T10:00:00Z`, `a/b`) kept on
+/// one line: a browser breaks after a hyphen or a slash, and a narrow
+/// column would read "--" above "format". A word longer than
+/// [`LONG_WORD`] characters (an `OMP_PLACES=` list of 64 places) may break
+/// anywhere instead: no column can be that wide.
+pub fn words(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len() + 16);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if word.is_empty() {
+            return;
+        }
+        let shown = word.chars().filter(|&c| c != ';').count();
+        if shown > LONG_WORD {
+            out.push_str(&format!("<span class=\"long\">{word}</span>"));
+        } else if word.chars().any(|c| !c.is_alphanumeric()) {
+            out.push_str(&format!("<span class=\"nw\">{word}</span>"));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in escaped.chars() {
+        if c.is_whitespace() {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Words longer than this (in characters) may break anywhere.
+pub const LONG_WORD: usize = 40;
 
 /// Key/value rows (the machine section), values already escaped.
 pub fn kv_table(rows: &[(&str, String)]) -> String {

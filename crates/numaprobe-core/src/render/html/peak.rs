@@ -2,7 +2,7 @@
 //! per-node figures, the SMBIOS population, theoretical and achieved/peak,
 //! findings), built from the same tables as the text renderer.
 
-use super::page::{escape, table};
+use super::page::{code_spans, escape, table};
 use super::ReportInput;
 use crate::render::peak::{dimm_table, node_table, peak_lines, socket_table, system_table};
 
@@ -26,7 +26,7 @@ pub fn section(input: &ReportInput) -> String {
         }
         let lines: Vec<String> = peak_lines(r)
             .iter()
-            .map(|l| format!("<li>{}</li>", escape(l)))
+            .map(|l| format!("<li>{}</li>", code_spans(&escape(l))))
             .collect();
         s.push_str(&format!("<ul>\n{}\n</ul>\n", lines.join("\n")));
         if !r.memory.sockets.is_empty() {

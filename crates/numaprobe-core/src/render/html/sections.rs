@@ -4,7 +4,7 @@
 //! returns the body of its section; pictures come from the SVG renderers
 //! (`report::graph`, `report::study_chart`, `render::ranking`).
 
-use super::page::{empty, escape, inline_svg, kv_table, table};
+use super::page::{empty, escape, inline_svg, kv_table, table, words};
 use super::ReportInput;
 use crate::model::infer::Finding;
 use crate::model::infer::Inference;
@@ -22,10 +22,10 @@ pub fn machine(input: &ReportInput) -> String {
                 ("numaprobe", escape(&v.version)),
                 (
                     "Command line",
-                    format!("<code>{}</code>", escape(&v.command_line.join(" "))),
+                    format!("<code>{}</code>", words(&escape(&v.command_line.join(" ")))),
                 ),
-                ("Started", escape(&v.start)),
-                ("Written", escape(&v.end)),
+                ("Started", words(&escape(&v.start))),
+                ("Written", words(&escape(&v.end))),
             ];
             if let Some(b) = &v.budget {
                 rows.push(("Budget", escape(&format!("{} {} s", b.option, b.seconds))));
@@ -89,7 +89,7 @@ pub fn machine(input: &ReportInput) -> String {
         ];
         let dump = t.root != std::path::Path::new("/");
         if dump {
-            rows.push(("Read from", escape(&t.root.display().to_string())));
+            rows.push(("Read from", words(&escape(&t.root.display().to_string()))));
         }
         s.push_str("<h3>Machine</h3>\n");
         if dump {
@@ -112,9 +112,9 @@ pub fn machine(input: &ReportInput) -> String {
         for p in &input.provenance {
             s.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td class=\"code\">{}</td><td>{}</td></tr>\n",
-                escape(&p.file),
-                escape(&p.value.end),
-                escape(&p.value.command_line.join(" ")),
+                words(&escape(&p.file)),
+                words(&escape(&p.value.end)),
+                words(&escape(&p.value.command_line.join(" "))),
                 if p.value.complete { "yes" } else { "no" }
             ));
         }

@@ -551,6 +551,7 @@ fn a_peak_without_a_memory_population_says_why_in_a_whole_sentence() {
         "{text}"
     );
     assert!(!text.contains("( gives"), "{text}");
+    assert!(page.contains("<code>numaprobe peak --memory-only</code>"));
 }
 
 /// Sixty-four nodes: the levels and groups are there, the picture is not,
@@ -593,4 +594,24 @@ fn a_64_node_interconnect_is_not_drawn_and_the_page_says_why() {
         text.contains("No interconnect picture: 64 nodes and"),
         "{text}"
     );
+}
+
+/// A word with a hyphen or a slash stays on one line; a plain word needs
+/// nothing; a word too long for any column may break anywhere.
+#[test]
+fn words_keep_hyphens_and_slashes_on_one_line() {
+    assert_eq!(
+        page::words("numaprobe run --size 64MiB"),
+        "numaprobe run <span class=\"nw\">--size</span> 64MiB"
+    );
+    assert_eq!(
+        page::words("2026-11-27T10:00:00Z\tok"),
+        "<span class=\"nw\">2026-11-27T10:00:00Z</span>\tok"
+    );
+    let places = format!("OMP_PLACES=\"{}\"", vec!["{0}"; 20].join(","));
+    assert_eq!(
+        page::words(&places),
+        format!("<span class=\"long\">{places}</span>")
+    );
+    assert_eq!(page::words(""), "");
 }
