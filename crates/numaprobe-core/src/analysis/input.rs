@@ -1,13 +1,15 @@
 //! Which reader a text goes to: the format is told from the content, never
 //! from a file name. JSON objects are numaprobe's `run.json` (a `latency`
 //! and a `bandwidth` result and the topology), numaprobe's `latency.json` /
-//! `bandwidth.json`, or the `{unit, matrix, slit?}` form; text with MLC's
+//! `bandwidth.json` (which document is which: `model::document`), or the
+//! `{unit, matrix, slit?}` form; text with MLC's
 //! banner or matrix blocks is MLC output; other text with numbers is CSV.
 //! Anything else is one error that says what would have been read.
 
 use super::csv::parse_csv;
 use super::matrix::{parse_json_value, Matrix, MatrixError, Unit};
 use super::mlc::{self, Select};
+use crate::model::document::{identify, Kind};
 use serde_json::Value;
 
 /// How to read an input: a unit that overrides (or supplies) the file's, and
@@ -79,20 +81,21 @@ fn json(doc: &Value, opts: ParseOptions) -> Result<Matrix, MatrixError> {
     let Some(obj) = doc.as_object() else {
         return Err(MatrixError::Unrecognised);
     };
-    let is_result = |v: Option<&Value>| v.is_some_and(|x| x.is_null() || x.get("matrix").is_some());
-    // run.json: the main job's whole report.
-    if !obj.contains_key("matrix")
-        && (obj.contains_key("latency") || obj.contains_key("bandwidth"))
-        && is_result(obj.get("latency"))
-        && is_result(obj.get("bandwidth"))
-    {
+    // What a numaprobe document is comes from the one reader of documents.
+    let kind = identify(doc);
+    if kind == Some(Kind::Run) {
         return run_json(obj, opts);
     }
     if !["matrix", "slit", "distances"]
         .iter()
         .any(|k| obj.contains_key(*k))
     {
-        return Err(MatrixError::Unrecognised);
+        return Err(match kind {
+            Some(k) => MatrixError::Shape(format!(
+                "a numaprobe {k} document holds no matrix; give a latency or bandwidth matrix, a run.json, MLC output or a CSV matrix"
+            )),
+            None => MatrixError::Unrecognised,
+        });
     }
     // latency.json / bandwidth.json name their kind; a selector that asks
     // for the other one is a mistake worth saying.

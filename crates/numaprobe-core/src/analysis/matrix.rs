@@ -233,6 +233,50 @@ impl Matrix {
     }
 }
 
+impl Matrix {
+    /// A matrix numaprobe measured, its flagged cells kept with why.
+    pub fn from_result(r: &crate::model::matrix::MatrixResult) -> Result<Matrix, MatrixError> {
+        let unit = Unit::parse(&r.unit).ok_or_else(|| MatrixError::UnknownUnit(r.unit.clone()))?;
+        let mut m = Matrix::new(
+            unit,
+            r.cpu_nodes.clone(),
+            r.mem_nodes.clone(),
+            r.matrix.clone(),
+        )?;
+        m.flagged = r
+            .cells
+            .iter()
+            .filter(|c| c.flagged)
+            .map(|c| ([c.cpu_node, c.mem_node], c.flags.clone()))
+            .collect();
+        Ok(m)
+    }
+
+    /// The firmware's distance table analysed as if it were a measurement;
+    /// nodes outside `cpu_nodes` get no thread advice.
+    pub fn from_slit(
+        d: &crate::topology::Distances,
+        cpu_nodes: &[u32],
+    ) -> Result<Matrix, MatrixError> {
+        let s = Slit::from_distances(d);
+        let values = s
+            .matrix
+            .iter()
+            .map(|r| r.iter().map(|&x| Some(x)).collect())
+            .collect();
+        let mut m = Matrix::new(Unit::Distance, s.nodes.clone(), s.nodes.clone(), values)?;
+        m.cpuless = s
+            .nodes
+            .iter()
+            .copied()
+            .filter(|n| !cpu_nodes.contains(n))
+            .collect();
+        m.slit = Some(s);
+        m.slit_only = true;
+        Ok(m)
+    }
+}
+
 fn cell(v: &Value, r: usize, c: usize) -> Result<Option<f64>, MatrixError> {
     match v {
         Value::Null => Ok(None),

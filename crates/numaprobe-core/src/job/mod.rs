@@ -19,6 +19,7 @@
 //! else into all of it; after them the extra phases ([`extra`]: c2c,
 //! loaded latency, system peak, sweep) share what is left.
 
+pub mod conclusions;
 pub mod cost;
 pub mod extra;
 pub mod extra_plan;

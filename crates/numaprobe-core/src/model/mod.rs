@@ -14,6 +14,9 @@
 //! - `format`: the output formats renderers offer
 //! - `c2c`, `locks`, `loaded`, `peak`: cache-line transfer, lock contention,
 //!   loaded-latency curves, system peak bandwidth and DIMM population
+//! - `run`: the main job's document (`run.json`)
+//! - `document`: every document's `kind`, and the one reader that says what
+//!   a file or folder holds
 //! - `run_status`: what became of the main job as a whole (complete, and
 //!   the phases partial by budget, interrupted or failed)
 //! - `sweep`: latency against working-set size and its cache analysis
@@ -30,6 +33,7 @@
 pub mod background;
 pub mod c2c;
 pub mod diff;
+pub mod document;
 pub mod extra;
 pub mod fleet;
 pub mod format;
@@ -45,6 +49,7 @@ pub mod pin;
 pub mod policy;
 pub mod provenance;
 pub mod ranking;
+pub mod run;
 pub mod run_status;
 pub mod shape;
 pub mod study;

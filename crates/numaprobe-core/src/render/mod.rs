@@ -15,7 +15,8 @@
 //! - `c2c`: the cache-line transfer matrices, pairs and domain summary
 //! - `chart`: the shared font and PNG encoding of the pictures
 //! - `html`: the self-contained report page; `ranking`: a ranking's bar chart
-//! - `run_extra`, `run_status`: the main job's extra phases and its status line
+//! - `run_extra`, `run_status`, `run_summary`: the main job's extra phases,
+//!   its status line, and its summary (terminal, summary.md, long CSV)
 //!
 //! Here: `bullet_section`, the titled notes/failures/advice list of the reports.
 
@@ -40,6 +41,7 @@ pub mod policy;
 pub mod ranking;
 pub mod run_extra;
 pub mod run_status;
+pub mod run_summary;
 pub mod study;
 pub mod study_chart;
 pub mod study_long;

@@ -8,7 +8,6 @@ use crate::cli::OutputArgs;
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::analysis::{self, Unit};
-use numaprobe_core::model::infer::Inference;
 use numaprobe_core::model::input;
 use numaprobe_core::model::Format;
 use numaprobe_core::render;
@@ -137,104 +136,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let out = match args.out.format() {
         Format::Json => render::to_json(&inf),
         Format::Csv => inf.cells_table().to_csv(),
-        Format::Table => render_text(&inf, args.advice),
+        Format::Table => inf.to_text(args.advice),
         // Markdown is a document: it keeps everything the JSON has.
-        Format::Markdown => render_markdown(&inf, true),
+        Format::Markdown => inf.to_markdown(true),
     };
     args.out.sink().write(&out)
-}
-
-fn title(inf: &Inference) -> String {
-    let what = if inf.source == "slit" {
-        "firmware SLIT (no measurement)"
-    } else {
-        "measurement"
-    };
-    match &inf.machine {
-        Some(m) => format!("{m}: {what}, {} ({} is better)", inf.unit, inf.better),
-        None => format!("{what}, {} ({} is better)", inf.unit, inf.better),
-    }
-}
-
-pub(crate) fn render_text(inf: &Inference, advice: bool) -> String {
-    let mut s = format!("{}\n\n", title(inf));
-    s.push_str(&inf.levels_table().to_text());
-    s.push_str("\nInterconnect\n");
-    s.push_str(&inf.ascii_drawing());
-    s.push('\n');
-    s.push_str(&inf.hops_table().to_text());
-    // Nested groups: the distance view orders pairs by the group they share.
-    if inf.hierarchy.len() > 1 {
-        s.push('\n');
-        s.push_str(&inf.distance_table().to_text());
-    }
-    if !inf.findings.is_empty() {
-        s.push('\n');
-        s.push_str(&Inference::findings_table(&inf.findings, "Findings").to_text());
-    }
-    if advice {
-        s.push('\n');
-        s.push_str(&Inference::findings_table(&inf.advice, "Advice").to_text());
-    }
-    s
-}
-
-/// Markdown keeps what the JSON has: levels, drawing, hops, distance,
-/// hierarchy, links, memory-only nodes, stray cells, findings and (with
-/// `advice`) the advice, and every cell.
-pub(crate) fn render_markdown(inf: &Inference, advice: bool) -> String {
-    let mut s = format!("## {}\n\n", title(inf));
-    s.push_str(&inf.levels_table().to_markdown());
-    s.push_str("\n**Interconnect**\n\n```text\n");
-    s.push_str(&inf.ascii_drawing());
-    s.push_str("```\n\n");
-    s.push_str(&inf.hops_table().to_markdown());
-    if !inf.distance.is_empty() {
-        s.push('\n');
-        s.push_str(&inf.distance_table().to_markdown());
-    }
-    if !inf.hierarchy.is_empty() {
-        s.push('\n');
-        s.push_str(&inf.hierarchy_table().to_markdown());
-    }
-    if !inf.link_details.is_empty() {
-        s.push('\n');
-        s.push_str(&inf.links_table().to_markdown());
-    }
-    if inf.groups.len() > 1 {
-        s.push_str(&format!("\nGroups: {}\n", inf.groups_text()));
-    }
-    if !inf.cpuless_nodes.is_empty() {
-        s.push_str(&format!(
-            "\nMemory-only nodes (no CPUs): {}\n",
-            inf.cpuless_nodes
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    if !inf.stray_cells.is_empty() {
-        s.push_str(&format!(
-            "\nStray cells (left out): {}\n",
-            inf.stray_cells
-                .iter()
-                .map(|[a, b]| format!("{a}>{b}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    if !inf.findings.is_empty() {
-        s.push('\n');
-        s.push_str(&Inference::findings_table(&inf.findings, "Findings").to_markdown());
-    }
-    if advice {
-        s.push('\n');
-        s.push_str(&Inference::findings_table(&inf.advice, "Advice").to_markdown());
-    }
-    if !inf.cells.is_empty() {
-        s.push('\n');
-        s.push_str(&inf.cells_table().with_title("Cells").to_markdown());
-    }
-    s
 }

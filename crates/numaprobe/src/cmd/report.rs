@@ -1,36 +1,22 @@
 //! `numaprobe report DIR`: (re)build the self-contained `report.html` of a
 //! report folder from the JSON documents in it.
 //!
-//! This file reads the folder and sorts its documents into the library's
-//! model types (`ReportInput`); the page itself is the library's HTML
-//! renderer (`numaprobe_core::render::html`). `numaprobe run` calls
-//! [`build`] on its own folder as its last step, so both ways give the same
-//! page. A document is recognised by its keys, not its file name, so any
-//! numaprobe JSON document copied into the folder (a study, a policy or tune
-//! result with `rankings`) joins the report; the same value found twice
-//! (`latency.json` and the copy inside `run.json`) is shown once.
+//! The library's document reader (`model::document`) says what the folder
+//! holds; this file hands each document to its place in the page's input
+//! (`ReportInput`), and the page itself is the library's HTML renderer
+//! (`numaprobe_core::render::html`). `numaprobe run` calls [`build`] on its
+//! own folder as its last step, so both ways give the same page. A document
+//! is recognised by its `kind` (or, written without one, its keys), not its
+//! file name, so any numaprobe JSON document copied into the folder (a
+//! study, a policy or tune result) joins the report; the same value found
+//! twice (`latency.json` and the copy inside `run.json`) is shown once.
 
 use crate::output::{usage, write_in_folder};
-use anyhow::Context;
-use numaprobe_core::model::c2c::C2cResult;
-use numaprobe_core::model::infer::Inference;
-use numaprobe_core::model::loaded::LoadedResult;
-use numaprobe_core::model::locks::LocksResult;
+use numaprobe_core::model::document::{self, Document, DocumentError, Found};
 use numaprobe_core::model::matrix::MatrixKind;
-use numaprobe_core::model::matrix::MatrixResult;
-use numaprobe_core::model::peak::PeakResult;
-use numaprobe_core::model::pin::PinReport;
-use numaprobe_core::model::provenance::Provenance;
-use numaprobe_core::model::ranking::Ranking;
-use numaprobe_core::model::shape::Shape;
-use numaprobe_core::model::study::StudyReport;
-use numaprobe_core::model::sweep::SweepResult;
 use numaprobe_core::model::topo::TopoReport;
 use numaprobe_core::render::html::{self, Doc, ReportInput};
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
-
 /// The page's file name in the folder.
 pub const REPORT_HTML: &str = "report.html";
 
@@ -103,23 +89,6 @@ fn push_new<T: PartialEq>(list: &mut Vec<Doc<T>>, file: &str, v: T) {
     }
 }
 
-fn parse<T: DeserializeOwned>(v: &Value, file: &str, what: &str) -> anyhow::Result<T> {
-    serde_json::from_value(v.clone())
-        .map_err(|e| usage(format!("{file}: not a valid {what} document: {e}")))
-}
-
-/// [`parse`], then the document's declared dimensions checked against its
-/// data (a renderer sizes the page by them).
-fn shaped<T: DeserializeOwned + Shape>(v: &Value, file: &str, what: &str) -> anyhow::Result<T> {
-    shape_checked(parse(v, file, what)?, file, what)
-}
-
-fn shape_checked<T: Shape>(doc: T, file: &str, what: &str) -> anyhow::Result<T> {
-    doc.check_shape()
-        .map_err(|e| usage(format!("{file}: not a valid {what} document: {e}")))?;
-    Ok(doc)
-}
-
 /// The folder's documents as the renderer's input. Bad input (no folder,
 /// no document, a document that claims to be numaprobe's and does not
 /// parse) is an error naming the file, exit 2.
@@ -136,14 +105,17 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
             dir.display()
         )));
     }
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with('.'))
-        .collect();
-    names.sort();
+    let folder = document::read_folder(dir).map_err(|e| match e {
+        DocumentError::Folder { .. } => anyhow::Error::new(e),
+        e => usage(e.to_string()),
+    })?;
+    if folder.documents.is_empty() {
+        return Err(usage(format!(
+            "report {}: holds no numaprobe JSON document (topo.json, run.json, latency.json, ...); write one with `numaprobe run --report-dir {}` first",
+            dir.display(),
+            dir.display()
+        )));
+    }
     let mut input = ReportInput {
         title: dir
             .canonicalize()
@@ -151,41 +123,17 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| dir.display().to_string()),
         complete: true,
+        files: folder
+            .files
+            .iter()
+            .filter(|n| *n != REPORT_HTML)
+            .cloned()
+            .collect(),
         ..ReportInput::default()
     };
     let mut topos: Vec<Doc<TopoReport>> = Vec::new();
-    let mut documents = 0;
-    for name in &names {
-        if name == REPORT_HTML {
-            continue;
-        }
-        input.files.push(name.clone());
-        if !name.ends_with(".json") {
-            continue;
-        }
-        let path = dir.join(name);
-        let text =
-            numaprobe_core::model::input::read_text(&path).map_err(|e| usage(e.to_string()))?;
-        // Other tools' JSON may sit beside ours: only numaprobe documents count.
-        let Ok(v) = serde_json::from_str::<Value>(&text) else {
-            continue;
-        };
-        let is_ours = v
-            .get("schema")
-            .and_then(Value::as_str)
-            .is_some_and(|s| s.starts_with("numaprobe/"));
-        if !is_ours {
-            continue;
-        }
-        documents += 1;
-        classify(&v, name, &mut input, &mut topos)?;
-    }
-    if documents == 0 {
-        return Err(usage(format!(
-            "report {}: holds no numaprobe JSON document (topo.json, run.json, latency.json, ...); write one with `numaprobe run --report-dir {}` first",
-            dir.display(),
-            dir.display()
-        )));
+    for found in folder.documents {
+        place(found, &mut input, &mut topos);
     }
     // The run's provenance describes the whole folder: it comes first.
     if let Some(i) = input.provenance.iter().position(|p| p.file == "run.json") {
@@ -211,136 +159,62 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
     Ok(input)
 }
 
-fn classify(
-    v: &Value,
-    file: &str,
-    input: &mut ReportInput,
-    topos: &mut Vec<Doc<TopoReport>>,
-) -> anyhow::Result<()> {
-    if let Some(p) = v.get("provenance").filter(|p| p.is_object()) {
-        if let Ok(p) = serde_json::from_value::<Provenance>(p.clone()) {
-            input.provenance.push(Doc::new(file, p));
-        }
+/// One document's place in the page. Kinds the page has no section for
+/// (a diff, a check, a fleet, a study's plan) are listed as files only.
+fn place(found: Found, input: &mut ReportInput, topos: &mut Vec<Doc<TopoReport>>) {
+    let file = found.file.as_str();
+    if let Some(p) = found.provenance {
+        input.provenance.push(Doc::new(file, p));
     }
-    if v.get("complete").and_then(Value::as_bool) == Some(false) {
-        input.complete = false;
-    }
-    if let Some(list) = v.get("rankings") {
-        let rankings: Vec<Ranking> = parse(list, file, "rankings")?;
-        for r in rankings {
-            push_new(&mut input.rankings, file, r);
+    input.complete &= found.complete;
+    match found.document {
+        Document::Run(run) => {
+            let r = run.report;
+            if r.status.is_some() {
+                input.run_status = r.status.clone();
+            }
+            if let Some(t) = run.topology {
+                push_new(topos, file, t);
+            }
+            for m in [r.latency, r.bandwidth].into_iter().flatten() {
+                push_new(&mut input.matrices, file, m);
+            }
+            for i in [r.inference, r.inference_bandwidth].into_iter().flatten() {
+                push_new(&mut input.inferences, file, i);
+            }
+            if let Some(b) = r.binding {
+                push_new(&mut input.bindings, file, b);
+            }
+            // The main job's system peak and cache sweep, where it holds
+            // them (each phase's `result`).
+            if let Some(p) = r.peak.and_then(|o| o.result) {
+                push_new(&mut input.peaks, file, p);
+            }
+            if let Some(s) = r.sweep.and_then(|o| o.result) {
+                push_new(&mut input.sweeps, file, s);
+            }
+            input.notes.extend(r.notes);
         }
-    }
-    let has = |k: &str| v.get(k).is_some();
-    if has("topology") && has("notes") {
-        // run.json: everything in one document.
-        if let Some(st) = v.get("status").filter(|s| s.is_object()) {
-            input.run_status = Some(parse(st, file, "status")?);
-        }
-        if let Some(t) = v.get("topology").filter(|t| t.is_object()) {
-            let t: TopoReport = shaped(t, file, "topology")?;
-            push_new(topos, file, t);
-        }
-        for key in ["latency", "bandwidth"] {
-            if let Some(m) = v.get(key).filter(|m| m.is_object()) {
-                push_new(
-                    &mut input.matrices,
-                    file,
-                    shaped::<MatrixResult>(m, file, "matrix")?,
-                );
+        Document::Topo(t) => push_new(topos, file, *t),
+        Document::Matrix(m) => push_new(&mut input.matrices, file, *m),
+        Document::Infer(i) => push_new(&mut input.inferences, file, *i),
+        Document::Pin(p) => push_new(&mut input.bindings, file, *p),
+        Document::Study(s) => push_new(&mut input.studies, file, *s),
+        Document::Sweep(s) => push_new(&mut input.sweeps, file, *s),
+        Document::C2c(c) => push_new(&mut input.c2c, file, *c),
+        Document::Peak(p) => push_new(&mut input.peaks, file, *p),
+        Document::Locks(l) => push_new(&mut input.locks, file, *l),
+        Document::Loaded(l) => push_new(&mut input.loaded, file, *l),
+        Document::Policy(p) => {
+            for r in p.rankings {
+                push_new(&mut input.rankings, file, r);
             }
         }
-        for key in ["inference", "inference_bandwidth"] {
-            if let Some(i) = v.get(key).filter(|i| i.is_object()) {
-                push_new(
-                    &mut input.inferences,
-                    file,
-                    shaped::<Inference>(i, file, "inference")?,
-                );
+        Document::Tune(t) => {
+            for r in t.rankings {
+                push_new(&mut input.rankings, file, r);
             }
         }
-        if let Some(b) = v.get("binding").filter(|b| b.is_object()) {
-            push_new(
-                &mut input.bindings,
-                file,
-                shaped::<PinReport>(b, file, "binding")?,
-            );
-        }
-        // The main job's system peak and cache sweep, where it holds them
-        // (each phase's `result`).
-        if let Some(p) = v.pointer("/peak/result").filter(|p| p.is_object()) {
-            if let Ok(p) = serde_json::from_value::<PeakResult>(p.clone()) {
-                push_new(&mut input.peaks, file, shape_checked(p, file, "peak")?);
-            }
-        }
-        if let Some(s) = v.pointer("/sweep/result").filter(|s| s.is_object()) {
-            if let Ok(s) = serde_json::from_value::<SweepResult>(s.clone()) {
-                push_new(
-                    &mut input.sweeps,
-                    file,
-                    shape_checked(s, file, "latency sweep")?,
-                );
-            }
-        }
-        if let Some(notes) = v.get("notes").and_then(Value::as_array) {
-            input
-                .notes
-                .extend(notes.iter().filter_map(Value::as_str).map(String::from));
-        }
-    } else if has("numa_nodes") && has("cpus") {
-        push_new(topos, file, shaped::<TopoReport>(v, file, "topology")?);
-    } else if has("kind") && has("matrix") && has("cells") {
-        push_new(
-            &mut input.matrices,
-            file,
-            shaped::<MatrixResult>(v, file, "matrix")?,
-        );
-    } else if has("levels") && has("hops") {
-        push_new(
-            &mut input.inferences,
-            file,
-            shaped::<Inference>(v, file, "inference")?,
-        );
-    } else if has("experiments") && v.get("command").and_then(Value::as_str) == Some("study") {
-        push_new(
-            &mut input.studies,
-            file,
-            shaped::<StudyReport>(v, file, "study")?,
-        );
-    } else if v.get("command").and_then(Value::as_str) == Some("latency-sweep") {
-        push_new(
-            &mut input.sweeps,
-            file,
-            shaped::<SweepResult>(v, file, "latency sweep")?,
-        );
-    } else if has("hitm") && has("pairs") && has("domains") {
-        push_new(&mut input.c2c, file, shaped::<C2cResult>(v, file, "c2c")?);
-    } else if has("system") && has("memory") && has("achieved_fraction") {
-        push_new(
-            &mut input.peaks,
-            file,
-            shaped::<PeakResult>(v, file, "peak")?,
-        );
-    } else if has("atomics") && has("runs") {
-        // locks.json (`c2c --locks`).
-        push_new(
-            &mut input.locks,
-            file,
-            shaped::<LocksResult>(v, file, "lock contention")?,
-        );
-    } else if has("curves") && has("timer") {
-        // loaded-latency.json: curves of points.
-        push_new(
-            &mut input.loaded,
-            file,
-            shaped::<LoadedResult>(v, file, "loaded-latency")?,
-        );
-    } else if has("strategy") && has("commands") {
-        push_new(
-            &mut input.bindings,
-            file,
-            shaped::<PinReport>(v, file, "binding")?,
-        );
+        Document::StudyPlan(_) | Document::Fleet(_) | Document::Diff(_) | Document::Check(_) => {}
     }
-    Ok(())
 }

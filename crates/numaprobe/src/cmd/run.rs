@@ -9,33 +9,20 @@
 //! the results. Each report file is written as soon as its part is done (the
 //! matrices after every cell), so an interrupted run keeps what it measured.
 
-#[path = "run_extra.rs"]
-mod extra;
-
 use super::measure::{self, CellProgress};
 use super::progress::finish_line;
 use crate::cli::{OutputArgs, SysfsArgs};
 use crate::output::usage;
 use anyhow::Context;
-use numaprobe_core::analysis::{self, binding};
 use numaprobe_core::experiments::ExperimentError;
+use numaprobe_core::job::conclusions::{self, infer_measured, infer_slit};
+use numaprobe_core::job::extra::Extras;
+use numaprobe_core::job::interleave::InterleaveCheck;
 use numaprobe_core::job::{self, Phase};
-use numaprobe_core::model::c2c::C2cResult;
-use numaprobe_core::model::extra::ExtraOutcome;
-use numaprobe_core::model::infer::Inference;
-use numaprobe_core::model::loaded::LoadedResult;
-use numaprobe_core::model::matrix::MatrixResult;
-use numaprobe_core::model::peak::PeakResult;
-use numaprobe_core::model::pin::PinReport;
-use numaprobe_core::model::run_status::RunStatus;
-use numaprobe_core::model::sweep::SweepResult;
 use numaprobe_core::model::Format;
 use numaprobe_core::placement::PlacementError;
-use numaprobe_core::render;
-use numaprobe_core::render::table::Table;
-use numaprobe_core::topology::Topology;
+use numaprobe_core::render::{self, run_summary};
 use numaprobe_core::units;
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -116,42 +103,9 @@ pub struct Args {
     pub out: OutputArgs,
 }
 
-/// Everything the main job found: `numaprobe run --format json` and
-/// `run.json` in the report folder.
-#[derive(Serialize)]
-struct RunReport {
-    schema: &'static str,
-    topology: serde_json::Value,
-    latency: Option<MatrixResult>,
-    bandwidth: Option<MatrixResult>,
-    /// Inference on the latency matrix, or on the SLIT when nothing was measured.
-    inference: Option<Inference>,
-    inference_bandwidth: Option<Inference>,
-    binding: Option<serde_json::Value>,
-    /// Why a part is missing, and other remarks on the run as a whole.
-    notes: Vec<String>,
-    /// False when a measurement was interrupted or failed; a phase cut by
-    /// the budget leaves it true (`status` names such phases and why).
-    complete: bool,
-    /// What fell short of the plan: each phase partial by budget,
-    /// interrupted or failed, and why (null when nothing was measured).
-    status: Option<RunStatus>,
-    /// The measurements' budget and wall time (null when nothing was measured).
-    budget_s: Option<f64>,
-    elapsed_s: Option<f64>,
-    /// What the planner measured, reduced or skipped, and why.
-    plan: Option<job::Record>,
-    /// The extra phases after the matrices: status, reason, share of the
-    /// budget and the result (null when nothing was measured).
-    c2c: Option<ExtraOutcome<C2cResult>>,
-    loaded_latency: Option<ExtraOutcome<LoadedResult>>,
-    peak: Option<ExtraOutcome<PeakResult>>,
-    sweep: Option<ExtraOutcome<SweepResult>>,
-    /// Each node holding CPUs of several packages: uniform memory, or memory
-    /// the firmware interleaves across the sockets (empty on a machine of one
-    /// package per node, and when nothing was measured).
-    interleave: Vec<job::interleave::InterleaveCheck>,
-}
+/// run.json as the job writes it: the planner's record and the interleave
+/// checks typed.
+type RunReport = numaprobe_core::model::run::RunReport<job::Record, InterleaveCheck>;
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let budget = budget(args.budget.as_deref())?;
@@ -227,7 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 notes.push(format!("{}: {r}", p.plan.phase.name()));
             }
         }
-        extra::save_documents(&out.extras, &save)?;
+        save_extras(&out.extras, &save)?;
         (
             out.latency,
             out.bandwidth,
@@ -257,7 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     let inference = match &lat {
-        Some(m) => match infer_measured(m, &topo)? {
+        Some(m) => match infer_measured(m, &topo).context("cannot analyse the measured matrix")? {
             Some(i) => Some(i),
             None if m.cpu_nodes.len().max(m.mem_nodes.len()) >= 2 => {
                 notes.push(format!(
@@ -265,14 +219,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     m.cells.len(),
                     m.complete
                 ));
-                infer_slit(&topo)?
+                infer_slit(&topo).context("cannot analyse the SLIT")?
             }
             None => None,
         },
-        None => infer_slit(&topo)?,
+        None => infer_slit(&topo).context("cannot analyse the SLIT")?,
     };
     let inference_bw = match &bw {
-        Some(m) => infer_measured(m, &topo)?,
+        Some(m) => infer_measured(m, &topo).context("cannot analyse the measured matrix")?,
         None => None,
     };
     if inference.is_none() && inference_bw.is_none() {
@@ -297,19 +251,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         save("infer-bandwidth.json", &render::to_json(inf))?;
     }
 
-    let pin = suggest_binding(&topo);
+    let pin = conclusions::suggest_binding(&topo);
     if let Some(p) = &pin {
         save("pin.json", &render::to_json(p))?;
     }
 
     let doc = RunReport {
-        schema: numaprobe_core::SCHEMA,
+        schema: numaprobe_core::SCHEMA.into(),
         topology: serde_json::from_str(&render::topo::to_json(&topo))?,
         latency: lat,
         bandwidth: bw,
         inference,
         inference_bandwidth: inference_bw,
-        binding: pin.as_ref().map(serde_json::to_value).transpose()?,
+        binding: pin,
         notes,
         complete: status.as_ref().is_none_or(|s| s.complete),
         status,
@@ -322,13 +276,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         sweep,
         interleave,
     };
-    let markdown = render_markdown(&topo, &doc, pin.as_ref());
+    let setups = doc.plan.as_ref().and_then(conclusions::setup_line);
+    let status = run_summary::status_lines(&doc, setups.as_deref());
+    let markdown = run_summary::to_markdown(&topo, &doc, &status);
     save("run.json", &render::to_json(&doc))?;
     if let Some(d) = &report_dir {
         let graph = doc.inference.as_ref().is_some_and(|i| i.nodes.len() > 1);
         d.save(
             "summary.md",
-            format!("{markdown}{}", summary_links(graph)).as_bytes(),
+            format!("{markdown}{}", run_summary::links(graph)).as_bytes(),
         )?;
         // The page is built from the documents just written, exactly as
         // `numaprobe report DIR` would build it.
@@ -340,9 +296,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let text = match args.out.format() {
         Format::Json => render::to_json(&doc),
         Format::Markdown => markdown,
-        Format::Csv => cells_csv(&doc, &topo),
+        Format::Csv => run_summary::cells_csv(&doc, &topo),
         Format::Table => {
-            let mut s = render_text(&topo, &doc, pin.as_ref());
+            let mut s = run_summary::to_text(&topo, &doc, &status);
             if let Some(d) = &report_dir {
                 s.push_str(&format!("\nReport written to {}/\n", d.display()));
             }
@@ -352,31 +308,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     args.out.sink().write(&text)?;
     // Everything measured is written; then the cells that failed make the
     // run exit 1, in one line per the whole job.
-    match extra::failures(&doc) {
+    match doc.failures() {
         Some(line) => Err(anyhow::anyhow!(line)),
         None => Ok(()),
     }
-}
-
-/// "N of M cells failed (latency: first ...; bandwidth: ...)" over both
-/// matrices, or None when every planned cell was measured or skipped.
-fn cell_failures(doc: &RunReport) -> Option<String> {
-    let mut failed = 0;
-    let mut planned = 0;
-    let mut parts = Vec::new();
-    for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
-        planned += m.cells.len() + m.failed.len();
-        if let Some(first) = m.failed.first() {
-            failed += m.failed.len();
-            parts.push(format!("{}: first {first}", m.kind_name()));
-        }
-    }
-    (failed > 0).then(|| {
-        format!(
-            "{failed} of {planned} planned cells failed ({}); the other cells are in the output and the report",
-            parts.join("; ")
-        )
-    })
 }
 
 /// `--budget`: a duration with its unit, at least [`job::MIN_BUDGET`] (below
@@ -405,247 +340,21 @@ pub(crate) fn budget(arg: Option<&str>) -> anyhow::Result<Duration> {
     Ok(d)
 }
 
-/// Inference on a matrix numaprobe measured, with the machine's SLIT and
-/// HMAT for comparison; None when it has fewer than two nodes.
-fn infer_measured(m: &MatrixResult, topo: &Topology) -> anyhow::Result<Option<Inference>> {
-    if (m.cpu_nodes.len() < 2 && m.mem_nodes.len() < 2) || m.cells.len() < 2 {
-        return Ok(None);
+/// Each extra phase's document beside the matrices (`c2c.json`,
+/// `loaded-latency.json`, `peak.json`, `sweep.json`), when it measured
+/// anything.
+fn save_extras(x: &Extras, save: &dyn Fn(&str, &str) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    if let Some(r) = &x.c2c.result {
+        save("c2c.json", &render::to_json(r))?;
     }
-    // The analysis reads numaprobe's own JSON (flagged cells included), so
-    // the result goes through the one parser that `numaprobe infer` uses.
-    let mut matrix = match analysis::parse(&render::to_json(m), None) {
-        Ok(x) => x,
-        // An interrupted or budget-cut matrix may hold too little to analyse;
-        // the run still writes everything it measured (a note says why no
-        // inference), where a complete matrix that cannot be read is an error.
-        Err(_) if !m.complete => return Ok(None),
-        Err(e) => return Err(anyhow::Error::new(e).context("cannot analyse the measured matrix")),
-    };
-    if let Some(d) = &topo.distances {
-        matrix.slit = Some(analysis::Slit::from_distances(d));
+    if let Some(r) = &x.loaded_latency.result {
+        save("loaded-latency.json", &render::to_json(r))?;
     }
-    let mut inf = analysis::analyse_with_advice(&matrix);
-    inf.findings
-        .extend(analysis::hmat::compare(&matrix, &topo.hmat));
-    Ok(Some(inf))
-}
-
-/// With nothing measured, the firmware's table is the only matrix there is.
-fn infer_slit(topo: &Topology) -> anyhow::Result<Option<Inference>> {
-    let Some(d) = &topo.distances else {
-        return Ok(None);
-    };
-    if d.node_ids.len() < 2 {
-        return Ok(None);
+    if let Some(r) = &x.peak.result {
+        save("peak.json", &render::to_json(r))?;
     }
-    // The nodes with CPUs, so memory-only nodes (HBM, CXL, GPU memory) get no
-    // thread advice from the firmware table either.
-    let cpu_nodes: Vec<u32> = topo
-        .nodes
-        .iter()
-        .filter(|n| !n.cpus.is_empty())
-        .map(|n| n.os_index)
-        .collect();
-    let doc = serde_json::json!({
-        "matrix": null, "slit": d.matrix, "node_ids": d.node_ids, "cpu_nodes": cpu_nodes
-    });
-    let matrix = analysis::parse(&doc.to_string(), None).context("cannot analyse the SLIT")?;
-    Ok(Some(analysis::analyse_with_advice(&matrix)))
-}
-
-/// One thread per core, spread over packages and nodes first: the placement a
-/// bandwidth-bound parallel job wants, written out for the usual tools.
-fn suggest_binding(topo: &Topology) -> Option<PinReport> {
-    let cores: usize = topo
-        .allowed_cpu_nodes()
-        .iter()
-        .map(|&n| topo.allowed_core_cpus_of_node(n).len())
-        .sum();
-    if cores == 0 {
-        return None;
+    if let Some(r) = &x.sweep.result {
+        save("sweep.json", &render::to_json(r))?;
     }
-    let req = binding::Request {
-        threads: cores,
-        strategy: binding::Strategy::Scatter,
-        smt: binding::Smt::Avoid,
-        nodes: None,
-    };
-    let b = binding::bind(topo, &req).ok()?;
-    Some(PinReport::new(&req, &b))
-}
-
-fn render_text(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> String {
-    let mut s = render::topo::to_summary(topo);
-    for (label, l) in status_lines(doc) {
-        s.push_str(&format!("\n{label}: {l}\n"));
-    }
-    for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
-        s.push('\n');
-        s.push_str(&m.render(Format::Table));
-    }
-    for inf in [&doc.inference, &doc.inference_bandwidth]
-        .into_iter()
-        .flatten()
-    {
-        s.push('\n');
-        s.push_str(&super::infer::render_text(inf, true));
-    }
-    let extra = extra::lines(doc);
-    if !extra.is_empty() {
-        s.push_str("\nBeyond the matrices:\n");
-        for l in &extra {
-            s.push_str(&format!("  {l}\n"));
-        }
-    }
-    if let Some(p) = pin {
-        s.push_str("\nBinding: one thread per core, scatter (numaprobe pin --strategy scatter)\n");
-        s.push_str(&p.commands_table().to_text());
-    }
-    if !doc.notes.is_empty() {
-        s.push('\n');
-        for n in &doc.notes {
-            s.push_str(&format!("Note: {n}\n"));
-        }
-    }
-    s
-}
-
-fn render_markdown(topo: &Topology, doc: &RunReport, pin: Option<&PinReport>) -> String {
-    let mut s = String::from("# numaprobe report\n\n");
-    for (label, l) in status_lines(doc) {
-        s.push_str(&format!("**{label}:** {l}\n\n"));
-    }
-    s.push_str(&render::topo::to_markdown(topo));
-    for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
-        s.push('\n');
-        s.push_str(&m.render(Format::Markdown));
-    }
-    for inf in [&doc.inference, &doc.inference_bandwidth]
-        .into_iter()
-        .flatten()
-    {
-        s.push('\n');
-        s.push_str(&super::infer::render_markdown(inf, true));
-    }
-    let extra = extra::lines(doc);
-    if !extra.is_empty() {
-        s.push_str("\n## Beyond the matrices\n\n");
-        for l in &extra {
-            s.push_str(&format!("- {l}\n"));
-        }
-    }
-    if let Some(p) = pin {
-        s.push_str("\n## Binding: one thread per core, scatter\n\n");
-        s.push_str(&p.commands_table().to_markdown());
-    }
-    for n in &doc.notes {
-        s.push_str(&format!("\n> {n}\n"));
-    }
-    s
-}
-
-/// The run's status and its buffer set-ups, one line each (none when
-/// nothing was measured): what summary.md and the terminal say first.
-fn status_lines(doc: &RunReport) -> Vec<(&'static str, String)> {
-    let (Some(st), Some(rec)) = (&doc.status, &doc.plan) else {
-        return Vec::new();
-    };
-    let mut v = vec![("Status", render::run_status::line(st))];
-    let per_phase: Vec<String> = rec
-        .phases
-        .iter()
-        .filter(|p| !p.setups.is_empty())
-        .map(|p| {
-            let bytes: u64 = p.setups.iter().map(|b| b.bytes).sum();
-            format!(
-                "{} {} x {} in {:.2} s",
-                p.plan.phase.name(),
-                p.setups.len(),
-                units::format_size(bytes / p.setups.len() as u64),
-                p.setup_s
-            )
-        })
-        .collect();
-    if !per_phase.is_empty() {
-        v.push((
-            "Buffer set-ups",
-            format!(
-                "{}; {:.2} s of {:.2} s measuring (one buffer per memory node and matrix)",
-                per_phase.join(", "),
-                rec.setup_s,
-                rec.elapsed_s
-            ),
-        ));
-    }
-    v
-}
-
-/// The end of the report folder's summary.md: links to the pictures and
-/// the page beside it (only there: `--format markdown` on stdout has no
-/// files beside it).
-fn summary_links(graph: bool) -> String {
-    let mut s = String::from(
-        "\n## Pictures and files\n\n- [report.html](report.html): the whole report as one page (topology picture, heatmaps, interconnect, findings)\n",
-    );
-    if graph {
-        s.push_str("- [graph-latency.svg](graph-latency.svg) ([PNG](graph-latency.png)): the inferred interconnect\n\n![Inferred interconnect](graph-latency.png)\n");
-    }
-    s
-}
-
-/// CSV of the main job: every measured cell in long form, one line each, so
-/// both matrices fit one table a script can read; with nothing measured, the
-/// firmware's SLIT in the same form (kind `slit`).
-fn cells_csv(doc: &RunReport, topo: &Topology) -> String {
-    let mut t = Table::new([
-        "kind",
-        "cpu_node",
-        "mem_node",
-        "median",
-        "unit",
-        "cv",
-        "placement_fraction",
-        "flagged",
-    ]);
-    for m in [&doc.latency, &doc.bandwidth].into_iter().flatten() {
-        let kind = serde_json::to_value(m.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        for c in &m.cells {
-            t.push([
-                kind.clone(),
-                c.cpu_node.to_string(),
-                c.mem_node.to_string(),
-                format!("{:.3}", c.median),
-                m.unit.clone(),
-                format!("{:.4}", c.cv),
-                format!("{:.4}", c.placement.fraction_on_intended),
-                c.flagged.to_string(),
-            ]);
-        }
-    }
-    if doc.latency.is_none() && doc.bandwidth.is_none() {
-        if let Some(d) = &topo.distances {
-            for (a, from) in d.node_ids.iter().enumerate() {
-                for (b, to) in d.node_ids.iter().enumerate() {
-                    let Some(v) = d.matrix.get(a).and_then(|r| r.get(b)) else {
-                        continue;
-                    };
-                    // A distance has no spread and no placement: empty, not zero.
-                    t.push([
-                        "slit".to_string(),
-                        from.to_string(),
-                        to.to_string(),
-                        v.to_string(),
-                        "slit".to_string(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                    ]);
-                }
-            }
-        }
-    }
-    t.to_csv()
+    Ok(())
 }

@@ -147,24 +147,16 @@ fn read_json(path: &Path) -> Result<Value, CompareError> {
     })
 }
 
-/// The kind of a numaprobe document, told from its keys.
+/// The kind of a document as the comparison names it (`report` for a
+/// run.json), from the one reader's [`identify`](crate::model::document::identify);
+/// None for a kind the comparison does not read.
 fn kind_of(doc: &Value) -> Option<&'static str> {
-    let has = |k: &str| doc.get(k).is_some();
-    if has("topology") && (has("latency") || has("bandwidth")) {
-        return Some("report");
+    use crate::model::document::{identify, Kind};
+    match identify(doc)? {
+        Kind::Run => Some("report"),
+        k @ (Kind::Topo | Kind::Latency | Kind::Bandwidth | Kind::Pin) => Some(k.name()),
+        _ => None,
     }
-    match doc.get("kind").and_then(Value::as_str) {
-        Some("latency") if has("matrix") => return Some("latency"),
-        Some("bandwidth") if has("matrix") => return Some("bandwidth"),
-        _ => {}
-    }
-    if has("cpus") && has("numa_nodes") {
-        return Some("topo");
-    }
-    if has("strategy") && has("placement") {
-        return Some("pin");
-    }
-    None
 }
 
 fn parse<T: serde::de::DeserializeOwned>(

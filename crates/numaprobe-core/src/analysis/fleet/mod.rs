@@ -14,6 +14,7 @@ pub mod robust;
 pub mod signature;
 pub mod stream;
 
+use crate::model::document::{identify, Kind};
 use crate::model::fleet::{FleetNode, FleetReport, MetricStats, NodeStatus, Outlier, OutlierRule};
 use crate::model::ranking::Better;
 use serde_json::Value;
@@ -65,7 +66,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                 continue;
             }
             Some(text) => match serde_json::from_str::<Value>(text) {
-                Ok(d) if d["topology"].is_object() => d,
+                Ok(d) if identify(&d) == Some(Kind::Run) => d,
                 Ok(_) => {
                     fail(
                         &mut node,

@@ -1,0 +1,176 @@
+//! The main job's summary: the terminal text, summary.md (Markdown) and the
+//! long CSV of every measured cell, from run.json's model. The status line
+//! comes from `run_status`, the extra phases' lines from `run_extra`.
+
+use super::table::Table;
+use crate::model::run::RunReport;
+use crate::model::Format;
+use crate::topology::Topology;
+
+/// What the summary shows first: the run's status and the buffer set-ups
+/// (the job's own sentence), one line each; none when nothing was measured.
+pub fn status_lines<P, C>(
+    doc: &RunReport<P, C>,
+    setups: Option<&str>,
+) -> Vec<(&'static str, String)> {
+    let Some(st) = &doc.status else {
+        return Vec::new();
+    };
+    let mut v = vec![("Status", super::run_status::line(st))];
+    if let Some(s) = setups {
+        v.push(("Buffer set-ups", s.to_string()));
+    }
+    v
+}
+
+fn extra_lines<P, C>(doc: &RunReport<P, C>) -> Vec<String> {
+    super::run_extra::lines(
+        doc.c2c.as_ref(),
+        doc.loaded_latency.as_ref(),
+        doc.peak.as_ref(),
+        doc.sweep.as_ref(),
+    )
+}
+
+/// The terminal summary: topology, status, matrices, inferences, the extra
+/// phases, the binding and the notes.
+pub fn to_text<P, C>(
+    topo: &Topology,
+    doc: &RunReport<P, C>,
+    status: &[(&'static str, String)],
+) -> String {
+    let mut s = super::topo::to_summary(topo);
+    for (label, l) in status {
+        s.push_str(&format!("\n{label}: {l}\n"));
+    }
+    for m in doc.matrices() {
+        s.push('\n');
+        s.push_str(&m.render(Format::Table));
+    }
+    for inf in doc.inferences() {
+        s.push('\n');
+        s.push_str(&inf.to_text(true));
+    }
+    let extra = extra_lines(doc);
+    if !extra.is_empty() {
+        s.push_str("\nBeyond the matrices:\n");
+        for l in &extra {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+    if let Some(p) = &doc.binding {
+        s.push_str("\nBinding: one thread per core, scatter (numaprobe pin --strategy scatter)\n");
+        s.push_str(&p.commands_table().to_text());
+    }
+    if !doc.notes.is_empty() {
+        s.push('\n');
+        for n in &doc.notes {
+            s.push_str(&format!("Note: {n}\n"));
+        }
+    }
+    s
+}
+
+/// summary.md and `--format markdown`: the same as [`to_text`], as a
+/// document.
+pub fn to_markdown<P, C>(
+    topo: &Topology,
+    doc: &RunReport<P, C>,
+    status: &[(&'static str, String)],
+) -> String {
+    let mut s = String::from("# numaprobe report\n\n");
+    for (label, l) in status {
+        s.push_str(&format!("**{label}:** {l}\n\n"));
+    }
+    s.push_str(&super::topo::to_markdown(topo));
+    for m in doc.matrices() {
+        s.push('\n');
+        s.push_str(&m.render(Format::Markdown));
+    }
+    for inf in doc.inferences() {
+        s.push('\n');
+        s.push_str(&inf.to_markdown(true));
+    }
+    let extra = extra_lines(doc);
+    if !extra.is_empty() {
+        s.push_str("\n## Beyond the matrices\n\n");
+        for l in &extra {
+            s.push_str(&format!("- {l}\n"));
+        }
+    }
+    if let Some(p) = &doc.binding {
+        s.push_str("\n## Binding: one thread per core, scatter\n\n");
+        s.push_str(&p.commands_table().to_markdown());
+    }
+    for n in &doc.notes {
+        s.push_str(&format!("\n> {n}\n"));
+    }
+    s
+}
+
+/// The end of the report folder's summary.md: links to the pictures and
+/// the page beside it (only there: `--format markdown` on stdout has no
+/// files beside it).
+pub fn links(graph: bool) -> String {
+    let mut s = String::from(
+        "\n## Pictures and files\n\n- [report.html](report.html): the whole report as one page (topology picture, heatmaps, interconnect, findings)\n",
+    );
+    if graph {
+        s.push_str("- [graph-latency.svg](graph-latency.svg) ([PNG](graph-latency.png)): the inferred interconnect\n\n![Inferred interconnect](graph-latency.png)\n");
+    }
+    s
+}
+
+/// CSV of the main job: every measured cell in long form, one line each, so
+/// both matrices fit one table a script can read; with nothing measured, the
+/// firmware's SLIT in the same form (kind `slit`).
+pub fn cells_csv<P, C>(doc: &RunReport<P, C>, topo: &Topology) -> String {
+    let mut t = Table::new([
+        "kind",
+        "cpu_node",
+        "mem_node",
+        "median",
+        "unit",
+        "cv",
+        "placement_fraction",
+        "flagged",
+    ]);
+    for m in doc.matrices() {
+        let kind = m.kind_name();
+        for c in &m.cells {
+            t.push([
+                kind.to_string(),
+                c.cpu_node.to_string(),
+                c.mem_node.to_string(),
+                format!("{:.3}", c.median),
+                m.unit.clone(),
+                format!("{:.4}", c.cv),
+                format!("{:.4}", c.placement.fraction_on_intended),
+                c.flagged.to_string(),
+            ]);
+        }
+    }
+    if doc.latency.is_none() && doc.bandwidth.is_none() {
+        if let Some(d) = &topo.distances {
+            for (a, from) in d.node_ids.iter().enumerate() {
+                for (b, to) in d.node_ids.iter().enumerate() {
+                    let Some(v) = d.matrix.get(a).and_then(|r| r.get(b)) else {
+                        continue;
+                    };
+                    // A distance has no spread and no placement: empty, not zero.
+                    t.push([
+                        "slit".to_string(),
+                        from.to_string(),
+                        to.to_string(),
+                        v.to_string(),
+                        "slit".to_string(),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                    ]);
+                }
+            }
+        }
+    }
+    t.to_csv()
+}
