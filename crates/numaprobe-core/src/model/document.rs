@@ -96,6 +96,21 @@ impl Kind {
         }
     }
 
+    /// What the document is called in words ("not a valid binding
+    /// document").
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Topo => "topology",
+            Kind::Latency | Kind::Bandwidth => "matrix",
+            Kind::Infer => "inference",
+            Kind::Pin => "binding",
+            Kind::StudyPlan => "study plan",
+            Kind::Sweep => "latency sweep",
+            Kind::Locks => "lock contention",
+            k => k.name(),
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == s)
     }
@@ -311,7 +326,7 @@ pub enum DocumentError {
     Unknown { path: PathBuf },
     #[error("{}: schema {schema}; this numaprobe reads {}", path.display(), crate::SCHEMA)]
     Schema { path: PathBuf, schema: String },
-    #[error("{}: not a valid {kind} document: {message}", path.display())]
+    #[error("{}: not a valid {} document: {message}", path.display(), kind.noun())]
     Invalid {
         path: PathBuf,
         kind: Kind,
@@ -353,7 +368,10 @@ pub fn parse(v: &Value, kind: Kind, path: &Path) -> Result<Document, DocumentErr
         Kind::Latency | Kind::Bandwidth => {
             let m: Box<MatrixResult> = shaped(v).map_err(bad)?;
             if m.kind() != kind {
-                return Err(bad(format!("its matrix is a {} matrix", m.kind())));
+                return Err(bad(format!(
+                    "it says {kind} but holds a {} matrix",
+                    m.kind()
+                )));
             }
             Document::Matrix(m)
         }
@@ -443,11 +461,16 @@ pub struct Found {
 }
 
 /// What a folder holds: its numaprobe documents in file-name order, and
-/// the names of all its other files (pictures, summary, other tools'
-/// JSON), hidden files left out.
+/// the names of all its files (pictures, summary, other tools' JSON, the
+/// documents too), hidden files left out.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Folder {
     pub documents: Vec<Found>,
+    /// numaprobe documents of no kind this numaprobe knows (a newer
+    /// version's, or one written by hand such as a bare `rankings` list),
+    /// as JSON with their file name: a folder is still read, and the
+    /// caller takes what it can use.
+    pub unknown: Vec<(String, Value)>,
     pub files: Vec<String>,
 }
 
@@ -459,8 +482,8 @@ impl Folder {
 }
 
 /// Read a folder's documents. A JSON file that is not numaprobe's (no
-/// `numaprobe/` schema) is another tool's and only listed; a file that
-/// says it is numaprobe's and does not read is an error naming it.
+/// `numaprobe/` schema) is another tool's and only listed; a document of a
+/// kind this numaprobe knows that does not read is an error naming it.
 pub fn read_folder(dir: &Path) -> Result<Folder, DocumentError> {
     let folder_err = |e: std::io::Error| DocumentError::Folder {
         path: dir.to_path_buf(),
@@ -488,7 +511,10 @@ pub fn read_folder(dir: &Path) -> Result<Folder, DocumentError> {
         if !is_numaprobe(&v) {
             continue;
         }
-        let kind = identify(&v).ok_or_else(|| DocumentError::Unknown { path: path.clone() })?;
+        let Some(kind) = identify(&v) else {
+            out.unknown.push((name, v));
+            continue;
+        };
         out.documents.push(Found {
             document: parse(&v, kind, &path)?,
             provenance: v
@@ -653,6 +679,8 @@ mod tests {
         std::fs::write(d.join("latency.json"), written(&lat)).unwrap();
         std::fs::write(d.join("run.json"), written(&run)).unwrap();
         std::fs::write(d.join("other.json"), "{\"name\": \"another tool\"}").unwrap();
+        let newer = json!({"schema": "numaprobe/1", "kind": "from-a-newer-numaprobe"});
+        std::fs::write(d.join("newer.json"), newer.to_string()).unwrap();
         std::fs::write(d.join("summary.md"), "# numaprobe report\n").unwrap();
         std::fs::write(d.join(".numaprobe-manifest"), "run.json\n").unwrap();
         let f = match read(&d).unwrap() {
@@ -661,8 +689,15 @@ mod tests {
         };
         assert_eq!(
             f.files,
-            ["latency.json", "other.json", "run.json", "summary.md"]
+            [
+                "latency.json",
+                "newer.json",
+                "other.json",
+                "run.json",
+                "summary.md"
+            ]
         );
+        assert_eq!(f.unknown, [("newer.json".to_string(), newer)]);
         let kinds: Vec<(&str, Kind)> = f
             .documents
             .iter()
@@ -713,7 +748,10 @@ mod tests {
         )
         .unwrap();
         let e = read(&d).unwrap_err().to_string();
-        assert!(e.contains("mystery.json: not a valid topo document"), "{e}");
+        assert!(
+            e.contains("mystery.json: not a valid topology document"),
+            "{e}"
+        );
         std::fs::write(
             &unknown,
             "{\"schema\": \"numaprobe/9\", \"kind\": \"topo\"}",
@@ -738,9 +776,18 @@ mod tests {
         let v: Value = serde_json::from_str(&written(&lat)).unwrap();
         let e = parse(&v, Kind::Bandwidth, Path::new("b.json")).unwrap_err();
         assert!(
-            e.to_string().contains("not a valid bandwidth document"),
+            e.to_string()
+                .contains("it says bandwidth but holds a latency matrix"),
             "{e}"
         );
         assert!(parse(&v, Kind::Latency, Path::new("l.json")).is_ok());
+    }
+
+    #[test]
+    fn every_kind_is_in_the_manual() {
+        let doc = include_str!("../../../../doc/documents.md");
+        for k in Kind::ALL {
+            assert!(doc.contains(&format!("| `{}` |", k.name())), "{k}");
+        }
     }
 }

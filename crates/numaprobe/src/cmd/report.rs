@@ -14,6 +14,8 @@
 use crate::output::{usage, write_in_folder};
 use numaprobe_core::model::document::{self, Document, DocumentError, Found};
 use numaprobe_core::model::matrix::MatrixKind;
+use numaprobe_core::model::provenance::Provenance;
+use numaprobe_core::model::ranking::Ranking;
 use numaprobe_core::model::topo::TopoReport;
 use numaprobe_core::render::html::{self, Doc, ReportInput};
 use std::path::{Path, PathBuf};
@@ -109,7 +111,7 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
         DocumentError::Folder { .. } => anyhow::Error::new(e),
         e => usage(e.to_string()),
     })?;
-    if folder.documents.is_empty() {
+    if folder.documents.is_empty() && folder.unknown.is_empty() {
         return Err(usage(format!(
             "report {}: holds no numaprobe JSON document (topo.json, run.json, latency.json, ...); write one with `numaprobe run --report-dir {}` first",
             dir.display(),
@@ -134,6 +136,25 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
     let mut topos: Vec<Doc<TopoReport>> = Vec::new();
     for found in folder.documents {
         place(found, &mut input, &mut topos);
+    }
+    // A document of no kind this numaprobe knows still gives its rankings
+    // (any list of them joins the page) and its provenance.
+    for (file, v) in &folder.unknown {
+        if let Some(list) = v.get("rankings") {
+            let rankings: Vec<Ranking> = serde_json::from_value(list.clone())
+                .map_err(|e| usage(format!("{file}: not a valid rankings document: {e}")))?;
+            for r in rankings {
+                push_new(&mut input.rankings, file, r);
+            }
+        }
+        if let Some(p) = v.get("provenance") {
+            if let Ok(p) = serde_json::from_value::<Provenance>(p.clone()) {
+                input.provenance.push(Doc::new(file.as_str(), p));
+            }
+        }
+        if v.get("complete").and_then(serde_json::Value::as_bool) == Some(false) {
+            input.complete = false;
+        }
     }
     // The run's provenance describes the whole folder: it comes first.
     if let Some(i) = input.provenance.iter().position(|p| p.file == "run.json") {
