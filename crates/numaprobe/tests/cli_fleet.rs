@@ -161,7 +161,7 @@ fn without_slurm_it_says_so_in_one_line() {
 
 /// Every key of a fleet document, at any depth, but the metric ids that key
 /// `values`, the provenance (documented in its own section) and the `kind`
-/// every document carries (doc/documents.md lists them all).
+/// every document carries (its own section of doc/json.md lists them all).
 fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
     match v {
         serde_json::Value::Object(m) => {

@@ -785,7 +785,7 @@ mod tests {
 
     #[test]
     fn every_kind_is_in_the_manual() {
-        let doc = include_str!("../../../../doc/documents.md");
+        let doc = include_str!("../../../../doc/json.md");
         for k in Kind::ALL {
             assert!(doc.contains(&format!("| `{}` |", k.name())), "{k}");
         }
