@@ -104,7 +104,8 @@ fn repo_root() -> PathBuf {
 }
 
 /// Every tracked file, relative to the repository's root; without git (a
-/// source tarball) every file under the root but build output and VCS data.
+/// source tarball) every file under the root but build output, VCS data and
+/// the vendored crates (other projects' words).
 fn tracked_files(root: &Path) -> Vec<PathBuf> {
     let git = Command::new("git")
         .args(["ls-files", "-z"])
@@ -120,6 +121,11 @@ fn tracked_files(root: &Path) -> Vec<PathBuf> {
                 .collect();
         }
     }
+    walk_files(root)
+}
+
+/// Every file under `root` but build output, VCS data and vendored crates.
+fn walk_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
@@ -132,7 +138,10 @@ fn tracked_files(root: &Path) -> Vec<PathBuf> {
             let Ok(ft) = e.file_type() else { continue };
             if ft.is_dir() {
                 let n = name.to_string_lossy();
-                if !(n.starts_with("target") || n == ".git" || n == "mutants.out") {
+                let skip = n.starts_with("target")
+                    || n.starts_with("mutants.out")
+                    || matches!(n.as_ref(), ".git" | "vendor" | ".cargo");
+                if !skip {
                     stack.push(r);
                 }
             } else if ft.is_file() {
@@ -226,4 +235,28 @@ fn planted_lines_are_caught() {
         let v = violations(f);
         assert!(v.is_empty(), "false alarm on {f:?}: {v:?}");
     }
+}
+
+/// Without git (an unpacked source tarball) the walk reads the project's
+/// files and leaves the vendored crates and build output alone.
+#[test]
+fn the_walk_skips_vendored_crates_and_build_output() {
+    let t = tempfile::tempdir().unwrap();
+    for f in [
+        "README.md",
+        "doc/x.md",
+        "vendor/c/src/lib.rs",
+        "target/debug/a",
+        ".git/HEAD",
+    ] {
+        let p = t.path().join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "x").unwrap();
+    }
+    let mut got: Vec<String> = walk_files(t.path())
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    got.sort();
+    assert_eq!(got, ["README.md", "doc/x.md"]);
 }
