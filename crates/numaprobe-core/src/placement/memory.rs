@@ -493,8 +493,8 @@ Node 1, zone   Normal
         assert!(node_memory(&z, 2, PAGE).is_none());
     }
 
-    /// The VM: a 192 MiB node whose min watermark is 12.5 MiB. The
-    /// old figure (MemFree + Inactive(file)) offered 69.8 MiB; the kernel
+    /// The VM rig's `dragonfly` node: 192 MiB with a min watermark of
+    /// 12.5 MiB. MemFree + Inactive(file) would offer 69.8 MiB; the kernel
     /// gives far less before it reclaims or kills.
     #[test]
     fn a_small_node_keeps_its_watermarks() {
