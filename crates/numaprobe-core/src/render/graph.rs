@@ -242,6 +242,35 @@ mod tests {
         assert!(svg.contains("\n3\n"), "node label drawn");
     }
 
+    /// Drawn from 2 to MAX_NODES nodes and up to MAX_LINKS links; one past
+    /// either limit, or one node, is left out with its reason.
+    #[test]
+    fn the_picture_is_left_out_past_either_limit() {
+        let base = sample();
+        let with = |nodes: usize, links: usize| {
+            let mut inf = base.clone();
+            inf.nodes = (0..nodes as u32).collect();
+            let link = base.link_details[0].clone();
+            inf.link_details = vec![link; links];
+            left_out(&inf)
+        };
+        assert_eq!(with(4, 4), None);
+        assert_eq!(with(2, 1), None);
+        assert_eq!(with(MAX_NODES, MAX_LINKS), None);
+        let why = with(MAX_NODES + 1, 20).unwrap();
+        assert_eq!(
+            why,
+            "No interconnect picture: 17 nodes and 20 direct links would be a tangle (it is drawn for up to 16 nodes and 48 links); the groups and the links table say the same."
+        );
+        let why = with(8, MAX_LINKS + 1).unwrap();
+        assert!(why.contains("8 nodes and 49 direct links"), "{why}");
+        assert_eq!(
+            with(1, 0).as_deref(),
+            Some("No interconnect picture: fewer than two nodes.")
+        );
+        assert!(with(0, 0).is_some());
+    }
+
     #[test]
     fn png_is_rendered_with_text() {
         let bytes = render_png(&sample()).unwrap();

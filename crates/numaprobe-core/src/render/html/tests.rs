@@ -614,4 +614,19 @@ fn words_keep_hyphens_and_slashes_on_one_line() {
         format!("<span class=\"long\">{places}</span>")
     );
     assert_eq!(page::words(""), "");
+    // The limit: LONG_WORD characters stay whole, one more may break. An
+    // escaped `&` counts as one character short of its entity's length
+    // (the `;` is not counted), near enough for a limit.
+    let at = format!("a-{}", "b".repeat(page::LONG_WORD - 2));
+    assert_eq!(page::words(&at), format!("<span class=\"nw\">{at}</span>"));
+    let past = format!("{at}c");
+    assert_eq!(
+        page::words(&past),
+        format!("<span class=\"long\">{past}</span>")
+    );
+    let amp = format!("a&amp;{}", "b".repeat(page::LONG_WORD - 5));
+    assert_eq!(
+        page::words(&amp),
+        format!("<span class=\"nw\">{amp}</span>")
+    );
 }
