@@ -391,6 +391,38 @@ mod tests {
         assert_eq!(a.matches[2].plateau, Some(2), "{}", a.matches[2].text);
     }
 
+    /// The L3 plateau starts near 0.9 MiB: within 4x of a 256 KiB L2 (where
+    /// a buffer leaves it, however slowly the curve turns), so it is the L3.
+    #[test]
+    fn a_plateau_within_four_times_the_smaller_cache_is_the_larger_one() {
+        let c = curve(&[(32 << 10, 1.5), (768 << 10, 5.0), (24 << 20, 20.0)], 90.0);
+        let caches = [cache("L2", 256 << 10), cache("L3", 32 << 20)];
+        let a = analyse_curve(PageKind::Thp, &c, &caches, 1 << 30);
+        assert!(a.plateaus[2].from_bytes > 512 << 10, "{:?}", a.plateaus);
+        assert_eq!(a.matches[1].plateau, Some(2), "{}", a.matches[1].text);
+    }
+
+    /// Two caches near one knee (22.6 to 26.9 MiB, middle 24.7 MiB): the
+    /// closer one takes it, the other matches nothing.
+    #[test]
+    fn a_knee_goes_to_the_closest_cache_and_to_one_only() {
+        let c = curve(&[(32 << 10, 1.5), (768 << 10, 5.0), (24 << 20, 20.0)], 90.0);
+        let caches = [cache("A", 12 << 20), cache("B", 32 << 20)];
+        let a = analyse_curve(PageKind::Thp, &c, &caches, 1 << 30);
+        assert_eq!(a.matches[1].plateau, Some(2), "{}", a.matches[1].text);
+        assert_eq!(a.matches[0].plateau, None, "{}", a.matches[0].text);
+        let caches = [cache("B", 32 << 20), cache("A", 12 << 20)];
+        let a = analyse_curve(PageKind::Thp, &c, &caches, 1 << 30);
+        assert_eq!(a.matches[0].plateau, Some(2), "{}", a.matches[0].text);
+        assert_eq!(a.matches[1].plateau, None, "{}", a.matches[1].text);
+        // Closeness on a log scale, whichever side: 20 MiB is 1.24x below
+        // the middle, 40 MiB 1.62x above it.
+        let caches = [cache("C", 20 << 20), cache("D", 40 << 20)];
+        let a = analyse_curve(PageKind::Thp, &c, &caches, 1 << 30);
+        assert_eq!(a.matches[0].plateau, Some(2), "{}", a.matches[0].text);
+        assert_eq!(a.matches[1].plateau, None, "{}", a.matches[1].text);
+    }
+
     #[test]
     fn a_step_below_the_ratio_is_not_a_new_level() {
         // 20 -> 24 ns at 8 MiB is 1.2x: one plateau, no knee for a 8 MiB cache.
@@ -415,5 +447,13 @@ mod tests {
             "{}",
             a.matches[0].text
         );
+        // Half the sweep's end is near enough to say so too; a quarter is not.
+        let near = |size: u64| {
+            analyse_curve(PageKind::Small, &c, &[cache("L4", size)], 1 << 30).matches[0]
+                .text
+                .clone()
+        };
+        assert!(near(600 << 20).contains("too close to see one"));
+        assert_eq!(near(256 << 20), "no knee near L4 (256 MiB)");
     }
 }
