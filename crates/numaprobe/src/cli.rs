@@ -54,7 +54,7 @@ pub enum Command {
     Fleet(crate::cmd::fleet::Args),
     /// One node's part of `numaprobe fleet` (started by Slurm, not by people)
     #[command(hide = true)]
-    FleetNode(crate::cmd::fleet_node::Args),
+    FleetNode(crate::cmd::fleet::node::Args),
     /// Compare memory policies (first touch, serial init, interleave, weighted, preferred, unpinned) on a streaming workload
     Policy(crate::cmd::policy::Args),
     /// Compare two report folders or documents: topology, firmware and every measured cell (exit 1 when they differ)

@@ -4,16 +4,12 @@
 
 pub mod bandwidth;
 pub mod c2c;
-pub mod c2c_locks;
 pub mod check;
 pub mod diff;
 pub mod fleet;
-pub mod fleet_node;
-pub mod fleet_slurm;
 pub mod generate;
 pub mod infer;
 pub mod latency;
-pub mod latency_sweep;
 pub mod loaded_latency;
 pub mod measure;
 pub mod peak;
@@ -25,8 +21,6 @@ pub mod run;
 pub mod study;
 pub mod topo;
 pub mod tune;
-mod tune_group;
-mod tune_run;
 
 use crate::cli::{Cli, Command, OutputArgs};
 use crate::output::usage;
@@ -106,7 +100,7 @@ fn dispatch_command(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Tune(a) => tune::run(a),
         Command::Fleet(a) => fleet::run(a),
-        Command::FleetNode(a) => fleet_node::run(a),
+        Command::FleetNode(a) => fleet::node::run(a),
         Command::Policy(a) => policy::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Check(a) => check::run(a),

@@ -3,7 +3,7 @@
 //! measured. It is made only when stderr is a terminal (see `Line`), so a
 //! pipe or a CI log never receives an escape code from it.
 
-use super::{counts, elapsed_eta, Snapshot};
+use super::text::{counts, elapsed_eta, Snapshot};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

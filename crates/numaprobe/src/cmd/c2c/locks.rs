@@ -3,8 +3,9 @@
 //! line naming it and the valid ones (exit 2) before any thread starts. An
 //! interrupted measurement writes the runs it finished (`complete: false`).
 
-use super::measure;
-use super::progress::StepLine;
+use super::args::Args;
+use crate::cmd::measure;
+use crate::cmd::progress::StepLine;
 use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::experiments::locks::{
@@ -15,30 +16,7 @@ use numaprobe_core::units;
 use std::path::Path;
 use std::time::Duration;
 
-/// Options that only `--locks` reads.
-#[derive(clap::Args, Debug, Default)]
-pub struct LocksArgs {
-    /// --locks: thread counts, comma-separated (e.g. 1,2,4). Default: 1, 2, 4, ... up to what each placement holds
-    #[arg(long, value_name = "LIST")]
-    pub threads: Option<String>,
-    /// --locks: placements, comma-separated: same_core (SMT siblings), same_l3, same_node, cross_node. Default: every one the machine can satisfy (the others are skipped with a note)
-    #[arg(long, value_name = "LIST")]
-    pub placement: Option<String>,
-    /// --locks: operations, comma-separated: atomic_add, spin_lock. Default: both
-    #[arg(long, value_name = "LIST")]
-    pub ops: Option<String>,
-    /// --locks: counters, comma-separated: shared (one counter), false_sharing (own counters on one line), own_line. Default: all three
-    #[arg(long, value_name = "LIST")]
-    pub sharing: Option<String>,
-    /// --locks: how read-modify-writes run on arm64: auto (LSE where the CPU has it), lse, llsc (load/store-exclusive loops). Default: auto
-    #[arg(long, value_name = "KIND")]
-    pub atomics: Option<String>,
-    /// --locks: time per run (op, sharing, placement, threads), e.g. 200ms; a sample is a tenth of it (1 ms to 100 ms). Default: 200ms
-    #[arg(long, value_name = "DURATION")]
-    pub locks_time: Option<String>,
-}
-
-fn config(a: &super::c2c::Args) -> anyhow::Result<LocksConfig> {
+fn config(a: &Args) -> anyhow::Result<LocksConfig> {
     let l = &a.locks_args;
     let threads = measure::list(
         "--threads",
@@ -86,7 +64,7 @@ fn config(a: &super::c2c::Args) -> anyhow::Result<LocksConfig> {
     })
 }
 
-pub fn run(args: &super::c2c::Args) -> anyhow::Result<()> {
+pub fn run(args: &Args) -> anyhow::Result<()> {
     let cfg = config(args)?;
     if cfg.cpus.is_some() && cfg.placements.is_some() {
         return Err(usage(

@@ -2,14 +2,16 @@
 //! reports gathered into one folder (`DIR/<node>/`), and the fleet analysis
 //! (`numaprobe_core::analysis::fleet`) written as fleet.json, fleet.md,
 //! fleet.csv and fleet.html beside them. `--from DIR` re-analyses a gathered
-//! folder without Slurm. The launching is in `fleet_slurm`, the task each
-//! node runs in `fleet_node`, the stream framing in `fleet_frame`.
+//! folder without Slurm. The launching is in `slurm.rs`, the task each
+//! node runs in `node.rs`, the stream framing in `analysis::fleet::stream`.
 
-use super::fleet_node::{Gather, STATUS_FILE};
-use super::fleet_slurm::{self, Selection};
+pub mod node;
+mod slurm;
+
 use crate::cli::OutputArgs;
 use crate::output::{usage, write_atomic};
 use anyhow::Context;
+use node::{Gather, STATUS_FILE};
 use numaprobe_core::analysis::fleet::stream::valid_node_name;
 use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
 use numaprobe_core::model::fleet::{FleetReport, NodeRunStatus, NodeStatus};
@@ -17,6 +19,7 @@ use numaprobe_core::model::Format;
 use numaprobe_core::render;
 use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
 use numaprobe_core::units;
+use slurm::Selection;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -94,10 +97,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     // Everything the user gave is checked before Slurm is asked for anything.
     let budget = match &args.budget {
-        Some(b) => super::run::budget(Some(b))?,
-        None => super::run::DEFAULT_BUDGET,
+        Some(b) => crate::cmd::run::budget(Some(b))?,
+        None => crate::cmd::run::DEFAULT_BUDGET,
     };
-    super::measure::size("--size", &args.size)?;
+    crate::cmd::measure::size("--size", &args.size)?;
     let timeout = match &args.node_timeout {
         Some(s) => units::parse_duration(s).map_err(|_| {
             usage(format!(
@@ -114,14 +117,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "give the nodes to run on: --nodes N (Slurm picks them) or --nodelist LIST (e.g. node[001-016])",
         ));
     }
-    let srun = fleet_slurm::find_srun()?;
+    let srun = slurm::find_srun()?;
     if let Some(p) = &args.partition {
-        fleet_slurm::check_partition(p)?;
+        slurm::check_partition(p)?;
     }
     let expected = args
         .nodelist
         .as_deref()
-        .and_then(fleet_slurm::expand_nodelist)
+        .and_then(slurm::expand_nodelist)
         .unwrap_or_default()
         .into_iter()
         // A folder is made for each: only host names.
@@ -158,7 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         account: args.account.clone(),
         time: args.time.clone(),
     };
-    let srun_args = fleet_slurm::srun_args(
+    let srun_args = slurm::srun_args(
         &sel,
         &exe,
         args.gather,
@@ -167,7 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &run_args,
     );
     eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
-    let gathered = fleet_slurm::launch(&srun, &srun_args, &dir, &expected, |node, st| {
+    let gathered = slurm::launch(&srun, &srun_args, &dir, &expected, |node, st| {
         eprintln!("numaprobe: {node}: {}", ended_in_words(st));
     })?;
 
@@ -175,7 +178,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         // Nothing came back: leave no empty fleet folder behind (this run
         // made it, and prepare_dir made sure it was empty before).
         let _ = std::fs::remove_dir(&dir);
-        let line = fleet_slurm::srun_failure(&gathered);
+        let line = slurm::srun_failure(&gathered);
         // srun's own words for a selection that cannot be had are bad input.
         let bad_input = gathered.srun_stderr.iter().any(|l| {
             l.contains("Invalid partition")
@@ -233,7 +236,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if gathered.stopped {
         notes.push("stopped by a signal before every node came back; srun was ended".into());
     } else if gathered.srun_status != Some(0) {
-        notes.push(fleet_slurm::srun_failure(&gathered));
+        notes.push(slurm::srun_failure(&gathered));
     }
     let inputs = read_folder(&dir)?;
     finish(&args.out, &dir, &analyse(inputs), &notes)

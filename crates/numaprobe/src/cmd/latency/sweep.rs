@@ -1,14 +1,14 @@
 //! `numaprobe latency --sweep [FROM-TO]`: latency against working-set size
 //! on one CPU and one memory node, per page kind, with the knees matched to
-//! the caches the topology reports. `cmd/latency.rs` hands its arguments
+//! the caches the topology reports. `latency/mod.rs` hands its arguments
 //! here when `--sweep` is given; the options are parsed here (bad values:
 //! one line, exit 2, before any thread starts), the measurement is
 //! `experiments::sweep`, the reading `analysis::sweep`, the output
 //! `render::sweep`.
 
-use super::latency::Args;
-use super::measure;
-use super::progress::StepLine;
+use super::args::Args;
+use crate::cmd::measure;
+use crate::cmd::progress::StepLine;
 use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::analysis;
@@ -133,7 +133,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             .map(|k| format!("{} pages", k.name()))
             .collect::<Vec<_>>()
             .join(" and "),
-        super::progress::duration_text(costs.iter().sum())
+        crate::cmd::progress::duration_text(costs.iter().sum())
     );
     let mut progress = StepLine::planned("latency sweep", costs);
     let (sink, format) = (args.out.sink(), args.out.format());

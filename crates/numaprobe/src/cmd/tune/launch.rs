@@ -5,11 +5,11 @@
 //! environment. While it runs, `/proc/PID/numa_maps` is sampled at growing
 //! intervals (10 ms, 20 ms, 40 ms, ... up to 1 s), so a short program gets a
 //! few samples and a long one is not disturbed often. The child leads a
-//! process group of its own (`tune_group`): a stop request (Ctrl-C) or the
+//! process group of its own (`group.rs`): a stop request (Ctrl-C) or the
 //! run's time limit ends the whole group, and whatever the program left
 //! behind in it when it ended is ended too, so no run disturbs the next.
 
-use super::tune_group::{Group, GRACE};
+use super::group::{Group, GRACE};
 use numaprobe_core::experiments::tune::Planned;
 use numaprobe_core::model::tune::Run;
 use numaprobe_core::placement::numa_maps::{self, NumaMaps};

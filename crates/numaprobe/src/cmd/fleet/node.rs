@@ -3,7 +3,7 @@
 //! the fleet's settings under a time limit, then either leaves the report in
 //! the shared folder `DIR/<node>/` with a `fleet-node.json` saying how the
 //! run ended, or sends the report folder and that status back through the
-//! job's output (see `fleet_frame`). It always exits 0 after saying how the
+//! job's output (see `analysis::fleet::stream`). It always exits 0 after saying how the
 //! run went, so one failing node never ends the others' tasks.
 
 use crate::cli::OutputArgs;

@@ -5,7 +5,7 @@
 //! launching, the exclusivity and the time limit; nothing here starts
 //! processes on other machines itself.
 
-use super::fleet_node::{Gather, STATUS_FILE};
+use super::node::{Gather, STATUS_FILE};
 use crate::output::{usage, write_atomic};
 use anyhow::Context;
 use numaprobe_core::analysis::fleet::stream::{self, Collector, Event, FrameError, Line};

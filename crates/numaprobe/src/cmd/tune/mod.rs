@@ -2,11 +2,14 @@
 //! candidate placement (thread binding x memory policy, planned by the
 //! library's `experiments::tune`), interleaved round by round so drift hits
 //! all alike, and print the ranking and the winner ready to paste. The
-//! running of one process is `tune_run.rs`.
+//! running of one process is `launch.rs`.
 
-use super::tune_run::{self, Ended};
+mod group;
+mod launch;
+
 use crate::cli::OutputArgs;
 use crate::output::{stderr_is_terminal, usage};
+use launch::Ended;
 use numaprobe_core::analysis::binding::BindError;
 use numaprobe_core::experiments::tune::{self, Meta, Outcome};
 use numaprobe_core::model::tune::{Failure, TuneReport};
@@ -124,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
     };
     let program = resolve(&args.command[0])?;
-    let topo = super::topo::read_topology(Path::new("/"))?;
+    let topo = crate::cmd::topo::read_topology(Path::new("/"))?;
     let allowed = topo.cpus.iter().filter(|c| c.allowed && c.online).count();
     let (threads, threads_from) = threads(&args, allowed)?;
     let weighted = weighted_interleave_weights(Path::new("/")).is_some();
@@ -133,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(c) = plan
         .candidates
         .iter()
-        .find(|c| tune_run::cpu_set(&c.cpus).is_none())
+        .find(|c| launch::cpu_set(&c.cpus).is_none())
     {
         return Err(usage(format!(
             "{}: a CPU number is beyond what sched_setaffinity takes on this system",
@@ -167,7 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 );
             }
             let (ended, left) =
-                tune_run::run_once(&program, &args.command[1..], cand, round, timeout);
+                launch::run_once(&program, &args.command[1..], cand, round, timeout);
             for note in stray_notes(&cand.label, round, &left) {
                 if progress {
                     eprint!("\r\x1b[K");
@@ -198,7 +201,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     if !run.ok {
                         outcomes[i].failure = Some(Failure {
                             round,
-                            status: tune_run::describe(&run),
+                            status: launch::describe(&run),
                             stderr_tail,
                         });
                     }
@@ -271,7 +274,7 @@ fn build(
 }
 
 /// What one run left behind, as notes (none when it left nothing).
-fn stray_notes(label: &str, round: usize, left: &tune_run::Strays) -> Vec<String> {
+fn stray_notes(label: &str, round: usize, left: &launch::Strays) -> Vec<String> {
     let mut notes = Vec::new();
     if !left.ended.is_empty() {
         notes.push(format!(
