@@ -8,13 +8,13 @@
 
 mod cli;
 mod cmd;
+mod help;
 #[allow(dead_code)] // not every command uses every output function
 mod output;
 mod panics;
 mod report_dir;
 mod signals;
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -42,7 +42,10 @@ fn main() -> ExitCode {
 }
 
 fn run() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let parsed = help::command()
+        .try_get_matches()
+        .and_then(|m| <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             // clap prints help/version to stdout with exit 0, usage errors to

@@ -9,31 +9,65 @@ mod common;
 
 use cli::{numaprobe, ok, usage_error};
 
-/// The subcommands `numaprobe --help` lists, without `help`.
+/// The subcommands `numaprobe --help` lists in its groups: every line of a
+/// group that starts with a name (not a group heading, not a wrapped
+/// description, not the group's example).
 fn listed_subcommands() -> Vec<String> {
     let help = ok(&numaprobe(&["--help"]));
     let mut names = Vec::new();
     let mut in_commands = false;
     for line in help.lines() {
-        if line.starts_with("Commands:") {
+        if line.starts_with("Commands, by what you want to do:") {
             in_commands = true;
             continue;
         }
-        if in_commands {
-            let Some(rest) = line.strip_prefix("  ") else {
-                break;
-            };
-            // A long description wraps onto lines indented further: not a name.
-            if rest.starts_with(' ') {
-                continue;
-            }
-            let name = rest.split_whitespace().next().unwrap_or_default();
-            if name != "help" {
-                names.push(name.to_string());
-            }
+        if line.starts_with("Options") {
+            break;
         }
+        let Some(rest) = line.strip_prefix("  ").filter(|_| in_commands) else {
+            continue;
+        };
+        // A long description wraps onto lines indented further: not a name.
+        if rest.starts_with(' ') || rest.starts_with("e.g. ") {
+            continue;
+        }
+        names.push(
+            rest.split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        );
     }
     names
+}
+
+#[test]
+fn help_groups_the_commands_by_what_people_want_to_do() {
+    let help = ok(&numaprobe(&["--help"]));
+    for heading in [
+        "Measure this machine:",
+        "Analyse a matrix:",
+        "Place threads and memory:",
+        "Compare and check:",
+        "Many nodes (Slurm):",
+        "Report:",
+    ] {
+        assert!(help.lines().any(|l| l == heading), "{heading}\n{help}");
+    }
+    // One example per group, each a command line that parses.
+    let examples: Vec<&str> = help
+        .lines()
+        .filter_map(|l| l.strip_prefix("  e.g. numaprobe "))
+        .collect();
+    assert_eq!(examples.len(), 6, "{help}");
+    let subs = listed_subcommands();
+    for name in ["run", "latency", "infer", "pin", "diff", "fleet", "report"] {
+        assert!(subs.iter().any(|s| s == name), "{name} in {subs:?}");
+    }
+    assert!(
+        !subs.iter().any(|s| s == "help" || s == "fleet-node"),
+        "{subs:?}"
+    );
 }
 
 #[test]

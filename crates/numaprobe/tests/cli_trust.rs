@@ -252,7 +252,7 @@ fn the_main_jobs_options_work_without_run() {
     assert!(err.contains("soon"), "{err}");
     let help = ok(&numaprobe(&["--help"], t.path()));
     assert!(
-        help.contains("Commands:") && help.contains("--budget"),
+        help.contains("Commands, by what you want to do:") && help.contains("--budget"),
         "{help}"
     );
 }
