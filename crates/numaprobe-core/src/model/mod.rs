@@ -5,7 +5,8 @@
 //! - `infer`: the inference (levels, hops, links, hierarchy, findings, advice)
 //! - `study`: the contention study's results and its `--plan` document, built
 //!   from `study_plan` (experiments, cases, threads), `label` (thread labels),
-//!   `hops` (hop counts from distance levels) and `background` (load levels
+//!   `hops` (hop counts from distance levels; `hops_file` reads them from a
+//!   latency matrix in a file) and `background` (load levels
 //!   and subscriptions)
 //! - `pin`: a binding's CPUs, nodes and command lines
 //! - `topo`: the topology as a document, and per-package summaries
@@ -38,6 +39,7 @@ pub mod extra;
 pub mod fleet;
 pub mod format;
 pub mod hops;
+pub mod hops_file;
 pub mod infer;
 pub mod input;
 pub mod label;

@@ -170,65 +170,10 @@ fn study_error(e: StudyError) -> anyhow::Error {
     }
 }
 
-/// What `--distances` needs of a latency document (the rest of it, cells
-/// and provenance, is not used for hop counts, so a hand-written
-/// `{"unit": "ns", "cpu_nodes": .., "mem_nodes": .., "matrix": ..}` will do).
-#[derive(serde::Deserialize)]
-struct Distances {
-    unit: String,
-    cpu_nodes: Vec<u32>,
-    mem_nodes: Vec<u32>,
-    matrix: Vec<Vec<Option<f64>>>,
-}
-
-const DISTANCES_EXPECTED: &str = "expected the JSON of `numaprobe latency --format json`: \
-unit \"ns\", cpu_nodes, mem_nodes and a matrix of one row per CPU node";
-
-/// Read `--distances FILE` into hop counts; every problem is one line that
-/// names the file and what was expected (never a bare parser message).
+/// Read `--distances FILE` into hop counts (one line naming the file and
+/// what was expected when it cannot).
 fn read_distances(path: &Path) -> anyhow::Result<HopMap> {
-    let file = path.display();
-    let text = numaprobe_core::model::input::read_text(path).map_err(|e| {
-        usage(format!(
-            "--distances {file}: cannot read it ({}); {DISTANCES_EXPECTED}",
-            e.reason()
-        ))
-    })?;
-    let d: Distances = serde_json::from_str(&text).map_err(|e| {
-        use serde_json::error::Category;
-        let what = match e.classify() {
-            Category::Eof if text.trim().is_empty() => "the file is empty".to_string(),
-            Category::Syntax | Category::Eof | Category::Io => {
-                format!("not valid JSON (line {}, column {})", e.line(), e.column())
-            }
-            // serde's own words name the key (`missing field `unit``); the
-            // position would point into the file, not help.
-            Category::Data => {
-                let msg = e.to_string();
-                let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-                format!("not a latency matrix ({msg})")
-            }
-        };
-        usage(format!("--distances {file}: {what}; {DISTANCES_EXPECTED}"))
-    })?;
-    let shape_ok = !d.cpu_nodes.is_empty()
-        && d.matrix.len() == d.cpu_nodes.len()
-        && d.matrix.iter().all(|r| r.len() == d.mem_nodes.len());
-    if !shape_ok {
-        return Err(usage(format!(
-            "--distances {file}: the matrix has {} row(s) for {} CPU node(s) and {} memory node(s); {DISTANCES_EXPECTED}",
-            d.matrix.len(),
-            d.cpu_nodes.len(),
-            d.mem_nodes.len()
-        )));
-    }
-    if d.unit != "ns" {
-        return Err(usage(format!(
-            "--distances {file}: a matrix in {}; hop counts need a latency matrix (unit ns, from `numaprobe latency --format json`)",
-            d.unit
-        )));
-    }
-    Ok(HopMap::from_latency(&d.cpu_nodes, &d.mem_nodes, &d.matrix))
+    numaprobe_core::model::hops_file::read(path).map_err(|e| usage(format!("--distances {e}")))
 }
 
 fn hop_map(topo: &Topology, distances: &Option<PathBuf>) -> anyhow::Result<HopMap> {
