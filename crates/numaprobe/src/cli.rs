@@ -1,5 +1,6 @@
-//! The command-line surface: global structure, shared option groups, and the
-//! list of subcommands. Each subcommand's own options live in `cmd/<name>.rs`.
+//! The command-line surface: global structure, shared option groups (output,
+//! sysfs root, a matrix's nodes, sampling, page size), and the list of
+//! subcommands. Each subcommand's own options live in `cmd/<name>.rs`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use numaprobe_core::model::Format;
@@ -163,4 +164,37 @@ pub struct SysfsArgs {
     /// Read the machine's description (sys/, proc/) below DIR instead of `/`, e.g. an unpacked dump
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub sysfs_root: PathBuf,
+}
+
+/// `--cpu-nodes` and `--mem-nodes`: the rows and columns of a matrix
+/// (`latency`, `bandwidth`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct NodeArgs {
+    /// CPU nodes to measure from (rows), as a list like 0-2,5. Default: every node with a CPU this process may use
+    #[arg(long, value_name = "LIST")]
+    pub cpu_nodes: Option<String>,
+    /// Memory nodes to measure (columns), as a list like 0-2,5. Default: every memory node this process may use, memory-only nodes included
+    #[arg(long, value_name = "LIST")]
+    pub mem_nodes: Option<String>,
+}
+
+/// `--time-budget` and `--cv-target`: how long each cell of a matrix samples
+/// (`latency`, `bandwidth`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SamplingArgs {
+    /// Time budget per cell, e.g. 2s or 500ms. Default: 2s (enough for a CV well under 1 % on an idle machine)
+    #[arg(long, value_name = "DURATION")]
+    pub time_budget: Option<String>,
+    /// Stop a cell early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
+    #[arg(long, value_name = "CV")]
+    pub cv_target: Option<String>,
+}
+
+/// `--pages`: the page size of the buffers (`latency`, `bandwidth`, `peak`,
+/// `loaded-latency`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PageArgs {
+    /// Page size: 4k, thp (transparent huge pages), 2m or 1g (hugetlbfs; the node needs free huge pages). Default: thp when the kernel offers it (TLB misses then do not inflate the figures), else 4k
+    #[arg(long, value_name = "PAGES")]
+    pub pages: Option<String>,
 }

@@ -3,7 +3,7 @@
 //! Options are strings parsed here so bad values are one line, exit 2.
 
 use super::measure;
-use crate::cli::OutputArgs;
+use crate::cli::{NodeArgs, OutputArgs, PageArgs, SamplingArgs};
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::bandwidth::{self, BandwidthConfig};
@@ -33,27 +33,18 @@ pub struct Args {
     /// Measure 1..N threads on one node pair (the first --cpu-nodes node, its own memory unless --mem-nodes says otherwise); N is --threads or every allowed CPU of the node
     #[arg(long)]
     pub scaling: bool,
-    /// CPU nodes to measure from (rows), as a list like 0-2,5. Default: every node with a CPU this process may use
-    #[arg(long, value_name = "LIST")]
-    pub cpu_nodes: Option<String>,
-    /// Memory nodes to measure (columns), as a list like 0-2,5. Default: every memory node this process may use, memory-only nodes included
-    #[arg(long, value_name = "LIST")]
-    pub mem_nodes: Option<String>,
+    #[command(flatten)]
+    pub nodes: NodeArgs,
     /// The CPUs the threads run on, as a list like 0-3 or 0,2,4 (a CCD, one SMT sibling per core...): a row node's threads use the listed CPUs on it (the first --threads of them). Without --cpu-nodes the rows are the nodes of these CPUs; with it, every row node needs one. Default: one per physical core of each node
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// Total buffer size over all threads: KiB/MiB/GiB or kB/MB/GB. Default: max(256 MiB, 8 x last-level cache), so the stream misses every cache, capped at half of the node's allocatable memory (free above the kernel's watermarks). Checked again before each cell: a given size that no longer fits fails that cell, the default is halved for it (and the cell flagged)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// Page size: 4k, thp, 2m or 1g (hugetlbfs; the node needs free huge pages). Default: thp when the kernel offers it, else 4k
-    #[arg(long, value_name = "PAGES")]
-    pub pages: Option<String>,
-    /// Time budget per cell, e.g. 2s or 500ms. Default: 2s
-    #[arg(long, value_name = "DURATION")]
-    pub time_budget: Option<String>,
-    /// Stop a cell early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
-    #[arg(long, value_name = "CV")]
-    pub cv_target: Option<String>,
+    #[command(flatten)]
+    pub page_size: PageArgs,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Force a vector width: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has
     #[arg(long, value_name = "WIDTH")]
     pub vector: Option<String>,
@@ -86,15 +77,18 @@ fn config(a: &Args) -> anyhow::Result<BandwidthConfig> {
     };
     let width = measure::vector(&a.vector)?;
     Ok(BandwidthConfig {
-        cpu_nodes: measure::node_list("--cpu-nodes", &a.cpu_nodes)?,
+        cpu_nodes: measure::node_list("--cpu-nodes", &a.nodes.cpu_nodes)?,
         cpus: measure::node_list("--cpus", &a.cpus)?,
-        mem_nodes: measure::node_list("--mem-nodes", &a.mem_nodes)?,
+        mem_nodes: measure::node_list("--mem-nodes", &a.nodes.mem_nodes)?,
         size: measure::size("--size", &a.size)?,
         op,
         threads,
         scaling: a.scaling,
-        pages: measure::pages(&a.pages)?,
-        rule: Some(measure::rule(&a.time_budget, &a.cv_target)?),
+        pages: measure::pages(&a.page_size.pages)?,
+        rule: Some(measure::rule(
+            &a.sampling.time_budget,
+            &a.sampling.cv_target,
+        )?),
         width,
     })
 }

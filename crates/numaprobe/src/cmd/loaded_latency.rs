@@ -5,7 +5,7 @@
 
 use super::measure;
 use super::progress::StepLine;
-use crate::cli::OutputArgs;
+use crate::cli::{OutputArgs, PageArgs};
 use crate::output::{usage, PartialFile, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::loaded::{self, LoadedConfig, DEFAULT_POINT_BUDGET, MAX_DELAY};
@@ -60,9 +60,8 @@ pub struct Args {
     /// Vector width of the load threads' read kernel: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has, as `bandwidth` (so the saturated read point is comparable with it)
     #[arg(long, value_name = "WIDTH")]
     pub vector: Option<String>,
-    /// Page size: 4k, thp, 2m or 1g. Default: thp when the kernel offers it, else 4k
-    #[arg(long, value_name = "PAGES")]
-    pub pages: Option<String>,
+    #[command(flatten)]
+    pub page_size: PageArgs,
     /// Time budget per point, e.g. 1s or 300ms. Default: 1s (one node: 14 points plus set-up; 37 s measured on a busy 2-CPU machine, doc/long-commands.md)
     #[arg(long, value_name = "DURATION")]
     pub time_budget: Option<String>,
@@ -159,7 +158,7 @@ fn config(a: &Args) -> anyhow::Result<LoadedConfig> {
         mixes: mixes(&a.mix)?,
         delays: delays(&a.delays)?,
         size: measure::size("--size", &a.size)?,
-        pages: measure::pages(&a.pages)?,
+        pages: measure::pages(&a.page_size.pages)?,
         width: measure::vector(&a.vector)?,
         rule: Some(rule),
         cpu_node: node("--cpu-node", &a.cpu_node)?,

@@ -162,8 +162,8 @@ pub fn budget(cli: &Cli) -> Option<Budget> {
     match &cli.command {
         None => given("--budget", &cli.main_job.budget, run::DEFAULT_BUDGET),
         Some(Command::Run(a)) => given("--budget", &a.budget, run::DEFAULT_BUDGET),
-        Some(Command::Latency(a)) => given("--time-budget", &a.time_budget, per_cell),
-        Some(Command::Bandwidth(a)) => given("--time-budget", &a.time_budget, per_cell),
+        Some(Command::Latency(a)) => given("--time-budget", &a.sampling.time_budget, per_cell),
+        Some(Command::Bandwidth(a)) => given("--time-budget", &a.sampling.time_budget, per_cell),
         Some(Command::Peak(a)) if !a.memory_only => {
             given("--time-budget", &a.time_budget, per_cell)
         }

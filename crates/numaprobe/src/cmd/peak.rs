@@ -4,7 +4,7 @@
 
 use super::measure;
 use super::progress::{finish_line, StepLine};
-use crate::cli::OutputArgs;
+use crate::cli::{OutputArgs, PageArgs};
 use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::experiments::peak::{self, PeakConfig, MIX_HELP};
@@ -34,9 +34,8 @@ pub struct Args {
     /// Buffer per thread (read and write parts together): KiB/MiB/GiB or kB/MB/GB. Default: each node's max(256 MiB, 2 x last-level cache), capped at half its allocatable memory, over its threads (a stream only has to exceed the cache)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// Page size: 4k, thp, 2m or 1g. Default: thp when the kernel offers it, else 4k
-    #[arg(long, value_name = "PAGES")]
-    pub pages: Option<String>,
+    #[command(flatten)]
+    pub page_size: PageArgs,
     /// Time budget per step (one mix on the system or on one node), e.g. 2s or 500ms. Default: 2s
     #[arg(long, value_name = "DURATION")]
     pub time_budget: Option<String>,
@@ -79,7 +78,7 @@ fn config(a: &Args) -> anyhow::Result<PeakConfig> {
     Ok(PeakConfig {
         mixes,
         size: measure::size("--size", &a.size)?,
-        pages: measure::pages(&a.pages)?,
+        pages: measure::pages(&a.page_size.pages)?,
         width: measure::vector(&a.vector)?,
         rule: Some(measure::rule(&a.time_budget, &a.cv_target)?),
         per_node: !a.system_only,

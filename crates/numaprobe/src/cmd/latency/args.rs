@@ -1,7 +1,7 @@
 //! `numaprobe latency`'s options, read by the matrix (`mod.rs`) and by the
 //! working-set sweep (`sweep.rs`).
 
-use crate::cli::OutputArgs;
+use crate::cli::{NodeArgs, OutputArgs, PageArgs, SamplingArgs};
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures:\n\n\
@@ -17,12 +17,8 @@ nodes included); the unit is nanoseconds per load.\n\n\
 A cell that cannot be measured (its memory does not fit, a kernel call fails) is listed as failed \
 and the run goes on; the output holds every measured cell, then the exit status is 1.")]
 pub struct Args {
-    /// CPU nodes to measure from (rows), as a list like 0-2,5. Default: every node with a CPU this process may use
-    #[arg(long, value_name = "LIST")]
-    pub cpu_nodes: Option<String>,
-    /// Memory nodes to measure (columns), as a list like 0-2,5. Default: every memory node this process may use, memory-only nodes included
-    #[arg(long, value_name = "LIST")]
-    pub mem_nodes: Option<String>,
+    #[command(flatten)]
+    pub nodes: NodeArgs,
     /// The CPUs that run the chase, one per row node (e.g. an SMT sibling or a core of another CCD), as a list like 3,17. Without --cpu-nodes the rows are the nodes of these CPUs; with it, every row node needs one. Default: the first allowed core of each node
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
@@ -47,15 +43,10 @@ pub struct Args {
     /// Random chase only: stay within windows of N 4 KiB pages before moving on (multichase's TLB locality), to separate DRAM latency from TLB misses. Default: no window
     #[arg(long, value_name = "PAGES")]
     pub tlb_window: Option<String>,
-    /// Page size: 4k, thp (transparent huge pages), 2m or 1g (hugetlbfs; the node needs free huge pages). Default: thp when the kernel offers it (TLB misses then do not inflate the figure), else 4k
-    #[arg(long, value_name = "PAGES")]
-    pub pages: Option<String>,
-    /// Time budget per cell, e.g. 2s or 500ms. Default: 2s (enough for a CV well under 1 % on an idle machine)
-    #[arg(long, value_name = "DURATION")]
-    pub time_budget: Option<String>,
-    /// Stop a cell early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
-    #[arg(long, value_name = "CV")]
-    pub cv_target: Option<String>,
+    #[command(flatten)]
+    pub page_size: PageArgs,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     #[command(flatten)]
     pub out: OutputArgs,
 }

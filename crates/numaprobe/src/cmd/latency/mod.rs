@@ -64,14 +64,17 @@ fn config(a: &Args) -> anyhow::Result<LatencyConfig> {
         }
     };
     Ok(LatencyConfig {
-        cpu_nodes: measure::node_list("--cpu-nodes", &a.cpu_nodes)?,
+        cpu_nodes: measure::node_list("--cpu-nodes", &a.nodes.cpu_nodes)?,
         cpus: measure::node_list("--cpus", &a.cpus)?,
-        mem_nodes: measure::node_list("--mem-nodes", &a.mem_nodes)?,
+        mem_nodes: measure::node_list("--mem-nodes", &a.nodes.mem_nodes)?,
         size: measure::size("--size", &a.size)?,
         stride,
         pattern: Some(pattern),
-        pages: measure::pages(&a.pages)?,
-        rule: Some(measure::rule(&a.time_budget, &a.cv_target)?),
+        pages: measure::pages(&a.page_size.pages)?,
+        rule: Some(measure::rule(
+            &a.sampling.time_budget,
+            &a.sampling.cv_target,
+        )?),
         seed: None,
     })
 }

@@ -92,17 +92,17 @@ pub fn config(a: &Args) -> anyhow::Result<SweepConfig> {
             }
         },
     };
-    let mut rule = measure::rule(&a.time_budget, &a.cv_target)?;
-    if a.time_budget.is_none() {
+    let mut rule = measure::rule(&a.sampling.time_budget, &a.sampling.cv_target)?;
+    if a.sampling.time_budget.is_none() {
         rule.budget = sweep::default_rule().budget;
     }
     Ok(SweepConfig {
         range,
         points_per_octave: points,
-        cpu_node: one_node("--cpu-nodes", &a.cpu_nodes)?,
-        mem_node: one_node("--mem-nodes", &a.mem_nodes)?,
+        cpu_node: one_node("--cpu-nodes", &a.nodes.cpu_nodes)?,
+        mem_node: one_node("--mem-nodes", &a.nodes.mem_nodes)?,
         cpus: measure::node_list("--cpus", &a.cpus)?,
-        pages: pages(&a.pages)?,
+        pages: pages(&a.page_size.pages)?,
         rule: Some(rule),
         seed: None,
     })
