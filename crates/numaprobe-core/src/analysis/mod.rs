@@ -7,10 +7,11 @@
 //! `model::pin`); it never renders (renderers sit above it, in `render`).
 //!
 //! The main job: build a [`Matrix`] from its latency or bandwidth result
-//! ([`Matrix::new`], or [`parse`] on the result's JSON), set `matrix.slit =
-//! Some(Slit::from_distances(..))` from the topology, then call
-//! [`analyse_with_advice`] (or [`analyse`] and [`advise`]) and add
-//! [`hmat::compare`] with the topology's HMAT to the findings.
+//! ([`Matrix::from_result`], or [`parse`] on any supported text), set
+//! `matrix.slit = Some(Slit::from_distances(..))` from the topology, then
+//! call [`analyse_with_advice`] (or [`analyse`] and [`advise`]) and add
+//! [`hmat::compare`] with the topology's HMAT to the findings;
+//! [`machine::infer_on`] does all of it for a matrix and its machine.
 //! `binding::bind` computes thread placements from a `Topology`.
 //! `compare` sets two runs side by side (`diff`: topology, firmware and every
 //! cell with a noise-aware verdict) and checks a machine against a saved
@@ -28,6 +29,7 @@ pub mod input;
 pub mod interleave;
 pub mod levels;
 pub mod loaded;
+pub mod machine;
 pub mod matrix;
 pub mod mlc;
 mod pin_report;

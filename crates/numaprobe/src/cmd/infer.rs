@@ -93,34 +93,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ))
         })?),
     };
-    let mut matrix = analysis::parse_with(&text, analysis::ParseOptions { unit, select })
+    let matrix = analysis::parse_with(&text, analysis::ParseOptions { unit, select })
         .map_err(|e| usage(format!("{name}: {e}")))?;
     let topo = match &args.sysfs_root {
         Some(root) => Some(super::topo::read_topology(root)?),
         None => None,
     };
-    if let (None, Some(d)) = (
-        &matrix.slit,
-        topo.as_ref().and_then(|t| t.distances.as_ref()),
-    ) {
-        matrix.slit = Some(analysis::Slit::from_distances(d));
-    }
-    // The machine knows which of its nodes have no CPUs.
-    if let Some(t) = &topo {
-        matrix.cpuless = t
-            .nodes
-            .iter()
-            .filter(|n| n.cpus.is_empty())
-            .map(|n| n.os_index)
-            .collect();
-    }
-    let mut inf = analysis::analyse_with_advice(&matrix);
-    if let Some(t) = &topo {
-        if !matrix.slit_only {
-            inf.findings
-                .extend(analysis::hmat::compare(&matrix, &t.hmat));
-        }
-    }
+    let inf = analysis::machine::infer_on(matrix, topo.as_ref());
 
     if let Some(p) = &args.graph_svg {
         let svg = render::graph::render_svg(&inf)?;
