@@ -258,19 +258,27 @@ impl Matrix {
         d: &crate::topology::Distances,
         cpu_nodes: &[u32],
     ) -> Result<Matrix, MatrixError> {
-        let s = Slit::from_distances(d);
+        Matrix::of_slit(Slit::from_distances(d), Some(cpu_nodes))
+    }
+
+    /// A SLIT as the matrix to analyse. A firmware table has a row for
+    /// every node; `cpu_nodes`, when known, says which of them can run
+    /// threads.
+    fn of_slit(s: Slit, cpu_nodes: Option<&[u32]>) -> Result<Matrix, MatrixError> {
         let values = s
             .matrix
             .iter()
             .map(|r| r.iter().map(|&x| Some(x)).collect())
             .collect();
         let mut m = Matrix::new(Unit::Distance, s.nodes.clone(), s.nodes.clone(), values)?;
-        m.cpuless = s
-            .nodes
-            .iter()
-            .copied()
-            .filter(|n| !cpu_nodes.contains(n))
-            .collect();
+        if let Some(cpu) = cpu_nodes {
+            m.cpuless = s
+                .nodes
+                .iter()
+                .copied()
+                .filter(|n| !cpu.contains(n))
+                .collect();
+        }
         m.slit = Some(s);
         m.slit_only = true;
         Ok(m)
@@ -415,25 +423,9 @@ pub(crate) fn parse_json_value(
         let Some(s) = slit else {
             return Err(MatrixError::Empty);
         };
-        let values = s
-            .matrix
-            .iter()
-            .map(|r| r.iter().map(|&x| Some(x)).collect())
-            .collect();
-        let mut m = Matrix::new(Unit::Distance, s.nodes.clone(), s.nodes.clone(), values)?;
-        // A firmware table has a row for every node; `cpu_nodes`, when
-        // given, says which of them can run threads.
-        if let Some(cpu) = ids(obj.get("cpu_nodes"), "cpu_nodes")? {
-            m.cpuless = s
-                .nodes
-                .iter()
-                .copied()
-                .filter(|n| !cpu.contains(n))
-                .collect();
-        }
+        let cpu = ids(obj.get("cpu_nodes"), "cpu_nodes")?;
+        let mut m = Matrix::of_slit(s, cpu.as_deref())?;
         m.label = label;
-        m.slit = Some(s);
-        m.slit_only = true;
         return Ok(m);
     };
 
