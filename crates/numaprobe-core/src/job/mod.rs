@@ -36,6 +36,7 @@ use crate::model::run_status::RunStatus;
 use crate::placement::LiveSystem;
 use crate::stats::StopRule;
 use crate::topology::Topology;
+use crate::units::format_size;
 use cost::{CostModel, Load, Observed};
 use keeper::{Keeper, Later, Observer};
 use plan::{Coverage, JobPlan, PhasePlan};
@@ -78,8 +79,8 @@ pub const MIN_BUDGET: Duration = Duration::from_secs(1);
 pub fn buffer_sizes(llc: Option<u64>, cap: u64) -> Vec<u64> {
     const STEP: u64 = 2 << 20;
     let round = |x: u64| x.div_ceil(STEP) * STEP;
+    let floor = memory_floor(llc);
     let llc = llc.unwrap_or(0);
-    let floor = (2 * llc).max(32 << 20);
     let mut v = vec![cap];
     // Without a known LLC, a smaller buffer might be cache: keep the default.
     if llc > 0 {
@@ -93,6 +94,27 @@ pub fn buffer_sizes(llc: Option<u64>, cap: u64) -> Vec<u64> {
         }
     }
     v
+}
+
+/// The smallest buffer whose figure is memory's: twice the last-level cache,
+/// and never below the 32 MiB of the latency method's smallest array.
+pub fn memory_floor(llc: Option<u64>) -> u64 {
+    (2 * llc.unwrap_or(0)).max(32 << 20)
+}
+
+/// A note for a default buffer the footprint limit kept below
+/// [`memory_floor`]: the run measures what it may hold, and says that its
+/// figures may then include cache hits and what would help.
+fn below_floor_note(size: u64, llc: Option<u64>, why: &str) -> Option<String> {
+    let floor = memory_floor(llc);
+    (size < floor).then(|| {
+        format!(
+            "buffers of {}, below the {} a memory figure needs (32 MiB, or twice the last-level cache{}): {why}; the figures may include cache hits (--size sets the buffer, within the machine's memory)",
+            format_size(size),
+            format_size(floor),
+            llc.map(|l| format!(" of {}", format_size(l))).unwrap_or_default(),
+        )
+    })
 }
 
 /// What the user asked of the main job.
@@ -156,6 +178,13 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
     // `--size` the user gave fails the cell instead.
     lat.size_explicit = cfg.size.is_some();
     bw.size_explicit = cfg.size.is_some();
+    if cfg.size.is_none() {
+        let why = crate::placement::FootprintLimit::live(&live).statement();
+        if let Some(n) = below_floor_note(sizes[0], topo.llc_bytes(), &why) {
+            lat.notes.push(n.clone());
+            bw.notes.push(n);
+        }
+    }
     // A failed calibration is no reason to refuse the job: the assumed
     // rates are corrected after the first cell anyway.
     let costs = cost::calibrate(mem_nodes[0], lat.pages).unwrap_or(CostModel::ASSUMED);
@@ -499,6 +528,24 @@ fn sort_like(cells: &[(u32, u32)], cpu: &[u32], mem: &[u32]) -> Vec<(u32, u32)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_default_below_the_floor_is_said_with_its_reason() {
+        const MIB: u64 = 1 << 20;
+        assert_eq!(below_floor_note(32 * MIB, None, "why"), None);
+        assert_eq!(below_floor_note(64 * MIB, Some(32 * MIB), "why"), None);
+        let n = below_floor_note(26 * MIB, Some(16 * MIB), "the footprint").unwrap();
+        assert!(
+            n.starts_with("buffers of 26 MiB, below the 32 MiB a memory figure needs (32 MiB, or twice the last-level cache of 16 MiB): the footprint;"),
+            "{n}"
+        );
+        // Twice a 24 MiB cache is the floor, not 32 MiB.
+        let n = below_floor_note(40 * MIB, Some(24 * MIB), "x").unwrap();
+        assert!(n.contains("below the 48 MiB"), "{n}");
+        assert!(below_floor_note(31 * MIB, None, "x")
+            .unwrap()
+            .contains("cache)"));
+    }
 
     #[test]
     fn buffer_sizes_start_at_the_default_and_stay_above_twice_the_llc() {

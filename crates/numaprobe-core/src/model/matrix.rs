@@ -288,7 +288,7 @@ impl MatrixResult {
             .collect();
         let worst = unstable.iter().max_by(|a, b| a.cv.total_cmp(&b.cv))?;
         Some(format!(
-            "{} of {} {} cells spread too far to be trusted (worst: CPU node {} -> memory node {}, CV {:.1} %, {:.1} to {:.1} {}); measure on a quieter machine, with a longer --time-budget, or repeat the run",
+            "{} of {} {} cells spread too far to be trusted (worst: CPU node {} -> memory node {}, CV {:.1} %, {:.1} to {:.1} {}); measure on a quieter machine, with a longer budget (--budget for the main job, --time-budget for one command), or repeat the run",
             unstable.len(),
             self.cells.len(),
             self.matrix_name(),
