@@ -152,12 +152,6 @@ pub fn parse_fraction(s: &str) -> Result<f64, ParseError> {
     }
 }
 
-/// Parse a page kind (`--pages`): `4k` (also `small`), `thp`, `2m`, `1g`,
-/// case ignored.
-pub fn parse_pages(s: &str) -> Result<crate::placement::PageKind, ParseError> {
-    crate::placement::PageKind::parse(s.trim()).ok_or_else(|| ParseError::Pages(s.to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -229,7 +229,7 @@ fn durations_cv_targets_and_page_kinds_never_panic_and_name_the_value() {
                 Ok(x) => prop_assert!((0.0..1.0).contains(&x)),
                 Err(e) => prop_assert!(e.to_string().contains(&quoted), "{e}"),
             }
-            match units::parse_pages(&s) {
+            match PageKind::parse_arg(&s) {
                 Ok(k) => prop_assert!(
                     k.name().eq_ignore_ascii_case(s.trim())
                         || s.trim().eq_ignore_ascii_case("small")
@@ -274,8 +274,8 @@ fn durations_cv_targets_and_page_kinds_never_panic_and_name_the_value() {
         PageKind::Huge2M,
         PageKind::Huge1G,
     ] {
-        assert_eq!(units::parse_pages(k.name()), Ok(k));
-        assert_eq!(units::parse_pages(&k.name().to_uppercase()), Ok(k));
+        assert_eq!(PageKind::parse_arg(k.name()), Ok(k));
+        assert_eq!(PageKind::parse_arg(&k.name().to_uppercase()), Ok(k));
     }
 }
 

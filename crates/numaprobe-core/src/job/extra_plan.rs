@@ -139,7 +139,7 @@ pub fn pairs_by_level(
 ) -> Vec<(u32, u32)> {
     let first_row = cpu_nodes
         .first()
-        .map(|&c| super::plan::diagonal_and_farthest(&[c], mem_nodes, distances));
+        .map(|&c| super::cells::diagonal_and_farthest(&[c], mem_nodes, distances));
     // The local pair: the first CPU node's own memory, measured if it was.
     let local = cpu_nodes
         .iter()

@@ -4,47 +4,12 @@
 //! time, ETA from the plan and the measured costs).
 
 use super::cost::{CostModel, Load, Observed};
+pub use super::observer::{Observer, Status};
 use super::plan::{fit, CELL_MAX_S};
-use super::step_keeper::StepStatus;
 use super::Phase;
 use crate::experiments::Progress;
-use crate::model::extra::{Extra, ExtraRecord};
 use crate::model::matrix::MatrixResult;
 use crate::stats::StopRule;
-
-/// Where the main job stands, for a progress line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Status {
-    pub phase: Phase,
-    /// Cells of this phase finished (measured or failed).
-    pub phase_done: usize,
-    pub phase_total: usize,
-    /// Cells of all phases finished and planned.
-    pub done: usize,
-    pub total: usize,
-    pub elapsed_s: f64,
-    /// Seconds still to go, from the plan corrected by the measured costs.
-    pub eta_s: Option<f64>,
-}
-
-/// The caller's side of the main job: a [`Progress`] observer per cell, plus
-/// where the job stands and when a phase starts.
-pub trait Observer: Progress {
-    fn phase_started(&mut self, _phase: Phase, _cells: usize) {}
-    fn status(&mut self, _status: &Status) {}
-    /// A phase ended (completely, or interrupted); `result` is final.
-    fn phase_finished(&mut self, _phase: Phase, _result: &MatrixResult) {}
-    /// A phase was reduced when it began, because the phases before it cost
-    /// more than planned; `plan.reason` says how.
-    fn replanned(&mut self, _plan: &super::plan::PhasePlan) {}
-    /// An extra phase (c2c, loaded latency, peak) begins with `share_s`
-    /// seconds of the budget.
-    fn extra_started(&mut self, _phase: Extra, _share_s: f64) {}
-    /// Where the running extra phase stands (after every step).
-    fn extra_status(&mut self, _status: &StepStatus) {}
-    /// An extra phase ended: measured, partial, skipped or failed.
-    fn extra_finished(&mut self, _record: &ExtraRecord) {}
-}
 
 /// Seconds to go for a command without a job plan: the mean wall time of the
 /// finished cells for each remaining one, or before the first, the planned

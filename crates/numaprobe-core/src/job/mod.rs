@@ -19,12 +19,14 @@
 //! else into all of it; after them the extra phases ([`extra`]: c2c,
 //! loaded latency, system peak, sweep) share what is left.
 
+pub mod cells;
 pub mod conclusions;
 pub mod cost;
 pub mod extra;
 pub mod extra_plan;
 pub mod interleave;
 pub mod keeper;
+pub mod observer;
 pub mod plan;
 pub mod status;
 pub mod step_keeper;

@@ -6,7 +6,7 @@
 //! "out of time" when the share is spent or the next step could not fit,
 //! so the experiment stops between steps with what it has.
 
-use super::keeper::Observer;
+pub use super::observer::{Observer, StepStatus};
 use crate::experiments::StepProgress;
 use crate::model::extra::Extra;
 use crate::stats::StopRule;
@@ -15,19 +15,6 @@ use std::time::Duration;
 /// The least sampling a step is given: the experiments then end a step
 /// after the warm-up and the three samples a median needs.
 pub const STEP_FLOOR_S: f64 = 0.01;
-
-/// Where an extra phase stands, for a progress line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepStatus {
-    pub phase: Extra,
-    pub steps_done: usize,
-    pub steps: usize,
-    /// What the step running now is (a CPU pair, a curve point).
-    pub label: String,
-    /// Seconds since the phase began, and of its share still left.
-    pub elapsed_s: f64,
-    pub left_s: f64,
-}
 
 pub struct StepKeeper<'a> {
     observer: &'a mut dyn Observer,

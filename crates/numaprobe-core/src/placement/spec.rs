@@ -89,6 +89,12 @@ impl PageKind {
         }
     }
 
+    /// Parse a page kind as a user writes it (`--pages`): `4k` (also
+    /// `small`), `thp`, `2m`, `1g`, case and surrounding blanks ignored.
+    pub fn parse_arg(s: &str) -> Result<Self, crate::units::ParseError> {
+        Self::parse(s.trim()).ok_or_else(|| crate::units::ParseError::Pages(s.to_string()))
+    }
+
     /// The size a mapping of this kind is rounded up to and the granularity
     /// at which pages are touched and queried, on the running kernel (THP is
     /// touched at the base page so a partial fallback is still fully faulted

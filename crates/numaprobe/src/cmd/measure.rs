@@ -106,7 +106,10 @@ pub fn vector(v: &Option<String>) -> anyhow::Result<Option<VectorWidth>> {
 
 pub fn pages(v: &Option<String>) -> anyhow::Result<Option<PageKind>> {
     v.as_deref()
-        .map(|s| units::parse_pages(s).map_err(|e| usage(format!("--pages: {e}"))))
+        .map(|s| {
+            numaprobe_core::placement::PageKind::parse_arg(s)
+                .map_err(|e| usage(format!("--pages: {e}")))
+        })
         .transpose()
 }
 

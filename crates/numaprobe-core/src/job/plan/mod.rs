@@ -22,6 +22,7 @@
 //! 5. Latency only on the diagonal, then row by row as far as the budget
 //!    goes (at least one cell).
 
+use super::cells::{all_cells, diagonal_and_farthest};
 use super::cost::{Corrected, CostModel, Load};
 use super::Phase;
 use crate::topology::Distances;
@@ -117,48 +118,6 @@ pub struct Request {
     /// back for the extra phases ([`super::extra_plan`]). 1 plans the
     /// matrices alone.
     pub matrix_share: f64,
-}
-
-fn all_cells(cpu: &[u32], mem: &[u32]) -> Vec<(u32, u32)> {
-    cpu.iter()
-        .flat_map(|&c| mem.iter().map(move |&m| (c, m)))
-        .collect()
-}
-
-/// Per row: the local cell and the remote node farthest by the SLIT (the
-/// next node id after the row's, when there is no SLIT).
-pub fn diagonal_and_farthest(
-    cpu: &[u32],
-    mem: &[u32],
-    distances: Option<&Distances>,
-) -> Vec<(u32, u32)> {
-    let mut out = Vec::new();
-    for &c in cpu {
-        if mem.contains(&c) {
-            out.push((c, c));
-        }
-        let remote: Vec<u32> = mem.iter().copied().filter(|&m| m != c).collect();
-        let far = match distances {
-            Some(d) if remote.iter().all(|&m| d.get(c, m).is_some()) => remote
-                .iter()
-                .copied()
-                // Farthest first; the lowest id among equals.
-                .max_by_key(|&m| (d.get(c, m), std::cmp::Reverse(m))),
-            _ => remote
-                .iter()
-                .copied()
-                .find(|&m| m > c)
-                .or(remote.first().copied()),
-        };
-        out.extend(far.map(|m| (c, m)));
-    }
-    out.sort_by_key(|&(c, m)| {
-        (
-            cpu.iter().position(|&x| x == c),
-            mem.iter().position(|&x| x == m),
-        )
-    });
-    out
 }
 
 /// The diagonal first, then every other cell row by row: the order the

@@ -66,12 +66,14 @@ fn pages(v: &Option<String>) -> anyhow::Result<Option<Vec<PageKind>>> {
     match v.as_deref().map(|s| s.trim().to_ascii_lowercase()) {
         None => Ok(None),
         Some(s) if s == "both" => Ok(Some(vec![PageKind::Small, PageKind::Thp])),
-        Some(s) => units::parse_pages(&s).map(|k| Some(vec![k])).map_err(|_| {
-            usage(format!(
-                "--pages: invalid value '{}' (valid with --sweep: 4k, thp, 2m, 1g, both)",
-                v.as_deref().unwrap_or_default()
-            ))
-        }),
+        Some(s) => numaprobe_core::placement::PageKind::parse_arg(&s)
+            .map(|k| Some(vec![k]))
+            .map_err(|_| {
+                usage(format!(
+                    "--pages: invalid value '{}' (valid with --sweep: 4k, thp, 2m, 1g, both)",
+                    v.as_deref().unwrap_or_default()
+                ))
+            }),
     }
 }
 
