@@ -4,7 +4,7 @@
 //! chunks at the point's delay until told to stop, each chunk's bytes added
 //! to the thread's counter. `run.rs` drives it.
 
-use super::run::{setup, LoadCmd, Reply, Shared};
+use super::rig::{setup, LoadCmd, Reply, Shared};
 use crate::kernels::mix::{self, Mix, MixBuffers, LINE};
 use crate::placement::BufferSpec;
 use std::sync::atomic::Ordering;

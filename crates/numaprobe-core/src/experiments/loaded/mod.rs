@@ -16,6 +16,7 @@
 //! measure a memory node, a CPU-less one included.
 
 mod load;
+mod rig;
 mod run;
 
 pub use run::{run, run_with};

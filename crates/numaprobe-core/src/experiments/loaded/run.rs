@@ -22,6 +22,7 @@
 //! placement is checked with move_pages after each curve.
 
 use super::load::load_thread;
+use super::rig::{setup, ChaseCmd, ChasePoint, Counter, LoadCmd, Reply, Shared};
 use super::{LoadedPlan, PairCpus};
 use crate::experiments::{target_sample_ns, ExperimentError, StepProgress};
 use crate::kernels::chase::{self, ChasePattern};
@@ -29,10 +30,10 @@ use crate::kernels::mix::{Mix, LINE};
 use crate::kernels::VectorWidth;
 use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
 use crate::model::matrix::CellPlacement;
-use crate::placement::{pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PlacementCheck};
+use crate::placement::{BufferSpec, MemPolicy};
 use crate::stats::{self, StopReason, StopRule};
 use crate::timer::Timer;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::Duration;
 
@@ -129,53 +130,6 @@ fn mix_notes(mixes: &[String]) -> Option<String> {
              (write-allocate), which the bandwidth column does not count; nt-write avoids it"
                 .to_string()
         })
-}
-
-/// A load thread's byte counter, on its own lines so the counters do not
-/// share one.
-#[repr(align(128))]
-#[derive(Default)]
-pub(super) struct Counter(pub(super) AtomicU64);
-
-/// What the rig's threads share with the coordinator.
-pub(super) struct Shared {
-    /// True while the load threads should generate traffic.
-    pub(super) running: AtomicBool,
-    /// Load threads generating right now.
-    pub(super) active: AtomicUsize,
-    pub(super) bytes: Vec<Counter>,
-}
-
-pub(super) enum LoadCmd {
-    Run {
-        mix: Mix,
-        delay: u32,
-        width: VectorWidth,
-    },
-    Verify,
-    Quit,
-}
-
-enum ChaseCmd {
-    Measure(StopRule),
-    Verify,
-    Quit,
-}
-
-/// One point as the chase thread measured it.
-pub(super) struct ChasePoint {
-    measured: stats::Measured,
-    windows: Vec<f64>,
-    /// Median over the samples of every thread's bytes over the sample's
-    /// span, GB/s.
-    bandwidth_gbs: f64,
-}
-
-pub(super) enum Reply {
-    Ready(Result<u32, String>),
-    Point(Box<Result<ChasePoint, String>>),
-    Ran,
-    Checked(Result<PlacementCheck, String>),
 }
 
 struct PairRun<'a> {
@@ -437,19 +391,6 @@ pub(crate) fn percentile(v: &[f64], q: f64) -> f64 {
     s.sort_by(f64::total_cmp);
     let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
     s[rank - 1]
-}
-
-/// Pin, allocate and touch: what every rig thread does first. A panic is
-/// caught so the coordinator hears a reason, not silence.
-pub(super) fn setup(cpu: u32, spec: &BufferSpec) -> Result<(u32, NodeBuffer), String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let observed = pin_current_thread(&[cpu]).map_err(|e| e.to_string())?;
-        // Pinned before the first touch: pages and page tables come from here.
-        let mut buf = NodeBuffer::alloc(spec).map_err(|e| e.to_string())?;
-        buf.touch();
-        Ok((observed, buf))
-    }))
-    .unwrap_or_else(|_| Err("a measuring thread panicked".into()))
 }
 
 fn chase_thread(
