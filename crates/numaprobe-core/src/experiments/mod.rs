@@ -25,7 +25,6 @@ pub mod latency;
 pub mod line_samples;
 pub mod loaded;
 pub mod locks;
-mod locks_run;
 pub mod node_buffers;
 pub mod peak;
 pub mod policy;

@@ -5,9 +5,9 @@
 //! After every slice the counters must equal the operations the threads
 //! counted: a lost update fails the run rather than give a figure.
 
-use super::locks::{slice_of, LocksPlan};
-use super::{ExperimentError, StepProgress};
+use super::plan::{slice_of, LocksPlan};
 use crate::experiments::barrier::Barrier;
+use crate::experiments::{ExperimentError, StepProgress};
 use crate::kernels::atomics::{atomic_add_loop, spin_lock_loop, Rmw};
 use crate::model::locks::{LockFailed, LockRun, LocksResult};
 use crate::placement::{

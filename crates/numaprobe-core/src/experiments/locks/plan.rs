@@ -7,11 +7,10 @@
 //! node, cores spread over nodes), which thread counts each allows, and how
 //! the read-modify-writes will run (LSE or exclusive loops on arm64). A
 //! strategy the machine cannot satisfy is skipped with a note. The runner is
-//! `locks_run.rs`.
+//! `run.rs`.
 
-use super::{ExperimentError, StepProgress};
+use crate::experiments::ExperimentError;
 use crate::kernels::atomics::Rmw;
-use crate::model::locks::LocksResult;
 use crate::stats::StopRule;
 use crate::topology::Topology;
 use crate::units::format_list;
@@ -525,24 +524,3 @@ pub fn plan(topo: &Topology, cfg: &LocksConfig) -> Result<LocksPlan, ExperimentE
         notes,
     })
 }
-
-pub fn run(
-    plan: &LocksPlan,
-    progress: &mut dyn StepProgress,
-) -> Result<LocksResult, ExperimentError> {
-    super::locks_run::run(plan, progress, &mut |_| {})
-}
-
-/// [`run`], handing the result so far to `partial` after every run (the
-/// command rewrites `--output` with it, so a killed run keeps its runs).
-pub fn run_with(
-    plan: &LocksPlan,
-    progress: &mut dyn StepProgress,
-    partial: &mut dyn FnMut(&LocksResult),
-) -> Result<LocksResult, ExperimentError> {
-    super::locks_run::run(plan, progress, partial)
-}
-
-#[cfg(test)]
-#[path = "locks_tests.rs"]
-mod tests;

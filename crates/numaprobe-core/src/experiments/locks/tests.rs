@@ -1,10 +1,16 @@
 //! Tests of the locks plan (placements from synthetic topologies) and of a
 //! real run on this machine (the counters add up under contention).
 
+use super::plan::*;
 use super::*;
 use crate::experiments::NoProgress;
+use crate::kernels::atomics::Rmw;
+use crate::stats::StopRule;
 use crate::topology::testing::{build, CpuSpec};
 use crate::topology::Cache;
+use crate::topology::Topology;
+use std::collections::BTreeSet;
+use std::time::Duration;
 
 /// Two packages = two nodes, 4 cores each, 2 SMT threads per core; one L3
 /// per node (CPU n and n+16 are siblings).
