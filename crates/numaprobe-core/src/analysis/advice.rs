@@ -10,9 +10,9 @@
 //! threads. And cells of one level are equal: a "slowest" link is a level,
 //! never one link picked by a difference inside the noise.
 
-use super::infer::{compute, cost_of, Work};
 use super::levels::{GAP_SIGMAS, NOISE_FLOOR};
 use super::matrix::{Matrix, Unit};
+use super::work::{compute, cost_of, Work};
 use crate::model::infer::{fmt_value, groups_text, Finding, Inference, Level};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -108,7 +108,7 @@ pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
         .hierarchy
         .iter()
         .enumerate()
-        .filter(|(_, t)| super::infer::proper_tier(m, &t.groups))
+        .filter(|(_, t)| super::work::proper_tier(m, &t.groups))
         .collect();
     if !cpu_tiers.is_empty() {
         let worst = |within: bool, d: u32| -> Option<f64> {

@@ -4,11 +4,9 @@
 //! within a tier, nested groups) and, through `slit`, where the firmware's
 //! table disagrees with the measurement.
 
-use super::infer::{
-    best_value, cell_str, level_name, pair_str, pct_worse, proper_tier, Cell, Work,
-};
 use super::levels::GAP_SIGMAS;
 use super::matrix::Matrix;
+use super::work::{best_value, cell_str, level_name, pair_str, pct_worse, proper_tier, Cell, Work};
 use crate::model::infer::{fmt_value, groups_text, Finding, Inference};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};

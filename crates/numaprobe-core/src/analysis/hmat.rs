@@ -6,9 +6,9 @@
 //! ratios. `infer` has no topology; the main job calls this with the
 //! machine's `Topology::hmat`.
 
-use super::infer::{cost_of, pct_worse};
 use super::levels::{GAP_SIGMAS, NOISE_FLOOR};
 use super::matrix::Matrix;
+use super::work::{cost_of, pct_worse};
 use crate::model::infer::{fmt_value, Finding};
 use crate::topology::HmatAccess;
 use serde_json::json;

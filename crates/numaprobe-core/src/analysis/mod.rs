@@ -36,6 +36,7 @@ mod pin_report;
 pub mod policy;
 pub mod slit;
 pub mod sweep;
+mod work;
 
 pub use advice::advise;
 pub use infer::analyse;

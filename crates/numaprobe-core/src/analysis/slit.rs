@@ -2,8 +2,8 @@
 //! measurement (the RWTH Aachen blog's Nehalem-EX table knows only 10 and 12), orders node pairs
 //! differently, or claims a remote/local ratio far from the measured one.
 
-use super::infer::{best_value, pct_worse, Work};
 use super::matrix::{Matrix, Slit};
+use super::work::{best_value, pct_worse, Work};
 use crate::model::infer::{fmt_value, Finding, Inference};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,0 +1,493 @@
+//! The inference's working state and its shared vocabulary: a matrix's cells
+//! as log-scale costs, its levels, links, hops and groups as `compute`
+//! derives them (steps 1-7 of `infer.rs`), and the words and numbers the
+//! findings and the SLIT comparison quote. `infer`, `findings`, `slit`,
+//! `advice` and `hmat` all read it, so it sits below all of them.
+
+use super::levels::{cluster, cluster_with, median, pooled_sd, NOISE_FLOOR};
+use super::matrix::Matrix;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// A directed cell of the matrix.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cell {
+    pub from: u32,
+    pub to: u32,
+    pub value: f64,
+    pub cost: f64,
+}
+
+/// Everything the analysis derives, before it becomes the result model.
+pub(crate) struct Work {
+    pub nodes: Vec<u32>,
+    pub local: Vec<Cell>,
+    pub remote: Vec<Cell>,
+    pub stray: Vec<usize>,
+    /// (a, b) with a < b -> pair cost and the remote cell indices it uses.
+    pub pairs: BTreeMap<(u32, u32), (f64, Vec<usize>)>,
+    /// Pair -> remote level rank (1 = best remote level).
+    pub rank: BTreeMap<(u32, u32), usize>,
+    pub links: BTreeSet<(u32, u32)>,
+    pub hops: Vec<Vec<Option<u32>>>,
+    pub floor: f64,
+    /// Level ranks 1..=on_package are sub-NUMA (on-package) pairs, not
+    /// links; 0 when there are none.
+    pub on_package: usize,
+}
+
+impl Work {
+    /// Index of node `n` in `nodes` (sorted ascending, so a binary search).
+    pub fn idx(&self, n: u32) -> usize {
+        self.nodes.binary_search(&n).unwrap_or(0)
+    }
+    pub fn hops(&self, a: u32, b: u32) -> Option<u32> {
+        self.hops[self.idx(a)][self.idx(b)]
+    }
+}
+
+pub(crate) fn key(a: u32, b: u32) -> (u32, u32) {
+    (a.min(b), a.max(b))
+}
+
+pub fn cost_of(m: &Matrix, v: f64) -> f64 {
+    if m.unit.higher_is_better() {
+        -v.ln()
+    } else {
+        v.ln()
+    }
+}
+
+/// Percent by which cost `b` is worse than cost `a` (log costs).
+pub fn pct_worse(a: f64, b: f64) -> f64 {
+    ((b - a).exp() - 1.0) * 100.0
+}
+
+pub(crate) fn compute(m: &Matrix) -> Work {
+    let nodes = m.nodes();
+    let floor = if m.unit.is_exact() { 0.0 } else { NOISE_FLOOR };
+    let mut local = Vec::new();
+    let mut remote = Vec::new();
+    for (r, &from) in m.row_nodes.iter().enumerate() {
+        for (c, &to) in m.col_nodes.iter().enumerate() {
+            if let Some(v) = m.values[r][c] {
+                let cell = Cell {
+                    from,
+                    to,
+                    value: v,
+                    cost: cost_of(m, v),
+                };
+                if from == to {
+                    local.push(cell);
+                } else {
+                    remote.push(cell);
+                }
+            }
+        }
+    }
+
+    // Stray cells (step 3).
+    let costs: Vec<f64> = remote.iter().map(|c| c.cost).collect();
+    let groups = cluster(&costs, floor);
+    let mut group_of = vec![0usize; remote.len()];
+    for (g, members) in groups.iter().enumerate() {
+        for &i in members {
+            group_of[i] = g;
+        }
+    }
+    let at: BTreeMap<(u32, u32), usize> = remote
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ((c.from, c.to), i))
+        .collect();
+    let mirror = |i: usize| at.get(&(remote[i].to, remote[i].from)).copied();
+    let stray: Vec<usize> = if m.unit.is_exact() {
+        Vec::new() // a firmware table has no disturbed measurements
+    } else {
+        (0..remote.len())
+            .filter(|&i| {
+                groups[group_of[i]].len() == 1
+                    && mirror(i).is_some_and(|j| groups[group_of[j]].len() >= 2)
+            })
+            .collect()
+    };
+
+    // Pairs (step 4).
+    let mut pairs: BTreeMap<(u32, u32), (f64, Vec<usize>)> = BTreeMap::new();
+    for (i, c) in remote.iter().enumerate() {
+        if stray.contains(&i) {
+            continue;
+        }
+        let e = pairs
+            .entry(key(c.from, c.to))
+            .or_insert((f64::INFINITY, Vec::new()));
+        e.0 = e.0.min(c.cost);
+        e.1.push(i);
+    }
+    let pair_keys: Vec<(u32, u32)> = pairs.keys().copied().collect();
+    let pair_costs: Vec<f64> = pair_keys.iter().map(|k| pairs[k].0).collect();
+    let mut rank = BTreeMap::new();
+    // The noise a pair level is judged against is the scatter of all its
+    // directed cells: the two directions of a path are two measurements of
+    // it, and the pair's summary (its better direction) hides how far apart
+    // they are.
+    let pair_groups = cluster_with(&pair_costs, floor, |groups| {
+        let vals: Vec<Vec<f64>> = groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .flat_map(|&p| pairs[&pair_keys[p]].1.iter().map(|&i| remote[i].cost))
+                    .collect()
+            })
+            .collect();
+        pooled_sd(&vals)
+    });
+    for (g, members) in pair_groups.iter().enumerate() {
+        for &i in members {
+            rank.insert(pair_keys[i], g + 1);
+        }
+    }
+
+    // Links (step 5): relative-neighbourhood rule on level ranks, the
+    // on-package levels aside.
+    // A pair's excess over local is judged against its own ends' local
+    // cost: on machines where local latency differs by node (McCalpin's
+    // Ranger table: 100 to 135 ns) a fast link between two fast nodes is
+    // no nearer to *their* local than any link.
+    let local_of: BTreeMap<u32, f64> = local.iter().map(|c| (c.from, c.cost)).collect();
+    let on_package = if local.is_empty() {
+        0
+    } else {
+        let all_local = median(&local.iter().map(|c| c.cost).collect::<Vec<_>>());
+        let own = |n: u32| local_of.get(&n).copied().unwrap_or(all_local);
+        let rank_costs: Vec<f64> = pair_groups
+            .iter()
+            .map(|g| median(&g.iter().map(|&i| pair_costs[i]).collect::<Vec<_>>()))
+            .collect();
+        let excess: Vec<f64> = pair_groups
+            .iter()
+            .map(|g| {
+                let e: Vec<f64> = g
+                    .iter()
+                    .map(|&i| {
+                        let (a, b) = pair_keys[i];
+                        pair_costs[i] - (own(a) + own(b)) / 2.0
+                    })
+                    .collect();
+                median(&e)
+            })
+            .collect();
+        on_package_ranks(&excess, &rank_costs)
+    };
+    let mut links = BTreeSet::new();
+    for (&(a, b), &r) in &rank {
+        if r <= on_package {
+            continue;
+        }
+        let explained = nodes.iter().any(|&k| {
+            k != a
+                && k != b
+                && matches!(
+                    (rank.get(&key(a, k)), rank.get(&key(k, b))),
+                    (Some(&x), Some(&y)) if x.max(y) < r
+                )
+        });
+        if !explained {
+            links.insert((a, b));
+        }
+    }
+    let n = nodes.len();
+    let pos = |x: u32| nodes.iter().position(|&y| y == x).unwrap_or(0);
+    // Edges: links cost one hop, on-package pairs none (0-1 BFS).
+    let mut adj: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
+    for &(a, b) in &links {
+        adj[pos(a)].push((pos(b), 1));
+        adj[pos(b)].push((pos(a), 1));
+    }
+    for (&(a, b), &r) in &rank {
+        if r <= on_package {
+            adj[pos(a)].push((pos(b), 0));
+            adj[pos(b)].push((pos(a), 0));
+        }
+    }
+    let mut hops = vec![vec![None; n]; n];
+    for (s, row) in hops.iter_mut().enumerate() {
+        row[s] = Some(0);
+        let mut q = VecDeque::from([s]);
+        while let Some(u) = q.pop_front() {
+            let d = row[u].unwrap_or(0);
+            for &(v, cost) in &adj[u] {
+                if row[v].is_none_or(|old| d + cost < old) {
+                    row[v] = Some(d + cost);
+                    if cost == 0 {
+                        q.push_front(v);
+                    } else {
+                        q.push_back(v);
+                    }
+                }
+            }
+        }
+    }
+    // A pair never measured in either direction has no known hop count:
+    // a path through the graph would only be a guess from other pairs (and
+    // two memory-only nodes never access each other at all).
+    for (i, row) in hops.iter_mut().enumerate() {
+        for (j, h) in row.iter_mut().enumerate() {
+            if i != j && !pairs.contains_key(&key(nodes[i], nodes[j])) {
+                *h = None;
+            }
+        }
+    }
+    Work {
+        nodes,
+        local,
+        remote,
+        stray,
+        pairs,
+        rank,
+        links,
+        hops,
+        floor,
+        on_package,
+    }
+}
+
+/// The most the nearest sub-NUMA (on-package) level costs over local, as a
+/// ratio: the package's mesh or fabric adds a few percent to ~30 % (SNC,
+/// NPS, on-package HBM at SLIT 13), one interconnect hop between sockets
+/// (QPI, UPI, HyperTransport) 50 % and more, as in McCalpin's remote-latency
+/// measurements and the RWTH Aachen blog's 8-socket Nehalem-EX.
+pub(crate) const ON_PACKAGE_MAX: f64 = 1.35;
+
+/// How many of the nearest remote levels are on-package (sub-NUMA) rather
+/// than links. `rank_costs[r-1]` is level r's cost (log scale, ascending),
+/// `excess[r-1]` what its pairs cost over their own ends' local. The
+/// nearest level must be mesh-near (`ON_PACKAGE_MAX`); with it, every
+/// level below the largest step between neighbouring levels is on-package
+/// when all of them stay nearer to local than that step (the link hop) is
+/// long. Memory-side levels such as on-package HBM (SLIT 13-14 next to
+/// DDR's 12) thus stay inside the package. With one remote level there is
+/// nothing across packages to tell a package from sockets by (a flat
+/// firmware table, 10/12 on an 8-socket Nehalem-EX in the RWTH Aachen
+/// blog, looks the same): no on-package level is claimed.
+pub(crate) fn on_package_ranks(excess: &[f64], rank_costs: &[f64]) -> usize {
+    let Some(&first) = excess.first() else {
+        return 0;
+    };
+    if first > ON_PACKAGE_MAX.ln() {
+        return 0;
+    }
+    let Some((r, step)) = rank_costs
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (i + 1, w[1] - w[0]))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    else {
+        return 0;
+    };
+    if excess[..r].iter().all(|&e| e < step) {
+        r
+    } else {
+        0
+    }
+}
+
+/// The sub-NUMA domains: groups of nodes joined by on-package pairs (the
+/// packages, when the machine uses SNC or NPS); empty when there are none.
+pub(crate) fn packages(w: &Work) -> Vec<Vec<u32>> {
+    if w.on_package == 0 {
+        return Vec::new();
+    }
+    components(
+        &w.nodes,
+        w.rank
+            .iter()
+            .filter(|(_, &x)| x <= w.on_package)
+            .map(|(k, _)| *k),
+    )
+    .into_iter()
+    .filter(|g| g.len() > 1)
+    .collect()
+}
+
+/// Groups (step 6).
+pub(crate) fn groups(w: &Work) -> Vec<Vec<u32>> {
+    let max_rank = w.rank.values().copied().max().unwrap_or(0);
+    let paired: BTreeSet<u32> = w.rank.keys().flat_map(|&(a, b)| [a, b]).collect();
+    for r in 1..=max_rank {
+        let comps = components(
+            &w.nodes,
+            w.rank.iter().filter(|(_, &x)| x <= r).map(|(k, _)| *k),
+        );
+        let comps: Vec<Vec<u32>> = comps
+            .into_iter()
+            .filter(|c| c.iter().any(|n| paired.contains(n)))
+            .collect();
+        if comps.iter().all(|c| c.len() >= 2) {
+            if comps.len() >= 2 {
+                // Nodes with no measured pair at all stay on their own.
+                let mut out = comps;
+                for &n in &w.nodes {
+                    if !paired.contains(&n) {
+                        out.push(vec![n]);
+                    }
+                }
+                return out;
+            }
+            break;
+        }
+    }
+    vec![w.nodes.clone()]
+}
+
+/// Hierarchy (step 7): (level rank, partition of all nodes), one entry each
+/// time the partition changes, innermost first.
+pub(crate) fn tiers(w: &Work) -> Vec<(usize, Vec<Vec<u32>>)> {
+    let max_rank = w.rank.values().copied().max().unwrap_or(0);
+    let mut prev: Vec<Vec<u32>> = w.nodes.iter().map(|&n| vec![n]).collect();
+    let mut out = Vec::new();
+    for r in 1..=max_rank {
+        let comps = components(
+            &w.nodes,
+            w.rank.iter().filter(|(_, &x)| x <= r).map(|(k, _)| *k),
+        );
+        if comps != prev {
+            out.push((r, comps.clone()));
+            prev = comps;
+        }
+    }
+    out
+}
+
+/// A tier that describes where threads belong: more than one group holds
+/// CPU nodes, and every CPU node has a partner in its group (a lone node is
+/// not a cluster, just a node with no close neighbour).
+pub(crate) fn proper_tier(m: &Matrix, groups: &[Vec<u32>]) -> bool {
+    let with_cpus: Vec<&Vec<u32>> = groups
+        .iter()
+        .filter(|g| g.iter().any(|&n| m.has_cpus(n)))
+        .collect();
+    with_cpus.len() > 1 && with_cpus.iter().all(|g| g.len() > 1)
+}
+
+/// Distance (step 7): the 1-based tier whose groups first hold both nodes;
+/// 0 on the diagonal; None for pairs never measured or never joined.
+pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> Vec<Vec<Option<u32>>> {
+    let n = w.nodes.len();
+    let mut d = vec![vec![None; n]; n];
+    for (i, row) in d.iter_mut().enumerate() {
+        for (j, cell) in row.iter_mut().enumerate() {
+            let (a, b) = (w.nodes[i], w.nodes[j]);
+            if i == j {
+                *cell = Some(0);
+                continue;
+            }
+            if !w.pairs.contains_key(&key(a, b)) {
+                continue;
+            }
+            *cell = tiers
+                .iter()
+                .position(|(_, gs)| gs.iter().any(|g| g.contains(&a) && g.contains(&b)))
+                .map(|t| t as u32 + 1);
+        }
+    }
+    d
+}
+
+fn components(nodes: &[u32], edges: impl Iterator<Item = (u32, u32)>) -> Vec<Vec<u32>> {
+    let mut parent: Vec<usize> = (0..nodes.len()).collect();
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        let mut y = x;
+        while p[y] != r {
+            let nx = p[y];
+            p[y] = r;
+            y = nx;
+        }
+        r
+    }
+    let pos = |x: u32| nodes.iter().position(|&y| y == x);
+    for (a, b) in edges {
+        if let (Some(i), Some(j)) = (pos(a), pos(b)) {
+            let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
+            if ri != rj {
+                parent[ri.max(rj)] = ri.min(rj);
+            }
+        }
+    }
+    let mut by_root: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+    for (i, &n) in nodes.iter().enumerate() {
+        let r = find(&mut parent, i);
+        by_root.entry(r).or_default().push(n);
+    }
+    by_root.into_values().collect()
+}
+
+pub(crate) fn level_name(i: usize) -> String {
+    // A..Z, then A1.. for very deep machines.
+    let letter = (b'A' + (i % 26) as u8) as char;
+    if i < 26 {
+        letter.to_string()
+    } else {
+        format!("{letter}{}", i / 26)
+    }
+}
+
+pub(crate) fn pair_str(a: u32, b: u32) -> String {
+    format!("{a}-{b}")
+}
+
+pub(crate) fn cell_str(c: &Cell) -> String {
+    format!("{}>{}", c.from, c.to)
+}
+
+/// The value of a pair's better direction, in the input unit.
+pub(crate) fn best_value(w: &Work, k: (u32, u32)) -> f64 {
+    let (cost, cells) = &w.pairs[&k];
+    cells
+        .iter()
+        .map(|&i| &w.remote[i])
+        .find(|c| c.cost == *cost)
+        .map_or(f64::NAN, |c| c.value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_package_ranks;
+
+    fn ranks(ratios: &[f64]) -> usize {
+        let c: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+        on_package_ranks(&c, &c)
+    }
+
+    #[test]
+    fn on_package_levels_are_the_mesh_near_ones_below_the_link_step() {
+        // SNC2 on two sockets: 1.05x on the package, 1.74x across.
+        assert_eq!(ranks(&[1.05, 1.74]), 1);
+        // SNC4 with on-package HBM: 1.2, 1.3, 1.4 on the package, 2.1 and
+        // 2.3 across.
+        assert_eq!(ranks(&[1.2, 1.3, 1.4, 2.1, 2.3]), 3);
+        // One remote level: a package split in four and a flat firmware
+        // table over eight sockets look alike; nothing is claimed.
+        assert_eq!(ranks(&[1.1]), 0);
+        // A fast link between two nodes of low local latency (McCalpin's
+        // Ranger: 122 ns against their own 100 ns, though 1.04x the median
+        // local): judged against its own ends, it is a link.
+        let costs: Vec<f64> = [122.0f64, 138.0, 145.0].iter().map(|v| v.ln()).collect();
+        let excess = [
+            (122.0f64 / 100.3).ln(),
+            (138.0f64 / 117.0).ln(),
+            (145.0f64 / 134.0).ln(),
+        ];
+        assert_eq!(on_package_ranks(&excess, &costs), 0);
+        // Sockets joined by links: the nearest level is a link hop.
+        assert_eq!(ranks(&[1.6, 2.2]), 0);
+        assert_eq!(ranks(&[1.7]), 0);
+        // A near level that is no nearer to local than the next step is
+        // long: a ladder of hops, not a package.
+        assert_eq!(ranks(&[1.3, 1.6, 1.9]), 0);
+        assert_eq!(ranks(&[]), 0);
+    }
+}
