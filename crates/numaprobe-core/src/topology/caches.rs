@@ -10,7 +10,7 @@
 //! it. An empty `size` means the size is unknown.
 
 use super::cpulist::clean;
-use super::sysfs::{Fs, TopologyError, CPU_DIR};
+use super::fs::{Fs, TopologyError, CPU_DIR};
 use super::Cache;
 use std::collections::BTreeSet;
 

@@ -18,7 +18,7 @@
 //! job's folder, a container runtime on the container's).
 
 use super::cpulist::parse_list;
-use super::sysfs::{Fs, TopologyError};
+use super::fs::{Fs, TopologyError};
 use super::Allowed;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;

@@ -7,7 +7,7 @@
 //! whole read.
 
 use super::cpulist::{clean, parse_list};
-use super::sysfs::{Fs, TopologyError, NODE_DIR};
+use super::fs::{Fs, TopologyError, NODE_DIR};
 use super::{HmatAccess, MemorySideCache, MemoryTier, PciDevice};
 
 /// `nodeN/accessK/initiators/`: `nodeM` entries name the initiators, the
@@ -255,7 +255,7 @@ pub(crate) fn read_thp(fs: &Fs) -> Result<Option<String>, TopologyError> {
 #[cfg(test)]
 mod tests {
     use super::{pci_kind, read_cpu_model};
-    use crate::topology::sysfs::Fs;
+    use crate::topology::fs::Fs;
 
     #[test]
     fn arm_cpu_model_from_cpuinfo_or_sysfs_midr() {

@@ -11,6 +11,7 @@ mod cgroup;
 pub mod clusters;
 pub mod cpulist;
 mod extras;
+mod fs;
 pub mod midr;
 pub mod numbering;
 mod overlaps;
@@ -24,7 +25,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 pub use cgroup::{memory_limit, CgroupMemory};
-pub use sysfs::{read, TopologyError};
+pub use fs::TopologyError;
+pub use sysfs::read;
 
 /// One logical processor (a "PU" in hwloc's words).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

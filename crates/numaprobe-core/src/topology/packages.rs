@@ -20,7 +20,7 @@
 //! known (not -1) and distinct, else each package's position in order of its
 //! lowest CPU, for every package, so keys never mix the two schemes.
 
-use super::sysfs::{first_set, Fs, TopologyError, CPU_DIR};
+use super::fs::{first_set, Fs, TopologyError, CPU_DIR};
 use super::Cpu;
 use std::collections::{BTreeMap, BTreeSet};
 
