@@ -12,13 +12,14 @@
 //! call [`analyse_with_advice`] (or [`analyse`] and [`advise`]) and add
 //! [`hmat::compare`] with the topology's HMAT to the findings;
 //! [`machine::infer_on`] does all of it for a matrix and its machine.
-//! `binding::bind` computes thread placements from a `Topology`.
+//! `binding` (re-exported from `placement`, where the experiments can use it)
+//! computes thread placements from a `Topology`.
 //! `compare` sets two runs side by side (`diff`: topology, firmware and every
 //! cell with a noise-aware verdict) and checks a machine against a saved
 //! topology or binding (`check`); its results are `model::diff` types.
 
 pub mod advice;
-pub mod binding;
+pub use crate::placement::binding;
 pub mod compare;
 mod csv;
 mod findings;

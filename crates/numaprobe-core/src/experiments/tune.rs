@@ -8,9 +8,9 @@
 //! machine are run once; a winner is named only when it is faster than the
 //! rest beyond noise.
 
-use crate::analysis::binding::{self, cpulist, BindError, Request, Smt, Strategy};
 use crate::model::ranking::{Better, RankEntry, Ranking};
 use crate::model::tune::{Candidate, Comparison, Failure, Run, Skipped, TuneReport, Winner};
+use crate::placement::binding::{self, cpulist, BindError, Request, Smt, Strategy};
 use crate::placement::{PlacementError, TaskPolicy};
 use crate::stats::mann_whitney::mann_whitney;
 use crate::stats::Summary;

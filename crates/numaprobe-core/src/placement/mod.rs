@@ -31,6 +31,7 @@
 //! the machine we run on), so the few sysfs files it reads (`live.rs`) are read
 //! below `/`, not below a `--sysfs-root` dump.
 
+pub mod binding;
 mod buffer;
 pub mod footprint;
 mod ledger;

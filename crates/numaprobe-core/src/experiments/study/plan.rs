@@ -56,7 +56,7 @@ pub fn resolve(topo: &Topology, hops: &HopMap, spec: ThreadSpec) -> Result<Threa
             valid: list(&cpu_nodes),
         });
     }
-    let cores = crate::analysis::binding::core_order(topo, spec.node);
+    let cores = crate::placement::binding::core_order(topo, spec.node);
     let cpu = *cores.get(spec.core).ok_or_else(|| StudyError::NoSuchCore {
         label: label.clone(),
         node: spec.node,
@@ -352,7 +352,7 @@ fn plan_crossfire(
         // two, else on two cores of one node.
         let base = match (cpu_nodes.first(), cpu_nodes.get(1)) {
             (Some(&x), Some(&y)) => vec![(x, 0usize, x), (y, 0, y)],
-            (Some(&x), None) if crate::analysis::binding::core_order(topo, x).len() >= 2 => {
+            (Some(&x), None) if crate::placement::binding::core_order(topo, x).len() >= 2 => {
                 vec![(x, 0, x), (x, 1, x)]
             }
             _ => {
@@ -462,7 +462,7 @@ fn plan_same_node(
 ) -> Result<(), StudyError> {
     let Some(home) = home_candidates(topo)
         .into_iter()
-        .find(|&n| crate::analysis::binding::core_order(topo, n).len() >= 2)
+        .find(|&n| crate::placement::binding::core_order(topo, n).len() >= 2)
     else {
         plan.notes.push(
             "same-node: needs a NUMA node with two allowed cores, and no node has them".into(),
@@ -573,7 +573,7 @@ fn plan_myths(
     // Thread 1 on the first CPU node; thread 2 beside it (core 1) or on core
     // 0 of every other CPU node.
     let mut partners: Vec<(u32, usize)> = Vec::new();
-    if crate::analysis::binding::core_order(topo, a).len() >= 2 {
+    if crate::placement::binding::core_order(topo, a).len() >= 2 {
         partners.push((a, 1));
     }
     partners.extend(cpu_nodes.iter().filter(|&&b| b != a).map(|&b| (b, 0)));
