@@ -175,3 +175,168 @@ fn only_the_unit_test_module_is_left_out() {
     assert_eq!(crate_modules(without_tests(src)), ["model"]);
     assert_eq!(crate_modules(src), ["model", "analysis"]);
 }
+
+/// The file-level module path of `file` below `src` (`a/b.rs` and
+/// `a/b/mod.rs` are `a::b`; `lib.rs` is the crate root, "").
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The files (as module paths, from `modules`) that `code` in module `me`
+/// names through `crate::` and `super::` paths: each path resolved to the
+/// longest prefix that is a file of its own.
+fn file_imports(me: &str, code: &str, modules: &[String]) -> Vec<String> {
+    let code: String = code
+        .lines()
+        .map(|l| l.find("//").map_or(l, |i| &l[..i]))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    while i < code.len() {
+        let rest = &code[i..];
+        let start = if rest.starts_with("crate::") || rest.starts_with("super::") {
+            let before = i.checked_sub(1).map(|j| bytes[j] as char);
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        } else {
+            false
+        };
+        if !start {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let path: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        i += path.len();
+        let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        let mut base: Vec<&str> = if me.is_empty() {
+            Vec::new()
+        } else {
+            me.split("::").collect()
+        };
+        if segs.first() == Some(&"crate") {
+            base.clear();
+            segs.remove(0);
+        } else {
+            while segs.first() == Some(&"super") {
+                segs.remove(0);
+                base.pop();
+            }
+        }
+        base.extend(segs);
+        for n in (1..=base.len()).rev() {
+            let m = base[..n].join("::");
+            if modules.contains(&m) {
+                if m != me {
+                    out.push(m);
+                }
+                break;
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Pairs of files under `src` that import each other, unit tests left out.
+fn file_cycles(src: &Path) -> Vec<String> {
+    let files: Vec<PathBuf> = rust_files(src)
+        .into_iter()
+        .filter(|f| !f.file_name().is_some_and(|n| n == "tests.rs"))
+        .collect();
+    let modules: Vec<String> = files.iter().map(|f| module_of(src, f)).collect();
+    let imports: Vec<Vec<String>> = files
+        .iter()
+        .zip(&modules)
+        .map(|(f, m)| {
+            let text = std::fs::read_to_string(f).unwrap();
+            file_imports(m, without_tests(&text), &modules)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (a, ia) in modules.iter().zip(&imports) {
+        for b in ia {
+            let ib = &imports[modules.iter().position(|m| m == b).unwrap()];
+            if a < b && ib.contains(a) {
+                out.push(format!("{a} <-> {b}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_two_files_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let v = file_cycles(&src);
+    assert!(
+        v.is_empty(),
+        "files that import each other (move what both need into a third file):\n{}",
+        v.join("\n")
+    );
+}
+
+#[test]
+fn the_cycle_finder_resolves_crate_and_super_paths_to_files() {
+    let modules: Vec<String> = [
+        "",
+        "job",
+        "job::plan",
+        "job::keeper",
+        "units",
+        "analysis::work",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let code = "use super::plan::{fit, X};\nuse crate::units::format_size;\n\
+                // super::keeper in a comment\nfn f() { crate::analysis::work::compute(m); }\n\
+                fn g() { my_super::keeper::x(); super::Phase::Latency; }\n";
+    assert_eq!(
+        file_imports("job::keeper", code, &modules),
+        ["analysis::work", "job", "job::plan", "units"]
+    );
+    // From a directory's mod.rs, super is the directory's parent.
+    assert_eq!(
+        file_imports("job", "use super::units::x;", &modules),
+        ["units"]
+    );
+}
+
+#[test]
+fn a_planted_cycle_is_found() {
+    let dir = std::env::temp_dir().join(format!("numaprobe-cycles-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("a")).unwrap();
+    std::fs::write(dir.join("lib.rs"), "mod a;\n").unwrap();
+    std::fs::write(dir.join("a/mod.rs"), "mod x;\nmod y;\n").unwrap();
+    std::fs::write(dir.join("a/x.rs"), "use super::y::Y;\n").unwrap();
+    std::fs::write(
+        dir.join("a/y.rs"),
+        "pub struct Y;\n#[cfg(test)]\nmod tests { use crate::a::x; }\n",
+    )
+    .unwrap();
+    assert!(
+        file_cycles(&dir).is_empty(),
+        "a test module's import is no cycle"
+    );
+    std::fs::write(
+        dir.join("a/y.rs"),
+        "pub struct Y;\nfn f() { crate::a::x::g(); }\n",
+    )
+    .unwrap();
+    assert_eq!(file_cycles(&dir), ["a::x <-> a::y"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

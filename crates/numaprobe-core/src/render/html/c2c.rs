@@ -3,7 +3,7 @@
 //! "from", columns "to") when every pair was measured, else the pair list,
 //! then the median per sharing domain.
 
-use super::heatmap::{badness, heat_table, HeatCell};
+use super::heat_table::{badness, heat_table, HeatCell};
 use super::page::{escape, scale_colour, table};
 use crate::model::c2c::{C2cResult, Figure};
 use crate::render::c2c::is_square;

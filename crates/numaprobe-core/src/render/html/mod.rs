@@ -13,6 +13,7 @@
 //! cache-size sweep).
 
 mod c2c;
+mod heat_table;
 mod heatmap;
 mod loaded;
 mod locks;
