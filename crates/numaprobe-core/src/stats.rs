@@ -92,6 +92,25 @@ pub struct Summary {
     pub n: usize,
 }
 
+/// The median of values already in ascending order: the middle one, or the
+/// mean of the middle two; None for none. Every median numaprobe reports
+/// (a cell's, a level's, a fleet group's, a comparison's) is this one.
+pub fn median_of_sorted(s: &[f64]) -> Option<f64> {
+    let n = s.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(s[n / 2]),
+        _ => Some((s[n / 2 - 1] + s[n / 2]) / 2.0),
+    }
+}
+
+/// [`median_of_sorted`] of a sorted copy of `v` (NaNs sort last).
+pub fn median(v: &[f64]) -> Option<f64> {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    median_of_sorted(&s)
+}
+
 impl Summary {
     /// None for no samples or any non-finite sample.
     pub fn of(samples: &[f64]) -> Option<Summary> {
@@ -101,11 +120,7 @@ impl Summary {
         let mut v = samples.to_vec();
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
+        let median = median_of_sorted(&v)?;
         let mean = v.iter().sum::<f64>() / n as f64;
         let cv = if n < 2 || mean == 0.0 {
             0.0
@@ -250,6 +265,19 @@ pub fn repeat_with<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_median_is_the_middle_or_the_mean_of_the_middle_two() {
+        assert_eq!(median_of_sorted(&[]), None);
+        assert_eq!(median_of_sorted(&[4.0]), Some(4.0));
+        assert_eq!(median_of_sorted(&[1.0, 4.0]), Some(2.5));
+        assert_eq!(median_of_sorted(&[1.0, 2.0, 9.0]), Some(2.0));
+        assert_eq!(median_of_sorted(&[1.0, 2.0, 3.0, 10.0]), Some(2.5));
+        // Unsorted input is sorted first; a NaN sorts last.
+        assert_eq!(median(&[9.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[f64::NAN, 1.0, 3.0]), Some(3.0));
+        assert_eq!(median(&[]), None);
+    }
     use std::cell::Cell;
     use std::convert::Infallible;
 

@@ -90,12 +90,7 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
 }
 
 fn median_sorted(v: &[f64]) -> f64 {
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    crate::stats::median_of_sorted(v).unwrap_or(f64::NAN)
 }
 
 /// Samples of sorted `v` within `half` of `at`.

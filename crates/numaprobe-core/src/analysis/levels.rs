@@ -130,19 +130,9 @@ fn pooled_sd_of(xs: &[f64], groups: &[Vec<usize>]) -> f64 {
     pooled_sd(&vals)
 }
 
-/// Median of a non-empty slice (mean of the middle two for even lengths).
+/// Median of a slice (mean of the middle two for even lengths); NaN for none.
 pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let m = s.len() / 2;
-    if s.len() % 2 == 1 {
-        s[m]
-    } else {
-        (s[m - 1] + s[m]) / 2.0
-    }
+    crate::stats::median(v).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

@@ -57,15 +57,7 @@ pub struct Knee {
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    crate::stats::median_of_sorted(v).unwrap_or(0.0)
 }
 
 fn plateau_of(curve: &[(u64, f64)], from: usize, to: usize) -> Plateau {

@@ -22,21 +22,11 @@ pub const SEED: u64 = 0x6e75_6d61_7072_6f62; // "numaprob"
 
 /// Median of a slice (sorted copy); NaN for none.
 pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    median_sorted(&s)
+    crate::stats::median(v).unwrap_or(f64::NAN)
 }
 
 fn median_sorted(s: &[f64]) -> f64 {
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
+    crate::stats::median_of_sorted(s).unwrap_or(f64::NAN)
 }
 
 pub use crate::rng::SplitMix64;

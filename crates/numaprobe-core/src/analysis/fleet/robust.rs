@@ -13,17 +13,7 @@ pub const MAD_TO_SIGMA: f64 = 1.4826;
 /// Median of `values` (None when empty). NaNs are not expected: every value
 /// comes from a parsed JSON number.
 pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    crate::stats::median(values)
 }
 
 /// Median absolute deviation from `center`.

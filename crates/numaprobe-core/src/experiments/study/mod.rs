@@ -9,6 +9,7 @@ pub use crate::model::hops;
 pub mod label;
 pub mod myths;
 pub mod plan;
+pub mod presets;
 pub mod runner;
 pub mod size;
 #[cfg(test)]
@@ -17,7 +18,8 @@ pub(crate) mod testing;
 pub use background::{BackgroundDefinitions, LoadLevel, Subscription};
 pub use hops::{DistanceSource, HopMap};
 pub use label::{parse_label, parse_labels, Access, LabelError, Mix, ThreadSpec};
-pub use plan::{plan_custom, plan_preset, PlanOptions, Preset, StudyPlan};
+pub use plan::{plan_custom, PlanOptions, Preset, StudyPlan};
+pub use presets::plan_preset;
 
 /// What can go wrong planning or running the study. Messages are one line and
 /// name the offending value and what would have been valid.
