@@ -306,6 +306,7 @@ pub fn plan_custom(
 
 #[cfg(test)]
 mod tests {
+    use super::super::presets::plan_preset;
     use super::*;
     use crate::experiments::study::label::parse_labels;
     use crate::experiments::study::testing::{quartet, synthetic};
