@@ -483,23 +483,8 @@ fn measure_cell(
         };
         shared.stop.store(true, Ordering::SeqCst);
         shared.barrier.wait();
-        let mut reports = Vec::new();
-        let mut first_err = None;
-        for h in handles {
-            match h.join() {
-                Ok(Ok(r)) => reports.push(r),
-                Ok(Err(e)) => {
-                    first_err.get_or_insert(e);
-                }
-                Err(_) => {
-                    first_err.get_or_insert(ExperimentError::Panicked);
-                }
-            }
-        }
-        if let Some(e) = first_err {
-            return Err(e);
-        }
-        Ok((reports, outcome?))
+        let reports = crate::experiments::workers::join_all(handles)?;
+        Ok::<_, ExperimentError>((reports, outcome?))
     });
     let (reports, (measured, elapsed_s)) = result?;
     let placement = CellPlacement::combine(&[buf.verify()?]);

@@ -31,6 +31,7 @@ pub mod policy;
 pub mod study;
 pub mod sweep;
 pub mod tune;
+mod workers;
 
 use crate::kernels::chase::ChaseError;
 use crate::kernels::VectorWidth;

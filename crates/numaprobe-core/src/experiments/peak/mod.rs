@@ -406,22 +406,7 @@ fn measure(
         };
         shared.stop.store(true, Ordering::SeqCst);
         shared.barrier.wait();
-        let mut reports = Vec::new();
-        let mut first_err = None;
-        for h in handles {
-            match h.join() {
-                Ok(Ok(r)) => reports.push(r),
-                Ok(Err(e)) => {
-                    first_err.get_or_insert(e);
-                }
-                Err(_) => {
-                    first_err.get_or_insert(ExperimentError::Panicked);
-                }
-            }
-        }
-        if let Some(e) = first_err {
-            return Err(e);
-        }
+        let reports = crate::experiments::workers::join_all(handles)?;
         let (system, per_node) = outcome?;
         let (observed, checks) = reports.into_iter().unzip();
         Ok(StepMeasure {
