@@ -8,7 +8,10 @@
 //! `crate::` path outside comments, in `use` lines and inline alike, with
 //! `crate::{a, b::c}` groups looked into.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::rust_files;
+use std::path::Path;
 
 /// The top-level modules a file's code names through `crate::`, comments
 /// left out.
@@ -64,20 +67,6 @@ fn first_ident(s: &str) -> String {
         .chars()
         .take_while(|c| c.is_alphanumeric() || *c == '_')
         .collect()
-}
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(rust_files(&p));
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The file without its unit-test module (`#[cfg(test)] mod tests`).

@@ -6,24 +6,14 @@
 //! The check reads the sources, comments and unit-test modules left out.
 
 use std::collections::{BTreeMap, BTreeSet};
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+use common::rust_files;
 use std::path::{Path, PathBuf};
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(rust_files(&p));
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The code of a file: comments and the unit-test module left out.
