@@ -11,7 +11,7 @@
 mod common;
 
 use common::rust_files;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The top-level modules a file's code names through `crate::`, comments
 /// left out.
