@@ -36,7 +36,6 @@ fn expected_line(status: &Value) -> String {
     if phases.is_empty() {
         return line + ": every phase ran its whole plan";
     }
-    let mut first = true;
     for (kind, name) in [
         ("interrupted", "interrupted"),
         ("failed", "failed"),
@@ -56,9 +55,7 @@ fn expected_line(status: &Value) -> String {
             })
             .collect();
         if !these.is_empty() {
-            line.push_str(if first { ": " } else { "; " });
-            first = false;
-            line.push_str(&format!("{name}: {}", these.join(", ")));
+            line.push_str(&format!("; {name}: {}", these.join(", ")));
         }
     }
     line
@@ -199,7 +196,7 @@ fn a_failed_cell_makes_the_run_incomplete_in_all_three_files() {
         .collect();
     assert_eq!(failed[0]["phase"], "latency", "{}", run["status"]);
     assert!(
-        md.contains("**Status:** incomplete: failed: latency (1 of "),
+        md.contains("**Status:** incomplete; failed: latency (1 of "),
         "{md}"
     );
 }

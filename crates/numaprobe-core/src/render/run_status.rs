@@ -4,15 +4,15 @@
 
 use crate::model::run_status::{RunStatus, Shortfall};
 
-/// `complete` or `incomplete`, then each kind of shortfall with its phases
-/// and why, the ones that make a run incomplete first.
+/// `complete` or `incomplete`, then, after a semicolon each, every kind of
+/// shortfall with its phases and why, the ones that make a run incomplete
+/// first.
 pub fn line(s: &RunStatus) -> String {
     let mut out = String::from(if s.complete { "complete" } else { "incomplete" });
     if s.phases.is_empty() {
         out.push_str(": every phase ran its whole plan");
         return out;
     }
-    let mut first = true;
     for kind in [
         Shortfall::Interrupted,
         Shortfall::Failed,
@@ -32,8 +32,7 @@ pub fn line(s: &RunStatus) -> String {
         if phases.is_empty() {
             continue;
         }
-        out.push_str(if first { ": " } else { "; " });
-        first = false;
+        out.push_str("; ");
         out.push_str(&format!("{}: {}", kind.name(), phases.join(", ")));
     }
     out
@@ -65,7 +64,7 @@ mod tests {
         ]);
         assert_eq!(
             line(&s),
-            "incomplete: interrupted: bandwidth (cut short); partial by budget: cache sweep \
+            "incomplete; interrupted: bandwidth (cut short); partial by budget: cache sweep \
              (its share was spent); not run in full: c2c"
         );
         let s = RunStatus::of(vec![
@@ -74,7 +73,7 @@ mod tests {
         ]);
         assert_eq!(
             line(&s),
-            "complete: partial by budget: cache sweep (a), system peak (b)"
+            "complete; partial by budget: cache sweep (a), system peak (b)"
         );
     }
 }
