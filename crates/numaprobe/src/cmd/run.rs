@@ -239,7 +239,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(inf) = &inference {
         save("infer-latency.json", &render::to_json(inf))?;
         if let Some(d) = &report_dir {
-            if inf.nodes.len() > 1 {
+            if render::graph::left_out(inf).is_none() {
                 let svg = render::graph::render_svg(inf)?;
                 d.save("graph-latency.svg", svg.as_bytes())?;
                 let png = render::graph::render_png(inf)?;
@@ -281,7 +281,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let markdown = run_summary::to_markdown(&topo, &doc, &status);
     save("run.json", &render::to_json(&doc))?;
     if let Some(d) = &report_dir {
-        let graph = doc.inference.as_ref().is_some_and(|i| i.nodes.len() > 1);
+        let graph = doc
+            .inference
+            .as_ref()
+            .is_some_and(|i| render::graph::left_out(i).is_none());
         d.save(
             "summary.md",
             format!("{markdown}{}", run_summary::links(graph)).as_bytes(),
