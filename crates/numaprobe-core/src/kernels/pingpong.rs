@@ -491,7 +491,14 @@ mod tests {
             (LineState::Hitm, HitmLines::Two),
             (LineState::Shared, HitmLines::One),
         ] {
-            let m = measure_pair(a, b, state, lines, &tiny(), DEFAULT_TIMEOUT).unwrap();
+            let m = match measure_pair(a, b, state, lines, &tiny(), DEFAULT_TIMEOUT) {
+                Ok(m) => m,
+                // An emulated CPU (QEMU TCG) can take longer to read its
+                // clock than a sample takes: the pair is then refused, which
+                // is this kernel's answer on such a clock.
+                Err(PingPongError::BelowClock { .. }) => continue,
+                Err(e) => panic!("{state:?} {lines:?}: {e}"),
+            };
             assert_eq!(m.observed, (a, b));
             let s = m.measured.summary;
             assert!(

@@ -478,7 +478,17 @@ mod tests {
         let r = run(&p, &mut cut).unwrap();
         // Both states: twice one state's budget asked for the step.
         assert_eq!(cut.0, vec![p.rule.budget * 2]);
-        assert!(r.pairs[0].hitm.is_some() && r.pairs[0].shared.is_some());
+        assert!(r.pairs[0].hitm.is_some());
+        // The clean state is measured, or refused with its reason where the
+        // clock costs more than a sample (an emulated CPU).
+        assert!(
+            r.pairs[0].shared.is_some()
+                || r.failed
+                    .iter()
+                    .any(|f| f.reason.contains("reading the clock")),
+            "{:?}",
+            r.failed
+        );
     }
 
     #[test]
