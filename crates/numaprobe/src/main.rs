@@ -6,6 +6,7 @@
 //! files, a sysfs root that is not one), 130 / 143 stopped by SIGINT /
 //! SIGTERM (after writing what was finished).
 
+mod args;
 mod cli;
 mod cmd;
 mod help;

@@ -3,7 +3,7 @@
 //! Options are strings parsed here so bad values are one line, exit 2.
 
 use super::measure;
-use crate::cli::{NodeArgs, OutputArgs, PageArgs, SamplingArgs};
+use crate::args::{NodeArgs, OutputArgs, PageArgs, SamplingArgs};
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::bandwidth::{self, BandwidthConfig};

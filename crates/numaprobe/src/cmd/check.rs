@@ -3,7 +3,7 @@
 //! Exit status 0 when it is, 1 with one line per difference, 2 for bad
 //! input. The comparison is the library's (`analysis::compare::check`).
 
-use crate::cli::{OutputArgs, SysfsArgs};
+use crate::args::{OutputArgs, SysfsArgs};
 use crate::output::{usage, Differs};
 use numaprobe_core::analysis::compare;
 use numaprobe_core::render;

@@ -4,7 +4,7 @@
 //! options, maps unreadable input to exit status 2 and a found difference to
 //! exit status 1.
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::output::{usage, Differs};
 use numaprobe_core::analysis::compare::{self, cells};
 use numaprobe_core::render;

@@ -1,13 +1,12 @@
 //! `numaprobe generate man DIR` and `numaprobe generate completions SHELL`:
 //! the man pages and shell completions that the release artefacts ship,
-//! made from the real command-line definition (`cli::Cli`) of the binary
-//! being shipped, so they can never describe another version's options.
+//! made from the real command-line definition (`cli::Cli`, handed over by
+//! the dispatcher) of the binary being shipped, so they can never describe
+//! another version's options.
 //! Hidden: packagers run it (scripts/dist), users read its output.
 
-use crate::cli::Cli;
 use crate::output::{usage, write_atomic};
 use anyhow::Context;
-use clap::CommandFactory;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -32,7 +31,8 @@ pub enum What {
     },
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// `cli` is the whole command line's definition (`Cli::command()`).
+pub fn run(args: Args, mut cli: clap::Command) -> anyhow::Result<()> {
     match args.what {
         What::Man { dir } => {
             if dir.exists() && !dir.is_dir() {
@@ -43,7 +43,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
-            for page in man_pages()? {
+            for page in man_pages(cli)? {
                 let path = dir.join(&page.file);
                 write_atomic(&path, &page.roff)
                     .with_context(|| format!("cannot write {}", path.display()))?;
@@ -52,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         What::Completions { shell } => {
             let mut buf = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "numaprobe", &mut buf);
+            clap_complete::generate(shell, &mut cli, "numaprobe", &mut buf);
             let mut out = std::io::stdout().lock();
             out.write_all(&buf)?;
             out.flush()?;
@@ -69,9 +69,9 @@ pub struct Page {
 
 /// The pages of numaprobe and of every visible subcommand, recursively,
 /// named as man(1) finds them (`man numaprobe-topo`).
-pub fn man_pages() -> anyhow::Result<Vec<Page>> {
+pub fn man_pages(cli: clap::Command) -> anyhow::Result<Vec<Page>> {
     // The help subcommand has no page of its own: `man numaprobe` lists them.
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    let mut cmd = cli.disable_help_subcommand(true);
     cmd.build();
     let mut pages = Vec::new();
     collect(cmd, &mut pages)?;

@@ -4,7 +4,7 @@
 //! compare with the SLIT, and print it with an ASCII drawing; optionally the
 //! advice and an SVG/PNG picture of the node graph.
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::analysis::{self, Unit};

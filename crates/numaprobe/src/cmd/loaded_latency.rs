@@ -5,7 +5,7 @@
 
 use super::measure;
 use super::progress::StepLine;
-use crate::cli::{OutputArgs, PageArgs};
+use crate::args::{OutputArgs, PageArgs};
 use crate::output::{usage, PartialFile, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::loaded::{self, LoadedConfig, DEFAULT_POINT_BUDGET, MAX_DELAY};

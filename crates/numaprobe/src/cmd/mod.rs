@@ -22,7 +22,8 @@ pub mod study;
 pub mod topo;
 pub mod tune;
 
-use crate::cli::{Cli, Command, OutputArgs};
+use crate::args::OutputArgs;
+use crate::cli::{Cli, Command};
 use crate::output::usage;
 use numaprobe_core::model::provenance::Budget;
 use numaprobe_core::stats::StopRule;
@@ -104,7 +105,7 @@ fn dispatch_command(cli: Cli) -> anyhow::Result<()> {
         Command::Policy(a) => policy::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Check(a) => check::run(a),
-        Command::Generate(a) => generate::run(a),
+        Command::Generate(a) => generate::run(a, <Cli as clap::CommandFactory>::command()),
         Command::C2c(a) => c2c::run(a),
         Command::LoadedLatency(a) => loaded_latency::run(a),
         Command::Peak(a) => peak::run(a),

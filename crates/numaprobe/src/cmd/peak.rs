@@ -4,7 +4,7 @@
 
 use super::measure;
 use super::progress::{finish_line, StepLine};
-use crate::cli::{OutputArgs, PageArgs};
+use crate::args::{OutputArgs, PageArgs};
 use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::experiments::peak::{self, PeakConfig, MIX_HELP};

@@ -2,7 +2,7 @@
 //! balanced) from this machine's topology or a dump's, and print it in the
 //! forms people paste: taskset, numactl, OpenMP, GNU/Intel OpenMP, Slurm.
 
-use crate::cli::{OutputArgs, SysfsArgs};
+use crate::args::{OutputArgs, SysfsArgs};
 use crate::output::usage;
 use numaprobe_core::analysis::binding::{self, BindError, Request, Smt, Strategy};
 use numaprobe_core::model::pin::PinReport;

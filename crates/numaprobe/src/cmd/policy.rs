@@ -7,7 +7,7 @@
 
 use super::measure;
 use super::progress::Line;
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::analysis::{self, policy as advice};

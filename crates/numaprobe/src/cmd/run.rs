@@ -11,7 +11,7 @@
 
 use super::measure::{self, CellProgress};
 use super::progress::finish_line;
-use crate::cli::{OutputArgs, SysfsArgs};
+use crate::args::{OutputArgs, SysfsArgs};
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::ExperimentError;

@@ -7,7 +7,7 @@
 
 use super::measure;
 use super::progress::{Line, Snapshot};
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::output::{usage, write_atomic, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::study::runner::{self, RunConfig, StudyEvent};

@@ -3,7 +3,7 @@
 //! lives in `numaprobe_core::render::topo`; this file only wires arguments,
 //! errors and the output sink.
 
-use crate::cli::{OutputArgs, SysfsArgs};
+use crate::args::{OutputArgs, SysfsArgs};
 use numaprobe_core::model::Format;
 use numaprobe_core::render::topo as export;
 use numaprobe_core::render::topo::CsvTable;

@@ -1,7 +1,7 @@
 //! `numaprobe c2c`'s options, the `--locks` ones among them: read by the
 //! transfer measurement (`mod.rs`) and by the lock contention (`locks.rs`).
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures:\n\n\

@@ -8,7 +8,7 @@
 pub mod node;
 mod slurm;
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::output::{usage, write_atomic};
 use anyhow::Context;
 use node::{Gather, STATUS_FILE};

@@ -6,7 +6,7 @@
 //! job's output (see `analysis::fleet::stream`). It always exits 0 after saying how the
 //! run went, so one failing node never ends the others' tasks.
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use anyhow::Context;
 use numaprobe_core::analysis::fleet::stream::{
     valid_file_name, valid_node_name, Frame, MAX_NODE_NAME,

@@ -1,7 +1,7 @@
 //! `numaprobe latency`'s options, read by the matrix (`mod.rs`) and by the
 //! working-set sweep (`sweep.rs`).
 
-use crate::cli::{NodeArgs, OutputArgs, PageArgs, SamplingArgs};
+use crate::args::{NodeArgs, OutputArgs, PageArgs, SamplingArgs};
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures:\n\n\

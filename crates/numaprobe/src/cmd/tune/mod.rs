@@ -7,7 +7,7 @@
 mod group;
 mod launch;
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::output::{stderr_is_terminal, usage};
 use launch::Ended;
 use numaprobe_core::analysis::binding::BindError;
