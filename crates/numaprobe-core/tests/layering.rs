@@ -4,93 +4,55 @@
 //! `experiments`, `job` or `render`, and neither `analysis` nor
 //! `experiments` names `render`; the renderers' own code (their tests may
 //! build inputs with the analysis) reads the model, never the measuring or
-//! analysing modules. The check reads the source files: every
-//! `crate::` path outside comments, in `use` lines and inline alike, with
-//! `crate::{a, b::c}` groups looked into.
+//! analysing modules. And no two files import each other, directly or
+//! through others. The check reads the source files with the workspace's
+//! one path resolver (`tests/cycles`): every `crate::`, `super::` and
+//! `self::` path outside comments, in `use` lines and inline alike, groups
+//! looked into.
 
-mod common;
+#[path = "cycles/mod.rs"]
+mod cycles;
 
-use common::rust_files;
+use cycles::{module, module_of, rust_files, without_comments, without_tests, Module};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The top-level modules a file's code names through `crate::`, comments
-/// left out.
-fn crate_modules(source: &str) -> Vec<String> {
-    let code: String = source
-        .lines()
-        .map(|l| match l.find("//") {
-            Some(i) => &l[..i],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut out = Vec::new();
-    let mut rest = code.as_str();
-    while let Some(i) = rest.find("crate::") {
-        // Not the tail of a longer name (`numaprobe_core::crate::` cannot
-        // happen, but `my_crate::` can).
-        let before = rest[..i].chars().last();
-        rest = &rest[i + "crate::".len()..];
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue;
-        }
-        let trimmed = rest.trim_start();
-        if let Some(group) = trimmed.strip_prefix('{') {
-            // Top-level names of the group: split on commas at depth 0.
-            let mut depth = 0;
-            let mut item = String::new();
-            for ch in group.chars() {
-                match ch {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => break,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        out.push(first_ident(&item));
-                        item.clear();
-                        continue;
-                    }
-                    _ => {}
-                }
-                item.push(ch);
-            }
-            out.push(first_ident(&item));
-        } else {
-            out.push(first_ident(trimmed));
-        }
-    }
-    out.retain(|m| !m.is_empty());
-    out
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-fn first_ident(s: &str) -> String {
-    s.trim_start()
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
+/// Every file of the library, as module paths.
+fn modules() -> BTreeSet<Module> {
+    let src = src();
+    rust_files(&src)
+        .iter()
+        .map(|f| module_of(&src, f))
         .collect()
 }
 
-/// The file without its unit-test module (`#[cfg(test)] mod tests`).
-fn without_tests(text: &str) -> &str {
-    [
-        "#[cfg(test)]\nmod tests",
-        "#[cfg(test)]\npub(crate) mod tests",
-    ]
-    .iter()
-    .filter_map(|m| text.find(m))
-    .min()
-    .map_or(text, |i| &text[..i])
+/// The top-level modules that `code` of module `me` names, comments left
+/// out.
+fn top_modules(me: &str, code: &str, modules: &BTreeSet<Module>) -> Vec<String> {
+    let mut out: Vec<String> = cycles::file_imports(&module(me), &without_comments(code), modules)
+        .into_iter()
+        .filter_map(|m| m.first().cloned())
+        .collect();
+    out.dedup();
+    out
 }
 
 /// Every `file: crate::module` under `dir` that names a forbidden module
 /// (in tests too unless `skip_tests`).
 fn violations(dir: &str, forbidden: &[&str], skip_tests: bool) -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir);
+    let src = src();
+    let root = src.join(dir);
     let files = rust_files(&root);
     assert!(
         !files.is_empty(),
         "no source files under {}",
         root.display()
     );
+    let modules = modules();
     let mut out = Vec::new();
     for f in files {
         // A unit-test module kept in its own file (`#[cfg(test)] mod tests;`
@@ -104,7 +66,8 @@ fn violations(dir: &str, forbidden: &[&str], skip_tests: bool) -> Vec<String> {
         } else {
             &text
         };
-        for m in crate_modules(code) {
+        let me = module_of(&src, &f).join("::");
+        for m in top_modules(&me, code, &modules) {
             if forbidden.contains(&m.as_str()) {
                 out.push(format!("{}: crate::{m}", f.display()));
             }
@@ -144,6 +107,24 @@ fn renderers_read_only_the_model() {
     assert!(v.is_empty(), "render must not depend on:\n{}", v.join("\n"));
 }
 
+fn planted_modules() -> BTreeSet<Module> {
+    [
+        "",
+        "render",
+        "render::table",
+        "units",
+        "analysis",
+        "analysis::binding",
+        "model",
+        "stats",
+        "job",
+        "experiments",
+    ]
+    .iter()
+    .map(|s| module(s))
+    .collect()
+}
+
 #[test]
 fn the_checker_sees_use_lines_groups_and_inline_paths_but_not_comments() {
     let src = "use crate::render::table::Table;\n\
@@ -153,123 +134,26 @@ fn the_checker_sees_use_lines_groups_and_inline_paths_but_not_comments() {
                /// and crate::job in a doc comment\n\
                fn f() { crate::model::Format::Json; crate::stats::median(&[]); }\n";
     assert_eq!(
-        crate_modules(src),
-        ["render", "units", "analysis", "model", "stats"]
+        top_modules("job", src, &planted_modules()),
+        ["analysis", "model", "render", "stats", "units"]
     );
 }
 
 #[test]
 fn only_the_unit_test_module_is_left_out() {
     let src = "use crate::model::Format;\n#[cfg(test)]\nmod tests {\n    use crate::analysis::parse;\n}\n";
-    assert_eq!(crate_modules(without_tests(src)), ["model"]);
-    assert_eq!(crate_modules(src), ["model", "analysis"]);
-}
-
-/// The file-level module path of `file` below `src` (`a/b.rs` and
-/// `a/b/mod.rs` are `a::b`; `lib.rs` is the crate root, "").
-fn module_of(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).unwrap().with_extension("");
-    let mut parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
-        parts.pop();
-    }
-    parts.join("::")
-}
-
-/// The files (as module paths, from `modules`) that `code` in module `me`
-/// names through `crate::` and `super::` paths: each path resolved to the
-/// longest prefix that is a file of its own.
-fn file_imports(me: &str, code: &str, modules: &[String]) -> Vec<String> {
-    let code: String = code
-        .lines()
-        .map(|l| l.find("//").map_or(l, |i| &l[..i]))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut out = Vec::new();
-    let bytes = code.as_bytes();
-    let mut i = 0;
-    while i < code.len() {
-        let rest = &code[i..];
-        let start = if rest.starts_with("crate::") || rest.starts_with("super::") {
-            let before = i.checked_sub(1).map(|j| bytes[j] as char);
-            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-        } else {
-            false
-        };
-        if !start {
-            i += rest.chars().next().map_or(1, char::len_utf8);
-            continue;
-        }
-        let path: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-            .collect();
-        i += path.len();
-        let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
-        let mut base: Vec<&str> = if me.is_empty() {
-            Vec::new()
-        } else {
-            me.split("::").collect()
-        };
-        if segs.first() == Some(&"crate") {
-            base.clear();
-            segs.remove(0);
-        } else {
-            while segs.first() == Some(&"super") {
-                segs.remove(0);
-                base.pop();
-            }
-        }
-        base.extend(segs);
-        for n in (1..=base.len()).rev() {
-            let m = base[..n].join("::");
-            if modules.contains(&m) {
-                if m != me {
-                    out.push(m);
-                }
-                break;
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// Pairs of files under `src` that import each other, unit tests left out.
-fn file_cycles(src: &Path) -> Vec<String> {
-    let files: Vec<PathBuf> = rust_files(src)
-        .into_iter()
-        .filter(|f| f.file_name().is_none_or(|n| n != "tests.rs"))
-        .collect();
-    let modules: Vec<String> = files.iter().map(|f| module_of(src, f)).collect();
-    let imports: Vec<Vec<String>> = files
-        .iter()
-        .zip(&modules)
-        .map(|(f, m)| {
-            let text = std::fs::read_to_string(f).unwrap();
-            file_imports(m, without_tests(&text), &modules)
-        })
-        .collect();
-    let mut out = Vec::new();
-    for (a, ia) in modules.iter().zip(&imports) {
-        for b in ia {
-            let ib = &imports[modules.iter().position(|m| m == b).unwrap()];
-            if a < b && ib.contains(a) {
-                out.push(format!("{a} <-> {b}"));
-            }
-        }
-    }
-    out
+    let modules = planted_modules();
+    assert_eq!(top_modules("job", without_tests(src), &modules), ["model"]);
+    assert_eq!(top_modules("job", src, &modules), ["analysis", "model"]);
 }
 
 #[test]
 fn no_two_files_import_each_other() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let v = file_cycles(&src);
+    let graph = cycles::graph(&src(), false);
+    assert!(graph.len() > 100, "{} library files", graph.len());
+    // The finder sees what it must: a file named inside a group.
+    assert!(graph[&module("topology::testing")].contains(&module("topology::numbering")));
+    let v = cycles::cycles(&graph);
     assert!(
         v.is_empty(),
         "files that import each other (move what both need into a third file):\n{}",
@@ -278,54 +162,130 @@ fn no_two_files_import_each_other() {
 }
 
 #[test]
-fn the_cycle_finder_resolves_crate_and_super_paths_to_files() {
-    let modules: Vec<String> = [
+fn the_cycle_finder_resolves_crate_super_and_self_paths_to_files() {
+    let modules: BTreeSet<Module> = [
         "",
         "job",
         "job::plan",
         "job::keeper",
+        "job::keeper::inner",
         "units",
         "analysis::work",
     ]
     .iter()
-    .map(|s| s.to_string())
+    .map(|s| module(s))
     .collect();
+    let names = |me: &str, code: &str| -> Vec<String> {
+        cycles::file_imports(&module(me), &without_comments(code), &modules)
+            .iter()
+            .map(|m| cycles::name(m))
+            .collect()
+    };
     let code = "use super::plan::{fit, X};\nuse crate::units::format_size;\n\
                 // super::keeper in a comment\nfn f() { crate::analysis::work::compute(m); }\n\
                 fn g() { my_super::keeper::x(); super::Phase::Latency; }\n";
     assert_eq!(
-        file_imports("job::keeper", code, &modules),
-        ["analysis::work", "job", "job::plan", "units"]
+        names("job::keeper", code),
+        [
+            "crate::analysis::work",
+            "crate::job",
+            "crate::job::plan",
+            "crate::units"
+        ]
     );
     // From a directory's mod.rs, super is the directory's parent.
+    assert_eq!(names("job", "use super::units::x;"), ["crate::units"]);
+    // Groups, nested groups, `self` in a group, `self::` and `super::super`.
     assert_eq!(
-        file_imports("job", "use super::units::x;", &modules),
-        ["units"]
+        names(
+            "job::keeper",
+            "use super::{plan, self as j, super::{units::U, analysis::work}};"
+        ),
+        [
+            "crate::analysis::work",
+            "crate::job",
+            "crate::job::plan",
+            "crate::units"
+        ]
+    );
+    assert_eq!(
+        names(
+            "job::keeper",
+            "use self::inner::X; fn f() { self::helper(); }"
+        ),
+        ["crate::job::keeper::inner"]
+    );
+    assert_eq!(
+        names("job::plan", "use crate::job::{self};"),
+        ["crate::job"]
     );
 }
 
 #[test]
-fn a_planted_cycle_is_found() {
-    let dir = std::env::temp_dir().join(format!("numaprobe-cycles-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("a")).unwrap();
-    std::fs::write(dir.join("lib.rs"), "mod a;\n").unwrap();
-    std::fs::write(dir.join("a/mod.rs"), "mod x;\nmod y;\n").unwrap();
-    std::fs::write(dir.join("a/x.rs"), "use super::y::Y;\n").unwrap();
-    std::fs::write(
-        dir.join("a/y.rs"),
-        "pub struct Y;\n#[cfg(test)]\nmod tests { use crate::a::x; }\n",
-    )
-    .unwrap();
+fn a_planted_cycle_is_found_and_a_test_module_is_no_cycle() {
+    let tree = |y: &'static str| {
+        [
+            ("lib.rs", "mod a;\n"),
+            ("a/mod.rs", "mod x;\nmod y;\n"),
+            ("a/x.rs", "use super::y::Y;\n"),
+            ("a/y.rs", y),
+        ]
+    };
+    let test_only = "pub struct Y;\n#[cfg(test)]\nmod tests { use crate::a::x; }\n";
     assert!(
-        file_cycles(&dir).is_empty(),
+        cycles::planted("test-module", &tree(test_only), false).is_empty(),
         "a test module's import is no cycle"
     );
-    std::fs::write(
-        dir.join("a/y.rs"),
-        "pub struct Y;\nfn f() { crate::a::x::g(); }\n",
-    )
-    .unwrap();
-    assert_eq!(file_cycles(&dir), ["a::x <-> a::y"]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    let inline = "pub struct Y;\nfn f() { crate::a::x::g(); }\n";
+    assert_eq!(
+        cycles::planted("inline", &tree(inline), false),
+        ["crate::a::x -> crate::a::y -> crate::a::x"]
+    );
+}
+
+#[test]
+fn a_grouped_import_cycle_is_found_and_a_comment_is_no_import() {
+    let files = |topo: &'static str| {
+        [
+            ("lib.rs", "mod compare;\n"),
+            ("compare/mod.rs", "mod topo;\npub struct CompareError;\n"),
+            ("compare/topo.rs", topo),
+        ]
+    };
+    // The parent names its child inside a group; the child names the parent.
+    let parent_in_group = "use super::CompareError;\n";
+    let mut tree = files(parent_in_group);
+    tree[1].1 = "mod topo;\nuse super::compare::{topo, CompareError};\npub struct CompareError;\n";
+    assert_eq!(
+        cycles::planted("group", &tree, false),
+        ["crate::compare -> crate::compare::topo -> crate::compare"]
+    );
+    // The same names in comments are no imports.
+    tree[1].1 = "mod topo;\n// use super::compare::{topo, CompareError};\n/// self::topo::x\n";
+    assert!(cycles::planted("comment", &tree, false).is_empty());
+}
+
+#[test]
+fn a_cycle_through_three_files_is_found_and_declarations_count_when_asked() {
+    let tree = [
+        ("lib.rs", "mod a;\nmod b;\nmod c;\n"),
+        ("a.rs", "use crate::b::B;\n"),
+        ("b.rs", "pub struct B;\nfn f() { crate::c::g(); }\n"),
+        ("c.rs", "use crate::{a::{self}, b};\n"),
+    ];
+    assert_eq!(
+        cycles::planted("three", &tree, false),
+        ["crate::a -> crate::b -> crate::c -> crate::a"]
+    );
+    // A child naming its parent's item is a cycle only when `mod x;` counts.
+    let tree = [
+        ("lib.rs", "mod p;\n"),
+        ("p/mod.rs", "mod k;\npub struct Args;\n"),
+        ("p/k.rs", "use super::Args;\n"),
+    ];
+    assert!(cycles::planted("decl-off", &tree, false).is_empty());
+    assert_eq!(
+        cycles::planted("decl-on", &tree, true),
+        ["crate::p -> crate::p::k -> crate::p"]
+    );
 }

@@ -97,18 +97,3 @@ pub fn unpack(name: &str) -> Unpacked {
     let root = tops[0].clone();
     Unpacked { tmp, root }
 }
-
-/// Every `.rs` file below `dir`, sorted (the layering tests read them).
-pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(rust_files(&p));
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
-}
