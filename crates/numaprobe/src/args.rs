@@ -85,7 +85,9 @@ pub struct NodeArgs {
 }
 
 /// `--time-budget` and `--cv-target`: how long each cell of a matrix samples
-/// (`latency`, `bandwidth`).
+/// (`latency`, `bandwidth`). `peak`, `loaded-latency` and `c2c` take them too,
+/// each saying in its help (`mut_arg`) what its budget covers (a step, a
+/// point, the whole run) and its default.
 #[derive(Args, Debug, Clone, Default)]
 pub struct SamplingArgs {
     /// Time budget per cell, e.g. 2s or 500ms. Default: 2s (enough for a CV well under 1 % on an idle machine)
@@ -103,4 +105,13 @@ pub struct PageArgs {
     /// Page size: 4k, thp (transparent huge pages), 2m or 1g (hugetlbfs; the node needs free huge pages). Default: thp when the kernel offers it (TLB misses then do not inflate the figures), else 4k
     #[arg(long, value_name = "PAGES")]
     pub pages: Option<String>,
+}
+
+/// `--vector`: the width of the streaming read kernel (`bandwidth`, `peak`,
+/// `loaded-latency`; the last two say in their help which threads use it).
+#[derive(Args, Debug, Clone, Default)]
+pub struct VectorArgs {
+    /// Force a vector width: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has
+    #[arg(long, value_name = "WIDTH")]
+    pub vector: Option<String>,
 }

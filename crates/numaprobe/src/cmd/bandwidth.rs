@@ -3,7 +3,7 @@
 //! Options are strings parsed here so bad values are one line, exit 2.
 
 use super::measure;
-use crate::args::{NodeArgs, OutputArgs, PageArgs, SamplingArgs};
+use crate::args::{NodeArgs, OutputArgs, PageArgs, SamplingArgs, VectorArgs};
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::bandwidth::{self, BandwidthConfig};
@@ -45,9 +45,8 @@ pub struct Args {
     pub page_size: PageArgs,
     #[command(flatten)]
     pub sampling: SamplingArgs,
-    /// Force a vector width: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has
-    #[arg(long, value_name = "WIDTH")]
-    pub vector: Option<String>,
+    #[command(flatten)]
+    pub width: VectorArgs,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -75,7 +74,7 @@ fn config(a: &Args) -> anyhow::Result<BandwidthConfig> {
             }
         },
     };
-    let width = measure::vector(&a.vector)?;
+    let width = measure::vector(&a.width.vector)?;
     Ok(BandwidthConfig {
         cpu_nodes: measure::node_list("--cpu-nodes", &a.nodes.cpu_nodes)?,
         cpus: measure::node_list("--cpus", &a.cpus)?,

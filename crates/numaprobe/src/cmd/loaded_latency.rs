@@ -5,7 +5,7 @@
 
 use super::measure;
 use super::progress::StepLine;
-use crate::args::{OutputArgs, PageArgs};
+use crate::args::{OutputArgs, PageArgs, SamplingArgs, VectorArgs};
 use crate::output::{usage, PartialFile, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::loaded::{self, LoadedConfig, DEFAULT_POINT_BUDGET, MAX_DELAY};
@@ -32,6 +32,9 @@ write-allocate reads are not counted. The knee is the first point whose latency 
 idle latency or more; the peak is the highest bandwidth. Every buffer's pages are counted per \
 node with move_pages after each curve (placement); every thread's CPU is checked with \
 sched_getcpu.")]
+#[command(mut_arg("time_budget", |a| a.help("Time budget per point, e.g. 1s or 300ms. Default: 1s (one node: 14 points plus set-up; 37 s measured on a busy 2-CPU machine, doc/long-commands.md)")))]
+#[command(mut_arg("cv_target", |a| a.help("Stop a point early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%")))]
+#[command(mut_arg("vector", |a| a.help("Vector width of the load threads' read kernel: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has, as `bandwidth` (so the saturated read point is comparable with it)")))]
 pub struct Args {
     /// (CPU node:memory node) pairs, e.g. 0:0,0:1. Default: the first CPU node's local memory and its worst remote memory by SLIT (a CPU-less node included); just local on a one-node machine
     #[arg(long, value_name = "LIST", conflicts_with_all = ["cpu_node", "mem_node"])]
@@ -57,17 +60,12 @@ pub struct Args {
     /// Buffer size of each thread: KiB/MiB/GiB or kB/MB/GB. Default: 4 x the last-level cache over the threads, between 64 MiB and 1 GiB, all threads within half of the node's allocatable memory
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// Vector width of the load threads' read kernel: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has, as `bandwidth` (so the saturated read point is comparable with it)
-    #[arg(long, value_name = "WIDTH")]
-    pub vector: Option<String>,
+    #[command(flatten)]
+    pub width: VectorArgs,
     #[command(flatten)]
     pub page_size: PageArgs,
-    /// Time budget per point, e.g. 1s or 300ms. Default: 1s (one node: 14 points plus set-up; 37 s measured on a busy 2-CPU machine, doc/long-commands.md)
-    #[arg(long, value_name = "DURATION")]
-    pub time_budget: Option<String>,
-    /// Stop a point early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
-    #[arg(long, value_name = "CV")]
-    pub cv_target: Option<String>,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Also draw latency against bandwidth, every curve, as an SVG file
     #[arg(long, value_name = "FILE")]
     pub chart: Option<PathBuf>,
@@ -141,8 +139,8 @@ fn delays(v: &Option<String>) -> anyhow::Result<Option<Vec<u32>>> {
 }
 
 fn config(a: &Args) -> anyhow::Result<LoadedConfig> {
-    let mut rule = measure::rule(&a.time_budget, &a.cv_target)?;
-    if a.time_budget.is_none() {
+    let mut rule = measure::rule(&a.sampling.time_budget, &a.sampling.cv_target)?;
+    if a.sampling.time_budget.is_none() {
         rule.budget = DEFAULT_POINT_BUDGET;
     }
     let chase_cpu = match a.chase_cpu.as_deref() {
@@ -159,7 +157,7 @@ fn config(a: &Args) -> anyhow::Result<LoadedConfig> {
         delays: delays(&a.delays)?,
         size: measure::size("--size", &a.size)?,
         pages: measure::pages(&a.page_size.pages)?,
-        width: measure::vector(&a.vector)?,
+        width: measure::vector(&a.width.vector)?,
         rule: Some(rule),
         cpu_node: node("--cpu-node", &a.cpu_node)?,
         mem_node: node("--mem-node", &a.mem_node)?,

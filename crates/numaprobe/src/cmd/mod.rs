@@ -166,11 +166,11 @@ pub fn budget(cli: &Cli) -> Option<Budget> {
         Some(Command::Latency(a)) => given("--time-budget", &a.sampling.time_budget, per_cell),
         Some(Command::Bandwidth(a)) => given("--time-budget", &a.sampling.time_budget, per_cell),
         Some(Command::Peak(a)) if !a.memory_only => {
-            given("--time-budget", &a.time_budget, per_cell)
+            given("--time-budget", &a.sampling.time_budget, per_cell)
         }
         Some(Command::LoadedLatency(a)) => given(
             "--time-budget",
-            &a.time_budget,
+            &a.sampling.time_budget,
             numaprobe_core::experiments::loaded::DEFAULT_POINT_BUDGET,
         ),
         Some(_) => None,

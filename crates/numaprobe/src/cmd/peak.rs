@@ -4,7 +4,7 @@
 
 use super::measure;
 use super::progress::{finish_line, StepLine};
-use crate::args::{OutputArgs, PageArgs};
+use crate::args::{OutputArgs, PageArgs, SamplingArgs, VectorArgs};
 use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::experiments::peak::{self, PeakConfig, MIX_HELP};
@@ -27,6 +27,9 @@ The memory population comes from SMBIOS type 17 (/sys/firmware/dmi/tables/DMI, r
 theoretical DRAM peak (populated channels x configured MT/s x data width / 8), achieved/peak, and \
 findings (a socket with fewer populated channels, mixed DIMMs, DIMMs below their rated speed). \
 Without either the population is 'unknown', with the reason.")]
+#[command(mut_arg("time_budget", |a| a.help("Time budget per step (one mix on the system or on one node), e.g. 2s or 500ms. Default: 2s")))]
+#[command(mut_arg("cv_target", |a| a.help("Stop a step early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%")))]
+#[command(mut_arg("vector", |a| a.help("Vector width of the read kernel: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has, as `bandwidth`")))]
 pub struct Args {
     /// Traffic mixes, comma-separated: read, 3:1, 2:1, 1:1, nt-write (any R:W from 1 to 16). Default: read
     #[arg(long, value_name = "LIST")]
@@ -36,15 +39,10 @@ pub struct Args {
     pub size: Option<String>,
     #[command(flatten)]
     pub page_size: PageArgs,
-    /// Time budget per step (one mix on the system or on one node), e.g. 2s or 500ms. Default: 2s
-    #[arg(long, value_name = "DURATION")]
-    pub time_budget: Option<String>,
-    /// Stop a step early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
-    #[arg(long, value_name = "CV")]
-    pub cv_target: Option<String>,
-    /// Vector width of the read kernel: avx512, avx2, sse2, sve, neon or scalar. Default: the widest this CPU has, as `bandwidth`
-    #[arg(long, value_name = "WIDTH")]
-    pub vector: Option<String>,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+    #[command(flatten)]
+    pub width: VectorArgs,
     /// Measure the whole system only, not each node alone
     #[arg(long)]
     pub system_only: bool,
@@ -79,8 +77,11 @@ fn config(a: &Args) -> anyhow::Result<PeakConfig> {
         mixes,
         size: measure::size("--size", &a.size)?,
         pages: measure::pages(&a.page_size.pages)?,
-        width: measure::vector(&a.vector)?,
-        rule: Some(measure::rule(&a.time_budget, &a.cv_target)?),
+        width: measure::vector(&a.width.vector)?,
+        rule: Some(measure::rule(
+            &a.sampling.time_budget,
+            &a.sampling.cv_target,
+        )?),
         per_node: !a.system_only,
     })
 }

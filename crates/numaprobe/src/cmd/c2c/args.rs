@@ -1,7 +1,7 @@
 //! `numaprobe c2c`'s options, the `--locks` ones among them: read by the
 //! transfer measurement (`mod.rs`) and by the lock contention (`locks.rs`).
 
-use crate::args::OutputArgs;
+use crate::args::{OutputArgs, SamplingArgs};
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures:\n\n\
@@ -18,6 +18,8 @@ sharing domain the topology shows (SMT siblings, an L2 or cluster, an L3, a node
 across packages), both directions; --pairs all or --pairs domains forces either. The time budget is shared over the pairs and states; a \
 pair stops early when its CV is below --cv-target. A thread that waits 2 s for its partner \
 (de-scheduled) fails that pair, and the run goes on.")]
+#[command(mut_arg("time_budget", |a| a.help("Time for the whole run, shared over the pairs and states, e.g. 4s or 500ms. Default: 4s")))]
+#[command(mut_arg("cv_target", |a| a.help("Stop a pair early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%")))]
 pub struct Args {
     /// CPUs to measure between, as a list like 0-3,8. Default: every allowed CPU on small machines, representatives of each sharing domain on big ones
     #[arg(long, value_name = "LIST")]
@@ -31,12 +33,8 @@ pub struct Args {
     /// Line state: hitm (last written by the other CPU), shared (held clean by the other CPU) or both. Default: both
     #[arg(long, value_name = "STATE")]
     pub state: Option<String>,
-    /// Time for the whole run, shared over the pairs and states, e.g. 4s or 500ms. Default: 4s
-    #[arg(long, value_name = "DURATION")]
-    pub time_budget: Option<String>,
-    /// Stop a pair early once the CV of its samples is below this, e.g. 1% or 0.01. Default: 1%
-    #[arg(long, value_name = "CV")]
-    pub cv_target: Option<String>,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Measure lock and atomic contention instead of the pair matrix
     #[arg(long)]
     pub locks: bool,

@@ -26,7 +26,7 @@ fn config(a: &Args) -> anyhow::Result<C2cConfig> {
             ))
         })?),
     };
-    let total_budget = match a.time_budget.as_deref() {
+    let total_budget = match a.sampling.time_budget.as_deref() {
         None => None,
         Some(s) => {
             let d = units::parse_duration(s).map_err(|e| usage(format!("--time-budget: {e}")))?;
@@ -52,6 +52,7 @@ fn config(a: &Args) -> anyhow::Result<C2cConfig> {
             .ok_or_else(|| usage(format!("--hitm-lines: invalid value '{s}' (valid: 1, 2)")))?,
     };
     let cv_target = a
+        .sampling
         .cv_target
         .as_deref()
         .map(|s| units::parse_fraction(s).map_err(|e| usage(format!("--cv-target: {e}"))))
