@@ -56,8 +56,9 @@ fn violations(dir: &str, forbidden: &[&str], skip_tests: bool) -> Vec<String> {
     let mut out = Vec::new();
     for f in files {
         // A unit-test module kept in its own file (`#[cfg(test)] mod tests;`
-        // pointing at tests.rs) may build its inputs from anywhere.
-        if skip_tests && f.file_name().is_some_and(|n| n == "tests.rs") {
+        // pointing at tests.rs or x_tests.rs) may build its inputs from
+        // anywhere.
+        if skip_tests && cycles::is_test_file(&f) {
             continue;
         }
         let text = std::fs::read_to_string(&f).unwrap();
@@ -288,4 +289,17 @@ fn a_cycle_through_three_files_is_found_and_declarations_count_when_asked() {
         cycles::planted("decl-on", &tree, true),
         ["crate::p -> crate::p::k -> crate::p"]
     );
+}
+
+#[test]
+fn only_unit_test_files_are_left_out() {
+    for (f, test) in [
+        ("a/tests.rs", true),
+        ("a/tune_tests.rs", true),
+        ("a/contests.rs", false),
+        ("a/tests/mod.rs", false),
+        ("a/testing.rs", false),
+    ] {
+        assert_eq!(cycles::is_test_file(Path::new(f)), test, "{f}");
+    }
 }

@@ -56,6 +56,14 @@ pub fn module_of(src: &Path, file: &Path) -> Module {
     parts
 }
 
+/// A unit-test module kept in a file of its own: `tests.rs`, or `x_tests.rs`
+/// beside the `x.rs` that declares it (`#[path]`).
+pub fn is_test_file(f: &Path) -> bool {
+    f.file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s == "tests" || s.ends_with("_tests"))
+}
+
 /// The file without its unit-test module (`#[cfg(test)] mod tests`).
 pub fn without_tests(text: &str) -> &str {
     [
@@ -213,12 +221,12 @@ pub fn declared_children(me: &[String], code: &str) -> BTreeSet<Module> {
 }
 
 /// The import graph of the files under `src`, unit tests (their modules
-/// and `tests.rs` files) left out. With `declarations`, a `mod x;` counts
+/// and files, see [`is_test_file`]) left out. With `declarations`, a `mod x;` counts
 /// as using `x`.
 pub fn graph(src: &Path, declarations: bool) -> Graph {
     let files: Vec<PathBuf> = rust_files(src)
         .into_iter()
-        .filter(|f| f.file_name().is_none_or(|n| n != "tests.rs"))
+        .filter(|f| !is_test_file(f))
         .collect();
     let modules: BTreeSet<Module> = files.iter().map(|f| module_of(src, f)).collect();
     let mut g = Graph::new();
