@@ -108,6 +108,44 @@ pub fn set_up<T: Send>(
     })
 }
 
+/// (memory node, CPU that sets up its buffer) for every memory node.
+pub(crate) fn touchers(
+    topo: &Topology,
+    mem_nodes: &[u32],
+) -> Result<Vec<(u32, u32)>, ExperimentError> {
+    mem_nodes
+        .iter()
+        .map(|&m| Ok((m, toucher(topo, m)?)))
+        .collect()
+}
+
+/// Where the page tables of a CPU-less node's buffer are, said once per
+/// matrix.
+pub(crate) fn page_table_notes(topo: &Topology, touchers: &[(u32, u32)]) -> Vec<String> {
+    touchers
+        .iter()
+        .filter(|(m, _)| topo.allowed_cpus_of_node(*m).is_empty())
+        .map(|&(m, cpu)| {
+            let node = topo
+                .allowed_cpu_nodes()
+                .into_iter()
+                .find(|&n| topo.allowed_cpus_of_node(n).contains(&cpu));
+            format!(
+                "memory node {m} has no CPU: its buffer is set up by CPU {cpu}{}, so its page tables are there, not on node {m}",
+                node.map(|n| format!(" (node {n})")).unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+/// The CPU that sets up `mem_node`'s buffer in `touchers`, else `fallback`.
+pub(crate) fn toucher_of(touchers: &[(u32, u32)], mem_node: u32, fallback: u32) -> u32 {
+    touchers
+        .iter()
+        .find(|(m, _)| *m == mem_node)
+        .map_or(fallback, |&(_, c)| c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

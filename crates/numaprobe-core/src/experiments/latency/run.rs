@@ -1,0 +1,281 @@
+//! Measuring a latency plan: one buffer per memory node, set up and checked
+//! against the live machine right before it is allocated; each cell's
+//! pinned thread chases it under the stop rule.
+
+use super::LatencyPlan;
+use crate::experiments::node_buffers::{self, toucher_of};
+use crate::experiments::{
+    fit_cell, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
+};
+use crate::kernels::chase::{self, ChasePattern};
+use crate::kernels::VectorWidth;
+use crate::model::matrix::{Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult};
+use crate::placement::{
+    pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PLACEMENT_THRESHOLD,
+};
+use crate::stats::{self, StopRule};
+use crate::timer::Timer;
+
+/// Measure every cell of the plan, in order, checking each cell's memory
+/// against the live machine right before it allocates.
+pub fn run(
+    plan: &LatencyPlan,
+    progress: &mut dyn Progress,
+) -> Result<MatrixResult, ExperimentError> {
+    run_with(plan, progress, &mut LiveGauge(LiveSystem::read()?))
+}
+
+/// [`run`] with the memory figures taken from `gauge`.
+pub fn run_with(
+    plan: &LatencyPlan,
+    progress: &mut dyn Progress,
+    gauge: &mut dyn MemoryGauge,
+) -> Result<MatrixResult, ExperimentError> {
+    let timer = *Timer::get();
+    let mut result = MatrixResult::new(
+        MatrixKind::Latency,
+        plan.cpu_nodes.clone(),
+        plan.mem_nodes.clone(),
+        plan.rule,
+        timer.info(),
+    );
+    result.notes.extend(plan.notes.iter().cloned());
+    let total = plan.cells.len();
+    let mut index = 0;
+    'nodes: for (mn, group) in node_buffers::by_memory_node(&plan.cells, &plan.mem_nodes, |c| c.2) {
+        if crate::cancel::requested() {
+            break;
+        }
+        let first = plan.cells[group[0]];
+        let toucher = toucher_of(&plan.touchers, mn, first.1);
+        let prepared = size_cell(plan, gauge, index, mn, toucher).and_then(|(size, reduced)| {
+            let spec = BufferSpec::new(size as usize, MemPolicy::Bind(mn), plan.pages);
+            let p = node_buffers::set_up(&spec, mn, toucher, |buf| {
+                // SAFETY: the buffer is ours, page-aligned, and outlives
+                // every chase on it (it is dropped after its cells).
+                let setup = unsafe {
+                    chase::build(
+                        buf.as_mut_ptr(),
+                        buf.len(),
+                        plan.stride as usize,
+                        plan.pattern,
+                        plan.seed,
+                    )
+                }?;
+                Ok((setup.start as usize, setup.lines))
+            })?;
+            Ok((p, reduced))
+        });
+        let (mut prepared, reduced) = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                let reason = e.to_string();
+                for &i in &group {
+                    if crate::cancel::requested() {
+                        break 'nodes;
+                    }
+                    let (cn, cpu, _) = plan.cells[i];
+                    progress.cell_started(index, total, &label(cn, cpu, mn));
+                    result.failed.push(FailedCell {
+                        cpu_node: cn,
+                        mem_node: mn,
+                        cpus: vec![cpu],
+                        reason: reason.clone(),
+                    });
+                    progress.cell_failed(index, total, &reason, &result);
+                    index += 1;
+                }
+                continue;
+            }
+        };
+        progress.buffer_ready(&prepared.record);
+        result.setups.push(prepared.record.clone());
+        // Each cell walks on from where the one before stopped.
+        let (mut at, lines) = prepared.filled;
+        for &i in &group {
+            let (cn, cpu, _) = plan.cells[i];
+            progress.cell_started(index, total, &label(cn, cpu, mn));
+            if crate::cancel::requested() {
+                break 'nodes;
+            }
+            let rule = progress.rule_for_cell(index, plan.rule);
+            let began = std::time::Instant::now();
+            let measured = measure_cell(plan, &prepared.buf, at, lines, &rule, &timer, cn, cpu, mn)
+                .map(|(mut cell, end)| {
+                    at = end;
+                    if let Some(why) = &reduced {
+                        cell.flags.push(why.clone());
+                        cell.flagged = true;
+                    }
+                    cell
+                });
+            match measured {
+                Ok(mut cell) => {
+                    cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
+                    prepared.record.cells += 1;
+                    if let Some(s) = result.setups.last_mut() {
+                        s.cells = prepared.record.cells;
+                    }
+                    result.push(cell);
+                    progress.cell_finished(&result);
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    result.failed.push(FailedCell {
+                        cpu_node: cn,
+                        mem_node: mn,
+                        cpus: vec![cpu],
+                        reason: reason.clone(),
+                    });
+                    progress.cell_failed(index, total, &reason, &result);
+                }
+            }
+            index += 1;
+        }
+    }
+    // A stop requested during the last cell cut that cell short too.
+    result.interrupted |= crate::cancel::requested();
+    result.complete = !result.interrupted && result.failed.is_empty();
+    Ok(result)
+}
+
+fn label(cn: u32, cpu: u32, mn: u32) -> String {
+    format!("CPU {cpu} (node {cn}) -> memory node {mn}")
+}
+
+/// The size `mem_node`'s buffer is set up with (checked before cell
+/// `index`, the first on it), and why it is smaller than planned.
+fn size_cell(
+    plan: &LatencyPlan,
+    gauge: &mut dyn MemoryGauge,
+    index: usize,
+    mem_node: u32,
+    cpu: u32,
+) -> Result<(u64, Option<String>), ExperimentError> {
+    // Huge page pools are checked by the allocation itself.
+    if plan.pages.hugetlb() {
+        return Ok((plan.size, None));
+    }
+    let available = gauge.allocatable(index, mem_node, &[cpu])?;
+    let footprint = |s: u64| crate::placement::footprint(s, plan.pages);
+    let fit = fit_cell(
+        plan.size,
+        plan.size_explicit,
+        &footprint,
+        2 * plan.stride,
+        mem_node,
+        available,
+    )?;
+    Ok((fit.size, fit.reduced))
+}
+
+/// Measure one cell on `buf`, whose chain is walked on from `at`; returns
+/// the cell and where its walk stopped.
+#[allow(clippy::too_many_arguments)]
+fn measure_cell(
+    plan: &LatencyPlan,
+    buf: &NodeBuffer,
+    at: usize,
+    lines: usize,
+    rule: &StopRule,
+    timer: &Timer,
+    cpu_node: u32,
+    cpu: u32,
+    mem_node: u32,
+) -> Result<(Cell, usize), ExperimentError> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            measure_on_this_thread(plan, buf, at, lines, rule, timer, cpu_node, cpu, mem_node)
+        })
+        .join()
+        .map_err(|_| ExperimentError::Panicked)?
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure_on_this_thread(
+    plan: &LatencyPlan,
+    buf: &NodeBuffer,
+    at: usize,
+    lines: usize,
+    rule: &StopRule,
+    timer: &Timer,
+    cpu_node: u32,
+    cpu: u32,
+    mem_node: u32,
+) -> Result<(Cell, usize), ExperimentError> {
+    crate::fault::panic_at(crate::fault::LATENCY_CELL);
+    let observed = pin_current_thread(&[cpu])?;
+    // The previous cell's CPU may hold the lines it chased last; the
+    // flush sends every load of this cell to memory again.
+    if !buf.flush_caches() && crate::cancel::requested() {
+        return Err(crate::placement::PlacementError::Interrupted.into());
+    }
+    let mut p = at as *const usize;
+    // Probe: how long is one step, to size the samples.
+    let probe = (lines as u64).clamp(1 << 10, 1 << 14);
+    let a = timer.now();
+    // SAFETY: p is on the chain written into `buf`, which outlives this.
+    p = unsafe { chase::run(p, probe) };
+    let b = timer.now();
+    let per_step = (timer.elapsed_ns(a, b) / probe as f64).max(0.1);
+    let steps = (target_sample_ns(rule.budget) / per_step).clamp(1024.0, 1e9) as u64;
+    let started = std::time::Instant::now();
+    let measured = stats::repeat(rule, || {
+        let a = timer.now();
+        // SAFETY: p stays on the chain.
+        p = unsafe { chase::run(p, steps) };
+        let b = timer.now();
+        Ok::<f64, ExperimentError>(timer.elapsed_ns(a, b) / steps as f64)
+    })?;
+    let end = std::hint::black_box(p) as usize;
+    let elapsed_s = started.elapsed().as_secs_f64();
+    // Checked after the measurement: this is where the pages were while it ran.
+    let check = buf.verify()?;
+    let placement = CellPlacement::combine(&[check]);
+    let mut flags = Vec::new();
+    if placement.fraction_on_intended < PLACEMENT_THRESHOLD {
+        flags.push(format!(
+            "placement {:.1} % on node {mem_node} < {:.0} %",
+            placement.fraction_on_intended * 100.0,
+            PLACEMENT_THRESHOLD * 100.0
+        ));
+    }
+    if measured.stop == crate::stats::StopReason::Interrupted {
+        flags.push(crate::experiments::cut_short_flag(measured.samples.len()));
+    }
+    let (window_pages, pattern) = match plan.pattern {
+        ChasePattern::Random { window_pages } => (window_pages.map(|w| w as u64), "random"),
+        ChasePattern::Stride => (None, "stride"),
+    };
+    let cell = Cell {
+        cpu_node,
+        mem_node,
+        median: measured.summary.median,
+        min: measured.summary.min,
+        max: measured.summary.max,
+        cv: measured.summary.cv,
+        samples: measured.samples,
+        stop: measured.stop,
+        placement,
+        cpus: vec![observed],
+        params: CellParams {
+            size_bytes: buf.len() as u64,
+            stride_bytes: Some(plan.stride),
+            pattern: Some(pattern.into()),
+            window_pages,
+            pages: plan.pages,
+            threads: 1,
+            op: None,
+            policy: MemPolicy::Bind(mem_node).to_string(),
+        },
+        kernel: chase::spec(plan.pattern),
+        // The chase is one scalar load at a time by construction.
+        vector_width: VectorWidth::Scalar,
+        flagged: !flags.is_empty(),
+        flags,
+        elapsed_s,
+        setup_s: 0.0,
+    };
+    Ok((cell, end))
+}
