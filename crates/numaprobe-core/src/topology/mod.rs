@@ -13,6 +13,7 @@ pub mod cpulist;
 mod extras;
 mod fs;
 pub mod midr;
+mod nodes;
 pub mod numbering;
 mod overlaps;
 mod packages;
