@@ -4,7 +4,10 @@
 //! Exit codes: 0 success (also when stdout is a closed pipe), 1 a measurement
 //! or system failure, or a panic (`panics.rs`), 2 bad input (arguments,
 //! files, a sysfs root that is not one), 130 / 143 stopped by SIGINT /
-//! SIGTERM (after writing what was finished).
+//! SIGTERM (after writing what was finished). `diff` and `check` exit 1 for
+//! "different"; `check` exits 3 for its failures and panics
+//! (`output::set_failure_code`), so a health check never takes a broken
+//! tool for a broken node.
 
 mod args;
 mod cli;
@@ -22,11 +25,11 @@ fn main() -> ExitCode {
     signals::install();
     panics::install();
     // A panic that unwinds this far was already said by the hook.
-    let code = std::panic::catch_unwind(run).unwrap_or(ExitCode::from(1));
+    let code = std::panic::catch_unwind(run).unwrap_or(ExitCode::from(output::failure_code()));
     // A panic anywhere (a worker thread's too) is a failure, whatever the
     // command returned with what it had measured.
     if panics::happened() {
-        return ExitCode::from(1);
+        return ExitCode::from(output::failure_code());
     }
     // A stop signal wins over the command's own status: the command returned
     // normally with its partial results written; say so and exit 128 + N.
@@ -73,7 +76,7 @@ fn run() -> ExitCode {
             // After a panic the hook's line is the message; what the
             // command made of the failure would only repeat it.
             if panics::happened() {
-                return ExitCode::from(1);
+                return ExitCode::from(output::failure_code());
             }
             if output::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;

@@ -12,6 +12,7 @@
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Bad input: shown as one line, exit status 2.
 #[derive(Debug)]
@@ -46,6 +47,22 @@ pub fn differs(err: &anyhow::Error) -> Option<&str> {
     err.downcast_ref::<Differs>().map(|d| d.0.as_str())
 }
 
+/// The exit status of a failure that is not bad input: 1, or what the
+/// command set with [`set_failure_code`].
+static FAILURE_CODE: AtomicU8 = AtomicU8::new(1);
+
+/// `check` exits 3 when it could not check (the machine could not be read,
+/// the output not written, Slurm not told, a panic): a health check must
+/// tell that from 1, "this node differs".
+pub fn set_failure_code(code: u8) {
+    FAILURE_CODE.store(code, Ordering::SeqCst);
+}
+
+/// The exit status of a failure (a system error or a panic).
+pub fn failure_code() -> u8 {
+    FAILURE_CODE.load(Ordering::SeqCst)
+}
+
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     if err
         .chain()
@@ -53,7 +70,7 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
     {
         2
     } else {
-        1
+        failure_code()
     }
 }
 

@@ -39,6 +39,10 @@ pub enum Section {
     Parameters,
     /// A thread of a saved binding (`check` against a `pin` result).
     Binding,
+    /// Latency cells against a saved run or a fleet's medians (`check`).
+    Latency,
+    /// Bandwidth cells against a saved run or a fleet's medians (`check`).
+    Bandwidth,
 }
 
 impl Section {
@@ -60,9 +64,38 @@ impl Section {
             Section::Documents => "documents",
             Section::Parameters => "parameters",
             Section::Binding => "binding",
+            Section::Latency => "latency",
+            Section::Bandwidth => "bandwidth",
         }
     }
+
+    /// The section of this name (as [`Section::name`] writes it).
+    pub fn parse(name: &str) -> Option<Section> {
+        ALL_SECTIONS.iter().copied().find(|s| s.name() == name)
+    }
 }
+
+/// Every section, in report order.
+pub const ALL_SECTIONS: &[Section] = &[
+    Section::Machine,
+    Section::Kernel,
+    Section::Packages,
+    Section::Nodes,
+    Section::Numbering,
+    Section::Cpus,
+    Section::Allowed,
+    Section::Memory,
+    Section::Slit,
+    Section::Hmat,
+    Section::Caches,
+    Section::Thp,
+    Section::Pci,
+    Section::Documents,
+    Section::Parameters,
+    Section::Binding,
+    Section::Latency,
+    Section::Bandwidth,
+];
 
 /// One thing that differs: `item` in `section` reads `a` in A and `b` in B
 /// (for `check`: the saved file, and this machine).
@@ -258,7 +291,7 @@ pub struct CheckReport {
     pub schema: String,
     /// The saved file checked against.
     pub expect: String,
-    /// `topo` or `pin`.
+    /// `topo`, `report` (a run.json or report folder), `fleet` or `pin`.
     pub expect_kind: String,
     /// The machine checked (`/` is this one).
     pub root: String,
@@ -268,4 +301,11 @@ pub struct CheckReport {
     pub matches: bool,
     /// `a` is the saved file's, `b` this machine's.
     pub differences: Vec<Difference>,
+    /// The sections compared (`--only` / `--skip` choose them).
+    #[serde(default)]
+    pub sections: Vec<Section>,
+    /// What was not compared, and why (a section the expectation or this
+    /// machine cannot say).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }

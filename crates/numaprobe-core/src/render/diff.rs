@@ -314,6 +314,41 @@ pub fn check_summary(r: &CheckReport) -> String {
     }
 }
 
+/// The longest drain reason written: `sinfo -R` and `scontrol show node`
+/// show it whole on one line.
+pub const DRAIN_REASON_MAX: usize = 160;
+
+/// The reason a differing node is drained with (`check --slurm-drain`):
+/// `numaprobe: ` and the first difference, `(+N more)` when there are more,
+/// at most [`DRAIN_REASON_MAX`] characters, no control characters. None when
+/// the machine matches.
+pub fn drain_reason(r: &CheckReport) -> Option<String> {
+    let first = r.differences.first()?;
+    // The item often names its section already ("allowed CPUs", "node 1: memory").
+    let what = if first.item.contains(first.section.name()) {
+        first.item.clone()
+    } else {
+        format!("{}: {}", first.section.name(), first.item)
+    };
+    let more = match r.differences.len() - 1 {
+        0 => String::new(),
+        n => format!(" (+{n} more)"),
+    };
+    let line: String = format!("numaprobe: {what}: expected {}, found {}", first.a, first.b)
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let room = DRAIN_REASON_MAX - more.chars().count();
+    let body = if line.chars().count() > room {
+        let mut cut: String = line.chars().take(room - 3).collect();
+        cut.push_str("...");
+        cut
+    } else {
+        line
+    };
+    Some(body + &more)
+}
+
 fn check_text(r: &CheckReport) -> String {
     let mut out = check_lines(r);
     out.push_str(&format!(
@@ -337,4 +372,45 @@ fn check_markdown(r: &CheckReport) -> String {
         out.push_str(&differences_table(&r.differences, "expected", "found").to_markdown());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::diff::Section;
+
+    fn report(differences: Vec<Difference>) -> CheckReport {
+        CheckReport {
+            schema: crate::SCHEMA.into(),
+            expect: "t.json".into(),
+            expect_kind: "topo".into(),
+            root: "/".into(),
+            checked: vec![],
+            matches: differences.is_empty(),
+            differences,
+            sections: vec![],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn the_drain_reason_is_the_first_difference_and_how_many_more() {
+        assert_eq!(drain_reason(&report(vec![])), None);
+        let mem = Difference::new(Section::Memory, "node 1: memory", "96 GiB", "64 GiB");
+        let thp = Difference::new(Section::Thp, "transparent huge pages", "always", "never");
+        assert_eq!(
+            drain_reason(&report(vec![mem.clone()])).unwrap(),
+            "numaprobe: node 1: memory: expected 96 GiB, found 64 GiB"
+        );
+        assert_eq!(
+            drain_reason(&report(vec![thp, mem.clone(), mem])).unwrap(),
+            "numaprobe: thp: transparent huge pages: expected always, found never (+2 more)"
+        );
+        // Long values are cut, control characters never reach Slurm.
+        let long = Difference::new(Section::Pci, "PCI 0000:00:01.0", "x".repeat(500), "a\nb");
+        let r = drain_reason(&report(vec![long.clone(), long])).unwrap();
+        assert_eq!(r.chars().count(), DRAIN_REASON_MAX);
+        assert!(r.ends_with("... (+1 more)"), "{r}");
+        assert!(!r.chars().any(char::is_control));
+    }
 }

@@ -221,7 +221,7 @@ fn cell(
 
 /// Measurement parameters whose values differ between the two matrices:
 /// each parameter's set of values over all cells, side by side.
-fn parameters(kind: &str, a: &MatrixResult, b: &MatrixResult) -> Vec<Difference> {
+pub(super) fn parameters(kind: &str, a: &MatrixResult, b: &MatrixResult) -> Vec<Difference> {
     type Getter = fn(&Cell) -> String;
     let fields: [(&str, Getter); 7] = [
         ("buffer size", |c| format_size(c.params.size_bytes)),

@@ -1,64 +1,344 @@
 //! `numaprobe check --expect FILE`: is this machine (or a dump) still the one
-//! a job script was written for? Against a saved topology: packages, nodes,
-//! CPU numbering (each CPU's package, core, node and SMT siblings) and the
-//! allowed CPUs and nodes; memory sizes, caches and firmware tables are
-//! `diff`'s business. Against a saved `pin` result: every CPU it names still
-//! exists, is online and allowed, and sits on the same package, core, node
-//! and SMT rank as when the binding was computed.
+//! a job script or a node health check expects?
+//!
+//! Against a saved topology or run: the sections of [`topo::topology_with`]
+//! (CPU model, packages, nodes, numbering, every CPU's place, allowed CPUs
+//! and nodes, memory per node within a stated tolerance, huge pages, SLIT,
+//! HMAT, caches, THP, PCI device locality), the kernel release, and, when the
+//! expectation holds matrices and this node's own measurements are given,
+//! every latency and bandwidth cell within a stated band ([`band`]).
+//! Against a fleet's group baseline: see [`super::baseline`]. Against a saved
+//! `pin` result: every CPU it names still exists, is online and allowed, and
+//! sits on the same package, core, node and SMT rank as when the binding was
+//! computed. `--only` / `--skip` choose the sections ([`select`]).
 
-use super::{topo, CompareError, Side};
+use super::{baseline, cells, topo, CompareError, Side};
 use crate::model::diff::{CheckReport, Difference, Section};
+use crate::model::matrix::MatrixResult;
 use crate::model::pin::PinReport;
 use crate::topology::Topology;
+use std::collections::BTreeMap;
 
-/// The sections a saved topology is checked on.
+/// The share of a node's memory that may differ from the expectation
+/// without counting (0.03 = 3 %). The kernel's own reservations (crash
+/// kernel, the memory map's page structures, firmware carve-outs) move a
+/// node's total by well under 1 % between kernels, boots and firmware
+/// updates; a node that lost one DIMM of its 8 (or 16) loses 12.5 % (6.25 %).
+/// 3 % lies between the two.
+pub const DEFAULT_MEMORY_TOLERANCE: f64 = 0.03;
+
+/// How far, in percent, a cell's median may lie from the expectation's
+/// before it counts. Repeated runs on one idle node agree within a few per
+/// cent; a memory channel lost or a link trained at a lower speed moves the
+/// cells it carries by 20 % or more.
+pub const DEFAULT_BAND_PCT: f64 = 15.0;
+
+/// The sections `check` compares, in report order: the names `--only` and
+/// `--skip` take.
 pub const SECTIONS: &[Section] = &[
+    Section::Machine,
+    Section::Kernel,
     Section::Packages,
     Section::Nodes,
     Section::Numbering,
     Section::Cpus,
     Section::Allowed,
+    Section::Memory,
+    Section::Slit,
+    Section::Hmat,
+    Section::Caches,
+    Section::Thp,
+    Section::Pci,
+    Section::Latency,
+    Section::Bandwidth,
+    Section::Binding,
 ];
 
-/// Check `machine` against the saved `expect` (a topo or pin document; a
-/// run.json counts as its topology).
-pub fn check(expect: &Side, machine: &Topology) -> Result<CheckReport, CompareError> {
-    let (kind, checked, differences) = if let Some(pin) = &expect.pin {
-        (
-            "pin",
-            vec![format!(
+/// The section names, comma-separated, for help and errors.
+pub fn section_names() -> String {
+    SECTIONS
+        .iter()
+        .map(|s| s.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The sections to compare: all of [`SECTIONS`], only those `only` names, or
+/// all but those `skip` names (comma-separated lists). An unknown name is an
+/// error naming it and the valid ones.
+pub fn select(only: Option<&str>, skip: Option<&str>) -> Result<Vec<Section>, String> {
+    let parse = |flag: &str, list: &str| -> Result<Vec<Section>, String> {
+        let mut out = Vec::new();
+        for name in list.split(',').map(str::trim) {
+            match Section::parse(name).filter(|s| SECTIONS.contains(s)) {
+                Some(s) => out.push(s),
+                None => {
+                    let shown: String = name.chars().take(200).collect();
+                    return Err(format!(
+                        "{flag}: '{shown}' is not a section; valid: {}",
+                        section_names()
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    };
+    let only = only.map(|l| parse("--only", l)).transpose()?;
+    let skip = skip.map(|l| parse("--skip", l)).transpose()?;
+    Ok(SECTIONS
+        .iter()
+        .copied()
+        .filter(|s| only.as_ref().is_none_or(|o| o.contains(s)))
+        .filter(|s| skip.as_ref().is_none_or(|k| !k.contains(s)))
+        .collect())
+}
+
+/// How a check compares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// The sections compared (see [`select`]).
+    pub sections: Vec<Section>,
+    /// See [`DEFAULT_MEMORY_TOLERANCE`].
+    pub memory_tolerance: f64,
+    /// See [`DEFAULT_BAND_PCT`].
+    pub band_pct: f64,
+    /// Against a fleet: the signature group (0, the largest, when None).
+    pub group: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sections: SECTIONS.to_vec(),
+            memory_tolerance: DEFAULT_MEMORY_TOLERANCE,
+            band_pct: DEFAULT_BAND_PCT,
+            group: None,
+        }
+    }
+}
+
+/// The machine checked.
+#[derive(Debug, Clone, Copy)]
+pub struct This<'a> {
+    pub topology: &'a Topology,
+    /// This machine's kernel release; None for a dump (`--sysfs-root`),
+    /// whose kernel nobody knows.
+    pub kernel: Option<&'a str>,
+    /// This node's own measurements (a run.json), for the matrices.
+    pub measured: Option<&'a Side>,
+}
+
+/// What a check found so far.
+#[derive(Debug, Default)]
+pub(super) struct Outcome {
+    pub checked: Vec<String>,
+    pub differences: Vec<Difference>,
+    pub notes: Vec<String>,
+}
+
+/// Check `this` machine against the saved `expect` (a topo, run, fleet or
+/// pin document, or a report folder).
+pub fn check(expect: &Side, this: &This, opts: &Options) -> Result<CheckReport, CompareError> {
+    let mut out = Outcome::default();
+    let on = |s: Section| opts.sections.contains(&s);
+    let kind = if let Some(pin) = &expect.pin {
+        if on(Section::Binding) {
+            out.checked.push(format!(
                 "the {} CPUs of the saved binding: online, allowed, same package, core, node and SMT rank",
                 pin.cpus.len()
-            )],
-            binding(pin, machine),
-        )
+            ));
+            out.differences = binding(pin, this.topology);
+        }
+        "pin"
+    } else if let Some(fleet) = &expect.fleet {
+        baseline::against_fleet(fleet, &expect.origin.path, this, opts, &mut out)?;
+        "fleet"
     } else if let Some(t) = &expect.topology {
-        (
-            "topo",
-            vec![
-                "packages and their CPUs, NUMA nodes per package".into(),
-                "NUMA nodes and their CPUs".into(),
-                "numbering: package and SMT style, threads per core".into(),
-                "every CPU: online, package, core, node, SMT siblings".into(),
-                "allowed CPUs and memory nodes".into(),
-            ],
-            topo::topology(t, machine, SECTIONS),
-        )
+        against_topology(expect, t, this, opts, &mut out);
+        if expect.origin.kind == "topo" {
+            "topo"
+        } else {
+            "report"
+        }
     } else {
         return Err(CompareError::Unsupported {
             path: expect.origin.path.clone().into(),
-            what: "holds neither a topology nor a binding; give the output of `numaprobe topo -o t.json` or `numaprobe pin ... -o p.json`".into(),
+            what: "holds neither a topology, a binding nor a fleet; give the output of `numaprobe topo -o t.json`, a run.json, `numaprobe pin ... -o p.json` or a fleet.json".into(),
         });
     };
     Ok(CheckReport {
         schema: crate::SCHEMA.into(),
         expect: expect.origin.path.clone(),
         expect_kind: kind.into(),
-        root: machine.root.display().to_string(),
-        checked,
-        matches: differences.is_empty(),
-        differences,
+        root: this.topology.root.display().to_string(),
+        checked: out.checked,
+        matches: out.differences.is_empty(),
+        differences: out.differences,
+        sections: opts.sections.clone(),
+        notes: out.notes,
     })
+}
+
+/// What a section compares, in words (for `checked`).
+pub(super) fn describe(s: Section, opts: &Options) -> String {
+    match s {
+        Section::Machine => "CPU model".into(),
+        Section::Kernel => "kernel release".into(),
+        Section::Packages => "packages and their CPUs, NUMA nodes per package".into(),
+        Section::Nodes => "NUMA nodes and their CPUs".into(),
+        Section::Numbering => "numbering: package and SMT style, threads per core".into(),
+        Section::Cpus => "every CPU: online, package, core, node, SMT siblings".into(),
+        Section::Allowed => "allowed CPUs and memory nodes".into(),
+        Section::Memory => format!(
+            "memory per node (within {} %), huge pages configured",
+            pct(opts.memory_tolerance * 100.0)
+        ),
+        Section::Slit => "firmware distance table (SLIT)".into(),
+        Section::Hmat => "HMAT access attributes, memory tiers, memory-side caches".into(),
+        Section::Caches => "caches: instances, sizes, CPUs per instance".into(),
+        Section::Thp => "transparent huge pages mode".into(),
+        Section::Pci => "PCI devices and their NUMA nodes".into(),
+        Section::Latency | Section::Bandwidth => format!(
+            "{} cells within {} % of the expected medians",
+            s.name(),
+            pct(opts.band_pct)
+        ),
+        other => other.name().into(),
+    }
+}
+
+/// A percentage as people write it: `3`, `0.5`.
+pub(super) fn pct(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn against_topology(expect: &Side, t: &Topology, this: &This, opts: &Options, out: &mut Outcome) {
+    let on = |s: Section| opts.sections.contains(&s);
+    if on(Section::Kernel) {
+        let saved = expect.origin.kernel.as_deref().filter(|_| expect.live());
+        match (saved, this.kernel) {
+            (Some(x), Some(y)) => {
+                out.checked.push(describe(Section::Kernel, opts));
+                if x != y {
+                    out.differences.push(Difference::new(
+                        Section::Kernel,
+                        "kernel release",
+                        x,
+                        y,
+                    ));
+                }
+            }
+            _ => out.notes.push(
+                "kernel not compared: a topology read from a dump (--sysfs-root) does not say its machine's kernel".into(),
+            ),
+        }
+    }
+    let sections: Vec<Section> = topo::ALL.iter().copied().filter(|&s| on(s)).collect();
+    out.checked
+        .extend(sections.iter().map(|&s| describe(s, opts)));
+    out.differences.extend(topo::topology_with(
+        t,
+        this.topology,
+        &sections,
+        opts.memory_tolerance,
+    ));
+    for (section, saved, found) in [
+        (
+            Section::Latency,
+            &expect.latency,
+            this.measured.and_then(|m| m.latency.as_ref()),
+        ),
+        (
+            Section::Bandwidth,
+            &expect.bandwidth,
+            this.measured.and_then(|m| m.bandwidth.as_ref()),
+        ),
+    ] {
+        let Some(saved) = saved.as_ref().filter(|_| on(section)) else {
+            continue;
+        };
+        let Some(found) = found else {
+            out.notes.push(format!(
+                "{} not compared: the expectation holds a {0} matrix; give this node's own run.json with --measured",
+                section.name()
+            ));
+            continue;
+        };
+        out.checked.push(describe(section, opts));
+        out.differences.extend(
+            cells::parameters(section.name(), saved, found)
+                .into_iter()
+                .map(|d| Difference { section, ..d }),
+        );
+        out.differences.extend(band(
+            section,
+            &saved.unit,
+            &medians(saved),
+            found,
+            opts.band_pct,
+        ));
+    }
+}
+
+/// The median of every measured cell, by (CPU node, memory node).
+pub(super) fn medians(m: &MatrixResult) -> BTreeMap<(u32, u32), f64> {
+    m.cells
+        .iter()
+        .map(|c| ((c.cpu_node, c.mem_node), c.median))
+        .collect()
+}
+
+/// Every expected cell against this node's measurement: a difference when
+/// its median lies more than `band_pct` percent off the expected one (either
+/// way: a cell much faster than its baseline is as suspect as a slow one),
+/// or when the cell was not measured or failed here. Cells measured here but
+/// not in the expectation are not compared: the expectation says what is checked.
+pub(super) fn band(
+    section: Section,
+    unit: &str,
+    expected: &BTreeMap<(u32, u32), f64>,
+    found: &MatrixResult,
+    band_pct: f64,
+) -> Vec<Difference> {
+    let here = medians(found);
+    let mut out = Vec::new();
+    for (&(cpu, mem), &want) in expected {
+        let item = format!("CPU node {cpu} -> memory node {mem}");
+        let saved = format!("{want:.1} {unit}");
+        let Some(&got) = here.get(&(cpu, mem)) else {
+            let why = found
+                .failed
+                .iter()
+                .find(|f| (f.cpu_node, f.mem_node) == (cpu, mem))
+                .map_or_else(
+                    || "not measured".to_string(),
+                    |f| format!("failed: {}", f.reason),
+                );
+            out.push(Difference::new(section, item, saved, why));
+            continue;
+        };
+        let off = if want != 0.0 {
+            (got - want) / want * 100.0
+        } else if got == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+        if off.abs() > band_pct {
+            out.push(Difference::new(
+                section,
+                item,
+                saved,
+                format!(
+                    "{got:.1} {} ({off:+.0} %, band {} %)",
+                    found.unit,
+                    pct(band_pct)
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// Each thread of a saved binding against this machine.
@@ -95,3 +375,7 @@ fn binding(pin: &PinReport, t: &Topology) -> Vec<Difference> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "check_tests.rs"]
+mod tests;

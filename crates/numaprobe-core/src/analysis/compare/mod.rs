@@ -7,16 +7,18 @@
 //! into a `model::diff::DiffReport`: topology and firmware differences
 //! ([`topo`]), the kernel, the measurement parameters, and every measured
 //! cell with a noise-aware verdict ([`cells`], statistics in [`stats`]).
-//! [`check::check`] compares this machine's topology with a saved topology
-//! or binding. Nothing here prints; errors are [`CompareError`]s, all of
-//! them bad input.
+//! [`check::check`] compares this machine with a saved topology, run,
+//! binding or a fleet's group baseline ([`baseline`]). Nothing here prints;
+//! errors are [`CompareError`]s, all of them bad input.
 
+pub mod baseline;
 pub mod cells;
 pub mod check;
 pub mod stats;
 pub mod topo;
 
 use crate::model::diff::{Criteria, DiffReport, Difference, Origin, Section};
+use crate::model::fleet::FleetReport;
 use crate::model::matrix::MatrixKind;
 use crate::model::matrix::MatrixResult;
 use crate::model::pin::PinReport;
@@ -33,6 +35,8 @@ pub enum CompareError {
     Missing(PathBuf),
     #[error(transparent)]
     Input(#[from] crate::model::input::InputError),
+    #[error(transparent)]
+    Document(#[from] crate::model::document::DocumentError),
     #[error("{path}: not JSON ({message}); give a report folder or a numaprobe JSON document")]
     NotJson { path: PathBuf, message: String },
     #[error("{path}: {what}")]
@@ -57,6 +61,8 @@ pub struct Side {
     pub latency: Option<MatrixResult>,
     pub bandwidth: Option<MatrixResult>,
     pub pin: Option<PinReport>,
+    /// A fleet's comparison (`fleet.json`): an expectation for `check`.
+    pub fleet: Option<Box<FleetReport>>,
     /// numaprobe's version from the provenance, when known.
     pub version: Option<String>,
 }
@@ -96,6 +102,7 @@ pub fn load(path: &Path) -> Result<Side, CompareError> {
         latency: None,
         bandwidth: None,
         pin: None,
+        fleet: None,
         version: None,
     };
     if path.is_dir() {
@@ -124,7 +131,7 @@ pub fn load(path: &Path) -> Result<Side, CompareError> {
         .ok_or_else(|| {
             unsupported(
                 path,
-                "not a numaprobe topo, latency, bandwidth, run or pin document",
+                "not a numaprobe topo, latency, bandwidth, run, pin or fleet document",
             )
         })?
         .to_string();
@@ -154,7 +161,9 @@ fn kind_of(doc: &Value) -> Option<&'static str> {
     use crate::model::document::{identify, Kind};
     match identify(doc)? {
         Kind::Run => Some("report"),
-        k @ (Kind::Topo | Kind::Latency | Kind::Bandwidth | Kind::Pin) => Some(k.name()),
+        k @ (Kind::Topo | Kind::Latency | Kind::Bandwidth | Kind::Pin | Kind::Fleet) => {
+            Some(k.name())
+        }
         _ => None,
     }
 }
@@ -258,6 +267,14 @@ fn add(
             }
         }
         Some("pin") => side.pin = Some(shaped(path, "pin", doc)?),
+        // The one document reader's parse, so a fleet.json is checked
+        // here as everywhere else.
+        Some("fleet") => {
+            use crate::model::document::{parse as parse_document, Document, Kind};
+            if let Document::Fleet(f) = parse_document(doc, Kind::Fleet, path)? {
+                side.fleet = Some(f);
+            }
+        }
         _ => {
             return Err(unsupported(
                 path,
@@ -271,10 +288,10 @@ fn add(
 /// Compare two sides of the same kind.
 pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, CompareError> {
     for s in [a, b] {
-        if s.origin.kind == "pin" {
+        if s.origin.kind == "pin" || s.origin.kind == "fleet" {
             return Err(unsupported(
                 Path::new(&s.origin.path),
-                "a pin result; diff compares report folders and topo, latency, bandwidth or run documents (check a binding with `numaprobe check --expect`)",
+                &format!("a {} result; diff compares report folders and topo, latency, bandwidth or run documents (check this machine against it with `numaprobe check --expect`)", s.origin.kind),
             ));
         }
     }
@@ -384,6 +401,7 @@ mod tests {
             latency: None,
             bandwidth: None,
             pin: None,
+            fleet: None,
             version: Some("0.1.0".into()),
         }
     }

@@ -14,9 +14,10 @@ use crate::topology::{Cpu, Topology};
 use crate::units::format_size;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Memory per node differs only beyond this share: the kernel's own
-/// reservations move a node's total by a few MiB between kernels and boots.
-const MEMORY_TOLERANCE: f64 = 0.005;
+/// `diff`'s memory tolerance: memory per node differs only beyond this
+/// share, since the kernel's own reservations move a node's total by a few
+/// MiB between boots. `check` states its own (`check::DEFAULT_MEMORY_TOLERANCE`).
+pub const MEMORY_TOLERANCE: f64 = 0.005;
 
 /// Every section `topology` compares, in report order.
 pub const ALL: &[Section] = &[
@@ -34,8 +35,26 @@ pub const ALL: &[Section] = &[
     Section::Pci,
 ];
 
-/// The differences between `a` and `b` in the given sections.
+/// The differences between `a` and `b` in the given sections, memory per
+/// node within [`MEMORY_TOLERANCE`].
 pub fn topology(a: &Topology, b: &Topology, sections: &[Section]) -> Vec<Difference> {
+    topology_with(a, b, sections, MEMORY_TOLERANCE)
+}
+
+/// Do two memory sizes differ by more than `tolerance` (a share of the
+/// larger)? A size exactly at the tolerance does not.
+pub fn memory_differs(a: f64, b: f64, tolerance: f64) -> bool {
+    (a - b).abs() > tolerance * a.max(b)
+}
+
+/// [`topology`] with memory per node compared within `memory_tolerance`
+/// (a share of the larger side: 0.03 is 3 %).
+pub fn topology_with(
+    a: &Topology,
+    b: &Topology,
+    sections: &[Section],
+    memory_tolerance: f64,
+) -> Vec<Difference> {
     let mut out = Vec::new();
     for &s in sections {
         let mut d = Diffs {
@@ -60,7 +79,7 @@ pub fn topology(a: &Topology, b: &Topology, sections: &[Section]) -> Vec<Differe
                     format_list(&b.allowed.nodes),
                 );
             }
-            Section::Memory => memory(&mut d, a, b),
+            Section::Memory => memory(&mut d, a, b, memory_tolerance),
             Section::Slit => slit(&mut d, a, b),
             Section::Hmat => hmat(&mut d, a, b),
             Section::Caches => caches(&mut d, a, b),
@@ -237,13 +256,12 @@ fn cpus(d: &mut Diffs, a: &Topology, b: &Topology) {
     }
 }
 
-fn memory(d: &mut Diffs, a: &Topology, b: &Topology) {
+fn memory(d: &mut Diffs, a: &Topology, b: &Topology, tolerance: f64) {
     let ids: BTreeSet<u32> = a.node_ids().into_iter().chain(b.node_ids()).collect();
     for n in ids {
         let (na, nb) = (a.node(n), b.node(n));
         if let (Some(x), Some(y)) = (na, nb) {
-            let (p, q) = (x.memory_bytes as f64, y.memory_bytes as f64);
-            if (p - q).abs() > MEMORY_TOLERANCE * p.max(q) {
+            if memory_differs(x.memory_bytes as f64, y.memory_bytes as f64, tolerance) {
                 d.value(
                     format!("node {n}: memory"),
                     format_size(x.memory_bytes),

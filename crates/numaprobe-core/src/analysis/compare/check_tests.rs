@@ -1,0 +1,325 @@
+//! Tests of `check`: the memory tolerance at its boundary, THP, the kernel,
+//! `--only` / `--skip`, the band on matrices and a fleet's group baseline
+//! (built by the real fleet analysis from run documents).
+
+use super::*;
+use crate::analysis::fleet::{analyse, NodeInput};
+use crate::model::diff::Origin;
+use crate::model::matrix::tests::cell;
+use crate::model::matrix::{FailedCell, MatrixKind};
+use crate::model::topo::TopoReport;
+use crate::stats::StopRule;
+use crate::timer::{ClockSource, TimerInfo};
+use crate::topology::testing::{build, CpuSpec, NodeSpec};
+
+const GIB: u64 = 1 << 30;
+
+/// Two nodes of two CPUs each, `mem` bytes of memory per node.
+fn machine(root: &str, mem: [u64; 2]) -> Topology {
+    let cpus: Vec<CpuSpec> = (0..4u32)
+        .map(|i| CpuSpec::new(i, 0, i64::from(i), i / 2))
+        .collect();
+    let nodes: Vec<NodeSpec> = (0..2u32)
+        .map(|n| NodeSpec {
+            os_index: n,
+            memory_bytes: mem[n as usize],
+            free_bytes: mem[n as usize] / 2,
+            allowed: true,
+        })
+        .collect();
+    let mut t = build(root, &cpus, &nodes, Some(vec![vec![10, 21], vec![21, 10]]));
+    t.thp_mode = Some("always".into());
+    t
+}
+
+fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
+    Side {
+        origin: Origin {
+            path: "expected.json".into(),
+            kind: kind.into(),
+            documents: vec![],
+            hostname: Some("n1".into()),
+            kernel: Some(kernel.into()),
+            start: None,
+            complete: true,
+        },
+        topology: t,
+        latency: None,
+        bandwidth: None,
+        pin: None,
+        fleet: None,
+        version: None,
+    }
+}
+
+fn matrix(kind: MatrixKind, medians: &[f64]) -> MatrixResult {
+    let timer = TimerInfo {
+        source: ClockSource::MonotonicRaw,
+        tsc_hz: None,
+        overhead_ns: 20.0,
+        resolution_ns: 1.0,
+    };
+    let mem: Vec<u32> = (0..medians.len() as u32).collect();
+    let mut m = MatrixResult::new(kind, vec![0], mem, StopRule::default(), timer);
+    for (j, &v) in medians.iter().enumerate() {
+        m.push(cell(0, j as u32, v, 1.0));
+    }
+    m
+}
+
+fn run(expect: &Side, t: &Topology, measured: Option<&Side>, opts: &Options) -> CheckReport {
+    let this = This {
+        topology: t,
+        kernel: Some("6.1.0"),
+        measured,
+    };
+    check(expect, &this, opts).unwrap()
+}
+
+fn items(r: &CheckReport) -> Vec<(Section, String)> {
+    r.differences
+        .iter()
+        .map(|d| (d.section, d.item.clone()))
+        .collect()
+}
+
+#[test]
+fn a_node_with_half_its_memory_fails_and_half_a_per_cent_less_passes() {
+    let saved = side("topo", Some(machine("/", [96 * GIB, 96 * GIB])), "6.1.0");
+    let o = Options::default();
+    let half = run(&saved, &machine("/", [96 * GIB, 48 * GIB]), None, &o);
+    assert!(!half.matches);
+    assert_eq!(items(&half), [(Section::Memory, "node 1: memory".into())]);
+    assert_eq!(
+        (
+            half.differences[0].a.as_str(),
+            half.differences[0].b.as_str()
+        ),
+        ("96 GiB", "48 GiB")
+    );
+    let less = 96 * GIB - 96 * GIB / 200;
+    assert!(run(&saved, &machine("/", [less, 96 * GIB]), None, &o).matches);
+    // The boundary: exactly the tolerance passes, a little more fails.
+    let at = (96.0 * GIB as f64 * (1.0 - DEFAULT_MEMORY_TOLERANCE)) as u64 + 1;
+    assert!(run(&saved, &machine("/", [at, 96 * GIB]), None, &o).matches);
+    let past = at - GIB / 100;
+    assert!(!run(&saved, &machine("/", [past, 96 * GIB]), None, &o).matches);
+    // A tolerance of 60 % lets the halved node pass.
+    let loose = Options {
+        memory_tolerance: 0.6,
+        ..Options::default()
+    };
+    assert!(run(&saved, &machine("/", [96 * GIB, 48 * GIB]), None, &loose).matches);
+}
+
+#[test]
+fn thp_and_the_kernel_are_compared_and_can_be_left_out() {
+    let saved = side("topo", Some(machine("/", [GIB, GIB])), "6.1.0");
+    let mut t = machine("/", [GIB, GIB]);
+    t.thp_mode = Some("madvise".into());
+    let this = This {
+        topology: &t,
+        kernel: Some("6.12.9"),
+        measured: None,
+    };
+    let r = check(&saved, &this, &Options::default()).unwrap();
+    assert_eq!(
+        items(&r),
+        [
+            (Section::Kernel, "kernel release".into()),
+            (Section::Thp, "transparent huge pages".into())
+        ]
+    );
+    let skip = Options {
+        sections: select(None, Some("thp,kernel")).unwrap(),
+        ..Options::default()
+    };
+    let r = check(&saved, &this, &skip).unwrap();
+    assert!(r.matches, "{:?}", r.differences);
+    assert!(!r.checked.iter().any(|c| c.contains("huge pages mode")));
+    // A dump's kernel is unknown: not compared, and said so.
+    let dump = This {
+        kernel: None,
+        ..this
+    };
+    let only = Options {
+        sections: vec![Section::Kernel],
+        ..Options::default()
+    };
+    let r = check(&saved, &dump, &only).unwrap();
+    assert!(r.matches);
+    assert!(r.notes.iter().any(|n| n.starts_with("kernel not compared")));
+}
+
+#[test]
+fn only_and_skip_choose_sections_and_unknown_names_are_refused() {
+    assert_eq!(select(None, None).unwrap(), SECTIONS);
+    assert_eq!(
+        select(Some("memory, thp"), None).unwrap(),
+        [Section::Memory, Section::Thp]
+    );
+    let skipped = select(None, Some("allowed")).unwrap();
+    assert_eq!(skipped.len(), SECTIONS.len() - 1);
+    assert!(!skipped.contains(&Section::Allowed));
+    for (only, skip) in [(Some("memory,dimms"), None), (None, Some("documents"))] {
+        let e = select(only, skip).unwrap_err();
+        assert!(
+            e.contains("is not a section; valid: machine, kernel"),
+            "{e}"
+        );
+        assert!(e.contains("binding"), "{e}");
+    }
+    // Allowed CPUs differ between a job and slurmd: --skip allowed passes.
+    let saved = side("topo", Some(machine("/", [GIB, GIB])), "6.1.0");
+    let mut t = machine("/", [GIB, GIB]);
+    t.allowed.cpus = vec![0];
+    assert_eq!(
+        items(&run(&saved, &t, None, &Options::default())),
+        [(Section::Allowed, "allowed CPUs".into())]
+    );
+    let skip = Options {
+        sections: select(None, Some("allowed")).unwrap(),
+        ..Options::default()
+    };
+    assert!(run(&saved, &t, None, &skip).matches);
+}
+
+#[test]
+fn matrices_are_judged_within_the_band_and_only_with_measurements() {
+    let mut saved = side("report", Some(machine("/", [GIB, GIB])), "6.1.0");
+    saved.latency = Some(matrix(MatrixKind::Latency, &[100.0, 150.0, 200.0]));
+    let t = machine("/", [GIB, GIB]);
+    // No measurements of this node: a note, no difference.
+    let r = run(&saved, &t, None, &Options::default());
+    assert!(r.matches);
+    assert!(
+        r.notes.iter().any(|n| n.contains("--measured")),
+        "{:?}",
+        r.notes
+    );
+    let mut here = side("report", None, "6.1.0");
+    let mut m = matrix(MatrixKind::Latency, &[115.0, 180.0]);
+    m.failed.push(FailedCell {
+        cpu_node: 0,
+        mem_node: 2,
+        cpus: vec![0],
+        reason: "placement 40 %".into(),
+    });
+    here.latency = Some(m);
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    // +15 % is inside a 15 % band, +20 % is not, and the failed cell is named.
+    let d: Vec<(&str, &str)> = r
+        .differences
+        .iter()
+        .map(|d| (d.item.as_str(), d.b.as_str()))
+        .collect();
+    assert_eq!(
+        d,
+        [
+            ("CPU node 0 -> memory node 1", "180.0 ns (+20 %, band 15 %)"),
+            ("CPU node 0 -> memory node 2", "failed: placement 40 %")
+        ]
+    );
+    assert!(r.differences.iter().all(|d| d.section == Section::Latency));
+    let wide = Options {
+        band_pct: 25.0,
+        sections: select(None, Some("latency")).unwrap(),
+        ..Options::default()
+    };
+    assert!(run(&saved, &t, Some(&here), &wide).matches);
+}
+
+/// A run document of `t` with one latency row, as `numaprobe run` writes it.
+fn run_doc(t: &Topology, latency: &[f64]) -> String {
+    let cells: Vec<_> = latency
+        .iter()
+        .enumerate()
+        .map(|(j, v)| serde_json::json!({"cpu_node": 0, "mem_node": j, "median": v}))
+        .collect();
+    serde_json::json!({
+        "schema": crate::SCHEMA,
+        "kind": "run",
+        "complete": true,
+        "provenance": {"kernel": "6.1.0"},
+        "topology": TopoReport::new(t),
+        "latency": {"unit": "ns", "cells": cells},
+    })
+    .to_string()
+}
+
+fn fleet_side() -> Side {
+    let good = machine("/", [96 * GIB, 96 * GIB]);
+    let small = machine("/", [96 * GIB, 64 * GIB]);
+    let inputs: Vec<NodeInput> = [
+        ("n1", &good, [100.0, 150.0]),
+        ("n2", &good, [104.0, 160.0]),
+        ("n3", &good, [96.0, 140.0]),
+        ("n4", &small, [100.0, 300.0]),
+    ]
+    .into_iter()
+    .map(|(name, t, lat)| NodeInput {
+        name: name.into(),
+        run_json: Some(run_doc(t, &lat)),
+        failure: None,
+    })
+    .collect();
+    let mut s = side("fleet", None, "6.1.0");
+    s.fleet = Some(Box::new(analyse(&inputs)));
+    s
+}
+
+#[test]
+fn a_fleet_baseline_is_its_largest_group_or_the_one_chosen() {
+    let fleet = fleet_side();
+    let o = Options::default();
+    let good = machine("/", [96 * GIB, 96 * GIB]);
+    let r = run(&fleet, &good, None, &o);
+    assert!(r.matches, "{:?}", r.differences);
+    assert_eq!(r.expect_kind, "fleet");
+    assert!(r.checked[0].starts_with("signature of group 0 of 2 (3 nodes: n1, n2, n3)"));
+    let r = run(&fleet, &machine("/", [96 * GIB, 48 * GIB]), None, &o);
+    assert_eq!(items(&r), [(Section::Memory, "node 1: memory".into())]);
+    assert_eq!(r.differences[0].a, "96 GiB");
+    // Group 1 (the node with 64 GiB on node 1) is what the smaller machine matches.
+    let g1 = Options {
+        group: Some(1),
+        ..Options::default()
+    };
+    assert!(run(&fleet, &machine("/", [96 * GIB, 64 * GIB]), None, &g1).matches);
+    let this = This {
+        topology: &good,
+        kernel: Some("6.1.0"),
+        measured: None,
+    };
+    let e = check(
+        &fleet,
+        &this,
+        &Options {
+            group: Some(2),
+            ..Options::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("--group 2: the fleet has 2 signature groups (0 is the largest; valid: 0-1)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_fleet_baseline_judges_cells_against_the_group_median() {
+    let fleet = fleet_side();
+    let good = machine("/", [96 * GIB, 96 * GIB]);
+    let mut here = side("report", None, "6.1.0");
+    // Group 0's medians: 100 ns and 150 ns; node 1 here is 40 % slower.
+    here.latency = Some(matrix(MatrixKind::Latency, &[101.0, 210.0]));
+    let r = run(&fleet, &good, Some(&here), &Options::default());
+    assert_eq!(
+        r.differences
+            .iter()
+            .map(|d| (d.section, d.a.as_str(), d.b.as_str()))
+            .collect::<Vec<_>>(),
+        [(Section::Latency, "150.0 ns", "210.0 ns (+40 %, band 15 %)")]
+    );
+}

@@ -1,0 +1,282 @@
+//! `numaprobe check` as a node health check runs it: exit 0 matches, 1
+//! differs, 2 bad input, 3 could not check; a real machine's dump whose
+//! node lost half its memory or whose THP mode changed; `--only` / `--skip`;
+//! a fleet's group baseline gathered from real runs; `--slurm-drain` never
+//! draining on a failure.
+
+mod cli;
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+use cli::{numaprobe, usage_error};
+use common::TempDir;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const NODE1_MEMINFO: &str = "sys/devices/system/node/node1/meminfo";
+
+/// The Opteron dump, its saved topology, and a copy whose node 1 reports
+/// `node1_kb` of memory (8 GiB in the dump).
+struct Dumps {
+    _dir: TempDir,
+    _dump: common::Unpacked,
+    root: PathBuf,
+    expect: PathBuf,
+    changed: PathBuf,
+}
+
+fn dumps(tag: &str, node1_kb: u64) -> Dumps {
+    let dir = TempDir::new(tag);
+    let dump = common::unpack("16amd64-8n2c");
+    let expect = dir.path().join("expect.json");
+    cli::ok(&numaprobe(&[
+        "topo",
+        "--sysfs-root",
+        s(&dump.root),
+        "-o",
+        s(&expect),
+    ]));
+    let changed = dir.path().join("changed");
+    let st = Command::new("cp")
+        .args(["-a", s(&dump.root), s(&changed)])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let meminfo = changed.join(NODE1_MEMINFO);
+    let old = std::fs::read_to_string(&meminfo).unwrap();
+    assert!(old.contains("MemTotal:      8388608 kB"), "{old}");
+    std::fs::write(
+        &meminfo,
+        old.replace(
+            "MemTotal:      8388608 kB",
+            &format!("MemTotal:      {node1_kb} kB"),
+        ),
+    )
+    .unwrap();
+    Dumps {
+        root: dump.root.clone(),
+        _dump: dump,
+        _dir: dir,
+        expect,
+        changed,
+    }
+}
+
+fn check(d: &Dumps, root: &Path, more: &[&str]) -> Output {
+    let mut args = vec!["check", "--expect", s(&d.expect), "--sysfs-root", s(root)];
+    args.extend_from_slice(more);
+    numaprobe(&args)
+}
+
+#[test]
+fn a_node_with_half_its_memory_differs_and_half_a_per_cent_less_matches() {
+    let d = dumps("health-half", 4_194_304);
+    assert_eq!(check(&d, &d.root, &[]).status.code(), Some(0));
+    let o = check(&d, &d.changed, &[]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let out = text(&o.stdout);
+    assert_eq!(
+        out.lines().next().unwrap(),
+        "memory: node 1: memory: expected 8 GiB, found 4 GiB",
+        "{out}"
+    );
+    assert!(out.contains("memory per node (within 3 %)"), "{out}");
+    // A tolerance wider than the loss lets it pass; --skip memory too.
+    assert_eq!(
+        check(&d, &d.changed, &["--mem-tolerance", "60%"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        check(&d, &d.changed, &["--skip", "memory"]).status.code(),
+        Some(0)
+    );
+    // 0.5 % less (what a kernel's reservations move) matches.
+    let d = dumps("health-less", 8_388_608 - 41_943);
+    let o = check(&d, &d.changed, &[]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+}
+
+#[test]
+fn a_changed_thp_mode_differs_and_only_chooses_what_is_compared() {
+    let d = dumps("health-thp", 8_388_608);
+    let thp = d.changed.join("sys/kernel/mm/transparent_hugepage");
+    std::fs::create_dir_all(&thp).unwrap();
+    std::fs::write(thp.join("enabled"), "always [madvise] never\n").unwrap();
+    let o = check(&d, &d.changed, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let diffs = v["differences"].as_array().unwrap();
+    assert_eq!(diffs.len(), 1, "{diffs:?}");
+    assert_eq!(diffs[0]["section"], "thp");
+    assert_eq!(diffs[0]["b"], "madvise");
+    assert!(v["sections"].as_array().unwrap().len() > 10);
+    let o = check(&d, &d.changed, &["--only", "cpus,nodes,memory"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = text(&o.stdout);
+    assert!(!out.contains("huge pages mode"), "{out}");
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let d = dumps("health-bad", 8_388_608);
+    let e = usage_error(&check(&d, &d.root, &["--only", "memory,dimms"]));
+    assert!(
+        e.contains("--only: 'dimms' is not a section; valid: machine, kernel, packages"),
+        "{e}"
+    );
+    let e = usage_error(&check(&d, &d.root, &["--skip", "x".repeat(5000).as_str()]));
+    assert!(e.len() < 600, "{e}");
+    let o = check(&d, &d.root, &["--mem-tolerance", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("'lots' is not a percentage"),
+        "{o:?}"
+    );
+    let e = usage_error(&check(&d, &d.root, &["--group", "1"]));
+    assert!(e.contains("is not a fleet.json"), "{e}");
+    let e = usage_error(&check(&d, &d.root, &["--measured", s(&d.expect)]));
+    assert!(e.contains("holds no latency or bandwidth matrix"), "{e}");
+    // A half-written expectation (a disk filled while saving it).
+    let cut = d.changed.join("cut.json");
+    let whole = std::fs::read_to_string(&d.expect).unwrap();
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    let o = numaprobe(&["check", "--expect", s(&cut), "--sysfs-root", s(&d.root)]);
+    usage_error(&o);
+}
+
+#[test]
+fn could_not_check_exits_3_and_never_1() {
+    let d = dumps("health-fail", 4_194_304);
+    // The output cannot be written: the device is full.
+    let o = check(&d, &d.changed, &["-o", "/dev/full"]);
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    assert!(text(&o.stderr).contains("error: cannot write"), "{o:?}");
+    // A panic while writing (the test build's fault switch) is a failure too.
+    let out = d.changed.join("out.txt");
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args([
+            "check",
+            "--expect",
+            s(&d.expect),
+            "--sysfs-root",
+            s(&d.root),
+            "-o",
+            s(&out),
+        ])
+        .env("NUMAPROBE_FAULT_PANIC", "output")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn slurm_drain_never_drains_on_a_failure_nor_on_a_match() {
+    let d = dumps("health-slurm", 4_194_304);
+    // No scontrol on PATH: a differing node cannot be drained: exit 3, said why.
+    let run = |root: &Path, more: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+            .args([
+                "check",
+                "--slurm-drain",
+                "--expect",
+                s(&d.expect),
+                "--sysfs-root",
+                s(root),
+            ])
+            .args(more)
+            .env("PATH", "/nonexistent")
+            .env("SLURMD_NODENAME", "np7")
+            .output()
+            .unwrap()
+    };
+    let o = run(&d.changed, &[]);
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    let err = text(&o.stderr);
+    assert!(err.contains("--slurm-drain: cannot run scontrol"), "{err}");
+    // A match does not call scontrol at all.
+    let o = run(&d.root, &[]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    // A name that would address more than one node is refused before anything.
+    let e = usage_error(&run(&d.changed, &["--node", "np[1-3]"]));
+    assert!(e.contains("is not one node's name"), "{e}");
+}
+
+/// A copy of the five real nodes' reports (`fleet --from` writes its
+/// comparison into the folder it reads).
+fn fleet_copy(dir: &Path) -> PathBuf {
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fleet/taskset-one-cpu");
+    let dst = dir.join("fleet");
+    let st = Command::new("cp")
+        .args(["-a", s(&src), s(&dst)])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    dst
+}
+
+#[test]
+fn a_fleet_group_is_a_baseline_for_measured_cells() {
+    let dir = TempDir::new("health-fleet");
+    let nodes = fleet_copy(dir.path());
+    let fleet = dir.path().join("fleet.json");
+    cli::ok(&numaprobe(&[
+        "fleet",
+        "--from",
+        s(&nodes),
+        "--format",
+        "json",
+        "-o",
+        s(&fleet),
+    ]));
+    let node = |n: &str| nodes.join(n).join("run.json");
+    let cells = |more: &[&str]| {
+        let mut a = vec![
+            "check",
+            "--expect",
+            s(&fleet),
+            "--only",
+            "latency,bandwidth",
+        ];
+        a.extend_from_slice(more);
+        numaprobe(&a)
+    };
+    // node5 alone is group 1: its own figures are the group's medians.
+    let n5 = node("node5");
+    let o = cells(&["--group", "1", "--measured", s(&n5), "--band", "0%"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        text(&o.stdout).contains("group 1 of 2 (1 node: node5)"),
+        "{o:?}"
+    );
+    // Against the largest group with a 0.1 % band, node5's cells differ.
+    let o = cells(&["--measured", s(&n5), "--band", "0.1%", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["expect_kind"], "fleet");
+    assert!(v["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d["section"] == "latency" || d["section"] == "bandwidth"));
+    // Without --measured the cells are not compared, and a note says so.
+    let o = cells(&[]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(text(&o.stderr).contains("give this node's own run.json with --measured"));
+    let e = usage_error(&cells(&["--group", "9"]));
+    assert!(
+        e.contains("--group 9: the fleet has 2 signature groups"),
+        "{e}"
+    );
+}
