@@ -18,6 +18,15 @@ fn read(name: &str) -> (common::Unpacked, Topology) {
     (u, t)
 }
 
+/// A dump as `check` sees it: its kernel unknown, no measurements.
+fn this(t: &Topology) -> check::This<'_> {
+    check::This {
+        topology: t,
+        kernel: None,
+        measured: None,
+    }
+}
+
 fn item<'a>(d: &'a [Difference], item: &str) -> &'a Difference {
     d.iter()
         .find(|x| x.item == item)
@@ -85,9 +94,9 @@ fn check_a_saved_topology_against_another_dump() {
     let saved = dir.path().join("t.json");
     std::fs::write(&saved, numaprobe_core::render::topo::to_json(&a)).unwrap();
     let expect = compare::load(&saved).unwrap();
-    let same = check::check(&expect, &a).unwrap();
+    let same = check::check(&expect, &this(&a), &check::Options::default()).unwrap();
     assert!(same.matches, "{:#?}", same.differences);
-    let r = check::check(&expect, &b).unwrap();
+    let r = check::check(&expect, &this(&b), &check::Options::default()).unwrap();
     assert!(!r.matches);
     assert_eq!(r.expect_kind, "topo");
     assert_eq!(item(&r.differences, "CPU 4").b, "offline");
@@ -114,8 +123,12 @@ fn check_a_saved_binding_against_another_dump() {
     let saved = dir.path().join("p.json");
     std::fs::write(&saved, numaprobe_core::render::to_json(&pin)).unwrap();
     let expect = compare::load(&saved).unwrap();
-    assert!(check::check(&expect, &a).unwrap().matches);
-    let r = check::check(&expect, &b).unwrap();
+    assert!(
+        check::check(&expect, &this(&a), &check::Options::default())
+            .unwrap()
+            .matches
+    );
+    let r = check::check(&expect, &this(&b), &check::Options::default()).unwrap();
     assert_eq!(r.expect_kind, "pin");
     // Every CPU of the binding that the cpuset takes away is named, and
     // only those: each line is a binding difference naming its CPU.
