@@ -123,7 +123,7 @@ fn bad_input_exits_2_with_one_line() {
     assert!(err.contains("not JSON"), "{err}");
     let err = usage_error(&numaprobe(&["diff", s(&topo), s(&study_like)]));
     assert!(
-        err.contains("not a numaprobe topo, latency, bandwidth, run or pin document"),
+        err.contains("not a numaprobe topo, latency, bandwidth, run, pin or fleet document"),
         "{err}"
     );
     // A topology against a report folder: different kinds.
@@ -322,9 +322,12 @@ fn two_measured_runs_compare_cell_by_cell() {
         serde_json::from_slice(&numaprobe(&["diff", s(&a), s(&b), "--format", "json"]).stdout)
             .unwrap();
     assert_eq!(x["cells"], v["cells"]);
-    // A latency document holds neither a topology nor a binding: bad input for check.
+    // A latency document holds neither a topology, a binding nor a fleet: bad input for check.
     let err = usage_error(&numaprobe(&["check", "--expect", s(&a)]));
-    assert!(err.contains("neither a topology nor a binding"), "{err}");
+    assert!(
+        err.contains("neither a topology, a binding nor a fleet"),
+        "{err}"
+    );
 }
 
 /// Report folders of the main job on this machine: a folder equals itself,

@@ -278,7 +278,7 @@ fn add(
         _ => {
             return Err(unsupported(
                 path,
-                "not a numaprobe topo, latency, bandwidth, run or pin document",
+                "not a numaprobe topo, latency, bandwidth, run, pin or fleet document",
             ))
         }
     }

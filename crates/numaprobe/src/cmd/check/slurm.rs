@@ -41,6 +41,10 @@ pub fn act(report: &CheckReport, node: &str) -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    // Drained by an earlier check for the same reason: leave its time stamp.
+    if state.contains("DRAIN") && current.is_some_and(|r| r.starts_with(&reason)) {
+        return Ok(());
+    }
     scontrol(&[
         "update",
         &format!("nodename={node}"),
