@@ -13,7 +13,7 @@
 //! computed. `--only` / `--skip` choose the sections ([`select`]).
 
 use super::{baseline, cells, topo, CompareError, Side};
-use crate::model::diff::{CheckReport, Difference, Section};
+use crate::model::diff::{CheckReport, Difference, Section, ALL_SECTIONS};
 use crate::model::matrix::MatrixResult;
 use crate::model::pin::PinReport;
 use crate::topology::Topology;
@@ -34,43 +34,34 @@ pub const DEFAULT_MEMORY_TOLERANCE: f64 = 0.03;
 pub const DEFAULT_BAND_PCT: f64 = 15.0;
 
 /// The sections `check` compares, in report order: the names `--only` and
-/// `--skip` take.
-pub const SECTIONS: &[Section] = &[
-    Section::Machine,
-    Section::Kernel,
-    Section::Packages,
-    Section::Nodes,
-    Section::Numbering,
-    Section::Cpus,
-    Section::Allowed,
-    Section::Memory,
-    Section::Slit,
-    Section::Hmat,
-    Section::Caches,
-    Section::Thp,
-    Section::Pci,
-    Section::Latency,
-    Section::Bandwidth,
-    Section::Binding,
-];
+/// `--skip` take. Every section but the two only `diff` has (documents
+/// present on one side, measurement parameters apart from the matrices).
+pub fn sections() -> Vec<Section> {
+    ALL_SECTIONS
+        .iter()
+        .copied()
+        .filter(|s| !matches!(s, Section::Documents | Section::Parameters))
+        .collect()
+}
 
 /// The section names, comma-separated, for help and errors.
 pub fn section_names() -> String {
-    SECTIONS
+    sections()
         .iter()
         .map(|s| s.name())
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-/// The sections to compare: all of [`SECTIONS`], only those `only` names, or
+/// The sections to compare: all of [`sections`], only those `only` names, or
 /// all but those `skip` names (comma-separated lists). An unknown name is an
 /// error naming it and the valid ones.
 pub fn select(only: Option<&str>, skip: Option<&str>) -> Result<Vec<Section>, String> {
+    let all = sections();
     let parse = |flag: &str, list: &str| -> Result<Vec<Section>, String> {
         let mut out = Vec::new();
         for name in list.split(',').map(str::trim) {
-            match Section::parse(name).filter(|s| SECTIONS.contains(s)) {
+            match Section::parse(name).filter(|s| all.contains(s)) {
                 Some(s) => out.push(s),
                 None => {
                     let shown: String = name.chars().take(200).collect();
@@ -85,7 +76,7 @@ pub fn select(only: Option<&str>, skip: Option<&str>) -> Result<Vec<Section>, St
     };
     let only = only.map(|l| parse("--only", l)).transpose()?;
     let skip = skip.map(|l| parse("--skip", l)).transpose()?;
-    Ok(SECTIONS
+    Ok(all
         .iter()
         .copied()
         .filter(|s| only.as_ref().is_none_or(|o| o.contains(s)))
@@ -109,7 +100,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            sections: SECTIONS.to_vec(),
+            sections: sections(),
             memory_tolerance: DEFAULT_MEMORY_TOLERANCE,
             band_pct: DEFAULT_BAND_PCT,
             group: None,
