@@ -6,7 +6,7 @@
 //! this node's own measurements (`--measured`) are judged against them with
 //! the check's band (`check::band`).
 
-use super::check::{band, describe, pct, Options, Outcome, This};
+use super::judge::{band, describe, pct, Options, Outcome, This};
 use super::CompareError;
 use crate::analysis::fleet::{robust, signature};
 use crate::model::diff::{Difference, Section};

@@ -6,6 +6,7 @@ use super::*;
 use crate::analysis::fleet::{analyse, NodeInput};
 use crate::model::diff::Origin;
 use crate::model::matrix::tests::cell;
+use crate::model::matrix::MatrixResult;
 use crate::model::matrix::{FailedCell, MatrixKind};
 use crate::model::topo::TopoReport;
 use crate::stats::StopRule;

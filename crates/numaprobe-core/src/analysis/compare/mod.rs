@@ -8,12 +8,14 @@
 //! ([`topo`]), the kernel, the measurement parameters, and every measured
 //! cell with a noise-aware verdict ([`cells`], statistics in [`stats`]).
 //! [`check::check`] compares this machine with a saved topology, run,
-//! binding or a fleet's group baseline ([`baseline`]). Nothing here prints;
+//! binding or a fleet's group baseline ([`baseline`]), on the terms of
+//! [`judge`]. Nothing here prints;
 //! errors are [`CompareError`]s, all of them bad input.
 
 pub mod baseline;
 pub mod cells;
 pub mod check;
+pub mod judge;
 pub mod stats;
 pub mod topo;
 
