@@ -10,6 +10,9 @@ command it starts is charged to it).
     naming the group's memory.max, at most half of 256 MiB;
   - the study's arrays and background buffers, all alive at once in its
     largest experiment, fit the footprint limit it states;
+  - an explicit --size past the group's room (latency, and the main job)
+    is refused before anything is allocated: exit 2 and one line naming
+    the group's memory.max, instead of an OOM kill half-way;
   - the group's memory.events counts no OOM kill and no `max` event (the
     group never reached its limit).
 Timings inside TCG mean nothing and are not looked at.
@@ -42,6 +45,25 @@ COMMANDS = [
     ("study", "numaprobe study --preset crossfire --passes 1 --repeats 1 --format json"),
     ("run", "numaprobe run --budget 20s --report-dir /tmp/fp-run --format json"),
 ]
+
+# Twice the group's limit, asked for by the user: the user's word is not
+# shrunk, and it cannot fit.
+TOO_LARGE = [
+    ("over-latency", "numaprobe latency --size 512MiB --time-budget 20ms"),
+    ("over-run", "numaprobe run --size 512MiB --budget 5s --no-report"),
+]
+
+
+def refused_over_cgroup(t, sec, cmd):
+    """Exit 2 with one line naming the group's limit file."""
+    if sec is None:
+        t.fail(f"{cmd}: did not run")
+        return
+    t.eq(sec["rc"], 2, f"{cmd}: exit status (stderr {sec['err'][-3:]!r})")
+    errors = [line for line in sec["err"] if line.startswith("numaprobe: error:")]
+    t.true(len(errors) == 1 and "memory cgroup's limit" in errors[0]
+           and f"{GROUP}/memory.max" in errors[0],
+           f"{cmd}: one line naming {GROUP}/memory.max ({errors!r:.300})")
 
 
 def study_within(t, doc, limit):
@@ -76,7 +98,8 @@ def c2c_completes(t, sec, cmd):
 
 
 def footprint_guest(cfg):
-    script = guest_script("f", [*COMMANDS, ("events", f"cat {GROUP}/memory.events")])
+    script = guest_script("f", [*COMMANDS, *TOO_LARGE,
+                                ("events", f"cat {GROUP}/memory.events")])
     return SETUP + script
 
 
@@ -93,7 +116,8 @@ def events(sec):
 @check("cgroup-footprint", footprint_guest,
        needs={"latency": ["--sweep", "--sweep-points", "--time-budget"],
               "loaded-latency": ["--delays"], "policy": ["--rounds", "--sample-time"],
-              "peak": ["--time-budget"], "run": ["--budget", "--report-dir"]})
+              "peak": ["--time-budget"],
+              "run": ["--budget", "--report-dir", "--size", "--no-report"]})
 def cgroup_footprint(cfg, res, t):
     secs = sections(res.stdout)
     for tag, cmd in COMMANDS:
@@ -120,6 +144,8 @@ def cgroup_footprint(cfg, res, t):
                f"{cmd}: footprint limit {fp.get('limit_bytes')} within half of {LIMIT}")
         if tag == "study":
             study_within(t, doc, fp.get("limit_bytes") or 0)
+    for tag, cmd in TOO_LARGE:
+        refused_over_cgroup(t, secs.get(tag), cmd)
     ev = events(secs.get("events"))
     t.true("oom_kill" in ev, f"memory.events read: {ev!r}")
     t.eq(ev.get("oom_kill"), 0, "OOM kills in the group")
@@ -142,8 +168,14 @@ def good_doc(tag=None):
     return d
 
 
-def guest_text(docs, oom_kill=0, oom=0):
-    text = printed(docs)
+def over_cgroup(tag):
+    return (f"512 MiB does not fit under the memory cgroup's limit (9 MiB of 256 MiB used, "
+            f"{GROUP}/memory.max): at most 212 MiB of buffers does")
+
+
+def guest_text(docs, oom_kill=0, oom=0, refusal=over_cgroup, refused_rc=2):
+    text = printed(docs) + printed([], bad=[tag for tag, _ in TOO_LARGE], bad_rc=refused_rc,
+                                   error=refusal)
     return text + f"@@@ events rc 0\nlow 0\nhigh 0\nmax 0\noom {oom}\noom_kill {oom_kill}\n"
 
 
@@ -157,10 +189,15 @@ def selftest_cases(cfg):
     good = [(tag, good_doc(tag)) for tag, _ in COMMANDS]
     yield "cgroup-footprint", "every command within the cgroup", r(good), "pass"
     yield "cgroup-footprint", "an OOM kill", r(good, oom_kill=1, oom=1), "fail"
+    yield ("cgroup-footprint", "a --size past the group killed, not refused",
+           r(good, refused_rc=137, refusal=lambda tag: ""), "fail")
+    yield ("cgroup-footprint", "a --size past the group refused for another reason",
+           r(good, refusal=lambda tag: "--budget 5s is too short"), "fail")
     # c2c exiting 1: pairs the clock cannot resolve, each with its reason.
     def with_c2c(c2c_doc):
         others = [(tag, d) for tag, d in good if tag != "c2c"]
         text = printed(others) + printed([("c2c", c2c_doc)], rc=1)
+        text += printed([], bad=[tag for tag, _ in TOO_LARGE], error=over_cgroup)
         return Result(text + "@@@ events rc 0\nlow 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n",
                       "", 0)
     unresolved = dict(good_doc("c2c"), complete=False,

@@ -125,12 +125,11 @@ impl FootprintLimit {
         );
         match (&self.cgroup, self.limited_by) {
             (Some(c), Limiter::Cgroup) => format!(
-                "buffers held at once: at most {}, {} % of the {} left under the memory cgroup's limit ({} of {} used, {}); {nodes} would allow more",
+                "buffers held at once: at most {}, {} % of the {} left under the memory cgroup's limit ({}, {}); {nodes} would allow more",
                 format_size(self.limit_bytes),
                 self.cgroup_share_percent,
                 format_size(c.headroom()),
-                format_size(c.usage_bytes),
-                format_size(c.limit_bytes),
+                c.usage_text(),
                 c.path
             ),
             (cg, _) => format!(
@@ -146,6 +145,35 @@ impl FootprintLimit {
                 }
             ),
         }
+    }
+}
+
+/// Bytes the process keeps beside its buffers under the cgroup's limit:
+/// code, stacks, results and the report's files in the page cache, which
+/// the group is charged for.
+pub const CGROUP_SLACK: u64 = 32 << 20;
+
+/// The most bytes of new buffers the cgroup `c` takes without reaching its
+/// limit: its room less [`CGROUP_SLACK`] and the buffers' page tables (8
+/// bytes per 4 KiB page, 1/512; 1/256 leaves room for the upper levels).
+pub fn cgroup_fits(c: &CgroupMemory) -> u64 {
+    let room = c.headroom().saturating_sub(CGROUP_SLACK);
+    room - room / 257
+}
+
+/// Error when `bytes` of new buffers (the user's `--size`, or what a plan
+/// holds at once) would take the process past its memory cgroup's limit,
+/// where the kernel reclaims the group's memory and then kills it: a run
+/// refused with the figures is worth more than one killed half-way. The
+/// defaults never come near it (they take [`CGROUP_SHARE_PERCENT`]).
+pub fn check_cgroup(live: &LiveSystem, bytes: u64) -> Result<(), super::PlacementError> {
+    match live.cgroup_memory() {
+        Some(c) if bytes > cgroup_fits(&c) => Err(super::PlacementError::OverCgroup {
+            requested: bytes,
+            fits: cgroup_fits(&c),
+            cgroup: Box::new(c),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -174,7 +202,73 @@ mod tests {
             path: "/sys/fs/cgroup/job/memory.max".into(),
             limit_bytes: limit,
             usage_bytes: usage,
+            inactive_file_bytes: 0,
         }
+    }
+
+    /// A machine below a root whose process sits in a cgroup v2 group with
+    /// `limit` and `current` bytes.
+    fn in_group(limit: u64, current: u64) -> crate::topology::testing::Root {
+        let (limit, current) = (format!("{limit}\n"), format!("{current}\n"));
+        crate::topology::testing::root_with(&[
+            ("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n"),
+            ("proc/self/cgroup", "0::/job\n"),
+            ("sys/fs/cgroup/cgroup.controllers", "memory\n"),
+            ("sys/fs/cgroup/job/memory.max", &limit),
+            ("sys/fs/cgroup/job/memory.current", &current),
+        ])
+    }
+
+    #[test]
+    fn buffers_past_the_cgroups_room_are_refused_with_the_figures() {
+        // 1 GiB limit, 256 MiB used: 768 MiB of room, less the slack and
+        // the page tables.
+        let root = in_group(GIB, 256 * MIB);
+        let live = LiveSystem::read_below(root.path()).unwrap();
+        let fits = 736 * MIB - 736 * MIB / 257;
+        assert_eq!(cgroup_fits(&live.cgroup_memory().unwrap()), fits);
+        check_cgroup(&live, fits).unwrap();
+        let e = check_cgroup(&live, fits + 1).unwrap_err().to_string();
+        assert!(
+            e.contains("does not fit under the memory cgroup's limit (256 MiB of 1 GiB used, /sys/fs/cgroup/job/memory.max)"),
+            "{e}"
+        );
+        assert!(e.contains("kills the run"), "{e}");
+        // No room at all: even one byte is refused, without underflow.
+        let full = in_group(GIB, 2 * GIB);
+        let live = LiveSystem::read_below(full.path()).unwrap();
+        assert_eq!(cgroup_fits(&live.cgroup_memory().unwrap()), 0);
+        assert!(check_cgroup(&live, 1).is_err());
+        // Without a cgroup nothing is refused here (the nodes are checked
+        // elsewhere).
+        let none = crate::topology::testing::root_with(&[]);
+        let live = LiveSystem::read_below(none.path()).unwrap();
+        check_cgroup(&live, u64::MAX).unwrap();
+    }
+
+    #[test]
+    fn an_explicit_buffer_past_the_cgroup_fails_its_check_before_mapping() {
+        use crate::placement::{BufferSpec, MemPolicy, PageKind};
+        let root = in_group(512 * MIB, 0);
+        let live = LiveSystem::read_below(root.path()).unwrap();
+        let node = live.mems_allowed[0];
+        let big = BufferSpec::new(1 << 30, MemPolicy::Bind(node), PageKind::Small);
+        for e in [
+            big.check(&live, None).unwrap_err(),
+            big.check_capacity(&live, None).unwrap_err(),
+        ] {
+            assert!(
+                matches!(e, crate::placement::PlacementError::OverCgroup { requested, .. } if requested == GIB),
+                "{e}"
+            );
+        }
+        // hugetlbfs pages are not charged to the memory limit: the pool's
+        // own check answers (no pool here).
+        let huge = BufferSpec::new(1 << 30, MemPolicy::Bind(node), PageKind::Huge2M);
+        assert!(!matches!(
+            huge.check(&live, None),
+            Err(crate::placement::PlacementError::OverCgroup { .. })
+        ));
     }
 
     #[test]

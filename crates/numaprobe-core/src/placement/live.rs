@@ -38,7 +38,7 @@ impl LiveSystem {
         Self::read_below(Path::new("/"))
     }
 
-    fn read_below(root: &Path) -> Result<Self, PlacementError> {
+    pub(crate) fn read_below(root: &Path) -> Result<Self, PlacementError> {
         let node_dir = root.join("sys/devices/system/node");
         let online_nodes = match read_to_string(&node_dir.join("online")) {
             Ok(s) => parse_list(s.trim()).unwrap_or_else(|_| vec![0]),
@@ -177,6 +177,12 @@ impl LiveSystem {
     /// on their own CPUs' per-CPU lists ([`NodeMemory::allocatable_on`]).
     pub fn allocatable_bytes_on(&self, node: u32, cpus: &[u32]) -> Result<u64, PlacementError> {
         Ok(self.memory(node)?.allocatable_on(cpus))
+    }
+
+    /// The memory cgroup limit that binds this process, read fresh (its
+    /// usage moves with every buffer); None without one or when unreadable.
+    pub fn cgroup_memory(&self) -> Option<crate::topology::CgroupMemory> {
+        crate::topology::memory_limit(&self.root).ok().flatten()
     }
 
     /// Free huge pages of `page_size` bytes on `node` (0 when the size is not

@@ -86,6 +86,12 @@ pub enum PlacementError {
         requested: u64,
         capacity: u64,
     },
+    #[error("{} does not fit under the memory cgroup's limit ({}, {}): at most {} of buffers does; past the limit the kernel reclaims the group's memory and then kills the run (ask for less, or run with a higher memory limit)", format_size(*.requested), .cgroup.usage_text(), .cgroup.path, format_size(*.fits))]
+    OverCgroup {
+        requested: u64,
+        fits: u64,
+        cgroup: Box<crate::topology::CgroupMemory>,
+    },
     #[error("node {node} cannot hold {what}: {} in total, {} allocatable now", format_size(*.requested), format_size(*.available))]
     TooLargeTogether {
         node: u32,

@@ -223,6 +223,7 @@ impl BufferSpec {
         for &(node, _) in &shares {
             live.check_mem_node(node)?;
         }
+        self.check_cgroup(live, &shares)?;
         for (node, bytes) in shares {
             if self.pages.hugetlb() {
                 let ps = self.pages.page_size();
@@ -251,6 +252,16 @@ impl BufferSpec {
         Ok(())
     }
 
+    /// Error when the buffer's pages would take the process past its memory
+    /// cgroup's limit ([`super::footprint::check_cgroup`]). Huge page pools
+    /// are charged to the hugetlb controller, not to the memory limit.
+    fn check_cgroup(&self, live: &LiveSystem, shares: &[(u32, u64)]) -> Result<(), PlacementError> {
+        if self.pages.hugetlb() {
+            return Ok(());
+        }
+        super::footprint::check_cgroup(live, shares.iter().map(|s| s.1).sum())
+    }
+
     /// Error when the buffer could not fit its node(s) even if nothing else
     /// used them ([`NodeMemory::capacity`](super::NodeMemory)): a request no
     /// amount of waiting makes possible. Huge page pools are checked as in
@@ -266,7 +277,9 @@ impl BufferSpec {
         if self.pages == PageKind::Thp && live.thp_mode.as_deref().is_none_or(|m| m == "never") {
             return Err(PlacementError::ThpUnavailable);
         }
-        for (node, bytes) in self.node_shares(touch_node)? {
+        let shares = self.node_shares(touch_node)?;
+        self.check_cgroup(live, &shares)?;
+        for (node, bytes) in shares {
             live.check_mem_node(node)?;
             let capacity = live.memory(node)?.capacity;
             if bytes > capacity {

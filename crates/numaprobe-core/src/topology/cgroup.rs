@@ -237,13 +237,39 @@ pub struct CgroupMemory {
     pub limit_bytes: u64,
     /// What the group (all its processes and their page cache) holds now.
     pub usage_bytes: u64,
+    /// Of `usage_bytes`, the page cache on the inactive list (memory.stat's
+    /// `inactive_file`; v1 `total_inactive_file`): the kernel reclaims it
+    /// before it counts the group as full, so a job that read many files
+    /// is not out of room because of them (the working set of kubelet and
+    /// cAdvisor is the same difference).
+    #[serde(default)]
+    pub inactive_file_bytes: u64,
 }
 
 impl CgroupMemory {
+    /// "960 MiB of 1 GiB used, 768 MiB of it inactive page cache".
+    pub fn usage_text(&self) -> String {
+        use crate::units::format_size;
+        let cache = if self.inactive_file_bytes > 0 {
+            format!(
+                ", {} of it inactive page cache",
+                format_size(self.inactive_file_bytes)
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{} of {} used{cache}",
+            format_size(self.usage_bytes),
+            format_size(self.limit_bytes)
+        )
+    }
+
     /// Bytes the group can still take before its limit: reclaim of its own
     /// page cache, then the OOM killer, happen past it.
     pub fn headroom(&self) -> u64 {
-        self.limit_bytes.saturating_sub(self.usage_bytes)
+        let working_set = self.usage_bytes.saturating_sub(self.inactive_file_bytes);
+        self.limit_bytes.saturating_sub(working_set)
     }
 }
 
@@ -265,14 +291,27 @@ pub fn memory_limit(root: &Path) -> Result<Option<CgroupMemory>, TopologyError> 
     let Some(path) = cgroup_path(&fs, &h, "memory")? else {
         return Ok(None);
     };
-    let (mount, version, max_name, cur_name) = match &h {
-        Hierarchy::V2(m) => (m.clone(), 2, "memory.max", "memory.current"),
+    let (mount, version, max_name, cur_name, inactive_key) = match &h {
+        Hierarchy::V2(m) => (
+            m.clone(),
+            2,
+            "memory.max",
+            "memory.current",
+            "inactive_file",
+        ),
         Hierarchy::V1 { mount, .. } => (
             mount.clone(),
             1,
             "memory.limit_in_bytes",
             "memory.usage_in_bytes",
+            "total_inactive_file",
         ),
+    };
+    let inactive = |dir: &str| -> Result<u64, TopologyError> {
+        Ok(fs
+            .read_opt(&join_rel(dir, "memory.stat"))?
+            .and_then(|t| stat_value(&t, inactive_key))
+            .unwrap_or(0))
     };
     let number = |rel: &str| -> Result<Option<u64>, TopologyError> {
         Ok(fs.read_opt(rel)?.and_then(|t| t.trim().parse::<u64>().ok()))
@@ -290,6 +329,7 @@ pub fn memory_limit(root: &Path) -> Result<Option<CgroupMemory>, TopologyError> 
                 path: format!("/{max_rel}"),
                 limit_bytes: limit,
                 usage_bytes: usage,
+                inactive_file_bytes: inactive(&dir)?.min(usage),
             };
             if limit < NO_LIMIT && best.as_ref().is_none_or(|b| here.headroom() < b.headroom()) {
                 best = Some(here);
@@ -304,6 +344,14 @@ pub fn memory_limit(root: &Path) -> Result<Option<CgroupMemory>, TopologyError> 
         }
     }
     Ok(best)
+}
+
+/// The value of `key` in a memory.stat text (`key value` per line).
+fn stat_value(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok()).flatten()
+    })
 }
 
 /// The file `name` in `dir` or, failing that, in the nearest ancestor up to
@@ -405,35 +453,7 @@ mod tests {
         assert_eq!(unescape_mount("/mnt/a\\040b"), "/mnt/a b");
     }
 
-    /// A root folder removed when dropped.
-    struct Root(std::path::PathBuf);
-
-    impl Root {
-        fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for Root {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    /// A root holding `files` (relative path, text), unique per call.
-    fn root_with(files: &[(&str, &str)]) -> Root {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let d = std::env::temp_dir().join(format!("numaprobe-cgmem-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        for (rel, text) in files {
-            let p = d.join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        Root(d)
-    }
+    use crate::topology::testing::root_with;
 
     const V2_MOUNTS: &str = "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n";
 
@@ -519,8 +539,55 @@ mod tests {
             path: "/x".into(),
             limit_bytes: 10,
             usage_bytes: 12,
+            inactive_file_bytes: 0,
         };
         assert_eq!(m.headroom(), 0);
+        // Inactive page cache is room: the kernel takes it back first.
+        let cached = CgroupMemory {
+            inactive_file_bytes: 5,
+            ..m
+        };
+        assert_eq!(cached.headroom(), 3);
+    }
+
+    #[test]
+    fn inactive_page_cache_counts_as_room_v2_and_v1() {
+        let d = root_with(&[
+            ("proc/mounts", V2_MOUNTS),
+            ("proc/self/cgroup", "0::/job\n"),
+            ("sys/fs/cgroup/cgroup.controllers", "memory\n"),
+            ("sys/fs/cgroup/job/memory.max", "1073741824\n"),
+            ("sys/fs/cgroup/job/memory.current", "1006632960\n"),
+            (
+                "sys/fs/cgroup/job/memory.stat",
+                "anon 100\nfile 900\nactive_file 1\ninactive_file 805306368\n",
+            ),
+        ]);
+        let m = memory_limit(d.path()).unwrap().expect("a limit");
+        assert_eq!(m.inactive_file_bytes, 768 << 20);
+        // 960 MiB used of 1 GiB, 768 MiB of it inactive cache: 832 MiB room.
+        assert_eq!(m.headroom(), 832 << 20);
+        let v1 = root_with(&[
+            (
+                "proc/mounts",
+                "cgroup /sys/fs/cgroup/memory cgroup rw,memory 0 0\n",
+            ),
+            ("proc/self/cgroup", "4:memory:/c\n"),
+            ("sys/fs/cgroup/memory/c/memory.limit_in_bytes", "1000\n"),
+            ("sys/fs/cgroup/memory/c/memory.usage_in_bytes", "900\n"),
+            (
+                "sys/fs/cgroup/memory/c/memory.stat",
+                "inactive_file 1\ntotal_inactive_file 400\n",
+            ),
+        ]);
+        let m = memory_limit(v1.path()).unwrap().expect("a limit");
+        assert_eq!((m.inactive_file_bytes, m.headroom()), (400, 500));
+        // A stat that says more than the usage is capped at the usage.
+        assert_eq!(
+            stat_value("x 1\ninactive_file 7\n", "inactive_file"),
+            Some(7)
+        );
+        assert_eq!(stat_value("inactive_filex 7\n", "inactive_file"), None);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! derives SMT siblings (CPUs sharing a package and core), node CPU lists, the
 //! `allowed` summary and `numbering` (through the real
 //! [`numbering::classify`](super::numbering::classify)), so no test repeats
-//! the `Topology { .. }` literal.
+//! the `Topology { .. }` literal. Also: a throw-away root folder of files
+//! ([`root_with`]) for readers of `/proc` and `/sys` below a root.
 
 use super::{numbering, Allowed, Cpu, Distances, NumaNode, Topology};
 use std::collections::BTreeMap;
@@ -134,6 +135,36 @@ pub(crate) fn build(
         thp_mode: None,
         warnings: Vec::new(),
     }
+}
+
+/// A root folder removed when dropped.
+pub(crate) struct Root(PathBuf);
+
+impl Root {
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A root holding `files` (relative path, text), unique per call.
+pub(crate) fn root_with(files: &[(&str, &str)]) -> Root {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("numaprobe-root-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    for (rel, text) in files {
+        let p = d.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    Root(d)
 }
 
 #[cfg(test)]
