@@ -37,9 +37,11 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 (`numaprobe bandwidth`) over every allowed CPU node and memory node, first: within 60 % of --budget \
 when that holds every cell soundly, else within all of it. One buffer per memory node and matrix is \
 set up (allocated, bound, touched, chained) once and measured from every CPU node; the budget covers \
-those set-ups and every cell (cache flush, sampling, placement check): a small calibration before \
-the first buffer estimates them, the first real buffer and every cell correct the estimate, and \
-every following cell's sampling is re-planned from what is left. Reading the topology, the \
+those set-ups and every cell (cache flush, sampling, placement check): a small calibration estimates \
+them, then the first memory node's buffer is set up at the planned size and the plan is made again \
+from what it really cost, before any cell is measured (a budget too short for it gets a smaller \
+buffer or the statement up front; the buffer is then measured on, not set up twice); every cell \
+corrects the estimate, and every following cell's sampling is re-planned from what is left. Reading the topology, the \
 inference and writing the report come on top (usually well under a second; doc/main-job.md).\n\
 3. Then, in what the matrices left of the budget: \
 a c2c summary by sharing domain (`numaprobe c2c --pairs domains`), one loaded-latency curve \

@@ -21,9 +21,11 @@
 //! This file is the plan (what the user asked for, checked against the
 //! topology); `run.rs` measures it.
 
+mod handed;
 mod run;
 
-pub use run::{run, run_with};
+pub use handed::{Chained, Handed};
+pub use run::{run, run_with, set_up_node};
 
 use super::node_buffers::{page_table_notes, touchers};
 use super::{resolve_nodes, ExperimentError};
@@ -77,6 +79,9 @@ pub struct LatencyPlan {
     pub pages: PageKind,
     pub rule: StopRule,
     pub seed: u64,
+    /// A buffer set up before the run (the main job's calibration on a
+    /// real buffer), used instead of setting that node's up again.
+    pub handed: Handed,
 }
 
 pub const DEFAULT_SEED: u64 = 0x6e75_6d61_7072_6f62; // "numaprob"
@@ -167,6 +172,7 @@ pub fn plan(topo: &Topology, cfg: &LatencyConfig) -> Result<LatencyPlan, Experim
         pages,
         rule: cfg.rule.unwrap_or_default(),
         seed: cfg.seed.unwrap_or(DEFAULT_SEED),
+        handed: Handed::default(),
     })
 }
 

@@ -25,6 +25,31 @@ pub fn run(
     run_with(plan, progress, &mut LiveGauge(LiveSystem::read()?))
 }
 
+/// Set up `mem_node`'s buffer of `size` bytes for `plan` from `toucher`:
+/// map, bind, touch and write the chain.
+pub fn set_up_node(
+    plan: &LatencyPlan,
+    mem_node: u32,
+    toucher: u32,
+    size: u64,
+) -> Result<super::Chained, ExperimentError> {
+    let spec = BufferSpec::new(size as usize, MemPolicy::Bind(mem_node), plan.pages);
+    node_buffers::set_up(&spec, mem_node, toucher, |buf| {
+        // SAFETY: the buffer is ours, page-aligned, and outlives every
+        // chase on it (it is dropped after its cells).
+        let setup = unsafe {
+            chase::build(
+                buf.as_mut_ptr(),
+                buf.len(),
+                plan.stride as usize,
+                plan.pattern,
+                plan.seed,
+            )
+        }?;
+        Ok((setup.start as usize, setup.lines))
+    })
+}
+
 /// [`run`] with the memory figures taken from `gauge`.
 pub fn run_with(
     plan: &LatencyPlan,
@@ -48,24 +73,13 @@ pub fn run_with(
         }
         let first = plan.cells[group[0]];
         let toucher = toucher_of(&plan.touchers, mn, first.1);
-        let prepared = size_cell(plan, gauge, index, mn, toucher).and_then(|(size, reduced)| {
-            let spec = BufferSpec::new(size as usize, MemPolicy::Bind(mn), plan.pages);
-            let p = node_buffers::set_up(&spec, mn, toucher, |buf| {
-                // SAFETY: the buffer is ours, page-aligned, and outlives
-                // every chase on it (it is dropped after its cells).
-                let setup = unsafe {
-                    chase::build(
-                        buf.as_mut_ptr(),
-                        buf.len(),
-                        plan.stride as usize,
-                        plan.pattern,
-                        plan.seed,
-                    )
-                }?;
-                Ok((setup.start as usize, setup.lines))
-            })?;
-            Ok((p, reduced))
-        });
+        // A handed buffer already holds its memory: the gauge would count
+        // it as taken.
+        let prepared = match plan.handed.take_for(mn, plan.size) {
+            Some(p) => Ok((p, None)),
+            None => size_cell(plan, gauge, index, mn, toucher)
+                .and_then(|(size, reduced)| Ok((set_up_node(plan, mn, toucher, size)?, reduced))),
+        };
         let (mut prepared, reduced) = match prepared {
             Ok(p) => p,
             Err(e) => {

@@ -195,3 +195,42 @@ fn bad_requests_fail_in_the_plan() {
         Err(ExperimentError::Invalid(_))
     ));
 }
+
+#[test]
+fn a_handed_buffer_is_measured_on_instead_of_a_second_set_up() {
+    use crate::experiments::node_buffers::toucher_of;
+    let topo = testing::live_topology();
+    let mut plan = super::plan(
+        &topo,
+        &LatencyConfig {
+            size: Some(4 << 20),
+            rule: Some(StopRule {
+                budget: Duration::from_millis(20),
+                ..StopRule::default()
+            }),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (_, cpu, mem) = plan.cells[0];
+    plan.cells.truncate(1);
+    let toucher = toucher_of(&plan.touchers, mem, cpu);
+    // Another node's or another size's request does not take it.
+    plan.handed
+        .put(set_up_node(&plan, mem, toucher, 4 << 20).unwrap());
+    assert!(plan.handed.take_for(mem + 1, 4 << 20).is_none());
+    assert!(plan.handed.take_for(mem, 2 << 20).is_none());
+    assert_eq!(plan.handed.held(), Some((mem, 4 << 20)));
+    let handed = set_up_node(&plan, mem, toucher, 4 << 20).unwrap();
+    let seconds = handed.record.seconds;
+    plan.handed.put(handed);
+    let clone = plan.clone();
+    let r = run(&clone, &mut NoProgress).unwrap();
+    assert_eq!(r.cells.len(), 1, "{:?}", r.failed);
+    assert_eq!(r.setups.len(), 1);
+    assert_eq!(r.setups[0].seconds, seconds);
+    // Taken once, by the clone: the next run sets its own up.
+    assert_eq!(plan.handed.held(), None);
+    let again = run(&plan, &mut NoProgress).unwrap();
+    assert_eq!((again.cells.len(), again.setups.len()), (1, 1));
+}
