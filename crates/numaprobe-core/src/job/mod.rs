@@ -249,7 +249,7 @@ fn on_a_real_buffer(
     budget: Duration,
 ) -> Option<(JobPlan, plan::Request)> {
     let size = first.size_bytes;
-    if size < 4 * cost::CALIBRATION_BYTES as u64 {
+    if size <= 4 * cost::CALIBRATION_BYTES as u64 {
         return None;
     }
     let cells = &first
