@@ -35,6 +35,7 @@ pub mod background;
 pub mod c2c;
 pub mod diff;
 pub mod document;
+pub mod export;
 pub mod extra;
 pub mod fleet;
 pub mod format;

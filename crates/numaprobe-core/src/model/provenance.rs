@@ -223,6 +223,38 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// Seconds since the epoch of an RFC 3339 UTC time as [`rfc3339`] writes it
+/// (`2026-11-23T12:00:00Z`); None for any other text. The inverse of
+/// [`civil_from_days`] is Howard Hinnant's `days_from_civil`.
+pub fn unix_seconds(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    if b[16] != b':' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + mi * 60 + sec)
+}
+
 /// Insert `"provenance"` right after the top-level `"schema"` key of a pretty
 /// JSON object (as serde_json writes it: top-level keys indented by exactly
 /// two spaces, every string on one line). `complete` comes from the
@@ -272,6 +304,25 @@ pub fn stamp(pretty: &str, cancelled: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_time_reads_back_as_its_seconds() {
+        for secs in [0u64, 951_782_400, 1_795_000_000, 4_102_444_800] {
+            let t = UNIX_EPOCH + Duration::from_secs(secs);
+            assert_eq!(unix_seconds(&rfc3339(t)), Some(secs as i64), "{secs}");
+        }
+        assert_eq!(unix_seconds("2026-11-23T12:00:00Z"), Some(1_795_435_200));
+        for bad in [
+            "",
+            "2026-11-23 12:00:00Z",
+            "2026-13-23T12:00:00Z",
+            "2026-11-23T12:00:00+01:00",
+            "2026-1a-23T12:00:00Z",
+            "+026-11-23T12:00:00Z",
+        ] {
+            assert_eq!(unix_seconds(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn dates_are_utc_civil_dates() {

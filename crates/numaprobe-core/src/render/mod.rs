@@ -17,6 +17,8 @@
 //! - `html`: the self-contained report page; `ranking`: a ranking's bar chart
 //! - `run_extra`, `run_status`, `run_summary`: the main job's extra phases,
 //!   its status line, and its summary (terminal, summary.md, long CSV)
+//! - `prometheus`, `hwloc_xml`: the exporters (`numaprobe export`): node_exporter's
+//!   textfile format, and hwloc's XML with the measured matrices
 //!
 //! Here: `bullet_section`, the titled notes/failures/advice list of the reports.
 
@@ -28,6 +30,7 @@ pub mod fleet_html;
 pub mod fleet_table;
 pub mod graph;
 pub mod html;
+pub mod hwloc_xml;
 pub mod infer;
 pub mod json;
 pub mod loaded;
@@ -38,6 +41,7 @@ pub mod matrix_long;
 pub mod peak;
 pub mod pin;
 pub mod policy;
+pub mod prometheus;
 pub mod ranking;
 pub mod run_extra;
 pub mod run_status;
