@@ -61,6 +61,8 @@ pub enum Command {
     Diff(crate::cmd::diff::Args),
     /// Check this machine against a saved topology or binding, for job scripts (exit 1 naming each difference)
     Check(crate::cmd::check::Args),
+    /// Export a measured machine to Prometheus (node_exporter textfile) or hwloc XML (lstopo, HWLOC_XMLFILE)
+    Export(crate::cmd::export::Args),
     /// Man pages and shell completions from this CLI, for packagers (scripts/dist)
     #[command(hide = true)]
     Generate(crate::cmd::generate::Args),
@@ -85,6 +87,8 @@ impl Command {
             Command::Policy(a) => &a.out,
             Command::Diff(a) => &a.out,
             Command::Check(a) => &a.out,
+            // Writes Prometheus text or hwloc XML only; its --output is checked by itself.
+            Command::Export(_) => &NO_OUTPUT,
             // Writes no result document: its own arguments say where.
             Command::Generate(_) => &NO_OUTPUT,
             Command::C2c(a) => &a.out,

@@ -6,6 +6,7 @@ pub mod bandwidth;
 pub mod c2c;
 pub mod check;
 pub mod diff;
+pub mod export;
 pub mod fleet;
 pub mod generate;
 pub mod infer;
@@ -104,6 +105,13 @@ fn dispatch_command(cli: Cli) -> anyhow::Result<()> {
         Command::FleetNode(a) => fleet::node::run(a),
         Command::Policy(a) => policy::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Export(a) => {
+            check_output(&OutputArgs {
+                format: None,
+                output: a.output.clone(),
+            })?;
+            export::run(a)
+        }
         Command::Check(a) => check::run(a),
         Command::Generate(a) => generate::run(a, <Cli as clap::CommandFactory>::command()),
         Command::C2c(a) => c2c::run(a),
