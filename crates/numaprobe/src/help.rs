@@ -42,7 +42,11 @@ const GROUPS: [(&str, &[&str], &str); 6] = [
         &["fleet"],
         "numaprobe fleet --nodes 16 --report-dir fleet",
     ),
-    ("Report", &["report"], "numaprobe report numaprobe-report"),
+    (
+        "Report and export",
+        &["report", "export"],
+        "numaprobe export --to prometheus numaprobe-report -o numaprobe.prom",
+    ),
 ];
 
 /// Width the command lines wrap at (clap's own help wraps at the terminal
