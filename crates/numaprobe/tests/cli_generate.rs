@@ -50,7 +50,7 @@ fn help_groups_the_commands_by_what_people_want_to_do() {
         "Place threads and memory:",
         "Compare and check:",
         "Many nodes (Slurm):",
-        "Report:",
+        "Report and export:",
     ] {
         assert!(help.lines().any(|l| l == heading), "{heading}\n{help}");
     }
