@@ -227,13 +227,15 @@ fn check(c: &CheckReport) -> Vec<Family> {
         vec![("expect_kind", c.expect_kind.clone())],
         f64::from(u8::from(c.matches)),
     );
-    let mut by: BTreeMap<&'static str, usize> = BTreeMap::new();
+    // Every section compared, 0 where nothing differs, so an alert sees a
+    // series go up rather than appear.
+    let mut by: BTreeMap<&'static str, usize> = c.sections.iter().map(|s| (s.name(), 0)).collect();
     for d in &c.differences {
         *by.entry(d.section.name()).or_insert(0) += 1;
     }
     let mut diffs = Family::new(
         "numaprobe_check_differences",
-        "Differences the check found, per section (sections without a difference are absent).",
+        "Differences the check found, per section compared (0 for a section that matches).",
     );
     for (section, n) in by {
         diffs.push(vec![("section", section.to_string())], n as f64);
@@ -422,6 +424,8 @@ mod tests {
                 Difference::new(Section::Cpus, "cpu 4", "online", "offline"),
                 Difference::new(Section::Nodes, "node 1", "4 CPUs", "2 CPUs"),
             ],
+            sections: vec![Section::Packages, Section::Nodes, Section::Cpus],
+            notes: vec![],
         };
         let t = prometheus(&Exported {
             check: Some(c.clone()),
@@ -436,6 +440,7 @@ mod tests {
             [
                 "numaprobe_check_differences{section=\"cpus\"} 2",
                 "numaprobe_check_differences{section=\"nodes\"} 1",
+                "numaprobe_check_differences{section=\"packages\"} 0",
             ]
         );
         c.matches = true;
@@ -445,7 +450,11 @@ mod tests {
             ..Exported::default()
         });
         assert!(
-            t.contains("} 1\n") && !t.contains("numaprobe_check_differences"),
+            t.contains("numaprobe_check_ok{expect_kind=\"topo\\\"\\n\"} 1\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("numaprobe_check_differences{section=\"cpus\"} 0\n"),
             "{t}"
         );
     }
