@@ -235,3 +235,131 @@ fn two_nodes_are_too_few_to_judge() {
     assert!(r.outliers.is_empty());
     assert!(r.notes.iter().any(|n| n.contains("at least 3")));
 }
+
+/// A main-job report whose bandwidth phase the budget did not reach, as
+/// `numaprobe run` writes it: `bandwidth: null` and the phase in `status`.
+fn run_doc_without_bandwidth(lat: f64) -> String {
+    let mut d: Value = serde_json::from_str(&run_doc(4, lat, 0.0)).unwrap();
+    d["bandwidth"] = Value::Null;
+    d["status"] = json!({"complete": true, "phases": [
+        {"phase": "bandwidth", "shortfall": "budget", "reason": "the budget ran out before it"}
+    ]});
+    d.to_string()
+}
+
+#[test]
+fn a_node_that_skipped_a_measurement_is_named_partial_with_what_is_missing() {
+    let mut inputs: Vec<NodeInput> = (1..=3)
+        .map(|i| node(&format!("np{i}"), Some(run_doc(4, 100.0, 50.0))))
+        .collect();
+    inputs[1].run_json = Some(run_doc_without_bandwidth(100.0));
+    // A report whose status does not say why a matrix is missing.
+    let mut silent: Value = serde_json::from_str(&run_doc(4, 100.0, 50.0)).unwrap();
+    silent["latency"] = Value::Null;
+    inputs.push(node("np4", Some(silent.to_string())));
+    // A failed cell is a measurement missing too.
+    let mut cell: Value = serde_json::from_str(&run_doc(4, 100.0, 50.0)).unwrap();
+    cell["latency"]["failed"] = json!([{"cpu_node": 0, "mem_node": 1, "reason": "placement"}]);
+    inputs.push(node("np5", Some(cell.to_string())));
+    let r = analyse(&inputs);
+    let by = |n: &str| r.nodes.iter().find(|x| x.name == n).unwrap();
+    assert_eq!(by("np1").status, NodeStatus::Ok);
+    assert_eq!(by("np2").status, NodeStatus::Partial);
+    assert_eq!(by("np2").not_measured, ["bandwidth not measured (budget)"]);
+    assert_eq!(
+        by("np2").reason.as_deref(),
+        Some("bandwidth not measured (budget)")
+    );
+    assert_eq!(
+        by("np4").not_measured,
+        ["latency not measured (the report does not say why)"]
+    );
+    assert_eq!(by("np5").status, NodeStatus::Partial);
+    assert!(
+        by("np5")
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("latency 0->1: placement (failed)"),
+        "{:?}",
+        by("np5").reason
+    );
+    // What it measured is still compared; the fleet is complete, not uniform.
+    assert_eq!(by("np2").values["latency 0->0"], 100.0);
+    assert!(r.complete);
+    assert_eq!(r.failures().count(), 0);
+    let f = r.findings();
+    assert!(
+        f.contains(&"np2: bandwidth not measured (budget)".to_string()),
+        "{f:?}"
+    );
+    assert_eq!(f.len(), 3, "{f:?}");
+    // Named in every format.
+    use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
+    for (format, text) in [
+        ("text", fleet_table::to_text(&r)),
+        ("markdown", fleet_table::to_markdown(&r)),
+        ("csv", fleet_csv::to_csv(&r)),
+        ("html", fleet_html::to_html(&r)),
+        ("json", numaprobe_core::render::to_json(&r)),
+    ] {
+        assert!(
+            text.contains("bandwidth not measured (budget)"),
+            "{format}: {text}"
+        );
+    }
+    assert!(fleet_table::to_text(&r).contains("3 with a measurement missing"));
+}
+
+#[test]
+fn a_uniform_fleet_has_no_findings_and_an_odd_one_names_them() {
+    let inputs: Vec<NodeInput> = (1..=4)
+        .map(|i| node(&format!("n{i}"), Some(run_doc(4, 100.0, 50.0))))
+        .collect();
+    let r = analyse(&inputs);
+    assert!(r.findings().is_empty(), "{:?}", r.findings());
+    let mut odd = inputs.clone();
+    odd.push(node("n5", Some(run_doc(2, 150.0, 50.0))));
+    let f = analyse(&odd).findings();
+    assert_eq!(
+        f,
+        [
+            "1 outlier figure(s) on n5",
+            "n5 configured unlike the largest group (cpus, allowed_cpus)"
+        ],
+        "{f:?}"
+    );
+}
+
+#[test]
+fn the_outlier_rule_decides_and_is_recorded() {
+    use numaprobe_core::analysis::fleet::analyse_with;
+    use numaprobe_core::model::fleet::OutlierRule;
+    // 8 % off a fleet with a spread of about 1: an outlier by default...
+    let mut inputs: Vec<NodeInput> = (0..6)
+        .map(|i| {
+            node(
+                &format!("n{i}"),
+                Some(run_doc(4, 100.0 + (i % 3) as f64, 50.0)),
+            )
+        })
+        .collect();
+    inputs.push(node("slow", Some(run_doc(4, 109.0, 50.0))));
+    let default = analyse(&inputs);
+    assert_eq!(default.outliers.len(), 1);
+    // ...not when 10 % is asked for, nor when 10 robust SDs are.
+    for rule in [
+        OutlierRule {
+            min_off_percent: 10.0,
+            ..OutlierRule::default()
+        },
+        OutlierRule {
+            min_robust_z: 10.0,
+            ..OutlierRule::default()
+        },
+    ] {
+        let r = analyse_with(inputs.clone(), rule);
+        assert!(r.outliers.is_empty(), "{rule:?}: {:?}", r.outliers);
+        assert_eq!(r.rule, rule);
+    }
+}

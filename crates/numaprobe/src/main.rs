@@ -3,11 +3,13 @@
 //!
 //! Exit codes: 0 success (also when stdout is a closed pipe), 1 a measurement
 //! or system failure, or a panic (`panics.rs`), 2 bad input (arguments,
-//! files, a sysfs root that is not one), 130 / 143 stopped by SIGINT /
-//! SIGTERM (after writing what was finished). `diff` and `check` exit 1 for
-//! "different"; `check` exits 3 for its failures and panics
-//! (`output::set_failure_code`), so a health check never takes a broken
-//! tool for a broken node.
+//! files, a sysfs root that is not one), 4 part of the work could not be
+//! done (`fleet`: a node failed, was lost or not run; the others' results are
+//! written), 130 / 143 stopped by SIGINT / SIGTERM (after writing what was
+//! finished). `diff`, `check` and `fleet` exit 1 for an answer that is not
+//! "the same" (a difference, an outlier), without "error"; `check` exits 3
+//! for its failures and panics (`output::set_failure_code`), so a health
+//! check never takes a broken tool for a broken node.
 
 mod args;
 mod cli;
@@ -81,7 +83,7 @@ fn run() -> ExitCode {
             if output::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            // `diff` and `check` found a difference: an answer, not an error.
+            // `diff`, `check` and `fleet` found a difference: an answer, not an error.
             if let Some(msg) = output::differs(&err) {
                 eprintln!("numaprobe: {}", output::clip_line(msg));
                 return ExitCode::from(1);

@@ -63,12 +63,32 @@ pub fn failure_code() -> u8 {
     FAILURE_CODE.load(Ordering::SeqCst)
 }
 
+/// Part of the work could not be done although what could was written
+/// (`fleet`: nodes failed, were lost or were not run): exit status 4.
+#[derive(Debug)]
+pub struct PartlyFailed(pub String);
+
+impl std::fmt::Display for PartlyFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for PartlyFailed {}
+
+/// The exit status of [`PartlyFailed`].
+pub const EXIT_PARTLY_FAILED: u8 = 4;
+
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     if err
         .chain()
         .any(|c| c.downcast_ref::<UsageError>().is_some())
     {
         2
+    } else if err
+        .chain()
+        .any(|c| c.downcast_ref::<PartlyFailed>().is_some())
+    {
+        EXIT_PARTLY_FAILED
     } else {
         failure_code()
     }

@@ -7,7 +7,7 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{json, numaprobe, usage_error};
+use cli::{numaprobe, usage_error};
 use common::TempDir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,7 +34,21 @@ fn copy_fleet(name: &str, tag: &str) -> TempDir {
 fn from_a_gathered_folder_writes_the_fleet_files_and_names_the_odd_node() {
     let t = copy_fleet("taskset-one-cpu", "fleet-from");
     let dir = t.path().to_str().unwrap();
-    let doc = json(&numaprobe(&["fleet", "--from", dir, "--format", "json"]));
+    let o = numaprobe(&["fleet", "--from", dir, "--format", "json"]);
+    // Every node reported, but the fleet is not uniform: exit 1, one line
+    // naming the odd node and the node whose budget did not reach bandwidth.
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err.trim_end(),
+        "numaprobe: the fleet is not uniform: node5 configured unlike the largest group (allowed_cpus); node2: bandwidth not measured (budget)"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["nodes"][1]["status"], "partial");
+    assert_eq!(
+        doc["nodes"][1]["not_measured"],
+        serde_json::json!(["bandwidth not measured (budget)"])
+    );
     assert_eq!(doc["schema"], "numaprobe/1");
     assert!(doc["provenance"].is_object());
     assert_eq!(doc["groups"][1]["nodes"], serde_json::json!(["node5"]));
@@ -97,10 +111,14 @@ fn a_failed_and_a_timed_out_node_are_listed_and_the_others_kept() {
         "--format",
         "json",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    // Nodes failed: 4, not the 1 of "the fleet is not uniform".
+    assert_eq!(o.status.code(), Some(4));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("2 of 6 nodes failed or timed out"), "{err}");
+    assert!(
+        err.contains("2 of 6 nodes failed, timed out, were lost or not run"),
+        "{err}"
+    );
     assert!(
         err.contains(
             "node6 (numaprobe run exited with status 1: numaprobe: error: cannot place memory)"
@@ -143,6 +161,27 @@ fn bad_input_is_one_line_and_exit_2() {
     assert!(e.contains("--nodes N") && e.contains("--nodelist"), "{e}");
     let e = usage_error(&numaprobe(&["fleet", "--nodes", "2", "--budget", "5"]));
     assert!(e.contains("--budget '5'"), "{e}");
+    let e = usage_error(&numaprobe(&[
+        "fleet",
+        "--nodes",
+        "2",
+        "--outlier-sd",
+        "nan",
+    ]));
+    assert!(
+        e.contains("--outlier-sd NaN: not a number of standard deviations"),
+        "{e}"
+    );
+    let e = usage_error(&numaprobe(&[
+        "fleet",
+        "--nodes",
+        "2",
+        "--outlier-pct",
+        "inf",
+    ]));
+    assert!(e.contains("--outlier-pct inf: not a percentage"), "{e}");
+    let e = usage_error(&numaprobe(&["fleet", "--nodes", "2", "--srun-arg", "foo"]));
+    assert!(e.contains("--srun-arg foo: not an srun option"), "{e}");
 }
 
 #[test]

@@ -15,6 +15,10 @@ use std::collections::BTreeMap;
 pub enum NodeStatus {
     /// A complete report.
     Ok,
+    /// A complete report in which a measurement was skipped or cut short
+    /// (the budget did not reach it, a cell failed): compared for what it
+    /// holds, named with what is missing.
+    Partial,
     /// A report with `complete: false` (interrupted, or its time ran out):
     /// compared for what it holds, listed with why.
     Incomplete,
@@ -22,6 +26,20 @@ pub enum NodeStatus {
     TimedOut,
     /// No usable report: the run failed, or its report could not be read.
     Failed,
+    /// Gone while it ran: nothing came from it for the grace period (its
+    /// slurmd or the machine died); the launcher gave up on it.
+    Lost,
+    /// Not run: Slurm reported it drained, down, reserved or not
+    /// responding before launch, and the fleet went on without it.
+    Unavailable,
+}
+
+impl NodeStatus {
+    /// The node's run did not come to a usable end (failed, timed out, lost,
+    /// never run, interrupted): what `numaprobe fleet` exits 4 for.
+    pub fn is_failure(self) -> bool {
+        !matches!(self, NodeStatus::Ok | NodeStatus::Partial)
+    }
 }
 
 /// One node of the fleet.
@@ -39,6 +57,10 @@ pub struct FleetNode {
     /// Cells the node's run could not measure, in words.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_cells: Vec<String>,
+    /// Measurements the node skipped or cut short, in words
+    /// (`bandwidth not measured (budget)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_measured: Vec<String>,
 }
 
 /// The parts of a node's description that identical nodes share. Figures
@@ -201,7 +223,8 @@ pub struct FleetReport {
     pub rule: OutlierRule,
     /// Remarks on the fleet as a whole.
     pub notes: Vec<String>,
-    /// False when a node failed, timed out or sent an incomplete report.
+    /// False when a node failed, timed out, was lost or not run, sent an
+    /// incomplete report, or the fleet itself was stopped by a signal.
     pub complete: bool,
 }
 
@@ -210,6 +233,63 @@ impl FleetReport {
     pub fn troubled(&self) -> impl Iterator<Item = &FleetNode> {
         self.nodes.iter().filter(|n| n.status != NodeStatus::Ok)
     }
+
+    /// The nodes whose run did not come to a usable end.
+    pub fn failures(&self) -> impl Iterator<Item = &FleetNode> {
+        self.nodes.iter().filter(|n| n.status.is_failure())
+    }
+
+    /// What the fleet found that someone should look at although every node
+    /// reported: outliers, signature groups beside the largest, nodes with a
+    /// measurement missing. Empty when the fleet is uniform.
+    pub fn findings(&self) -> Vec<String> {
+        let mut f = Vec::new();
+        if !self.outliers.is_empty() {
+            let nodes: std::collections::BTreeSet<&str> =
+                self.outliers.iter().map(|o| o.node.as_str()).collect();
+            let nodes: Vec<String> = nodes.into_iter().map(String::from).collect();
+            f.push(format!(
+                "{} outlier figure(s) on {}",
+                self.outliers.len(),
+                few(&nodes)
+            ));
+        }
+        for g in self.groups.iter().skip(1) {
+            let fields: Vec<&str> = g.differs.iter().map(|d| d.field.as_str()).collect();
+            f.push(format!(
+                "{} configured unlike the largest group ({})",
+                few(&g.nodes),
+                fields.join(", ")
+            ));
+        }
+        for n in self
+            .nodes
+            .iter()
+            .filter(|n| n.status == NodeStatus::Partial)
+        {
+            f.push(format!(
+                "{}: {}",
+                n.name,
+                n.reason.as_deref().unwrap_or("a measurement missing")
+            ));
+        }
+        f
+    }
+}
+
+/// A few names and how many more: a line, not a phone book.
+fn few(names: &[String]) -> String {
+    const SHOWN: usize = 4;
+    let mut s = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    s
 }
 
 /// How one node's run ended: `fleet-node.json` in its folder, written by

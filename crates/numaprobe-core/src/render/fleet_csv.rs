@@ -17,10 +17,14 @@ pub fn to_csv(r: &FleetReport) -> String {
         "fleet_mad",
         "off_percent",
         "outlier",
+        "why",
     ]);
     for n in &r.nodes {
         let group = n.group.map(|g| (g + 1).to_string()).unwrap_or_default();
         let status = super::fleet_table::status_name(n.status).to_string();
+        // Why the node is not ok, on each of its lines, so a filter on one
+        // metric still sees it.
+        let why = n.reason.clone().unwrap_or_default();
         if n.values.is_empty() {
             t.push([
                 n.name.clone(),
@@ -33,6 +37,7 @@ pub fn to_csv(r: &FleetReport) -> String {
                 String::new(),
                 String::new(),
                 String::new(),
+                why.clone(),
             ]);
         }
         for (id, v) in &n.values {
@@ -65,6 +70,7 @@ pub fn to_csv(r: &FleetReport) -> String {
                 mad,
                 off,
                 outlier.to_string(),
+                why.clone(),
             ]);
         }
     }

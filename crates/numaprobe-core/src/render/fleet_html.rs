@@ -143,7 +143,7 @@ Hover a cell for its value.</p>\n",
 
     let troubled: Vec<_> = r.troubled().collect();
     if !troubled.is_empty() {
-        s.push_str("<h2>Nodes without a complete report</h2>\n<table><tr><th>node</th><th>status</th><th>why</th></tr>\n");
+        s.push_str("<h2>Nodes not ok: failed, lost, not run, or a measurement missing</h2>\n<table><tr><th>node</th><th>status</th><th>why</th></tr>\n");
         for n in troubled {
             s.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n",

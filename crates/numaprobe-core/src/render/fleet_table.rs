@@ -10,9 +10,12 @@ use crate::render::table::Table;
 pub fn status_name(s: NodeStatus) -> &'static str {
     match s {
         NodeStatus::Ok => "ok",
+        NodeStatus::Partial => "partial",
         NodeStatus::Incomplete => "incomplete",
         NodeStatus::TimedOut => "timed out",
         NodeStatus::Failed => "failed",
+        NodeStatus::Lost => "lost",
+        NodeStatus::Unavailable => "unavailable",
     }
 }
 
@@ -124,27 +127,30 @@ fn metric_table(r: &FleetReport) -> Table {
 
 /// The headline: how many nodes, how many fine, groups and outliers.
 pub fn headline(r: &FleetReport) -> String {
-    let ok = r
-        .nodes
-        .iter()
-        .filter(|n| n.status == NodeStatus::Ok)
-        .count();
+    let count = |s: NodeStatus| r.nodes.iter().filter(|n| n.status == s).count();
+    let bad = r.failures().count();
     let odd: std::collections::BTreeSet<&str> =
         r.outliers.iter().map(|o| o.node.as_str()).collect();
     format!(
-        "{} nodes: {ok} ok, {} failed, timed out or incomplete; {} signature group(s); {} outlier figure(s) on {} node(s)",
+        "{} nodes: {} ok, {} with a measurement missing, {bad} failed, timed out, lost, not run or incomplete; {} signature group(s); {} outlier figure(s) on {} node(s){}",
         r.nodes.len(),
-        r.nodes.len() - ok,
+        count(NodeStatus::Ok),
+        count(NodeStatus::Partial),
         r.groups.len(),
         r.outliers.len(),
-        odd.len()
+        odd.len(),
+        if r.complete {
+            ""
+        } else {
+            " (incomplete)"
+        }
     )
 }
 
 pub fn to_text(r: &FleetReport) -> String {
     let mut s = format!("Fleet: {}\n", headline(r));
     if let Some(t) = troubled_table(r) {
-        s.push_str("\nNodes without a complete report\n");
+        s.push_str("\nNodes not ok\n");
         s.push_str(&t.to_text());
     }
     s.push_str("\nOutliers (median and MAD across the fleet)\n");
@@ -166,7 +172,7 @@ pub fn to_text(r: &FleetReport) -> String {
 pub fn to_markdown(r: &FleetReport) -> String {
     let mut s = format!("# numaprobe fleet\n\n{}\n", headline(r));
     if let Some(t) = troubled_table(r) {
-        s.push_str("\n## Nodes without a complete report\n\n");
+        s.push_str("\n## Nodes not ok\n\n");
         s.push_str(&t.to_markdown());
     }
     s.push_str("\n## Outliers\n\n");

@@ -51,6 +51,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             group: None,
             values: BTreeMap::new(),
             failed_cells: Vec::new(),
+            not_measured: Vec::new(),
         };
         if let Some((status, why)) = &input.failure {
             node.status = *status;
@@ -110,6 +111,15 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                     f["reason"].as_str().unwrap_or("failed")
                 ));
             }
+        }
+        node.not_measured = not_measured(&doc);
+        if node.status == NodeStatus::Ok
+            && !(node.not_measured.is_empty() && node.failed_cells.is_empty())
+        {
+            node.status = NodeStatus::Partial;
+            let mut why = node.not_measured.clone();
+            why.extend(node.failed_cells.iter().map(|c| format!("{c} (failed)")));
+            node.reason = Some(why.join("; "));
         }
         signatures.push((node.name.clone(), signature::of_run(&doc)));
         nodes.push(node);
@@ -186,7 +196,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             groups.len()
         ));
     }
-    let complete = nodes.iter().all(|n| n.status == NodeStatus::Ok);
+    let complete = nodes.iter().all(|n| !n.status.is_failure());
     FleetReport {
         schema: crate::SCHEMA.to_string(),
         nodes,
@@ -197,6 +207,63 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
         notes,
         complete,
     }
+}
+
+/// The matrices a report lacks or holds only in part, in words: `bandwidth not measured (budget)`,
+/// `latency partial (interrupted)` (failed cells are in `failed_cells`). The
+/// reason comes from the report's `status` (which names each phase that
+/// fell short, and why) or else its `plan`; a missing matrix neither
+/// explains is still named.
+pub fn not_measured(doc: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let phases = doc["status"]["phases"].as_array();
+    for kind in ["latency", "bandwidth"] {
+        let phase = phases
+            .into_iter()
+            .flatten()
+            .find(|p| p["phase"].as_str() == Some(kind));
+        let why = phase.map(|p| match p["shortfall"].as_str() {
+            Some("budget") => "budget".to_string(),
+            Some("interrupted") => "interrupted".to_string(),
+            Some("failed") => "failed".to_string(),
+            _ => p["reason"]
+                .as_str()
+                .unwrap_or("no reason given")
+                .chars()
+                .take(120)
+                .collect(),
+        });
+        // Reports without a `status` still carry the plan, whose phase says
+        // how much of it was covered and why.
+        let why = why.or_else(|| {
+            let p = doc["plan"]["phases"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|p| p["phase"].as_str() == Some(kind))?;
+            if p["coverage"].as_str() == Some("full") {
+                return None;
+            }
+            let reason = p["reason"].as_str().unwrap_or("");
+            Some(if reason.contains("budget") {
+                "budget".to_string()
+            } else {
+                reason.chars().take(120).collect()
+            })
+        });
+        let m = &doc[kind];
+        if m.is_null() {
+            out.push(format!(
+                "{kind} not measured ({})",
+                why.unwrap_or_else(|| "the report does not say why".into())
+            ));
+            continue;
+        }
+        if let Some(why) = why {
+            out.push(format!("{kind} partial ({why})"));
+        }
+    }
+    out
 }
 
 fn fail(node: &mut FleetNode, why: &str) {

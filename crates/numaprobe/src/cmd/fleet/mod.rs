@@ -9,12 +9,12 @@ pub mod node;
 mod slurm;
 
 use crate::args::OutputArgs;
-use crate::output::{usage, write_atomic};
+use crate::output::{usage, write_atomic, Differs, PartlyFailed};
 use anyhow::Context;
 use node::{Gather, STATUS_FILE};
 use numaprobe_core::analysis::fleet::stream::valid_node_name;
 use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
-use numaprobe_core::model::fleet::{FleetReport, NodeRunStatus, NodeStatus};
+use numaprobe_core::model::fleet::{FleetReport, NodeRunStatus, NodeStatus, OutlierRule};
 use numaprobe_core::model::Format;
 use numaprobe_core::render;
 use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
@@ -32,8 +32,9 @@ const NODE_ALLOWANCE_S: f64 = 120.0;
 #[command(
     after_long_help = "Through Slurm: one srun, one exclusive task per node \
 (--ntasks-per-node=1 --exclusive), each running `numaprobe run` with the same --budget and \
---size, --partition/--nodelist/--nodes/--account/--time passed through to srun. A failing node \
-ends neither the others' tasks nor the job.\n\n\
+--size, --partition/--nodelist/--nodes/--account/--time/--reservation/--qos/--exclude and every \
+--srun-arg passed through to srun (srun's own input variables, e.g. SLURM_RESERVATION, apply \
+too). A failing node ends neither the others' tasks nor the job.\n\n\
 Gathering: with --gather stream (the default) every node sends its report folder back through \
 the job's output (base64 lines marked NUMAPROBE-FLEET) and numaprobe unpacks it into \
 DIR/<node>/; with --gather shared every node writes DIR/<node>/ itself, so DIR must be on a \
@@ -42,16 +43,22 @@ filesystem), or name its path there with --numaprobe.\n\n\
 Analysis: nodes are grouped by their topology and firmware signature (CPU model, packages, NUMA \
 nodes per package (SNC/NPS), CPUs and allowed CPUs, numbering class, SLIT, THP, kernel, memory \
 per node, LLC) and the groups outside the largest are named with the fields that differ; every \
-measured cell is compared across the nodes with its median and MAD, and a node at least 3.5 \
-robust standard deviations (1.4826 x MAD) and 5 % off is an outlier. Nodes that failed, timed \
-out or sent an incomplete report are listed with why; the others' results are kept.\n\n\
+measured cell is compared across the nodes with its median and MAD, and a node at least \
+--outlier-sd (3.5) robust standard deviations (1.4826 x MAD) and --outlier-pct (5) % off is an \
+outlier. Nodes that failed, timed out or sent an incomplete report are listed with why, nodes \
+that skipped a measurement are named with what is missing; the others' results are kept.\n\n\
 DIR then holds one folder per node (its report and fleet-node.json: how its run ended), \
-fleet.json, fleet.md, fleet.csv and fleet.html (a heatmap, odd nodes first). Exit status 1 when \
-a node failed or timed out, after everything is written."
+fleet.json, fleet.md, fleet.csv and fleet.html (a heatmap, odd nodes first).\n\n\
+Exit status, after everything is written: 0 every node reported in full and the fleet is \
+uniform; 1 every node reported but the fleet is not uniform (outliers, signature groups beside \
+the largest, a node with a measurement missing); 2 bad input (nothing allocated, nothing \
+written); 4 a node failed, timed out, was lost or not run (the others' results are kept); \
+130/143 stopped by Ctrl-C/SIGTERM (the gathered nodes and the report, marked incomplete, are \
+kept)."
 )]
 pub struct Args {
     /// Analyse the reports already gathered in DIR (DIR/<node>/run.json) instead of running anything
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "report_dir"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "report_dir", "reservation", "qos", "exclude", "srun_arg", "gather", "numaprobe", "budget", "size", "node_timeout"])]
     pub from: Option<PathBuf>,
     /// Slurm partition (srun --partition)
     #[arg(long)]
@@ -68,6 +75,24 @@ pub struct Args {
     /// The job's time limit in Slurm's form, e.g. 10:00 (srun --time)
     #[arg(long)]
     pub time: Option<String>,
+    /// Run in this advance reservation (srun --reservation); SLURM_RESERVATION in the environment works too
+    #[arg(long, value_name = "NAME")]
+    pub reservation: Option<String>,
+    /// Quality of service for the job (srun --qos)
+    #[arg(long, value_name = "QOS")]
+    pub qos: Option<String>,
+    /// Nodes to leave out, in Slurm's host-list form (srun --exclude)
+    #[arg(long, short = 'x', value_name = "LIST")]
+    pub exclude: Option<String>,
+    /// One more option for srun, passed as it is (repeatable), e.g. --srun-arg=--constraint=ib
+    #[arg(long = "srun-arg", value_name = "OPTION", allow_hyphen_values = true)]
+    pub srun_arg: Vec<String>,
+    /// Outlier threshold: robust standard deviations (1.4826 x MAD) off the fleet's median
+    #[arg(long, value_name = "SDS", default_value_t = 3.5)]
+    pub outlier_sd: f64,
+    /// Outlier threshold: percent off the fleet's median (both thresholds must be passed)
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
+    pub outlier_pct: f64,
     /// How the reports come back
     #[arg(long, value_enum, default_value = "stream")]
     pub gather: Gather,
@@ -91,9 +116,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let rule = outlier_rule(args.outlier_sd, args.outlier_pct)?;
     if let Some(dir) = &args.from {
         let inputs = read_folder(dir)?;
-        return finish(&args.out, dir, &analyse(inputs), &[]);
+        return finish(&args.out, dir, &analyse(inputs, rule), &[], false);
     }
     // Everything the user gave is checked before Slurm is asked for anything.
     let budget = match &args.budget {
@@ -117,10 +143,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "give the nodes to run on: --nodes N (Slurm picks them) or --nodelist LIST (e.g. node[001-016])",
         ));
     }
+    for a in &args.srun_arg {
+        if !a.starts_with('-') || a == "-" || a == "--" {
+            return Err(usage(format!(
+                "--srun-arg {}: not an srun option (valid: one option, e.g. --srun-arg=--constraint=ib)",
+                crate::output::clip_line(a)
+            )));
+        }
+    }
     let srun = slurm::find_srun()?;
     if let Some(p) = &args.partition {
         slurm::check_partition(p)?;
     }
+    let excluded = args
+        .exclude
+        .as_deref()
+        .and_then(slurm::expand_nodelist)
+        .unwrap_or_default();
     let expected = args
         .nodelist
         .as_deref()
@@ -129,6 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .into_iter()
         // A folder is made for each: only host names.
         .filter(|n| valid_node_name(n))
+        .filter(|n| !excluded.contains(n))
         .collect::<Vec<_>>();
     let dir = args
         .report_dir
@@ -160,6 +200,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         nodes: args.nodes,
         account: args.account.clone(),
         time: args.time.clone(),
+        reservation: args.reservation.clone(),
+        qos: args.qos.clone(),
+        exclude: args.exclude.clone(),
+        extra: args.srun_arg.clone(),
     };
     let srun_args = slurm::srun_args(
         &sel,
@@ -185,6 +229,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 || l.contains("Invalid account")
                 || l.contains("Invalid node name")
                 || l.contains("Invalid time limit")
+                || l.contains("Invalid qos")
+                || l.contains("reservation is invalid")
+                || l.contains("Invalid reservation")
+                || l.contains("unrecognized option")
+                || l.contains("invalid option")
                 || l.contains("configuration is not available")
         });
         return Err(if bad_input {
@@ -239,7 +288,32 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         notes.push(slurm::srun_failure(&gathered));
     }
     let inputs = read_folder(&dir)?;
-    finish(&args.out, &dir, &analyse(inputs), &notes)
+    finish(
+        &args.out,
+        &dir,
+        &analyse(inputs, rule),
+        &notes,
+        gathered.stopped,
+    )
+}
+
+/// The outlier rule from --outlier-sd and --outlier-pct, checked.
+fn outlier_rule(sd: f64, pct: f64) -> anyhow::Result<OutlierRule> {
+    if !(sd.is_finite() && sd >= 0.0) {
+        return Err(usage(format!(
+            "--outlier-sd {sd}: not a number of standard deviations (valid: 0 or more, e.g. 3.5)"
+        )));
+    }
+    if !(pct.is_finite() && pct >= 0.0) {
+        return Err(usage(format!(
+            "--outlier-pct {pct}: not a percentage (valid: 0 or more, e.g. 5)"
+        )));
+    }
+    Ok(OutlierRule {
+        min_robust_z: sd,
+        min_off_percent: pct,
+        ..OutlierRule::default()
+    })
 }
 
 /// A fleet folder must be new or empty: node folders of an earlier fleet
@@ -296,8 +370,8 @@ fn ended_in_words(st: &NodeRunStatus) -> String {
     }
 }
 
-fn analyse(inputs: impl Iterator<Item = NodeInput>) -> FleetReport {
-    analysis::analyse_with(inputs, Default::default())
+fn analyse(inputs: impl Iterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {
+    analysis::analyse_with(inputs, rule)
 }
 
 /// The nodes of a gathered folder: every subfolder is a node, with its
@@ -342,11 +416,24 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>
     }))
 }
 
-/// Write the fleet's files into `dir`, show the chosen format, and exit 1
-/// (after everything is written) when a node failed or timed out.
-fn finish(out: &OutputArgs, dir: &Path, r: &FleetReport, notes: &[String]) -> anyhow::Result<()> {
+/// Write the fleet's files into `dir` and show the chosen format; then
+/// exit 4 when a node failed, timed out, was lost or not run, 1 when every
+/// node reported but the fleet is not uniform (outliers, signature groups
+/// beside the largest, a measurement missing), 0 otherwise. `stopped`: a
+/// signal ended the gather; the report is marked incomplete, where it is is
+/// said on stderr, and `main` exits 128 + the signal.
+fn finish(
+    out: &OutputArgs,
+    dir: &Path,
+    r: &FleetReport,
+    notes: &[String],
+    stopped: bool,
+) -> anyhow::Result<()> {
     let mut r = r.clone();
     r.notes.extend(notes.iter().cloned());
+    if stopped {
+        r.complete = false;
+    }
     let markdown = fleet_table::to_markdown(&r);
     let csv = fleet_csv::to_csv(&r);
     let json = render::to_json(&r);
@@ -360,6 +447,12 @@ fn finish(out: &OutputArgs, dir: &Path, r: &FleetReport, notes: &[String]) -> an
         write_atomic(&p, text.as_bytes())
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
+    if stopped {
+        eprintln!(
+            "numaprobe: stopped: the nodes that finished and the fleet report (marked incomplete) are in {}/",
+            dir.display()
+        );
+    }
     let text = match out.format() {
         Format::Json => json,
         Format::Markdown => markdown,
@@ -371,20 +464,28 @@ fn finish(out: &OutputArgs, dir: &Path, r: &FleetReport, notes: &[String]) -> an
         ),
     };
     out.sink().write(&text)?;
+    if stopped {
+        return Ok(());
+    }
     let bad: Vec<String> = r
-        .nodes
-        .iter()
-        .filter(|n| matches!(n.status, NodeStatus::Failed | NodeStatus::TimedOut))
+        .failures()
         .map(|n| format!("{} ({})", n.name, n.reason.as_deref().unwrap_or("failed")))
         .collect();
-    if bad.is_empty() {
-        Ok(())
-    } else {
-        Err(anyhow::anyhow!(
-            "{} of {} nodes failed or timed out: {}; the other nodes' results are in the report",
+    if !bad.is_empty() {
+        return Err(anyhow::Error::new(PartlyFailed(format!(
+            "{} of {} nodes failed, timed out, were lost or not run: {}; the other nodes' results are in the report",
             bad.len(),
             r.nodes.len(),
             bad.join("; ")
-        ))
+        ))));
+    }
+    let found = r.findings();
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::Error::new(Differs(format!(
+            "the fleet is not uniform: {}",
+            found.join("; ")
+        ))))
     }
 }

@@ -25,6 +25,11 @@ pub struct Selection {
     pub nodes: Option<u32>,
     pub account: Option<String>,
     pub time: Option<String>,
+    pub reservation: Option<String>,
+    pub qos: Option<String>,
+    pub exclude: Option<String>,
+    /// More srun options, as the user gave them (`--srun-arg`).
+    pub extra: Vec<String>,
 }
 
 /// A program on PATH, or None.
@@ -123,11 +128,16 @@ pub fn srun_args(
         ("--nodelist", &sel.nodelist),
         ("--account", &sel.account),
         ("--time", &sel.time),
+        ("--reservation", &sel.reservation),
+        ("--qos", &sel.qos),
+        ("--exclude", &sel.exclude),
     ] {
         if let Some(v) = v {
             a.push(format!("{opt}={v}"));
         }
     }
+    // Last before the program, so an option given twice is the user's.
+    a.extend(sel.extra.iter().cloned());
     a.push("--".into());
     a.push(exe.display().to_string());
     a.push("fleet-node".into());
@@ -404,6 +414,10 @@ mod tests {
             nodes: None,
             account: Some("hpc".into()),
             time: Some("10:00".into()),
+            reservation: Some("maint".into()),
+            qos: Some("high".into()),
+            exclude: Some("np2".into()),
+            extra: vec!["--constraint=ib".into(), "-v".into()],
         };
         let a = srun_args(
             &sel,
@@ -421,10 +435,14 @@ mod tests {
             "--nodelist=np[1-3]",
             "--account=hpc",
             "--time=10:00",
+            "--reservation=maint",
+            "--qos=high",
+            "--exclude=np2",
         ] {
             assert!(a.iter().any(|x| x == want), "{want} missing from {a:?}");
         }
         let sep = a.iter().position(|x| x == "--").unwrap();
+        assert_eq!(a[sep - 2..sep], ["--constraint=ib", "-v"]);
         assert_eq!(a[sep + 1], "/opt/numaprobe");
         assert_eq!(a[sep + 2], "fleet-node");
         assert_eq!(&a[a.len() - 2..], ["--budget", "5s"]);
