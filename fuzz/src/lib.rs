@@ -389,7 +389,7 @@ pub fn fleet_stream(data: &[u8]) {
                         assert!(stream::valid_node_name(&n), "{n:?}");
                     }
                 }
-                Some(Event::Started(n)) | Some(Event::Ended(n)) => {
+                Some(Event::Started(n)) | Some(Event::Ended(n)) | Some(Event::Alive(n)) => {
                     assert!(stream::valid_node_name(&n), "{n:?}")
                 }
                 None => {}

@@ -62,6 +62,10 @@ pub enum Frame {
     },
     /// The node is done (its status was sent as `fleet-node.json`).
     End { node: String },
+    /// The node's run is still going: sent every few seconds while it
+    /// measures, so the launcher tells a quiet node from a dead one
+    /// without waiting for Slurm to notice (SlurmdTimeout).
+    Alive { node: String },
 }
 
 /// Why a line of the stream was not taken.
@@ -132,7 +136,10 @@ pub fn valid_file_name(s: &str) -> bool {
 impl Frame {
     pub fn node(&self) -> &str {
         match self {
-            Frame::Start { node } | Frame::End { node } | Frame::File { node, .. } => node,
+            Frame::Start { node }
+            | Frame::End { node }
+            | Frame::Alive { node }
+            | Frame::File { node, .. } => node,
         }
     }
 
@@ -282,6 +289,8 @@ pub enum Event {
     },
     /// A node said it is done.
     Ended(String),
+    /// A node said its run is still going.
+    Alive(String),
     /// The line was not taken: the node it names (when it can be told) and why.
     Skipped {
         node: Option<String>,
@@ -380,13 +389,11 @@ impl Collector {
                 })
             }
         };
-        let node = match &frame {
-            Frame::Start { node } | Frame::End { node } | Frame::File { node, .. } => node,
-        };
+        let node = frame.node();
         if let Some(asked) = &self.asked {
-            if !asked.contains(node) {
+            if !asked.iter().any(|a| a == node) {
                 return Some(Event::Skipped {
-                    node: Some(node.clone()),
+                    node: Some(node.to_string()),
                     why: FrameError::NotAsked(asked_list(asked)),
                 });
             }
@@ -394,6 +401,7 @@ impl Collector {
         Some(match frame {
             Frame::Start { node } => Event::Started(node),
             Frame::End { node } => Event::Ended(node),
+            Frame::Alive { node } => Event::Alive(node),
             Frame::File {
                 node,
                 name,

@@ -56,6 +56,12 @@ fn a_file_in_pieces_comes_back_whole_in_any_order() {
     assert_eq!(c.line(b"srun: job 5 queued"), None);
     let start = Frame::Start { node: "np1".into() }.line();
     assert_eq!(c.line(start.as_bytes()), Some(Event::Started("np1".into())));
+    let alive = Frame::Alive { node: "np1".into() }.line();
+    assert_eq!(
+        alive,
+        "NUMAPROBE-FLEET {\"kind\":\"alive\",\"node\":\"np1\"}\n"
+    );
+    assert_eq!(c.line(alive.as_bytes()), Some(Event::Alive("np1".into())));
     let end = Frame::End { node: "np1".into() }.line();
     assert_eq!(c.line(end.as_bytes()), Some(Event::Ended("np1".into())));
     // An empty file is one empty piece.
@@ -401,6 +407,7 @@ fn frames_of_a_node_the_job_did_not_ask_for_are_skipped_naming_it() {
     );
     for f in [
         Frame::Start { node: "np9".into() },
+        Frame::Alive { node: "np9".into() },
         Frame::End { node: "np9".into() },
     ] {
         let (node, _) = skipped(c.line(f.line().as_bytes()));

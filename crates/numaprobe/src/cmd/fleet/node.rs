@@ -24,6 +24,9 @@ const TAIL_LINES: usize = 5;
 /// After SIGTERM at the time limit, how long the run may take to write its
 /// partial report before it is killed.
 const TERM_GRACE: Duration = Duration::from_secs(15);
+/// How often a running node says so (an Alive frame). The launcher's
+/// `--grace` must be several of these.
+pub const ALIVE_EVERY: Duration = Duration::from_secs(5);
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gather {
@@ -80,13 +83,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Gather::Shared => Ok(args.dir.join(&node)),
         Gather::Stream => scratch_folder(&args.dir, &node),
     };
-    let mut out = std::io::stdout().lock();
-    if args.gather == Gather::Stream {
-        out.write_all(Frame::Start { node: node.clone() }.line().as_bytes())?;
-        out.flush()?;
-    }
+    // Not locked for the whole run: each frame is one write of a whole
+    // line, which Stdout makes whole against other threads' lines.
+    let mut out = std::io::stdout();
+    // Start, Alive and End go out in both modes: the launcher's watchdog
+    // reads them (a shared folder says nothing while a node runs).
+    out.write_all(Frame::Start { node: node.clone() }.line().as_bytes())?;
+    out.flush()?;
+    let alive_line = Frame::Alive { node: node.clone() }.line();
+    let mut alive = || {
+        let mut o = std::io::stdout();
+        o.write_all(alive_line.as_bytes())
+            .and_then(|_| o.flush())
+            .is_ok()
+    };
     let (status, folder) = match folder {
-        Ok(f) => (run_main_job(&node, &f, &args), f),
+        Ok(f) => (run_main_job(&node, &f, &args, &mut alive), f),
         Err(e) => {
             let mut st = not_run(&node);
             st.error = Some(format!(
@@ -103,6 +115,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let text = serde_json::to_string_pretty(&status)? + "\n";
             crate::output::write_atomic(&folder.join(STATUS_FILE), text.as_bytes())
                 .with_context(|| format!("cannot write {}", folder.join(STATUS_FILE).display()))?;
+            out.write_all(Frame::End { node: node.clone() }.line().as_bytes())?;
+            out.flush()?;
         }
         Gather::Stream => {
             send_folder(&mut out, &node, &folder)?;
@@ -158,8 +172,16 @@ fn not_run(node: &str) -> NodeRunStatus {
     }
 }
 
-/// Run `numaprobe run --report-dir FOLDER ARGS` and say how it ended.
-fn run_main_job(node: &str, folder: &Path, args: &Args) -> NodeRunStatus {
+/// Run `numaprobe run --report-dir FOLDER ARGS` and say how it ended,
+/// calling `alive` every [`ALIVE_EVERY`] while it runs; when `alive` fails
+/// (the job's output is gone: srun or slurmstepd died), nobody is left to
+/// take the report and the run is stopped as at its time limit.
+fn run_main_job(
+    node: &str,
+    folder: &Path,
+    args: &Args,
+    alive: &mut dyn FnMut() -> bool,
+) -> NodeRunStatus {
     let start = Instant::now();
     let mut status = not_run(node);
     let exe = match std::env::current_exe() {
@@ -197,6 +219,8 @@ fn run_main_job(node: &str, folder: &Path, args: &Args) -> NodeRunStatus {
     });
     let limit = Duration::from_secs_f64(args.timeout_s.max(1.0));
     let mut termed: Option<Instant> = None;
+    let mut said_alive = Instant::now();
+    let mut orphaned = false;
     let exit = loop {
         match child.try_wait() {
             Ok(Some(st)) => break Some(st),
@@ -206,8 +230,17 @@ fn run_main_job(node: &str, folder: &Path, args: &Args) -> NodeRunStatus {
                 break None;
             }
         }
-        if start.elapsed() >= limit && termed.is_none() {
-            status.timed_out = true;
+        if said_alive.elapsed() >= ALIVE_EVERY {
+            said_alive = Instant::now();
+            orphaned = orphaned || !alive();
+        }
+        if (orphaned || start.elapsed() >= limit) && termed.is_none() {
+            if orphaned {
+                status.error =
+                    Some("the job's output closed (srun or slurmstepd gone): run stopped".into());
+            } else {
+                status.timed_out = true;
+            }
             // SIGTERM first: the run writes what it finished with complete: false.
             // SAFETY: kill(2) on our own child's pid.
             unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };

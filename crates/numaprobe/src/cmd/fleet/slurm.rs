@@ -321,6 +321,7 @@ fn gather(
             // The status came before it; a node whose status was torn is
             // read from its folder like any other.
             Read::Event(Event::Ended(_)) => continue,
+            Read::Event(Event::Alive(_)) => continue,
             Read::Event(Event::File { node, name, bytes }) => {
                 save(dir, &node, &name, &bytes)?;
                 if name == STATUS_FILE {
