@@ -76,6 +76,94 @@ fn from_a_gathered_folder_writes_the_fleet_files_and_names_the_odd_node() {
 }
 
 #[test]
+fn a_uniform_fleet_exits_0_and_stricter_thresholds_find_outliers() {
+    // node1, node3 and node4: one signature, every matrix measured.
+    let t = copy_fleet("taskset-one-cpu", "fleet-uniform");
+    for odd in ["node2", "node5"] {
+        std::fs::remove_dir_all(t.path().join(odd)).unwrap();
+    }
+    let dir = t.path().to_str().unwrap();
+    let o = numaprobe(&["fleet", "--from", dir, "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["outliers"], serde_json::json!([]));
+    assert_eq!(doc["rule"]["min_robust_z"], 3.5);
+    // Thresholds of 0: every node off the median is an outlier, exit 1,
+    // and the rule used is recorded.
+    let o = numaprobe(&[
+        "fleet",
+        "--from",
+        dir,
+        "--format",
+        "json",
+        "--outlier-sd",
+        "0",
+        "--outlier-pct",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(!doc["outliers"].as_array().unwrap().is_empty(), "{doc}");
+    assert_eq!(doc["rule"]["min_robust_z"], 0.0);
+    assert_eq!(doc["rule"]["min_off_percent"], 0.0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("numaprobe: the fleet is not uniform: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unavailable_and_a_lost_node_are_named_and_exit_4() {
+    let t = copy_fleet("taskset-one-cpu", "fleet-lost");
+    let status = |node: &str, extra: serde_json::Value| {
+        let mut v = serde_json::json!({
+            "node": node, "exit_status": null, "signal": null, "timed_out": false,
+            "error": null, "stderr_tail": [], "elapsed_s": 0.0
+        });
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v.to_string()
+    };
+    for (node, extra) in [
+        (
+            "node6",
+            serde_json::json!({"unavailable": "drained (drained by an administrator): bad DIMM"}),
+        ),
+        (
+            "node7",
+            serde_json::json!({"lost": true, "error": "lost: nothing from it for 30 s (--grace)"}),
+        ),
+    ] {
+        let d = t.path().join(node);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("fleet-node.json"), status(node, extra)).unwrap();
+    }
+    let o = numaprobe(&["fleet", "--from", t.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("node6  unavailable  not run: Slurm reported it drained (drained by an administrator): bad DIMM"),
+        "{text}"
+    );
+    assert!(
+        text.contains("node7         lost  lost: nothing from it for 30 s"),
+        "{text}"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("2 of 7 nodes failed, timed out, were lost or not run"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_failed_and_a_timed_out_node_are_listed_and_the_others_kept() {
     let t = copy_fleet("taskset-one-cpu", "fleet-failed");
     // node6: its task said numaprobe run exited 1 and sent no report;

@@ -308,4 +308,12 @@ pub struct NodeRunStatus {
     /// The last lines of the run's stderr.
     pub stderr_tail: Vec<String>,
     pub elapsed_s: f64,
+    /// Not run: Slurm's state and reason for the node before launch
+    /// (`drained: maintenance`), written by `numaprobe fleet`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Given up on while it ran: nothing came from it for the grace
+    /// period (its slurmd, slurmstepd or the machine died).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lost: bool,
 }

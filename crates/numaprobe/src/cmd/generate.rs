@@ -67,7 +67,7 @@ pub struct Page {
     pub roff: Vec<u8>,
 }
 
-/// The pages of numaprobe and of every visible subcommand, recursively,
+/// The pages of numaprobe and of every subcommand, recursively,
 /// named as man(1) finds them (`man numaprobe-topo`).
 pub fn man_pages(cli: clap::Command) -> anyhow::Result<Vec<Page>> {
     // The help subcommand has no page of its own: `man numaprobe` lists them.
@@ -90,7 +90,9 @@ fn collect(cmd: clap::Command, pages: &mut Vec<Page>) -> anyhow::Result<()> {
         file: man.get_filename(),
         roff,
     });
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+    // Hidden subcommands too: the shell completions offer them, and
+    // fleet-node is run by hand in fleet's job-array recipe.
+    for sub in cmd.get_subcommands() {
         collect(sub.clone(), pages)?;
     }
     Ok(())

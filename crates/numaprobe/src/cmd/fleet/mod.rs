@@ -58,7 +58,7 @@ kept)."
 )]
 pub struct Args {
     /// Analyse the reports already gathered in DIR (DIR/<node>/run.json) instead of running anything
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "report_dir", "reservation", "qos", "exclude", "srun_arg", "gather", "numaprobe", "budget", "size", "node_timeout"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "report_dir", "reservation", "qos", "exclude", "srun_arg", "gather", "numaprobe", "budget", "size", "node_timeout", "grace", "unavailable"])]
     pub from: Option<PathBuf>,
     /// Slurm partition (srun --partition)
     #[arg(long)]
@@ -111,8 +111,25 @@ pub struct Args {
     /// A node's run is stopped as timed out this long after it started. Default: the budget plus 120s
     #[arg(long, value_name = "DURATION")]
     pub node_timeout: Option<String>,
+    /// A running node silent this long (it says it is alive every 5 s) is lost: given up on, named, the others kept
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub grace: String,
+    /// Listed nodes that Slurm reports drained, down, reserved or not responding: leave them out, wait for them, or refuse to start
+    #[arg(long, value_enum, default_value = "skip")]
+    pub unavailable: Unavailable,
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+/// What to do with listed nodes Slurm cannot give now.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unavailable {
+    /// Name each with its state and reason, run on the others
+    Skip,
+    /// Name each, then let the job wait until Slurm can give it (Ctrl-C stops waiting)
+    Wait,
+    /// Name each and run nothing (exit 4)
+    Fail,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -135,6 +152,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })?,
         None => budget + Duration::from_secs_f64(NODE_ALLOWANCE_S),
     };
+    let grace = units::parse_duration(&args.grace)
+        .ok()
+        .filter(|g| *g >= 2 * node::ALIVE_EVERY)
+        .ok_or_else(|| {
+            usage(format!(
+                "--grace '{}': not a duration of at least {} s (valid: e.g. 30s or 2m)",
+                crate::output::clip_line(&args.grace),
+                (2 * node::ALIVE_EVERY).as_secs()
+            ))
+        })?;
     if args.nodes == Some(0) {
         return Err(usage("--nodes 0: give at least one node"));
     }
@@ -160,7 +187,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .as_deref()
         .and_then(slurm::expand_nodelist)
         .unwrap_or_default();
-    let expected = args
+    let mut expected = args
         .nodelist
         .as_deref()
         .and_then(slurm::expand_nodelist)
@@ -170,6 +197,51 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .filter(|n| valid_node_name(n))
         .filter(|n| !excluded.contains(n))
         .collect::<Vec<_>>();
+    if args.nodelist.is_some() && !excluded.is_empty() && expected.is_empty() {
+        return Err(usage(format!(
+            "--exclude {}: leaves no node of --nodelist {}; give a list with nodes left to run on",
+            args.exclude.as_deref().unwrap_or(""),
+            args.nodelist.as_deref().unwrap_or("")
+        )));
+    }
+    // Ask Slurm about the listed nodes first: a drained or down node would
+    // keep the job pending without a word.
+    let in_reservation =
+        args.reservation.is_some() || std::env::var_os("SLURM_RESERVATION").is_some();
+    let mut not_run: Vec<(String, String)> = Vec::new();
+    for (node, a) in slurm::node_states(&expected, in_reservation).unwrap_or_default() {
+        match a {
+            slurm::Availability::Free => {}
+            slurm::Availability::Busy(state) => eprintln!(
+                "numaprobe: {node}: {state}: busy with other jobs; the fleet's exclusive job waits until it is free"
+            ),
+            slurm::Availability::Unavailable(state) => {
+                let then = match args.unavailable {
+                    Unavailable::Skip => "left out (--unavailable wait waits for it)",
+                    Unavailable::Wait => "the job waits for it (--unavailable wait; Ctrl-C stops waiting)",
+                    Unavailable::Fail => "not run (--unavailable fail)",
+                };
+                eprintln!("numaprobe: {node}: {state}: {then}");
+                not_run.push((node, state));
+            }
+        }
+    }
+    if !not_run.is_empty() && args.unavailable == Unavailable::Fail {
+        return Err(anyhow::Error::new(PartlyFailed(format!(
+            "{} of {} nodes unavailable, nothing run (--unavailable fail): {}",
+            not_run.len(),
+            expected.len(),
+            not_run
+                .iter()
+                .map(|(n, s)| format!("{n} ({s})"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))));
+    }
+    if args.unavailable == Unavailable::Wait {
+        not_run.clear();
+    }
+    expected.retain(|n| !not_run.iter().any(|(u, _)| u == n));
     let dir = args
         .report_dir
         .clone()
@@ -194,15 +266,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         // Each node's scratch folder: its own /tmp, removed after sending.
         Gather::Stream => std::env::temp_dir(),
     };
+    // Nodes left out (unavailable, or excluded from the list: srun refuses
+    // a --nodelist naming an --exclude'd node): the job asks for the others
+    // by name.
+    let listed_excluded = args.nodelist.is_some() && !excluded.is_empty();
+    let (nodelist, nodes) = if not_run.is_empty() && !listed_excluded {
+        (args.nodelist.clone(), args.nodes)
+    } else {
+        (
+            Some(expected.join(",")),
+            args.nodes.map(|n| n.min(expected.len() as u32)),
+        )
+    };
     let sel = Selection {
         partition: args.partition.clone(),
-        nodelist: args.nodelist.clone(),
-        nodes: args.nodes,
+        nodelist,
+        nodes,
         account: args.account.clone(),
         time: args.time.clone(),
         reservation: args.reservation.clone(),
         qos: args.qos.clone(),
-        exclude: args.exclude.clone(),
+        exclude: if listed_excluded {
+            None
+        } else {
+            args.exclude.clone()
+        },
         extra: args.srun_arg.clone(),
     };
     let srun_args = slurm::srun_args(
@@ -213,12 +301,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         timeout.as_secs_f64(),
         &run_args,
     );
-    eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
-    let gathered = slurm::launch(&srun, &srun_args, &dir, &expected, |node, st| {
-        eprintln!("numaprobe: {node}: {}", ended_in_words(st));
-    })?;
+    let gathered = if expected.is_empty() && !not_run.is_empty() {
+        eprintln!("numaprobe: no listed node is available: nothing to run");
+        slurm::Gathered::default()
+    } else {
+        eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
+        let watch = slurm::Watch { grace };
+        slurm::launch(&srun, &srun_args, &dir, &expected, watch, |node, st| {
+            eprintln!("numaprobe: {node}: {}", ended_in_words(st));
+        })?
+    };
+    if gathered.stopped || !gathered.lost.is_empty() {
+        // srun was ended early; make sure the allocation goes with it.
+        slurm::scancel();
+    }
+    for (node, state) in &not_run {
+        let mut st = node::not_run(node);
+        st.unavailable = Some(state.clone());
+        write_status(&dir, &st)?;
+    }
+    for node in &gathered.lost {
+        let mut st = node::not_run(node);
+        st.lost = true;
+        st.error = Some(format!(
+            "lost: nothing from it for {} s (--grace); its slurmd, slurmstepd or the machine died",
+            grace.as_secs()
+        ));
+        write_status(&dir, &st)?;
+    }
 
-    if gathered.started.is_empty() && gathered.ended.is_empty() && subfolders(&dir)?.is_empty() {
+    if !gathered.stopped
+        && not_run.is_empty()
+        && gathered.started.is_empty()
+        && gathered.ended.is_empty()
+        && subfolders(&dir)?.is_empty()
+    {
         // Nothing came back: leave no empty fleet folder behind (this run
         // made it, and prepare_dir made sure it was empty before).
         let _ = std::fs::remove_dir(&dir);
@@ -249,27 +366,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Gather::Shared => subfolders(&dir)?,
     };
     for node in &expected {
-        if !seen.contains(node) {
-            let why = if gathered.started.contains(node) {
-                "its task started but never said how it ended (killed, or the job's time ran out)"
-            } else {
-                "sent nothing: its task never started"
+        if !seen.contains(node) && !gathered.lost.contains(node) {
+            let why = match (gathered.started.contains(node), gathered.stopped) {
+                (true, true) => "stopped by a signal before it sent its report",
+                (false, true) => "not run: stopped by a signal before its task started",
+                (true, false) => "its task started but never said how it ended (killed, or the job's time ran out)",
+                (false, false) => "sent nothing: its task never started",
             };
-            let status = NodeRunStatus {
-                node: node.clone(),
-                exit_status: None,
-                signal: None,
-                timed_out: false,
-                error: Some(why.into()),
-                stderr_tail: Vec::new(),
-                elapsed_s: 0.0,
-            };
-            let folder = dir.join(node);
-            std::fs::create_dir_all(&folder)?;
-            write_atomic(
-                &folder.join(STATUS_FILE),
-                (serde_json::to_string_pretty(&status)? + "\n").as_bytes(),
-            )?;
+            let mut status = node::not_run(node);
+            status.error = Some(why.into());
+            write_status(&dir, &status)?;
         }
     }
     if expected.is_empty() {
@@ -283,18 +389,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if gathered.stopped {
-        notes.push("stopped by a signal before every node came back; srun was ended".into());
+        notes.push(
+            "stopped by a signal before every node came back; srun was ended and the job cancelled"
+                .into(),
+        );
+    } else if !gathered.lost.is_empty() {
+        notes.push(format!(
+            "lost: {} (nothing from them for {} s, --grace); srun was ended and the job cancelled",
+            gathered.lost.join(", "),
+            grace.as_secs()
+        ));
     } else if gathered.srun_status != Some(0) {
         notes.push(slurm::srun_failure(&gathered));
     }
-    let inputs = read_folder(&dir)?;
-    finish(
-        &args.out,
-        &dir,
-        &analyse(inputs, rule),
-        &notes,
-        gathered.stopped,
-    )
+    let report = if subfolders(&dir)?.is_empty() {
+        // Stopped while the job was pending, no node named: a report of
+        // no nodes, marked incomplete, says so.
+        analyse(std::iter::empty(), rule)
+    } else {
+        analyse(read_folder(&dir)?, rule)
+    };
+    finish(&args.out, &dir, &report, &notes, gathered.stopped)
 }
 
 /// The outlier rule from --outlier-sd and --outlier-pct, checked.
@@ -314,6 +429,17 @@ fn outlier_rule(sd: f64, pct: f64) -> anyhow::Result<OutlierRule> {
         min_off_percent: pct,
         ..OutlierRule::default()
     })
+}
+
+/// Write `DIR/<node>/fleet-node.json` for a node the launcher speaks for.
+fn write_status(dir: &Path, st: &NodeRunStatus) -> anyhow::Result<()> {
+    let folder = dir.join(&st.node);
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    let p = folder.join(STATUS_FILE);
+    write_atomic(&p, (serde_json::to_string_pretty(st)? + "\n").as_bytes())
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    Ok(())
 }
 
 /// A fleet folder must be new or empty: node folders of an earlier fleet
@@ -403,6 +529,14 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>
                     NodeStatus::Failed,
                     format!("{STATUS_FILE} is unreadable: {e}"),
                 )),
+                Ok(st) if st.unavailable.is_some() => Some((
+                    NodeStatus::Unavailable,
+                    format!(
+                        "not run: Slurm reported it {}",
+                        st.unavailable.as_deref().unwrap_or("unavailable")
+                    ),
+                )),
+                Ok(st) if st.lost => Some((NodeStatus::Lost, ended_in_words(&st))),
                 Ok(st) if st.timed_out => Some((NodeStatus::TimedOut, ended_in_words(&st))),
                 Ok(st) if st.exit_status == Some(0) => None,
                 Ok(st) => Some((NodeStatus::Failed, ended_in_words(&st))),

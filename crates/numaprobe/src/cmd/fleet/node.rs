@@ -160,7 +160,7 @@ fn scratch_folder(parent: &Path, node: &str) -> std::io::Result<PathBuf> {
 }
 
 /// A status for a run not (yet) started.
-fn not_run(node: &str) -> NodeRunStatus {
+pub fn not_run(node: &str) -> NodeRunStatus {
     NodeRunStatus {
         node: node.to_string(),
         exit_status: None,
@@ -169,6 +169,8 @@ fn not_run(node: &str) -> NodeRunStatus {
         error: None,
         stderr_tail: Vec::new(),
         elapsed_s: 0.0,
+        unavailable: None,
+        lost: false,
     }
 }
 

@@ -32,6 +32,106 @@ pub struct Selection {
     pub extra: Vec<String>,
 }
 
+/// The job's name: `numaprobe-fleet-` and this process's id, so that
+/// `scancel --me --name` ends this fleet's job and no other.
+pub fn job_name() -> String {
+    format!("numaprobe-fleet-{}", std::process::id())
+}
+
+/// Cancel this fleet's job (`scancel --me --name`), for when srun had to be
+/// killed and the allocation would outlive it. Best effort: a job already
+/// gone is what was wanted.
+pub fn scancel() -> bool {
+    Command::new("scancel")
+        .arg("--me")
+        .arg(format!("--name={}", job_name()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// What Slurm says of a node before launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    /// Idle: the job can have it now.
+    Free,
+    /// Allocated to other jobs: the exclusive job waits until it is free.
+    Busy(String),
+    /// Drained, down, reserved, not responding...: the job would sit
+    /// pending for it, perhaps for ever.
+    Unavailable(String),
+}
+
+/// Judge one node from sinfo's long state (`%T`, e.g. `drained`,
+/// `idle*`, `reserved`) and reason (`%E`). A reserved node is available
+/// when the fleet runs in a reservation (`in_reservation`).
+pub fn availability(state: &str, reason: &str, in_reservation: bool) -> Availability {
+    let state = state.trim().to_ascii_lowercase();
+    let reason = reason.trim();
+    let reason = if reason.is_empty() || reason.eq_ignore_ascii_case("none") {
+        String::new()
+    } else {
+        format!(": {}", reason.chars().take(120).collect::<String>())
+    };
+    // sinfo's flags after the state: * not responding, ~ powered off,
+    // # powering up, % powering down, $ in a maintenance reservation,
+    // @ reboot pending, ! power down pending, ^ rebooting, - planned.
+    let base = state.trim_end_matches(['*', '~', '#', '%', '$', '@', '!', '^', '-', '+']);
+    let flags = &state[base.len()..];
+    let words = |what: &str| format!("{state} ({what}){reason}");
+    if flags.contains('*') {
+        return Availability::Unavailable(words("not responding"));
+    }
+    if flags.contains('~') || flags.contains('%') || flags.contains('!') {
+        return Availability::Unavailable(words("powered down"));
+    }
+    if flags.contains('$') && !in_reservation {
+        return Availability::Unavailable(words("in a maintenance reservation"));
+    }
+    match base {
+        "idle" | "planned" => Availability::Free,
+        "allocated" | "mixed" | "completing" => Availability::Busy(format!("{state}{reason}")),
+        "reserved" if in_reservation => Availability::Free,
+        "reserved" => Availability::Unavailable(words("reserved; give --reservation")),
+        b if b.starts_with("drain") => {
+            Availability::Unavailable(words("drained by an administrator"))
+        }
+        "down" | "fail" | "failing" => Availability::Unavailable(words("down")),
+        _ => Availability::Unavailable(words("not schedulable")),
+    }
+}
+
+/// Each listed node's availability, through one `sinfo` (None when sinfo
+/// cannot say: srun will). A node in several partitions is judged once.
+pub fn node_states(nodes: &[String], in_reservation: bool) -> Option<Vec<(String, Availability)>> {
+    let out = Command::new("sinfo")
+        .args(["-h", "-N", "-o", "%N|%T|%E", "-n"])
+        .arg(nodes.join(","))
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let mut seen: BTreeMap<String, Availability> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut f = line.splitn(3, '|');
+        let (Some(n), Some(st), r) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        seen.entry(n.trim().to_string())
+            .or_insert_with(|| availability(st, r.unwrap_or(""), in_reservation));
+    }
+    Some(
+        nodes
+            .iter()
+            .filter_map(|n| seen.get(n).map(|a| (n.clone(), a.clone())))
+            .collect(),
+    )
+}
+
 /// A program on PATH, or None.
 pub fn on_path(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -113,7 +213,7 @@ pub fn srun_args(
     run_args: &[String],
 ) -> Vec<String> {
     let mut a: Vec<String> = vec![
-        "--job-name=numaprobe-fleet".into(),
+        format!("--job-name={}", job_name()),
         "--ntasks-per-node=1".into(),
         "--exclusive".into(),
         "--kill-on-bad-exit=0".into(),
@@ -169,7 +269,22 @@ pub struct Gathered {
     pub problems: Vec<String>,
     /// A stop request (Ctrl-C) ended the gather early.
     pub stopped: bool,
+    /// Nodes given up on: nothing from them for the grace period.
+    pub lost: Vec<String>,
 }
+
+/// When a node counts as lost.
+#[derive(Debug, Clone, Copy)]
+pub struct Watch {
+    /// A started node silent this long (it says it is alive every
+    /// `node::ALIVE_EVERY`), or a node of the list not started this long
+    /// after the first one did, is lost.
+    pub grace: Duration,
+}
+
+/// After a stop request, how long the launcher keeps reading the nodes'
+/// partial reports (srun forwards the SIGTERM to them) before it stops.
+const STOP_DRAIN: Duration = Duration::from_secs(20);
 
 /// After SIGTERM, how long srun may take to end its step before SIGKILL.
 const SRUN_GRACE: Duration = Duration::from_secs(5);
@@ -185,6 +300,12 @@ struct SrunGuard(Child);
 
 impl Drop for SrunGuard {
     fn drop(&mut self) {
+        self.end();
+    }
+}
+
+impl SrunGuard {
+    fn end(&mut self) {
         if matches!(self.0.try_wait(), Ok(Some(_))) {
             return;
         }
@@ -219,6 +340,7 @@ pub fn launch(
     args: &[String],
     dir: &Path,
     asked: &[String],
+    watch: Watch,
     progress: impl FnMut(&str, &NodeRunStatus),
 ) -> anyhow::Result<Gathered> {
     let child = Command::new(srun)
@@ -231,19 +353,37 @@ pub fn launch(
     let mut guard = SrunGuard(child);
     let mut err = guard.0.stderr.take();
     let err_reader = std::thread::spawn(move || {
-        // Only the tail is kept, whatever srun says and however long.
+        // Only the tail is kept, whatever srun says and however long; what
+        // it says about waiting for the allocation is shown as it comes, so
+        // a pending job is never silent.
         let mut tail: Vec<u8> = Vec::new();
+        let mut shown = 0;
         let mut buf = [0u8; 4096];
         while let Some(Ok(n @ 1..)) = err.as_mut().map(|e| e.read(&mut buf)) {
             tail.extend_from_slice(&buf[..n]);
+            while let Some(end) = tail[shown..].iter().position(|&b| b == b'\n') {
+                let line = String::from_utf8_lossy(&tail[shown..shown + end]).into_owned();
+                if is_queue_news(&line) {
+                    eprintln!("numaprobe: {}", crate::output::clip_line(line.trim()));
+                }
+                shown += end + 1;
+            }
             if tail.len() > 2 * STDERR_KEEP {
-                tail.drain(..tail.len() - STDERR_KEEP);
+                let cut = tail.len() - STDERR_KEEP;
+                tail.drain(..cut);
+                shown = shown.saturating_sub(cut);
             }
         }
         String::from_utf8_lossy(&tail).into_owned()
     });
     let stdout = guard.0.stdout.take().context("srun's output")?;
-    let mut g = gather(stdout, dir, asked, progress)?;
+    let pid = guard.0.id() as libc::pid_t;
+    let mut g = gather(stdout, dir, asked, watch, pid, progress)?;
+    if g.stopped || !g.lost.is_empty() {
+        // srun may wait on a dead node for SlurmdTimeout: end it now, and
+        // the allocation with it.
+        guard.end();
+    }
     let st = guard.0.wait().context("cannot wait for srun")?;
     g.srun_status = st.code();
     let text = err_reader.join().unwrap_or_default();
@@ -258,14 +398,29 @@ pub fn launch(
 /// Bytes of srun's stderr kept.
 const STDERR_KEEP: usize = 8192;
 
+/// srun's lines about the allocation (queued, waiting for nodes, granted).
+fn is_queue_news(line: &str) -> bool {
+    [
+        "queued and waiting",
+        "has been allocated resources",
+        "Required node not available",
+        "revoked",
+    ]
+    .iter()
+    .any(|k| line.contains(k))
+}
+
 /// Read the job's output to its end (or a stop request) on a thread of its
 /// own, so that Ctrl-C is seen while srun is quiet, and unpack it.
 fn gather(
     out: impl std::io::Read + Send + 'static,
     dir: &Path,
     asked: &[String],
+    watch: Watch,
+    srun_pid: libc::pid_t,
     mut progress: impl FnMut(&str, &NodeRunStatus),
 ) -> anyhow::Result<Gathered> {
+    let mut watchdog = Watchdog::new(asked, watch.grace);
     let (tx, rx) = mpsc::sync_channel::<Read>(QUEUE);
     let asked = asked.to_vec();
     std::thread::spawn(move || {
@@ -299,20 +454,36 @@ fn gather(
     });
     let mut g = Gathered::default();
     let mut skips: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut drain_until: Option<Instant> = None;
     loop {
+        if drain_until.is_none() && numaprobe_core::cancel::requested() {
+            // srun forwards SIGTERM to the nodes' runs, which write what
+            // they measured and send it: read it for a while, then stop.
+            g.stopped = true;
+            // SAFETY: kill(2) on our own child, reaped only after this returns.
+            unsafe { libc::kill(srun_pid, libc::SIGTERM) };
+            drain_until = Some(Instant::now() + STOP_DRAIN);
+        }
+        if drain_until.is_some_and(|t| Instant::now() >= t) {
+            break;
+        }
+        if drain_until.is_none() {
+            for (node, why) in watchdog.check(Instant::now()) {
+                eprintln!("numaprobe: {node}: lost: {why}; the others go on");
+                g.lost.push(node);
+            }
+            if watchdog.all_accounted() && !g.lost.is_empty() {
+                break;
+            }
+        }
         let item = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(item) => item,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if numaprobe_core::cancel::requested() {
-                    g.stopped = true;
-                    break;
-                }
-                continue;
-            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
         };
         let (node, why) = match item {
             Read::Event(Event::Started(node)) => {
+                watchdog.heard(&node, Instant::now());
                 if !g.started.contains(&node) {
                     g.started.push(node);
                 }
@@ -320,9 +491,16 @@ fn gather(
             }
             // The status came before it; a node whose status was torn is
             // read from its folder like any other.
-            Read::Event(Event::Ended(_)) => continue,
-            Read::Event(Event::Alive(_)) => continue,
+            Read::Event(Event::Ended(node)) => {
+                watchdog.done(&node);
+                continue;
+            }
+            Read::Event(Event::Alive(node)) => {
+                watchdog.heard(&node, Instant::now());
+                continue;
+            }
             Read::Event(Event::File { node, name, bytes }) => {
+                watchdog.heard(&node, Instant::now());
                 save(dir, &node, &name, &bytes)?;
                 if name == STATUS_FILE {
                     match serde_json::from_slice::<NodeRunStatus>(&bytes) {
@@ -361,6 +539,92 @@ fn gather(
         });
     }
     Ok(g)
+}
+
+/// Which nodes are still heard from. A node is lost when it started and
+/// then said nothing for `grace`, or when it is one of the list and had not
+/// started `grace` after the first one did.
+#[derive(Debug)]
+pub struct Watchdog {
+    grace: Duration,
+    asked: Vec<String>,
+    first_start: Option<Instant>,
+    last: BTreeMap<String, Instant>,
+    done: std::collections::BTreeSet<String>,
+    lost: std::collections::BTreeSet<String>,
+}
+
+impl Watchdog {
+    pub fn new(asked: &[String], grace: Duration) -> Self {
+        Watchdog {
+            grace,
+            asked: asked.to_vec(),
+            first_start: None,
+            last: BTreeMap::new(),
+            done: Default::default(),
+            lost: Default::default(),
+        }
+    }
+
+    /// A frame came from `node` at `now`.
+    pub fn heard(&mut self, node: &str, now: Instant) {
+        self.first_start.get_or_insert(now);
+        self.last.insert(node.to_string(), now);
+    }
+
+    /// `node` said it is done.
+    pub fn done(&mut self, node: &str) {
+        self.done.insert(node.to_string());
+    }
+
+    /// The nodes lost by `now` (each once), with why.
+    pub fn check(&mut self, now: Instant) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let g = self.grace.as_secs_f64();
+        for (node, at) in &self.last {
+            if !self.done.contains(node)
+                && !self.lost.contains(node)
+                && now.saturating_duration_since(*at) >= self.grace
+            {
+                out.push((
+                    node.clone(),
+                    format!("nothing from it for {g:.0} s (--grace) after it started; its slurmd, slurmstepd or the machine died"),
+                ));
+            }
+        }
+        if let Some(first) = self.first_start {
+            if now.saturating_duration_since(first) >= self.grace {
+                for node in &self.asked {
+                    if !self.last.contains_key(node) && !self.lost.contains(node) {
+                        out.push((
+                            node.clone(),
+                            format!(
+                                "its task had not started {g:.0} s (--grace) after the others' did"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        for (n, _) in &out {
+            self.lost.insert(n.clone());
+        }
+        out
+    }
+
+    /// Every node of the list (or every node heard from, without a list)
+    /// is done or lost.
+    pub fn all_accounted(&self) -> bool {
+        let known: Vec<&String> = if self.asked.is_empty() {
+            self.last.keys().collect()
+        } else {
+            self.asked.iter().collect()
+        };
+        !known.is_empty()
+            && known
+                .iter()
+                .all(|n| self.done.contains(*n) || self.lost.contains(*n))
+    }
 }
 
 /// Write a node's file; the names were checked by the stream's reader, and
@@ -451,6 +715,96 @@ mod tests {
 
     use numaprobe_core::analysis::fleet::stream::Frame;
 
+    const WATCH: Watch = Watch {
+        grace: Duration::from_secs(30),
+    };
+
+    #[test]
+    fn sinfo_states_are_judged_with_their_reason() {
+        use Availability::*;
+        assert_eq!(availability("idle", "none", false), Free);
+        assert_eq!(
+            availability("drained", "bad DIMM", false),
+            Unavailable("drained (drained by an administrator): bad DIMM".into())
+        );
+        assert_eq!(
+            availability("draining", "", false),
+            Unavailable("draining (drained by an administrator)".into())
+        );
+        assert_eq!(
+            availability("idle*", "Not responding", false),
+            Unavailable("idle* (not responding): Not responding".into())
+        );
+        assert_eq!(
+            availability("down*", "", false),
+            Unavailable("down* (not responding)".into())
+        );
+        assert_eq!(
+            availability("DOWN", "slurmd gone", false),
+            Unavailable("down (down): slurmd gone".into())
+        );
+        assert_eq!(
+            availability("reserved", "", false),
+            Unavailable("reserved (reserved; give --reservation)".into())
+        );
+        assert_eq!(availability("reserved", "", true), Free);
+        assert_eq!(
+            availability("idle$", "", false),
+            Unavailable("idle$ (in a maintenance reservation)".into())
+        );
+        assert_eq!(availability("idle$", "", true), Free);
+        assert_eq!(
+            availability("idle~", "", false),
+            Unavailable("idle~ (powered down)".into())
+        );
+        assert_eq!(availability("mixed", "", false), Busy("mixed".into()));
+        assert_eq!(
+            availability("allocated", "", false),
+            Busy("allocated".into())
+        );
+        assert_eq!(
+            availability("future", "", false),
+            Unavailable("future (not schedulable)".into())
+        );
+    }
+
+    #[test]
+    fn a_silent_node_and_one_that_never_starts_are_lost_after_the_grace() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let asked: Vec<String> = ["np1", "np2", "np3"].map(String::from).to_vec();
+        let mut w = Watchdog::new(&asked, s(30));
+        assert!(
+            w.check(t0 + s(100)).is_empty(),
+            "nothing started: pending, not lost"
+        );
+        w.heard("np1", t0);
+        w.heard("np2", t0 + s(1));
+        assert!(w.check(t0 + s(29)).is_empty());
+        w.heard("np1", t0 + s(25));
+        // np2 silent since 1 s, np3 never started: both lost at 31 s.
+        let lost = w.check(t0 + s(31));
+        let names: Vec<&str> = lost.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["np2", "np3"]);
+        assert!(
+            lost[0].1.contains("nothing from it for 30 s"),
+            "{}",
+            lost[0].1
+        );
+        assert!(lost[1].1.contains("had not started"), "{}", lost[1].1);
+        // Each once.
+        assert!(w.check(t0 + s(40)).is_empty());
+        assert!(!w.all_accounted(), "np1 is still going");
+        w.done("np1");
+        assert!(w.all_accounted());
+        // A node that said it is done is never lost, however quiet since.
+        let mut w = Watchdog::new(&[], s(30));
+        w.heard("a", t0);
+        w.done("a");
+        assert!(w.check(t0 + s(300)).is_empty());
+        assert!(w.all_accounted());
+    }
+
     /// A folder of its own under the system's temporary folder.
     fn scratch(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("np-{tag}-{}", std::process::id()));
@@ -505,6 +859,7 @@ mod tests {
             &[frames.display().to_string()],
             &fleet,
             &[],
+            WATCH,
             |n, _| ended.push(n.to_string()),
         )
         .unwrap();
@@ -546,6 +901,7 @@ mod tests {
             &[frames.display().to_string()],
             &fleet,
             &asked,
+            WATCH,
             |n, _| ended.push(n.to_string()),
         )
         .unwrap();
@@ -580,6 +936,7 @@ mod tests {
             &["-c".into(), script],
             &fleet,
             &[],
+            WATCH,
             |_, _| {},
         )
         .unwrap_err();
