@@ -231,7 +231,9 @@ fn a_fleet_group_is_a_baseline_for_measured_cells() {
     let dir = TempDir::new("health-fleet");
     let nodes = fleet_copy(dir.path());
     let fleet = dir.path().join("fleet.json");
-    cli::ok(&numaprobe(&[
+    // Exit 1: the fleet is not uniform (node5 differs, node2 lacks
+    // bandwidth); its fleet.json is written all the same.
+    let o = numaprobe(&[
         "fleet",
         "--from",
         s(&nodes),
@@ -239,7 +241,9 @@ fn a_fleet_group_is_a_baseline_for_measured_cells() {
         "json",
         "-o",
         s(&fleet),
-    ]));
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(fleet.is_file());
     let node = |n: &str| nodes.join(n).join("run.json");
     let cells = |more: &[&str]| {
         let mut a = vec![
