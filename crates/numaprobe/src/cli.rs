@@ -59,7 +59,7 @@ pub enum Command {
     Policy(crate::cmd::policy::Args),
     /// Compare two report folders or documents: topology, firmware and every measured cell (exit 1 when they differ)
     Diff(crate::cmd::diff::Args),
-    /// Check this machine against a saved topology or binding, for job scripts (exit 1 naming each difference)
+    /// Check this machine against a saved topology, run, binding or fleet baseline, for job scripts and node health checks (exit 1 naming each difference, 3 when it could not check)
     Check(crate::cmd::check::Args),
     /// Export a measured machine to Prometheus (node_exporter textfile) or hwloc XML (lstopo, HWLOC_XMLFILE)
     Export(crate::cmd::export::Args),
