@@ -324,3 +324,15 @@ fn a_fleet_baseline_judges_cells_against_the_group_median() {
         [(Section::Latency, "150.0 ns", "210.0 ns (+40 %, band 15 %)")]
     );
 }
+
+#[test]
+fn a_cell_expected_at_zero_differs_only_when_found_above_zero() {
+    let expected: std::collections::BTreeMap<(u32, u32), f64> =
+        [((0, 0), 0.0), ((0, 1), 0.0)].into();
+    let found = matrix(MatrixKind::Bandwidth, &[0.0, 5.0]);
+    let d =
+        crate::analysis::compare::judge::band(Section::Bandwidth, "GB/s", &expected, &found, 15.0);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].item, "CPU node 0 -> memory node 1");
+    assert!(d[0].b.starts_with("5.0 GB/s (+inf %"), "{}", d[0].b);
+}
