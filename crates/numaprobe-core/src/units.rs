@@ -1,6 +1,7 @@
 //! Parsing and printing the quantities people type: sizes (`256MiB`, `1GB`),
 //! node and CPU lists (`0-2,5`), durations (`2s`, `500ms`), CV targets
-//! (`1%`, `0.01`) and page kinds (`4k`, `thp`, `2m`, `1g`).
+//! (`1%`, `0.01`) and page kinds (`4k`, `thp`, `2m`, `1g`); and long lists
+//! of names cut short for a line of text ([`some_names`]).
 //!
 //! They live in the library, not the binary, so every subcommand (and every
 //! engineer's) reads `--size 1GiB` or `--cpu-nodes 0-3` the same way. Errors
@@ -115,6 +116,21 @@ pub fn parse_list(s: &str) -> Result<Vec<u32>, ParseError> {
 /// Print numbers as a compact list with ranges (`0-3,8,10-11`); `none` when
 /// empty, so an error message never ends in an empty string. The ranges are
 /// written by `topology::cpulist::format_ranges`, the one list writer.
+/// The first `shown` of `names`, then "and N more": a group of 9,000
+/// identical nodes must make a line, not a phone book.
+pub fn some_names(names: &[String], shown: usize) -> String {
+    let mut s = names
+        .iter()
+        .take(shown)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > shown {
+        s.push_str(&format!(" and {} more", names.len() - shown));
+    }
+    s
+}
+
 pub fn format_list(items: &[u32]) -> String {
     crate::topology::cpulist::format_ranges(items, "none")
 }
@@ -228,5 +244,14 @@ mod tests {
         for bad in ["", "s", "2h", "-1s", "x"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn some_names_cut_a_long_list_and_count_the_rest() {
+        let n: Vec<String> = (1..=6).map(|i| format!("n{i}")).collect();
+        assert_eq!(some_names(&n, 4), "n1, n2, n3, n4 and 2 more");
+        assert_eq!(some_names(&n, 6), "n1, n2, n3, n4, n5, n6");
+        assert_eq!(some_names(&n[..2], 1), "n1 and 1 more");
+        assert_eq!(some_names(&[], 3), "");
     }
 }

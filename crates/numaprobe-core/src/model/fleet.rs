@@ -251,14 +251,14 @@ impl FleetReport {
             f.push(format!(
                 "{} outlier figure(s) on {}",
                 self.outliers.len(),
-                few(&nodes)
+                crate::units::some_names(&nodes, 4)
             ));
         }
         for g in self.groups.iter().skip(1) {
             let fields: Vec<&str> = g.differs.iter().map(|d| d.field.as_str()).collect();
             f.push(format!(
                 "{} configured unlike the largest group ({})",
-                few(&g.nodes),
+                crate::units::some_names(&g.nodes, 4),
                 fields.join(", ")
             ));
         }
@@ -276,22 +276,6 @@ impl FleetReport {
         f
     }
 }
-
-/// A few names and how many more: a line, not a phone book.
-fn few(names: &[String]) -> String {
-    const SHOWN: usize = 4;
-    let mut s = names
-        .iter()
-        .take(SHOWN)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > SHOWN {
-        s.push_str(&format!(" and {} more", names.len() - SHOWN));
-    }
-    s
-}
-
 /// How one node's run ended: `fleet-node.json` in its folder, written by
 /// `numaprobe fleet-node` (or by `numaprobe fleet` for a node that never
 /// said).

@@ -8,7 +8,7 @@
 //! metric, on the bad side in red and the good side in blue, full colour at
 //! `FULL_SCALE_PERCENT`; an outlier's cell is outlined.
 
-use super::fleet_table::{fig, headline, how_far, names, status_name};
+use super::fleet_table::{fig, headline, how_far, status_name};
 use crate::model::fleet::{FleetReport, NodeStatus};
 use crate::model::ranking::Better;
 use std::collections::BTreeMap;
@@ -182,7 +182,7 @@ Hover a cell for its value.</p>\n",
         s.push_str(&format!(
             "<tr><td>{}</td><td>{} ({})</td><td>{}</td></tr>\n",
             i + 1,
-            esc(&names(&g.nodes)),
+            esc(&crate::units::some_names(&g.nodes, 12)),
             g.nodes.len(),
             esc(&differs)
         ));

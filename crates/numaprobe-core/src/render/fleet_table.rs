@@ -38,23 +38,6 @@ pub fn how_far(o: &Outlier) -> String {
     };
     format!("{:+.1} % ({z})", o.off_percent)
 }
-
-/// Node names, the first dozen and a count of the rest: a group of 9,000
-/// identical nodes must not turn the summary into a phone book.
-pub fn names(nodes: &[String]) -> String {
-    const SHOWN: usize = 12;
-    let mut s = nodes
-        .iter()
-        .take(SHOWN)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if nodes.len() > SHOWN {
-        s.push_str(&format!(" and {} more", nodes.len() - SHOWN));
-    }
-    s
-}
-
 fn troubled_table(r: &FleetReport) -> Option<Table> {
     let mut t = Table::new(["node", "status", "why"]);
     for n in r.troubled() {
@@ -101,7 +84,7 @@ fn group_table(r: &FleetReport) -> Table {
         let differs = differs_text(i, g);
         t.push([
             (i + 1).to_string(),
-            names(&g.nodes),
+            crate::units::some_names(&g.nodes, 12),
             g.nodes.len().to_string(),
             differs,
         ]);

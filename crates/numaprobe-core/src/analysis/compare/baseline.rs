@@ -99,28 +99,12 @@ pub(super) fn against_fleet(
         fleet.groups.len(),
         group.nodes.len(),
         if group.nodes.len() == 1 { "" } else { "s" },
-        clip_names(&group.nodes),
+        crate::units::some_names(&group.nodes, 5),
         compared.join(", ")
     ));
     medians(fleet, g, this, opts, out);
     Ok(())
 }
-
-/// A few node names, then how many more.
-fn clip_names(names: &[String]) -> String {
-    const SHOWN: usize = 5;
-    let mut s = names
-        .iter()
-        .take(SHOWN)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > SHOWN {
-        s.push_str(&format!(" (+{} more)", names.len() - SHOWN));
-    }
-    s
-}
-
 /// Memory per node: the group's figure is rounded to the GiB, so half a GiB
 /// of rounding is allowed on top of the tolerance.
 fn memory(expected_gib: &[u64], this: &This, opts: &Options, out: &mut Outcome) {
