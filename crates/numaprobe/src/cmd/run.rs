@@ -144,7 +144,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 (
                     Some(s),
                     e @ ExperimentError::Placement(
-                        PlacementError::TooLarge { .. } | PlacementError::NeverFits { .. },
+                        PlacementError::TooLarge { .. }
+                        | PlacementError::NeverFits { .. }
+                        | PlacementError::OverCgroup { .. },
                     ),
                 ) => usage(format!("--size {s}: {e}")),
                 (_, e) => measure::experiment_error(e),
