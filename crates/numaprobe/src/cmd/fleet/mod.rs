@@ -5,6 +5,7 @@
 //! folder without Slurm. The launching is in `slurm.rs`, the task each
 //! node runs in `node.rs`, the stream framing in `analysis::fleet::stream`.
 
+mod launch;
 pub mod node;
 mod slurm;
 
@@ -303,11 +304,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let gathered = if expected.is_empty() && !not_run.is_empty() {
         eprintln!("numaprobe: no listed node is available: nothing to run");
-        slurm::Gathered::default()
+        launch::Gathered::default()
     } else {
         eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
-        let watch = slurm::Watch { grace };
-        slurm::launch(&srun, &srun_args, &dir, &expected, watch, |node, st| {
+        let watch = launch::Watch { grace };
+        launch::launch(&srun, &srun_args, &dir, &expected, watch, |node, st| {
             eprintln!("numaprobe: {node}: {}", ended_in_words(st));
         })?
     };
@@ -339,7 +340,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         // Nothing came back: leave no empty fleet folder behind (this run
         // made it, and prepare_dir made sure it was empty before).
         let _ = std::fs::remove_dir(&dir);
-        let line = slurm::srun_failure(&gathered);
+        let line = launch::srun_failure(&gathered);
         // srun's own words for a selection that cannot be had are bad input.
         let bad_input = gathered.srun_stderr.iter().any(|l| {
             l.contains("Invalid partition")
@@ -400,7 +401,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             grace.as_secs()
         ));
     } else if gathered.srun_status != Some(0) {
-        notes.push(slurm::srun_failure(&gathered));
+        notes.push(launch::srun_failure(&gathered));
     }
     let report = if subfolders(&dir)?.is_empty() {
         // Stopped while the job was pending, no node named: a report of

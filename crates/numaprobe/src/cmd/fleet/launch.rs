@@ -1,0 +1,432 @@
+//! Running the fleet's one `srun` and reading its output back into
+//! `DIR/<node>/` folders as it comes: the stream of frames, a watchdog that
+//! gives up on a node silent for the grace period (instead of waiting for
+//! Slurm's SlurmdTimeout), and srun ended and reaped on every way out.
+
+use super::node::STATUS_FILE;
+use crate::output::write_atomic;
+use anyhow::Context;
+use numaprobe_core::analysis::fleet::stream::{self, Collector, Event, FrameError, Line};
+use numaprobe_core::model::fleet::NodeRunStatus;
+use std::collections::BTreeMap;
+use std::io::{BufReader, Read as _};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What came back from srun.
+#[derive(Debug, Default)]
+pub struct Gathered {
+    /// Nodes that said they started.
+    pub started: Vec<String>,
+    /// Nodes that said how they ended.
+    pub ended: BTreeMap<String, NodeRunStatus>,
+    /// srun's exit status and the last lines of its stderr.
+    pub srun_status: Option<i32>,
+    pub srun_stderr: Vec<String>,
+    /// Problems with the stream itself (skipped lines, a file never completed).
+    pub problems: Vec<String>,
+    /// A stop request (Ctrl-C) ended the gather early.
+    pub stopped: bool,
+    /// Nodes given up on: nothing from them for the grace period.
+    pub lost: Vec<String>,
+}
+
+/// When a node counts as lost.
+#[derive(Debug, Clone, Copy)]
+pub struct Watch {
+    /// A started node silent this long (it says it is alive every
+    /// `node::ALIVE_EVERY`), or a node of the list not started this long
+    /// after the first one did, is lost.
+    pub grace: Duration,
+}
+
+/// After a stop request, how long the launcher keeps reading the nodes'
+/// partial reports (srun forwards the SIGTERM to them) before it stops.
+const STOP_DRAIN: Duration = Duration::from_secs(20);
+
+/// After SIGTERM, how long srun may take to end its step before SIGKILL.
+const SRUN_GRACE: Duration = Duration::from_secs(5);
+/// Skipped lines shown per node as they come; the rest are counted.
+const SHOWN_SKIPS: usize = 3;
+/// Lines the reader may be ahead of the unpacking.
+const QUEUE: usize = 256;
+
+/// srun, ended and reaped on every way out of [`launch`] (an error, a
+/// panic, a stop request): SIGTERM first, which srun forwards to the
+/// step's tasks, then SIGKILL after [`SRUN_GRACE`].
+struct SrunGuard(Child);
+
+impl Drop for SrunGuard {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+impl SrunGuard {
+    fn end(&mut self) {
+        if matches!(self.0.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        // SAFETY: kill(2) on our own child, not yet reaped (try_wait above).
+        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
+        let until = Instant::now() + SRUN_GRACE;
+        while Instant::now() < until {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What the reading thread hands over.
+enum Read {
+    Event(Event),
+    TooLong(usize),
+    Failed(std::io::Error),
+}
+
+/// Run srun, unpack streamed files into `dir/<node>/` as they come, and
+/// tell `progress` each time a node is done. A bad line, or a line of a
+/// node not in `asked` (the job's nodes; empty when unknown), is skipped
+/// and counted against the node it names; srun is ended and reaped however
+/// this returns.
+pub fn launch(
+    srun: &Path,
+    args: &[String],
+    dir: &Path,
+    asked: &[String],
+    watch: Watch,
+    progress: impl FnMut(&str, &NodeRunStatus),
+) -> anyhow::Result<Gathered> {
+    let child = Command::new(srun)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {}", srun.display()))?;
+    let mut guard = SrunGuard(child);
+    let mut err = guard.0.stderr.take();
+    let err_reader = std::thread::spawn(move || {
+        // Only the tail is kept, whatever srun says and however long; what
+        // it says about waiting for the allocation is shown as it comes, so
+        // a pending job is never silent.
+        let mut tail: Vec<u8> = Vec::new();
+        let mut shown = 0;
+        let mut buf = [0u8; 4096];
+        while let Some(Ok(n @ 1..)) = err.as_mut().map(|e| e.read(&mut buf)) {
+            tail.extend_from_slice(&buf[..n]);
+            while let Some(end) = tail[shown..].iter().position(|&b| b == b'\n') {
+                let line = String::from_utf8_lossy(&tail[shown..shown + end]).into_owned();
+                if is_queue_news(&line) {
+                    eprintln!("numaprobe: {}", crate::output::clip_line(line.trim()));
+                }
+                shown += end + 1;
+            }
+            if tail.len() > 2 * STDERR_KEEP {
+                let cut = tail.len() - STDERR_KEEP;
+                tail.drain(..cut);
+                shown = shown.saturating_sub(cut);
+            }
+        }
+        String::from_utf8_lossy(&tail).into_owned()
+    });
+    let stdout = guard.0.stdout.take().context("srun's output")?;
+    let pid = guard.0.id() as libc::pid_t;
+    let mut g = gather(stdout, dir, asked, watch, pid, progress)?;
+    if g.stopped || !g.lost.is_empty() {
+        // srun may wait on a dead node for SlurmdTimeout: end it now, and
+        // the allocation with it.
+        guard.end();
+    }
+    let st = guard.0.wait().context("cannot wait for srun")?;
+    g.srun_status = st.code();
+    let text = err_reader.join().unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    g.srun_stderr = lines[lines.len().saturating_sub(8)..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    Ok(g)
+}
+
+/// Bytes of srun's stderr kept.
+const STDERR_KEEP: usize = 8192;
+
+/// srun's lines about the allocation (queued, waiting for nodes, granted).
+fn is_queue_news(line: &str) -> bool {
+    [
+        "queued and waiting",
+        "has been allocated resources",
+        "Required node not available",
+        "revoked",
+    ]
+    .iter()
+    .any(|k| line.contains(k))
+}
+
+/// Read the job's output to its end (or a stop request) on a thread of its
+/// own, so that Ctrl-C is seen while srun is quiet, and unpack it.
+fn gather(
+    out: impl std::io::Read + Send + 'static,
+    dir: &Path,
+    asked: &[String],
+    watch: Watch,
+    srun_pid: libc::pid_t,
+    mut progress: impl FnMut(&str, &NodeRunStatus),
+) -> anyhow::Result<Gathered> {
+    let mut watchdog = Watchdog::new(asked, watch.grace);
+    let (tx, rx) = mpsc::sync_channel::<Read>(QUEUE);
+    let asked = asked.to_vec();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(out);
+        let mut c = Collector::default().only_from(&asked);
+        let mut buf = Vec::new();
+        loop {
+            let item = match stream::read_line(&mut r, &mut buf, stream::MAX_LINE) {
+                Ok(Line::Eof) => break,
+                Ok(Line::TooLong(n)) => Read::TooLong(n),
+                Ok(Line::Read) => match c.line(&buf) {
+                    None => continue,
+                    Some(e) => Read::Event(e),
+                },
+                Err(e) => Read::Failed(e),
+            };
+            let last = matches!(item, Read::Failed(_));
+            if tx.send(item).is_err() || last {
+                return;
+            }
+        }
+        for (node, name) in c.unfinished() {
+            let e = Event::Skipped {
+                node: Some(node),
+                why: FrameError::Incomplete(name),
+            };
+            if tx.send(Read::Event(e)).is_err() {
+                return;
+            }
+        }
+    });
+    let mut g = Gathered::default();
+    let mut skips: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        if drain_until.is_none() && numaprobe_core::cancel::requested() {
+            // srun forwards SIGTERM to the nodes' runs, which write what
+            // they measured and send it: read it for a while, then stop.
+            g.stopped = true;
+            // SAFETY: kill(2) on our own child, reaped only after this returns.
+            unsafe { libc::kill(srun_pid, libc::SIGTERM) };
+            drain_until = Some(Instant::now() + STOP_DRAIN);
+        }
+        if drain_until.is_some_and(|t| Instant::now() >= t) {
+            break;
+        }
+        if drain_until.is_none() {
+            for (node, why) in watchdog.check(Instant::now()) {
+                eprintln!("numaprobe: {node}: lost: {why}; the others go on");
+                g.lost.push(node);
+            }
+            if watchdog.all_accounted() && !g.lost.is_empty() {
+                break;
+            }
+        }
+        let item = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(item) => item,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+        };
+        let (node, why) = match item {
+            Read::Event(Event::Started(node)) => {
+                watchdog.heard(&node, Instant::now());
+                if !g.started.contains(&node) {
+                    g.started.push(node);
+                }
+                continue;
+            }
+            // The status came before it; a node whose status was torn is
+            // read from its folder like any other.
+            Read::Event(Event::Ended(node)) => {
+                watchdog.done(&node);
+                continue;
+            }
+            Read::Event(Event::Alive(node)) => {
+                watchdog.heard(&node, Instant::now());
+                continue;
+            }
+            Read::Event(Event::File { node, name, bytes }) => {
+                watchdog.heard(&node, Instant::now());
+                save(dir, &node, &name, &bytes)?;
+                if name == STATUS_FILE {
+                    match serde_json::from_slice::<NodeRunStatus>(&bytes) {
+                        Ok(st) => {
+                            progress(&node, &st);
+                            g.ended.insert(node, st);
+                        }
+                        Err(e) => g.problems.push(format!("{node}: {STATUS_FILE}: {e}")),
+                    }
+                }
+                continue;
+            }
+            Read::Event(Event::Skipped { node, why }) => (node, why.to_string()),
+            Read::TooLong(n) => (
+                None,
+                format!("longer than {} bytes ({n} bytes)", stream::MAX_LINE),
+            ),
+            Read::Failed(e) => {
+                g.problems
+                    .push(format!("cannot read the job's output any further: {e}"));
+                break;
+            }
+        };
+        let who = node.unwrap_or_else(|| "an unnamed node".into());
+        let seen = skips.entry(who.clone()).or_insert((0, why.clone()));
+        seen.0 += 1;
+        if seen.0 <= SHOWN_SKIPS {
+            eprintln!("numaprobe: warning: {who}: a line of the job's output skipped: {why}");
+        }
+    }
+    for (who, (n, first)) in skips {
+        g.problems.push(if n == 1 {
+            format!("{who}: a line of the job's output skipped: {first}")
+        } else {
+            format!("{who}: {n} lines of the job's output skipped (the first: {first})")
+        });
+    }
+    Ok(g)
+}
+
+/// Which nodes are still heard from. A node is lost when it started and
+/// then said nothing for `grace`, or when it is one of the list and had not
+/// started `grace` after the first one did.
+#[derive(Debug)]
+pub struct Watchdog {
+    grace: Duration,
+    asked: Vec<String>,
+    first_start: Option<Instant>,
+    last: BTreeMap<String, Instant>,
+    done: std::collections::BTreeSet<String>,
+    lost: std::collections::BTreeSet<String>,
+}
+
+impl Watchdog {
+    pub fn new(asked: &[String], grace: Duration) -> Self {
+        Watchdog {
+            grace,
+            asked: asked.to_vec(),
+            first_start: None,
+            last: BTreeMap::new(),
+            done: Default::default(),
+            lost: Default::default(),
+        }
+    }
+
+    /// A frame came from `node` at `now`.
+    pub fn heard(&mut self, node: &str, now: Instant) {
+        self.first_start.get_or_insert(now);
+        self.last.insert(node.to_string(), now);
+    }
+
+    /// `node` said it is done.
+    pub fn done(&mut self, node: &str) {
+        self.done.insert(node.to_string());
+    }
+
+    /// The nodes lost by `now` (each once), with why.
+    pub fn check(&mut self, now: Instant) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let g = self.grace.as_secs_f64();
+        for (node, at) in &self.last {
+            if !self.done.contains(node)
+                && !self.lost.contains(node)
+                && now.saturating_duration_since(*at) >= self.grace
+            {
+                out.push((
+                    node.clone(),
+                    format!("nothing from it for {g:.0} s (--grace) after it started; its slurmd, slurmstepd or the machine died"),
+                ));
+            }
+        }
+        if let Some(first) = self.first_start {
+            if now.saturating_duration_since(first) >= self.grace {
+                for node in &self.asked {
+                    if !self.last.contains_key(node) && !self.lost.contains(node) {
+                        out.push((
+                            node.clone(),
+                            format!(
+                                "its task had not started {g:.0} s (--grace) after the others' did"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        for (n, _) in &out {
+            self.lost.insert(n.clone());
+        }
+        out
+    }
+
+    /// Every node of the list (or every node heard from, without a list)
+    /// is done or lost.
+    pub fn all_accounted(&self) -> bool {
+        let known: Vec<&String> = if self.asked.is_empty() {
+            self.last.keys().collect()
+        } else {
+            self.asked.iter().collect()
+        };
+        !known.is_empty()
+            && known
+                .iter()
+                .all(|n| self.done.contains(*n) || self.lost.contains(*n))
+    }
+}
+
+/// Write a node's file; the names were checked by the stream's reader, and
+/// are checked again here so no caller can write outside the folder.
+fn save(dir: &Path, node: &str, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    if !stream::valid_node_name(node) || !stream::valid_file_name(name) {
+        anyhow::bail!("the job's output names a file outside the fleet folder: {node}/{name}");
+    }
+    let folder = dir.join(node);
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    write_atomic(&folder.join(name), bytes)
+        .with_context(|| format!("cannot write {}", folder.join(name).display()))
+}
+
+/// srun's own failure in one line: an allocation it could not get.
+pub fn srun_failure(g: &Gathered) -> String {
+    if g.srun_status == Some(0) {
+        // srun did its part: what went wrong is in what came back.
+        let why = g
+            .problems
+            .first()
+            .map(|p| format!("; {p}"))
+            .unwrap_or_default();
+        return format!("srun ended (exit status 0) but no node's report came back{why}");
+    }
+    let last = g
+        .srun_stderr
+        .iter()
+        .rev()
+        .find(|l| l.contains("error"))
+        .or(g.srun_stderr.last())
+        .cloned()
+        .unwrap_or_else(|| "no message".into());
+    format!(
+        "srun failed (exit status {}): {last}",
+        g.srun_status
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "none: killed by a signal".into())
+    )
+}
+
+#[cfg(test)]
+#[path = "launch_tests.rs"]
+mod tests;

@@ -1,0 +1,202 @@
+//! The launcher against stand-ins for srun's output: lost nodes, hostile
+//! lines, frames from nodes not asked for, srun reaped, files kept in the folder.
+
+use super::*;
+use numaprobe_core::analysis::fleet::stream::Frame;
+
+const WATCH: Watch = Watch {
+    grace: Duration::from_secs(30),
+};
+
+#[test]
+fn a_silent_node_and_one_that_never_starts_are_lost_after_the_grace() {
+    let t0 = Instant::now();
+    let s = Duration::from_secs;
+    let asked: Vec<String> = ["np1", "np2", "np3"].map(String::from).to_vec();
+    let mut w = Watchdog::new(&asked, s(30));
+    assert!(
+        w.check(t0 + s(100)).is_empty(),
+        "nothing started: pending, not lost"
+    );
+    w.heard("np1", t0);
+    w.heard("np2", t0 + s(1));
+    assert!(w.check(t0 + s(29)).is_empty());
+    w.heard("np1", t0 + s(25));
+    // np2 silent since 1 s, np3 never started: both lost at 31 s.
+    let lost = w.check(t0 + s(31));
+    let names: Vec<&str> = lost.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["np2", "np3"]);
+    assert!(
+        lost[0].1.contains("nothing from it for 30 s"),
+        "{}",
+        lost[0].1
+    );
+    assert!(lost[1].1.contains("had not started"), "{}", lost[1].1);
+    // Each once.
+    assert!(w.check(t0 + s(40)).is_empty());
+    assert!(!w.all_accounted(), "np1 is still going");
+    w.done("np1");
+    assert!(w.all_accounted());
+    // A node that said it is done is never lost, however quiet since.
+    let mut w = Watchdog::new(&[], s(30));
+    w.heard("a", t0);
+    w.done("a");
+    assert!(w.check(t0 + s(300)).is_empty());
+    assert!(w.all_accounted());
+}
+
+/// A folder of its own under the system's temporary folder.
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("np-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// What a node sends: its start, a run.json, its status and its end.
+fn node_lines(node: &str) -> Vec<u8> {
+    let mut out = Frame::Start { node: node.into() }.line();
+    for f in Frame::file(node, "run.json", &[b'x'; 3000]) {
+        out += &f.line();
+    }
+    let status = format!(
+        "{{\"node\":\"{node}\",\"exit_status\":0,\"signal\":null,\"timed_out\":false,\"error\":null,\"stderr_tail\":[],\"elapsed_s\":1.0}}"
+    );
+    for f in Frame::file(node, STATUS_FILE, status.as_bytes()) {
+        out += &f.line();
+    }
+    out += &Frame::End { node: node.into() }.line();
+    out.into_bytes()
+}
+
+/// Is `pid` a process (a zombie counts: it was not reaped)?
+fn exists(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+#[test]
+fn hostile_lines_are_skipped_and_the_other_nodes_kept() {
+    let d = scratch("fleet-hostile");
+    let mut out = Vec::new();
+    out.extend(b"NUMAPROBE-FLEET {\"kind\":\"file\",\"node\":\"np9\",\"name\":\"run.json\",\"part\":0,\"parts\":1000000000000,\"b64\":\"QQ==\"}\n");
+    out.extend(b"NUMAPROBE-FLEET {\"kind\":\"file\",\"node\":\"np9\",\"name\":\"run.json\",\"part\":0,\"parts\":18446744073709551615,\"b64\":\"QQ==\"}\n");
+    // Not UTF-8 in the node's name: no node to name.
+    out.extend(b"NUMAPROBE-FLEET {\"kind\":\"start\",\"node\":\"np9\xff\"}\n");
+    out.extend(node_lines("np1"));
+    // Not ours (no prefix), whatever its bytes: ignored.
+    out.extend(b"\xfe\xff srun: a line that is not UTF-8\n");
+    out.extend(&[b'z'; 10_000]);
+    out.push(b'\n');
+    out.extend(node_lines("np2"));
+    let frames = d.join("frames");
+    std::fs::write(&frames, &out).unwrap();
+    let fleet = d.join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    let mut ended = Vec::new();
+    let g = launch(
+        Path::new("/bin/cat"),
+        &[frames.display().to_string()],
+        &fleet,
+        &[],
+        WATCH,
+        |n, _| ended.push(n.to_string()),
+    )
+    .unwrap();
+    assert_eq!(ended, ["np1", "np2"]);
+    assert_eq!(g.started, ["np1", "np2"]);
+    assert_eq!(g.srun_status, Some(0));
+    for n in ["np1", "np2"] {
+        assert_eq!(
+            std::fs::read(fleet.join(n).join("run.json")).unwrap(),
+            [b'x'; 3000]
+        );
+    }
+    assert!(!fleet.join("np9").exists());
+    let p = g.problems.join("\n");
+    assert!(
+        p.contains("np9: 2 lines of the job's output skipped (the first: run.json: piece 0 of 1000000000000"),
+        "{p}"
+    );
+    assert!(p.contains("an unnamed node: 2 lines"), "{p}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A node of the job writing frames in the name of a node the job did
+/// not ask for: that node gets no folder, and a warning names it.
+
+#[test]
+fn frames_of_a_node_not_in_the_nodelist_are_skipped_naming_it() {
+    let d = scratch("fleet-not-asked");
+    let mut out = node_lines("np1");
+    out.extend(node_lines("evil"));
+    out.extend(node_lines("np2"));
+    let frames = d.join("frames");
+    std::fs::write(&frames, &out).unwrap();
+    let fleet = d.join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    let asked = ["np1".to_string(), "np2".to_string()];
+    let mut ended = Vec::new();
+    let g = launch(
+        Path::new("/bin/cat"),
+        &[frames.display().to_string()],
+        &fleet,
+        &asked,
+        WATCH,
+        |n, _| ended.push(n.to_string()),
+    )
+    .unwrap();
+    assert_eq!(ended, ["np1", "np2"]);
+    assert_eq!(g.started, ["np1", "np2"]);
+    assert!(!fleet.join("evil").exists());
+    assert!(fleet.join("np2/run.json").is_file());
+    let p = g.problems.join("\n");
+    assert!(
+        p.contains("evil: ") && p.contains("lines of the job's output skipped (the first: not one of the job's nodes (np1, np2)"),
+        "{p}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn srun_is_ended_and_reaped_when_the_gather_fails() {
+    let d = scratch("fleet-guard");
+    let frames = d.join("frames");
+    std::fs::write(&frames, node_lines("np1")).unwrap();
+    // The fleet folder is a file: saving np1's report fails.
+    let fleet = d.join("fleet");
+    std::fs::write(&fleet, b"").unwrap();
+    let pidfile = d.join("pid");
+    let script = format!(
+        "echo $$ > {}; cat {}; trap '' INT; exec sleep 1000",
+        pidfile.display(),
+        frames.display()
+    );
+    let e = launch(
+        Path::new("/bin/sh"),
+        &["-c".into(), script],
+        &fleet,
+        &[],
+        WATCH,
+        |_, _| {},
+    )
+    .unwrap_err();
+    assert!(format!("{e:#}").contains("cannot create"), "{e:#}");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!exists(pid), "the stand-in for srun ({pid}) is still there");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_streamed_file_cannot_leave_the_fleet_folder() {
+    let d = std::env::temp_dir().join(format!("np-fleet-save-{}", std::process::id()));
+    assert!(save(&d, "..", "x", b"").is_err());
+    assert!(save(&d, "np1", "../x", b"").is_err());
+    save(&d, "np1", "run.json", b"{}").unwrap();
+    assert!(d.join("np1/run.json").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
