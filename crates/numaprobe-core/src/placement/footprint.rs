@@ -20,7 +20,6 @@ use super::LiveSystem;
 use crate::topology::CgroupMemory;
 use crate::units::format_size;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use std::sync::Mutex;
 
 /// Share of the allowed nodes' allocatable memory a run may hold at once.
@@ -80,23 +79,17 @@ impl FootprintLimit {
     }
 
     /// The live machine's limit now: the allowed memory nodes of `live` and
-    /// the process's memory cgroup. Remembered for the documents' provenance
-    /// ([`last`]).
+    /// the process's memory cgroup, both read below `live`'s root.
+    /// Remembered for the documents' provenance ([`last`]).
     pub fn live(live: &LiveSystem) -> Self {
-        Self::read_below(live, Path::new("/"))
-    }
-
-    /// [`Self::live`] with the cgroup files read below `root`.
-    pub fn read_below(live: &LiveSystem, root: &Path) -> Self {
         let nodes: u64 = live
             .mems_allowed
             .iter()
             .filter_map(|&n| live.allocatable_bytes(n).ok())
             .sum();
-        // An unreadable cgroup is no limit we can keep; the node share
-        // still bounds the run.
-        let cgroup = crate::topology::memory_limit(root).ok().flatten();
-        let limit = Self::from_parts(nodes, cgroup);
+        // An unreadable cgroup is no limit we can keep (`cgroup_memory`
+        // gives none); the node share still bounds the run.
+        let limit = Self::from_parts(nodes, live.cgroup_memory());
         if let Ok(mut slot) = LAST.lock() {
             *slot = Some(limit.clone());
         }
