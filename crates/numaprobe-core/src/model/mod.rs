@@ -24,6 +24,8 @@
 //! - `input`: reading a file from outside (regular files only, bounded size)
 //! - `shape`: declared dimensions of a document read from outside checked
 //!   against its data
+//! - `stamped`: a document's JSON text with its `kind` and provenance, as
+//!   every file carries it
 //!
 //! It sits low in the stack: it may use `topology`, `units`, `placement`,
 //! `kernels`, `stats` and `timer` (plain types), never `experiments`,
@@ -55,6 +57,7 @@ pub mod ranking;
 pub mod run;
 pub mod run_status;
 pub mod shape;
+pub mod stamped;
 pub mod study;
 pub mod study_plan;
 pub mod sweep;

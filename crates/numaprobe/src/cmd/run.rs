@@ -4,9 +4,10 @@
 //! then the inference and advice on what was measured (or on the firmware's
 //! SLIT when nothing could be measured), a portable binding, a summary on the
 //! terminal and a report folder. What is measured within the budget is
-//! decided and run by the library's planner (`numaprobe_core::job`); this
-//! file checks the options, shows the plan and the progress, and assembles
-//! the results. Each report file is written as soon as its part is done (the
+//! decided and run by the library's planner (`numaprobe_core::job`), and
+//! what it all comes to by its conclusions (`job::conclusions`); this file
+//! checks the options, shows the plan and the progress, and hands the
+//! report to the renderers and the folder. Each report file is written as soon as its part is done (the
 //! matrices after every cell), so an interrupted run keeps what it measured.
 
 use super::measure::{self, CellProgress};
@@ -15,13 +16,13 @@ use crate::args::{OutputArgs, SysfsArgs};
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::ExperimentError;
-use numaprobe_core::job::conclusions::{self, infer_measured, infer_slit};
+use numaprobe_core::job::conclusions::{self, conclusions, Measured};
 use numaprobe_core::job::extra::Extras;
-use numaprobe_core::job::interleave::InterleaveCheck;
-use numaprobe_core::job::{self, Phase};
+use numaprobe_core::job::{self, Outcome, Phase};
 use numaprobe_core::model::Format;
 use numaprobe_core::placement::PlacementError;
 use numaprobe_core::render::{self, run_summary};
+use numaprobe_core::topology::Topology;
 use numaprobe_core::units;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -105,10 +106,6 @@ pub struct Args {
     pub out: OutputArgs,
 }
 
-/// run.json as the job writes it: the planner's record and the interleave
-/// checks typed.
-type RunReport = numaprobe_core::model::run::RunReport<job::Record, InterleaveCheck>;
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let budget = budget(args.budget.as_deref())?;
     let size = measure::size("--size", &args.size)?;
@@ -124,123 +121,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     save("topo.json", &render::topo::to_json(&topo))?;
 
-    let mut notes = Vec::new();
-    let live = root == Path::new("/");
-    let measure = live && !args.no_measure;
-    if !live {
-        notes.push(format!(
-            "nothing measured: {} describes another machine; measurements run only on this one",
-            root.display()
-        ));
+    let measured = if root != Path::new("/") {
+        Measured::OtherMachine
     } else if args.no_measure {
-        notes.push("nothing measured (--no-measure)".into());
-    }
-
-    let (lat, bw, record, extras, status) = if measure {
-        let file = |name: &str| report_dir.as_ref().map(|d| d.sink(name));
-        let job = job::prepare(&topo, &job::Config { budget, size }).map_err(|e| {
-            match (&args.size, e) {
-                // The size the user gave is what did not fit: say which option.
-                (
-                    Some(s),
-                    e @ ExperimentError::Placement(
-                        PlacementError::TooLarge { .. }
-                        | PlacementError::NeverFits { .. }
-                        | PlacementError::OverCgroup { .. },
-                    ),
-                ) => usage(format!("--size {s}: {e}")),
-                (_, e) => measure::experiment_error(e),
-            }
-        })?;
-        let mut progress = CellProgress::for_job(vec![
-            (Phase::Latency, file("latency.json")),
-            (Phase::Bandwidth, file("bandwidth.json")),
-        ]);
-        if let Some(s) = &job.plan.statement {
-            progress.say(s);
-        }
-        let out = job::run_with(&job, &mut progress, &mut super::latency::gauge()?)
-            .map_err(anyhow::Error::new)
-            .context("measurement failed")?;
-        progress.end()?;
-        let cells: usize = out.record.phases.iter().map(|p| p.measured_cells).sum();
-        eprintln!(
-            "numaprobe: {}",
-            finish_line(cells, out.record.elapsed_s, Some(out.record.budget_s))
-        );
-        if let Some(s) = &out.record.statement {
-            notes.push(s.clone());
-        }
-        if let Some(f) = numaprobe_core::placement::footprint::last() {
-            notes.push(f.statement());
-        }
-        for m in [&out.latency, &out.bandwidth].into_iter().flatten() {
-            notes.extend(m.instability_summary());
-        }
-        if let Some(c) = numaprobe_core::model::provenance::system_check() {
-            notes.extend(c.warnings.iter().map(|w| format!("system check: {w}")));
-        }
-        for p in &out.record.phases {
-            if let Some(r) = &p.plan.reason {
-                notes.push(format!("{}: {r}", p.plan.phase.name()));
-            }
-        }
+        Measured::Declined
+    } else {
+        let out = measure_job(&topo, &args, budget, size, report_dir.as_ref())?;
         save_extras(&out.extras, &save)?;
-        (
-            out.latency,
-            out.bandwidth,
-            Some(out.record),
-            Some(out.extras),
-            Some(out.status),
-        )
-    } else {
-        (None, None, None, None, None)
+        // After the budgeted phases: a 32 MiB buffer and ~0.1 s per node that
+        // holds several packages, none on most machines.
+        Measured::Job(Box::new(out), job::interleave::check(&topo))
     };
-    // After the budgeted phases: a 32 MiB buffer and ~0.1 s per node that
-    // holds several packages, none on most machines.
-    let interleave = if measure {
-        job::interleave::check(&topo)
-    } else {
-        Vec::new()
-    };
-    notes.extend(interleave.iter().map(|c| c.statement.clone()));
-    let (c2c, loaded_latency, peak, sweep) = match extras {
-        Some(x) => (
-            Some(x.c2c),
-            Some(x.loaded_latency),
-            Some(x.peak),
-            Some(x.sweep),
-        ),
-        None => (None, None, None, None),
-    };
+    let doc = conclusions(&topo, measured)?;
 
-    let inference = match &lat {
-        Some(m) => match infer_measured(m, &topo).context("cannot analyse the measured matrix")? {
-            Some(i) => Some(i),
-            None if m.cpu_nodes.len().max(m.mem_nodes.len()) >= 2 => {
-                notes.push(format!(
-                    "the latency matrix holds too few cells to infer from ({} measured, complete: {}); the firmware SLIT is analysed in its place",
-                    m.cells.len(),
-                    m.complete
-                ));
-                infer_slit(&topo).context("cannot analyse the SLIT")?
-            }
-            None => None,
-        },
-        None => infer_slit(&topo).context("cannot analyse the SLIT")?,
-    };
-    let inference_bw = match &bw {
-        Some(m) => infer_measured(m, &topo).context("cannot analyse the measured matrix")?,
-        None => None,
-    };
-    if inference.is_none() && inference_bw.is_none() {
-        notes.push(if topo.nodes.len() < 2 {
-            "one NUMA node: there is no remote memory, so no levels, hops or links to infer".into()
-        } else {
-            "no matrix with two or more nodes and no SLIT: nothing to infer".into()
-        });
-    }
-    if let Some(inf) = &inference {
+    if let Some(inf) = &doc.inference {
         save("infer-latency.json", &render::to_json(inf))?;
         if let Some(d) = &report_dir {
             if render::graph::left_out(inf).is_none() {
@@ -251,35 +145,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    if let Some(inf) = &inference_bw {
+    if let Some(inf) = &doc.inference_bandwidth {
         save("infer-bandwidth.json", &render::to_json(inf))?;
     }
-
-    let pin = conclusions::suggest_binding(&topo);
-    if let Some(p) = &pin {
+    if let Some(p) = &doc.binding {
         save("pin.json", &render::to_json(p))?;
     }
-
-    let doc = RunReport {
-        schema: numaprobe_core::SCHEMA.into(),
-        topology: serde_json::from_str(&render::topo::to_json(&topo))?,
-        latency: lat,
-        bandwidth: bw,
-        inference,
-        inference_bandwidth: inference_bw,
-        binding: pin,
-        notes,
-        complete: status.as_ref().is_none_or(|s| s.complete),
-        status,
-        budget_s: record.as_ref().map(|r| r.budget_s),
-        elapsed_s: record.as_ref().map(|r| r.elapsed_s),
-        plan: record,
-        c2c,
-        loaded_latency,
-        peak,
-        sweep,
-        interleave,
-    };
     let setups = doc.plan.as_ref().and_then(conclusions::setup_line);
     let status = run_summary::status_lines(&doc, setups.as_deref());
     let markdown = run_summary::to_markdown(&topo, &doc, &status);
@@ -319,6 +190,49 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(line) => Err(anyhow::anyhow!(line)),
         None => Ok(()),
     }
+}
+
+/// Plan and measure the job with its progress on the terminal, the
+/// matrices written into the report folder after every cell.
+fn measure_job(
+    topo: &Topology,
+    args: &Args,
+    budget: Duration,
+    size: Option<u64>,
+    dir: Option<&crate::report_dir::ReportDir>,
+) -> anyhow::Result<Outcome> {
+    let file = |name: &str| dir.map(|d| d.sink(name));
+    let job = job::prepare(topo, &job::Config { budget, size }).map_err(|e| {
+        match (&args.size, e) {
+            // The size the user gave is what did not fit: say which option.
+            (
+                Some(s),
+                e @ ExperimentError::Placement(
+                    PlacementError::TooLarge { .. }
+                    | PlacementError::NeverFits { .. }
+                    | PlacementError::OverCgroup { .. },
+                ),
+            ) => usage(format!("--size {s}: {e}")),
+            (_, e) => measure::experiment_error(e),
+        }
+    })?;
+    let mut progress = CellProgress::for_job(vec![
+        (Phase::Latency, file("latency.json")),
+        (Phase::Bandwidth, file("bandwidth.json")),
+    ]);
+    if let Some(s) = &job.plan.statement {
+        progress.say(s);
+    }
+    let out = job::run_with(&job, &mut progress, &mut super::latency::gauge()?)
+        .map_err(anyhow::Error::new)
+        .context("measurement failed")?;
+    progress.end()?;
+    let cells: usize = out.record.phases.iter().map(|p| p.measured_cells).sum();
+    eprintln!(
+        "numaprobe: {}",
+        finish_line(cells, out.record.elapsed_s, Some(out.record.budget_s))
+    );
+    Ok(out)
 }
 
 /// `--budget`: a duration with its unit, at least [`job::MIN_BUDGET`] (below
