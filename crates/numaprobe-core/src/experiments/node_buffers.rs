@@ -80,12 +80,24 @@ pub fn set_up<T: Send>(
     cpu: u32,
     fill: impl FnOnce(&mut NodeBuffer) -> Result<T, ExperimentError> + Send,
 ) -> Result<Prepared<T>, ExperimentError> {
+    set_up_by(spec, mem_node, cpu, None, fill)
+}
+
+/// [`set_up`], whose touch also stops once `deadline` has passed
+/// ([`NodeBuffer::touch_by`]: the error says how much was touched).
+pub fn set_up_by<T: Send>(
+    spec: &BufferSpec,
+    mem_node: u32,
+    cpu: u32,
+    deadline: Option<Instant>,
+    fill: impl FnOnce(&mut NodeBuffer) -> Result<T, ExperimentError> + Send,
+) -> Result<Prepared<T>, ExperimentError> {
     let began = Instant::now();
     let (buf, filled, node) = std::thread::scope(|s| {
         s.spawn(|| -> Result<_, ExperimentError> {
             pin_current_thread(&[cpu])?;
             let mut buf = NodeBuffer::alloc(spec)?;
-            buf.touch_or_stop()?;
+            buf.touch_by(deadline)?;
             let node = buf.touched_on().map(|(_, n)| n);
             let filled = fill(&mut buf)?;
             Ok((buf, filled, node))

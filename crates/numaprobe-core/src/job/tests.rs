@@ -164,3 +164,55 @@ fn an_impossible_size_fails_before_measuring() {
     .to_string();
     assert!(e.contains("does not fit"), "{e}");
 }
+
+#[test]
+fn the_real_buffer_may_take_twice_its_prediction_or_half_what_is_left() {
+    let s = |x: f64| Duration::from_secs_f64(x);
+    assert_eq!(calibration_allowance(1.0, s(10.0)), s(5.0));
+    assert_eq!(calibration_allowance(4.0, s(10.0)), s(8.0));
+    // Never past the budget.
+    assert_eq!(calibration_allowance(6.0, s(10.0)), s(10.0));
+    assert_eq!(calibration_allowance(1.0, Duration::ZERO), Duration::ZERO);
+}
+
+#[test]
+fn a_set_up_cut_short_is_scaled_to_the_whole_buffer() {
+    // A quarter touched in 2 s: 8 s for all of it.
+    assert_eq!(whole_from_part(2.0, 1 << 28, 1 << 30, 0.5), 8.0);
+    // Nothing touched: nothing learnt of the rate, never less than the
+    // time spent nor than the prediction.
+    assert_eq!(whole_from_part(2.0, 0, 1 << 30, 0.5), 2.0);
+    assert_eq!(whole_from_part(0.1, 0, 1 << 30, 0.5), 0.5);
+}
+
+#[test]
+fn a_real_buffer_past_its_deadline_is_refused_with_how_far_it_got() {
+    let topo = crate::experiments::testing::live_topology();
+    let lat = latency::plan(
+        &topo,
+        &latency::LatencyConfig {
+            size: Some(8 << 20),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mem = lat.mem_nodes[0];
+    let toucher = crate::experiments::node_buffers::toucher_of(&lat.touchers, mem, 0);
+    let e = latency::set_up_node_by(&lat, mem, toucher, 8 << 20, Some(Instant::now()))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            e,
+            ExperimentError::Placement(PlacementError::Late {
+                touched: 0,
+                bytes: 8388608
+            })
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "the buffer's set-up ran out of time after touching 0 B of 8 MiB"
+    );
+}

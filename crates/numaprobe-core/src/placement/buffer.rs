@@ -237,12 +237,26 @@ impl NodeBuffer {
     /// touched (the rest stay untouched; [`verify`](Self::verify) shows
     /// them as not present).
     pub fn touch(&mut self) -> bool {
+        self.touch_by(None).is_ok()
+    }
+
+    /// [`touch`](Self::touch), also stopping between chunks once `deadline`
+    /// has passed: a set-up the budget cannot afford ends at the budget, as
+    /// it ends on Ctrl-C, and says how far it got
+    /// ([`PlacementError::Late`]).
+    pub fn touch_by(&mut self, deadline: Option<std::time::Instant>) -> Result<(), PlacementError> {
         self.touched_on = super::current_cpu_and_node().ok();
         let step = self.spec.pages.page_size() as usize;
         let mut off = 0;
         while off < self.len {
             if crate::cancel::requested() {
-                return false;
+                return Err(PlacementError::Interrupted);
+            }
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Err(PlacementError::Late {
+                    touched: off as u64,
+                    bytes: self.len as u64,
+                });
             }
             let end = (off + TOUCH_CHUNK.max(step)).min(self.len);
             while off < end {
@@ -253,16 +267,12 @@ impl NodeBuffer {
                 off += step;
             }
         }
-        true
+        Ok(())
     }
 
     /// [`touch`](Self::touch), with an interruption as an error.
     pub fn touch_or_stop(&mut self) -> Result<(), PlacementError> {
-        if self.touch() {
-            Ok(())
-        } else {
-            Err(PlacementError::Interrupted)
-        }
+        self.touch_by(None)
     }
 
     /// Write back and evict every line of the buffer from every cache of
@@ -477,6 +487,23 @@ mod tests {
         b.as_mut_slice()[12345] = 7;
         assert!(b.flush_caches());
         assert_eq!(b.as_mut_slice()[12345], 7);
+        assert_eq!(b.verify().unwrap().fraction_on_intended, 1.0);
+    }
+
+    #[test]
+    fn a_touch_past_its_deadline_stops_and_says_how_far_it_got() {
+        let spec = BufferSpec::new(3 * TOUCH_CHUNK, MemPolicy::Bind(0), PageKind::Small);
+        let mut b = NodeBuffer::alloc(&spec).unwrap();
+        let past = std::time::Instant::now();
+        match b.touch_by(Some(past)) {
+            Err(PlacementError::Late { touched, bytes }) => {
+                assert_eq!((touched, bytes), (0, 3 * TOUCH_CHUNK as u64));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(b.verify().unwrap().fraction_on_intended, 0.0);
+        let later = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+        b.touch_by(Some(later)).unwrap();
         assert_eq!(b.verify().unwrap().fraction_on_intended, 1.0);
     }
 

@@ -127,6 +127,8 @@ pub enum PlacementError {
     PlacerPanicked,
     #[error("interrupted while the buffer was being set up")]
     Interrupted,
+    #[error("the buffer's set-up ran out of time after touching {} of {}", format_size(*.touched), format_size(*.bytes))]
+    Late { touched: u64, bytes: u64 },
 }
 
 impl PlacementError {

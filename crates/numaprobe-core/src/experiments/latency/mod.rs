@@ -25,7 +25,7 @@ mod handed;
 mod run;
 
 pub use handed::{Chained, Handed};
-pub use run::{run, run_with, set_up_node};
+pub use run::{run, run_with, set_up_node, set_up_node_by};
 
 use super::node_buffers::{page_table_notes, touchers};
 use super::{resolve_nodes, ExperimentError};

@@ -33,8 +33,20 @@ pub fn set_up_node(
     toucher: u32,
     size: u64,
 ) -> Result<super::Chained, ExperimentError> {
+    set_up_node_by(plan, mem_node, toucher, size, None)
+}
+
+/// [`set_up_node`] whose page touch stops once `deadline` has passed (the
+/// main job's calibration on a real buffer, bounded by the budget).
+pub fn set_up_node_by(
+    plan: &LatencyPlan,
+    mem_node: u32,
+    toucher: u32,
+    size: u64,
+    deadline: Option<std::time::Instant>,
+) -> Result<super::Chained, ExperimentError> {
     let spec = BufferSpec::new(size as usize, MemPolicy::Bind(mem_node), plan.pages);
-    node_buffers::set_up(&spec, mem_node, toucher, |buf| {
+    node_buffers::set_up_by(&spec, mem_node, toucher, deadline, |buf| {
         // SAFETY: the buffer is ours, page-aligned, and outlives every
         // chase on it (it is dropped after its cells).
         let setup = unsafe {
