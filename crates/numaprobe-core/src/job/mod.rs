@@ -181,7 +181,14 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
     lat.size_explicit = cfg.size.is_some();
     bw.size_explicit = cfg.size.is_some();
     if cfg.size.is_none() {
-        let why = crate::placement::FootprintLimit::live(&live).statement();
+        // The figures behind the limit are the run's own note (one
+        // statement for the run); each matrix says only what held it.
+        let why = format!(
+            "held there by {}",
+            crate::placement::FootprintLimit::live(&live)
+                .limited_by
+                .words()
+        );
         if let Some(n) = below_floor_note(sizes[0], topo.llc_bytes(), &why) {
             lat.notes.push(n.clone());
             bw.notes.push(n);

@@ -42,6 +42,17 @@ pub enum Limiter {
     Cgroup,
 }
 
+impl Limiter {
+    /// What held the buffers down, in a few words: the full figures are in
+    /// [`FootprintLimit::statement`], said once per run.
+    pub fn words(self) -> &'static str {
+        match self {
+            Limiter::NodeMemory => "the share of the allowed nodes' free memory a run may hold",
+            Limiter::Cgroup => "the share of the memory cgroup's room a run may hold",
+        }
+    }
+}
+
 /// The ceiling on all the buffers of a run alive at once, and where it
 /// comes from; the `footprint` object of every document's provenance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -187,6 +198,12 @@ mod tests {
     use super::*;
 
     const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn each_limiter_is_named_for_what_it_is() {
+        assert!(Limiter::Cgroup.words().contains("memory cgroup"));
+        assert!(Limiter::NodeMemory.words().contains("nodes' free memory"));
+    }
     const GIB: u64 = 1 << 30;
 
     fn cgroup(limit: u64, usage: u64) -> CgroupMemory {
