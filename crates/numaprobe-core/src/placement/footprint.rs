@@ -308,6 +308,17 @@ mod tests {
     }
 
     #[test]
+    fn a_cgroup_that_allows_exactly_the_node_share_is_not_the_limiter() {
+        // 12 % of 100 GiB and 50 % of a 24 GiB room are both 12 GiB: the
+        // nodes are named, the cgroup only stated.
+        let l = FootprintLimit::from_parts(100 * GIB, Some(cgroup(24 * GIB, 0)));
+        assert_eq!(l.limit_bytes, 12 * GIB);
+        assert_eq!(l.limited_by, Limiter::NodeMemory);
+        let under = FootprintLimit::from_parts(100 * GIB, Some(cgroup(24 * GIB - 2 * MIB, 0)));
+        assert_eq!(under.limited_by, Limiter::Cgroup);
+    }
+
+    #[test]
     fn buffers_alive_at_once_share_the_limit_in_2mib_steps() {
         let l = FootprintLimit::from_parts(100 * GIB, Some(cgroup(GIB, 0)));
         assert_eq!(l.limit_bytes, 512 * MIB);
