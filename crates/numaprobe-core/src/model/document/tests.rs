@@ -1,0 +1,250 @@
+//! The document reader against what it must tell apart: every kind's name,
+//! documents with and without a declared kind, folders with other files,
+//! and bad documents named in one line.
+
+use super::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// A folder of its own under the system's temporary folder.
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("numaprobe-doc-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// As the JSON writer stamps it: pretty, then the kind.
+fn written<T: serde::Serialize + Typed>(v: &T) -> String {
+    stamp_kind(&serde_json::to_string_pretty(v).unwrap(), v.kind())
+}
+
+#[test]
+fn every_kind_has_its_own_name() {
+    let mut names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    for k in Kind::ALL {
+        assert_eq!(Kind::parse(k.name()), Some(k));
+    }
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), Kind::ALL.len());
+    assert_eq!(Kind::parse("report"), None);
+}
+
+#[test]
+fn documents_without_a_kind_are_told_by_their_keys() {
+    let cases = [
+        (
+            json!({"topology": {}, "latency": null, "bandwidth": null, "notes": []}),
+            Kind::Run,
+        ),
+        (json!({"topology": {}, "notes": []}), Kind::Run),
+        (json!({"cpus": [], "numa_nodes": []}), Kind::Topo),
+        (json!({"kind": "latency", "matrix": [[1]]}), Kind::Latency),
+        (
+            json!({"kind": "bandwidth", "matrix": [[1]]}),
+            Kind::Bandwidth,
+        ),
+        (json!({"levels": [], "hops": []}), Kind::Infer),
+        (json!({"strategy": "scatter", "placement": []}), Kind::Pin),
+        (json!({"strategy": "compact", "commands": []}), Kind::Pin),
+        (json!({"command": "study", "experiments": []}), Kind::Study),
+        (
+            json!({"command": "study-plan", "plan": {}}),
+            Kind::StudyPlan,
+        ),
+        (json!({"command": "policy"}), Kind::Policy),
+        (
+            json!({"runs_requested": 3, "threads": 4, "command": ["./app"]}),
+            Kind::Tune,
+        ),
+        (
+            json!({"nodes": [], "outliers": [], "metrics": []}),
+            Kind::Fleet,
+        ),
+        (json!({"command": "latency-sweep"}), Kind::Sweep),
+        (
+            json!({"system": [], "memory": {}, "achieved_fraction": null}),
+            Kind::Peak,
+        ),
+        (json!({"curves": [], "timer": {}}), Kind::Loaded),
+        (json!({"atomics": "x86 lock", "runs": []}), Kind::Locks),
+        (json!({"hitm": [], "pairs": [], "domains": []}), Kind::C2c),
+        (json!({"a": {}, "b": {}, "criteria": {}}), Kind::Diff),
+        (
+            json!({"expect": "t.json", "expect_kind": "topo", "matches": true}),
+            Kind::Check,
+        ),
+    ];
+    let mut seen: Vec<Kind> = cases.iter().map(|(_, k)| *k).collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), Kind::ALL.len(), "every kind has a case");
+    for (v, k) in cases {
+        assert_eq!(identify(&v), Some(k), "{v}");
+    }
+    for v in [
+        json!({"unit": "ns", "matrix": [[1]]}),
+        json!([1, 2]),
+        json!({"x": 1}),
+    ] {
+        assert_eq!(identify(&v), None, "{v}");
+    }
+}
+
+#[test]
+fn a_declared_kind_wins_over_the_keys() {
+    // Keys of a topology, declared a peak: the declaration is the contract.
+    let v = json!({"kind": "peak", "cpus": [], "numa_nodes": []});
+    assert_eq!(identify(&v), Some(Kind::Peak));
+    // An unknown declared kind falls back to the keys.
+    let v = json!({"kind": "levels", "cpus": [], "numa_nodes": []});
+    assert_eq!(identify(&v), Some(Kind::Topo));
+}
+
+#[test]
+fn the_kind_follows_the_schema_and_a_documents_own_kind_stays() {
+    let out = stamp_kind(
+        "{\n  \"schema\": \"numaprobe/1\",\n  \"x\": 1\n}",
+        Kind::Topo,
+    );
+    assert_eq!(
+        out,
+        "{\n  \"schema\": \"numaprobe/1\",\n  \"kind\": \"topo\",\n  \"x\": 1\n}"
+    );
+    let last = stamp_kind("{\n  \"schema\": \"numaprobe/1\"\n}\n", Kind::Pin);
+    let v: Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(v["kind"], "pin");
+    assert!(last.ends_with("}\n"));
+    let own = "{\n  \"schema\": \"numaprobe/1\",\n  \"kind\": \"bandwidth\"\n}";
+    assert_eq!(stamp_kind(own, Kind::Latency), own);
+    // A nested `kind` is no top-level one.
+    let nested = "{\n  \"schema\": \"numaprobe/1\",\n  \"levels\": [\n    {\n      \"kind\": \"local\"\n    }\n  ]\n}";
+    let v: Value = serde_json::from_str(&stamp_kind(nested, Kind::Infer)).unwrap();
+    assert_eq!(v["kind"], "infer");
+    assert_eq!(stamp_kind("[1]", Kind::Run), "[1]");
+}
+
+#[test]
+fn a_folder_says_what_it_holds_and_leaves_other_files_listed() {
+    let d = temp_dir("folder");
+    let lat = crate::model::matrix::tests::sample();
+    let run = crate::model::run::tests::sample(crate::model::extra::ExtraStatus::Partial);
+    std::fs::write(d.join("latency.json"), written(&lat)).unwrap();
+    std::fs::write(d.join("run.json"), written(&run)).unwrap();
+    std::fs::write(d.join("other.json"), "{\"name\": \"another tool\"}").unwrap();
+    let newer = json!({"schema": "numaprobe/1", "kind": "from-a-newer-numaprobe"});
+    std::fs::write(d.join("newer.json"), newer.to_string()).unwrap();
+    std::fs::write(d.join("summary.md"), "# numaprobe report\n").unwrap();
+    std::fs::write(d.join(".numaprobe-manifest"), "run.json\n").unwrap();
+    let f = match read(&d).unwrap() {
+        Holding::Folder(f) => f,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        f.files,
+        [
+            "latency.json",
+            "newer.json",
+            "other.json",
+            "run.json",
+            "summary.md"
+        ]
+    );
+    assert_eq!(f.unknown, [("newer.json".to_string(), newer)]);
+    let kinds: Vec<(&str, Kind)> = f
+        .documents
+        .iter()
+        .map(|x| (x.file.as_str(), x.document.kind()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("latency.json", Kind::Latency), ("run.json", Kind::Run)]
+    );
+    assert_eq!(
+        f.first(Kind::Latency).unwrap().document,
+        Document::Matrix(Box::new(lat))
+    );
+    match &f.first(Kind::Run).unwrap().document {
+        Document::Run(r) => assert_eq!(r.report, run),
+        other => panic!("{other:?}"),
+    }
+    assert!(f.first(Kind::Topo).is_none());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_run_json_written_without_kind_reads_as_a_run() {
+    // Built into the test so it runs where the source tree is not (the
+    // arm64 rig runs the unit tests inside its guest).
+    let text = include_str!("../../../../../tests/fixtures/fleet/taskset-one-cpu/node1/run.json");
+    let d = temp_dir("legacy-run");
+    let p = d.join("run.json");
+    std::fs::write(&p, text).unwrap();
+    match read_file(&p).unwrap() {
+        Document::Run(r) => {
+            assert!(r.topology.is_some());
+            assert!(r.report.latency.is_some());
+        }
+        other => panic!("{:?}", other.kind()),
+    }
+}
+
+#[test]
+fn an_unknown_or_broken_document_is_one_line_naming_the_file_and_what_is_read() {
+    let d = temp_dir("bad");
+    let unknown = d.join("mystery.json");
+    std::fs::write(&unknown, "{\"schema\": \"numaprobe/1\", \"x\": 1}").unwrap();
+    let e = read_file(&unknown).unwrap_err().to_string();
+    assert!(e.starts_with(&unknown.display().to_string()), "{e}");
+    assert!(e.contains("run, topo, latency, bandwidth"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+    // A numaprobe document that does not read stops a folder's reading.
+    std::fs::write(
+        &unknown,
+        "{\"schema\": \"numaprobe/1\", \"kind\": \"topo\", \"cpus\": 3}",
+    )
+    .unwrap();
+    let e = read(&d).unwrap_err().to_string();
+    assert!(
+        e.contains("mystery.json: not a valid topology document"),
+        "{e}"
+    );
+    std::fs::write(
+        &unknown,
+        "{\"schema\": \"numaprobe/9\", \"kind\": \"topo\"}",
+    )
+    .unwrap();
+    let e = read_file(&unknown).unwrap_err().to_string();
+    assert!(
+        e.contains("schema numaprobe/9; this numaprobe reads numaprobe/1"),
+        "{e}"
+    );
+    std::fs::write(&unknown, "not json").unwrap();
+    let e = read_file(&unknown).unwrap_err().to_string();
+    assert!(e.contains("not JSON"), "{e}");
+    let e = read(&d.join("nowhere")).unwrap_err().to_string();
+    assert!(e.ends_with("nowhere: no such file or folder"), "{e}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_matrix_whose_kind_disagrees_with_its_content_is_refused() {
+    let lat = crate::model::matrix::tests::sample();
+    let v: Value = serde_json::from_str(&written(&lat)).unwrap();
+    let e = parse(&v, Kind::Bandwidth, Path::new("b.json")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("it says bandwidth but holds a latency matrix"),
+        "{e}"
+    );
+    assert!(parse(&v, Kind::Latency, Path::new("l.json")).is_ok());
+}
+
+#[test]
+fn every_kind_is_in_the_manual() {
+    let doc = include_str!("../../../../../doc/json.md");
+    for k in Kind::ALL {
+        assert!(doc.contains(&format!("| `{}` |", k.name())), "{k}");
+    }
+}
