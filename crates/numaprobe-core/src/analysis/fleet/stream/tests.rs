@@ -2,6 +2,7 @@
 //! output) may send: the round trip, and every hostile line a tester found
 //! or the limits name, each skipped with the node named, never fatal.
 
+use super::limits::PIECE_COST;
 use super::*;
 use std::io::Cursor;
 
