@@ -1,0 +1,132 @@
+//! `numaprobe fleet`'s arguments: the Slurm selection, the gathering, the
+//! outlier rule and what to do with nodes Slurm cannot give, and the
+//! outlier rule checked from them.
+
+use super::node::Gather;
+use crate::args::OutputArgs;
+use crate::output::usage;
+use numaprobe_core::model::fleet::OutlierRule;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_long_help = "Through Slurm: one srun, one exclusive task per node \
+(--ntasks-per-node=1 --exclusive), each running `numaprobe run` with the same --budget and \
+--size, --partition/--nodelist/--nodes/--account/--time/--reservation/--qos/--exclude and every \
+--srun-arg passed through to srun (srun's own input variables, e.g. SLURM_RESERVATION, apply \
+too). A failing node ends neither the others' tasks nor the job.\n\n\
+Gathering: with --gather stream (the default) every node sends its report folder back through \
+the job's output (base64 lines marked NUMAPROBE-FLEET) and numaprobe unpacks it into \
+DIR/<node>/; with --gather shared every node writes DIR/<node>/ itself, so DIR must be on a \
+filesystem all nodes share. The binary must be at the same path on every node (a shared \
+filesystem), or name its path there with --numaprobe.\n\n\
+Analysis: nodes are grouped by their topology and firmware signature (CPU model, packages, NUMA \
+nodes per package (SNC/NPS), CPUs and allowed CPUs, numbering class, SLIT, THP, kernel, memory \
+per node, LLC) and the groups outside the largest are named with the fields that differ; every \
+measured cell is compared across the nodes with its median and MAD, and a node at least \
+--outlier-sd (3.5) robust standard deviations (1.4826 x MAD) and --outlier-pct (5) % off is an \
+outlier. Nodes that failed, timed out or sent an incomplete report are listed with why, nodes \
+that skipped a measurement are named with what is missing; the others' results are kept.\n\n\
+DIR then holds one folder per node (its report and fleet-node.json: how its run ended), \
+fleet.json, fleet.md, fleet.csv and fleet.html (a heatmap, odd nodes first).\n\n\
+Exit status, after everything is written: 0 every node reported in full and the fleet is \
+uniform; 1 every node reported but the fleet is not uniform (outliers, signature groups beside \
+the largest, a node with a measurement missing); 2 bad input (nothing allocated, nothing \
+written); 4 a node failed, timed out, was lost or not run (the others' results are kept); \
+130/143 stopped by Ctrl-C/SIGTERM (the gathered nodes and the report, marked incomplete, are \
+kept)."
+)]
+pub struct Args {
+    /// Analyse the reports already gathered in DIR (DIR/<node>/run.json) instead of running anything
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "report_dir", "reservation", "qos", "exclude", "srun_arg", "gather", "numaprobe", "budget", "size", "node_timeout", "grace", "unavailable"])]
+    pub from: Option<PathBuf>,
+    /// Slurm partition (srun --partition)
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Nodes to run on, in Slurm's host-list form, e.g. node[001-016] (srun --nodelist)
+    #[arg(long, short = 'w')]
+    pub nodelist: Option<String>,
+    /// How many nodes (srun --nodes); default: the number in --nodelist
+    #[arg(long, short = 'N')]
+    pub nodes: Option<u32>,
+    /// Slurm account to charge (srun --account)
+    #[arg(long)]
+    pub account: Option<String>,
+    /// The job's time limit in Slurm's form, e.g. 10:00 (srun --time)
+    #[arg(long)]
+    pub time: Option<String>,
+    /// Run in this advance reservation (srun --reservation); SLURM_RESERVATION in the environment works too
+    #[arg(long, value_name = "NAME")]
+    pub reservation: Option<String>,
+    /// Quality of service for the job (srun --qos)
+    #[arg(long, value_name = "QOS")]
+    pub qos: Option<String>,
+    /// Nodes to leave out, in Slurm's host-list form (srun --exclude)
+    #[arg(long, short = 'x', value_name = "LIST")]
+    pub exclude: Option<String>,
+    /// One more option for srun, passed as it is (repeatable), e.g. --srun-arg=--constraint=ib
+    #[arg(long = "srun-arg", value_name = "OPTION", allow_hyphen_values = true)]
+    pub srun_arg: Vec<String>,
+    /// Outlier threshold: robust standard deviations (1.4826 x MAD) off the fleet's median
+    #[arg(long, value_name = "SDS", default_value_t = 3.5)]
+    pub outlier_sd: f64,
+    /// Outlier threshold: percent off the fleet's median (both thresholds must be passed)
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
+    pub outlier_pct: f64,
+    /// How the reports come back
+    #[arg(long, value_enum, default_value = "stream")]
+    pub gather: Gather,
+    /// The fleet folder: DIR/<node>/ per node and the fleet's files. Default: ./numaprobe-fleet (must be new or empty)
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Path of the numaprobe binary on the nodes. Default: this binary's path
+    #[arg(long, value_name = "PATH")]
+    pub numaprobe: Option<PathBuf>,
+    /// Every node's main-job budget (numaprobe run --budget). Default: 60s
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+    /// Every node's buffer size (numaprobe run --size)
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// A node's run is stopped as timed out this long after it started. Default: the budget plus 120s
+    #[arg(long, value_name = "DURATION")]
+    pub node_timeout: Option<String>,
+    /// A running node silent this long (it says it is alive every 5 s) is lost: given up on, named, the others kept
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub grace: String,
+    /// Listed nodes that Slurm reports drained, down, reserved or not responding: leave them out, wait for them, or refuse to start
+    #[arg(long, value_enum, default_value = "skip")]
+    pub unavailable: Unavailable,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// What to do with listed nodes Slurm cannot give now.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unavailable {
+    /// Name each with its state and reason, run on the others
+    Skip,
+    /// Name each, then let the job wait until Slurm can give it (Ctrl-C stops waiting)
+    Wait,
+    /// Name each and run nothing (exit 4)
+    Fail,
+}
+
+/// The outlier rule from --outlier-sd and --outlier-pct, checked.
+pub(super) fn outlier_rule(sd: f64, pct: f64) -> anyhow::Result<OutlierRule> {
+    if !(sd.is_finite() && sd >= 0.0) {
+        return Err(usage(format!(
+            "--outlier-sd {sd}: not a number of standard deviations (valid: 0 or more, e.g. 3.5)"
+        )));
+    }
+    if !(pct.is_finite() && pct >= 0.0) {
+        return Err(usage(format!(
+            "--outlier-pct {pct}: not a percentage (valid: 0 or more, e.g. 5)"
+        )));
+    }
+    Ok(OutlierRule {
+        min_robust_z: sd,
+        min_off_percent: pct,
+        ..OutlierRule::default()
+    })
+}

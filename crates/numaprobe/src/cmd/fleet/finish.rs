@@ -1,0 +1,85 @@
+//! The end of a fleet run: the fleet's files written beside the nodes'
+//! folders, the chosen format shown, and the exit status the fleet earns.
+
+use crate::args::OutputArgs;
+use crate::output::{write_atomic, Differs, PartlyFailed};
+use anyhow::Context;
+use numaprobe_core::model::fleet::FleetReport;
+use numaprobe_core::model::Format;
+use numaprobe_core::render;
+use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
+use std::path::Path;
+
+/// Write the fleet's files into `dir` and show the chosen format; then
+/// exit 4 when a node failed, timed out, was lost or not run, 1 when every
+/// node reported but the fleet is not uniform (outliers, signature groups
+/// beside the largest, a measurement missing), 0 otherwise. `stopped`: a
+/// signal ended the gather; the report is marked incomplete, where it is is
+/// said on stderr, and `main` exits 128 + the signal.
+pub(super) fn finish(
+    out: &OutputArgs,
+    dir: &Path,
+    r: &FleetReport,
+    notes: &[String],
+    stopped: bool,
+) -> anyhow::Result<()> {
+    let mut r = r.clone();
+    r.notes.extend(notes.iter().cloned());
+    if stopped {
+        r.complete = false;
+    }
+    let markdown = fleet_table::to_markdown(&r);
+    let csv = fleet_csv::to_csv(&r);
+    let json = render::to_json(&r);
+    for (name, text) in [
+        ("fleet.json", &json),
+        ("fleet.md", &markdown),
+        ("fleet.csv", &csv),
+        ("fleet.html", &fleet_html::to_html(&r)),
+    ] {
+        let p = dir.join(name);
+        write_atomic(&p, text.as_bytes())
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if stopped {
+        eprintln!(
+            "numaprobe: stopped: the nodes that finished and the fleet report (marked incomplete) are in {}/",
+            dir.display()
+        );
+    }
+    let text = match out.format() {
+        Format::Json => json,
+        Format::Markdown => markdown,
+        Format::Csv => csv,
+        Format::Table => format!(
+            "{}\nFleet report written to {}/ (fleet.json, fleet.md, fleet.csv, fleet.html)\n",
+            fleet_table::to_text(&r),
+            dir.display()
+        ),
+    };
+    out.sink().write(&text)?;
+    if stopped {
+        return Ok(());
+    }
+    let bad: Vec<String> = r
+        .failures()
+        .map(|n| format!("{} ({})", n.name, n.reason.as_deref().unwrap_or("failed")))
+        .collect();
+    if !bad.is_empty() {
+        return Err(anyhow::Error::new(PartlyFailed(format!(
+            "{} of {} nodes failed, timed out, were lost or not run: {}; the other nodes' results are in the report",
+            bad.len(),
+            r.nodes.len(),
+            bad.join("; ")
+        ))));
+    }
+    let found = r.findings();
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::Error::new(Differs(format!(
+            "the fleet is not uniform: {}",
+            found.join("; ")
+        ))))
+    }
+}
