@@ -1,6 +1,7 @@
 //! The main job's sizes, notes, preparation and a tiny run on this machine.
 
 use super::*;
+use crate::placement::PlacementError;
 
 #[test]
 fn a_default_below_the_floor_is_said_with_its_reason() {
@@ -168,21 +169,27 @@ fn an_impossible_size_fails_before_measuring() {
 #[test]
 fn the_real_buffer_may_take_twice_its_prediction_or_half_what_is_left() {
     let s = |x: f64| Duration::from_secs_f64(x);
-    assert_eq!(calibration_allowance(1.0, s(10.0)), s(5.0));
-    assert_eq!(calibration_allowance(4.0, s(10.0)), s(8.0));
+    assert_eq!(real_buffer::calibration_allowance(1.0, s(10.0)), s(5.0));
+    assert_eq!(real_buffer::calibration_allowance(4.0, s(10.0)), s(8.0));
     // Never past the budget.
-    assert_eq!(calibration_allowance(6.0, s(10.0)), s(10.0));
-    assert_eq!(calibration_allowance(1.0, Duration::ZERO), Duration::ZERO);
+    assert_eq!(real_buffer::calibration_allowance(6.0, s(10.0)), s(10.0));
+    assert_eq!(
+        real_buffer::calibration_allowance(1.0, Duration::ZERO),
+        Duration::ZERO
+    );
 }
 
 #[test]
 fn a_set_up_cut_short_is_scaled_to_the_whole_buffer() {
     // A quarter touched in 2 s: 8 s for all of it.
-    assert_eq!(whole_from_part(2.0, 1 << 28, 1 << 30, 0.5), 8.0);
+    assert_eq!(
+        real_buffer::whole_from_part(2.0, 1 << 28, 1 << 30, 0.5),
+        8.0
+    );
     // Nothing touched: nothing learnt of the rate, never less than the
     // time spent nor than the prediction.
-    assert_eq!(whole_from_part(2.0, 0, 1 << 30, 0.5), 2.0);
-    assert_eq!(whole_from_part(0.1, 0, 1 << 30, 0.5), 0.5);
+    assert_eq!(real_buffer::whole_from_part(2.0, 0, 1 << 30, 0.5), 2.0);
+    assert_eq!(real_buffer::whole_from_part(0.1, 0, 1 << 30, 0.5), 0.5);
 }
 
 #[test]
