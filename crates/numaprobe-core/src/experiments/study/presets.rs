@@ -78,42 +78,84 @@ fn plan_hops(
         .join(", ");
     // Figure 4 is the read-only thread, figures 3 and 5 the write-only one.
     for (access, figure) in [(Access::Read, "figure 4"), (Access::Write, "figures 3, 5")] {
-        for setting in settings(opts, &[(LoadLevel::None, Subscription::High)]) {
-            let cases = targets
-                .iter()
-                .map(|&(_, m)| {
-                    let spec = ThreadSpec {
-                        node: home,
-                        core: 0,
-                        access,
-                        mem: m,
-                    };
-                    make_case(topo, hops, &[spec], None)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let wording = super::label::wording(access);
-            let title = format!(
-                "{}{} thread running on node {home}, accessing data from {hop_list} hops away {}",
-                wording[..1].to_uppercase(),
-                &wording[1..],
-                setting_words(setting.0, setting.1)
-            );
+        push_experiments(
+            topo,
+            plan,
+            "hops",
+            settings(opts, &[(LoadLevel::None, Subscription::High)]),
+            |_| vec![vec![access]],
+            |mix| {
+                targets
+                    .iter()
+                    .map(|&(_, m)| make_case(topo, hops, &specs(&[(home, 0, m)], mix), None))
+                    .collect()
+            },
+            |_, setting| {
+                let wording = super::label::wording(access);
+                let title = format!(
+                    "{}{} thread running on node {home}, accessing data from {hop_list} hops away {}",
+                    wording[..1].to_uppercase(),
+                    &wording[1..],
+                    setting_words(setting.0, setting.1)
+                );
+                (title, (setting.0 == LoadLevel::None).then_some(figure))
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// A background setting: its load and subscription.
+type Setting = (LoadLevel, Subscription);
+
+/// A preset's experiments, one per background setting and thread mix,
+/// built alike: the cases of the mix, named `<preset>-<mix>-<setting>`.
+/// A preset says only what differs: its settings, its mixes at a setting,
+/// the cases of a mix, and an experiment's title and figure.
+fn push_experiments(
+    topo: &Topology,
+    plan: &mut StudyPlan,
+    preset: &str,
+    settings: Vec<Setting>,
+    mixes: impl Fn(Setting) -> Vec<Vec<Access>>,
+    cases: impl Fn(&[Access]) -> Result<Vec<CasePlan>, StudyError>,
+    words: impl Fn(&[Access], Setting) -> (String, Option<&'static str>),
+) -> Result<(), StudyError> {
+    for setting in settings {
+        for mix in mixes(setting) {
+            let cases = cases(&mix)?;
+            let (title, figure) = words(&mix, setting);
             plan.experiments.push(experiment(
                 topo,
                 format!(
-                    "hops-{}-{}",
-                    access.letter(),
+                    "{preset}-{}-{}",
+                    mix_name(&mix),
                     setting_id(setting.0, setting.1)
                 ),
                 title,
-                (setting.0 == LoadLevel::None).then_some(figure),
-                access.letter().to_string(),
+                figure,
+                mix_name(&mix),
                 setting,
                 cases,
             ));
         }
     }
     Ok(())
+}
+
+/// Threads as (node, core index, memory node), given the mix's accesses
+/// in turn.
+fn specs(threads: &[(u32, usize, u32)], mix: &[Access]) -> Vec<ThreadSpec> {
+    threads
+        .iter()
+        .zip(mix)
+        .map(|(&(node, core, mem), &access)| ThreadSpec {
+            node,
+            core,
+            access,
+            mem,
+        })
+        .collect()
 }
 
 fn mixes_for(opts: &PlanOptions, default: &[&[Access]]) -> Vec<Vec<Access>> {
@@ -206,26 +248,21 @@ fn crossfire_experiments(
         (LoadLevel::VeryHigh, Subscription::High),
         (LoadLevel::VeryHigh, Subscription::Full),
     ];
-    for setting in settings(opts, &sweep) {
-        for mix in mixes_for(opts, &[WW]) {
-            let cases = placements
+    push_experiments(
+        topo,
+        plan,
+        "crossfire",
+        settings(opts, &sweep),
+        |_| mixes_for(opts, &[WW]),
+        |mix| {
+            placements
                 .iter()
-                .map(|(threads, desc)| {
-                    let specs: Vec<ThreadSpec> = threads
-                        .iter()
-                        .zip(&mix)
-                        .map(|(&(node, core, mem), &access)| ThreadSpec {
-                            node,
-                            core,
-                            access,
-                            mem,
-                        })
-                        .collect();
-                    make_case(topo, hops, &specs, Some(desc))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+                .map(|(threads, desc)| make_case(topo, hops, &specs(threads, mix), Some(desc)))
+                .collect()
+        },
+        |mix, setting| {
             // Claim a figure only when all three of its bars can run.
-            let figure = match (mix.as_slice() == WW && placements.len() == 3, setting) {
+            let figure = match (mix == WW && placements.len() == 3, setting) {
                 (true, (LoadLevel::None, _)) => Some("figure 6"),
                 (true, (LoadLevel::Low, Subscription::High)) => Some("figure 7"),
                 (true, (LoadLevel::VeryHigh, Subscription::High)) => Some("figure 8"),
@@ -234,25 +271,12 @@ fn crossfire_experiments(
             };
             let title = format!(
                 "Crossfire 1 Hop-1 Hop case vs no crossfire 1 Hop-1 Hop case ({}) {}",
-                mix_name(&mix),
+                mix_name(mix),
                 setting_words(setting.0, setting.1)
             );
-            plan.experiments.push(experiment(
-                topo,
-                format!(
-                    "crossfire-{}-{}",
-                    mix_name(&mix),
-                    setting_id(setting.0, setting.1)
-                ),
-                title,
-                figure,
-                mix_name(&mix),
-                setting,
-                cases,
-            ));
-        }
-    }
-    Ok(())
+            (title, figure)
+        },
+    )
 }
 
 fn plan_same_node(
@@ -294,34 +318,34 @@ fn plan_same_node(
     }
     // Figure 10 is read-only on an idle system; figures 11-15 write-only at
     // every background level.
-    for setting in settings(opts, &SWEEP) {
-        let default_mixes: &[&[Access]] = if setting.0 == LoadLevel::None {
-            &[RR, WW]
-        } else {
-            &[WW]
-        };
-        for mix in mixes_for(opts, default_mixes) {
-            let cases = pairs
+    push_experiments(
+        topo,
+        plan,
+        "same-node",
+        settings(opts, &SWEEP),
+        |setting| {
+            let default_mixes: &[&[Access]] = if setting.0 == LoadLevel::None {
+                &[RR, WW]
+            } else {
+                &[WW]
+            };
+            mixes_for(opts, default_mixes)
+        },
+        |mix| {
+            pairs
                 .iter()
                 .map(|&(m1, m2)| {
-                    let specs = [
-                        ThreadSpec {
-                            node: home,
-                            core: 0,
-                            access: mix[0],
-                            mem: m1,
-                        },
-                        ThreadSpec {
-                            node: home,
-                            core: 1,
-                            access: mix[1],
-                            mem: m2,
-                        },
-                    ];
-                    make_case(topo, hops, &specs, None)
+                    make_case(
+                        topo,
+                        hops,
+                        &specs(&[(home, 0, m1), (home, 1, m2)], mix),
+                        None,
+                    )
                 })
-                .collect::<Result<Vec<_>, _>>()?;
-            let figure = match (mix_name(&mix).as_str(), setting) {
+                .collect()
+        },
+        |mix, setting| {
+            let figure = match (mix_name(mix).as_str(), setting) {
                 ("rr", (LoadLevel::None, _)) => Some("figure 10"),
                 ("ww", (LoadLevel::None, _)) => Some("figure 11"),
                 ("ww", (LoadLevel::Low, Subscription::High)) => Some("figure 12"),
@@ -330,7 +354,7 @@ fn plan_same_node(
                 ("ww", (LoadLevel::VeryHigh, Subscription::High)) => Some("figure 15"),
                 _ => None,
             };
-            let words = match mix_name(&mix).as_str() {
+            let words = match mix_name(mix).as_str() {
                 "rr" => "Both read-only threads".to_string(),
                 "ww" => "Both write-only threads".to_string(),
                 m => format!("Both threads ({m})"),
@@ -339,22 +363,9 @@ fn plan_same_node(
                 "{words} running on node {home} (different cores) {}",
                 setting_words(setting.0, setting.1)
             );
-            plan.experiments.push(experiment(
-                topo,
-                format!(
-                    "same-node-{}-{}",
-                    mix_name(&mix),
-                    setting_id(setting.0, setting.1)
-                ),
-                title,
-                figure,
-                mix_name(&mix),
-                setting,
-                cases,
-            ));
-        }
-    }
-    Ok(())
+            (title, figure)
+        },
+    )
 }
 
 /// Two threads as (node, core index, memory node) each.
@@ -465,23 +476,18 @@ fn plan_myths(
         ));
     }
     // Baseline: the placement with every thread local, when it exists.
-    for setting in settings(opts, &[(LoadLevel::None, Subscription::High)]) {
-        for mix in mixes_for(opts, &[WW]) {
+    push_experiments(
+        topo,
+        plan,
+        "myths",
+        settings(opts, &[(LoadLevel::None, Subscription::High)]),
+        |_| mixes_for(opts, &[WW]),
+        |mix| {
             let mut cases = placements
                 .iter()
                 .map(|p| {
-                    let specs: Vec<ThreadSpec> = p
-                        .iter()
-                        .zip(&mix)
-                        .map(|(&(node, core, mem), &access)| ThreadSpec {
-                            node,
-                            core,
-                            access,
-                            mem,
-                        })
-                        .collect();
                     let crossfire = p[0].0 != p[1].0 && p[0].2 == p[1].0 && p[1].2 == p[0].0;
-                    make_case(topo, hops, &specs, crossfire.then_some("crossfire"))
+                    make_case(topo, hops, &specs(p, mix), crossfire.then_some("crossfire"))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             // Run (and show) cases grouped by hop shape so equal-hop cases
@@ -491,29 +497,19 @@ fn plan_myths(
                 hs.sort();
                 (hs.iter().sum::<u32>(), hs)
             });
+            Ok(cases)
+        },
+        |mix, setting| {
             let title = format!(
                 "Hop myths: two {} threads in every distinct placement {}",
-                if mix.as_slice() == WW {
+                if mix == WW {
                     "write-only".to_string()
                 } else {
-                    format!("({})", mix_name(&mix))
+                    format!("({})", mix_name(mix))
                 },
                 setting_words(setting.0, setting.1)
             );
-            plan.experiments.push(experiment(
-                topo,
-                format!(
-                    "myths-{}-{}",
-                    mix_name(&mix),
-                    setting_id(setting.0, setting.1)
-                ),
-                title,
-                None,
-                mix_name(&mix),
-                setting,
-                cases,
-            ));
-        }
-    }
-    Ok(())
+            (title, None)
+        },
+    )
 }
