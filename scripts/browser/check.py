@@ -11,6 +11,10 @@ off), and fail on:
     end, the last header cell lies inside the container;
   - a word broken inside a table cell ("tie r", "task set"): every word of
     every header and cell is drawn on one line;
+  - a figure drawn apart from its unit ("28.5" ending a line, "%" starting
+    the next), outside code;
+  - a heading repeated by the heading right after it ("System peak" above
+    "System peak: every allowed CPU ...");
   - a "partial" banner when the folder's run.json says `complete: true`;
   - an empty-section block: a section holding nothing but its heading and
     a note.
@@ -66,7 +70,7 @@ LONG_WORD = 40
 # Geometry checks, run in the page (the report itself has no script).
 LAYOUT_JS = r"""
 (() => {
-  const out = {cut: [], broken: [], empty: [], banner: [], heat: 0};
+  const out = {cut: [], broken: [], split: [], repeated: [], empty: [], banner: [], heat: 0};
   // Matrices: the last column reachable inside a scroll container.
   document.querySelectorAll('table.heat').forEach((t, i) => {
     out.heat++;
@@ -110,6 +114,35 @@ LAYOUT_JS = r"""
         }
       }
     }
+  });
+  // A figure and its unit drawn on two lines ("28.5" ending one line, "%"
+  // starting the next), in prose and cells alike; code is left as typed.
+  const unit = /\d[ \u00a0]+(%|ns|us|\u00b5s|ms|s|B|KiB|MiB|GiB|TiB|GB|MB\/s|GB\/s|Mops\/s|MHz|GHz|W)(?=[\s,;.):]|$)/g;
+  const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = texts.nextNode(); n && out.split.length <= 20; n = texts.nextNode()) {
+    if (n.parentElement.closest('code, pre, svg, script, style')) continue;
+    let m;
+    unit.lastIndex = 0;
+    while ((m = unit.exec(n.data)) !== null) {
+      range.setStart(n, m.index);
+      range.setEnd(n, m.index + m[0].length);
+      const tops = new Set();
+      for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+      if (tops.size > 1) {
+        out.split.push('"' + n.data.slice(Math.max(0, m.index - 20), m.index + m[0].length) +
+          '" in ' + ((n.parentElement.closest('section') || {}).id || '?'));
+        break;
+      }
+    }
+  }
+  // A heading repeated by the one right after it ("System peak" above
+  // "System peak: every allowed CPU ..."), the note naming the file aside.
+  const own = h => [...h.childNodes].filter(c => !(c.classList && c.classList.contains('note')))
+    .map(c => c.textContent).join('').trim();
+  document.querySelectorAll('h2, h3').forEach(h => {
+    const next = h.nextElementSibling;
+    if (next && /^H[23]$/.test(next.tagName) && own(h) && own(next).startsWith(own(h)))
+      out.repeated.push('"' + own(h) + '" then "' + own(next).slice(0, 80) + '"');
   });
   // Empty-section blocks: nothing but the heading and notes.
   document.querySelectorAll('section').forEach(s => {
@@ -281,6 +314,8 @@ def check_page(name, path, js, width, out):
                 lay = json.loads(res["result"]["value"])
                 problems += [f"matrix cut: {c}" for c in lay["cut"]]
                 problems += [f"word broken: {b}" for b in lay["broken"]]
+                problems += [f"figure split from its unit: {u}" for u in lay["split"]]
+                problems += [f"heading repeated: {h}" for h in lay["repeated"]]
                 problems += [f"empty-section block: {e}" for e in lay["empty"]]
                 if run_complete(path) is True:
                     problems += [f"banner on a complete run: {b}" for b in lay["banner"]]

@@ -187,13 +187,24 @@ fn draw<DB: DrawingBackend>(
     }
     for (i, l) in remote.iter().enumerate() {
         y += 18;
-        let color = PALETTE[i % PALETTE.len()];
-        root.draw(&Rectangle::new([(20, y + 2), (34, y + 12)], color.filled()))
-            .map_err(err)?;
+        // A level no direct link belongs to (sub-NUMA clusters of one
+        // package, pairs reached through others) gets no colour swatch: no
+        // line in the picture has its colour.
+        let drawn = inf.link_details.iter().any(|d| d.level == l.name);
+        if drawn {
+            let color = PALETTE[i % PALETTE.len()];
+            root.draw(&Rectangle::new([(20, y + 2), (34, y + 12)], color.filled()))
+                .map_err(err)?;
+        }
         let hops = l.hops_text("/");
+        let why = match (drawn, l.hops.as_slice()) {
+            (true, _) => "",
+            (false, [0]) => ", same package: no link",
+            (false, _) => ", no direct link",
+        };
         root.draw(&Text::new(
             format!(
-                "level {}: {} {} ({}-{}), {} hop(s){}",
+                "level {}: {} {} ({}-{}), {} hop(s){}{why}",
                 l.name,
                 fmt_value(l.value),
                 inf.unit,
@@ -232,6 +243,31 @@ mod tests {
             )
             .unwrap(),
         )
+    }
+
+    /// Two packages of two sub-NUMA clusters each: the clusters of a
+    /// package (level A) share no link; only the links across packages
+    /// (level B) are drawn, and the legend says why A has no line.
+    #[test]
+    fn sub_numa_pairs_are_not_drawn_as_links() {
+        let inf = analyse(
+            &parse(
+                r#"{"unit":"ns","matrix":[[77.7,81.7,135,134],[81.6,77.5,137,134],[135,136,73.5,82.1],[130,134,81.7,78.5]]}"#,
+                None,
+            )
+            .unwrap(),
+        );
+        let a = inf.levels.iter().find(|l| l.name == "A").unwrap();
+        assert_eq!(a.hops, vec![0]);
+        assert!(inf.link_details.iter().all(|l| l.level == "B"));
+        let svg = render_svg(&inf).unwrap();
+        let hex = |c: RGBColor| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+        assert!(
+            !svg.contains(&hex(PALETTE[0])),
+            "nothing in level A's colour"
+        );
+        assert!(svg.contains(&hex(PALETTE[1])), "level B's links drawn");
+        assert!(svg.contains("same package: no link"), "the legend says why");
     }
 
     #[test]

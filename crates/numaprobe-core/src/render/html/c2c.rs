@@ -4,7 +4,7 @@
 //! then the median per sharing domain.
 
 use super::heat_table::{badness, heat_table, HeatCell};
-use super::page::{escape, scale_colour, table};
+use super::page::{escape, prose, scale_colour, table};
 use crate::model::c2c::{C2cResult, Figure};
 use crate::render::c2c::is_square;
 use crate::render::table::Table;
@@ -132,7 +132,7 @@ pub fn section(r: &C2cResult, file: &str) -> String {
         s.push_str("</ul>\n");
     }
     for n in &r.notes {
-        s.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
+        s.push_str(&format!("<p class=\"note\">{}</p>\n", prose(n)));
     }
     s
 }

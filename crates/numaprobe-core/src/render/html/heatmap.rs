@@ -9,7 +9,7 @@
 //! (a tooltip alone would hide them on paper and on touch screens).
 
 use super::heat_table::{badness, heat_table, HeatCell, COMPACT_COLUMNS};
-use super::page::{escape, scale_colour};
+use super::page::{escape, prose, scale_colour};
 use super::ReportInput;
 use crate::model::infer::fmt_value;
 use crate::model::infer::Inference;
@@ -134,14 +134,14 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
         .filter(|c| c.flagged)
         .map(|c| {
             format!(
-                "<li>\u{2691} CPU node {} -> memory node {}: {} (placement {:.1} % on the intended node)</li>",
+                "<li>\u{2691} CPU node {} -> memory node {}: {} (placement {:.1}&#160;% on the intended node)</li>",
                 c.cpu_node,
                 c.mem_node,
                 escape(&c.flags.join("; ")),
                 100.0 * c.placement.fraction_on_intended
             )
         })
-        .chain(m.failed.iter().map(|f| format!("<li>failed: {}</li>", escape(&f.to_string()))))
+        .chain(m.failed.iter().map(|f| format!("<li>failed: {}</li>", prose(&f.to_string()))))
         .collect();
     if flagged.is_empty() {
         s.push_str(&format!(
@@ -154,7 +154,7 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
         s.push_str("\n</ul>\n");
     }
     for n in &m.notes {
-        s.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
+        s.push_str(&format!("<p class=\"note\">{}</p>\n", prose(n)));
     }
     s
 }

@@ -2,7 +2,7 @@
 //! against bandwidth, every curve) and a table per curve with its knee and
 //! peak, from `render::loaded`.
 
-use super::page::{empty, escape, inline_svg, table};
+use super::page::{empty, escape, inline_svg, prose, table};
 use super::ReportInput;
 
 pub fn section(input: &ReportInput) -> String {
@@ -13,7 +13,7 @@ pub fn section(input: &ReportInput) -> String {
     for d in &input.loaded {
         let r = &d.value;
         s.push_str(&format!(
-            "<h3>Loaded latency <span class=\"note\">from {}{}</span></h3>\n",
+            "<h3>Latency against bandwidth, every curve <span class=\"note\">from {}{}</span></h3>\n",
             escape(&d.file),
             if r.complete { "" } else { ", partial" }
         ));
@@ -28,11 +28,11 @@ pub fn section(input: &ReportInput) -> String {
             s.push_str(&table(&crate::render::loaded::curve_table(c)));
             s.push_str(&format!(
                 "<p>{}</p>\n",
-                escape(&crate::render::loaded::summary_line(c))
+                prose(&crate::render::loaded::summary_line(c))
             ));
         }
         for f in &r.failed {
-            s.push_str(&format!("<p class=\"note\">failed: {}</p>\n", escape(f)));
+            s.push_str(&format!("<p class=\"note\">failed: {}</p>\n", prose(f)));
         }
     }
     s

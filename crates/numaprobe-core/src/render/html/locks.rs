@@ -2,7 +2,7 @@
 //! documents): which atomics ran, then each document's runs as one table
 //! (op, sharing, placement, threads, Mops/s, ns/op) and its notes.
 
-use super::page::{escape, table};
+use super::page::{escape, prose, table};
 use super::ReportInput;
 use crate::render::locks::{atomics_line, runs_table};
 
@@ -19,11 +19,11 @@ pub fn section(input: &ReportInput) -> String {
             if r.complete { "" } else { " (partial)" },
             escape(&d.file)
         ));
-        s.push_str(&format!("<p>{}</p>\n", escape(&atomics_line(r))));
+        s.push_str(&format!("<p>{}</p>\n", prose(&atomics_line(r))));
         s.push_str(&table(&runs_table(r)));
         s.push_str("<p class=\"note\">Mops/s: all threads together; ns/op: one thread's wall time per operation.</p>\n");
         for n in &r.notes {
-            s.push_str(&format!("<p class=\"note\">Note: {}</p>\n", escape(n)));
+            s.push_str(&format!("<p class=\"note\">Note: {}</p>\n", prose(n)));
         }
         for f in &r.failed {
             s.push_str(&format!(

@@ -215,11 +215,51 @@ fn subtitle(input: &ReportInput) -> String {
     }
 }
 
+/// Units a figure in the report's sentences and cells is written with.
+const UNITS: [&str; 18] = [
+    "%", "ns", "us", "\u{b5}s", "ms", "s", "B", "KiB", "MiB", "GiB", "TiB", "GB", "MB/s", "GB/s",
+    "Mops/s", "MHz", "GHz", "W",
+];
+
+/// Already escaped prose with each figure kept on one line with its unit
+/// ("CV 28.5&#160;%", "0.9&#160;s)"): a narrow window must not put "%"
+/// alone at the start of a line. Only a space between a number and a unit
+/// of [`UNITS`] changes; code and command lines are not passed here (a
+/// no-break space pasted into a shell is not a space).
+pub fn figures(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len() + 16);
+    let mut parts = escaped.split(' ').peekable();
+    while let Some(part) = parts.next() {
+        out.push_str(part);
+        let Some(next) = parts.peek() else { break };
+        let unit = next.trim_end_matches([',', ';', '.', ')', ':']);
+        let number = part.ends_with(|c: char| c.is_ascii_digit());
+        out.push_str(if number && UNITS.contains(&unit) {
+            "&#160;"
+        } else {
+            " "
+        });
+    }
+    out
+}
+
+/// Document text as escaped prose with its figures kept whole ([`figures`]).
+pub fn prose(s: &str) -> String {
+    figures(&escape(s))
+}
+
 /// A [`Table`] as an HTML table (title as a caption-like heading).
 pub fn table(t: &Table) -> String {
+    noted_table(t, "")
+}
+
+/// [`table`] with `note` (HTML) after its title, as a section names the
+/// file its first table comes from in that table's own heading rather
+/// than in a heading of its own above it.
+pub fn noted_table(t: &Table, note: &str) -> String {
     let mut s = String::new();
     if let Some(title) = &t.title {
-        s.push_str(&format!("<h3>{}</h3>\n", escape(title)));
+        s.push_str(&format!("<h3>{}{note}</h3>\n", escape(title)));
     }
     s.push_str("<div class=\"scroll\"><table class=\"data\">\n<thead><tr>");
     for h in &t.headers {
@@ -231,7 +271,7 @@ pub fn table(t: &Table) -> String {
         for (i, c) in row.iter().enumerate() {
             let right = t.align.get(i).copied().unwrap_or(Align::Right) == Align::Right;
             let class = if right { " class=\"r\"" } else { "" };
-            s.push_str(&format!("<td{class}>{}</td>", words(&escape(c))));
+            s.push_str(&format!("<td{class}>{}</td>", words(&prose(c))));
         }
         s.push_str("</tr>\n");
     }
@@ -293,19 +333,20 @@ pub fn empty(text: &str) -> String {
     format!("<p class=\"note\">{}</p>\n", code_spans(&escape(text)))
 }
 
-/// Backtick pairs of already escaped text as `<code>` elements.
+/// Backtick pairs of already escaped text as `<code>` elements, the text
+/// between them with its figures kept whole ([`figures`]).
 pub fn code_spans(escaped: &str) -> String {
     let mut out = String::new();
     for (i, part) in escaped.split('`').enumerate() {
         if i % 2 == 1 {
             out.push_str(&format!("<code>{part}</code>"));
         } else {
-            out.push_str(part);
+            out.push_str(&figures(part));
         }
     }
     // An unpaired backtick: the last part was opened and never closed.
     if escaped.matches('`').count() % 2 == 1 {
-        return escaped.to_string();
+        return figures(escaped);
     }
     out
 }

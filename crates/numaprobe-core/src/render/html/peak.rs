@@ -2,7 +2,7 @@
 //! per-node figures, the SMBIOS population, theoretical and achieved/peak,
 //! findings), built from the same tables as the text renderer.
 
-use super::page::{code_spans, escape, table};
+use super::page::{code_spans, escape, noted_table, prose, table};
 use super::ReportInput;
 use crate::render::peak::{dimm_table, node_table, peak_lines, socket_table, system_table};
 
@@ -13,13 +13,16 @@ pub fn section(input: &ReportInput) -> String {
     let mut s = String::new();
     for d in &input.peaks {
         let r = &d.value;
-        s.push_str(&format!(
-            "<h3>System peak <span class=\"note\">from {}{}</span></h3>\n",
+        let from = format!(
+            " <span class=\"note\">from {}{}</span>",
             escape(&d.file),
             if r.complete { "" } else { ", partial" }
-        ));
-        if !r.system.is_empty() {
-            s.push_str(&table(&system_table(r)));
+        );
+        // The system table's title names the system peak already.
+        if r.system.is_empty() {
+            s.push_str(&format!("<h3>System peak{from}</h3>\n"));
+        } else {
+            s.push_str(&noted_table(&system_table(r), &from));
         }
         if !r.nodes.is_empty() {
             s.push_str(&table(&node_table(r)));
@@ -37,7 +40,7 @@ pub fn section(input: &ReportInput) -> String {
                 .memory
                 .findings
                 .iter()
-                .map(|l| format!("<li>{}</li>", escape(l)))
+                .map(|l| format!("<li>{}</li>", prose(l)))
                 .collect();
             s.push_str(&format!(
                 "<ul class=\"findings\">\n{}\n</ul>\n",

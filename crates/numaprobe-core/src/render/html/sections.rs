@@ -4,7 +4,7 @@
 //! returns the body of its section; pictures come from the SVG renderers
 //! (`report::graph`, `report::study_chart`, `render::ranking`).
 
-use super::page::{empty, escape, inline_svg, kv_table, table, words};
+use super::page::{empty, escape, inline_svg, kv_table, prose, table, words};
 use super::ReportInput;
 use crate::model::infer::Finding;
 use crate::model::infer::Inference;
@@ -33,7 +33,7 @@ pub fn machine(input: &ReportInput) -> String {
             rows.push((
                 "Complete",
                 match &input.run_status {
-                    Some(st) => escape(&crate::render::run_status::line(st)),
+                    Some(st) => prose(&crate::render::run_status::line(st)),
                     None if input.complete => "yes".into(),
                     None => "no (partial result)".into(),
                 },
@@ -121,7 +121,7 @@ pub fn machine(input: &ReportInput) -> String {
         s.push_str("</tbody></table></div>\n");
     }
     for n in &input.notes {
-        s.push_str(&format!("<p class=\"note\">Note: {}</p>\n", escape(n)));
+        s.push_str(&format!("<p class=\"note\">Note: {}</p>\n", prose(n)));
     }
     s
 }
@@ -150,7 +150,7 @@ fn inference(inf: &Inference, file: &str) -> String {
         escape(file)
     );
     if let Some(m) = &inf.machine {
-        s.push_str(&format!("<p>{}</p>\n", escape(m)));
+        s.push_str(&format!("<p>{}</p>\n", prose(m)));
     }
     s.push_str(&table(&inf.levels_table()));
     if !inf.groups.is_empty() {
@@ -190,7 +190,7 @@ fn finding_items(out: &mut Vec<String>, tag: &str, items: &[Finding]) {
         out.push(format!(
             "<li><span class=\"tag {tag}\">{}</span>{}</li>",
             escape(&f.kind),
-            escape(&f.text)
+            prose(&f.text)
         ));
     }
 }
@@ -228,7 +228,7 @@ pub fn findings(input: &ReportInput) -> String {
         for p in &b.value.naive_problems {
             found.push(format!(
                 "<li><span class=\"tag finding\">naive binding</span>{}</li>",
-                escape(p)
+                prose(p)
             ));
         }
     }
@@ -260,7 +260,7 @@ pub fn findings(input: &ReportInput) -> String {
         .map(|w| {
             format!(
                 "<li><span class=\"tag warning\">warning</span>{}</li>",
-                escape(w)
+                prose(w)
             )
         })
         .collect();
@@ -314,7 +314,7 @@ pub fn rankings(input: &ReportInput) -> String {
             .filter_map(|e| {
                 e.note
                     .as_ref()
-                    .map(|n| format!("<li>{}: {}</li>", escape(&e.label), escape(n)))
+                    .map(|n| format!("<li>{}: {}</li>", escape(&e.label), prose(n)))
             })
             .collect();
         if !notes.is_empty() {

@@ -176,7 +176,7 @@ fn the_banner_says_what_run_json_status_says() {
     );
     // The provenance table says which phase its budget share cut short.
     assert!(page.contains(
-        "complete; partial by budget: cache sweep (its share of the budget (0.3 s) was spent \
+        "complete; partial by budget: cache sweep (its share of the budget (0.3&#160;s) was spent \
          after 5 of 21 steps)</td>"
     ));
     input.run_status = Some(RunStatus::of(vec![short(
@@ -293,4 +293,32 @@ fn words_keep_hyphens_and_slashes_on_one_line() {
         page::words(&amp),
         format!("<span class=\"nw\">{amp}</span>")
     );
+}
+
+/// A figure stays on one line with its unit, whatever punctuation follows
+/// the unit; a number before a word that is not a unit, and code between
+/// backticks, keep their plain spaces.
+#[test]
+fn figures_keep_their_units_on_one_line() {
+    assert_eq!(
+        page::figures("CV 28.5 %, 146.4 to 365.4 ns; (0.9 s) 8 GB/s."),
+        "CV 28.5&#160;%, 146.4 to 365.4&#160;ns; (0.9&#160;s) 8&#160;GB/s."
+    );
+    assert_eq!(
+        page::figures("after 21 of 25 steps at 3 % ns"),
+        "after 21 of 25 steps at 3&#160;% ns"
+    );
+    assert_eq!(
+        page::figures("level A: 2 x 256 MiB"),
+        "level A: 2 x 256&#160;MiB"
+    );
+    assert_eq!(
+        page::code_spans("run `numaprobe peak -n 2 s` in 5 s"),
+        "run <code>numaprobe peak -n 2 s</code> in 5&#160;s"
+    );
+    assert_eq!(page::prose("a < 5 % b"), "a &lt; 5&#160;% b");
+    // In a table cell the figure is one word that no column breaks.
+    let mut t = crate::render::table::Table::new(["cv"]);
+    t.push(["13.0 %"]);
+    assert!(page::table(&t).contains("<span class=\"nw\">13.0&#160;%</span>"));
 }

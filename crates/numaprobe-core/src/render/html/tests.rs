@@ -234,7 +234,7 @@ fn figures_appear_in_their_sections() {
         .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag"))
         .count();
     assert_eq!(flagged, 1);
-    assert!(text_of(heat).contains("placement 50.0 % on the intended node"));
+    assert!(text_of(heat).contains("placement 50.0\u{a0}% on the intended node"));
     // Unmeasured cells say so.
     assert!(cells.iter().any(|c| c == "\u{b7}"));
     let levels = text_of(section(&doc, "interconnect"));
