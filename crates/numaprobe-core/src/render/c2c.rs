@@ -10,12 +10,7 @@ use crate::render::table::{Align, Table};
 
 /// The result in `format`.
 pub fn render(r: &C2cResult, format: Format) -> String {
-    match format {
-        Format::Json => crate::render::to_json(r),
-        Format::Csv => csv(r),
-        Format::Table => text(r, false),
-        Format::Markdown => text(r, true),
-    }
+    super::in_format(r, format, text, csv)
 }
 
 fn ns(v: Option<f64>) -> String {
@@ -86,9 +81,10 @@ fn pair_list(r: &C2cResult) -> Table {
     t
 }
 
-fn domain_table(r: &C2cResult) -> Table {
-    let mut t = Table::new(["domain", "pairs", "HITM ns", "shared ns"])
-        .with_title("By sharing domain: median of the pairs' medians, ns one way");
+/// The median per sharing domain under `title` (the report's page says it
+/// in fewer words).
+pub(crate) fn domain_table(r: &C2cResult, title: &str) -> Table {
+    let mut t = Table::new(["domain", "pairs", "HITM ns", "shared ns"]).with_title(title);
     for d in &r.domains {
         t.push([
             d.domain.name().to_string(),
@@ -145,7 +141,10 @@ fn text(r: &C2cResult, md: bool) -> String {
         out.push('\n');
     }
     if !r.domains.is_empty() {
-        out.push_str(&render_table(&domain_table(r)));
+        out.push_str(&render_table(&domain_table(
+            r,
+            "By sharing domain: median of the pairs' medians, ns one way",
+        )));
         out.push('\n');
     }
     if r.pairs.is_empty() && r.failed.is_empty() {

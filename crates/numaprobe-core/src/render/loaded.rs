@@ -11,12 +11,7 @@ use crate::units::{format_list, format_size};
 
 /// The result in `format`.
 pub fn render(r: &LoadedResult, format: Format) -> String {
-    match format {
-        Format::Json => crate::render::to_json(r),
-        Format::Csv => csv(r),
-        Format::Table => text(r, false),
-        Format::Markdown => text(r, true),
-    }
+    super::in_format(r, format, text, csv)
 }
 
 /// `idle` or the delay.

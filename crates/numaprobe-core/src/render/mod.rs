@@ -56,6 +56,23 @@ pub mod table;
 pub mod topo;
 pub mod tune;
 
+/// A result in `format` for the renderers whose text and Markdown share
+/// one writer (`text(r, md)`): stamped JSON, `csv(r)`, text or Markdown.
+pub(crate) fn in_format<T: serde::Serialize + crate::model::document::Typed>(
+    r: &T,
+    format: crate::model::Format,
+    text: fn(&T, bool) -> String,
+    csv: fn(&T) -> String,
+) -> String {
+    use crate::model::Format;
+    match format {
+        Format::Json => to_json(r),
+        Format::Csv => csv(r),
+        Format::Table => text(r, false),
+        Format::Markdown => text(r, true),
+    }
+}
+
 /// A titled list under a command's tables (`### Notes` and `- ` items in
 /// Markdown, `Notes:` and indented items in text): one shape for the notes,
 /// failures and advice of the reports, so that they read alike and a change

@@ -12,12 +12,7 @@ use crate::units::format_size;
 
 /// The report in `format`.
 pub fn render(r: &PolicyReport, format: Format) -> String {
-    match format {
-        Format::Json => crate::render::to_json(r),
-        Format::Csv => csv(r),
-        Format::Table => text(r, false),
-        Format::Markdown => text(r, true),
-    }
+    super::in_format(r, format, text, csv)
 }
 
 fn range(o: &crate::stats::Summary) -> String {

@@ -265,6 +265,38 @@ pub(crate) mod tests {
     use crate::placement::PageKind;
     use crate::stats::{StopReason, StopRule};
 
+    /// A complete sweep from CPU 0 on node 0 of both page kinds, not
+    /// analysed (the chart's tests use it too).
+    pub(crate) fn result(
+        sizes: Vec<u64>,
+        points_per_octave: u32,
+        caches: Vec<CacheLevel>,
+        points: Vec<SweepPoint>,
+    ) -> SweepResult {
+        SweepResult {
+            schema: crate::SCHEMA.into(),
+            command: "latency-sweep".into(),
+            cpu_node: 0,
+            cpu: 0,
+            mem_node: 0,
+            pages: vec![PageKind::Small, PageKind::Thp],
+            sizes,
+            points_per_octave,
+            stride_bytes: 64,
+            pattern: "random".into(),
+            rule: StopRule::default(),
+            timer: crate::timer::Timer::get().info(),
+            caches,
+            points,
+            placement: vec![],
+            analysis: None,
+            notes: vec![],
+            failed: vec![],
+            complete: true,
+            interrupted: false,
+        }
+    }
+
     /// A two-page-kind sweep over an L1 and an L2, analysed (the report's
     /// tests use it too).
     pub(crate) fn sample() -> SweepResult {
@@ -296,20 +328,10 @@ pub(crate) mod tests {
                 });
             }
         }
-        let mut r = SweepResult {
-            schema: crate::SCHEMA.into(),
-            command: "latency-sweep".into(),
-            cpu_node: 0,
-            cpu: 1,
-            mem_node: 0,
-            pages: vec![PageKind::Small, PageKind::Thp],
+        let mut r = result(
             sizes,
-            points_per_octave: 2,
-            stride_bytes: 64,
-            pattern: "random".into(),
-            rule: StopRule::default(),
-            timer: crate::timer::Timer::get().info(),
-            caches: vec![
+            2,
+            vec![
                 CacheLevel {
                     name: "L1d".into(),
                     size_bytes: 32 << 10,
@@ -320,13 +342,8 @@ pub(crate) mod tests {
                 },
             ],
             points,
-            placement: vec![],
-            analysis: None,
-            notes: vec![],
-            failed: vec![],
-            complete: true,
-            interrupted: false,
-        };
+        );
+        r.cpu = 1;
         r.analysis = Some(crate::analysis::sweep::analyse(&r));
         r
     }

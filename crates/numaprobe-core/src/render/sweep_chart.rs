@@ -173,7 +173,7 @@ pub fn svg(r: &SweepResult) -> String {
 mod tests {
     use super::*;
     use crate::model::sweep::{CacheLevel, SweepPoint};
-    use crate::stats::{StopReason, StopRule};
+    use crate::stats::StopReason;
 
     #[test]
     fn the_chart_has_a_line_per_page_kind_and_the_cache_sizes() {
@@ -193,31 +193,11 @@ mod tests {
                 });
             }
         }
-        let r = SweepResult {
-            schema: crate::SCHEMA.into(),
-            command: "latency-sweep".into(),
-            cpu_node: 0,
-            cpu: 0,
-            mem_node: 0,
-            pages: vec![PageKind::Small, PageKind::Thp],
-            sizes: sizes.to_vec(),
-            points_per_octave: 1,
-            stride_bytes: 64,
-            pattern: "random".into(),
-            rule: StopRule::default(),
-            timer: crate::timer::Timer::get().info(),
-            caches: vec![CacheLevel {
-                name: "L2".into(),
-                size_bytes: 1 << 20,
-            }],
-            points,
-            placement: vec![],
-            analysis: None,
-            notes: vec![],
-            failed: vec![],
-            complete: true,
-            interrupted: false,
-        };
+        let caches = vec![CacheLevel {
+            name: "L2".into(),
+            size_bytes: 1 << 20,
+        }];
+        let r = crate::render::sweep::tests::result(sizes.to_vec(), 1, caches, points);
         let s = svg(&r);
         assert!(s.starts_with("<svg"));
         assert!(s.trim_end().ends_with("</svg>"));

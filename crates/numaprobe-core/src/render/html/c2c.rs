@@ -6,7 +6,7 @@
 use super::heat_table::{badness, heat_table, HeatCell};
 use super::page::{escape, prose, scale_colour, table};
 use crate::model::c2c::{C2cResult, Figure};
-use crate::render::c2c::is_square;
+use crate::render::c2c::{domain_table, is_square};
 use crate::render::table::Table;
 
 fn ns(v: Option<f64>) -> String {
@@ -107,17 +107,10 @@ pub fn section(r: &C2cResult, file: &str) -> String {
         s.push_str(&table(&t));
     }
     if !r.domains.is_empty() {
-        let mut t = Table::new(["domain", "pairs", "HITM ns", "shared ns"])
-            .with_title("By sharing domain (median of the pairs' medians)");
-        for d in &r.domains {
-            t.push([
-                d.domain.name().to_string(),
-                d.pairs.to_string(),
-                ns(d.hitm_ns),
-                ns(d.shared_ns),
-            ]);
-        }
-        s.push_str(&table(&t));
+        s.push_str(&table(&domain_table(
+            r,
+            "By sharing domain (median of the pairs' medians)",
+        )));
     }
     if !r.failed.is_empty() {
         s.push_str("<ul class=\"findings\">\n");
