@@ -23,9 +23,11 @@
 
 mod handed;
 mod run;
+mod sampling;
 
 pub use handed::{Chained, Handed};
 pub use run::{run, run_with, set_up_node, set_up_node_by};
+pub(crate) use sampling::sample_chain;
 
 use super::node_buffers::{page_table_notes, touchers};
 use super::{resolve_nodes, ExperimentError};

@@ -4,16 +4,14 @@
 
 use super::LatencyPlan;
 use crate::experiments::node_buffers::{self, toucher_of};
-use crate::experiments::{
-    fit_cell, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
-};
+use crate::experiments::{fit_cell, ExperimentError, LiveGauge, MemoryGauge, Progress};
 use crate::kernels::chase::{self, ChasePattern};
 use crate::kernels::VectorWidth;
 use crate::model::matrix::{Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult};
 use crate::placement::{
     pin_current_thread, BufferSpec, LiveSystem, MemPolicy, NodeBuffer, PLACEMENT_THRESHOLD,
 };
-use crate::stats::{self, StopRule};
+use crate::stats::StopRule;
 use crate::timer::Timer;
 
 /// Measure every cell of the plan, in order, checking each cell's memory
@@ -237,25 +235,10 @@ fn measure_on_this_thread(
     if !buf.flush_caches() && crate::cancel::requested() {
         return Err(crate::placement::PlacementError::Interrupted.into());
     }
-    let mut p = at as *const usize;
-    // Probe: how long is one step, to size the samples.
-    let probe = (lines as u64).clamp(1 << 10, 1 << 14);
-    let a = timer.now();
-    // SAFETY: p is on the chain written into `buf`, which outlives this.
-    p = unsafe { chase::run(p, probe) };
-    let b = timer.now();
-    let per_step = (timer.elapsed_ns(a, b) / probe as f64).max(0.1);
-    let steps = (target_sample_ns(rule.budget) / per_step).clamp(1024.0, 1e9) as u64;
-    let started = std::time::Instant::now();
-    let measured = stats::repeat(rule, || {
-        let a = timer.now();
-        // SAFETY: p stays on the chain.
-        p = unsafe { chase::run(p, steps) };
-        let b = timer.now();
-        Ok::<f64, ExperimentError>(timer.elapsed_ns(a, b) / steps as f64)
-    })?;
-    let end = std::hint::black_box(p) as usize;
-    let elapsed_s = started.elapsed().as_secs_f64();
+    // SAFETY: `at` is on the chain written into `buf`, which outlives this.
+    let (measured, end) = unsafe { super::sample_chain(at as *const usize, lines, rule, timer) }?;
+    let end = end as usize;
+    let elapsed_s = measured.elapsed_s;
     // Checked after the measurement: this is where the pages were while it ran.
     let check = buf.verify()?;
     let placement = CellPlacement::combine(&[check]);

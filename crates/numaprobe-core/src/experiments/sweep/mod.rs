@@ -13,30 +13,32 @@
 //! cancellation, the caller's time) and a pinned worker thread measures:
 //! a step is started only when the caller says so, so an interruption or a
 //! spent budget stops between points and the result keeps every point
-//! measured so far (`complete: false`). The plan (range, sizes, CPU, caches)
-//! is in `plan.rs`.
+//! measured so far (`complete: false`). The plan (range, sizes, CPU, caches,
+//! the planned cost of each step) is in `plan.rs`, one point's measurement in
+//! `point.rs`, and the timing of the costs before the run in `calibrate.rs`.
 
+mod calibrate;
 mod plan;
+mod point;
 
+pub use calibrate::calibrate;
 pub use plan::{
     caches_of, default_max, default_rule, default_to, parse_range, plan, sizes, SweepConfig,
-    SweepPlan, BUFFER_S_PER_GIB, DEFAULT_CACHE_FACTOR, DEFAULT_FROM, DEFAULT_POINTS_PER_OCTAVE,
-    DEFAULT_TO, DEFAULT_TO_FLOOR, MAX_POINTS, POINT_SETUP_S_PER_GIB,
+    SweepPlan, SweepRates, BUFFER_S_PER_GIB, CALIBRATION_MAX_BYTES, DEFAULT_CACHE_FACTOR,
+    DEFAULT_FROM, DEFAULT_POINTS_PER_OCTAVE, DEFAULT_TO, DEFAULT_TO_FLOOR, MAX_POINTS,
+    POINT_SETUP_S_PER_GIB,
 };
 
-use super::{target_sample_ns, ExperimentError, StepProgress};
-use crate::kernels::chase::{self, ChasePattern};
+use super::{ExperimentError, StepProgress};
 use crate::model::sweep::{SweepPlacement, SweepPoint, SweepResult};
 use crate::placement::{
     pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PageKind, PlacementCheck,
 };
-use crate::stats::{self, Measured, StopRule};
+use crate::stats::{Measured, StopRule};
 use crate::timer::Timer;
 use crate::units::format_size;
+use plan::LINE;
 use std::sync::mpsc;
-
-/// Every 64-byte line of the working set is one step of the chain.
-const LINE: u64 = 64;
 
 /// What the worker thread tells the driving thread.
 enum Msg {
@@ -264,54 +266,15 @@ fn worker(
         }
     };
     for (size, rule) in go.iter() {
-        let m = measure_point(&mut buf, size, seed, &rule, timer).map_err(|e| e.to_string());
+        let m = point::measure(&mut buf, size, seed, &rule, timer)
+            .map(|p| p.measured)
+            .map_err(|e| e.to_string());
         if tell.send(Msg::Point(m)).is_err() {
             return;
         }
     }
     // Checked after the points: this is where the pages were while they ran.
     let _ = tell.send(Msg::Placement(buf.verify().map_err(|e| e.to_string())));
-}
-
-/// One point: a random chain over the first `size` bytes, a probe to size
-/// the samples, then samples under `rule` (as a latency cell does).
-fn measure_point(
-    buf: &mut NodeBuffer,
-    size: u64,
-    seed: u64,
-    rule: &StopRule,
-    timer: &Timer,
-) -> Result<Measured, ExperimentError> {
-    let len = (size as usize).min(buf.len());
-    // SAFETY: the buffer is ours, page-aligned, and outlives the chase.
-    let setup = unsafe {
-        chase::build(
-            buf.as_mut_ptr(),
-            len,
-            LINE as usize,
-            ChasePattern::Random { window_pages: None },
-            seed,
-        )
-    }?;
-    let mut p = setup.start;
-    // One lap first: the lines are where the previous point left them; the
-    // warm-up of the rule then samples a settled cache.
-    p = unsafe { chase::run(p, setup.lines as u64) };
-    let probe = (setup.lines as u64).clamp(1 << 10, 1 << 14);
-    let a = timer.now();
-    p = unsafe { chase::run(p, probe) };
-    let b = timer.now();
-    let per_step = (timer.elapsed_ns(a, b) / probe as f64).max(0.1);
-    let steps = (target_sample_ns(rule.budget) / per_step).clamp(1024.0, 1e9) as u64;
-    let measured = stats::repeat(rule, || {
-        let a = timer.now();
-        // SAFETY: p stays on the chain built above.
-        p = unsafe { chase::run(p, steps) };
-        let b = timer.now();
-        Ok::<f64, ExperimentError>(timer.elapsed_ns(a, b) / steps as f64)
-    })?;
-    std::hint::black_box(p);
-    Ok(measured)
 }
 
 #[cfg(test)]
@@ -342,5 +305,20 @@ mod tests {
         assert!(curve.iter().all(|p| p.ns > 0.0 && p.samples >= 3));
         assert_eq!(r.placement.len(), 1);
         assert_eq!(r.placement[0].fraction_on_node, 1.0);
+    }
+
+    #[test]
+    fn the_calibration_times_the_plans_own_sizes_on_this_machine() {
+        let topo = testing::live_topology();
+        let plan = plan(&topo, &tiny()).unwrap();
+        let r = calibrate(&plan).unwrap();
+        assert!(r.measured);
+        let sizes: Vec<u64> = r.sampling.iter().map(|p| p.0).collect();
+        assert_eq!(sizes, plan.calibration_sizes());
+        // Every point sampled at least its minimum, no rate is negative.
+        assert!(r.sampling.iter().all(|p| p.1 > 0.0), "{r:?}");
+        assert!(r.setup_s_per_gib > 0.0 && r.buffer_s_per_gib > 0.0, "{r:?}");
+        let c = plan.step_costs_at(&r);
+        assert_eq!(c.len(), plan.steps());
     }
 }

@@ -3,13 +3,15 @@
 //! topology reports, all resolved and checked before anything is allocated.
 
 use super::super::{cpus, ExperimentError};
-use super::LINE;
 use crate::model::sweep::CacheLevel;
 use crate::placement::{BufferSpec, LiveSystem, MemPolicy, PageKind};
 use crate::stats::StopRule;
 use crate::topology::Topology;
 use crate::units::format_size;
 use std::time::Duration;
+
+/// Every 64-byte line of the working set is one step of the chain.
+pub(crate) const LINE: u64 = 64;
 
 /// What the user asked for; `None` means "the default".
 #[derive(Debug, Clone, Default)]
@@ -42,13 +44,19 @@ pub const DEFAULT_TO: u64 = 2 << 30;
 /// least at [`DEFAULT_TO_FLOOR`].
 pub const DEFAULT_CACHE_FACTOR: u64 = 4;
 pub const DEFAULT_TO_FLOOR: u64 = 64 << 20;
-/// A point's set-up per GiB of working set, on top of its sampling: the
-/// random chain built over it and the lap that settles it, each about one
-/// miss per 64-byte line past the caches (100-200 ns a line, 2-3 s a GiB).
-/// An upper figure: the ETA scales it by what the points measured cost.
+/// A point's set-up per GiB of working set when it could not be timed on
+/// the machine ([`SweepRates::fallback`]): the random chain built over it
+/// and the lap that settles it, each about one miss per 64-byte line past
+/// the caches (100-200 ns a line, 2-3 s a GiB), an upper figure.
 pub const POINT_SETUP_S_PER_GIB: f64 = 3.0;
-/// Mapping and touching a page kind's buffer of the largest size, per GiB.
+/// Mapping and touching a page kind's buffer of the largest size, per GiB,
+/// when it could not be timed.
 pub const BUFFER_S_PER_GIB: f64 = 0.5;
+/// The largest working set the calibration sets up: past the caches of
+/// most machines (so its set-up rate is the one of the points that hold
+/// most of a sweep's set-up), and cheap enough (a fraction of a second) to
+/// pay before a sweep of `4K-2G` too.
+pub const CALIBRATION_MAX_BYTES: u64 = 64 << 20;
 /// More points than this is a mistake (minutes per octave), not a sweep.
 pub const MAX_POINTS: usize = 1000;
 
@@ -81,30 +89,118 @@ impl SweepPlan {
         self.sizes.len() * self.pages.len()
     }
 
-    /// The planned seconds of every step, in the order they run: the
-    /// sampling the rule allows (its budget and the sample that runs past
-    /// it), the point's set-up for its size, and for a page kind's first
-    /// point the buffer it maps. Points grow geometrically, so the last
-    /// octaves hold most of a sweep's set-up: a plan of equal steps would
-    /// promise a fraction of the time.
+    /// The planned seconds of every step at the fallback rates (nothing
+    /// timed on the machine); see [`SweepPlan::step_costs_at`].
     pub fn step_costs(&self) -> Vec<f64> {
+        self.step_costs_at(&SweepRates::fallback())
+    }
+
+    /// The planned seconds of every step at `rates`, in the order they run:
+    /// the point's sampling, its set-up for its size, and for a page kind's
+    /// first point the buffer it maps. Points grow geometrically, so the
+    /// last octaves hold most of a sweep's set-up: a plan of equal steps
+    /// would promise a fraction of the time.
+    pub fn step_costs_at(&self, rates: &SweepRates) -> Vec<f64> {
         const GIB: f64 = (1u64 << 30) as f64;
-        let sampling =
-            self.rule.budget.as_secs_f64() + super::super::target_sample_ns(self.rule.budget) / 1e9;
         let largest = self.sizes.last().copied().unwrap_or(0) as f64 / GIB;
         self.pages
             .iter()
             .flat_map(|_| {
                 self.sizes.iter().enumerate().map(move |(i, &size)| {
                     let buffer = if i == 0 {
-                        largest * BUFFER_S_PER_GIB
+                        largest * rates.buffer_s_per_gib
                     } else {
                         0.0
                     };
-                    sampling + size as f64 / GIB * POINT_SETUP_S_PER_GIB + buffer
+                    rates.sampling_s(size, &self.rule)
+                        + size as f64 / GIB * rates.setup_s_per_gib
+                        + buffer
                 })
             })
             .collect()
+    }
+
+    /// The working sets the calibration measures, smallest first: the
+    /// sweep's smallest, its largest up to [`CALIBRATION_MAX_BYTES`], and
+    /// the point halfway between them on the log scale, so the sampling of
+    /// cache-resident and of memory-bound points is known.
+    pub fn calibration_sizes(&self) -> Vec<u64> {
+        let Some(&first) = self.sizes.first() else {
+            return Vec::new();
+        };
+        let last = self
+            .sizes
+            .iter()
+            .copied()
+            .filter(|&s| s <= CALIBRATION_MAX_BYTES)
+            .max()
+            .unwrap_or(first);
+        let middle = ((first as f64).ln() + (last as f64).ln()) / 2.0;
+        let mid = self
+            .sizes
+            .iter()
+            .copied()
+            .filter(|&s| s >= first && s <= last)
+            .min_by(|a, b| {
+                let d = |s: u64| ((s as f64).ln() - middle).abs();
+                d(*a).total_cmp(&d(*b))
+            })
+            .unwrap_or(first);
+        let mut v = vec![first, mid, last];
+        v.dedup();
+        v
+    }
+}
+
+/// The rates a sweep's steps are planned at: timed on the machine right
+/// before the run ([`super::calibrate`]), or [`SweepRates::fallback`] when
+/// nothing could be timed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRates {
+    /// A point's chain and settling lap, seconds per GiB of its working set.
+    pub setup_s_per_gib: f64,
+    /// Mapping and touching a page kind's buffer, seconds per GiB.
+    pub buffer_s_per_gib: f64,
+    /// (working set, seconds) of points sampled under the plan's rule,
+    /// smallest first. A point's sampling is interpolated between them on
+    /// the log of its size (past either end the nearest holds): a point in
+    /// L1 reaches its CV target in a few samples, one in memory often
+    /// spends its budget. Empty: every point spends the budget and one
+    /// sample more.
+    pub sampling: Vec<(u64, f64)>,
+    /// True when the figures were timed on this machine.
+    pub measured: bool,
+}
+
+impl SweepRates {
+    /// The rates when nothing could be timed: [`POINT_SETUP_S_PER_GIB`],
+    /// [`BUFFER_S_PER_GIB`], every point sampling for its whole budget.
+    pub fn fallback() -> Self {
+        SweepRates {
+            setup_s_per_gib: POINT_SETUP_S_PER_GIB,
+            buffer_s_per_gib: BUFFER_S_PER_GIB,
+            sampling: Vec::new(),
+            measured: false,
+        }
+    }
+
+    /// The planned sampling of a point of `size` bytes under `rule`.
+    pub fn sampling_s(&self, size: u64, rule: &StopRule) -> f64 {
+        let pts = &self.sampling;
+        let (Some(&first), Some(&last)) = (pts.first(), pts.last()) else {
+            return rule.budget.as_secs_f64() + super::super::target_sample_ns(rule.budget) / 1e9;
+        };
+        if size <= first.0 {
+            return first.1;
+        }
+        if size >= last.0 {
+            return last.1;
+        }
+        let i = pts.partition_point(|&(s, _)| s <= size);
+        let ((s0, t0), (s1, t1)) = (pts[i - 1], pts[i]);
+        let x = |s: u64| (s.max(1) as f64).ln();
+        let f = (x(size) - x(s0)) / (x(s1) - x(s0));
+        t0 + (t1 - t0) * f
     }
 }
 
@@ -430,6 +526,103 @@ pub(super) mod tests {
             }
         }
         assert!(c[n - 1] > c[n - 2] && c[n - 2] > c[1]);
+    }
+
+    /// A plan made by hand: the arithmetic is tested without the machine.
+    fn plan_of(sizes: Vec<u64>, pages: Vec<PageKind>) -> SweepPlan {
+        SweepPlan {
+            cpu_node: 0,
+            cpu: 0,
+            mem_node: 0,
+            sizes,
+            points_per_octave: 1,
+            pages,
+            rule: default_rule(),
+            seed: 1,
+            caches: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn step_costs_at_measured_rates_use_them_and_the_fallback_is_the_constants() {
+        let mib = |m: u64| m << 20;
+        let plan = plan_of(
+            vec![mib(64), mib(256), mib(1024)],
+            vec![PageKind::Small, PageKind::Thp],
+        );
+        let rates = SweepRates {
+            setup_s_per_gib: 2.0,
+            buffer_s_per_gib: 0.25,
+            sampling: vec![(mib(64), 0.1)],
+            measured: true,
+        };
+        let c = plan.step_costs_at(&rates);
+        // Per kind: sampling 0.1, set-up 2 s/GiB, the 1 GiB buffer at 0.25 s
+        // on the first point only.
+        let want = [0.1 + 0.125 + 0.25, 0.1 + 0.5, 0.1 + 2.0];
+        assert_eq!(c.len(), 6);
+        for (i, w) in want.iter().chain(want.iter()).enumerate() {
+            assert!((c[i] - w).abs() < 1e-12, "{i}: {} {w}", c[i]);
+        }
+        // Twice the set-up rate: the set-up part doubles, nothing else.
+        let twice = SweepRates {
+            setup_s_per_gib: 4.0,
+            ..rates.clone()
+        };
+        let d = plan.step_costs_at(&twice);
+        assert!((d[2] - c[2] - 2.0).abs() < 1e-12);
+        // Nothing timed: 3 s/GiB, 0.5 s/GiB, the 200 ms budget and its 10 ms sample.
+        let f = plan.step_costs();
+        assert_eq!(f, plan.step_costs_at(&SweepRates::fallback()));
+        assert!((f[0] - (0.21 + 0.1875 + 0.5)).abs() < 1e-12, "{}", f[0]);
+        assert!((f[2] - (0.21 + 3.0)).abs() < 1e-12, "{}", f[2]);
+    }
+
+    #[test]
+    fn sampling_is_interpolated_on_log_size_and_held_past_the_ends() {
+        let rule = default_rule();
+        let r = SweepRates {
+            sampling: vec![(4 << 10, 0.06), (1 << 20, 0.1), (64 << 20, 0.2)],
+            ..SweepRates::fallback()
+        };
+        assert_eq!(r.sampling_s(4 << 10, &rule), 0.06);
+        assert_eq!(r.sampling_s(128, &rule), 0.06);
+        assert_eq!(r.sampling_s(1 << 20, &rule), 0.1);
+        assert_eq!(r.sampling_s(64 << 20, &rule), 0.2);
+        assert_eq!(r.sampling_s(2 << 30, &rule), 0.2);
+        // 8 MiB is half-way from 1 MiB to 64 MiB on the log scale.
+        assert!((r.sampling_s(8 << 20, &rule) - 0.15).abs() < 1e-12);
+        // 64 KiB: half-way from 4 KiB to 1 MiB.
+        assert!((r.sampling_s(64 << 10, &rule) - 0.08).abs() < 1e-12);
+        // One point: it holds everywhere; none: the budget and one sample.
+        let one = SweepRates {
+            sampling: vec![(1 << 20, 0.07)],
+            ..SweepRates::fallback()
+        };
+        assert_eq!(one.sampling_s(4 << 10, &rule), 0.07);
+        assert_eq!(one.sampling_s(1 << 30, &rule), 0.07);
+        assert!((SweepRates::fallback().sampling_s(1 << 20, &rule) - 0.21).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_calibration_times_the_smallest_a_middle_and_the_largest_cheap_size() {
+        let s = sizes(4 << 10, 128 << 20, 4);
+        let plan = plan_of(s.clone(), vec![PageKind::Small]);
+        let c = plan.calibration_sizes();
+        // 4 KiB, 64 MiB (the largest not above the cap) and 512 KiB between.
+        assert_eq!(c, vec![4 << 10, 512 << 10, CALIBRATION_MAX_BYTES]);
+        assert!(c.iter().all(|x| s.contains(x)));
+        // A sweep below the cap: its own largest.
+        let small = plan_of(sizes(4 << 10, 1 << 20, 1), vec![PageKind::Small]);
+        assert_eq!(small.calibration_sizes(), vec![4 << 10, 64 << 10, 1 << 20]);
+        // All above the cap: the smallest alone.
+        let big = plan_of(vec![128 << 20, 256 << 20], vec![PageKind::Small]);
+        assert_eq!(big.calibration_sizes(), vec![128 << 20]);
+        assert_eq!(
+            plan_of(vec![], vec![]).calibration_sizes(),
+            Vec::<u64>::new()
+        );
     }
 
     pub(crate) fn tiny() -> SweepConfig {

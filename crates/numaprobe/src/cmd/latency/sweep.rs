@@ -124,9 +124,31 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = sweep::plan(&topo, &cfg).map_err(measure::experiment_error)?;
-    let costs = plan.step_costs();
+    // Timed here before the total is stated: a constant rate is another
+    // machine's (or this one at another load).
+    let started = std::time::Instant::now();
+    let (rates, timed) = match sweep::calibrate(&plan) {
+        Ok(r) if r.measured => {
+            let t = format!("set-up timed here at {:.1} s per GiB", r.setup_s_per_gib);
+            (r, t)
+        }
+        Ok(r) => (r, "set-up not timed".to_string()),
+        // Interrupted while timing too: the sweep then stops before its
+        // first point and writes what an interrupted sweep writes.
+        Err(e) => {
+            let r = sweep::SweepRates::fallback();
+            let t = format!(
+                "set-up not timed ({e}): {:.0} s per GiB assumed",
+                r.setup_s_per_gib
+            );
+            (r, t)
+        }
+    };
+    let costs = plan.step_costs_at(&rates);
+    // The time spent timing is part of what the user waits for.
+    let total = started.elapsed().as_secs_f64() + costs.iter().sum::<f64>();
     eprintln!(
-        "numaprobe: latency sweep: {} points ({} to {}, {}), planned {}",
+        "numaprobe: latency sweep: {} points ({} to {}, {}; {timed}), planned {}",
         plan.steps(),
         units::format_size(plan.sizes[0]),
         units::format_size(*plan.sizes.last().unwrap_or(&0)),
@@ -135,9 +157,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             .map(|k| format!("{} pages", k.name()))
             .collect::<Vec<_>>()
             .join(" and "),
-        crate::cmd::progress::duration_text(costs.iter().sum())
+        crate::cmd::progress::duration_text(total)
     );
-    let mut progress = StepLine::planned("latency sweep", costs);
+    let mut progress = StepLine::planned("latency sweep", costs).restating();
     let (sink, format) = (args.out.sink(), args.out.format());
     // The file is rewritten after every point, analysed as far as it goes.
     let mut file = PartialFile::new(&sink);

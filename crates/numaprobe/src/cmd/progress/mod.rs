@@ -121,6 +121,9 @@ pub struct StepLine {
     /// The time planned for each step, when the command plans them apart
     /// (see `planned_eta`).
     planned_steps: Option<Vec<f64>>,
+    /// The total last stated on stderr, when the command stated one and
+    /// wants it stated again if it moves (see `restated_total`).
+    stated: Option<f64>,
 }
 
 impl StepLine {
@@ -132,6 +135,7 @@ impl StepLine {
             phase,
             planned_step_s,
             planned_steps: None,
+            stated: None,
         }
     }
 
@@ -141,6 +145,14 @@ impl StepLine {
             planned_steps: Some(steps),
             ..Self::new(phase, None)
         }
+    }
+
+    /// The plan's total was stated before the first step: state it again,
+    /// above the progress, whenever the steps that ended move it by more
+    /// than a quarter.
+    pub fn restating(mut self) -> Self {
+        self.stated = self.planned_steps.as_ref().map(|s| s.iter().sum());
+        self
     }
 }
 
@@ -159,6 +171,21 @@ impl StepProgress for StepLine {
         };
         self.line.set_label(label);
         let elapsed = self.started.elapsed().as_secs_f64();
+        let eta = planned_eta(elapsed, index, steps);
+        if let Some(t) = self
+            .stated
+            .and_then(|stated| restated_total(stated, elapsed, eta, index, total))
+        {
+            self.stated = Some(t);
+            let ended: f64 = steps[..index.min(steps.len())].iter().sum();
+            self.line.say(&format!(
+                "{}: {index} steps took {} against {} planned; now planned {} in all",
+                self.phase,
+                duration_text(elapsed),
+                duration_text(ended),
+                duration_text(t)
+            ));
+        }
         self.line.show(&Snapshot {
             phase: self.phase.into(),
             phase_done: index,
@@ -166,7 +193,7 @@ impl StepProgress for StepLine {
             done: index,
             total,
             elapsed_s: elapsed,
-            eta_s: Some(planned_eta(elapsed, index, steps)),
+            eta_s: Some(eta),
         });
     }
 }
@@ -275,6 +302,22 @@ mod tests {
         assert_eq!(planned_eta(0.01, 1, &plan), 7.0 * 0.2);
         // Past the plan's end: nothing left.
         assert_eq!(planned_eta(3.0, 9, &plan), 0.0);
+    }
+
+    #[test]
+    fn a_stated_total_is_stated_again_only_when_it_moves_past_a_quarter() {
+        // 20 of 100 steps in 10 s, 16 s to go: 26 s against 20 stated.
+        assert_eq!(restated_total(20.0, 10.0, 16.0, 20, 100), Some(26.0));
+        assert_eq!(restated_total(20.0, 5.0, 9.0, 20, 100), Some(14.0));
+        // Within a quarter either way: the statement holds.
+        assert_eq!(restated_total(20.0, 10.0, 14.9, 20, 100), None);
+        assert_eq!(restated_total(20.0, 5.0, 10.1, 20, 100), None);
+        // Too few steps ended for the scale to mean anything.
+        assert_eq!(restated_total(20.0, 10.0, 90.0, 1, 4), None);
+        assert_eq!(restated_total(20.0, 10.0, 90.0, 9, 100), None);
+        assert_eq!(restated_total(20.0, 10.0, 90.0, 10, 100), Some(100.0));
+        // Nothing stated: nothing to compare with.
+        assert_eq!(restated_total(0.0, 10.0, 90.0, 50, 100), None);
     }
 
     #[test]

@@ -130,3 +130,25 @@ pub fn planned_eta(elapsed_s: f64, done: usize, planned: &[f64]) -> f64 {
     };
     left * scale
 }
+
+/// How far the expected total of a planned run may move from the one stated
+/// before it is stated again.
+pub const RESTATE_BY: f64 = 0.25;
+
+/// The total a planned run is now expected to take (`elapsed_s` plus
+/// `eta_s`), when it is more than [`RESTATE_BY`] away from the total last
+/// `stated`; None while it is not, or while too few of the `total` steps
+/// (two, and a tenth) have ended for the scale to mean something.
+pub fn restated_total(
+    stated: f64,
+    elapsed_s: f64,
+    eta_s: f64,
+    done: usize,
+    total: usize,
+) -> Option<f64> {
+    if done < 2 || done.saturating_mul(10) < total || stated <= 0.0 {
+        return None;
+    }
+    let now = elapsed_s + eta_s;
+    ((now / stated - 1.0).abs() > RESTATE_BY).then_some(now)
+}
