@@ -2,9 +2,9 @@
 //! announces is this machine's and not a constant's: a buffer of a size the
 //! sweep uses is mapped and touched by the pinned CPU on the memory node (the
 //! buffer rate), and points of the plan's own sizes are set up and sampled
-//! under its rule there (the set-up rate of the largest, the sampling of
-//! each). It costs a fraction of a second: a few points of a sweep of a
-//! hundred, and a buffer of at most [`super::CALIBRATION_MAX_BYTES`].
+//! under its rule there (the sampling of each; the set-up of the largest,
+//! timed three times). It costs about a second: a few points of a sweep of
+//! a hundred, and a buffer of at most [`super::CALIBRATION_MAX_BYTES`].
 
 use super::plan::{SweepPlan, SweepRates};
 use super::point;
@@ -14,6 +14,8 @@ use crate::timer::Timer;
 use std::time::Instant;
 
 const GIB: f64 = (1u64 << 30) as f64;
+/// How many set-ups of the largest size are timed (their median is kept).
+const SETUPS: usize = 3;
 
 /// Time the plan's first page kind at [`SweepPlan::calibration_sizes`] on
 /// its CPU and memory node. An error (the buffer cannot be had, the thread
@@ -44,20 +46,30 @@ fn on_this_thread(plan: &SweepPlan, sizes: &[u64]) -> Result<SweepRates, Experim
     let mut buf = NodeBuffer::alloc(&spec)?;
     buf.touch();
     let buffer_s = began.elapsed().as_secs_f64();
-    let mut sampling = Vec::with_capacity(sizes.len());
-    let mut setup_s_per_gib = 0.0;
-    for &size in sizes {
-        if crate::cancel::requested() {
-            return Err(crate::placement::PlacementError::Interrupted.into());
+    let interrupted = || -> Result<(), ExperimentError> {
+        match crate::cancel::requested() {
+            true => Err(crate::placement::PlacementError::Interrupted.into()),
+            false => Ok(()),
         }
+    };
+    let mut sampling = Vec::with_capacity(sizes.len());
+    let mut setups = Vec::with_capacity(SETUPS);
+    for &size in sizes {
+        interrupted()?;
         let p = point::measure(&mut buf, size, plan.seed, &plan.rule, &timer)?;
         sampling.push((size, p.sampling_s));
-        // The largest point's rate is kept: the points past the caches hold
-        // most of a sweep's set-up.
-        setup_s_per_gib = p.setup_s / (size as f64 / GIB);
+        setups = vec![p.setup_s];
     }
+    // The largest point's rate is kept (the points past the caches hold
+    // most of a sweep's set-up), as the median of a few: on a shared
+    // machine one set-up can lose its CPU for a good part of its time.
+    while setups.len() < SETUPS {
+        interrupted()?;
+        setups.push(point::set_up(&mut buf, largest, plan.seed)?.2);
+    }
+    setups.sort_by(f64::total_cmp);
     Ok(SweepRates {
-        setup_s_per_gib,
+        setup_s_per_gib: setups[setups.len() / 2] / (largest as f64 / GIB),
         buffer_s_per_gib: buffer_s / (largest as f64 / GIB),
         sampling,
         measured: true,

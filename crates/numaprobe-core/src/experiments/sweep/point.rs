@@ -30,6 +30,26 @@ pub(super) fn measure(
     rule: &StopRule,
     timer: &Timer,
 ) -> Result<Point, ExperimentError> {
+    let (p, lines, setup_s) = set_up(buf, size, seed)?;
+    let settled = Instant::now();
+    // SAFETY: p is on the chain just built in `buf`, which outlives this.
+    let (measured, end) =
+        unsafe { crate::experiments::latency::sample_chain(p, lines, rule, timer) }?;
+    std::hint::black_box(end);
+    Ok(Point {
+        measured,
+        setup_s,
+        sampling_s: settled.elapsed().as_secs_f64(),
+    })
+}
+
+/// The chain over the first `size` bytes of `buf` and its settling lap:
+/// where the lap stopped, the chain's lines, and the seconds it took.
+pub(super) fn set_up(
+    buf: &mut NodeBuffer,
+    size: u64,
+    seed: u64,
+) -> Result<(*const usize, usize, f64), ExperimentError> {
     let len = (size as usize).min(buf.len());
     let began = Instant::now();
     // SAFETY: the buffer is ours, page-aligned, and outlives the chase.
@@ -46,14 +66,5 @@ pub(super) fn measure(
     // warm-up of the rule then samples a settled cache.
     // SAFETY: the start is on the chain just built.
     let p = unsafe { chase::run(setup.start, setup.lines as u64) };
-    let settled = Instant::now();
-    // SAFETY: p is on the chain built above, in `buf`.
-    let (measured, end) =
-        unsafe { crate::experiments::latency::sample_chain(p, setup.lines, rule, timer) }?;
-    std::hint::black_box(end);
-    Ok(Point {
-        measured,
-        setup_s: (settled - began).as_secs_f64(),
-        sampling_s: settled.elapsed().as_secs_f64(),
-    })
+    Ok((p, setup.lines, began.elapsed().as_secs_f64()))
 }
