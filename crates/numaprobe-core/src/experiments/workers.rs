@@ -1,10 +1,20 @@
 //! Joining a command's measuring threads: every one is joined (none left
 //! running behind an error), their reports kept in order, and the first
 //! failure returned: a worker's own error, or `Panicked` for a worker that
-//! panicked (the panic barrier has already released the others).
+//! panicked (the panic barrier has already released the others). One
+//! measurement on a thread of its own is joined the same way.
 
 use super::ExperimentError;
 use std::thread::ScopedJoinHandle;
+
+/// Run `f` on a thread of its own (a measurement pins it, and the calling
+/// thread keeps its own affinity) and return what it returned; a panic is
+/// `Panicked`.
+pub(crate) fn on_a_thread<T: Send>(
+    f: impl FnOnce() -> Result<T, ExperimentError> + Send,
+) -> Result<T, ExperimentError> {
+    std::thread::scope(|s| s.spawn(f).join().map_err(|_| ExperimentError::Panicked)?)
+}
 
 /// Every worker's report in spawn order, or the first worker's error.
 pub(crate) fn join_all<T>(

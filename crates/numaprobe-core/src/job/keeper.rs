@@ -116,7 +116,7 @@ impl<'a> Keeper<'a> {
 
     fn status(&mut self) {
         let s = Status {
-            phase: self.phase,
+            phase: self.phase.name().into(),
             phase_done: self.finished,
             phase_total: self.phase_total,
             done: self.done_before + self.finished,

@@ -8,10 +8,14 @@ use crate::experiments::Progress;
 use crate::model::extra::{Extra, ExtraRecord};
 use crate::model::matrix::MatrixResult;
 
-/// Where the main job stands, for a progress line.
+/// Where a run stands, for a progress line: the main job's (its
+/// [`Observer`] receives it) and every step-by-step command's, whose
+/// progress the binary draws from this one type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
-    pub phase: Phase,
+    /// The phase's name (`latency`, `bandwidth`, `latency sweep`); empty
+    /// while unknown.
+    pub phase: String,
     /// Cells of this phase finished (measured or failed).
     pub phase_done: usize,
     pub phase_total: usize,
@@ -19,8 +23,43 @@ pub struct Status {
     pub done: usize,
     pub total: usize,
     pub elapsed_s: f64,
-    /// Seconds still to go, from the plan corrected by the measured costs.
+    /// Seconds still to go (the main job's: from the plan corrected by the
+    /// measured costs); None while unknown.
     pub eta_s: Option<f64>,
+}
+
+impl Status {
+    /// Nothing known yet.
+    pub fn unknown() -> Self {
+        Status {
+            phase: String::new(),
+            phase_done: 0,
+            phase_total: 0,
+            done: 0,
+            total: 0,
+            elapsed_s: 0.0,
+            eta_s: None,
+        }
+    }
+
+    /// A run of one phase: `done` of `total` steps.
+    pub fn single(
+        phase: &str,
+        done: usize,
+        total: usize,
+        elapsed_s: f64,
+        eta_s: Option<f64>,
+    ) -> Self {
+        Status {
+            phase: phase.into(),
+            phase_done: done,
+            phase_total: total,
+            done,
+            total,
+            elapsed_s,
+            eta_s,
+        }
+    }
 }
 
 /// The caller's side of the main job: a [`Progress`] observer per cell, plus

@@ -4,7 +4,7 @@
 //! machine we measure, the progress observer, and rewriting `--output` (or
 //! the report's matrix files) after every cell.
 
-use super::progress::{Line, Snapshot};
+use super::progress::Line;
 use crate::output::{usage, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::{ExperimentError, Progress};
@@ -168,7 +168,7 @@ pub struct CellProgress {
     /// The first failure to write the file (a Progress method cannot return it).
     pub write_error: Option<anyhow::Error>,
     started: Instant,
-    snapshot: Snapshot,
+    snapshot: Status,
     /// The planned sampling of a cell, for the ETA before the first one ends.
     cell_budget_s: f64,
     /// True when a job planner sends the status (and its ETA).
@@ -189,15 +189,7 @@ impl CellProgress {
             format,
             write_error: None,
             started: Instant::now(),
-            snapshot: Snapshot {
-                phase: String::new(),
-                phase_done: 0,
-                phase_total: 0,
-                done: 0,
-                total: 0,
-                elapsed_s: 0.0,
-                eta_s: None,
-            },
+            snapshot: Status::unknown(),
             cell_budget_s: 0.0,
             job: false,
         }
@@ -329,15 +321,7 @@ impl Observer for CellProgress {
     }
 
     fn status(&mut self, s: &Status) {
-        self.snapshot = Snapshot {
-            phase: s.phase.name().to_string(),
-            phase_done: s.phase_done,
-            phase_total: s.phase_total,
-            done: s.done,
-            total: s.total,
-            elapsed_s: s.elapsed_s,
-            eta_s: s.eta_s,
-        };
+        self.snapshot = s.clone();
         self.line.show(&self.snapshot);
     }
 
@@ -362,15 +346,13 @@ impl Observer for CellProgress {
     /// its share (the phase stops when that is spent).
     fn extra_status(&mut self, s: &StepStatus) {
         self.line.set_label(&s.label);
-        self.snapshot = Snapshot {
-            phase: s.phase.name().to_string(),
-            phase_done: s.steps_done,
-            phase_total: s.steps,
-            done: s.steps_done,
-            total: s.steps,
-            elapsed_s: self.started.elapsed().as_secs_f64(),
-            eta_s: Some(s.left_s),
-        };
+        self.snapshot = Status::single(
+            s.phase.name(),
+            s.steps_done,
+            s.steps,
+            self.started.elapsed().as_secs_f64(),
+            Some(s.left_s),
+        );
         self.line.show(&self.snapshot);
     }
 

@@ -6,7 +6,7 @@
 //! (rewritten after every finished case); charts go to the files asked for.
 
 use super::measure;
-use super::progress::{Line, Snapshot};
+use super::progress::Line;
 use crate::args::OutputArgs;
 use crate::output::{usage, write_atomic, Sink};
 use anyhow::Context;
@@ -16,6 +16,7 @@ use numaprobe_core::experiments::study::{
     parse_label, plan_custom, plan_preset, HopMap, LoadLevel, Mix, PlanOptions, Preset, StudyError,
     StudyPlan, Subscription, ThreadSpec,
 };
+use numaprobe_core::job::observer::Status;
 use numaprobe_core::model::study::{StudyPlanDocument, StudyReport};
 use numaprobe_core::model::Format;
 use numaprobe_core::placement::{FootprintLimit, LiveSystem};
@@ -372,16 +373,14 @@ fn measure_plan(
     let show = |line: &mut Line, done: usize, label: String| {
         let elapsed_s = started.elapsed().as_secs_f64();
         line.set_label(&label);
-        line.show(&Snapshot {
-            phase: "study".into(),
-            phase_done: done,
-            phase_total: total,
+        line.show(&Status::single(
+            "study",
             done,
             total,
             elapsed_s,
             // The mean case so far; unknown before the first one ends.
-            eta_s: (done > 0).then(|| elapsed_s / done as f64 * (total - done.min(total)) as f64),
-        });
+            (done > 0).then(|| elapsed_s / done as f64 * (total - done.min(total)) as f64),
+        ));
     };
     let mut write_error: Option<anyhow::Error> = None;
     let mut current = String::new();

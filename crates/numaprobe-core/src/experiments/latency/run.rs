@@ -4,6 +4,7 @@
 
 use super::LatencyPlan;
 use crate::experiments::node_buffers::{self, toucher_of};
+use crate::experiments::workers::on_a_thread;
 use crate::experiments::{fit_cell, ExperimentError, LiveGauge, MemoryGauge, Progress};
 use crate::kernels::chase::{self, ChasePattern};
 use crate::kernels::VectorWidth;
@@ -124,15 +125,18 @@ pub fn run_with(
             }
             let rule = progress.rule_for_cell(index, plan.rule);
             let began = std::time::Instant::now();
-            let measured = measure_cell(plan, &prepared.buf, at, lines, &rule, &timer, cn, cpu, mn)
-                .map(|(mut cell, end)| {
-                    at = end;
-                    if let Some(why) = &reduced {
-                        cell.flags.push(why.clone());
-                        cell.flagged = true;
-                    }
-                    cell
-                });
+            let chain = (at, lines);
+            let measured = on_a_thread(|| {
+                measure_cell(plan, &prepared.buf, chain, &rule, &timer, plan.cells[i])
+            })
+            .map(|(mut cell, end)| {
+                at = end;
+                if let Some(why) = &reduced {
+                    cell.flags.push(why.clone());
+                    cell.flagged = true;
+                }
+                cell
+            });
             match measured {
                 Ok(mut cell) => {
                     cell.setup_s = (began.elapsed().as_secs_f64() - cell.elapsed_s).max(0.0);
@@ -193,40 +197,16 @@ fn size_cell(
     Ok((fit.size, fit.reduced))
 }
 
-/// Measure one cell on `buf`, whose chain is walked on from `at`; returns
-/// the cell and where its walk stopped.
-#[allow(clippy::too_many_arguments)]
+/// Measure one cell, (CPU node, CPU, memory node), on `buf`, whose chain
+/// of `lines` lines is walked on from `at`, on the calling thread (which it
+/// pins); returns the cell and where its walk stopped.
 fn measure_cell(
     plan: &LatencyPlan,
     buf: &NodeBuffer,
-    at: usize,
-    lines: usize,
+    (at, lines): (usize, usize),
     rule: &StopRule,
     timer: &Timer,
-    cpu_node: u32,
-    cpu: u32,
-    mem_node: u32,
-) -> Result<(Cell, usize), ExperimentError> {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            measure_on_this_thread(plan, buf, at, lines, rule, timer, cpu_node, cpu, mem_node)
-        })
-        .join()
-        .map_err(|_| ExperimentError::Panicked)?
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn measure_on_this_thread(
-    plan: &LatencyPlan,
-    buf: &NodeBuffer,
-    at: usize,
-    lines: usize,
-    rule: &StopRule,
-    timer: &Timer,
-    cpu_node: u32,
-    cpu: u32,
-    mem_node: u32,
+    (cpu_node, cpu, mem_node): (u32, u32, u32),
 ) -> Result<(Cell, usize), ExperimentError> {
     crate::fault::panic_at(crate::fault::LATENCY_CELL);
     let observed = pin_current_thread(&[cpu])?;

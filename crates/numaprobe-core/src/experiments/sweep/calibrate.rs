@@ -25,11 +25,7 @@ pub fn calibrate(plan: &SweepPlan) -> Result<SweepRates, ExperimentError> {
     if sizes.is_empty() || plan.pages.is_empty() {
         return Ok(SweepRates::fallback());
     }
-    std::thread::scope(|s| {
-        s.spawn(|| on_this_thread(plan, &sizes))
-            .join()
-            .map_err(|_| ExperimentError::Panicked)?
-    })
+    crate::experiments::workers::on_a_thread(|| on_this_thread(plan, &sizes))
 }
 
 fn on_this_thread(plan: &SweepPlan, sizes: &[u64]) -> Result<SweepRates, ExperimentError> {

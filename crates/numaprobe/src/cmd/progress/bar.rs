@@ -3,8 +3,9 @@
 //! measured. It is made only when stderr is a terminal (see `Line`), so a
 //! pipe or a CI log never receives an escape code from it.
 
-use super::text::{counts, elapsed_eta, Snapshot};
+use super::text::{counts, elapsed_eta};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use numaprobe_core::job::observer::Status;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,7 +24,7 @@ struct Clock {
 
 impl Clock {
     /// The clock a snapshot taken at `now` gives.
-    fn at(now: Instant, s: &Snapshot) -> Clock {
+    fn at(now: Instant, s: &Status) -> Clock {
         Clock {
             origin: now
                 .checked_sub(Duration::from_secs_f64(s.elapsed_s.max(0.0)))
@@ -59,7 +60,7 @@ impl Bar {
         Bar { bar, clock }
     }
 
-    pub fn show(&self, s: &Snapshot, label: &str) {
+    pub fn show(&self, s: &Status, label: &str) {
         if let Ok(mut c) = self.clock.lock() {
             *c = Clock::at(Instant::now(), s);
         }
@@ -121,7 +122,7 @@ mod tests {
             "40 s elapsed, ETA 0.0 s"
         );
         // From a snapshot: 10 s elapsed and 20 s to go, read 2 s later.
-        let snap = Snapshot {
+        let snap = Status {
             phase: "latency".into(),
             phase_done: 1,
             phase_total: 3,

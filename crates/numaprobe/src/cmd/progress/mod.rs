@@ -11,6 +11,7 @@ mod text;
 pub use text::*;
 
 use numaprobe_core::experiments::StepProgress;
+use numaprobe_core::job::observer::Status;
 use std::time::Instant;
 
 /// The progress on stderr: a bar on a terminal, plain lines in a batch log.
@@ -48,7 +49,7 @@ impl Line {
         self.label = label.to_string();
     }
 
-    pub fn show(&mut self, s: &Snapshot) {
+    pub fn show(&mut self, s: &Status) {
         if self.terminal {
             self.bar
                 .get_or_insert_with(bar::Bar::new)
@@ -72,15 +73,13 @@ impl Line {
     ) {
         self.set_label(label);
         let elapsed = started.elapsed().as_secs_f64();
-        self.show(&Snapshot {
-            phase: phase.into(),
-            phase_done: index,
-            phase_total: total,
-            done: index,
+        self.show(&Status::single(
+            phase,
+            index,
             total,
-            elapsed_s: elapsed,
-            eta_s: step_eta(elapsed, index, total, planned_step_s),
-        });
+            elapsed,
+            step_eta(elapsed, index, total, planned_step_s),
+        ));
     }
 
     /// Whether a batch log gets a plain line at `now`; if so the next one is
@@ -186,15 +185,13 @@ impl StepProgress for StepLine {
                 duration_text(t)
             ));
         }
-        self.line.show(&Snapshot {
-            phase: self.phase.into(),
-            phase_done: index,
-            phase_total: total,
-            done: index,
+        self.line.show(&Status::single(
+            self.phase,
+            index,
             total,
-            elapsed_s: elapsed,
-            eta_s: Some(eta),
-        });
+            elapsed,
+            Some(eta),
+        ));
     }
 }
 
@@ -216,8 +213,8 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn snap(phase: &str, pd: usize, pt: usize, d: usize, t: usize) -> Snapshot {
-        Snapshot {
+    fn snap(phase: &str, pd: usize, pt: usize, d: usize, t: usize) -> Status {
+        Status {
             phase: phase.into(),
             phase_done: pd,
             phase_total: pt,
@@ -306,16 +303,16 @@ mod tests {
 
     #[test]
     fn a_stated_total_is_stated_again_only_when_it_moves_past_a_quarter() {
-        // 20 of 100 steps in 10 s, 16 s to go: 26 s against 20 stated.
-        assert_eq!(restated_total(20.0, 10.0, 16.0, 20, 100), Some(26.0));
-        assert_eq!(restated_total(20.0, 5.0, 9.0, 20, 100), Some(14.0));
+        // 30 of 100 steps in 10 s, 16 s to go: 26 s against 20 stated.
+        assert_eq!(restated_total(20.0, 10.0, 16.0, 30, 100), Some(26.0));
+        assert_eq!(restated_total(20.0, 5.0, 9.0, 30, 100), Some(14.0));
         // Within a quarter either way: the statement holds.
-        assert_eq!(restated_total(20.0, 10.0, 14.9, 20, 100), None);
-        assert_eq!(restated_total(20.0, 5.0, 10.1, 20, 100), None);
+        assert_eq!(restated_total(20.0, 10.0, 14.9, 30, 100), None);
+        assert_eq!(restated_total(20.0, 5.0, 10.1, 30, 100), None);
         // Too few steps ended for the scale to mean anything.
         assert_eq!(restated_total(20.0, 10.0, 90.0, 1, 4), None);
-        assert_eq!(restated_total(20.0, 10.0, 90.0, 9, 100), None);
-        assert_eq!(restated_total(20.0, 10.0, 90.0, 10, 100), Some(100.0));
+        assert_eq!(restated_total(20.0, 10.0, 90.0, 24, 100), None);
+        assert_eq!(restated_total(20.0, 10.0, 90.0, 25, 100), Some(100.0));
         // Nothing stated: nothing to compare with.
         assert_eq!(restated_total(0.0, 10.0, 90.0, 50, 100), None);
     }

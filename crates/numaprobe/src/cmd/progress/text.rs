@@ -1,26 +1,13 @@
 //! The progress figures in words: counts, elapsed time and ETA, the plain
-//! line of a batch log and the closing line. Pure functions of a
-//! [`Snapshot`], tested without a clock.
+//! line of a batch log and the closing line. Pure functions of the
+//! library's [`Status`], tested without a clock.
 
 use numaprobe_core::job::keeper::mean_eta_s;
+use numaprobe_core::job::observer::Status;
 use std::time::Duration;
 
 /// How often a plain progress line is written when stderr is not a terminal.
 pub const PLAIN_EVERY: Duration = Duration::from_secs(5);
-
-/// Where a measurement stands.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
-    /// `latency`, `bandwidth`; empty while unknown.
-    pub phase: String,
-    pub phase_done: usize,
-    pub phase_total: usize,
-    /// All phases; equal to the phase's counts when there is one phase.
-    pub done: usize,
-    pub total: usize,
-    pub elapsed_s: f64,
-    pub eta_s: Option<f64>,
-}
 
 /// A duration for people: `4.2 s`, `41 s`, `2 min 05 s`, `1 h 02 min`.
 pub fn duration_text(s: f64) -> String {
@@ -40,7 +27,7 @@ pub fn duration_text(s: f64) -> String {
 
 /// `latency 37/256, total 37/512` (`sep` between the two), or only the
 /// phase's count when it is the whole run.
-pub(crate) fn counts(s: &Snapshot, sep: &str) -> String {
+pub(crate) fn counts(s: &Status, sep: &str) -> String {
     let phase = if s.phase.is_empty() {
         format!("{}/{}", s.phase_done, s.phase_total)
     } else {
@@ -53,7 +40,7 @@ pub(crate) fn counts(s: &Snapshot, sep: &str) -> String {
     }
 }
 
-pub(crate) fn times(s: &Snapshot) -> String {
+pub(crate) fn times(s: &Status) -> String {
     elapsed_eta(s.elapsed_s, s.eta_s)
 }
 
@@ -67,7 +54,7 @@ pub(crate) fn elapsed_eta(elapsed_s: f64, eta_s: Option<f64>) -> String {
 }
 
 /// The batch-log line: `numaprobe: latency 37/256, total 37/512, 41 s elapsed, ETA 19 s`.
-pub fn plain_line(s: &Snapshot) -> String {
+pub fn plain_line(s: &Status) -> String {
     format!("numaprobe: {}, {}", counts(s, ", "), times(s))
 }
 
@@ -138,7 +125,9 @@ pub const RESTATE_BY: f64 = 0.25;
 /// The total a planned run is now expected to take (`elapsed_s` plus
 /// `eta_s`), when it is more than [`RESTATE_BY`] away from the total last
 /// `stated`; None while it is not, or while too few of the `total` steps
-/// (two, and a tenth) have ended for the scale to mean something.
+/// (two, and a quarter) have ended for the scale to mean something: the
+/// first steps of a sweep are its smallest, and one of them that loses its
+/// CPU for a moment would move the scale of all the others.
 pub fn restated_total(
     stated: f64,
     elapsed_s: f64,
@@ -146,7 +135,7 @@ pub fn restated_total(
     done: usize,
     total: usize,
 ) -> Option<f64> {
-    if done < 2 || done.saturating_mul(10) < total || stated <= 0.0 {
+    if done < 2 || done.saturating_mul(4) < total || stated <= 0.0 {
         return None;
     }
     let now = elapsed_s + eta_s;
