@@ -30,6 +30,7 @@ pub mod peak;
 pub mod policy;
 pub mod study;
 pub mod sweep;
+mod team;
 pub mod tune;
 mod workers;
 

@@ -3,8 +3,8 @@
 //! cell's pinned workers released together by a barrier per sample.
 
 use super::{buffer_footprint, per_thread, write_allocate_note, BandwidthPlan, PlannedCell};
-use crate::experiments::barrier::Barrier;
 use crate::experiments::node_buffers;
+use crate::experiments::team::Team;
 use crate::experiments::{
     fit_cell, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
 };
@@ -15,8 +15,6 @@ use crate::placement::{
 };
 use crate::stats::{self, StopRule};
 use crate::timer::{Stamp, Timer};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 
 /// Measure every cell of the plan, in order, checking each cell's memory
 /// against the live machine right before it allocates.
@@ -172,15 +170,6 @@ fn size_cell(
     Ok((fit.size, fit.reduced))
 }
 
-/// What the workers share with the coordinating thread.
-struct Shared {
-    barrier: Barrier,
-    stop: AtomicBool,
-    reps: AtomicU64,
-    /// (start, end) of each worker's last sample.
-    stamps: Mutex<Vec<(Stamp, Stamp)>>,
-}
-
 struct WorkerReport {
     observed_cpu: u32,
     bytes_per_pass: u64,
@@ -208,49 +197,39 @@ fn measure_cell(
     if !buf.flush_caches() && crate::cancel::requested() {
         return Err(crate::placement::PlacementError::Interrupted.into());
     }
-    let shared = Shared {
-        barrier: Barrier::new(threads + 1),
-        stop: AtomicBool::new(false),
-        reps: AtomicU64::new(1),
-        stamps: Mutex::new(vec![(Stamp(0), Stamp(0)); threads]),
-    };
     // Addresses, not pointers: the workers' shares are disjoint parts of
-    // the buffer, which outlives the scope below.
+    // the buffer, which outlives the team.
     let base = buf.as_mut_ptr() as usize;
-    let result = std::thread::scope(|s| {
-        let handles: Vec<_> = pc
-            .cpus
-            .iter()
-            .enumerate()
-            .map(|(i, &cpu)| {
-                let shared = &shared;
-                let share = (base + i * per_thread as usize, per_thread as usize);
-                s.spawn(move || worker(i, cpu, share, plan, timer, shared))
-            })
-            .collect();
-        // A panic on this side breaks the barrier too: no worker waits
-        // for a coordinator that is gone.
-        let _guard = shared.barrier.guard();
-        // Every worker reaches this barrier once it is pinned (or its
-        // pinning failed); then the coordinator knows whether to measure.
-        let ready = shared.barrier.wait()
-            && shared
-                .stamps
-                .lock()
-                .map(|v| v.iter().all(|&(a, _)| a == Stamp(1)))
-                .unwrap_or(false);
-        let outcome = if ready {
-            coordinate(plan, per_thread, rule, timer, &shared)
-        } else {
-            // Never returned: the failing worker's own error is (below).
-            Err(ExperimentError::Invalid("a worker could not set up".into()))
+    let work = |i: usize, team: &Team| {
+        let cpu = pc.cpus[i];
+        let share = (base + i * per_thread as usize, per_thread as usize);
+        let setup = || -> Result<_, ExperimentError> {
+            let observed = pin_current_thread(&[cpu])?;
+            Ok((
+                observed,
+                Streams::split(plan.op, share.0 as *mut u8, share.1),
+            ))
         };
-        shared.stop.store(true, Ordering::SeqCst);
-        shared.barrier.wait();
-        let reports = crate::experiments::workers::join_all(handles)?;
-        Ok::<_, ExperimentError>((reports, outcome?))
-    });
-    let (reports, (measured, elapsed_s)) = result?;
+        let pass = |(_, streams): &mut (u32, Streams), reps: u64| {
+            for _ in 0..reps {
+                // SAFETY: the arrays lie inside this worker's share of the
+                // buffer, page-aligned, and the width was checked available
+                // in the plan.
+                std::hint::black_box(unsafe { stream::run(plan.op, plan.width, streams) });
+            }
+            // The coordinator counts the bytes a pass asks for itself.
+            0
+        };
+        let (observed, streams) =
+            team.serve(i, setup, timer, crate::fault::BANDWIDTH_WORKER, pass)?;
+        Ok(WorkerReport {
+            observed_cpu: observed,
+            bytes_per_pass: streams.bytes_per_pass(plan.op),
+        })
+    };
+    let (reports, (measured, elapsed_s)) = Team::run(threads, work, |team| {
+        coordinate(plan, per_thread, rule, timer, team)
+    })?;
     let placement = CellPlacement::combine(&[buf.verify()?]);
     let mut flags = Vec::new();
     if placement.fraction_on_intended < PLACEMENT_THRESHOLD {
@@ -301,15 +280,10 @@ fn coordinate(
     per_thread: u64,
     rule: &StopRule,
     timer: &Timer,
-    shared: &Shared,
+    team: &Team,
 ) -> Result<(stats::Measured, f64), ExperimentError> {
     let sample = |reps: u64| -> Result<f64, ExperimentError> {
-        shared.reps.store(reps, Ordering::SeqCst);
-        // A broken barrier: a worker panicked, this sample never completes.
-        if !(shared.barrier.wait() && shared.barrier.wait()) {
-            return Err(ExperimentError::Panicked);
-        }
-        let stamps = shared.stamps.lock().map(|v| v.clone()).unwrap_or_default();
+        let stamps = team.sample(reps)?;
         let start = stamps.iter().map(|s| s.0).min().unwrap_or(Stamp(0));
         let end = stamps.iter().map(|s| s.1).max().unwrap_or(Stamp(0));
         Ok(timer.elapsed_ns(start, end).max(1.0))
@@ -319,7 +293,7 @@ fn coordinate(
     let reps = (target_sample_ns(rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;
     let per_pass: u64 = {
         // Bytes one pass asks for, all threads: the same split as the workers.
-        let threads = shared.stamps.lock().map(|v| v.len()).unwrap_or(1) as u64;
+        let threads = team.threads() as u64;
         let s = Streams::split(plan.op, std::ptr::null_mut(), per_thread as usize);
         s.bytes_per_pass(plan.op) * threads
     };
@@ -329,57 +303,4 @@ fn coordinate(
         Ok::<f64, ExperimentError>((per_pass * reps) as f64 / ns)
     })?;
     Ok((measured, started.elapsed().as_secs_f64()))
-}
-
-fn worker(
-    index: usize,
-    cpu: u32,
-    share: (usize, usize),
-    plan: &BandwidthPlan,
-    timer: &Timer,
-    shared: &Shared,
-) -> Result<WorkerReport, ExperimentError> {
-    // A panic anywhere below breaks the barrier: nobody waits for us forever.
-    let _guard = shared.barrier.guard();
-    let pinned = pin_current_thread(&[cpu]);
-    // Stamp(1) in the start slot tells the coordinator this worker is ready.
-    if pinned.is_ok() {
-        if let Ok(mut v) = shared.stamps.lock() {
-            v[index] = (Stamp(1), Stamp(0));
-        }
-    }
-    shared.barrier.wait();
-    let observed = match pinned {
-        Ok(c) => c,
-        Err(e) => {
-            // Keep the barrier protocol: wait for the coordinator's stop.
-            shared.barrier.wait();
-            return Err(e.into());
-        }
-    };
-    let streams = Streams::split(plan.op, share.0 as *mut u8, share.1);
-    loop {
-        // start (or stop); a broken barrier (a thread panicked) stops too
-        if !shared.barrier.wait() || shared.stop.load(Ordering::SeqCst) {
-            break;
-        }
-        crate::fault::panic_at(crate::fault::BANDWIDTH_WORKER);
-        let reps = shared.reps.load(Ordering::SeqCst);
-        let a = timer.now();
-        for _ in 0..reps {
-            // SAFETY: the arrays lie inside this worker's share of the
-            // buffer, page-aligned, and the width was checked available in
-            // the plan.
-            std::hint::black_box(unsafe { stream::run(plan.op, plan.width, &streams) });
-        }
-        let b = timer.now();
-        if let Ok(mut v) = shared.stamps.lock() {
-            v[index] = (a, b);
-        }
-        shared.barrier.wait(); // done
-    }
-    Ok(WorkerReport {
-        observed_cpu: observed,
-        bytes_per_pass: streams.bytes_per_pass(plan.op),
-    })
 }

@@ -14,7 +14,7 @@
 //! the caller's time is spent, keeping what it has.
 
 use super::{target_sample_ns, ExperimentError, StepProgress};
-use crate::experiments::barrier::Barrier;
+use crate::experiments::team::Team;
 use crate::kernels::mix::{self, Mix, MixBuffers, LINE};
 use crate::kernels::VectorWidth;
 use crate::model::matrix::CellPlacement;
@@ -27,8 +27,6 @@ use crate::stats::{self, StopRule, Summary};
 use crate::timer::{Stamp, Timer};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 
 #[derive(Debug, Clone, Default)]
 pub struct PeakConfig {
@@ -358,16 +356,6 @@ fn record(r: &mut PeakResult, m: Mix, system: bool, threads: &[(u32, u32)], mm: 
     r.nodes.extend(node_peaks);
 }
 
-/// What the workers share with the coordinating thread.
-struct Shared {
-    barrier: Barrier,
-    stop: AtomicBool,
-    reps: AtomicU64,
-    /// Per worker: (start, end, bytes) of its last sample; start Stamp(1)
-    /// before the first sample means "set up".
-    stamps: Mutex<Vec<(Stamp, Stamp, u64)>>,
-}
-
 fn measure(
     plan: &PeakPlan,
     m: Mix,
@@ -375,46 +363,37 @@ fn measure(
     rule: &StopRule,
     timer: &Timer,
 ) -> Result<StepMeasure, ExperimentError> {
-    let shared = Shared {
-        barrier: Barrier::new(threads.len() + 1),
-        stop: AtomicBool::new(false),
-        reps: AtomicU64::new(1),
-        stamps: Mutex::new(vec![(Stamp(0), Stamp(0), 0); threads.len()]),
-    };
-    std::thread::scope(|s| {
-        let handles: Vec<_> = threads
-            .iter()
-            .enumerate()
-            .map(|(i, &(node, cpu))| {
-                let shared = &shared;
-                s.spawn(move || worker(i, node, cpu, m, plan, timer, shared))
-            })
-            .collect();
-        // A panic on this side breaks the barrier too: no worker waits
-        // for a coordinator that is gone.
-        let _guard = shared.barrier.guard();
-        let ready = shared.barrier.wait()
-            && shared
-                .stamps
-                .lock()
-                .map(|v| v.iter().all(|&(a, _, _)| a == Stamp(1)))
-                .unwrap_or(false);
-        let outcome = if ready {
-            coordinate(threads, rule, timer, &shared)
-        } else {
-            Err(ExperimentError::Invalid("a worker could not set up".into()))
+    let work = |i: usize, team: &Team| {
+        let (node, cpu) = threads[i];
+        let spec = BufferSpec::new(plan.size as usize, MemPolicy::Bind(node), plan.pages);
+        let setup = || -> Result<_, ExperimentError> {
+            let observed = pin_current_thread(&[cpu])?;
+            let mut buf = NodeBuffer::alloc(&spec)?;
+            buf.touch();
+            let bufs = split(m, buf.as_mut_ptr(), spec.len.min(buf.len()));
+            Ok((observed, buf, bufs))
         };
-        shared.stop.store(true, Ordering::SeqCst);
-        shared.barrier.wait();
-        let reports = crate::experiments::workers::join_all(handles)?;
-        let (system, per_node) = outcome?;
-        let (observed, checks) = reports.into_iter().unzip();
-        Ok(StepMeasure {
-            system,
-            per_node,
-            observed,
-            checks,
-        })
+        let pass = |(_, _, bufs): &mut (u32, NodeBuffer, MixBuffers), reps: u64| {
+            let mut bytes = 0u64;
+            for _ in 0..reps {
+                // SAFETY: both parts lie inside our page-aligned buffer,
+                // 64-byte aligned, not overlapping.
+                bytes += unsafe { mix::run(m, bufs, 0, plan.width) };
+            }
+            bytes
+        };
+        let (observed, buf, _) = team.serve(i, setup, timer, crate::fault::PEAK_WORKER, pass)?;
+        Ok((observed, buf.verify()?))
+    };
+    let (reports, (system, per_node)) = Team::run(threads.len(), work, |team| {
+        coordinate(threads, rule, timer, team)
+    })?;
+    let (observed, checks) = reports.into_iter().unzip();
+    Ok(StepMeasure {
+        system,
+        per_node,
+        observed,
+        checks,
     })
 }
 
@@ -426,16 +405,11 @@ fn coordinate(
     threads: &[(u32, u32)],
     rule: &StopRule,
     timer: &Timer,
-    shared: &Shared,
+    team: &Team,
 ) -> Result<Coordinated, ExperimentError> {
     let mut per_node: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     let mut sample = |reps: u64, keep: bool| -> Result<f64, ExperimentError> {
-        shared.reps.store(reps, Ordering::SeqCst);
-        // A broken barrier: a worker panicked, this sample never completes.
-        if !(shared.barrier.wait() && shared.barrier.wait()) {
-            return Err(ExperimentError::Panicked);
-        }
-        let stamps = shared.stamps.lock().map(|v| v.clone()).unwrap_or_default();
+        let stamps = team.sample(reps)?;
         let gbs = |idx: &mut dyn Iterator<Item = usize>| -> (f64, f64) {
             let (mut a, mut b, mut bytes) = (Stamp(u64::MAX), Stamp(0), 0u64);
             for i in idx {
@@ -492,66 +466,6 @@ fn split(m: Mix, base: *mut u8, len: usize) -> MixBuffers {
         write: base.wrapping_add(rl),
         write_len: wl,
     }
-}
-
-fn worker(
-    index: usize,
-    node: u32,
-    cpu: u32,
-    m: Mix,
-    plan: &PeakPlan,
-    timer: &Timer,
-    shared: &Shared,
-) -> Result<(u32, PlacementCheck), ExperimentError> {
-    // A panic anywhere below breaks the barrier: nobody waits for us forever.
-    let _guard = shared.barrier.guard();
-    let spec = BufferSpec::new(plan.size as usize, MemPolicy::Bind(node), plan.pages);
-    // A panic must still reach the barrier, or every other thread waits.
-    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-        || -> Result<(u32, NodeBuffer), ExperimentError> {
-            let observed = pin_current_thread(&[cpu])?;
-            let mut buf = NodeBuffer::alloc(&spec)?;
-            buf.touch();
-            Ok((observed, buf))
-        },
-    ))
-    .unwrap_or(Err(ExperimentError::Panicked));
-    if setup.is_ok() {
-        if let Ok(mut v) = shared.stamps.lock() {
-            v[index] = (Stamp(1), Stamp(0), 0);
-        }
-    }
-    shared.barrier.wait();
-    let (observed, mut buf) = match setup {
-        Ok(x) => x,
-        Err(e) => {
-            shared.barrier.wait();
-            return Err(e);
-        }
-    };
-    let bufs = split(m, buf.as_mut_ptr(), spec.len.min(buf.len()));
-    loop {
-        // start (or stop); a broken barrier (a thread panicked) stops too
-        if !shared.barrier.wait() || shared.stop.load(Ordering::SeqCst) {
-            break;
-        }
-        crate::fault::panic_at(crate::fault::PEAK_WORKER);
-        let reps = shared.reps.load(Ordering::SeqCst);
-        let a = timer.now();
-        let mut bytes = 0u64;
-        for _ in 0..reps {
-            // SAFETY: both parts lie inside our page-aligned buffer, 64-byte
-            // aligned, not overlapping.
-            bytes += unsafe { mix::run(m, &bufs, 0, plan.width) };
-        }
-        let b = timer.now();
-        if let Ok(mut v) = shared.stamps.lock() {
-            v[index] = (a, b, bytes);
-        }
-        shared.barrier.wait(); // done
-    }
-    let check = buf.verify()?;
-    Ok((observed, check))
 }
 
 #[cfg(test)]

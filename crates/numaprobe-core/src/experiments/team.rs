@@ -1,0 +1,144 @@
+//! A team of pinned workers that a coordinating thread releases together,
+//! one sample at a time (bandwidth's cells, peak's steps): every worker
+//! sets up (pins itself, maps its memory) and says so at a first barrier;
+//! the coordinator measures only when all of them could, then each sample
+//! is a pair of barriers (start, done) around every worker's passes, and a
+//! stop flag plus one more barrier ends them; every worker is joined and the
+//! first failure returned. The barrier is the breakable one
+//! ([`super::barrier`]): a panic on either side releases the others instead
+//! of leaving them waiting.
+
+use super::barrier::Barrier;
+use super::workers::join_all;
+use super::ExperimentError;
+use crate::timer::{Stamp, Timer};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// What a worker reports of its last sample: (start, end, bytes it moved).
+pub(crate) type Stamps = (Stamp, Stamp, u64);
+
+/// What the workers share with the coordinating thread.
+pub(crate) struct Team {
+    barrier: Barrier,
+    stop: AtomicBool,
+    reps: AtomicU64,
+    /// Per worker: its last sample; a start of `Stamp(1)` before the first
+    /// sample means "set up".
+    stamps: Mutex<Vec<Stamps>>,
+}
+
+impl Team {
+    /// Spawn `threads` workers, `work(index, team)` each (which calls
+    /// [`Team::serve`]), run `coordinate` once every one of them is set up,
+    /// then stop and join them all: their reports in order and the
+    /// coordinator's outcome, or the first failure.
+    pub(crate) fn run<T: Send, R>(
+        threads: usize,
+        work: impl Fn(usize, &Team) -> Result<T, ExperimentError> + Sync,
+        coordinate: impl FnOnce(&Team) -> Result<R, ExperimentError>,
+    ) -> Result<(Vec<T>, R), ExperimentError> {
+        let team = Team {
+            barrier: Barrier::new(threads + 1),
+            stop: AtomicBool::new(false),
+            reps: AtomicU64::new(1),
+            stamps: Mutex::new(vec![(Stamp(0), Stamp(0), 0); threads]),
+        };
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|i| {
+                    let (team, work) = (&team, &work);
+                    s.spawn(move || work(i, team))
+                })
+                .collect();
+            // A panic on this side breaks the barrier too: no worker waits
+            // for a coordinator that is gone.
+            let _guard = team.barrier.guard();
+            // Every worker reaches this barrier once it is set up (or its
+            // set-up failed); then the coordinator knows whether to measure.
+            let ready = team.barrier.wait()
+                && team
+                    .stamps
+                    .lock()
+                    .map(|v| v.iter().all(|&(a, _, _)| a == Stamp(1)))
+                    .unwrap_or(false);
+            let outcome = if ready {
+                coordinate(&team)
+            } else {
+                // Never returned: the failing worker's own error is (below).
+                Err(ExperimentError::Invalid("a worker could not set up".into()))
+            };
+            team.stop.store(true, Ordering::SeqCst);
+            team.barrier.wait();
+            let reports = join_all(handles)?;
+            Ok((reports, outcome?))
+        })
+    }
+
+    /// How many workers the team has.
+    pub(crate) fn threads(&self) -> usize {
+        self.stamps.lock().map(|v| v.len()).unwrap_or(1)
+    }
+
+    /// The coordinator's side of one sample: every worker runs `reps`
+    /// passes; their stamps. A broken barrier (a worker panicked) is
+    /// `Panicked`: the sample never completes.
+    pub(crate) fn sample(&self, reps: u64) -> Result<Vec<Stamps>, ExperimentError> {
+        self.reps.store(reps, Ordering::SeqCst);
+        if !(self.barrier.wait() && self.barrier.wait()) {
+            return Err(ExperimentError::Panicked);
+        }
+        Ok(self.stamps.lock().map(|v| v.clone()).unwrap_or_default())
+    }
+
+    /// Worker `index`'s side: `setup` (pinning first, then its memory),
+    /// then, at every sample, `pass(state, reps)` timed (it returns the
+    /// bytes it moved), until the coordinator stops the team. `fault` is
+    /// the fault-injection stage between two samples. Returns the state
+    /// for the worker's report.
+    pub(crate) fn serve<S>(
+        &self,
+        index: usize,
+        setup: impl FnOnce() -> Result<S, ExperimentError>,
+        timer: &Timer,
+        fault: &str,
+        mut pass: impl FnMut(&mut S, u64) -> u64,
+    ) -> Result<S, ExperimentError> {
+        // A panic anywhere below breaks the barrier: nobody waits for us forever.
+        let _guard = self.barrier.guard();
+        // A panic in the set-up must still reach the barrier, or every
+        // other thread waits.
+        let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(setup))
+            .unwrap_or(Err(ExperimentError::Panicked));
+        if setup.is_ok() {
+            if let Ok(mut v) = self.stamps.lock() {
+                v[index] = (Stamp(1), Stamp(0), 0);
+            }
+        }
+        self.barrier.wait();
+        let mut state = match setup {
+            Ok(s) => s,
+            Err(e) => {
+                // Keep the barrier protocol: wait for the coordinator's stop.
+                self.barrier.wait();
+                return Err(e);
+            }
+        };
+        loop {
+            // start (or stop); a broken barrier (a thread panicked) stops too
+            if !self.barrier.wait() || self.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            crate::fault::panic_at(fault);
+            let reps = self.reps.load(Ordering::SeqCst);
+            let a = timer.now();
+            let bytes = pass(&mut state, reps);
+            let b = timer.now();
+            if let Ok(mut v) = self.stamps.lock() {
+                v[index] = (a, b, bytes);
+            }
+            self.barrier.wait(); // done
+        }
+        Ok(state)
+    }
+}
