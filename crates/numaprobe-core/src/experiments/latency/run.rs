@@ -101,13 +101,13 @@ pub fn run_with(
                     }
                     let (cn, cpu, _) = plan.cells[i];
                     progress.cell_started(index, total, &label(cn, cpu, mn));
-                    result.failed.push(FailedCell {
-                        cpu_node: cn,
-                        mem_node: mn,
-                        cpus: vec![cpu],
-                        reason: reason.clone(),
-                    });
-                    progress.cell_failed(index, total, &reason, &result);
+                    fail(
+                        &mut result,
+                        progress,
+                        (index, total),
+                        plan.cells[i],
+                        &reason,
+                    );
                     index += 1;
                 }
                 continue;
@@ -147,16 +147,13 @@ pub fn run_with(
                     result.push(cell);
                     progress.cell_finished(&result);
                 }
-                Err(e) => {
-                    let reason = e.to_string();
-                    result.failed.push(FailedCell {
-                        cpu_node: cn,
-                        mem_node: mn,
-                        cpus: vec![cpu],
-                        reason: reason.clone(),
-                    });
-                    progress.cell_failed(index, total, &reason, &result);
-                }
+                Err(e) => fail(
+                    &mut result,
+                    progress,
+                    (index, total),
+                    plan.cells[i],
+                    &e.to_string(),
+                ),
             }
             index += 1;
         }
@@ -165,6 +162,24 @@ pub fn run_with(
     result.interrupted |= crate::cancel::requested();
     result.complete = !result.interrupted && result.failed.is_empty();
     Ok(result)
+}
+
+/// Cell `index` of `total`, (CPU node, CPU, memory node), could not be
+/// measured: recorded, and the progress told.
+fn fail(
+    result: &mut MatrixResult,
+    progress: &mut dyn Progress,
+    (index, total): (usize, usize),
+    (cpu_node, cpu, mem_node): (u32, u32, u32),
+    reason: &str,
+) {
+    result.failed.push(FailedCell {
+        cpu_node,
+        mem_node,
+        cpus: vec![cpu],
+        reason: reason.into(),
+    });
+    progress.cell_failed(index, total, reason, result);
 }
 
 fn label(cn: u32, cpu: u32, mn: u32) -> String {
