@@ -140,7 +140,7 @@ impl SweepPlan {
             .sizes
             .iter()
             .copied()
-            .filter(|&s| s >= first && s <= last)
+            // None above `last` is nearer the middle than `last` is.
             .min_by(|a, b| {
                 let d = |s: u64| ((s as f64).ln() - middle).abs();
                 d(*a).total_cmp(&d(*b))
