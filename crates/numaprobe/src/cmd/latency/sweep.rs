@@ -147,18 +147,21 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let costs = plan.step_costs_at(&rates);
     // The time spent timing is part of what the user waits for.
     let total = started.elapsed().as_secs_f64() + costs.iter().sum::<f64>();
-    eprintln!(
-        "numaprobe: latency sweep: {} points ({} to {}, {}; {timed}), planned {}",
-        plan.steps(),
-        units::format_size(plan.sizes[0]),
-        units::format_size(*plan.sizes.last().unwrap_or(&0)),
-        plan.pages
-            .iter()
-            .map(|k| format!("{} pages", k.name()))
-            .collect::<Vec<_>>()
-            .join(" and "),
-        crate::cmd::progress::duration_text(total)
-    );
+    // Stopped while timing: no plan to state, the sweep ends at once.
+    if !numaprobe_core::cancel::requested() {
+        eprintln!(
+            "numaprobe: latency sweep: {} points ({} to {}, {}; {timed}), planned {}",
+            plan.steps(),
+            units::format_size(plan.sizes[0]),
+            units::format_size(*plan.sizes.last().unwrap_or(&0)),
+            plan.pages
+                .iter()
+                .map(|k| format!("{} pages", k.name()))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            crate::cmd::progress::duration_text(total)
+        );
+    }
     let mut progress = StepLine::planned("latency sweep", costs).restating();
     let (sink, format) = (args.out.sink(), args.out.format());
     // The file is rewritten after every point, analysed as far as it goes.
