@@ -259,7 +259,7 @@ pub fn table(t: &Table) -> String {
 pub fn noted_table(t: &Table, note: &str) -> String {
     let mut s = String::new();
     if let Some(title) = &t.title {
-        s.push_str(&format!("<h3>{}{note}</h3>\n", escape(title)));
+        s.push_str(&format!("<h3>{}{note}</h3>\n", prose(title)));
     }
     s.push_str("<div class=\"scroll\"><table class=\"data\">\n<thead><tr>");
     for h in &t.headers {

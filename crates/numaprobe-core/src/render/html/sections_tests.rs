@@ -321,4 +321,7 @@ fn figures_keep_their_units_on_one_line() {
     let mut t = crate::render::table::Table::new(["cv"]);
     t.push(["13.0 %"]);
     assert!(page::table(&t).contains("<span class=\"nw\">13.0&#160;%</span>"));
+    // And in a table's title.
+    let t = crate::render::table::Table::new(["cv"]).with_title("placement 100.0 %");
+    assert!(page::table(&t).contains("<h3>placement 100.0&#160;%</h3>"));
 }
