@@ -416,4 +416,32 @@ mod tests {
             "one NUMA node: there is no remote memory, so no levels, hops or links to infer"
         );
     }
+
+    #[test]
+    fn a_matrix_of_one_node_or_one_cell_is_not_inferred_from() {
+        let t = two_nodes(slit());
+        let mut one = latency(&[(0, 0, 90.0), (0, 0, 91.0)], true);
+        one.cpu_nodes = vec![0];
+        one.mem_nodes = vec![0];
+        one.matrix = vec![vec![Some(90.0)]];
+        assert!(infer_measured(&one, &t).unwrap().is_none());
+        // One CPU node reading two memory nodes is a matrix to infer from.
+        let mut row = latency(&[(0, 0, 90.0), (0, 1, 140.0)], true);
+        row.cpu_nodes = vec![0];
+        row.matrix = vec![vec![Some(90.0), Some(140.0)]];
+        assert!(infer_measured(&row, &t).unwrap().is_some());
+        let cell = latency(&[(0, 0, 90.0)], true);
+        assert!(infer_measured(&cell, &t).unwrap().is_none());
+        // A SLIT of one node says nothing to infer.
+        let cpus = [CpuSpec::new(0, 0, 0, 0)];
+        let node = [NodeSpec {
+            os_index: 0,
+            memory_bytes: 1 << 30,
+            free_bytes: 1 << 30,
+            allowed: true,
+        }];
+        assert!(infer_slit(&build("/", &cpus, &node, Some(vec![vec![10]])))
+            .unwrap()
+            .is_none());
+    }
 }
