@@ -50,9 +50,14 @@ pub fn curve_table(c: &Curve) -> Table {
         "",
     ])
     .with_title(format!(
-        "{}: chase on CPU {}, load on CPUs {}, {} per thread ({} pages), placement {:.1} %",
+        "{}: chase on CPU {}, load on {} {}, {} per thread ({} pages), placement {:.1} %",
         curve_title(c),
         c.chase_cpu,
+        if c.load_cpus.len() == 1 {
+            "CPU"
+        } else {
+            "CPUs"
+        },
         format_list(&c.load_cpus),
         format_size(c.size_bytes),
         c.pages,
@@ -259,6 +264,15 @@ pub(crate) mod tests {
         let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
         assert_eq!(v["schema"], "numaprobe/1");
         assert_eq!(v["curves"][0]["knee"], 2);
+    }
+
+    #[test]
+    fn the_load_cpus_are_counted_in_the_curve_title() {
+        let mut r = doc();
+        let title = |r: &LoadedResult| curve_table(&r.curves[0]).title.unwrap_or_default();
+        assert!(title(&r).contains("load on CPU 1,"), "{}", title(&r));
+        r.curves[0].load_cpus = vec![1, 2];
+        assert!(title(&r).contains("load on CPUs 1-2,"), "{}", title(&r));
     }
 
     #[test]
