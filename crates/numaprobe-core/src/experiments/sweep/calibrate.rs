@@ -40,7 +40,7 @@ fn on_this_thread(plan: &SweepPlan, sizes: &[u64]) -> Result<SweepRates, Experim
         plan.pages[0],
     );
     let mut buf = NodeBuffer::alloc(&spec)?;
-    buf.touch();
+    buf.touch_or_stop()?;
     let buffer_s = began.elapsed().as_secs_f64();
     let interrupted = || -> Result<(), ExperimentError> {
         match crate::cancel::requested() {
@@ -49,13 +49,15 @@ fn on_this_thread(plan: &SweepPlan, sizes: &[u64]) -> Result<SweepRates, Experim
         }
     };
     let mut sampling = Vec::with_capacity(sizes.len());
-    let mut setups = Vec::with_capacity(SETUPS);
+    let mut largest_setup_s = 0.0;
     for &size in sizes {
         interrupted()?;
         let p = point::measure(&mut buf, size, plan.seed, &plan.rule, &timer)?;
         sampling.push((size, p.sampling_s));
-        setups = vec![p.setup_s];
+        largest_setup_s = p.setup_s;
     }
+    let mut setups = Vec::with_capacity(SETUPS);
+    setups.push(largest_setup_s);
     // The largest point's rate is kept (the points past the caches hold
     // most of a sweep's set-up), as the median of a few: on a shared
     // machine one set-up can lose its CPU for a good part of its time.
