@@ -93,17 +93,13 @@ pub fn set_up_by<T: Send>(
     fill: impl FnOnce(&mut NodeBuffer) -> Result<T, ExperimentError> + Send,
 ) -> Result<Prepared<T>, ExperimentError> {
     let began = Instant::now();
-    let (buf, filled, node) = std::thread::scope(|s| {
-        s.spawn(|| -> Result<_, ExperimentError> {
-            pin_current_thread(&[cpu])?;
-            let mut buf = NodeBuffer::alloc(spec)?;
-            buf.touch_by(deadline)?;
-            let node = buf.touched_on().map(|(_, n)| n);
-            let filled = fill(&mut buf)?;
-            Ok((buf, filled, node))
-        })
-        .join()
-        .map_err(|_| ExperimentError::Panicked)?
+    let (buf, filled, node) = super::workers::on_a_thread(|| {
+        pin_current_thread(&[cpu])?;
+        let mut buf = NodeBuffer::alloc(spec)?;
+        buf.touch_by(deadline)?;
+        let node = buf.touched_on().map(|(_, n)| n);
+        let filled = fill(&mut buf)?;
+        Ok((buf, filled, node))
     })?;
     let record = BufferSetup {
         mem_node,
