@@ -363,3 +363,133 @@ fn the_outlier_rule_decides_and_is_recorded() {
         assert_eq!(r.rule, rule);
     }
 }
+
+/// `run_doc` with `cells` latency cells (CPU node 0 to memory nodes
+/// 0..cells), each `lat` but for `off` (a cell index and its value).
+fn wide_doc(cells: usize, lat: f64, off: Option<(usize, f64)>) -> String {
+    let mut d: Value = serde_json::from_str(&run_doc(4, lat, 50.0)).unwrap();
+    d["latency"]["cells"] = (0..cells)
+        .map(|m| {
+            let v = match off {
+                Some((at, v)) if at == m => v,
+                _ => lat,
+            };
+            json!({"cpu_node": 0, "mem_node": m, "median": v})
+        })
+        .collect();
+    d.to_string()
+}
+
+#[test]
+fn a_long_reason_is_clipped_so_the_csv_grows_with_the_input_not_its_square() {
+    use numaprobe_core::analysis::fleet::MAX_REASON;
+    use numaprobe_core::render::fleet_csv::to_csv;
+    let reason = "r".repeat(1 << 20);
+    let mut failed: Value = serde_json::from_str(&wide_doc(500, 100.0, None)).unwrap();
+    failed["latency"]["failed"] =
+        json!([{"cpu_node": 0, "mem_node": 999, "reason": "x".repeat(5000)}]);
+    let mut inputs: Vec<NodeInput> = (1..=3)
+        .map(|i| node(&format!("n{i}"), Some(wide_doc(500, 100.0, None))))
+        .collect();
+    inputs.push(NodeInput {
+        name: "n4".into(),
+        run_json: Some(failed.to_string()),
+        failure: Some((NodeStatus::Failed, reason)),
+    });
+    let input: usize = inputs
+        .iter()
+        .map(|n| {
+            n.run_json.as_ref().map_or(0, String::len) + n.failure.as_ref().map_or(0, |f| f.1.len())
+        })
+        .sum();
+    let r = analyse(&inputs);
+    let why = r.nodes[3].reason.as_deref().unwrap();
+    assert!(why.starts_with("rrrr"), "{why}");
+    assert!(why.ends_with(&format!("... ({} more characters)", (1 << 20) - MAX_REASON)));
+    assert_eq!(why.find("..."), Some(MAX_REASON));
+    // The failed cell's own reason is clipped too, and named once.
+    assert_eq!(r.nodes[3].failed_cells.len(), 1);
+    assert!(r.nodes[3].failed_cells[0].starts_with("latency 0->999: xxx"));
+    assert!(r.nodes[3].failed_cells[0].len() < 200);
+    let csv = to_csv(&r);
+    // The node's 501 lines each carry the clipped reason, not the megabyte.
+    let n4: Vec<&str> = csv.lines().filter(|l| l.starts_with("n4,")).collect();
+    assert_eq!(n4.len(), 501, "500 latency cells and one of bandwidth");
+    assert!(n4.iter().all(|l| l.ends_with(&format!(",{why}"))));
+    assert!(
+        csv.len() < input,
+        "{} bytes of CSV from {input} bytes",
+        csv.len()
+    );
+}
+
+#[test]
+fn a_matrix_in_a_unit_other_than_its_own_is_refused_and_not_repeated() {
+    use numaprobe_core::render::{fleet_csv::to_csv, fleet_html::to_html};
+    let long = "u".repeat(100_000);
+    let with_unit = |unit: &str| {
+        let mut d: Value = serde_json::from_str(&wide_doc(50, 100.0, None)).unwrap();
+        d["latency"]["unit"] = json!(unit);
+        d.to_string()
+    };
+    let inputs = vec![
+        node("n1", Some(with_unit(&long))),
+        node("n2", Some(with_unit("ms"))),
+        node("n3", Some(wide_doc(50, 100.0, None))),
+        node("n4", Some(wide_doc(50, 101.0, None))),
+    ];
+    let r = analyse(&inputs);
+    assert_eq!(r.nodes[0].status, NodeStatus::Failed);
+    assert_eq!(
+        r.nodes[0].reason.as_deref(),
+        Some("latency unit \"uuuuuuuuuuuuuuuu... (99984 more characters)\" is not ns: its figures are not compared")
+    );
+    assert_eq!(
+        r.nodes[1].reason.as_deref(),
+        Some("latency unit \"ms\" is not ns: its figures are not compared")
+    );
+    // Their latency is left out of the fleet's; their bandwidth, in its
+    // own unit, is compared.
+    assert!(r.nodes[0].values.keys().all(|k| k.starts_with("bandwidth")));
+    assert_eq!(r.nodes[1].values["bandwidth 0->0"], 50.0);
+    let lat = r.metrics.iter().find(|m| m.id == "latency 0->7").unwrap();
+    assert_eq!((lat.count, lat.unit.as_str()), (2, "ns"));
+    assert!(r.metrics.iter().all(|m| m.unit == "ns" || m.unit == "GB/s"));
+    let (csv, html) = (to_csv(&r), to_html(&r));
+    assert!(!csv.contains("uuuuuuuuuuuuuuuuu") && !html.contains("uuuuuuuuuuuuuuuuu"));
+    assert!(
+        csv.len() + html.len() < 100_000,
+        "{} {}",
+        csv.len(),
+        html.len()
+    );
+}
+
+#[test]
+fn every_csv_line_has_its_own_metric_and_outlier_mark() {
+    use numaprobe_core::render::fleet_csv::to_csv;
+    // 300 cells: one node off on cell 137 only.
+    let mut inputs: Vec<NodeInput> = (0..6)
+        .map(|i| {
+            node(
+                &format!("n{i}"),
+                Some(wide_doc(300, 100.0 + i as f64 % 2.0, None)),
+            )
+        })
+        .collect();
+    inputs.push(node("odd", Some(wide_doc(300, 100.0, Some((137, 200.0))))));
+    let r = analyse(&inputs);
+    let csv = to_csv(&r);
+    let mut marked = Vec::new();
+    for l in csv.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        let m = r.metrics.iter().find(|m| m.id == f[3]).unwrap();
+        assert_eq!(f[5], m.unit, "{l}");
+        assert_eq!(f[6], format!("{:.4}", m.median), "{l}");
+        if f[9] == "true" {
+            marked.push((f[0], f[3]));
+        }
+    }
+    assert_eq!(marked, [("odd", "latency 0->137")]);
+    assert_eq!(csv.lines().count(), 1 + 7 * 301);
+}

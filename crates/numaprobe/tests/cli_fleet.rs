@@ -343,3 +343,61 @@ fn every_json_key_is_documented_in_the_manual() {
         );
     }
 }
+
+#[test]
+fn a_long_reason_and_a_foreign_unit_do_not_multiply_the_report() {
+    let t = copy_fleet("taskset-one-cpu", "fleet-linear");
+    let p = |node: &str| t.path().join(node).join("run.json");
+    // node1: 2,000 latency cells and a megabyte of failure reason.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("node1")).unwrap()).unwrap();
+    let cell = doc["latency"]["cells"][0].clone();
+    doc["latency"]["cells"] = (0..2000)
+        .map(|m| {
+            let mut c = cell.clone();
+            c["mem_node"] = m.into();
+            c.as_object_mut().unwrap().remove("samples");
+            c
+        })
+        .collect();
+    std::fs::write(p("node1"), doc.to_string()).unwrap();
+    let status = serde_json::json!({
+        "node": "node1", "exit_status": 1, "signal": null, "timed_out": false,
+        "error": "e".repeat(1 << 20), "stderr_tail": [], "elapsed_s": 1.0
+    });
+    std::fs::write(t.path().join("node1/fleet-node.json"), status.to_string()).unwrap();
+    // node2: its latency in a unit 100,000 characters long.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("node2")).unwrap()).unwrap();
+    doc["latency"]["unit"] = "u".repeat(100_000).into();
+    std::fs::write(p("node2"), doc.to_string()).unwrap();
+    let input: u64 = std::fs::read_dir(t.path())
+        .unwrap()
+        .flat_map(|e| std::fs::read_dir(e.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().metadata().unwrap().len())
+        .sum();
+
+    let o = numaprobe(&["fleet", "--from", t.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("node2 (latency unit \"uuuuuuuuuuuuuuuu... (99984 more characters)\" is not ns: its figures are not compared)"),
+        "{err}"
+    );
+    assert!(err.len() < 2000, "{} bytes of stderr", err.len());
+    for f in ["fleet.csv", "fleet.html", "fleet.md", "fleet.json"] {
+        let out = std::fs::read_to_string(t.path().join(f)).unwrap();
+        assert!(
+            (out.len() as u64) < input,
+            "{f}: {} bytes from {input} bytes of input",
+            out.len()
+        );
+        assert!(!out.contains(&"e".repeat(300)), "{f}: the whole reason");
+        assert!(!out.contains(&"u".repeat(300)), "{f}: the whole unit");
+    }
+    let csv = std::fs::read_to_string(t.path().join("fleet.csv")).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| l.starts_with("node1,")).count(),
+        2001
+    );
+}

@@ -234,6 +234,15 @@ impl FleetReport {
         self.nodes.iter().filter(|n| n.status != NodeStatus::Ok)
     }
 
+    /// The (node, metric) pairs judged outliers, to look up per cell
+    /// without searching the list (a fleet has nodes x metrics cells).
+    pub fn outlier_cells(&self) -> std::collections::HashSet<(&str, &str)> {
+        self.outliers
+            .iter()
+            .map(|o| (o.node.as_str(), o.metric.as_str()))
+            .collect()
+    }
+
     /// The nodes whose run did not come to a usable end.
     pub fn failures(&self) -> impl Iterator<Item = &FleetNode> {
         self.nodes.iter().filter(|n| n.status.is_failure())

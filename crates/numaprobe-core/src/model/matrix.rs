@@ -23,6 +23,17 @@ pub enum MatrixKind {
     Bandwidth,
 }
 
+impl MatrixKind {
+    /// The one unit a matrix of this kind is written in: `ns` per load, or
+    /// `GB/s` (10^9 bytes per second).
+    pub fn unit(self) -> &'static str {
+        match self {
+            MatrixKind::Latency => "ns",
+            MatrixKind::Bandwidth => "GB/s",
+        }
+    }
+}
+
 /// Where a cell's memory was, summed over all of its threads' buffers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellPlacement {
@@ -226,11 +237,7 @@ impl MatrixResult {
         MatrixResult {
             schema: crate::SCHEMA.to_string(),
             kind,
-            unit: match kind {
-                MatrixKind::Latency => "ns",
-                MatrixKind::Bandwidth => "GB/s",
-            }
-            .to_string(),
+            unit: kind.unit().to_string(),
             cpu_nodes,
             mem_nodes,
             matrix,

@@ -87,6 +87,7 @@ Hover a cell for its value.</p>\n",
         ));
     }
     s.push_str("</tr>\n");
+    let outliers = r.outlier_cells();
     for &i in order.iter().take(MAX_ROWS) {
         let n = &r.nodes[i];
         let cls = if n.status == NodeStatus::Ok {
@@ -114,10 +115,7 @@ Hover a cell for its value.</p>\n",
                 Better::Lower => *v > m.median,
                 Better::Higher => *v < m.median,
             };
-            let out = r
-                .outliers
-                .iter()
-                .any(|o| o.node == n.name && o.metric == m.id);
+            let out = outliers.contains(&(n.name.as_str(), m.id.as_str()));
             s.push_str(&format!(
                 "<td class=\"v{}\" style=\"background:{}\" title=\"{} {}: {} {} (median {}, {:+.1} %)\">{}</td>",
                 if out { " out" } else { "" },

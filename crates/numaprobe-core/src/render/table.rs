@@ -142,27 +142,34 @@ impl Table {
     /// as they are. A row shorter than the header is padded with empty
     /// fields, so every line has as many fields as the header (loadable).
     pub fn to_csv(&self) -> String {
-        fn field(s: &str) -> String {
-            if s.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", s.replace('"', "\"\""))
-            } else {
-                s.to_string()
-            }
-        }
         let n = self.width();
-        let line = |r: &Vec<String>| {
-            (0..n)
-                .map(|i| field(r.get(i).map(String::as_str).unwrap_or("")))
-                .collect::<Vec<_>>()
-                .join(",")
-                + "\n"
-        };
-        let mut out = line(&self.headers);
-        for r in &self.rows {
-            out.push_str(&line(r));
+        let mut out = String::new();
+        for r in std::iter::once(&self.headers).chain(&self.rows) {
+            csv_record(
+                &mut out,
+                (0..n).map(|i| r.get(i).map(String::as_str).unwrap_or("")),
+            );
         }
         out
     }
+}
+
+/// One CSV line appended to `out`, quoted as [`Table::to_csv`] quotes: for
+/// a renderer whose lines are too many to hold as a table first.
+pub fn csv_record<'a>(out: &mut String, fields: impl IntoIterator<Item = &'a str>) {
+    for (i, s) in fields.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if s.contains([',', '"', '\n', '\r']) {
+            out.push('"');
+            out.push_str(&s.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(s);
+        }
+    }
+    out.push('\n');
 }
 
 /// Read RFC 4180 CSV back into records (for tests: the CSV every command

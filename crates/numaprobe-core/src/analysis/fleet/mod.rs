@@ -16,9 +16,29 @@ pub mod stream;
 
 use crate::model::document::{identify, Kind};
 use crate::model::fleet::{FleetNode, FleetReport, MetricStats, NodeStatus, Outlier, OutlierRule};
+use crate::model::matrix::MatrixKind;
 use crate::model::ranking::Better;
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// Characters of a node's `reason` kept: it is written on each of the
+/// node's lines of `fleet.csv` and in every table, so a reason as long as
+/// its input would multiply the report's size by the node's metrics. The
+/// whole of what is missing stays in `failed_cells` and `not_measured`,
+/// written once.
+pub const MAX_REASON: usize = 240;
+/// Characters of one failed cell's reason kept (as `not_measured` keeps).
+const MAX_CELL_REASON: usize = 120;
+
+/// `s` cut to `max` characters, saying how much was left out.
+fn clip(s: &str, max: usize) -> String {
+    let total = s.chars().count();
+    if total <= max {
+        return s.to_string();
+    }
+    let kept: String = s.chars().take(max).collect();
+    format!("{kept}... ({} more characters)", total - max)
+}
 
 /// What the launcher (or the folder) knows about one node.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +62,7 @@ pub fn analyse(inputs: &[NodeInput]) -> FleetReport {
 pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {
     let mut nodes = Vec::new();
     let mut signatures = Vec::new();
-    let mut units: BTreeMap<String, (String, Better)> = BTreeMap::new();
+    let mut units: BTreeMap<String, (&'static str, Better)> = BTreeMap::new();
     for input in inputs {
         let mut node = FleetNode {
             name: input.name.clone(),
@@ -55,7 +75,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
         };
         if let Some((status, why)) = &input.failure {
             node.status = *status;
-            node.reason = Some(why.clone());
+            node.reason = Some(clip(why, MAX_REASON));
         }
         let doc = match &input.run_json {
             None => {
@@ -88,9 +108,28 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             node.reason =
                 Some("the report says complete: false (interrupted or out of time)".into());
         }
-        for (kind, better) in [("latency", Better::Lower), ("bandwidth", Better::Higher)] {
+        for (mk, kind, better) in [
+            (MatrixKind::Latency, "latency", Better::Lower),
+            (MatrixKind::Bandwidth, "bandwidth", Better::Higher),
+        ] {
             let m = &doc[kind];
-            let unit = m["unit"].as_str().unwrap_or("").to_string();
+            let unit = mk.unit();
+            // A matrix in another unit cannot be compared with the fleet's,
+            // and its unit string would be repeated in every cell of the
+            // report: refused, named with a short quote of what it says.
+            match m["unit"].as_str() {
+                _ if m.is_null() => {}
+                Some(u) if u == unit => {}
+                other => {
+                    let said =
+                        other.map_or_else(|| "none".to_string(), |u| format!("{:?}", clip(u, 16)));
+                    fail(
+                        &mut node,
+                        &format!("{kind} unit {said} is not {unit}: its figures are not compared"),
+                    );
+                    continue;
+                }
+            }
             for c in m["cells"].as_array().into_iter().flatten() {
                 let (Some(cpu), Some(mem), Some(v)) = (
                     c["cpu_node"].as_u64(),
@@ -100,15 +139,20 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                     continue;
                 };
                 let id = format!("{kind} {cpu}->{mem}");
-                units.entry(id.clone()).or_insert((unit.clone(), better));
+                units.entry(id.clone()).or_insert((unit, better));
                 node.values.insert(id, v);
             }
             for f in m["failed"].as_array().into_iter().flatten() {
+                let at = |key: &str| {
+                    f[key]
+                        .as_u64()
+                        .map_or_else(|| "?".into(), |n| n.to_string())
+                };
                 node.failed_cells.push(format!(
                     "{kind} {}->{}: {}",
-                    f["cpu_node"],
-                    f["mem_node"],
-                    f["reason"].as_str().unwrap_or("failed")
+                    at("cpu_node"),
+                    at("mem_node"),
+                    clip(f["reason"].as_str().unwrap_or("failed"), MAX_CELL_REASON)
                 ));
             }
         }
@@ -119,7 +163,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             node.status = NodeStatus::Partial;
             let mut why = node.not_measured.clone();
             why.extend(node.failed_cells.iter().map(|c| format!("{c} (failed)")));
-            node.reason = Some(why.join("; "));
+            node.reason = Some(clip(&why.join("; "), MAX_REASON));
         }
         signatures.push((node.name.clone(), signature::of_run(&doc)));
         nodes.push(node);
@@ -127,8 +171,13 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
 
     nodes.sort_by(|a, b| natural_cmp(&a.name, &b.name));
     let groups = signature::group(&signatures);
+    let group_of: BTreeMap<&str, usize> = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(i, g)| g.nodes.iter().map(move |n| (n.as_str(), i)))
+        .collect();
     for n in &mut nodes {
-        n.group = groups.iter().position(|g| g.nodes.contains(&n.name));
+        n.group = group_of.get(n.name.as_str()).copied();
     }
 
     let mut metrics = Vec::with_capacity(units.len());
@@ -145,7 +194,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
         let mad = robust::mad(&values, med).unwrap_or(0.0);
         metrics.push(MetricStats {
             id: id.clone(),
-            unit: unit.clone(),
+            unit: unit.to_string(),
             better: *better,
             count,
             median: med,
@@ -159,7 +208,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                 outliers.push(Outlier {
                     node: node.to_string(),
                     metric: id.clone(),
-                    unit: unit.clone(),
+                    unit: unit.to_string(),
                     value: v,
                     median: med,
                     robust_z: j.robust_z,
@@ -268,10 +317,11 @@ pub fn not_measured(doc: &Value) -> Vec<String> {
 
 fn fail(node: &mut FleetNode, why: &str) {
     node.status = NodeStatus::Failed;
-    node.reason = Some(match node.reason.take() {
+    let why = match node.reason.take() {
         Some(r) => format!("{r}; {why}"),
         None => why.to_string(),
-    });
+    };
+    node.reason = Some(clip(&why, MAX_REASON));
 }
 
 /// Node names in the order people read them: `node2` before `node10`.
