@@ -401,3 +401,73 @@ fn a_long_reason_and_a_foreign_unit_do_not_multiply_the_report() {
         2001
     );
 }
+
+#[test]
+fn a_node_that_keeps_saying_it_is_alive_is_timed_out_by_the_launcher() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TempDir::new("fleet-deadline");
+    let bin = t.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // srun whose one node starts and then only says it is alive, for good.
+    let srun = bin.join("srun");
+    std::fs::write(
+        &srun,
+        "#!/bin/sh\necho 'NUMAPROBE-FLEET {\"kind\":\"start\",\"node\":\"np1\"}'\n\
+         while :; do echo 'NUMAPROBE-FLEET {\"kind\":\"alive\",\"node\":\"np1\"}'; sleep 1; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&srun, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = t.path().join("out");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args([
+            "fleet",
+            "--nodes",
+            "1",
+            "--node-timeout",
+            "1s",
+            "--grace",
+            "10s",
+        ])
+        .arg("--report-dir")
+        .arg(&out)
+        .env("PATH", path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A guard against a hang only (the launcher's own limit is 11 s here):
+    // the assertions are on how it ended and what it said.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("fleet did not end on its own deadline");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("numaprobe: np1: timed out: still running ") && err.contains(" s after it started, past its --node-timeout of 1 s and --grace of 10 s; given up on and its task ended; the others go on"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "1 of 1 nodes failed, timed out, were lost or not run: np1 (timed out: still running"
+        ),
+        "{err}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fleet.json")).unwrap()).unwrap();
+    assert_eq!(doc["nodes"][0]["status"], "timed_out");
+    assert!(
+        doc["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("timed out: np1 (still running 10 s, --grace, past --node-timeout 1 s); srun was ended")),
+        "{}",
+        doc["notes"]
+    );
+}

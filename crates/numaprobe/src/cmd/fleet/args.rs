@@ -88,7 +88,7 @@ pub struct Args {
     /// Every node's buffer size (numaprobe run --size)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// A node's run is stopped as timed out this long after it started. Default: the budget plus 120s
+    /// A node's run is stopped as timed out this long after it started, by the node; the launcher gives up on a node still running --grace later (lists it as timed out, ends the job). Default: the budget plus 120s
     #[arg(long, value_name = "DURATION")]
     pub node_timeout: Option<String>,
     /// A running node silent this long (it says it is alive every 5 s) is lost: given up on, named, the others kept

@@ -1,7 +1,8 @@
 //! Running the fleet's one `srun` and reading its output back into
 //! `DIR/<node>/` folders as it comes: the stream of frames, a watchdog that
 //! gives up on a node silent for the grace period (instead of waiting for
-//! Slurm's SlurmdTimeout), and srun ended and reaped on every way out.
+//! Slurm's SlurmdTimeout) or still running past its own time limit and the
+//! grace, and srun ended and reaped on every way out.
 
 use super::node::STATUS_FILE;
 use crate::output::write_atomic;
@@ -31,6 +32,17 @@ pub struct Gathered {
     pub stopped: bool,
     /// Nodes given up on: nothing from them for the grace period.
     pub lost: Vec<String>,
+    /// Nodes given up on: still running `--grace` past their
+    /// `--node-timeout`, with why.
+    pub timed_out: Vec<(String, String)>,
+}
+
+impl Gathered {
+    /// The launcher gave up on a node (lost or timed out): srun and the
+    /// job are ended rather than waited for.
+    pub fn gave_up(&self) -> bool {
+        !self.lost.is_empty() || !self.timed_out.is_empty()
+    }
 }
 
 /// When a node counts as lost.
@@ -40,6 +52,11 @@ pub struct Watch {
     /// `node::ALIVE_EVERY`), or a node of the list not started this long
     /// after the first one did, is lost.
     pub grace: Duration,
+    /// A node's own time limit (`--node-timeout`), counted from its first
+    /// frame: a node still running `grace` past it is given up on as timed
+    /// out, however many alive frames it sends (its own stop did not
+    /// happen, or its report is not coming).
+    pub timeout: Duration,
 }
 
 /// After a stop request, how long the launcher keeps reading the nodes'
@@ -139,9 +156,9 @@ pub fn launch(
     let stdout = guard.0.stdout.take().context("srun's output")?;
     let pid = guard.0.id() as libc::pid_t;
     let mut g = gather(stdout, dir, asked, watch, pid, progress)?;
-    if g.stopped || !g.lost.is_empty() {
-        // srun may wait on a dead node for SlurmdTimeout: end it now, and
-        // the allocation with it.
+    if g.stopped || g.gave_up() {
+        // srun may wait on a dead node for SlurmdTimeout, or on a node that
+        // does not stop: end it now, and the allocation with it.
         guard.end();
     }
     let st = guard.0.wait().context("cannot wait for srun")?;
@@ -180,7 +197,7 @@ fn gather(
     srun_pid: libc::pid_t,
     mut progress: impl FnMut(&str, &NodeRunStatus),
 ) -> anyhow::Result<Gathered> {
-    let mut watchdog = Watchdog::new(asked, watch.grace);
+    let mut watchdog = Watchdog::new(asked, watch.grace).with_timeout(watch.timeout);
     let (tx, rx) = mpsc::sync_channel::<Read>(QUEUE);
     let asked = asked.to_vec();
     std::thread::spawn(move || {
@@ -228,11 +245,22 @@ fn gather(
             break;
         }
         if drain_until.is_none() {
-            for (node, why) in watchdog.check(Instant::now()) {
-                eprintln!("numaprobe: {node}: lost: {why}; the others go on");
-                g.lost.push(node);
+            for gone in watchdog.check(Instant::now()) {
+                if gone.timed_out {
+                    eprintln!(
+                        "numaprobe: {}: timed out: {}; the others go on",
+                        gone.node, gone.why
+                    );
+                    g.timed_out.push((gone.node, gone.why));
+                } else {
+                    eprintln!(
+                        "numaprobe: {}: lost: {}; the others go on",
+                        gone.node, gone.why
+                    );
+                    g.lost.push(gone.node);
+                }
             }
-            if watchdog.all_accounted() && !g.lost.is_empty() {
+            if watchdog.all_accounted() && g.gave_up() {
                 break;
             }
         }
@@ -301,14 +329,28 @@ fn gather(
     Ok(g)
 }
 
+/// A node the [`Watchdog`] gives up on, and why.
+#[derive(Debug, PartialEq)]
+pub struct GivenUp {
+    pub node: String,
+    /// Still running past its time limit and the grace (else: lost).
+    pub timed_out: bool,
+    pub why: String,
+}
+
 /// Which nodes are still heard from. A node is lost when it started and
 /// then said nothing for `grace`, or when it is one of the list and had not
-/// started `grace` after the first one did.
+/// started `grace` after the first one did; it is timed out when it is
+/// still going `grace` past its `timeout`, counted from its first frame.
+/// The clock is the caller's (`now` in each call), so the rule is tested
+/// without waiting.
 #[derive(Debug)]
 pub struct Watchdog {
     grace: Duration,
+    timeout: Option<Duration>,
     asked: Vec<String>,
     first_start: Option<Instant>,
+    began: BTreeMap<String, Instant>,
     last: BTreeMap<String, Instant>,
     done: std::collections::BTreeSet<String>,
     lost: std::collections::BTreeSet<String>,
@@ -318,17 +360,27 @@ impl Watchdog {
     pub fn new(asked: &[String], grace: Duration) -> Self {
         Watchdog {
             grace,
+            timeout: None,
             asked: asked.to_vec(),
             first_start: None,
+            began: BTreeMap::new(),
             last: BTreeMap::new(),
             done: Default::default(),
             lost: Default::default(),
         }
     }
 
+    /// Give up on a node still going `grace` past `timeout` after its
+    /// first frame.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
     /// A frame came from `node` at `now`.
     pub fn heard(&mut self, node: &str, now: Instant) {
         self.first_start.get_or_insert(now);
+        self.began.entry(node.to_string()).or_insert(now);
         self.last.insert(node.to_string(), now);
     }
 
@@ -337,27 +389,46 @@ impl Watchdog {
         self.done.insert(node.to_string());
     }
 
-    /// The nodes lost by `now` (each once), with why.
-    pub fn check(&mut self, now: Instant) -> Vec<(String, String)> {
+    /// The nodes given up on by `now` (each once), with why.
+    pub fn check(&mut self, now: Instant) -> Vec<GivenUp> {
         let mut out = Vec::new();
         let g = self.grace.as_secs_f64();
+        let lost = |node: &String, why: String| GivenUp {
+            node: node.clone(),
+            timed_out: false,
+            why,
+        };
         for (node, at) in &self.last {
-            if !self.done.contains(node)
-                && !self.lost.contains(node)
-                && now.saturating_duration_since(*at) >= self.grace
-            {
-                out.push((
-                    node.clone(),
+            if self.done.contains(node) || self.lost.contains(node) {
+                continue;
+            }
+            if now.saturating_duration_since(*at) >= self.grace {
+                out.push(lost(
+                    node,
                     format!("nothing from it for {g:.0} s (--grace) after it started; its slurmd, slurmstepd or the machine died"),
                 ));
+                continue;
+            }
+            let Some(limit) = self.timeout else { continue };
+            let ran = now.saturating_duration_since(self.began[node]);
+            if ran >= limit + self.grace {
+                out.push(GivenUp {
+                    node: node.clone(),
+                    timed_out: true,
+                    why: format!(
+                        "still running {:.0} s after it started, past its --node-timeout of {:.0} s and --grace of {g:.0} s; given up on and its task ended",
+                        ran.as_secs_f64(),
+                        limit.as_secs_f64()
+                    ),
+                });
             }
         }
         if let Some(first) = self.first_start {
             if now.saturating_duration_since(first) >= self.grace {
                 for node in &self.asked {
                     if !self.last.contains_key(node) && !self.lost.contains(node) {
-                        out.push((
-                            node.clone(),
+                        out.push(lost(
+                            node,
                             format!(
                                 "its task had not started {g:.0} s (--grace) after the others' did"
                             ),
@@ -366,8 +437,8 @@ impl Watchdog {
                 }
             }
         }
-        for (n, _) in &out {
-            self.lost.insert(n.clone());
+        for n in &out {
+            self.lost.insert(n.node.clone());
         }
         out
     }

@@ -6,6 +6,7 @@ use numaprobe_core::analysis::fleet::stream::Frame;
 
 const WATCH: Watch = Watch {
     grace: Duration::from_secs(30),
+    timeout: Duration::from_secs(3600),
 };
 
 #[test]
@@ -24,14 +25,15 @@ fn a_silent_node_and_one_that_never_starts_are_lost_after_the_grace() {
     w.heard("np1", t0 + s(25));
     // np2 silent since 1 s, np3 never started: both lost at 31 s.
     let lost = w.check(t0 + s(31));
-    let names: Vec<&str> = lost.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<&str> = lost.iter().map(|g| g.node.as_str()).collect();
     assert_eq!(names, ["np2", "np3"]);
+    assert!(lost.iter().all(|g| !g.timed_out));
     assert!(
-        lost[0].1.contains("nothing from it for 30 s"),
+        lost[0].why.contains("nothing from it for 30 s"),
         "{}",
-        lost[0].1
+        lost[0].why
     );
-    assert!(lost[1].1.contains("had not started"), "{}", lost[1].1);
+    assert!(lost[1].why.contains("had not started"), "{}", lost[1].why);
     // Each once.
     assert!(w.check(t0 + s(40)).is_empty());
     assert!(!w.all_accounted(), "np1 is still going");
@@ -43,6 +45,101 @@ fn a_silent_node_and_one_that_never_starts_are_lost_after_the_grace() {
     w.done("a");
     assert!(w.check(t0 + s(300)).is_empty());
     assert!(w.all_accounted());
+}
+
+#[test]
+fn a_node_alive_past_its_timeout_and_the_grace_is_timed_out() {
+    let t0 = Instant::now();
+    let s = Duration::from_secs;
+    let asked: Vec<String> = ["np1", "np2", "np3"].map(String::from).to_vec();
+    let mut w = Watchdog::new(&asked, s(10)).with_timeout(s(5));
+    // np1 says it is alive every 5 s for good; np2 started 4 s later and
+    // ends in time; np3 starts 2 s after np1 and is as alive as np1.
+    w.heard("np1", t0);
+    w.heard("np3", t0 + s(2));
+    w.heard("np2", t0 + s(4));
+    let mut gone = Vec::new();
+    for at in (5..=40).step_by(5) {
+        w.heard("np1", t0 + s(at));
+        w.heard("np3", t0 + s(at));
+        if at == 10 {
+            w.done("np2");
+        }
+        gone.push((at, w.check(t0 + s(at))));
+    }
+    let when: Vec<(u64, &str, bool)> = gone
+        .iter()
+        .flat_map(|(at, v)| v.iter().map(move |g| (*at, g.node.as_str(), g.timed_out)))
+        .collect();
+    // 5 s of --node-timeout and 10 s of --grace from each one's first frame.
+    assert_eq!(when, [(15, "np1", true), (20, "np3", true)]);
+    let why = &gone[2].1[0].why;
+    assert_eq!(
+        why,
+        "still running 15 s after it started, past its --node-timeout of 5 s and --grace of 10 s; given up on and its task ended"
+    );
+    assert!(w.all_accounted(), "np2 done, np1 and np3 given up on");
+    // Without a time limit, alive frames keep a node for good.
+    let mut w = Watchdog::new(&asked[..1], s(10));
+    for at in (0..=600).step_by(5) {
+        w.heard("np1", t0 + s(at));
+        assert!(w.check(t0 + s(at)).is_empty());
+    }
+}
+
+#[test]
+fn the_launcher_ends_a_job_whose_node_keeps_saying_it_is_alive() {
+    let d = scratch("fleet-deadline");
+    let pidfile = d.join("pid");
+    // A stand-in for srun: np1 starts and then is alive for good.
+    let script = format!(
+        "echo $$ > {}; echo '{}'; while :; do echo '{}'; sleep 0.2; done",
+        pidfile.display(),
+        Frame::Start { node: "np1".into() }.line().trim_end(),
+        Frame::Alive { node: "np1".into() }.line().trim_end(),
+    );
+    let fleet = d.join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    let watch = Watch {
+        grace: Duration::from_secs(2),
+        timeout: Duration::from_secs(1),
+    };
+    let (tx, rx) = mpsc::channel();
+    let f = fleet.clone();
+    std::thread::spawn(move || {
+        let g = launch(
+            Path::new("/bin/sh"),
+            &["-c".into(), script],
+            &f,
+            &["np1".to_string()],
+            watch,
+            |_, _| {},
+        );
+        let _ = tx.send(g);
+    });
+    // A guard against a hang only: the assertions are on what it did.
+    let g = rx
+        .recv_timeout(Duration::from_secs(300))
+        .expect("the launcher ended")
+        .unwrap();
+    let names: Vec<&str> = g.timed_out.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["np1"]);
+    assert!(g.lost.is_empty());
+    assert!(g.gave_up());
+    assert!(
+        g.timed_out[0]
+            .1
+            .contains("past its --node-timeout of 1 s and --grace of 2 s"),
+        "{}",
+        g.timed_out[0].1
+    );
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!exists(pid), "the stand-in for srun ({pid}) is still there");
+    std::fs::remove_dir_all(&d).unwrap();
 }
 
 /// A folder of its own under the system's temporary folder.

@@ -208,12 +208,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         launch::Gathered::default()
     } else {
         eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
-        let watch = launch::Watch { grace };
+        let watch = launch::Watch { grace, timeout };
         launch::launch(&srun, &srun_args, &dir, &expected, watch, |node, st| {
             eprintln!("numaprobe: {node}: {}", ended_in_words(st));
         })?
     };
-    if gathered.stopped || !gathered.lost.is_empty() {
+    if gathered.stopped || gathered.gave_up() {
         // srun was ended early; make sure the allocation goes with it.
         slurm::scancel();
     }
@@ -229,6 +229,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "lost: nothing from it for {} s (--grace); its slurmd, slurmstepd or the machine died",
             grace.as_secs()
         ));
+        write_status(&dir, &st)?;
+    }
+    for (node, why) in &gathered.timed_out {
+        let mut st = node::not_run(node);
+        st.timed_out = true;
+        st.error = Some(format!("timed out: {why}"));
         write_status(&dir, &st)?;
     }
 
@@ -268,7 +274,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Gather::Shared => subfolders(&dir)?,
     };
     for node in &expected {
-        if !seen.contains(node) && !gathered.lost.contains(node) {
+        let gave_up =
+            gathered.lost.contains(node) || gathered.timed_out.iter().any(|(n, _)| n == node);
+        if !seen.contains(node) && !gave_up {
             let why = match (gathered.started.contains(node), gathered.stopped) {
                 (true, true) => "stopped by a signal before it sent its report",
                 (false, true) => "not run: stopped by a signal before its task started",
@@ -295,11 +303,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "stopped by a signal before every node came back; srun was ended and the job cancelled"
                 .into(),
         );
-    } else if !gathered.lost.is_empty() {
+    } else if gathered.gave_up() {
+        let mut gone = Vec::new();
+        if !gathered.lost.is_empty() {
+            gone.push(format!(
+                "lost: {} (nothing from them for {} s, --grace)",
+                gathered.lost.join(", "),
+                grace.as_secs()
+            ));
+        }
+        if !gathered.timed_out.is_empty() {
+            let names: Vec<&str> = gathered.timed_out.iter().map(|(n, _)| n.as_str()).collect();
+            gone.push(format!(
+                "timed out: {} (still running {} s, --grace, past --node-timeout {} s)",
+                names.join(", "),
+                grace.as_secs(),
+                timeout.as_secs()
+            ));
+        }
         notes.push(format!(
-            "lost: {} (nothing from them for {} s, --grace); srun was ended and the job cancelled",
-            gathered.lost.join(", "),
-            grace.as_secs()
+            "{}; srun was ended and the job cancelled",
+            gone.join("; ")
         ));
     } else if gathered.srun_status != Some(0) {
         notes.push(launch::srun_failure(&gathered));
