@@ -57,6 +57,9 @@ pub struct Watch {
     /// out, however many alive frames it sends (its own stop did not
     /// happen, or its report is not coming).
     pub timeout: Duration,
+    /// Whether a stop was asked for (Ctrl-C, SIGTERM):
+    /// `numaprobe_core::cancel::requested`, or a test's own.
+    pub stop_requested: fn() -> bool,
 }
 
 /// After a stop request, how long the launcher keeps reading the nodes'
@@ -233,7 +236,7 @@ fn gather(
     let mut skips: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut drain_until: Option<Instant> = None;
     loop {
-        if drain_until.is_none() && numaprobe_core::cancel::requested() {
+        if drain_until.is_none() && (watch.stop_requested)() {
             // srun forwards SIGTERM to the nodes' runs, which write what
             // they measured and send it: read it for a while, then stop.
             g.stopped = true;

@@ -7,6 +7,8 @@ use numaprobe_core::analysis::fleet::stream::Frame;
 const WATCH: Watch = Watch {
     grace: Duration::from_secs(30),
     timeout: Duration::from_secs(3600),
+    // Not the process's flag: another test of this binary raises it.
+    stop_requested: || false,
 };
 
 #[test]
@@ -103,6 +105,7 @@ fn the_launcher_ends_a_job_whose_node_keeps_saying_it_is_alive() {
     let watch = Watch {
         grace: Duration::from_secs(2),
         timeout: Duration::from_secs(1),
+        ..WATCH
     };
     let (tx, rx) = mpsc::channel();
     let f = fleet.clone();

@@ -208,7 +208,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         launch::Gathered::default()
     } else {
         eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
-        let watch = launch::Watch { grace, timeout };
+        let watch = launch::Watch {
+            grace,
+            timeout,
+            stop_requested: numaprobe_core::cancel::requested,
+        };
         launch::launch(&srun, &srun_args, &dir, &expected, watch, |node, st| {
             eprintln!("numaprobe: {node}: {}", ended_in_words(st));
         })?
