@@ -29,6 +29,7 @@ pub mod analysis;
 pub mod cancel;
 pub mod experiments;
 pub mod fault;
+pub mod held;
 pub mod job;
 pub mod kernels;
 pub mod model;

@@ -173,6 +173,68 @@ pub fn instability(cv: f64, min: f64, max: f64, samples: usize) -> Option<String
     ))
 }
 
+/// Two groups of samples far apart: their medians and sizes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Modes {
+    pub low: f64,
+    pub high: f64,
+    pub n_low: usize,
+    pub n_high: usize,
+}
+
+/// The least step between two modes, as a ratio of the higher to the
+/// lower sample beside the gap: memory that lies on two host nodes, or a
+/// page that is huge in some runs and not in others, moves a figure by far
+/// more than this.
+pub const MODE_GAP: f64 = 1.15;
+
+/// The two modes of `samples` when they fall into two groups (None
+/// otherwise): the widest step between neighbours in sorted order is at
+/// least [`MODE_GAP`], at least three times either group's own spread
+/// (max/min - 1), and each group holds at least two samples and a fifth of
+/// them. A median of such samples lies in one mode or between them and
+/// describes neither, so the figure says both.
+pub fn two_modes(samples: &[f64]) -> Option<Modes> {
+    let mut v: Vec<f64> = samples
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .collect();
+    let n = v.len();
+    if n < 6 {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let (i, gap) = (1..n)
+        .map(|i| (i, v[i] / v[i - 1]))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let least = (n / 5).max(2);
+    if gap < MODE_GAP || i < least || n - i < least {
+        return None;
+    }
+    let (lo, hi) = v.split_at(i);
+    let spread = |g: &[f64]| g[g.len() - 1] / g[0] - 1.0;
+    if gap - 1.0 < 3.0 * spread(lo).max(spread(hi)) {
+        return None;
+    }
+    Some(Modes {
+        low: median_of_sorted(lo)?,
+        high: median_of_sorted(hi)?,
+        n_low: lo.len(),
+        n_high: hi.len(),
+    })
+}
+
+impl Modes {
+    /// The flag of a figure with two modes, in `unit`.
+    pub fn flag(&self, unit: &str) -> String {
+        format!(
+            "two modes: {:.1} {unit} ({} samples) and {:.1} {unit} ({} samples); the median describes neither (memory on two nodes of a host, or pages that differ between runs)",
+            self.low, self.n_low, self.high, self.n_high
+        )
+    }
+}
+
 /// The outcome of [`repeat`]: every sample kept, its summary, why it stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
@@ -182,6 +244,112 @@ pub struct Measured {
     pub warmup_runs: usize,
     /// Wall time spent, warm-up included.
     pub elapsed_s: f64,
+    /// The samples set aside because a measuring thread lost its CPU
+    /// ([`repeat_held`]); none for a [`repeat`] that does not ask.
+    #[serde(default)]
+    pub set_aside: SetAside,
+}
+
+/// What [`repeat_held`] set aside: samples during which a measuring thread
+/// lost its CPU, counted by reason and never averaged in, and how far it
+/// shortened the samples to get some that held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetAside {
+    /// Samples in which the scheduler switched a measuring thread out.
+    pub preempted: usize,
+    /// Samples in which a measuring thread was off its CPU without a
+    /// switch (a VM's stolen time, interrupts).
+    pub off_cpu: usize,
+    /// The divisor the samples' length ended at (1: never shortened).
+    #[serde(default = "one")]
+    pub shortened: u32,
+    /// True when no sample held its CPU, so the figure is made of
+    /// set-aside samples and flagged.
+    #[serde(default)]
+    pub used_anyway: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// How many samples [`repeat_held`] looks back on to decide whether to
+/// shorten them: two lost in at most eight shortens; one may be bad luck.
+pub const SHORTEN_WINDOW: usize = 8;
+
+/// The most a sample is shortened (its length divided by), when many are
+/// set aside: 100 ms / 256 is 0.4 ms, below any scheduler's time slice.
+pub const MAX_SHORTEN: u32 = 256;
+
+impl SetAside {
+    /// Samples set aside, all reasons.
+    pub fn total(&self) -> usize {
+        self.preempted + self.off_cpu
+    }
+
+    /// Why a figure of `kept` samples cannot be trusted for what was set
+    /// aside: every sample lost its CPU, or fewer than
+    /// [`BUDGET_MIN_SAMPLES`] held it. None otherwise: the kept samples
+    /// held their CPU, whatever share was set aside.
+    pub fn flag(&self, kept: usize) -> Option<String> {
+        let total = self.total();
+        if total == 0 {
+            return None;
+        }
+        let all = kept + total;
+        if self.used_anyway {
+            return Some(format!(
+                "preempted: the measuring thread lost its CPU in every one of {total} samples ({}); the figure is made of them and reads slower than the memory is: measure on a quieter machine",
+                self.reasons()
+            ));
+        }
+        (kept < BUDGET_MIN_SAMPLES).then(|| {
+            format!(
+                "preempted in {:.0} % of samples ({}): only {kept} of {all} held their CPU, too few for a median; measure on a quieter machine",
+                100.0 * total as f64 / all as f64,
+                self.reasons()
+            )
+        })
+    }
+
+    /// "12 preempted, 1 off its CPU".
+    pub fn reasons(&self) -> String {
+        let mut parts = Vec::new();
+        if self.preempted > 0 {
+            parts.push(format!("{} preempted", self.preempted));
+        }
+        if self.off_cpu > 0 {
+            parts.push(format!(
+                "{} {}",
+                self.off_cpu,
+                crate::held::Lost::OffCpu.words()
+            ));
+        }
+        parts.join(", ")
+    }
+
+    /// Add another measurement's counts (a figure made of several).
+    pub fn add(&mut self, other: &SetAside) {
+        self.preempted += other.preempted;
+        self.off_cpu += other.off_cpu;
+        self.shortened = self.shortened.max(other.shortened);
+        self.used_anyway |= other.used_anyway;
+    }
+}
+
+/// One sample as [`repeat_held`] takes it: the figure, and whether the
+/// measuring thread(s) lost the CPU during it ([`crate::held`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Taken {
+    pub value: f64,
+    pub lost: Option<crate::held::Lost>,
+}
+
+impl Taken {
+    /// A sample that held its CPU.
+    pub fn held(value: f64) -> Taken {
+        Taken { value, lost: None }
+    }
 }
 
 /// Run `sample` under `rule`, timing the budget with the wall clock and
@@ -213,6 +381,40 @@ pub fn repeat_with_clock<E>(
 pub fn repeat_with<E>(
     rule: &StopRule,
     mut sample: impl FnMut() -> Result<f64, E>,
+    elapsed: impl FnMut() -> Duration,
+    cancelled: impl FnMut() -> bool,
+) -> Result<Measured, E> {
+    repeat_held_with(rule, |_| sample().map(Taken::held), elapsed, cancelled)
+}
+
+/// [`repeat`] for samples that know whether their thread(s) held the CPU:
+/// `sample(shorten)` takes one sample of its usual length divided by
+/// `shorten` and says whether it was lost ([`Taken`]). A lost sample is set
+/// aside and counted, never kept; when a quarter or more of the last
+/// [`SHORTEN_WINDOW`] samples are lost, the samples are shortened (halved, down to
+/// [`MAX_SHORTEN`]) so that more of them fit between two preemptions.
+pub fn repeat_held<E>(
+    rule: &StopRule,
+    sample: impl FnMut(u32) -> Result<Taken, E>,
+) -> Result<Measured, E> {
+    let start = Instant::now();
+    repeat_held_with(
+        rule,
+        sample,
+        move || start.elapsed(),
+        crate::cancel::requested,
+    )
+}
+
+/// [`repeat_held`] with the clock and the cancellation check given, as
+/// [`repeat_with`]. The stop rule counts kept samples only; while samples
+/// are being set aside the cell may go on past its budget, to twice it at
+/// most, to gather [`BUDGET_MIN_SAMPLES`] that held; past that it ends with
+/// what it has, and with none kept its figure is the set-aside samples',
+/// flagged ([`SetAside::flag`]).
+pub fn repeat_held_with<E>(
+    rule: &StopRule,
+    mut sample: impl FnMut(u32) -> Result<Taken, E>,
     mut elapsed: impl FnMut() -> Duration,
     mut cancelled: impl FnMut() -> bool,
 ) -> Result<Measured, E> {
@@ -220,19 +422,46 @@ pub fn repeat_with<E>(
         if cancelled() {
             break;
         }
-        sample()?;
+        sample(1)?;
     }
     let max = rule.max_samples.max(1);
     let floor = BUDGET_MIN_SAMPLES.min(max);
-    let mut samples = Vec::new();
+    let mut kept = Vec::new();
+    let mut lost_values = Vec::new();
+    let mut aside = SetAside {
+        shortened: 1,
+        ..SetAside::default()
+    };
+    let (mut window, mut window_lost) = (0usize, 0usize);
     let stop = loop {
-        samples.push(sample()?);
-        let n = samples.len();
+        let t = sample(aside.shortened)?;
+        window += 1;
+        match t.lost {
+            None => kept.push(t.value),
+            Some(why) => {
+                match why {
+                    crate::held::Lost::Preempted => aside.preempted += 1,
+                    crate::held::Lost::OffCpu => aside.off_cpu += 1,
+                }
+                lost_values.push(t.value);
+                window_lost += 1;
+            }
+        }
+        // Two lost, a quarter or more of the samples since the last change:
+        // halve at once (a busy machine loses the first two long samples,
+        // and waiting for eight would spend the budget on lost ones).
+        if window_lost >= 2 && window_lost * 4 >= window && aside.shortened < MAX_SHORTEN {
+            aside.shortened *= 2;
+            (window, window_lost) = (0, 0);
+        } else if window >= SHORTEN_WINDOW {
+            (window, window_lost) = (0, 0);
+        }
+        let n = kept.len();
         if cancelled() {
             break StopReason::Interrupted;
         }
         if n >= rule.min_samples.max(2) {
-            if let Some(s) = Summary::of(&samples) {
+            if let Some(s) = Summary::of(&kept) {
                 if s.cv <= rule.cv_target {
                     break StopReason::CvReached;
                 }
@@ -241,24 +470,35 @@ pub fn repeat_with<E>(
         if n >= max {
             break StopReason::MaxSamples;
         }
-        if n >= floor && elapsed() >= rule.budget {
+        let spent = elapsed();
+        if n >= floor && spent >= rule.budget {
+            break StopReason::BudgetSpent;
+        }
+        // Short of kept samples because some were lost: go on, but not
+        // for ever, in time or in count.
+        if aside.total() > 0 && (spent >= rule.budget * 2 || n + aside.total() >= max * 4) {
             break StopReason::BudgetSpent;
         }
     };
-    let summary = Summary::of(&samples).unwrap_or(Summary {
+    if kept.is_empty() && !lost_values.is_empty() {
+        aside.used_anyway = true;
+        kept = lost_values;
+    }
+    let summary = Summary::of(&kept).unwrap_or(Summary {
         median: f64::NAN,
         min: f64::NAN,
         max: f64::NAN,
         mean: f64::NAN,
         cv: f64::NAN,
-        n: samples.len(),
+        n: kept.len(),
     });
     Ok(Measured {
-        samples,
+        samples: kept,
         summary,
         stop,
         warmup_runs: rule.warmup,
         elapsed_s: elapsed().as_secs_f64(),
+        set_aside: aside,
     })
 }
 
@@ -454,5 +694,261 @@ mod tests {
         )
         .unwrap();
         assert_eq!((m.stop, m.samples.len()), (StopReason::Interrupted, 1));
+    }
+
+    use crate::held::Lost;
+
+    /// Samples from a script: (value, lost) per call, the last repeated.
+    fn scripted(script: Vec<(f64, Option<Lost>)>) -> impl FnMut(u32) -> Result<Taken, Infallible> {
+        let i = Cell::new(0usize);
+        move |_| {
+            let k = i.get().min(script.len() - 1);
+            i.set(i.get() + 1);
+            let (value, lost) = script[k];
+            Ok(Taken { value, lost })
+        }
+    }
+
+    #[test]
+    fn lost_samples_are_set_aside_and_counted_by_reason() {
+        let rule = StopRule {
+            warmup: 1,
+            min_samples: 5,
+            cv_target: 0.01,
+            ..StopRule::default()
+        };
+        let p = Some(Lost::Preempted);
+        let o = Some(Lost::OffCpu);
+        let m = repeat_held_with(
+            &rule,
+            scripted(vec![
+                (999.0, p), // warm-up: neither kept nor counted
+                (100.0, None),
+                (450.0, p),
+                (100.0, None),
+                (300.0, o),
+                (100.0, None),
+                (460.0, p),
+                (100.0, None),
+                (100.0, None),
+            ]),
+            fake_clock(1),
+            || false,
+        )
+        .unwrap();
+        assert_eq!(m.samples, vec![100.0; 5]);
+        assert_eq!(m.summary.median, 100.0);
+        assert_eq!((m.set_aside.preempted, m.set_aside.off_cpu), (2, 1));
+        assert_eq!(m.set_aside.total(), 3);
+        assert!(!m.set_aside.used_anyway);
+        assert_eq!(
+            m.set_aside.reasons(),
+            "2 preempted, 1 off its CPU (stolen or interrupted)"
+        );
+        assert_eq!(m.set_aside.flag(5), None);
+        assert_eq!(m.stop, StopReason::CvReached);
+    }
+
+    #[test]
+    fn samples_shorten_when_a_quarter_are_lost_and_stop_at_the_most() {
+        let lengths = std::cell::RefCell::new(Vec::new());
+        let calls = Cell::new(0usize);
+        let rule = StopRule {
+            warmup: 0,
+            min_samples: 5,
+            max_samples: 10_000,
+            cv_target: 0.0,
+            budget: Duration::from_secs(3600),
+        };
+        let m = repeat_held_with(
+            &rule,
+            |shorten| {
+                lengths.borrow_mut().push(shorten);
+                calls.set(calls.get() + 1);
+                // One lost in four: exactly a quarter, which shortens.
+                let lost = calls.get() % 4 == 0;
+                Ok::<_, Infallible>(Taken {
+                    value: calls.get() as f64,
+                    lost: lost.then_some(Lost::Preempted),
+                })
+            },
+            fake_clock(0),
+            || calls.get() >= 80,
+        )
+        .unwrap();
+        let l = lengths.borrow();
+        // Two lost in each window of eight: every window halves them.
+        assert_eq!(
+            &l[..17],
+            &[1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 4]
+        );
+        assert_eq!(*l.last().unwrap(), MAX_SHORTEN);
+        assert_eq!(m.set_aside.shortened, MAX_SHORTEN);
+        assert_eq!(m.set_aside.preempted, 20);
+        assert_eq!(m.samples.len(), 60);
+        // Every sample lost: halved after every second one.
+        let lengths = std::cell::RefCell::new(Vec::new());
+        let calls = Cell::new(0usize);
+        repeat_held_with(
+            &rule,
+            |shorten| {
+                lengths.borrow_mut().push(shorten);
+                calls.set(calls.get() + 1);
+                Ok::<_, Infallible>(Taken {
+                    value: 1.0,
+                    lost: Some(Lost::Preempted),
+                })
+            },
+            fake_clock(0),
+            || calls.get() >= 6,
+        )
+        .unwrap();
+        assert_eq!(*lengths.borrow(), vec![1, 1, 2, 2, 4, 4]);
+        // One lost in eight never shortens.
+        let calls = Cell::new(0usize);
+        let m = repeat_held_with(
+            &rule,
+            |_| {
+                calls.set(calls.get() + 1);
+                Ok::<_, Infallible>(Taken {
+                    value: calls.get() as f64,
+                    lost: (calls.get() % 8 == 0).then_some(Lost::OffCpu),
+                })
+            },
+            fake_clock(0),
+            || calls.get() >= 40,
+        )
+        .unwrap();
+        assert_eq!(m.set_aside.shortened, 1);
+        assert_eq!(m.set_aside.off_cpu, 5);
+    }
+
+    #[test]
+    fn a_cell_short_of_held_samples_goes_on_to_twice_its_budget() {
+        let rule = StopRule {
+            warmup: 0,
+            min_samples: 5,
+            max_samples: 1000,
+            cv_target: 0.0,
+            budget: Duration::from_millis(100),
+        };
+        // Every 10 ms a sample; two held, then only lost ones.
+        let mut script = vec![(10.0, None), (11.0, None)];
+        script.push((50.0, Some(Lost::Preempted)));
+        let m = repeat_held_with(&rule, scripted(script), fake_clock(10), || false).unwrap();
+        assert_eq!(m.stop, StopReason::BudgetSpent);
+        // 100 ms budget, twice over: 20 samples, 2 kept.
+        assert_eq!(m.samples, vec![10.0, 11.0]);
+        assert_eq!(m.set_aside.preempted, 18);
+        let flag = m.set_aside.flag(m.samples.len()).unwrap();
+        assert!(
+            flag.starts_with("preempted in 90 % of samples (18 preempted): only 2 of 20 held"),
+            "{flag}"
+        );
+        // Without a lost sample the budget ends it at the floor as before.
+        let m = repeat_held_with(
+            &rule,
+            scripted(vec![(1.0, None), (2.0, None)]),
+            fake_clock(60),
+            || false,
+        )
+        .unwrap();
+        assert_eq!(m.samples.len(), BUDGET_MIN_SAMPLES);
+        assert_eq!(
+            m.set_aside,
+            SetAside {
+                shortened: 1,
+                ..SetAside::default()
+            }
+        );
+    }
+
+    #[test]
+    fn a_cell_of_lost_samples_only_keeps_them_flagged() {
+        let rule = StopRule {
+            warmup: 0,
+            max_samples: 8,
+            budget: Duration::from_secs(3600),
+            ..StopRule::default()
+        };
+        let m = repeat_held_with(
+            &rule,
+            scripted(vec![
+                (300.0, Some(Lost::Preempted)),
+                (310.0, Some(Lost::OffCpu)),
+            ]),
+            fake_clock(1),
+            || false,
+        )
+        .unwrap();
+        // max * 4 attempts, every one lost.
+        assert_eq!(m.samples.len(), 32);
+        assert!(m.set_aside.used_anyway);
+        assert_eq!((m.set_aside.preempted, m.set_aside.off_cpu), (1, 31));
+        assert_eq!(m.summary.median, 310.0);
+        let flag = m.set_aside.flag(m.samples.len()).unwrap();
+        assert!(flag.contains("in every one of 32 samples"), "{flag}");
+        // Nothing set aside: no flag, whatever is kept.
+        assert_eq!(SetAside::default().flag(0), None);
+        let three = SetAside {
+            preempted: 9,
+            ..SetAside::default()
+        };
+        assert_eq!(three.flag(3), None);
+        assert!(three.flag(2).is_some());
+    }
+
+    #[test]
+    fn set_aside_counts_add_up_across_measurements() {
+        let mut a = SetAside {
+            preempted: 1,
+            off_cpu: 2,
+            shortened: 4,
+            used_anyway: false,
+        };
+        a.add(&SetAside {
+            preempted: 3,
+            off_cpu: 0,
+            shortened: 2,
+            used_anyway: true,
+        });
+        assert_eq!(
+            a,
+            SetAside {
+                preempted: 4,
+                off_cpu: 2,
+                shortened: 4,
+                used_anyway: true
+            }
+        );
+        // Older documents carry no counts: they read as nothing set aside.
+        let m: SetAside = serde_json::from_str("{\"preempted\":0,\"off_cpu\":0}").unwrap();
+        assert_eq!(m.shortened, 1);
+    }
+
+    #[test]
+    fn two_groups_far_apart_are_two_modes_and_one_spread_is_not() {
+        let bimodal = [27.7, 28.0, 28.1, 27.9, 55.3, 55.0, 54.8, 28.2];
+        let m = two_modes(&bimodal).unwrap();
+        assert_eq!((m.n_low, m.n_high), (5, 3));
+        assert_eq!(m.low, 28.0);
+        assert_eq!(m.high, 55.0);
+        assert!(m
+            .flag("GB/s")
+            .starts_with("two modes: 28.0 GB/s (5 samples) and 55.0 GB/s (3 samples)"));
+        // One outlier is not a mode: each group needs two and a fifth.
+        assert_eq!(
+            two_modes(&[10.0, 10.1, 10.0, 9.9, 10.2, 10.1, 10.0, 10.1, 10.0, 30.0]),
+            None
+        );
+        // A step below the least gap, or within the groups' own spread.
+        assert_eq!(two_modes(&[100.0, 101.0, 100.5, 112.0, 113.0, 112.5]), None);
+        assert_eq!(two_modes(&[100.0, 130.0, 115.0, 160.0, 200.0, 180.0]), None);
+        // Too few samples to tell.
+        assert_eq!(two_modes(&[1.0, 1.0, 2.0, 2.0, 2.0]), None);
+        // Non-finite and non-positive samples are left out.
+        assert_eq!(two_modes(&[f64::NAN, 0.0, 1.0, 1.0, 2.0, 2.0]), None);
+        let edge = [1.0, 1.0, 1.0, 1.15, 1.15, 1.15];
+        assert!(two_modes(&edge).is_some());
     }
 }

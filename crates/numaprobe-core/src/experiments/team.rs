@@ -4,13 +4,18 @@
 //! the coordinator measures only when all of them could, then each sample
 //! is a pair of barriers (start, done) around every worker's passes, and a
 //! stop flag plus one more barrier ends them; every worker is joined and the
-//! first failure returned. The barrier is the breakable one
+//! first failure returned. Each worker reads its own thread's clocks around
+//! its passes ([`crate::held`]): a sample counts only when every worker held
+//! its CPU through it. A sample may be a part of a pass (the `k`-th of
+//! `parts` equal parts of each worker's arrays), so that samples can be
+//! made shorter than a scheduler's time slice on a busy machine. The barrier is the breakable one
 //! ([`super::barrier`]): a panic on either side releases the others instead
 //! of leaving them waiting.
 
 use super::barrier::Barrier;
 use super::workers::join_all;
 use super::ExperimentError;
+use crate::held::{Lost, Probe};
 use crate::timer::{Stamp, Timer};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -18,14 +23,46 @@ use std::sync::Mutex;
 /// What a worker reports of its last sample: (start, end, bytes it moved).
 pub(crate) type Stamps = (Stamp, Stamp, u64);
 
+/// Which part of a pass a sample runs: the `k`-th of `parts` (1: the whole).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Part {
+    pub k: u64,
+    pub parts: u64,
+}
+
+impl Part {
+    pub(crate) const WHOLE: Part = Part { k: 0, parts: 1 };
+
+    /// The byte range `[start, start + len)` of this part of `len` bytes,
+    /// in whole `align`-byte blocks (the last part takes no remainder, so
+    /// every part is the same size); None when a part would be empty.
+    pub(crate) fn range(&self, len: usize, align: usize) -> Option<(usize, usize)> {
+        let parts = self.parts.max(1) as usize;
+        let size = len / parts / align * align;
+        (size > 0).then(|| ((self.k as usize % parts) * size, size))
+    }
+}
+
+/// One sample as the coordinator sees it: every worker's stamps, and
+/// whether any of them lost its CPU during it.
+pub(crate) struct TeamSample {
+    pub stamps: Vec<Stamps>,
+    pub lost: Option<Lost>,
+}
+
 /// What the workers share with the coordinating thread.
 pub(crate) struct Team {
     barrier: Barrier,
     stop: AtomicBool,
     reps: AtomicU64,
+    /// The part of a pass the next sample runs (`k`, `parts`).
+    part_k: AtomicU64,
+    parts: AtomicU64,
     /// Per worker: its last sample; a start of `Stamp(1)` before the first
     /// sample means "set up".
     stamps: Mutex<Vec<Stamps>>,
+    /// Per worker: whether it lost its CPU in its last sample.
+    lost: Mutex<Vec<Option<Lost>>>,
 }
 
 impl Team {
@@ -42,7 +79,10 @@ impl Team {
             barrier: Barrier::new(threads + 1),
             stop: AtomicBool::new(false),
             reps: AtomicU64::new(1),
+            part_k: AtomicU64::new(0),
+            parts: AtomicU64::new(1),
             stamps: Mutex::new(vec![(Stamp(0), Stamp(0), 0); threads]),
+            lost: Mutex::new(vec![None; threads]),
         };
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
@@ -75,25 +115,36 @@ impl Team {
         })
     }
 
-    /// How many workers the team has.
-    pub(crate) fn threads(&self) -> usize {
-        self.stamps.lock().map(|v| v.len()).unwrap_or(1)
-    }
-
     /// The coordinator's side of one sample: every worker runs `reps`
     /// passes; their stamps. A broken barrier (a worker panicked) is
     /// `Panicked`: the sample never completes.
     pub(crate) fn sample(&self, reps: u64) -> Result<Vec<Stamps>, ExperimentError> {
+        Ok(self.sample_part(reps, Part::WHOLE)?.stamps)
+    }
+
+    /// [`Team::sample`] of `reps` runs of one `part` of a pass, with
+    /// whether any worker lost its CPU during it.
+    pub(crate) fn sample_part(&self, reps: u64, part: Part) -> Result<TeamSample, ExperimentError> {
         self.reps.store(reps, Ordering::SeqCst);
+        self.part_k.store(part.k, Ordering::SeqCst);
+        self.parts.store(part.parts.max(1), Ordering::SeqCst);
         if !(self.barrier.wait() && self.barrier.wait()) {
             return Err(ExperimentError::Panicked);
         }
-        Ok(self.stamps.lock().map(|v| v.clone()).unwrap_or_default())
+        let lost = self
+            .lost
+            .lock()
+            .map(|v| v.iter().flatten().copied().next())
+            .unwrap_or(None);
+        Ok(TeamSample {
+            stamps: self.stamps.lock().map(|v| v.clone()).unwrap_or_default(),
+            lost,
+        })
     }
 
     /// Worker `index`'s side: `setup` (pinning first, then its memory),
-    /// then, at every sample, `pass(state, reps)` timed (it returns the
-    /// bytes it moved), until the coordinator stops the team. `fault` is
+    /// then, at every sample, `pass(state, reps, part)` timed (it returns
+    /// the bytes it moved), until the coordinator stops the team. `fault` is
     /// the fault-injection stage between two samples. Returns the state
     /// for the worker's report.
     pub(crate) fn serve<S>(
@@ -102,7 +153,7 @@ impl Team {
         setup: impl FnOnce() -> Result<S, ExperimentError>,
         timer: &Timer,
         fault: &str,
-        mut pass: impl FnMut(&mut S, u64) -> u64,
+        mut pass: impl FnMut(&mut S, u64, Part) -> u64,
     ) -> Result<S, ExperimentError> {
         // A panic anywhere below breaks the barrier: nobody waits for us forever.
         let _guard = self.barrier.guard();
@@ -131,14 +182,41 @@ impl Team {
             }
             crate::fault::panic_at(fault);
             let reps = self.reps.load(Ordering::SeqCst);
+            let part = Part {
+                k: self.part_k.load(Ordering::SeqCst),
+                parts: self.parts.load(Ordering::SeqCst),
+            };
+            let held = Probe::start();
             let a = timer.now();
-            let bytes = pass(&mut state, reps);
+            let bytes = pass(&mut state, reps, part);
             let b = timer.now();
+            let lost = held.lost();
             if let Ok(mut v) = self.stamps.lock() {
                 v[index] = (a, b, bytes);
+            }
+            if let Ok(mut v) = self.lost.lock() {
+                v[index] = lost;
             }
             self.barrier.wait(); // done
         }
         Ok(state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Part;
+
+    #[test]
+    fn a_part_is_an_equal_aligned_slice_and_k_wraps() {
+        assert_eq!(Part::WHOLE.range(1000, 256), Some((0, 768)));
+        let p = |k, parts| Part { k, parts };
+        assert_eq!(p(0, 4).range(4096, 256), Some((0, 1024)));
+        assert_eq!(p(3, 4).range(4096, 256), Some((3072, 1024)));
+        assert_eq!(p(5, 4).range(4096, 256), Some((1024, 1024)));
+        // 4100 / 4 = 1025, down to whole blocks: 1024; no part overlaps.
+        assert_eq!(p(3, 4).range(4100, 256), Some((3072, 1024)));
+        assert_eq!(p(0, 32).range(4096, 256), None);
+        assert_eq!(p(0, 0).range(512, 256), Some((0, 512)));
     }
 }

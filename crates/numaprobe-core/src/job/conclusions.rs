@@ -111,7 +111,7 @@ fn measured_notes(out: &Outcome) -> Vec<String> {
         notes.push(f.statement());
     }
     for m in [&out.latency, &out.bandwidth].into_iter().flatten() {
-        notes.extend(m.instability_summary());
+        notes.extend(m.trust_summaries());
     }
     if let Some(c) = crate::model::provenance::system_check() {
         notes.extend(c.warnings.iter().map(|w| format!("system check: {w}")));

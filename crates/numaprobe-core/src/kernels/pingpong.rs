@@ -517,6 +517,7 @@ mod tests {
             stop: stats::StopReason::MaxSamples,
             warmup_runs: 0,
             elapsed_s: 0.0,
+            set_aside: Default::default(),
         }
     }
 

@@ -184,6 +184,25 @@ impl Streams {
         }
     }
 
+    /// The arrays' bytes `[start, start + len)`, each array cut the same
+    /// way (a part of a pass). `start` and `len` are multiples of
+    /// [`BLOCK`] within `self.len`; the caller's promise, as for `split`.
+    pub fn slice(&self, start: usize, len: usize) -> Streams {
+        let at = |p: *const u8| {
+            if p.is_null() {
+                p
+            } else {
+                p.wrapping_add(start)
+            }
+        };
+        Streams {
+            dst: at(self.dst).cast_mut(),
+            src: at(self.src),
+            src2: at(self.src2),
+            len: len.min(self.len.saturating_sub(start)),
+        }
+    }
+
     /// Bytes one pass asks for (every array read or written once).
     pub fn bytes_per_pass(&self, op: StreamOp) -> u64 {
         let n = self.len / BLOCK * BLOCK;

@@ -115,6 +115,10 @@ pub struct Cell {
     pub cv: f64,
     /// Every kept sample (warm-up runs excluded), in the result's unit.
     pub samples: Vec<f64>,
+    /// Samples set aside because a measuring thread lost its CPU during
+    /// them ([`crate::held`]), by reason: never part of `samples`.
+    #[serde(default)]
+    pub set_aside: crate::stats::SetAside,
     /// Why sampling stopped: `cv_reached`, `budget_spent` or `max_samples`.
     pub stop: StopReason,
     pub placement: CellPlacement,
@@ -255,13 +259,26 @@ impl MatrixResult {
     }
 
     /// Add a cell and put its median in the matrix. A cell whose samples
-    /// spread too far to be trusted ([`crate::stats::instability`]) is
-    /// flagged here, so every producer and every format carries it.
+    /// spread too far to be trusted ([`crate::stats::instability`]), or
+    /// rest on too few that held their CPU ([`crate::stats::SetAside::flag`]),
+    /// is flagged here, so every producer and every format carries it.
     pub fn push(&mut self, mut cell: Cell) {
         if let Some(why) =
             crate::stats::instability(cell.cv, cell.min, cell.max, cell.samples.len())
         {
             if !cell.flags.iter().any(|f| f.starts_with("unstable:")) {
+                cell.flags.push(why);
+                cell.flagged = true;
+            }
+        }
+        if let Some(m) = crate::stats::two_modes(&cell.samples) {
+            if !cell.flags.iter().any(|f| f.starts_with("two modes")) {
+                cell.flags.push(m.flag(&self.unit));
+                cell.flagged = true;
+            }
+        }
+        if let Some(why) = cell.set_aside.flag(cell.samples.len()) {
+            if !cell.flags.iter().any(|f| f.starts_with("preempted")) {
                 cell.flags.push(why);
                 cell.flagged = true;
             }
@@ -308,6 +325,47 @@ impl MatrixResult {
         ))
     }
 
+    /// One line when samples were set aside because a measuring thread
+    /// lost its CPU (None without): how many, in how many cells, why, and
+    /// that the figures are from the samples that held it.
+    pub fn set_aside_summary(&self) -> Option<String> {
+        let mut total = crate::stats::SetAside::default();
+        let (mut cells, mut kept) = (0usize, 0usize);
+        for c in &self.cells {
+            kept += c.samples.len();
+            if c.set_aside.total() > 0 {
+                cells += 1;
+                total.add(&c.set_aside);
+            }
+        }
+        if cells == 0 {
+            return None;
+        }
+        Some(format!(
+            "{} of {} {} samples set aside in {cells} of {} cells, the measuring thread having lost its CPU ({}); each figure is the median of the samples that held it{}",
+            total.total(),
+            total.total() + kept,
+            self.matrix_name(),
+            self.cells.len(),
+            total.reasons(),
+            if total.shortened > 1 {
+                format!(", shortened up to {}x to fit between preemptions", total.shortened)
+            } else {
+                String::new()
+            }
+        ))
+    }
+
+    /// The run's lines on figures that may not hold: unstable cells
+    /// ([`Self::instability_summary`]) and set-aside samples
+    /// ([`Self::set_aside_summary`]).
+    pub fn trust_summaries(&self) -> Vec<String> {
+        self.set_aside_summary()
+            .into_iter()
+            .chain(self.instability_summary())
+            .collect()
+    }
+
     fn matrix_name(&self) -> &'static str {
         match self.kind {
             MatrixKind::Latency => "latency",
@@ -336,6 +394,7 @@ pub(crate) mod tests {
             min: median - 1.0,
             max: median + 1.0,
             cv: 0.005,
+            set_aside: Default::default(),
             samples: vec![median - 1.0, median, median + 1.0],
             stop: StopReason::CvReached,
             placement: CellPlacement {
@@ -438,5 +497,49 @@ pub(crate) mod tests {
         assert_eq!(c.pages, 200);
         assert_eq!(c.fraction_on_intended, 0.75);
         assert_eq!(c.per_node[&0], 150);
+    }
+
+    #[test]
+    fn set_aside_samples_are_summed_flagged_when_too_few_held_and_said() {
+        use crate::stats::SetAside;
+        let mut m = sample();
+        assert_eq!(m.set_aside_summary(), None);
+        assert!(m.trust_summaries().is_empty());
+        let mut held = cell(0, 1, 150.0, 1.0);
+        held.samples = vec![150.0; 6];
+        held.set_aside = SetAside {
+            preempted: 4,
+            off_cpu: 1,
+            shortened: 8,
+            used_anyway: false,
+        };
+        let mut starved = cell(1, 1, 400.0, 1.0);
+        starved.samples = vec![400.0, 401.0];
+        starved.set_aside = SetAside {
+            preempted: 30,
+            shortened: 2,
+            ..SetAside::default()
+        };
+        m.cells.clear();
+        m.push(held);
+        m.push(starved);
+        // Six samples held: a figure to trust, whatever was set aside.
+        assert!(!m.cells[0].flagged, "{:?}", m.cells[0].flags);
+        // Two held: flagged, with the share lost.
+        assert!(m.cells[1].flagged);
+        assert!(
+            m.cells[1].flags[0].starts_with("preempted in 94 % of samples"),
+            "{:?}",
+            m.cells[1].flags
+        );
+        // Pushed again, the flag is not repeated.
+        let again = m.cells[1].clone();
+        m.push(again);
+        assert_eq!(m.cells[2].flags.len(), 1);
+        assert_eq!(
+            m.set_aside_summary().unwrap(),
+            "65 of 75 latency samples set aside in 3 of 3 cells, the measuring thread having lost its CPU (64 preempted, 1 off its CPU (stolen or interrupted)); each figure is the median of the samples that held it, shortened up to 8x to fit between preemptions"
+        );
+        assert_eq!(m.trust_summaries().len(), 1);
     }
 }

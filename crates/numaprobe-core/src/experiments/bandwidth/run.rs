@@ -4,10 +4,11 @@
 
 use super::{buffer_footprint, per_thread, write_allocate_note, BandwidthPlan, PlannedCell};
 use crate::experiments::node_buffers;
-use crate::experiments::team::Team;
+use crate::experiments::team::{Part, Team};
 use crate::experiments::{
     fit_cell, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
 };
+use crate::held::Lost;
 use crate::kernels::stream::{self, Streams};
 use crate::model::matrix::{Cell, CellParams, CellPlacement, FailedCell, MatrixKind, MatrixResult};
 use crate::placement::{
@@ -210,15 +211,18 @@ fn measure_cell(
                 Streams::split(plan.op, share.0 as *mut u8, share.1),
             ))
         };
-        let pass = |(_, streams): &mut (u32, Streams), reps: u64| {
+        let pass = |(_, streams): &mut (u32, Streams), reps: u64, part: Part| {
+            let streams = match part.range(streams.len, stream::BLOCK) {
+                Some((start, len)) if part.parts > 1 => streams.slice(start, len),
+                _ => *streams,
+            };
             for _ in 0..reps {
-                // SAFETY: the arrays lie inside this worker's share of the
-                // buffer, page-aligned, and the width was checked available
-                // in the plan.
-                std::hint::black_box(unsafe { stream::run(plan.op, plan.width, streams) });
+                // SAFETY: the arrays (or the part of them) lie inside this
+                // worker's share of the buffer, 64-byte aligned, and the
+                // width was checked available in the plan.
+                std::hint::black_box(unsafe { stream::run(plan.op, plan.width, &streams) });
             }
-            // The coordinator counts the bytes a pass asks for itself.
-            0
+            streams.bytes_per_pass(plan.op) * reps
         };
         let (observed, streams) =
             team.serve(i, setup, timer, crate::fault::BANDWIDTH_WORKER, pass)?;
@@ -228,7 +232,7 @@ fn measure_cell(
         })
     };
     let (reports, (measured, elapsed_s)) = Team::run(threads, work, |team| {
-        coordinate(plan, per_thread, rule, timer, team)
+        coordinate(per_thread, rule, timer, team)
     })?;
     let placement = CellPlacement::combine(&[buf.verify()?]);
     let mut flags = Vec::new();
@@ -244,6 +248,7 @@ fn measure_cell(
         flags.push(crate::experiments::cut_short_flag(measured.samples.len()));
     }
     let bytes: u64 = reports.iter().map(|r| r.bytes_per_pass).sum();
+
     Ok(Cell {
         cpu_node: pc.cpu_node,
         mem_node: pc.mem_node,
@@ -251,6 +256,7 @@ fn measure_cell(
         min: measured.summary.min,
         max: measured.summary.max,
         cv: measured.summary.cv,
+        set_aside: measured.set_aside,
         samples: measured.samples,
         stop: measured.stop,
         placement,
@@ -275,32 +281,58 @@ fn measure_cell(
 }
 
 /// The coordinator's side: size the samples, then sample under the rule.
+/// A sample counts only when every worker held its CPU through it; when
+/// many do not, samples shorten ([`stats::repeat_held`]): fewer passes, then
+/// a part of a pass, down to [`MIN_PART_BYTES`] of each array.
 fn coordinate(
-    plan: &BandwidthPlan,
     per_thread: u64,
     rule: &StopRule,
     timer: &Timer,
     team: &Team,
 ) -> Result<(stats::Measured, f64), ExperimentError> {
-    let sample = |reps: u64| -> Result<f64, ExperimentError> {
-        let stamps = team.sample(reps)?;
-        let start = stamps.iter().map(|s| s.0).min().unwrap_or(Stamp(0));
-        let end = stamps.iter().map(|s| s.1).max().unwrap_or(Stamp(0));
-        Ok(timer.elapsed_ns(start, end).max(1.0))
+    let sample = |reps: u64, part: Part| -> Result<(f64, f64, Option<Lost>), ExperimentError> {
+        let s = team.sample_part(reps, part)?;
+        let start = s.stamps.iter().map(|s| s.0).min().unwrap_or(Stamp(0));
+        let end = s.stamps.iter().map(|s| s.1).max().unwrap_or(Stamp(0));
+        let bytes: u64 = s.stamps.iter().map(|s| s.2).sum();
+        Ok((timer.elapsed_ns(start, end).max(1.0), bytes as f64, s.lost))
     };
     // Probe one pass to size the samples.
-    let pass_ns = sample(1)?;
+    let (pass_ns, _, _) = sample(1, Part::WHOLE)?;
     let reps = (target_sample_ns(rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;
-    let per_pass: u64 = {
-        // Bytes one pass asks for, all threads: the same split as the workers.
-        let threads = team.threads() as u64;
-        let s = Streams::split(plan.op, std::ptr::null_mut(), per_thread as usize);
-        s.bytes_per_pass(plan.op) * threads
-    };
+    let most_parts = (per_thread / MIN_PART_BYTES).max(1);
+    let mut k = 0u64;
     let started = std::time::Instant::now();
-    let measured = stats::repeat(rule, || {
-        let ns = sample(reps)?;
-        Ok::<f64, ExperimentError>((per_pass * reps) as f64 / ns)
+    let measured = stats::repeat_held(rule, |shorten| {
+        let (reps, part) = shortened(reps, shorten as u64, most_parts, k);
+        k += 1;
+        let (ns, bytes, lost) = sample(reps, part)?;
+        Ok::<_, ExperimentError>(stats::Taken {
+            value: bytes / ns,
+            lost,
+        })
     })?;
     Ok((measured, started.elapsed().as_secs_f64()))
+}
+
+/// The least each array's part of a pass may be: far above a page, so a
+/// part still streams (prefetchers ramp up within a few KiB).
+const MIN_PART_BYTES: u64 = 1 << 20;
+
+/// `reps` passes shortened `shorten` times: fewer whole passes while there
+/// are passes to drop, then one part of a pass out of up to `most_parts`
+/// (the `k`-th, so that successive samples walk the whole buffer).
+fn shortened(reps: u64, shorten: u64, most_parts: u64, k: u64) -> (u64, Part) {
+    let shorten = shorten.max(1);
+    if shorten <= reps {
+        return (reps / shorten, Part::WHOLE);
+    }
+    let parts = (shorten / reps.max(1)).clamp(1, most_parts.max(1));
+    (
+        1,
+        Part {
+            k: k % parts,
+            parts,
+        },
+    )
 }

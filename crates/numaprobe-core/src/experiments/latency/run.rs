@@ -259,6 +259,7 @@ fn measure_cell(
         min: measured.summary.min,
         max: measured.summary.max,
         cv: measured.summary.cv,
+        set_aside: measured.set_aside,
         samples: measured.samples,
         stop: measured.stop,
         placement,

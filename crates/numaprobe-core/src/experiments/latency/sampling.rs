@@ -1,12 +1,15 @@
 //! Sampling a pointer chain under a stop rule, the way every chase figure
 //! is made: a short probe times one step, each sample then chases enough
 //! steps to last about a twentieth of the budget (`target_sample_ns`), and
-//! samples are taken until the rule stops them. The latency matrix's cells
-//! and the sweep's points share it, so their figures mean the same thing.
+//! samples are taken until the rule stops them. A sample during which the
+//! thread lost its CPU is set aside, and samples shorten when that happens
+//! often ([`stats::repeat_held`]). The latency matrix's cells and the
+//! sweep's points share it, so their figures mean the same thing.
 
 use crate::experiments::{target_sample_ns, ExperimentError};
+use crate::held::Probe;
 use crate::kernels::chase;
-use crate::stats::{self, Measured, StopRule};
+use crate::stats::{self, Measured, StopRule, Taken};
 use crate::timer::Timer;
 
 /// Probe the chain from `at` (of `lines` lines), then sample it under
@@ -30,12 +33,19 @@ pub(crate) unsafe fn sample_chain(
     let b = timer.now();
     let per_step = (timer.elapsed_ns(a, b) / probe as f64).max(0.1);
     let steps = (target_sample_ns(rule.budget) / per_step).clamp(1024.0, 1e9) as u64;
-    let measured = stats::repeat(rule, || {
+    let measured = stats::repeat_held(rule, |shorten| {
+        // A shortened sample still chases far more steps than a cache holds
+        // lines of the probe (1024 at the least): it stays a memory figure.
+        let steps = (steps / shorten as u64).max(1024);
+        let held = Probe::start();
         let a = timer.now();
         // SAFETY: p stays on the chain.
         p = unsafe { chase::run(p, steps) };
         let b = timer.now();
-        Ok::<f64, ExperimentError>(timer.elapsed_ns(a, b) / steps as f64)
+        Ok::<_, ExperimentError>(Taken {
+            value: timer.elapsed_ns(a, b) / steps as f64,
+            lost: held.lost(),
+        })
     })?;
     Ok((measured, std::hint::black_box(p)))
 }

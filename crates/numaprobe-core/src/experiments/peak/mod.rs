@@ -373,7 +373,7 @@ fn measure(
             let bufs = split(m, buf.as_mut_ptr(), spec.len.min(buf.len()));
             Ok((observed, buf, bufs))
         };
-        let pass = |(_, _, bufs): &mut (u32, NodeBuffer, MixBuffers), reps: u64| {
+        let pass = |(_, _, bufs): &mut (u32, NodeBuffer, MixBuffers), reps: u64, _| {
             let mut bytes = 0u64;
             for _ in 0..reps {
                 // SAFETY: both parts lie inside our page-aligned buffer,

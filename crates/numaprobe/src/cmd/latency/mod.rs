@@ -94,7 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .context("latency measurement failed")?;
     // Every finished cell reaches every output first; then the failures.
     progress.finish(&result)?;
-    if let Some(w) = result.instability_summary() {
+    for w in result.trust_summaries() {
         eprintln!("numaprobe: warning: {w}");
     }
     match result.failure_summary(plan.cells.len()) {
