@@ -766,7 +766,7 @@ mod tests {
                 lengths.borrow_mut().push(shorten);
                 calls.set(calls.get() + 1);
                 // One lost in four: exactly a quarter, which shortens.
-                let lost = calls.get() % 4 == 0;
+                let lost = calls.get().is_multiple_of(4);
                 Ok::<_, Infallible>(Taken {
                     value: calls.get() as f64,
                     lost: lost.then_some(Lost::Preempted),
@@ -812,7 +812,7 @@ mod tests {
                 calls.set(calls.get() + 1);
                 Ok::<_, Infallible>(Taken {
                     value: calls.get() as f64,
-                    lost: (calls.get() % 8 == 0).then_some(Lost::OffCpu),
+                    lost: calls.get().is_multiple_of(8).then_some(Lost::OffCpu),
                 })
             },
             fake_clock(0),
