@@ -3,8 +3,10 @@
 //! rule on constructed fleets, and nodes that failed, timed out or sent
 //! nothing usable.
 
+use numaprobe_core::analysis::compare::trust::{self, CellEvidence};
 use numaprobe_core::analysis::fleet::{analyse, robust, NodeInput};
 use numaprobe_core::model::fleet::NodeStatus;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -68,8 +70,11 @@ fn metric_statistics_are_those_of_the_reports() {
             )
             .unwrap();
             for c in doc[kind]["cells"].as_array().into_iter().flatten() {
+                // Only figures their report trusts count.
+                let trusted = trust::cell_trust(&CellEvidence::deserialize(c).unwrap()).is_none();
                 if c["cpu_node"].as_u64() == cpu.parse().ok()
                     && c["mem_node"].as_u64() == mem.parse().ok()
+                    && trusted
                 {
                     values.push(c["median"].as_f64().unwrap());
                 }
@@ -86,11 +91,30 @@ fn metric_statistics_are_those_of_the_reports() {
             assert!(o.off_percent.abs() >= r.rule.min_off_percent);
         }
     }
-    // node2's budget did not reach bandwidth: it has no value there, and
-    // the metric counts the four nodes that do.
+    // node2's budget did not reach bandwidth: it has no value there; of the
+    // four nodes that do, node4 (CV 33 %) and node5 (CV 14 %) spread too far
+    // to be trusted, so the metric counts two.
     let bw = r.metrics.iter().find(|m| m.id == "bandwidth 0->0").unwrap();
-    assert_eq!(bw.count, 4);
+    assert_eq!(bw.count, 2);
     assert!(!r.nodes[1].values.contains_key("bandwidth 0->0"));
+    assert!(r.nodes[3].untrusted["bandwidth 0->0"].starts_with("unstable: CV 33.0 %"));
+    // Every node's latency spread past 11 % (a busy machine): no node sets
+    // a median or is an outlier there, and a note says so.
+    assert!(r.metrics.iter().all(|m| m.id != "latency 0->0"));
+    assert!(r
+        .nodes
+        .iter()
+        .all(|n| n.untrusted.contains_key("latency 0->0")));
+    assert!(r.outliers.is_empty(), "{:?}", r.outliers);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("7 figure(s) not trusted by their own report")),
+        "{:?}",
+        r.notes
+    );
+    // The values stay in the nodes, for what they are.
+    assert_eq!(r.nodes[0].values.len(), 2);
 }
 
 /// A main-job document with one CPU node, `nodes` NUMA nodes and the
@@ -380,6 +404,19 @@ fn wide_doc(cells: usize, lat: f64, off: Option<(usize, f64)>) -> String {
     d.to_string()
 }
 
+/// [`run_doc`] with the latency cell's spread and flags.
+fn run_doc_spread(lat: f64, cv: f64, flags: &[&str]) -> String {
+    let mut d: Value = serde_json::from_str(&run_doc(4, lat, 50.0)).unwrap();
+    let c = &mut d["latency"]["cells"][0];
+    c["cv"] = json!(cv);
+    c["min"] = json!(lat * (1.0 - cv));
+    c["max"] = json!(lat * (1.0 + cv));
+    c["samples"] = json!([lat, lat, lat]);
+    c["flagged"] = json!(!flags.is_empty());
+    c["flags"] = json!(flags);
+    d.to_string()
+}
+
 #[test]
 fn a_long_reason_is_clipped_so_the_csv_grows_with_the_input_not_its_square() {
     use numaprobe_core::analysis::fleet::MAX_REASON;
@@ -492,4 +529,66 @@ fn every_csv_line_has_its_own_metric_and_outlier_mark() {
     }
     assert_eq!(marked, [("odd", "latency 0->137")]);
     assert_eq!(csv.lines().count(), 1 + 7 * 301);
+}
+
+#[test]
+fn a_flagged_figure_is_never_an_outlier_nor_sets_the_median() {
+    let mut inputs: Vec<NodeInput> = (0..5)
+        .map(|i| {
+            node(
+                &format!("n{i}"),
+                Some(run_doc_spread(100.0 + i as f64, 0.01, &[])),
+            )
+        })
+        .collect();
+    // 446 ns, starred: far off, but not trusted.
+    inputs.push(node(
+        "busy",
+        Some(run_doc_spread(446.0, 0.01, &["unstable: CV 12.0 %"])),
+    ));
+    let r = analyse(&inputs);
+    assert!(r.outliers.is_empty(), "{:?}", r.outliers);
+    let lat = r.metrics.iter().find(|m| m.id == "latency 0->0").unwrap();
+    assert_eq!((lat.count, lat.median, lat.max), (5, 102.0, 104.0));
+    let busy = r.nodes.iter().find(|n| n.name == "busy").unwrap();
+    assert_eq!(busy.untrusted["latency 0->0"], "unstable: CV 12.0 %");
+    assert_eq!(busy.values["latency 0->0"], 446.0);
+    // The same figure unflagged is one.
+    inputs.pop();
+    inputs.push(node("busy", Some(run_doc_spread(446.0, 0.01, &[]))));
+    let r = analyse(&inputs);
+    assert_eq!(r.outliers.len(), 1);
+    assert_eq!(r.outliers[0].node, "busy");
+}
+
+#[test]
+fn three_runs_of_one_machine_differing_within_their_noise_name_no_outlier() {
+    // 200, 201 and 212 ns, each with an 8 % standard deviation: 212 is 5.5 %
+    // and many MADs off the median, but within its own noise (17 ns).
+    let inputs: Vec<NodeInput> = [("run1", 200.0), ("run2", 201.0), ("run3", 212.0)]
+        .into_iter()
+        .map(|(n, v)| node(n, Some(run_doc_spread(v, 0.08, &[]))))
+        .collect();
+    let r = analyse(&inputs);
+    assert!(r.outliers.is_empty(), "{:?}", r.outliers);
+    assert!((r.nodes[2].noise["latency 0->0"] - 16.96).abs() < 1e-9);
+    // The same three with a 1 % spread: 212 stands out.
+    let tight: Vec<NodeInput> = [("run1", 200.0), ("run2", 201.0), ("run3", 212.0)]
+        .into_iter()
+        .map(|(n, v)| node(n, Some(run_doc_spread(v, 0.01, &[]))))
+        .collect();
+    let r = analyse(&tight);
+    assert_eq!(r.outliers.len(), 1, "{:?}", r.outliers);
+    assert_eq!(r.outliers[0].node, "run3");
+    // The typical node's noise counts too: a quiet node among noisy ones
+    // is not named for being off by less than theirs.
+    let mixed: Vec<NodeInput> = [
+        ("run1", 200.0, 0.08),
+        ("run2", 201.0, 0.08),
+        ("run3", 212.0, 0.001),
+    ]
+    .into_iter()
+    .map(|(n, v, cv)| node(n, Some(run_doc_spread(v, cv, &[]))))
+    .collect();
+    assert!(analyse(&mixed).outliers.is_empty());
 }

@@ -131,12 +131,18 @@ pub enum Verdict {
     /// No statistically significant change (p >= alpha), or too few samples
     /// to test and the medians within the threshold.
     Unchanged,
-    /// Significant, but the medians differ by less than the threshold.
+    /// Significant, but the medians differ by less than the threshold (the
+    /// minimum effect).
     Negligible,
+    /// Significant and at least the minimum effect, but no larger than the
+    /// spread of one of the runs (a sample's standard deviation).
+    WithinNoise,
     Better,
     Worse,
-    /// The medians differ by the threshold or more, but the samples are too
-    /// few for the test to ever reach alpha (e.g. three a side): measure longer.
+    /// No verdict can be given, and `reason` says why: a side's cell is
+    /// flagged (spread, placement), the runs' conditions differ (load) and
+    /// the change could be theirs, or the samples are too few for the test
+    /// to ever reach alpha (e.g. three a side): measure again.
     Inconclusive,
     /// Measured in A only (missing or failed in B).
     OnlyA,
@@ -149,6 +155,7 @@ impl Verdict {
         match self {
             Verdict::Unchanged => "unchanged",
             Verdict::Negligible => "negligible",
+            Verdict::WithinNoise => "within_noise",
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::Inconclusive => "inconclusive",
@@ -194,6 +201,9 @@ pub struct CellDiff {
     /// Two-sided Mann–Whitney U p-value.
     pub p_value: Option<f64>,
     pub verdict: Verdict,
+    /// Why the verdict is `inconclusive` or `within_noise`, in words.
+    #[serde(default)]
+    pub reason: Option<String>,
     /// Why a side is missing (the failed cell's reason), flags, remarks.
     #[serde(default)]
     pub notes: Vec<String>,
@@ -237,6 +247,8 @@ pub struct DiffSummary {
     pub cells: usize,
     pub unchanged: usize,
     pub negligible: usize,
+    #[serde(default)]
+    pub within_noise: usize,
     pub better: usize,
     pub worse: usize,
     pub inconclusive: usize,
@@ -273,6 +285,7 @@ impl DiffReport {
             *match c.verdict {
                 Verdict::Unchanged => &mut s.unchanged,
                 Verdict::Negligible => &mut s.negligible,
+                Verdict::WithinNoise => &mut s.within_noise,
                 Verdict::Better => &mut s.better,
                 Verdict::Worse => &mut s.worse,
                 Verdict::Inconclusive => &mut s.inconclusive,

@@ -61,6 +61,16 @@ pub struct FleetNode {
     /// (`bandwidth not measured (budget)`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_measured: Vec<String>,
+    /// Figures of `values` this node's report does not trust (flagged:
+    /// spread, placement), by metric id, with why: they set no fleet median
+    /// and make no outlier.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub untrusted: BTreeMap<String, String>,
+    /// Each figure's noise on this node (its samples' standard deviation,
+    /// in the metric's unit), by metric id, where the report says: a node
+    /// is an outlier only beyond it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub noise: BTreeMap<String, f64>,
 }
 
 /// The parts of a node's description that identical nodes share. Figures

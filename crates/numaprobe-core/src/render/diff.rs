@@ -47,7 +47,7 @@ fn origin(o: &Origin) -> String {
 fn criteria(r: &DiffReport) -> String {
     let c = &r.criteria;
     format!(
-        "a cell changed when Mann-Whitney U gives p < {} and the medians differ by {} % or more; 95 % interval: bootstrap of the median difference, {} resamples, seed {:#x}",
+        "a cell changed when Mann-Whitney U gives p < {} and the medians differ by more than {} % (the minimum effect) and more than either run's spread (its samples' standard deviation), both cells trusted and both runs measured under like conditions; 95 % interval: bootstrap of the median difference, {} resamples, seed {:#x}",
         c.alpha, c.threshold_pct, c.resamples, c.seed
     )
 }
@@ -69,6 +69,7 @@ pub fn summary_line(r: &DiffReport) -> String {
         (s.only_a, "only in A"),
         (s.only_b, "only in B"),
         (s.inconclusive, "inconclusive"),
+        (s.within_noise, "within noise"),
         (s.negligible, "negligible"),
         (s.unchanged, "unchanged"),
     ];
@@ -161,7 +162,12 @@ fn cells_table(r: &DiffReport) -> Table {
             interval(c),
             p_value(c),
             c.verdict.name().to_string(),
-            c.notes.join("; "),
+            c.reason
+                .iter()
+                .chain(&c.notes)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "),
         ]);
     }
     t
@@ -238,6 +244,7 @@ fn diff_csv(r: &DiffReport) -> Table {
         "ci_high_pct",
         "p_value",
         "verdict",
+        "reason",
     ]);
     let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
     for d in &r.differences {
@@ -248,7 +255,7 @@ fn diff_csv(r: &DiffReport) -> Table {
             d.a.clone(),
             d.b.clone(),
         ];
-        row.resize(19, String::new());
+        row.resize(20, String::new());
         t.push(row);
     }
     for c in &r.cells {
@@ -278,6 +285,7 @@ fn diff_csv(r: &DiffReport) -> Table {
             f(c.ci_high_pct),
             f(c.p_value),
             c.verdict.name().into(),
+            c.reason.clone().unwrap_or_default(),
         ]);
     }
     t

@@ -22,7 +22,9 @@ THP, PCI devices), the kernel release (for documents of the machine they ran on)
 parameters, and every measured (CPU node, memory node) cell: the change of its median, a 95 % \
 bootstrap interval of that change (fixed seed: the same files always give the same answer), the \
 Mann-Whitney U p-value of both runs' samples, and a verdict: unchanged, negligible (significant but \
-below --threshold), better, worse, inconclusive (too few samples to test), only_a, only_b.\n\n\
+not more than --threshold, the minimum effect), within_noise (beyond the minimum effect but not beyond \
+either run's spread), better, worse, inconclusive (with its reason: a flagged cell, runs measured under \
+different conditions, too few samples to test), only_a, only_b.\n\n\
 Exit status: 0 equal (nothing differs, no cell better or worse); 1 different; 2 bad input (a missing \
 path, an unreadable or foreign file, a folder without documents, documents of different kinds). \
 Exit status 1 is also numaprobe's code for a system failure; a script that must tell them apart \
@@ -35,7 +37,7 @@ pub struct Args {
     /// The second run, of the same kind as A
     #[arg(value_name = "B")]
     pub b: PathBuf,
-    /// Smallest change of a cell's median that counts, e.g. 2% or 0.02. Default: 2%
+    /// The minimum effect: a cell's median must change by more than this to count, e.g. 2% or 0.02. Default: 2%
     #[arg(long, value_name = "PCT")]
     pub threshold: Option<String>,
     /// Significance level of the Mann-Whitney U test, e.g. 0.05 or 1%. Default: 0.05

@@ -6,7 +6,7 @@
 //! this node's own measurements (`--measured`) are judged against them with
 //! the check's band (`check::band`).
 
-use super::judge::{band, describe, pct, Options, Outcome, This};
+use super::judge::{band, describe, pct, Expected, Options, Outcome, This};
 use super::CompareError;
 use crate::analysis::fleet::{robust, signature};
 use crate::model::diff::{Difference, Section};
@@ -147,12 +147,20 @@ fn medians(fleet: &FleetReport, g: usize, this: &This, opts: &Options, out: &mut
             let Some(cell) = metric_cell(&m.id, section.name()) else {
                 continue;
             };
+            // The group's figures that hold: a flagged one sets no baseline.
             let values: Vec<f64> = members
                 .iter()
+                .filter(|n| !n.untrusted.contains_key(&m.id))
                 .filter_map(|n| n.values.get(&m.id).copied())
                 .collect();
             if let Some(med) = robust::median(&values) {
-                expected.insert(cell, med);
+                expected.insert(
+                    cell,
+                    Expected {
+                        median: med,
+                        evidence: None,
+                    },
+                );
                 unit.clone_from(&m.unit);
             }
         }
@@ -167,8 +175,7 @@ fn medians(fleet: &FleetReport, g: usize, this: &This, opts: &Options, out: &mut
             continue;
         };
         out.checked.push(describe(section, opts));
-        out.differences
-            .extend(band(section, &unit, &expected, found, opts.band_pct));
+        band(section, &unit, &expected, found, opts, None, out);
     }
 }
 

@@ -5,6 +5,7 @@
 //! (two buffer sizes measure two different things).
 
 use super::stats;
+use super::trust::{self, CellEvidence};
 use crate::model::diff::{CellDiff, CellSide, Criteria, Difference, Section, Verdict};
 use crate::model::matrix::Cell;
 use crate::model::matrix::MatrixKind;
@@ -30,10 +31,14 @@ fn kind_name(k: MatrixKind) -> &'static str {
 }
 
 /// Compare the cells of two matrices of the same kind.
+/// `conditions` is why the two runs' conditions differ
+/// ([`trust::conditions_differ`]), when they do: a change beyond the noise
+/// is then inconclusive.
 pub fn matrices(
     a: &MatrixResult,
     b: &MatrixResult,
     c: &Criteria,
+    conditions: Option<&str>,
 ) -> (Vec<Difference>, Vec<CellDiff>) {
     let kind = kind_name(a.kind);
     let mut diffs = parameters(kind, a, b);
@@ -69,6 +74,7 @@ pub fn matrices(
                 ma.get(&(cpu, mem)),
                 mb.get(&(cpu, mem)),
                 c,
+                conditions,
             )
         })
         .collect();
@@ -81,23 +87,26 @@ enum Side<'a> {
     Failed(&'a str),
 }
 
-fn cell(
+#[allow(clippy::too_many_arguments)]
+fn cell<'a>(
     kind: &str,
     unit: &str,
     cpu_node: u32,
     mem_node: u32,
-    a: Option<&Side>,
-    b: Option<&Side>,
+    a: Option<&Side<'a>>,
+    b: Option<&Side<'a>>,
     c: &Criteria,
+    conditions: Option<&str>,
 ) -> Option<CellDiff> {
     let mut notes = Vec::new();
-    let mut measured = |s: Option<&Side>, name: &str| -> Option<Cell> {
+    let mut distrust = Vec::new();
+    let mut measured = |s: Option<&Side<'a>>, name: &str| -> Option<&'a Cell> {
         match s {
             Some(Side::Measured(cell)) => {
-                if cell.flagged {
-                    notes.push(format!("{name}: {}", cell.flags.join("; ")));
+                if let Some(why) = trust::cell_trust(&CellEvidence::from(*cell)) {
+                    distrust.push(format!("{name} not trusted: {why}"));
                 }
-                Some((*cell).clone())
+                Some(*cell)
             }
             Some(Side::Failed(reason)) => {
                 notes.push(format!("{name}: failed: {reason}"));
@@ -118,24 +127,27 @@ fn cell(
         cpu_node,
         mem_node,
         unit: unit.into(),
-        a: ca.as_ref().map(side),
-        b: cb.as_ref().map(side),
+        a: ca.map(side),
+        b: cb.map(side),
         change: None,
         change_pct: None,
         ci_low_pct: None,
         ci_high_pct: None,
         p_value: None,
         verdict: Verdict::Unchanged,
+        reason: None,
         notes,
     };
     let (x, y) = match (ca, cb) {
         (Some(x), Some(y)) => (x, y),
         (Some(_), None) => {
             d.verdict = Verdict::OnlyA;
+            d.notes.extend(distrust);
             return Some(d);
         }
         (None, Some(_)) => {
             d.verdict = Verdict::OnlyB;
+            d.notes.extend(distrust);
             return Some(d);
         }
         // Failed on both sides: nothing measured to compare; the notes say why.
@@ -177,21 +189,23 @@ fn cell(
     }
     let test = stats::mann_whitney(&sa, &sb);
     d.p_value = test.map(|t| t.p);
-    let big = d.change_pct.is_some_and(|p| p.abs() >= c.threshold_pct);
-    d.verdict = match test {
-        None => Verdict::Inconclusive,
+    let noises = [CellEvidence::from(x).noise(), CellEvidence::from(y).noise()];
+    let big = d.change_pct.is_some_and(|p| p.abs() > c.threshold_pct);
+    let (verdict, reason) = match test {
+        None => (Verdict::Inconclusive, Some("no samples to test".into())),
         Some(t) if t.p_min >= c.alpha => {
-            d.notes.push(format!(
+            let few = format!(
                 "{} and {} samples cannot reach p < {} (at best p = {:.3})",
                 sa.len(),
                 sb.len(),
                 c.alpha,
                 t.p_min
-            ));
+            );
             if big {
-                Verdict::Inconclusive
+                (Verdict::Inconclusive, Some(few))
             } else {
-                Verdict::Unchanged
+                d.notes.push(few);
+                (Verdict::Unchanged, None)
             }
         }
         Some(t) if t.p >= c.alpha => {
@@ -204,18 +218,36 @@ fn cell(
                         .push(format!("noisy: a change of {far:+.1} % is not ruled out"));
                 }
             }
-            Verdict::Unchanged
+            (Verdict::Unchanged, None)
         }
-        Some(_) if !big => Verdict::Negligible,
+        Some(_) if !big => (Verdict::Negligible, None),
+        Some(_) if !trust::stands_out(change, ma, c.threshold_pct, &noises) => (
+            Verdict::WithinNoise,
+            Some(format!(
+                "the change is within the runs' spread (standard deviation {:.1} % of A's median)",
+                trust::noise_pct(ma, &noises)
+            )),
+        ),
         Some(_) => {
             let lower_is_better = kind == "latency";
             if (change < 0.0) == lower_is_better {
-                Verdict::Better
+                (Verdict::Better, None)
             } else {
-                Verdict::Worse
+                (Verdict::Worse, None)
             }
         }
     };
+    (d.verdict, d.reason) = (verdict, reason);
+    // A figure that does not hold carries no verdict at all; runs measured
+    // under different conditions may differ for the load's sake, so a
+    // change between them is not the machine's.
+    if !distrust.is_empty() {
+        d.verdict = Verdict::Inconclusive;
+        d.reason = Some(distrust.join("; "));
+    } else if let Some(why) = conditions.filter(|_| d.verdict.differs()) {
+        d.verdict = Verdict::Inconclusive;
+        d.reason = Some(why.to_string());
+    }
     Some(d)
 }
 
@@ -306,7 +338,7 @@ mod tests {
     fn the_same_run_is_unchanged() {
         let s = vec![samples(90.0, 0.02, 20, 1), samples(140.0, 0.02, 20, 2)];
         let m = matrix(MatrixKind::Latency, &s);
-        let (diffs, cells) = matrices(&m, &m, &default_criteria());
+        let (diffs, cells) = matrices(&m, &m, &default_criteria(), None);
         assert!(diffs.is_empty());
         assert_eq!(verdicts(&cells), [Verdict::Unchanged, Verdict::Unchanged]);
         assert_eq!(cells[0].change_pct, Some(0.0));
@@ -317,7 +349,7 @@ mod tests {
             MatrixKind::Latency,
             &[samples(90.0, 0.02, 20, 3), samples(140.0, 0.02, 20, 4)],
         );
-        let (_, cells) = matrices(&m, &other, &default_criteria());
+        let (_, cells) = matrices(&m, &other, &default_criteria(), None);
         assert!(cells.iter().all(|c| !c.verdict.differs()), "{cells:?}");
         assert!(
             cells.iter().all(|c| c.change_pct.unwrap().abs() < 2.0),
@@ -335,7 +367,7 @@ mod tests {
             MatrixKind::Latency,
             &[samples(90.0, 0.02, 20, 5), samples(154.0, 0.02, 20, 6)],
         );
-        let (_, cells) = matrices(&a, &b, &default_criteria());
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
         assert_eq!(verdicts(&cells), [Verdict::Unchanged, Verdict::Worse]);
         let c = &cells[1];
         let pct = c.change_pct.unwrap();
@@ -350,7 +382,7 @@ mod tests {
         let a = matrix(MatrixKind::Bandwidth, &[samples(10.0, 0.02, 20, 1)]);
         let b = matrix(MatrixKind::Bandwidth, &[samples(11.0, 0.02, 20, 2)]);
         assert_eq!(
-            verdicts(&matrices(&a, &b, &default_criteria()).1),
+            verdicts(&matrices(&a, &b, &default_criteria(), None).1),
             [Verdict::Better]
         );
     }
@@ -360,12 +392,12 @@ mod tests {
         // 1 % shift with 0.1 % noise: clearly significant, below 2 %.
         let a = matrix(MatrixKind::Latency, &[samples(100.0, 0.001, 30, 1)]);
         let b = matrix(MatrixKind::Latency, &[samples(101.0, 0.001, 30, 2)]);
-        let (_, cells) = matrices(&a, &b, &default_criteria());
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
         assert_eq!(verdicts(&cells), [Verdict::Negligible], "{cells:?}");
         // With a 0.5 % threshold the same change counts.
         let mut c = default_criteria();
         c.threshold_pct = 0.5;
-        assert_eq!(verdicts(&matrices(&a, &b, &c).1), [Verdict::Worse]);
+        assert_eq!(verdicts(&matrices(&a, &b, &c, None).1), [Verdict::Worse]);
     }
 
     #[test]
@@ -378,16 +410,23 @@ mod tests {
             MatrixKind::Latency,
             &[vec![130.0, 131.0, 132.0], vec![100.5, 101.0, 101.5]],
         );
-        let (_, cells) = matrices(&a, &b, &default_criteria());
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
         assert_eq!(
             verdicts(&cells),
             [Verdict::Inconclusive, Verdict::Unchanged]
         );
         assert!(
-            cells[0].notes[0].contains("cannot reach p < 0.05"),
+            cells[0]
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.contains("cannot reach p < 0.05")),
             "{:?}",
-            cells[0].notes
+            cells[0]
         );
+        // Below the minimum effect, the same few samples are unchanged,
+        // with the same words as a note.
+        assert!(cells[1].reason.is_none());
+        assert!(cells[1].notes[0].contains("cannot reach p < 0.05"));
     }
 
     #[test]
@@ -403,10 +442,10 @@ mod tests {
             cpus: vec![0],
             reason: "node 1 is full".into(),
         });
-        let (_, cells) = matrices(&a, &b, &default_criteria());
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
         assert_eq!(verdicts(&cells), [Verdict::Unchanged, Verdict::OnlyA]);
         assert_eq!(cells[1].notes, ["B: failed: node 1 is full"]);
-        let (_, back) = matrices(&b, &a, &default_criteria());
+        let (_, back) = matrices(&b, &a, &default_criteria(), None);
         assert_eq!(back[1].verdict, Verdict::OnlyB);
     }
 
@@ -415,7 +454,7 @@ mod tests {
         let a = matrix(MatrixKind::Latency, &[samples(90.0, 0.02, 10, 1)]);
         let mut b = a.clone();
         b.cells[0].params.size_bytes = 64 << 20;
-        let (diffs, _) = matrices(&a, &b, &default_criteria());
+        let (diffs, _) = matrices(&a, &b, &default_criteria(), None);
         assert_eq!(diffs.len(), 1, "{diffs:?}");
         assert_eq!(diffs[0].item, "latency: buffer size");
         assert_eq!(
@@ -424,11 +463,98 @@ mod tests {
         );
     }
 
+    /// `samples` spread so that the cell's CV is about `cv`.
+    fn with_cv(m: &mut MatrixResult, j: usize, cv: f64) {
+        let c = &mut m.cells[j];
+        c.cv = cv;
+    }
+
+    #[test]
+    fn a_change_within_either_runs_spread_is_within_noise() {
+        // +6 % with tight samples, but B's cell has a 7 % standard deviation.
+        let a = matrix(MatrixKind::Latency, &[samples(100.0, 0.01, 30, 1)]);
+        let mut b = matrix(MatrixKind::Latency, &[samples(106.0, 0.01, 30, 2)]);
+        with_cv(&mut b, 0, 0.07);
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+        assert_eq!(verdicts(&cells), [Verdict::WithinNoise], "{cells:?}");
+        let why = cells[0].reason.as_deref().unwrap();
+        assert!(
+            why.starts_with(
+                "the change is within the runs' spread (standard deviation 7.4 % of A's median)"
+            ),
+            "{why}"
+        );
+        assert!(!cells[0].verdict.differs());
+        // A's spread counts the same.
+        let (_, cells) = matrices(&b, &a, &default_criteria(), None);
+        assert_eq!(verdicts(&cells), [Verdict::WithinNoise]);
+        // Tight on both sides: worse.
+        with_cv(&mut b, 0, 0.01);
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+        assert_eq!(verdicts(&cells), [Verdict::Worse]);
+        assert!(cells[0].reason.is_none());
+    }
+
+    #[test]
+    fn a_flagged_cell_is_inconclusive_with_its_reason() {
+        // The trial's pair: 242.4 ns, then 446.2 ns starred.
+        let a = matrix(MatrixKind::Latency, &[samples(242.4, 0.02, 20, 1)]);
+        let mut b = matrix(MatrixKind::Latency, &[samples(446.2, 0.02, 20, 2)]);
+        b.cells[0].flagged = true;
+        b.cells[0].flags = vec!["unstable: CV 12.0 %".into()];
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+        assert_eq!(verdicts(&cells), [Verdict::Inconclusive]);
+        assert_eq!(
+            cells[0].reason.as_deref(),
+            Some("B not trusted: unstable: CV 12.0 %")
+        );
+        // The figures are still shown.
+        assert!(cells[0].change_pct.unwrap() > 80.0 && cells[0].p_value.unwrap() < 0.001);
+        // Flagged and unchanged: no verdict either.
+        let (_, cells) = matrices(&b, &b, &default_criteria(), None);
+        assert_eq!(verdicts(&cells), [Verdict::Inconclusive]);
+        assert_eq!(
+            cells[0].reason.as_deref(),
+            Some("A not trusted: unstable: CV 12.0 %; B not trusted: unstable: CV 12.0 %")
+        );
+        // A side measured in one run only keeps its verdict, and its flag as a note.
+        let empty = matrix(MatrixKind::Latency, &[]);
+        let (_, cells) = matrices(&b, &empty, &default_criteria(), None);
+        assert_eq!(verdicts(&cells), [Verdict::OnlyA]);
+        assert_eq!(cells[0].notes, ["A not trusted: unstable: CV 12.0 %"]);
+        let (_, cells) = matrices(&empty, &b, &default_criteria(), None);
+        assert_eq!(verdicts(&cells), [Verdict::OnlyB]);
+        assert_eq!(cells[0].notes, ["B not trusted: unstable: CV 12.0 %"]);
+    }
+
+    #[test]
+    fn different_conditions_make_a_change_inconclusive_not_an_agreement() {
+        let why = "the runs' conditions differ: load average 0.40 on 2 CPU(s) in A, 8.30 on 2 in B";
+        let a = matrix(
+            MatrixKind::Latency,
+            &[samples(90.0, 0.02, 20, 1), samples(140.0, 0.02, 20, 2)],
+        );
+        let b = matrix(
+            MatrixKind::Latency,
+            &[samples(90.0, 0.02, 20, 5), samples(154.0, 0.02, 20, 6)],
+        );
+        let (_, cells) = matrices(&a, &b, &default_criteria(), Some(why));
+        assert_eq!(
+            verdicts(&cells),
+            [Verdict::Unchanged, Verdict::Inconclusive]
+        );
+        assert_eq!(cells[1].reason.as_deref(), Some(why));
+        assert!(cells[0].reason.is_none());
+        // Better is not claimed either.
+        let (_, cells) = matrices(&b, &a, &default_criteria(), Some(why));
+        assert_eq!(cells[1].verdict, Verdict::Inconclusive);
+    }
+
     #[test]
     fn verdicts_are_reproducible() {
         let a = matrix(MatrixKind::Latency, &[samples(90.0, 0.05, 12, 1)]);
         let b = matrix(MatrixKind::Latency, &[samples(93.0, 0.05, 12, 2)]);
-        let x = matrices(&a, &b, &default_criteria());
-        assert_eq!(x, matrices(&a, &b, &default_criteria()));
+        let x = matrices(&a, &b, &default_criteria(), None);
+        assert_eq!(x, matrices(&a, &b, &default_criteria(), None));
     }
 }

@@ -12,8 +12,8 @@
 //! sits on the same package, core, node and SMT rank as when the binding was
 //! computed. `--only` / `--skip` choose the sections ([`select`]).
 
-use super::judge::{band, describe, medians, Outcome};
-use super::{baseline, cells, topo, CompareError, Side};
+use super::judge::{band, describe, expected, Outcome};
+use super::{baseline, cells, topo, trust, CompareError, Side};
 use crate::model::diff::{CheckReport, Difference, Section};
 use crate::model::pin::PinReport;
 use crate::topology::Topology;
@@ -123,13 +123,19 @@ fn against_topology(expect: &Side, t: &Topology, this: &This, opts: &Options, ou
                 .into_iter()
                 .map(|d| Difference { section, ..d }),
         );
-        out.differences.extend(band(
+        let conditions = trust::conditions_differ(
+            expect.system.as_ref(),
+            this.measured.and_then(|m| m.system.as_ref()),
+        );
+        band(
             section,
             &saved.unit,
-            &medians(saved),
+            &expected(saved),
             found,
-            opts.band_pct,
-        ));
+            opts,
+            conditions.as_deref(),
+            out,
+        );
     }
 }
 

@@ -2,6 +2,7 @@
 //! `--only` / `--skip`, the band on matrices and a fleet's group baseline
 //! (built by the real fleet analysis from run documents).
 
+use super::super::judge::Outcome;
 use super::*;
 use crate::analysis::fleet::{analyse, NodeInput};
 use crate::model::diff::Origin;
@@ -50,6 +51,7 @@ fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
         pin: None,
         fleet: None,
         version: None,
+        system: None,
     }
 }
 
@@ -327,12 +329,233 @@ fn a_fleet_baseline_judges_cells_against_the_group_median() {
 
 #[test]
 fn a_cell_expected_at_zero_differs_only_when_found_above_zero() {
-    let expected: std::collections::BTreeMap<(u32, u32), f64> =
-        [((0, 0), 0.0), ((0, 1), 0.0)].into();
+    use crate::analysis::compare::judge::{band, Expected};
+    let expected: std::collections::BTreeMap<(u32, u32), Expected> = [(0, 0), (0, 1)]
+        .into_iter()
+        .map(|k| {
+            let e = Expected {
+                median: 0.0,
+                evidence: None,
+            };
+            (k, e)
+        })
+        .collect();
     let found = matrix(MatrixKind::Bandwidth, &[0.0, 5.0]);
-    let d =
-        crate::analysis::compare::judge::band(Section::Bandwidth, "GB/s", &expected, &found, 15.0);
-    assert_eq!(d.len(), 1, "{d:?}");
-    assert_eq!(d[0].item, "CPU node 0 -> memory node 1");
-    assert!(d[0].b.starts_with("5.0 GB/s (+inf %"), "{}", d[0].b);
+    let either = Options {
+        either_way: true,
+        ..Options::default()
+    };
+    let mut out = Outcome::default();
+    band(
+        Section::Bandwidth,
+        "GB/s",
+        &expected,
+        &found,
+        &either,
+        None,
+        &mut out,
+    );
+    assert_eq!(out.differences.len(), 1, "{:?}", out.differences);
+    assert_eq!(out.differences[0].item, "CPU node 0 -> memory node 1");
+    assert!(
+        out.differences[0].b.starts_with("5.0 GB/s (+inf %"),
+        "{}",
+        out.differences[0].b
+    );
+    // More bandwidth than expected is no failure by default, and says so.
+    let mut out = Outcome::default();
+    band(
+        Section::Bandwidth,
+        "GB/s",
+        &expected,
+        &found,
+        &Options::default(),
+        None,
+        &mut out,
+    );
+    assert!(out.differences.is_empty(), "{:?}", out.differences);
+    assert!(
+        out.notes.iter().any(|n| n
+            == "bandwidth: CPU node 0 -> memory node 1: 5.0 GB/s (+inf %) is more bandwidth than expected: not a failure (--either-way counts it)"),
+        "{:?}",
+        out.notes
+    );
+}
+
+/// A saved run and this node's run with one latency row each.
+fn saved_and_here(kind: MatrixKind, saved: &[f64], here: &[f64]) -> (Side, Side) {
+    let mut s = side("report", Some(machine("/", [GIB, GIB])), "6.1.0");
+    let mut h = side("report", None, "6.1.0");
+    let (a, b) = (matrix(kind, saved), matrix(kind, here));
+    match kind {
+        MatrixKind::Latency => (s.latency, h.latency) = (Some(a), Some(b)),
+        MatrixKind::Bandwidth => (s.bandwidth, h.bandwidth) = (Some(a), Some(b)),
+    }
+    (s, h)
+}
+
+fn flag(m: &mut Option<MatrixResult>, j: usize, why: &str) {
+    let c = &mut m.as_mut().unwrap().cells[j];
+    c.flagged = true;
+    c.flags.push(why.into());
+}
+
+#[test]
+fn a_flagged_cell_is_named_and_not_judged_and_never_drains() {
+    let t = machine("/", [GIB, GIB]);
+    // The trial's pair: a bandwidth cell both runs starred, 18 % less here.
+    let (mut saved, mut here) = saved_and_here(MatrixKind::Bandwidth, &[10.0, 12.0], &[10.0, 9.84]);
+    flag(&mut saved.bandwidth, 1, "unstable: CV 16.5 %");
+    flag(&mut here.bandwidth, 1, "unstable: CV 14.0 %");
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    assert!(r.matches, "{:?}", r.differences);
+    assert!(
+        r.notes.contains(
+            &"bandwidth: CPU node 0 -> memory node 1 not judged: expected unstable: CV 16.5 %; found unstable: CV 14.0 %".to_string()
+        ),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(crate::render::diff::drain_reason(&r), None);
+    // Flagged on one side only: the same.
+    let (saved, mut here) = saved_and_here(MatrixKind::Latency, &[100.0, 150.0], &[100.0, 300.0]);
+    flag(&mut here.latency, 1, "placement 40.0 % < 99 %");
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    assert!(r.matches && crate::render::diff::drain_reason(&r).is_none());
+    assert!(
+        r.notes.iter().any(|n| n
+            == "latency: CPU node 0 -> memory node 1 not judged: found placement 40.0 % < 99 %"),
+        "{:?}",
+        r.notes
+    );
+    // The same cell unflagged fails, and drains.
+    let (saved, here) = saved_and_here(MatrixKind::Latency, &[100.0, 150.0], &[100.0, 300.0]);
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    assert_eq!(r.differences.len(), 1);
+    assert!(crate::render::diff::drain_reason(&r).unwrap().starts_with(
+        "numaprobe: latency: CPU node 0 -> memory node 1: expected 150.0 ns, found 300.0 ns"
+    ));
+}
+
+#[test]
+fn only_the_harmful_direction_fails_unless_either_way() {
+    let t = machine("/", [GIB, GIB]);
+    let either = Options {
+        either_way: true,
+        ..Options::default()
+    };
+    // Latency 44 % lower here: faster, not a failure.
+    let (saved, here) = saved_and_here(MatrixKind::Latency, &[766.0], &[429.2]);
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    assert!(r.matches, "{:?}", r.differences);
+    assert!(
+        r.notes.iter().any(|n| n
+            == "latency: CPU node 0 -> memory node 0: 429.2 ns (-44 %) is faster than expected: not a failure (--either-way counts it)"),
+        "{:?}",
+        r.notes
+    );
+    let r = run(&saved, &t, Some(&here), &either);
+    assert_eq!(r.differences[0].b, "429.2 ns (-44 %, band 15 %)");
+    // Latency 20 % higher: slower, fails either way.
+    let (saved, here) = saved_and_here(MatrixKind::Latency, &[100.0], &[120.0]);
+    assert!(!run(&saved, &t, Some(&here), &Options::default()).matches);
+    assert!(!run(&saved, &t, Some(&here), &either).matches);
+    // Bandwidth 20 % lower fails; 20 % higher only with --either-way.
+    let (saved, here) = saved_and_here(MatrixKind::Bandwidth, &[10.0], &[8.0]);
+    assert!(!run(&saved, &t, Some(&here), &Options::default()).matches);
+    let (saved, here) = saved_and_here(MatrixKind::Bandwidth, &[10.0], &[12.0]);
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    assert!(r.matches);
+    assert!(
+        r.notes[0].contains("is more bandwidth than expected"),
+        "{:?}",
+        r.notes
+    );
+    assert!(!run(&saved, &t, Some(&here), &either).matches);
+}
+
+#[test]
+fn a_change_within_the_cells_spread_is_not_judged() {
+    let t = machine("/", [GIB, GIB]);
+    let narrow = Options {
+        band_pct: 5.0,
+        ..Options::default()
+    };
+    // +8 % against a 5 % band, but the cell's standard deviation is 9 %.
+    let (saved, mut here) = saved_and_here(MatrixKind::Latency, &[100.0], &[108.0]);
+    here.latency.as_mut().unwrap().cells[0].cv = 0.09;
+    let r = run(&saved, &t, Some(&here), &narrow);
+    assert!(r.matches, "{:?}", r.differences);
+    assert!(
+        r.notes.iter().any(|n| n
+            == "latency: CPU node 0 -> memory node 0 not judged: 108.0 ns (+8 %) is within the cells' spread (standard deviation 9.7 % of the expected median)"),
+        "{:?}",
+        r.notes
+    );
+    // The expected cell's spread counts the same.
+    let (mut saved, here) = saved_and_here(MatrixKind::Latency, &[100.0], &[108.0]);
+    saved.latency.as_mut().unwrap().cells[0].cv = 0.09;
+    assert!(run(&saved, &t, Some(&here), &narrow).matches);
+    // With tight cells the same +8 % fails.
+    let (saved, here) = saved_and_here(MatrixKind::Latency, &[100.0], &[108.0]);
+    assert!(!run(&saved, &t, Some(&here), &narrow).matches);
+    // Inside the band: no note either.
+    let (saved, here) = saved_and_here(MatrixKind::Latency, &[100.0], &[104.0]);
+    let r = run(&saved, &t, Some(&here), &narrow);
+    assert!(r.matches && r.notes.is_empty(), "{:?}", r.notes);
+}
+
+#[test]
+fn runs_measured_under_different_load_are_not_judged() {
+    use crate::system_check::{assess, SystemCheck};
+    let load = |l: f64| {
+        let mut c = SystemCheck {
+            allowed_cpus: 2,
+            load_1m: Some(l),
+            other_running: Some(0),
+            steal_percent: Some(0.0),
+            interval_s: 0.25,
+            governors: vec![],
+            thp: None,
+            warnings: vec![],
+        };
+        c.warnings = assess(&c);
+        c
+    };
+    let t = machine("/", [GIB, GIB]);
+    let (mut saved, mut here) = saved_and_here(MatrixKind::Latency, &[242.4], &[446.2]);
+    (saved.system, here.system) = (Some(load(0.4)), Some(load(8.3)));
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    assert!(r.matches, "{:?}", r.differences);
+    assert!(
+        r.notes.iter().any(|n| n.starts_with(
+            "latency: CPU node 0 -> memory node 0 not judged: 446.2 ns (+84 %), but the runs' conditions differ: only B's system check warned"
+        )),
+        "{:?}",
+        r.notes
+    );
+    // Alike conditions: judged.
+    here.system = Some(load(0.5));
+    assert!(!run(&saved, &t, Some(&here), &Options::default()).matches);
+}
+
+#[test]
+fn a_fleet_baseline_leaves_untrusted_figures_out() {
+    let good = machine("/", [96 * GIB, 96 * GIB]);
+    let mut fleet = fleet_side();
+    // n2's 160 ns for 0->1 is flagged: the group's median is of 150 and 140.
+    let f = fleet.fleet.as_mut().unwrap();
+    let n2 = f.nodes.iter_mut().find(|n| n.name == "n2").unwrap();
+    n2.untrusted
+        .insert("latency 0->1".into(), "unstable".into());
+    let mut here = side("report", None, "6.1.0");
+    here.latency = Some(matrix(MatrixKind::Latency, &[101.0, 168.0]));
+    let r = run(&fleet, &good, Some(&here), &Options::default());
+    assert_eq!(
+        r.differences
+            .iter()
+            .map(|d| (d.a.as_str(), d.b.as_str()))
+            .collect::<Vec<_>>(),
+        [("145.0 ns", "168.0 ns (+16 %, band 15 %)")]
+    );
 }

@@ -5,10 +5,11 @@
 //! what was compared, and the band on measured cells.
 
 use crate::model::diff::{Difference, Section, ALL_SECTIONS};
-use crate::model::matrix::MatrixResult;
+use crate::model::matrix::{MatrixKind, MatrixResult};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
 
+use super::trust::{self, CellEvidence};
 use super::Side;
 
 /// The share of a node's memory that may differ from the expectation
@@ -87,6 +88,9 @@ pub struct Options {
     pub band_pct: f64,
     /// Against a fleet: the signature group (0, the largest, when None).
     pub group: Option<usize>,
+    /// Count a measured cell off in the harmless direction too (faster
+    /// latency, more bandwidth); by default only the harmful one fails.
+    pub either_way: bool,
 }
 
 impl Default for Options {
@@ -96,6 +100,7 @@ impl Default for Options {
             memory_tolerance: DEFAULT_MEMORY_TOLERANCE,
             band_pct: DEFAULT_BAND_PCT,
             group: None,
+            either_way: false,
         }
     }
 }
@@ -153,32 +158,53 @@ pub(super) fn pct(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// The median of every measured cell, by (CPU node, memory node).
-pub(super) fn medians(m: &MatrixResult) -> BTreeMap<(u32, u32), f64> {
+/// An expected cell: its median and, when the expectation is a saved run,
+/// what its trust and noise are judged from (a fleet's group median has
+/// neither: the fleet leaves untrusted figures out of it).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Expected {
+    pub median: f64,
+    pub evidence: Option<CellEvidence>,
+}
+
+/// Every measured cell of a saved run, by (CPU node, memory node).
+pub(super) fn expected(m: &MatrixResult) -> BTreeMap<(u32, u32), Expected> {
     m.cells
         .iter()
-        .map(|c| ((c.cpu_node, c.mem_node), c.median))
+        .map(|c| {
+            let e = Expected {
+                median: c.median,
+                evidence: Some(CellEvidence::from(c)),
+            };
+            ((c.cpu_node, c.mem_node), e)
+        })
         .collect()
 }
 
-/// Every expected cell against this node's measurement: a difference when
-/// its median lies more than `band_pct` percent off the expected one (either
-/// way: a cell much faster than its baseline is as suspect as a slow one),
-/// or when the cell was not measured or failed here. Cells measured here but
-/// not in the expectation are not compared: the expectation says what is checked.
+/// Every expected cell against this node's measurement. A difference when
+/// the cell was not measured or failed here, or when its median lies more
+/// than `band_pct` percent off the expected one and further than either
+/// cell's noise ([`trust::stands_out`]), in the harmful direction (slower
+/// latency, less bandwidth; either way with `either_way`). Not judged, and
+/// named in the notes: a cell either side does not trust
+/// ([`trust::cell_trust`]), a change within the noise, one in the harmless
+/// direction, and, when the two runs' `conditions` differ, any change at
+/// all. Cells measured here but not in the expectation are not compared:
+/// the expectation says what is checked.
 pub(super) fn band(
     section: Section,
     unit: &str,
-    expected: &BTreeMap<(u32, u32), f64>,
+    expected: &BTreeMap<(u32, u32), Expected>,
     found: &MatrixResult,
-    band_pct: f64,
-) -> Vec<Difference> {
-    let here = medians(found);
-    let mut out = Vec::new();
-    for (&(cpu, mem), &want) in expected {
+    opts: &Options,
+    conditions: Option<&str>,
+    out: &mut Outcome,
+) {
+    let lower_is_better = found.kind == MatrixKind::Latency;
+    for (&(cpu, mem), want) in expected {
         let item = format!("CPU node {cpu} -> memory node {mem}");
-        let saved = format!("{want:.1} {unit}");
-        let Some(&got) = here.get(&(cpu, mem)) else {
+        let saved = format!("{:.1} {unit}", want.median);
+        let Some(cell) = found.cell(cpu, mem) else {
             let why = found
                 .failed
                 .iter()
@@ -187,28 +213,63 @@ pub(super) fn band(
                     || "not measured".to_string(),
                     |f| format!("failed: {}", f.reason),
                 );
-            out.push(Difference::new(section, item, saved, why));
+            out.differences
+                .push(Difference::new(section, item, saved, why));
             continue;
         };
-        let off = if want != 0.0 {
-            (got - want) / want * 100.0
-        } else if got == 0.0 {
-            0.0
-        } else {
-            f64::INFINITY
-        };
-        if off.abs() > band_pct {
-            out.push(Difference::new(
-                section,
-                item,
-                saved,
-                format!(
-                    "{got:.1} {} ({off:+.0} %, band {} %)",
-                    found.unit,
-                    pct(band_pct)
-                ),
-            ));
+        let here = CellEvidence::from(cell);
+        let name = format!("{}: {item}", section.name());
+        let distrust: Vec<String> = [("expected", want.evidence.as_ref()), ("found", Some(&here))]
+            .into_iter()
+            .filter_map(|(side, e)| Some(format!("{side} {}", trust::cell_trust(e?)?)))
+            .collect();
+        if !distrust.is_empty() {
+            out.notes
+                .push(format!("{name} not judged: {}", distrust.join("; ")));
+            continue;
         }
+        let got = cell.median;
+        let change = got - want.median;
+        let off = trust::percent_of(change, want.median);
+        let noises = [
+            here.noise(),
+            want.evidence.as_ref().map_or(0.0, CellEvidence::noise),
+        ];
+        if !trust::stands_out(change, want.median, opts.band_pct, &noises) {
+            if off.abs() > opts.band_pct {
+                out.notes.push(format!(
+                    "{name} not judged: {got:.1} {} ({off:+.0} %) is within the cells' spread (standard deviation {:.1} % of the expected median)",
+                    found.unit,
+                    trust::noise_pct(want.median, &noises)
+                ));
+            }
+            continue;
+        }
+        let harmful = (change > 0.0) == lower_is_better;
+        if !harmful && !opts.either_way {
+            out.notes.push(format!(
+                "{name}: {got:.1} {} ({off:+.0} %) is {} than expected: not a failure (--either-way counts it)",
+                found.unit,
+                if lower_is_better { "faster" } else { "more bandwidth" }
+            ));
+            continue;
+        }
+        if let Some(why) = conditions {
+            out.notes.push(format!(
+                "{name} not judged: {got:.1} {} ({off:+.0} %), but {why}",
+                found.unit
+            ));
+            continue;
+        }
+        out.differences.push(Difference::new(
+            section,
+            item,
+            saved,
+            format!(
+                "{got:.1} {} ({off:+.0} %, band {} %)",
+                found.unit,
+                pct(opts.band_pct)
+            ),
+        ));
     }
-    out
 }

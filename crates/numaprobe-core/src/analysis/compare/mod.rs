@@ -18,6 +18,7 @@ pub mod check;
 pub mod judge;
 pub mod stats;
 pub mod topo;
+pub mod trust;
 
 use crate::model::diff::{Criteria, DiffReport, Difference, Origin, Section};
 use crate::model::fleet::FleetReport;
@@ -27,6 +28,7 @@ use crate::model::pin::PinReport;
 use crate::model::shape::Shape;
 use crate::model::topo::TopoReport;
 use crate::topology::Topology;
+use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -67,6 +69,9 @@ pub struct Side {
     pub fleet: Option<Box<FleetReport>>,
     /// numaprobe's version from the provenance, when known.
     pub version: Option<String>,
+    /// The system check made before measuring (load, steal, warnings), from
+    /// the provenance; None when the documents do not carry one.
+    pub system: Option<crate::system_check::SystemCheck>,
 }
 
 impl Side {
@@ -106,6 +111,7 @@ pub fn load(path: &Path) -> Result<Side, CompareError> {
         pin: None,
         fleet: None,
         version: None,
+        system: None,
     };
     if path.is_dir() {
         side.origin.kind = "report".into();
@@ -237,6 +243,12 @@ fn add(
         side.origin.kernel = side.origin.kernel.take().or_else(|| s("kernel"));
         side.origin.start = side.origin.start.take().or_else(|| s("start"));
         side.version = side.version.take().or_else(|| s("version"));
+        // A system check this numaprobe cannot read is one it does not
+        // compare: the conditions are then not known, not different.
+        side.system = side.system.take().or_else(|| {
+            p.get("system_check")
+                .and_then(|c| crate::system_check::SystemCheck::deserialize(c).ok())
+        });
         if p.get("complete").and_then(Value::as_bool) == Some(false) {
             side.origin.complete = false;
         }
@@ -318,13 +330,14 @@ pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, Compa
         (None, None) => {}
         (x, y) => differences.push(present("topology", x.is_some(), y.is_some())),
     }
+    let conditions = trust::conditions_differ(a.system.as_ref(), b.system.as_ref());
     for (name, x, y) in [
         ("latency matrix", &a.latency, &b.latency),
         ("bandwidth matrix", &a.bandwidth, &b.bandwidth),
     ] {
         match (x, y) {
             (Some(x), Some(y)) => {
-                let (d, c) = cells::matrices(x, y, criteria);
+                let (d, c) = cells::matrices(x, y, criteria, conditions.as_deref());
                 differences.extend(d);
                 cells.extend(c);
             }
@@ -348,6 +361,18 @@ pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, Compa
         &mut notes,
     );
     note("numaprobe version", &a.version, &b.version, &mut notes);
+    if let Some(why) = &conditions {
+        notes.push(format!(
+            "{why}: a cell that changed beyond the noise is inconclusive (measure both on a quiet machine)"
+        ));
+    } else if (a.system.is_none() || b.system.is_none())
+        && (a.latency.is_some() || a.bandwidth.is_some())
+    {
+        notes.push(
+            "the runs' conditions are not compared: a side's documents carry no system check"
+                .into(),
+        );
+    }
     for (name, s) in [("A", a), ("B", b)] {
         if !s.origin.complete {
             notes.push(format!("{name} is a partial run (complete: false): cells it lacks show as only in the other"));
@@ -405,6 +430,7 @@ mod tests {
             pin: None,
             fleet: None,
             version: Some("0.1.0".into()),
+            system: None,
         }
     }
 

@@ -2,7 +2,9 @@
 //! [`FleetReport`] out. Nodes are grouped by their topology and firmware
 //! signature ([`signature`]); every measured cell (`latency 0->1`,
 //! `bandwidth 1->0`) is compared across the nodes that measured it with the
-//! median and MAD ([`robust`]), and the nodes far off are named with how far;
+//! median and MAD ([`robust`]), and the nodes far off are named with how far
+//! (a figure its own report does not trust, or one off by less than its
+//! noise, never is: [`crate::analysis::compare::trust`]);
 //! nodes that failed, timed out or sent an incomplete report are listed with
 //! why and their other results kept.
 //!
@@ -14,10 +16,12 @@ pub mod robust;
 pub mod signature;
 pub mod stream;
 
+use crate::analysis::compare::trust::{self, CellEvidence};
 use crate::model::document::{identify, Kind};
 use crate::model::fleet::{FleetNode, FleetReport, MetricStats, NodeStatus, Outlier, OutlierRule};
 use crate::model::matrix::MatrixKind;
 use crate::model::ranking::Better;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -72,6 +76,8 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             values: BTreeMap::new(),
             failed_cells: Vec::new(),
             not_measured: Vec::new(),
+            untrusted: BTreeMap::new(),
+            noise: BTreeMap::new(),
         };
         if let Some((status, why)) = &input.failure {
             node.status = *status;
@@ -140,6 +146,15 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                 };
                 let id = format!("{kind} {cpu}->{mem}");
                 units.entry(id.clone()).or_insert((unit, better));
+                // A cell whose trust fields cannot be read is judged on
+                // what it has: no flags, no spread.
+                let evidence = CellEvidence::deserialize(c).unwrap_or_default();
+                if let Some(why) = trust::cell_trust(&evidence) {
+                    node.untrusted.insert(id.clone(), why);
+                }
+                if evidence.noise() > 0.0 {
+                    node.noise.insert(id.clone(), evidence.noise());
+                }
                 node.values.insert(id, v);
             }
             for f in m["failed"].as_array().into_iter().flatten() {
@@ -182,16 +197,28 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
 
     let mut metrics = Vec::with_capacity(units.len());
     let mut outliers = Vec::new();
+    let mut untrusted = 0;
     for (id, (unit, better)) in &units {
-        let named: Vec<(&str, f64)> = nodes
-            .iter()
-            .filter_map(|n| n.values.get(id).map(|v| (n.name.as_str(), *v)))
-            .collect();
-        let values: Vec<f64> = named.iter().map(|(_, v)| *v).collect();
+        // Only figures that hold set the fleet's median or can stand out.
+        let mut named = Vec::new();
+        for n in &nodes {
+            if let Some(&v) = n.values.get(id) {
+                if n.untrusted.contains_key(id) {
+                    untrusted += 1;
+                } else {
+                    named.push((n.name.as_str(), v, n.noise.get(id).copied().unwrap_or(0.0)));
+                }
+            }
+        }
+        let values: Vec<f64> = named.iter().map(|(_, v, _)| *v).collect();
         let (Some(med), count) = (robust::median(&values), values.len()) else {
             continue;
         };
         let mad = robust::mad(&values, med).unwrap_or(0.0);
+        // The noise a typical node's figure has: a node must be further
+        // off than its own noise and this one.
+        let noises: Vec<f64> = named.iter().map(|(_, _, n)| *n).collect();
+        let typical = robust::median(&noises).unwrap_or(0.0);
         metrics.push(MetricStats {
             id: id.clone(),
             unit: unit.to_string(),
@@ -202,9 +229,9 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             min: values.iter().copied().fold(f64::INFINITY, f64::min),
             max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         });
-        for (node, v) in named {
+        for (node, v, noise) in named {
             let j = robust::judge(v, med, mad, count, &rule);
-            if j.outlier {
+            if j.outlier && trust::beyond_noise(v - med, &[noise, typical]) {
                 outliers.push(Outlier {
                     node: node.to_string(),
                     metric: id.clone(),
@@ -237,6 +264,11 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
         notes.push(format!(
             "{reported} node(s) with a report: at least {} are needed to judge outliers",
             rule.min_nodes
+        ));
+    }
+    if untrusted > 0 {
+        notes.push(format!(
+            "{untrusted} figure(s) not trusted by their own report (flagged: spread, placement; see each node's untrusted): they set no median and make no outlier"
         ));
     }
     if groups.len() > 1 {

@@ -31,6 +31,9 @@ pub struct Args {
     /// How far a measured cell's median may lie from the expected one, e.g. `15%` (default 15 %)
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub band: Option<f64>,
+    /// Fail a measured cell off the band in either direction; by default only slower latency or less bandwidth fails
+    #[arg(long)]
+    pub either_way: bool,
     /// This node's own measurements (a run.json or report folder of `numaprobe run`), judged against the expectation's matrices; check itself never measures
     #[arg(long, value_name = "FILE")]
     pub measured: Option<PathBuf>,
@@ -59,8 +62,11 @@ packages, NUMA nodes, numbering, every CPU's place, allowed CPUs and memory node
 cpuset: save the expectation in the same context the check runs in, or --skip allowed), memory per \
 node within --mem-tolerance and huge pages configured, SLIT, HMAT, caches, THP mode, PCI devices and \
 their nodes; and when the expectation holds latency or bandwidth matrices and --measured gives this \
-node's own run, every expected cell within --band of the expected median. check never measures: a \
-health check has seconds, and measuring would disturb the jobs on the node.\n\n\
+node's own run, every expected cell within --band of the expected median: a cell fails only when it \
+is off by more than the band and more than either cell's spread, in the harmful direction (slower \
+latency, less bandwidth; --either-way for both), both cells trusted (a flagged cell is named in a note, \
+never judged, and never drains) and both runs measured under like conditions (their system checks). \
+check never measures: a health check has seconds, and measuring would disturb the jobs on the node.\n\n\
 Against a fleet.json: the largest signature group (or --group N): its signature field by field and \
 the group's median per cell (with --measured).\n\n\
 Against a binding: every CPU the saved pin result names exists, is online and allowed, and is on the \
@@ -97,6 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .unwrap_or(check::DEFAULT_MEMORY_TOLERANCE),
         band_pct: args.band.map_or(check::DEFAULT_BAND_PCT, |b| b * 100.0),
         group: args.group,
+        either_way: args.either_way,
     };
     let node = if args.slurm_drain {
         Some(slurm::node(args.node.as_deref())?)

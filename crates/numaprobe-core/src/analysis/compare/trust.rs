@@ -1,0 +1,190 @@
+//! What a verdict may rest on. Every verdict numaprobe gives (`diff`'s
+//! better and worse, `check --measured` and so `--slurm-drain`, `fleet`'s
+//! outliers) asks three questions here, so that a new reason to distrust a
+//! figure is added in one place:
+//!
+//! - [`cell_trust`]: does this cell hold at all? Not when it is flagged
+//!   (placement, spread: [`crate::stats::instability`]) or its samples
+//!   spread too far by the same rule, even when the document did not say so.
+//! - [`stands_out`]: is a change larger than both runs' noise (each side's
+//!   standard deviation, CV × median) and at least the stated minimum
+//!   effect? criterion.rs keeps the same two apart: its noise threshold
+//!   decides whether a significant change is worth reporting.
+//! - [`conditions_differ`]: were the two runs measured under conditions
+//!   (their system checks: load, runnable tasks, steal, warnings) different
+//!   enough that a change between them may be the load's, not the machine's?
+//!   Samples within one run are not independent of the run's load: a test
+//!   over them says the runs differ, not why.
+
+use crate::model::matrix::Cell;
+use crate::system_check::{SystemCheck, LOAD_WARN_SHARE, STEAL_WARN_PERCENT};
+use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::Deserialize;
+
+/// The parts of a measured cell its trust is judged from: read from a
+/// typed [`Cell`] or straight from a document's JSON (the fleet reads
+/// reports untyped), with the same field names.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct CellEvidence {
+    #[serde(default)]
+    pub median: f64,
+    #[serde(default)]
+    pub min: f64,
+    #[serde(default)]
+    pub max: f64,
+    /// Standard deviation over mean of the kept samples.
+    #[serde(default)]
+    pub cv: f64,
+    /// How many samples were kept (the document's `samples`, counted).
+    #[serde(default, rename = "samples", deserialize_with = "count")]
+    pub kept: usize,
+    #[serde(default)]
+    pub flagged: bool,
+    #[serde(default)]
+    pub flags: Vec<String>,
+}
+
+/// The length of a JSON array, without holding its elements.
+fn count<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    struct Count;
+    impl<'de> Visitor<'de> for Count {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of samples")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+    d.deserialize_seq(Count)
+}
+
+impl From<&Cell> for CellEvidence {
+    fn from(c: &Cell) -> Self {
+        CellEvidence {
+            median: c.median,
+            min: c.min,
+            max: c.max,
+            cv: c.cv,
+            kept: c.samples.len(),
+            flagged: c.flagged,
+            flags: c.flags.clone(),
+        }
+    }
+}
+
+impl CellEvidence {
+    /// The cell's noise in its own unit: the standard deviation of its
+    /// samples (CV × median; the median stands in for the mean, which the
+    /// documents do not keep).
+    pub fn noise(&self) -> f64 {
+        (self.cv * self.median).abs()
+    }
+}
+
+/// Why a cell cannot carry a verdict, in words (its flags, `; `-joined);
+/// None when it holds. A cell whose spread is past
+/// [`crate::stats::instability`]'s lines is not trusted even when its
+/// document did not flag it (a document written by hand or by an older
+/// numaprobe).
+pub fn cell_trust(cell: &CellEvidence) -> Option<String> {
+    let mut why: Vec<String> = if cell.flagged {
+        cell.flags.clone()
+    } else {
+        Vec::new()
+    };
+    if !why.iter().any(|f| f.starts_with("unstable:")) {
+        if let Some(w) = crate::stats::instability(cell.cv, cell.min, cell.max, cell.kept) {
+            why.push(w);
+        }
+    }
+    if cell.flagged && why.is_empty() {
+        why.push("flagged (no reason given)".into());
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// The change from `reference` in percent of it (an infinite one from zero).
+pub fn percent_of(change: f64, reference: f64) -> f64 {
+    if reference != 0.0 {
+        change / reference * 100.0
+    } else if change == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY.copysign(change)
+    }
+}
+
+/// Does a change of `change` (in the unit of `reference`) stand out: more
+/// than `min_effect_pct` percent of `reference`, and larger than every one
+/// of `noises` (each side's [`CellEvidence::noise`])?
+pub fn stands_out(change: f64, reference: f64, min_effect_pct: f64, noises: &[f64]) -> bool {
+    percent_of(change, reference).abs() > min_effect_pct && beyond_noise(change, noises)
+}
+
+/// Is `change` larger than every one of `noises`?
+pub fn beyond_noise(change: f64, noises: &[f64]) -> bool {
+    noises.iter().all(|&n| change.abs() > n)
+}
+
+/// The noise a change must exceed, in percent of `reference`, for words:
+/// the largest of `noises`.
+pub fn noise_pct(reference: f64, noises: &[f64]) -> f64 {
+    let n = noises.iter().copied().fold(0.0, f64::max);
+    if reference == 0.0 {
+        0.0
+    } else {
+        n / reference.abs() * 100.0
+    }
+}
+
+/// Load (1-minute average or other runnable tasks) per allowed CPU.
+fn per_cpu(v: f64, c: &SystemCheck) -> f64 {
+    v / c.allowed_cpus.max(1) as f64
+}
+
+/// Why two runs' conditions differ enough that a change between them may be
+/// the load's: one run's system check warned and the other's did not; their
+/// load averages or other runnable tasks differ by
+/// [`LOAD_WARN_SHARE`] per allowed CPU or more (the share at which one
+/// warns); or one run's CPUs were stolen past [`STEAL_WARN_PERCENT`] and the
+/// other's were not. None when they are alike, or when a run does not say
+/// (a document without a system check).
+pub fn conditions_differ(a: Option<&SystemCheck>, b: Option<&SystemCheck>) -> Option<String> {
+    let (a, b) = (a?, b?);
+    let mut why = Vec::new();
+    if a.quiet() != b.quiet() {
+        let (loud, name) = if a.quiet() { (b, "B") } else { (a, "A") };
+        why.push(format!(
+            "only {name}'s system check warned ({})",
+            loud.warnings.first().map_or("", String::as_str)
+        ));
+    }
+    if let (Some(x), Some(y)) = (a.load_1m, b.load_1m) {
+        if (per_cpu(x, a) - per_cpu(y, b)).abs() >= LOAD_WARN_SHARE {
+            why.push(format!(
+                "load average {x:.2} on {} CPU(s) in A, {y:.2} on {} in B",
+                a.allowed_cpus, b.allowed_cpus
+            ));
+        }
+    }
+    if let (Some(x), Some(y)) = (a.other_running, b.other_running) {
+        if (per_cpu(x as f64, a) - per_cpu(y as f64, b)).abs() >= LOAD_WARN_SHARE {
+            why.push(format!("{x} other runnable task(s) in A, {y} in B"));
+        }
+    }
+    if let (Some(x), Some(y)) = (a.steal_percent, b.steal_percent) {
+        if (x > STEAL_WARN_PERCENT) != (y > STEAL_WARN_PERCENT) {
+            why.push(format!("steal {x:.1} % in A, {y:.1} % in B"));
+        }
+    }
+    (!why.is_empty()).then(|| format!("the runs' conditions differ: {}", why.join("; ")))
+}
+
+#[cfg(test)]
+#[path = "trust_tests.rs"]
+mod tests;

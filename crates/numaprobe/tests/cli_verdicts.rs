@@ -1,0 +1,249 @@
+//! Verdicts only from figures that hold, end to end on crafted run
+//! documents (nothing is measured): `diff` of two runs a minute apart under
+//! different load, a starred cell, `check --measured` in the harmful
+//! direction only, and `--slurm-drain` never draining on a flagged cell.
+
+mod cli;
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+use cli::numaprobe;
+use common::TempDir;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A real node's run.json (a 2-CPU VM) with its latency cell 0->0 set to
+/// `lat` ns (1 % spread, 20 samples), its bandwidth cell 0->0 to `bw` GB/s,
+/// `flags` on the latency cell, and a system check at `load` on 2 CPUs.
+struct Run {
+    lat: f64,
+    lat_flags: &'static [&'static str],
+    bw: f64,
+    bw_flags: &'static [&'static str],
+    load: f64,
+}
+
+fn write(dir: &Path, name: &str, r: &Run) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/fleet/taskset-one-cpu/node1/run.json");
+    let mut d: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let set = |c: &mut Value, v: f64, flags: &[&str]| {
+        let samples: Vec<f64> = (0..20).map(|i| v * (0.99 + 0.001 * i as f64)).collect();
+        c["median"] = json!(v);
+        c["min"] = json!(samples[0]);
+        c["max"] = json!(samples[19]);
+        c["cv"] = json!(0.006);
+        c["samples"] = json!(samples);
+        c["flagged"] = json!(!flags.is_empty());
+        c["flags"] = json!(flags);
+    };
+    set(&mut d["latency"]["cells"][0], r.lat, r.lat_flags);
+    d["latency"]["matrix"] = json!([[r.lat]]);
+    set(&mut d["bandwidth"]["cells"][0], r.bw, r.bw_flags);
+    d["bandwidth"]["matrix"] = json!([[r.bw]]);
+    let warnings: Vec<String> = if r.load >= 1.0 {
+        vec![format!("load average {:.2} against 2 allowed CPU(s): figures move with the load; measure on a quieter machine", r.load)]
+    } else {
+        vec![]
+    };
+    d["provenance"]["system_check"] = json!({
+        "allowed_cpus": 2, "load_1m": r.load, "other_running": 0, "steal_percent": 0.0,
+        "interval_s": 0.25, "governors": [], "thp": "always", "warnings": warnings,
+    });
+    let p = dir.join(name);
+    std::fs::write(&p, d.to_string()).unwrap();
+    p
+}
+
+const QUIET: Run = Run {
+    lat: 242.4,
+    lat_flags: &[],
+    bw: 12.0,
+    bw_flags: &[],
+    load: 0.4,
+};
+
+fn diff_json(a: &Path, b: &Path) -> (Output, Value) {
+    let o = numaprobe(&["diff", s(a), s(b), "--format", "json"]);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (o, v)
+}
+
+fn latency_cell(v: &Value) -> &Value {
+    v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "latency")
+        .unwrap()
+}
+
+#[test]
+fn two_runs_under_different_load_are_never_worse() {
+    let dir = TempDir::new("verdicts-diff");
+    let a = write(dir.path(), "a.json", &QUIET);
+    // The trial: 446.2 ns starred, a minute later at load 8.3.
+    let starred = Run {
+        lat: 446.2,
+        lat_flags: &["unstable: CV 12.0 %"],
+        load: 8.3,
+        ..QUIET
+    };
+    let b = write(dir.path(), "b.json", &starred);
+    let (o, v) = diff_json(&a, &b);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let c = latency_cell(&v);
+    assert_eq!(c["verdict"], "inconclusive");
+    assert_eq!(c["reason"], "B not trusted: unstable: CV 12.0 %");
+    assert!(
+        (c["change_pct"].as_f64().unwrap() - 84.08).abs() < 0.1,
+        "{c}"
+    );
+    assert_eq!(v["summary"]["worse"], 0);
+    assert!(v["notes"].as_array().unwrap().iter().any(|n| n
+        .as_str()
+        .unwrap()
+        .starts_with("the runs' conditions differ: only B's system check warned")));
+    // The same figure unstarred, still under the other load: inconclusive
+    // for the load.
+    let busy = Run {
+        lat: 446.2,
+        load: 8.3,
+        ..QUIET
+    };
+    let b = write(dir.path(), "b2.json", &busy);
+    let (o, v) = diff_json(&a, &b);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let c = latency_cell(&v);
+    assert_eq!(c["verdict"], "inconclusive");
+    assert!(
+        c["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("the runs' conditions differ: only B's system check warned"),
+        "{c}"
+    );
+    // The table says so in its notes column and its last line.
+    let t = numaprobe(&["diff", s(&a), s(&b)]);
+    let out = text(&t.stdout);
+    assert!(
+        out.contains("inconclusive  the runs' conditions differ"),
+        "{out}"
+    );
+    assert!(
+        out.trim_end()
+            .ends_with("equal: cells: 1 inconclusive, 1 unchanged"),
+        "{out}"
+    );
+    // Under like load, the same change is worse: exit 1.
+    let like = Run {
+        lat: 446.2,
+        load: 0.5,
+        ..QUIET
+    };
+    let b = write(dir.path(), "b3.json", &like);
+    let (o, v) = diff_json(&a, &b);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(latency_cell(&v)["verdict"], "worse");
+    assert!(latency_cell(&v)["reason"].is_null());
+}
+
+fn check(expect: &Path, measured: &Path, more: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(["check", "--expect", s(expect), "--measured", s(measured)])
+        .args(["--only", "latency,bandwidth"])
+        .args(more)
+        // No scontrol: a drain attempt would fail with exit 3.
+        .env("PATH", "/nonexistent")
+        .env("SLURMD_NODENAME", "np7")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn check_judges_trusted_cells_in_the_harmful_direction_and_drains_on_nothing_else() {
+    let dir = TempDir::new("verdicts-check");
+    let a = write(dir.path(), "a.json", &QUIET);
+    // Bandwidth 18 % lower, both cells starred: named, not judged, no drain.
+    let low = |flags: &'static [&'static str]| Run {
+        bw: 9.84,
+        bw_flags: flags,
+        ..QUIET
+    };
+    let starred_a = write(
+        dir.path(),
+        "a-starred.json",
+        &Run {
+            bw_flags: &["unstable: CV 16.5 %"],
+            ..QUIET
+        },
+    );
+    let b = write(dir.path(), "b.json", &low(&["unstable: CV 14.0 %"]));
+    let o = check(&starred_a, &b, &[]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        text(&o.stderr).contains("numaprobe: note: bandwidth: CPU node 0 -> memory node 0 not judged: expected unstable: CV 16.5 %; found unstable: CV 14.0 %"),
+        "{o:?}"
+    );
+    let o = check(&starred_a, &b, &["--slurm-drain"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "never drains on a flagged cell: {o:?}"
+    );
+    // The same cell trusted fails, and --slurm-drain tries to drain (no
+    // scontrol here: exit 3, said why).
+    let b = write(dir.path(), "b-trusted.json", &low(&[]));
+    let o = check(&a, &b, &[]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(text(&o.stdout).starts_with(
+        "bandwidth: CPU node 0 -> memory node 0: expected 12.0 GB/s, found 9.8 GB/s (-18 %, band 15 %)"
+    ));
+    let o = check(&a, &b, &["--slurm-drain"]);
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    assert!(text(&o.stderr).contains("cannot run scontrol"), "{o:?}");
+    // A faster node passes, saying so; --either-way fails it.
+    let fast = write(
+        dir.path(),
+        "fast.json",
+        &Run {
+            lat: 135.8,
+            ..QUIET
+        },
+    );
+    let o = check(&a, &fast, &[]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        text(&o.stderr).contains(
+            "135.8 ns (-44 %) is faster than expected: not a failure (--either-way counts it)"
+        ),
+        "{o:?}"
+    );
+    let o = check(&a, &fast, &["--either-way"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    // A slower node measured at another load: named, not judged.
+    let busy = write(
+        dir.path(),
+        "busy.json",
+        &Run {
+            lat: 446.2,
+            load: 8.3,
+            ..QUIET
+        },
+    );
+    let o = check(&a, &busy, &["--slurm-drain"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        text(&o.stderr).contains("not judged: 446.2 ns (+84 %), but the runs' conditions differ"),
+        "{o:?}"
+    );
+}
