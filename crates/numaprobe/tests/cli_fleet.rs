@@ -84,8 +84,7 @@ fn a_uniform_fleet_exits_0_and_the_thresholds_decide() {
     }
     let dir = t.path().to_str().unwrap();
     // Their figures (a loaded VM) spread too far to be trusted (CV 10-33 %):
-    // none sets a median or makes an outlier, and a note says so; before
-    // figures were judged on their trust, node1 was named an outlier here.
+    // none sets a median or makes an outlier, and a note says so.
     let o = numaprobe(&["fleet", "--from", dir, "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
