@@ -6,6 +6,7 @@
 //! spent, and records which of the two ended it: a cell that ran out of time
 //! is less trustworthy than one that converged, and the reader should know.
 
+pub mod flags;
 pub mod mann_whitney;
 
 use serde::{Deserialize, Serialize};

@@ -263,26 +263,18 @@ impl MatrixResult {
     /// rest on too few that held their CPU ([`crate::stats::SetAside::flag`]),
     /// is flagged here, so every producer and every format carries it.
     pub fn push(&mut self, mut cell: Cell) {
-        if let Some(why) =
-            crate::stats::instability(cell.cv, cell.min, cell.max, cell.samples.len())
-        {
-            if !cell.flags.iter().any(|f| f.starts_with("unstable:")) {
-                cell.flags.push(why);
-                cell.flagged = true;
-            }
-        }
-        if let Some(m) = crate::stats::two_modes(&cell.samples) {
-            if !cell.flags.iter().any(|f| f.starts_with("two modes")) {
-                cell.flags.push(m.flag(&self.unit));
-                cell.flagged = true;
-            }
-        }
-        if let Some(why) = cell.set_aside.flag(cell.samples.len()) {
-            if !cell.flags.iter().any(|f| f.starts_with("preempted")) {
-                cell.flags.push(why);
-                cell.flagged = true;
-            }
-        }
+        let new = crate::stats::flags::figure_flags(
+            &cell.samples,
+            cell.cv,
+            cell.min,
+            cell.max,
+            cell.samples.len(),
+            &cell.set_aside,
+            &self.unit,
+        );
+        let before = cell.flags.len();
+        crate::stats::flags::merge(&mut cell.flags, new);
+        cell.flagged |= cell.flags.len() > before;
         let r = self.cpu_nodes.iter().position(|&n| n == cell.cpu_node);
         let c = self.mem_nodes.iter().position(|&n| n == cell.mem_node);
         if let (Some(r), Some(c)) = (r, c) {
