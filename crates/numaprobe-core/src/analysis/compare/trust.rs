@@ -4,8 +4,9 @@
 //! figure is added in one place:
 //!
 //! - [`cell_trust`]: does this cell hold at all? Not when it is flagged
-//!   (placement, spread: [`crate::stats::instability`]) or its samples
-//!   spread too far by the same rule, even when the document did not say so.
+//!   (placement, spread: [`crate::stats::instability`], samples set aside
+//!   because the measuring thread lost its CPU: [`SetAside::flag`]), nor
+//!   when its figures say so by the same rules though the document did not.
 //! - [`stands_out`]: is a change larger than both runs' noise (each side's
 //!   standard deviation, CV × median) and at least the stated minimum
 //!   effect? criterion.rs keeps the same two apart: its noise threshold
@@ -17,6 +18,7 @@
 //!   over them says the runs differ, not why.
 
 use crate::model::matrix::Cell;
+use crate::stats::SetAside;
 use crate::system_check::{SystemCheck, LOAD_WARN_SHARE, STEAL_WARN_PERCENT};
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -42,6 +44,9 @@ pub struct CellEvidence {
     pub flagged: bool,
     #[serde(default)]
     pub flags: Vec<String>,
+    /// The samples set aside because a measuring thread lost its CPU.
+    #[serde(default)]
+    pub set_aside: SetAside,
 }
 
 /// The length of a JSON array, without holding its elements.
@@ -73,6 +78,7 @@ impl From<&Cell> for CellEvidence {
             kept: c.samples.len(),
             flagged: c.flagged,
             flags: c.flags.clone(),
+            set_aside: c.set_aside,
         }
     }
 }
@@ -88,9 +94,9 @@ impl CellEvidence {
 
 /// Why a cell cannot carry a verdict, in words (its flags, `; `-joined);
 /// None when it holds. A cell whose spread is past
-/// [`crate::stats::instability`]'s lines is not trusted even when its
-/// document did not flag it (a document written by hand or by an older
-/// numaprobe).
+/// [`crate::stats::instability`]'s lines, or too few of whose samples held
+/// their CPU ([`SetAside::flag`]), is not trusted even when its document
+/// did not flag it (a document written by hand or by an older numaprobe).
 pub fn cell_trust(cell: &CellEvidence) -> Option<String> {
     let mut why: Vec<String> = if cell.flagged {
         cell.flags.clone()
@@ -99,6 +105,11 @@ pub fn cell_trust(cell: &CellEvidence) -> Option<String> {
     };
     if !why.iter().any(|f| f.starts_with("unstable:")) {
         if let Some(w) = crate::stats::instability(cell.cv, cell.min, cell.max, cell.kept) {
+            why.push(w);
+        }
+    }
+    if !why.iter().any(|f| f.starts_with("preempted")) {
+        if let Some(w) = cell.set_aside.flag(cell.kept) {
             why.push(w);
         }
     }

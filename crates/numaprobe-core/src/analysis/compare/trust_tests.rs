@@ -13,6 +13,7 @@ fn evidence(median: f64, cv: f64, min: f64, max: f64, kept: usize) -> CellEviden
         kept,
         flagged: false,
         flags: vec![],
+        set_aside: SetAside::default(),
     }
 }
 
@@ -219,4 +220,45 @@ fn runnable_tasks_and_steal_make_the_conditions_differ() {
     assert!(conditions_differ(Some(&bare), Some(&check(4, 9.0, 9, 9.0))).is_some());
     bare.warnings = vec!["load".into()];
     assert!(conditions_differ(Some(&bare), Some(&check(4, 9.0, 9, 9.0))).is_none());
+}
+
+#[test]
+fn a_cell_whose_samples_lost_their_cpu_is_not_trusted() {
+    let starved = SetAside {
+        preempted: 18,
+        off_cpu: 0,
+        shortened: 1,
+        used_anyway: false,
+    };
+    // 2 held of 20: too few, even in a document that did not flag it.
+    let mut e = evidence(100.0, 0.01, 99.0, 101.0, 2);
+    e.set_aside = starved;
+    let why = cell_trust(&e).unwrap();
+    assert!(
+        why.starts_with("preempted in 90 % of samples (18 preempted)"),
+        "{why}"
+    );
+    // Flagged for it already: said once.
+    e.flagged = true;
+    e.flags = vec!["preempted in 90 % of samples, as measured".into()];
+    assert_eq!(
+        cell_trust(&e).as_deref(),
+        Some("preempted in 90 % of samples, as measured")
+    );
+    // Many set aside, but enough held: the kept samples hold.
+    let mut e = evidence(100.0, 0.01, 99.0, 101.0, 30);
+    e.set_aside = starved;
+    assert_eq!(cell_trust(&e), None);
+    // From a document: the counts are read.
+    let v = serde_json::json!({"median": 100.0, "samples": [100.0],
+        "set_aside": {"preempted": 0, "off_cpu": 7, "used_anyway": true}});
+    let e = CellEvidence::deserialize(&v).unwrap();
+    assert_eq!((e.set_aside.off_cpu, e.set_aside.shortened), (7, 1));
+    assert!(cell_trust(&e)
+        .unwrap()
+        .starts_with("preempted: the measuring thread lost its CPU in every one of 7 samples"));
+    // And from a typed cell.
+    let mut c = cell(0, 0, 100.0, 1.0);
+    c.set_aside = starved;
+    assert_eq!(CellEvidence::from(&c).set_aside, starved);
 }
