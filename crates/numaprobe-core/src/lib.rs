@@ -18,6 +18,8 @@
 //! - `model` is the result model (serde, the `numaprobe/1` contract): what
 //!   experiments produce, what `analysis` reads and writes (levels, links,
 //!   findings, advice, bindings) and the only thing renderers read.
+//! - `clean` makes foreign text safe for every output (terminal, errors,
+//!   Markdown, CSV, HTML, XML); every renderer and message goes through it.
 //! - `render` holds one renderer per format concern (text tables, CSV,
 //!   Markdown, JSON with provenance, SVG/PNG charts).
 //!
@@ -27,6 +29,7 @@
 
 pub mod analysis;
 pub mod cancel;
+pub mod clean;
 pub mod experiments;
 pub mod fault;
 pub mod held;

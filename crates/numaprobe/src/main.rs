@@ -85,14 +85,14 @@ fn run() -> ExitCode {
             }
             // `diff`, `check` and `fleet` found a difference: an answer, not an error.
             if let Some(msg) = output::differs(&err) {
-                eprintln!("numaprobe: {}", output::clip_line(msg));
+                eprintln!("numaprobe: {}", output::clip_line(&output::one_line(msg)));
                 return ExitCode::from(1);
             }
             // One line: the context chain joined, outermost first.
             let msg: Vec<String> = err.chain().map(|c| c.to_string()).collect();
             eprintln!(
                 "numaprobe: error: {}",
-                output::clip_line(&dedup_chain(&msg).join(": "))
+                output::clip_line(&output::one_line(&dedup_chain(&msg).join(": ")))
             );
             ExitCode::from(output::exit_code(&err))
         }

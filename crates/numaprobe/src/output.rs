@@ -299,6 +299,13 @@ pub fn clip_line(line: &str) -> String {
     out
 }
 
+/// A message as one terminal line: a path or value quoted in it may hold a
+/// newline or an escape sequence, which must neither split the line nor
+/// reach the terminal (clipping is `clip_line`'s, by words).
+pub fn one_line(msg: &str) -> String {
+    numaprobe_core::clean::line(msg, numaprobe_core::clean::UNCLIPPED)
+}
+
 /// True when stderr is a terminal: progress is drawn only then.
 pub fn stderr_is_terminal() -> bool {
     use std::io::IsTerminal;

@@ -312,3 +312,59 @@ fn a_fleet_group_is_a_baseline_for_measured_cells() {
         "{e}"
     );
 }
+
+/// A document's text reaches check's table and the terminal cleaned: an
+/// escape sequence or a carriage return in the expected THP mode is shown
+/// as a visible escape, never sent as it is.
+#[test]
+fn a_hostile_thp_mode_in_the_document_reaches_the_table_cleaned() {
+    let d = dumps("health-hostile", 8_388_608);
+    let doc = std::fs::read_to_string(&d.expect).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    let hostile = "\u{1b}[31mmadvise\r\u{202e}";
+    set_key(&mut v, "thp_mode", hostile);
+    std::fs::write(&d.expect, serde_json::to_string(&v).unwrap()).unwrap();
+    for format in ["table", "markdown", "csv"] {
+        let o = check(&d, &d.root, &["--format", format]);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        for s in [&out, &err] {
+            assert!(!s.contains(['\u{1b}', '\r', '\u{202e}']), "{format}: {s:?}");
+        }
+        assert!(
+            out.contains("\\u{1b}[31mmadvise\\r\\u{202e}"),
+            "{format}: {out}"
+        );
+    }
+}
+
+/// Every `key` in a JSON tree set to `value`.
+fn set_key(v: &mut serde_json::Value, key: &str, value: &str) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if k == key {
+                    *x = value.into();
+                } else {
+                    set_key(x, key, value);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| set_key(x, key, value)),
+        _ => {}
+    }
+}
+
+/// A path holding a newline and an escape sequence keeps the error on one
+/// line and out of the terminal's control.
+#[test]
+fn a_hostile_path_keeps_the_error_one_line() {
+    let d = dumps("health-path", 8_388_608);
+    let bad = d.root.join("no\nsuch\u{1b}[2J.json");
+    let o = numaprobe(&["check", "--expect", s(&bad), "--sysfs-root", s(&d.root)]);
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(err.contains("no\\nsuch\\u{1b}[2J.json"), "{err:?}");
+}

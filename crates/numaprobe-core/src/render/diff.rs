@@ -2,6 +2,7 @@
 //! (one table, its `row` column saying what a line holds), Markdown and the
 //! JSON contract. They read only `model::diff`.
 
+use crate::clean;
 use crate::model::diff::{CellDiff, CheckReport, DiffReport, Difference, Origin};
 use crate::model::format::Format;
 use crate::render::table::Align;
@@ -41,7 +42,14 @@ fn origin(o: &Origin) -> String {
     if !o.complete {
         parts.push("partial".into());
     }
-    format!("{} ({})", o.path, parts.join("; "))
+    shown(&format!("{} ({})", o.path, parts.join("; ")))
+}
+
+/// A document's text (a path, a host name, an item, a value, a note) as one
+/// clean line of the text and Markdown forms; the tables clean their cells
+/// themselves.
+fn shown(s: &str) -> String {
+    clean::line(s, crate::render::table::CELL_MAX)
 }
 
 fn criteria(r: &DiffReport) -> String {
@@ -187,7 +195,7 @@ fn diff_text(r: &DiffReport) -> String {
         out.push_str(&cells_table(r).to_text());
     }
     for n in &r.notes {
-        out.push_str(&format!("\nnote: {n}"));
+        out.push_str(&format!("\nnote: {}", shown(n)));
     }
     if !r.notes.is_empty() {
         out.push('\n');
@@ -215,7 +223,7 @@ fn diff_markdown(r: &DiffReport) -> String {
     if !r.notes.is_empty() {
         out.push_str("\n## Notes\n\n");
         for n in &r.notes {
-            out.push_str(&format!("- {n}\n"));
+            out.push_str(&format!("- {}\n", shown(n)));
         }
     }
     out
@@ -299,24 +307,22 @@ fn check_lines(r: &CheckReport) -> String {
             format!(
                 "{}: {}: expected {}, found {}\n",
                 d.section.name(),
-                d.item,
-                d.a,
-                d.b
+                shown(&d.item),
+                shown(&d.a),
+                shown(&d.b)
             )
         })
         .collect()
 }
 
 pub fn check_summary(r: &CheckReport) -> String {
+    let (root, expect, kind) = (shown(&r.root), shown(&r.expect), shown(&r.expect_kind));
     if r.matches {
-        format!("{} matches {} ({})", r.root, r.expect, r.expect_kind)
+        format!("{root} matches {expect} ({kind})")
     } else {
         let n = r.differences.len();
         format!(
-            "{} differs from {} ({}): {n} difference{}",
-            r.root,
-            r.expect,
-            r.expect_kind,
+            "{root} differs from {expect} ({kind}): {n} difference{}",
             if n == 1 { "" } else { "s" }
         )
     }
@@ -342,10 +348,10 @@ pub fn drain_reason(r: &CheckReport) -> Option<String> {
         0 => String::new(),
         n => format!(" (+{n} more)"),
     };
-    let line: String = format!("numaprobe: {what}: expected {}, found {}", first.a, first.b)
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let line = clean::line(
+        &format!("numaprobe: {what}: expected {}, found {}", first.a, first.b),
+        clean::UNCLIPPED,
+    );
     let room = DRAIN_REASON_MAX - more.chars().count();
     let body = if line.chars().count() > room {
         let mut cut: String = line.chars().take(room - 3).collect();
@@ -399,6 +405,37 @@ mod tests {
             sections: vec![],
             notes: vec![],
         }
+    }
+
+    /// Every form of a check shows a document's hostile value as visible
+    /// escapes: no ESC, CR or bidi override reaches the terminal or a file.
+    #[test]
+    fn a_hostile_value_reaches_no_form_of_a_check_raw() {
+        let thp = Difference {
+            section: Section::Thp,
+            item: "transparent huge pages".into(),
+            a: "\u{1b}[31mmadvise\r\u{202e}".into(),
+            b: "never".into(),
+        };
+        let mut r = report(vec![thp]);
+        r.expect = "a\nb.json".into();
+        for f in [Format::Table, Format::Markdown, Format::Csv] {
+            let out = check(&r, f);
+            assert!(
+                !out.contains(['\u{1b}', '\r', '\u{202e}']),
+                "{f:?}: {out:?}"
+            );
+            assert!(
+                out.contains("\\u{1b}[31mmadvise\\r\\u{202e}"),
+                "{f:?}: {out}"
+            );
+        }
+        assert!(check(&r, Format::Table).contains("a\\nb.json"));
+        let reason = drain_reason(&r).unwrap();
+        assert!(
+            reason.contains("\\u{1b}[31mmadvise\\r\\u{202e}"),
+            "{reason}"
+        );
     }
 
     #[test]

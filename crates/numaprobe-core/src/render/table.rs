@@ -2,6 +2,12 @@
 //! Markdown, and CSV (RFC 4180 quoting). Every command's CSV and Markdown come
 //! from here so the formats cannot drift apart.
 
+use crate::clean;
+
+/// The characters a terminal table cell keeps: a document's value may be
+/// long, a table row must stay readable.
+pub const CELL_MAX: usize = 4 * clean::SHOWN_MAX;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
     Left,
@@ -59,10 +65,17 @@ impl Table {
         self.align.get(col).copied().unwrap_or(Align::Right)
     }
 
-    /// Aligned plain text, columns separated by two spaces, no trailing blanks.
+    /// Aligned plain text, columns separated by two spaces, no trailing
+    /// blanks. Every cell and the title are cleaned as one terminal line
+    /// ([`clean::line`], at most [`CELL_MAX`] characters): a cell from a
+    /// document can neither colour the terminal nor break the alignment.
     pub fn to_text(&self) -> String {
         let n = self.width();
-        let cell = |r: &Vec<String>, i: usize| r.get(i).cloned().unwrap_or_default();
+        let cell = |r: &Vec<String>, i: usize| {
+            r.get(i)
+                .map(|c| clean::line(c, CELL_MAX))
+                .unwrap_or_default()
+        };
         let mut widths = vec![0usize; n];
         for r in std::iter::once(&self.headers).chain(self.rows.iter()) {
             for (i, w) in widths.iter_mut().enumerate() {
@@ -71,7 +84,7 @@ impl Table {
         }
         let mut out = String::new();
         if let Some(t) = &self.title {
-            out.push_str(t);
+            out.push_str(&clean::line(t, CELL_MAX));
             out.push('\n');
         }
         let line = |r: &Vec<String>| {
@@ -104,15 +117,11 @@ impl Table {
         out
     }
 
-    /// GitHub-flavoured Markdown; `|` inside cells is escaped and a line
-    /// break becomes `<br>` (a raw one would end the table row).
+    /// GitHub-flavoured Markdown, every cell through [`clean::markdown_cell`]
+    /// (`|` escaped, a line break as `<br>`, unsafe characters visible).
     pub fn to_markdown(&self) -> String {
         let n = self.width();
-        let esc = |s: &str| {
-            s.replace('|', "\\|")
-                .replace("\r\n", "<br>")
-                .replace(['\n', '\r'], "<br>")
-        };
+        let esc = clean::markdown_cell;
         let row = |r: &Vec<String>| {
             let cells: Vec<String> = (0..n)
                 .map(|i| esc(r.get(i).map(String::as_str).unwrap_or("")))
@@ -137,10 +146,11 @@ impl Table {
         out
     }
 
-    /// CSV with a header line (RFC 4180): a field holding a comma, a quote or
-    /// a line break is quoted and its quotes doubled; the others are written
-    /// as they are. A row shorter than the header is padded with empty
-    /// fields, so every line has as many fields as the header (loadable).
+    /// CSV with a header line (RFC 4180), every field through
+    /// [`clean::csv_field`] (quoted when it holds a comma, a quote or a line
+    /// feed; unsafe characters visible). A row shorter than the header is
+    /// padded with empty fields, so every line has as many fields as the
+    /// header (loadable).
     pub fn to_csv(&self) -> String {
         let n = self.width();
         let mut out = String::new();
@@ -154,20 +164,15 @@ impl Table {
     }
 }
 
-/// One CSV line appended to `out`, quoted as [`Table::to_csv`] quotes: for
-/// a renderer whose lines are too many to hold as a table first.
+/// One CSV line appended to `out`, every field through
+/// [`clean::csv_field`] as [`Table::to_csv`] writes them: for a renderer
+/// whose lines are too many to hold as a table first.
 pub fn csv_record<'a>(out: &mut String, fields: impl IntoIterator<Item = &'a str>) {
     for (i, s) in fields.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        if s.contains([',', '"', '\n', '\r']) {
-            out.push('"');
-            out.push_str(&s.replace('"', "\"\""));
-            out.push('"');
-        } else {
-            out.push_str(s);
-        }
+        out.push_str(&clean::csv_field(s));
     }
     out.push('\n');
 }
@@ -267,6 +272,31 @@ mod tests {
         assert_eq!(t.to_csv(), "a,b,c\n1,,\n");
     }
 
+    /// A document's value such as `thp_mode` reaches every form of a table;
+    /// none of them may carry its ESC, CR or bidi override as they are.
+    #[test]
+    fn a_hostile_cell_reaches_no_form_raw() {
+        let hostile = "always\u{1b}[31m\rnever\u{202e}";
+        let mut t = Table::new(["setting", "value"]).with_title("thp\u{1b}[2J");
+        t.push(["thp_mode", hostile]);
+        for out in [t.to_text(), t.to_markdown(), t.to_csv()] {
+            assert!(!out.contains(['\u{1b}', '\r', '\u{202e}']), "{out:?}");
+            assert!(
+                out.contains("always\\u{1b}[31m\\rnever\\u{202e}"),
+                "{out:?}"
+            );
+        }
+        // The terminal form stays aligned: one line per row.
+        assert_eq!(t.to_text().lines().count(), 3);
+        let long = "x".repeat(5 * CELL_MAX);
+        let mut t = Table::new(["a"]);
+        t.push([long.as_str()]);
+        assert!(t
+            .to_text()
+            .lines()
+            .all(|l| l.chars().count() <= CELL_MAX + 3));
+    }
+
     #[test]
     fn markdown_keeps_a_line_break_inside_its_row() {
         let mut t = Table::new(["a"]);
@@ -276,7 +306,8 @@ mod tests {
     }
 
     /// Any fields (commas, quotes, line breaks, unicode) come back from the
-    /// CSV as they went in, the same number on every line. Fixed seed, no
+    /// CSV as they went in once cleaned (a control character as its visible
+    /// escape), the same number on every line. Fixed seed, no
     /// persistence: the same cases on every run.
     #[test]
     fn csv_round_trips_arbitrary_fields() {
@@ -297,7 +328,15 @@ mod tests {
                 }
                 let back = read_csv(&t.to_csv());
                 prop_assert_eq!(&back[0], &t.headers);
-                prop_assert_eq!(&back[1..], &rows[..]);
+                let cleaned: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|r| {
+                        r.iter()
+                            .map(|f| clean::block(f, clean::UNCLIPPED))
+                            .collect()
+                    })
+                    .collect();
+                prop_assert_eq!(&back[1..], &cleaned[..]);
                 Ok(())
             })
             .unwrap();

@@ -140,22 +140,10 @@ fn element(s: &str) -> String {
     quote(s, 200)
 }
 
-/// `s` as an error quotes it: its first `max` characters, control
-/// characters escaped, so a damaged file's newlines never break the line.
+/// `s` as an error quotes it: [`crate::clean::line`], at most `max`
+/// characters, so a damaged file's newlines never break the line.
 pub(crate) fn quote(s: &str, max: usize) -> String {
-    let escape = |c: char| -> String {
-        if c.is_control() {
-            c.escape_debug().to_string()
-        } else {
-            c.to_string()
-        }
-    };
-    let head: String = s.chars().take(max).map(escape).collect();
-    if s.chars().count() <= max {
-        head
-    } else {
-        format!("{head}...")
-    }
+    crate::clean::line(s, max)
 }
 
 /// The one writer of the list form, used by every list numaprobe prints

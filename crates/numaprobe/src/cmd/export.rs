@@ -65,7 +65,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ))
             })?;
             for n in &x.notes {
-                eprintln!("numaprobe: export: {n}");
+                eprintln!(
+                    "numaprobe: export: {}",
+                    crate::output::one_line(&n.to_string())
+                );
             }
             x.xml
         }

@@ -139,7 +139,10 @@ pub fn rule(budget: &Option<String>, cv: &Option<String>) -> anyhow::Result<Stop
 pub fn notes_to_stderr(sink: &Sink, format: Format, notes: &[String]) {
     if !(sink.is_stdout() && matches!(format, Format::Table | Format::Markdown)) {
         for n in notes {
-            eprintln!("numaprobe: note: {n}");
+            eprintln!(
+                "numaprobe: note: {}",
+                crate::output::one_line(&n.to_string())
+            );
         }
     }
 }

@@ -73,7 +73,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         .is_err_and(|e| crate::output::exit_code(e) == 2 || crate::output::is_broken_pipe(e));
     if !refused {
         for w in &check.warnings {
-            eprintln!("numaprobe: warning: system check: {w}");
+            eprintln!(
+                "numaprobe: warning: system check: {}",
+                crate::output::one_line(&w.to_string())
+            );
         }
     }
     out

@@ -97,7 +97,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let rep = PinReport::new(&req, &b);
     // Warnings go to stderr so that stdout stays pasteable / parseable.
     for w in rep.warnings.iter().chain(rep.naive_problems.iter()) {
-        eprintln!("numaprobe: warning: {w}");
+        eprintln!(
+            "numaprobe: warning: {}",
+            crate::output::one_line(&w.to_string())
+        );
     }
     let text = match args.out.format() {
         Format::Json => render::to_json(&rep),

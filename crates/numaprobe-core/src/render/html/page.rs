@@ -10,23 +10,11 @@ use super::{ReportInput, SECTIONS};
 use crate::render::table::Align;
 use crate::render::table::Table;
 
-/// Text as HTML/XML character data or attribute value: `& < > " '`
-/// replaced, control characters (which XML forbids) dropped.
+/// Text as HTML/XML character data or attribute value: the one cleaner of
+/// foreign text ([`crate::clean::html`]: unsafe characters made visible,
+/// `& < > " '` replaced).
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
+    crate::clean::html(s)
 }
 
 /// Printed and screen styles: sections scroll inside themselves (a 64-node

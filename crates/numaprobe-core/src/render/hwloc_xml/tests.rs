@@ -57,7 +57,10 @@ fn bitmaps_are_hwlocs_32_bit_words_most_significant_first() {
 
 #[test]
 fn attribute_text_is_escaped() {
-    assert_eq!(attr("a<b>&\"c'd\u{1}"), "a&lt;b&gt;&amp;&quot;c&#39;d");
+    assert_eq!(
+        attr("a<b>&\"c'd\u{1}\u{fffe}"),
+        "a&lt;b&gt;&amp;&quot;c&#39;d\\u{1}\\u{fffe}"
+    );
 }
 
 #[test]

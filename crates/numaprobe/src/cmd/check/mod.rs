@@ -136,7 +136,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .sink()
         .write(&render::diff::check(&report, args.out.format()))?;
     for n in &report.notes {
-        eprintln!("numaprobe: note: {n}");
+        eprintln!(
+            "numaprobe: note: {}",
+            crate::output::one_line(&n.to_string())
+        );
     }
     if let Some(node) = &node {
         slurm::act(&report, node)?;

@@ -175,7 +175,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 if progress {
                     eprint!("\r\x1b[K");
                 }
-                eprintln!("numaprobe: warning: {note}");
+                eprintln!(
+                    "numaprobe: warning: {}",
+                    crate::output::one_line(&note.to_string())
+                );
                 strays.push(note);
             }
             match ended {
