@@ -293,7 +293,7 @@ pub fn procfs(data: &[u8]) {
         let _ = z.own_pcp_pages(0);
     }
     for node in 0..2 {
-        if let Some(m) = placement::memory::node_memory(&zones, node, 4096) {
+        if let Ok(Some(m)) = placement::memory::node_memory(&zones, node, 4096) {
             let _ = m.allocatable_on(&[0, 1]);
         }
         let _ = placement::memory::node_memory_from_meminfo(&t, node);

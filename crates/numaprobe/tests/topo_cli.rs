@@ -344,3 +344,48 @@ fn every_json_key_is_documented_in_the_manual() {
         "keys missing from doc/json.md: {missing:?}"
     );
 }
+
+/// A node's MemTotal past a 64-bit byte count is refused with a note naming
+/// its file, in the node's row and the machine's total alike: never
+/// 16384 PiB, never a wrapped small figure.
+#[test]
+fn a_memtotal_past_64_bits_is_refused_not_wrapped() {
+    let (_g, root) = unpack("16amd64-8n2c");
+    let meminfo = root.join("sys/devices/system/node/node1/meminfo");
+    let old = std::fs::read_to_string(&meminfo).unwrap();
+    let forged: String = old
+        .lines()
+        .map(|l| {
+            if l.contains("MemTotal:") {
+                "Node 1 MemTotal:       18446744073709551615 kB".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&meminfo, forged + "\n").unwrap();
+    let o = numaprobe(&["topo", "--sysfs-root", root.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let all = stdout(&o) + &stderr(&o);
+    assert!(!all.contains("PiB") && !all.contains("EiB "), "{all}");
+    assert!(
+        all.contains("node1/meminfo: MemTotal larger than a 64-bit byte count"),
+        "{all}"
+    );
+    // The total is the seven other nodes' memory.
+    let o = numaprobe(&[
+        "topo",
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let nodes = v["numa_nodes"].as_array().unwrap();
+    let n1 = nodes.iter().find(|n| n["os_index"] == 1).unwrap();
+    assert_eq!(n1["memory_bytes"], 0);
+    assert!(nodes
+        .iter()
+        .all(|n| n["memory_bytes"].as_u64().unwrap() < 1 << 40));
+}

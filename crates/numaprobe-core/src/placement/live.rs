@@ -154,8 +154,11 @@ impl LiveSystem {
     /// lowmem reserve. A kernel whose zoneinfo does not list the node falls
     /// back to the node's `meminfo` with a fixed reserve.
     pub fn memory(&self, node: u32) -> Result<NodeMemory, PlacementError> {
-        if let Ok(text) = read_to_string(&self.root.join("proc/zoneinfo")) {
-            if let Some(m) = memory::node_memory(&memory::parse_zoneinfo(&text), node, page_size())
+        let zoneinfo = self.root.join("proc/zoneinfo");
+        if let Ok(text) = read_to_string(&zoneinfo) {
+            let zones = memory::parse_zoneinfo(&text);
+            if let Some(m) = memory::node_memory(&zones, node, page_size())
+                .map_err(|e| PlacementError::overflow(&zoneinfo, e))?
             {
                 return Ok(m);
             }
@@ -164,7 +167,8 @@ impl LiveSystem {
             .root
             .join(format!("sys/devices/system/node/node{node}/meminfo"));
         let text = read_to_string(&path)?;
-        Ok(memory::node_memory_from_meminfo(&text, node))
+        memory::node_memory_from_meminfo(&text, node)
+            .map_err(|e| PlacementError::overflow(&path, e))
     }
 
     /// Bytes a new allocation on `node` can get now without an OOM kill or

@@ -75,7 +75,9 @@ impl ZoneInfo {
     /// CPUs' lists only after direct reclaim has failed, the heavy reclaim
     /// this figure promises to avoid. See [`Self::own_pcp_pages`].
     pub fn allocatable_pages(&self) -> u64 {
-        (self.free + self.clean_inactive_file()).saturating_sub(self.high + self.user_reserve())
+        self.free
+            .saturating_add(self.clean_inactive_file())
+            .saturating_sub(self.high.saturating_add(self.user_reserve()))
     }
 
     /// Pages on the per-CPU list of `cpu` that a thread running there gets
@@ -95,7 +97,8 @@ impl ZoneInfo {
     /// The most this zone could ever give a user allocation: every managed
     /// page above the same lines.
     pub fn capacity_pages(&self) -> u64 {
-        self.managed.saturating_sub(self.high + self.user_reserve())
+        self.managed
+            .saturating_sub(self.high.saturating_add(self.user_reserve()))
     }
 }
 
@@ -125,11 +128,11 @@ impl NodeMemory {
         let mut cpus = cpus.to_vec();
         cpus.sort_unstable();
         cpus.dedup();
-        self.allocatable
-            + cpus
-                .iter()
-                .map(|c| self.own_pcp.get(c).copied().unwrap_or(0))
-                .sum::<u64>()
+        // Each figure was counted without overflow; their sum can only pass
+        // 16 EiB on a document that is not a machine's, kept at the top.
+        cpus.iter()
+            .map(|c| self.own_pcp.get(c).copied().unwrap_or(0))
+            .fold(self.allocatable, u64::saturating_add)
     }
 }
 
@@ -212,7 +215,8 @@ pub fn parse_zoneinfo(text: &str) -> Vec<ZoneInfo> {
             Part::NodeStats => {}
             Part::Pagesets => {
                 if let (true, Some(c)) = (key == "count:", cpu) {
-                    *z.pcp.entry(c).or_default() += v;
+                    let e = z.pcp.entry(c).or_default();
+                    *e = e.saturating_add(v);
                 }
             }
             Part::Zone => match key {
@@ -223,7 +227,7 @@ pub fn parse_zoneinfo(text: &str) -> Vec<ZoneInfo> {
                 "nr_zone_inactive_file" | "nr_inactive_file" => z.inactive_file = v,
                 "nr_zone_write_pending" => z.write_pending = v,
                 // Before 4.8 the zone printed its dirty and writeback pages.
-                "nr_dirty" | "nr_writeback" => z.write_pending += v,
+                "nr_dirty" | "nr_writeback" => z.write_pending = z.write_pending.saturating_add(v),
                 _ => {}
             },
         }
@@ -235,59 +239,104 @@ pub fn parse_zoneinfo(text: &str) -> Vec<ZoneInfo> {
         .collect()
 }
 
+/// A node's figure from outside that does not fit a 64-bit byte count: its
+/// pages times the page size, or its kB times 1024, past 16 EiB. No machine
+/// has that much, so the file is damaged or forged; the figure is refused,
+/// never wrapped or cut to a plausible-looking number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("node {node}'s {what} overflows a 64-bit byte count (a damaged or forged file)")]
+pub struct Overflow {
+    pub node: u32,
+    pub what: &'static str,
+}
+
+/// `pages` summed and times `page_size`, checked.
+fn checked_bytes(mut pages: impl Iterator<Item = u64>, page_size: u64) -> Option<u64> {
+    pages
+        .try_fold(0u64, u64::checked_add)?
+        .checked_mul(page_size)
+}
+
 /// The figure for `node` from parsed zones (`page_size`: bytes per page),
-/// or None when zoneinfo lists no zone of that node.
-pub fn node_memory(zones: &[ZoneInfo], node: u32, page_size: u64) -> Option<NodeMemory> {
+/// `Ok(None)` when zoneinfo lists no zone of that node, an [`Overflow`]
+/// when its page counts do not fit in bytes.
+pub fn node_memory(
+    zones: &[ZoneInfo],
+    node: u32,
+    page_size: u64,
+) -> Result<Option<NodeMemory>, Overflow> {
     let mine: Vec<&ZoneInfo> = zones.iter().filter(|z| z.node == node).collect();
     if mine.is_empty() {
-        return None;
+        return Ok(None);
     }
-    let sum = |f: &dyn Fn(&ZoneInfo) -> u64| mine.iter().map(|z| f(z)).sum::<u64>() * page_size;
-    Some(NodeMemory {
+    let sum = |what: &'static str, f: &dyn Fn(&ZoneInfo) -> u64| {
+        checked_bytes(mine.iter().map(|z| f(z)), page_size).ok_or(Overflow { node, what })
+    };
+    let pcp_of = |z: &ZoneInfo| z.pcp.values().try_fold(0u64, |a, &b| a.checked_add(b));
+    if mine.iter().any(|z| pcp_of(z).is_none()) {
+        return Err(Overflow {
+            node,
+            what: "per-CPU free pages",
+        });
+    }
+    let mut own_pcp: BTreeMap<u32, u64> = BTreeMap::new();
+    for z in &mine {
+        for &c in z.pcp.keys() {
+            let e = own_pcp.entry(c).or_default();
+            *e = z
+                .own_pcp_pages(c)
+                .checked_mul(page_size)
+                .and_then(|b| e.checked_add(b))
+                .ok_or(Overflow {
+                    node,
+                    what: "per-CPU free pages",
+                })?;
+        }
+    }
+    Ok(Some(NodeMemory {
         node,
-        allocatable: sum(&|z| z.allocatable_pages()),
-        capacity: sum(&|z| z.capacity_pages()),
-        free: sum(&|z| z.free),
-        pcp: sum(&|z| z.pcp.values().sum()),
-        own_pcp: {
-            let mut per_cpu: BTreeMap<u32, u64> = BTreeMap::new();
-            for z in &mine {
-                for &c in z.pcp.keys() {
-                    *per_cpu.entry(c).or_default() += z.own_pcp_pages(c) * page_size;
-                }
-            }
-            per_cpu
-        },
-    })
+        allocatable: sum("allocatable pages", &|z| z.allocatable_pages())?,
+        capacity: sum("managed pages", &|z| z.capacity_pages())?,
+        free: sum("free pages", &|z| z.free)?,
+        pcp: sum("per-CPU free pages", &|z| pcp_of(z).unwrap_or(0))?,
+        own_pcp,
+    }))
 }
 
 /// A fallback from a node's `meminfo` alone, for a kernel whose zoneinfo
 /// does not list the node: `MemFree` plus `Inactive(file)` less `Dirty` and
 /// `Writeback`, less a reserve of 1/32 of `MemTotal` standing in for the
 /// watermarks and lowmem reserves it cannot see (they are about that share
-/// of a small node, much less of a large one).
-pub fn node_memory_from_meminfo(text: &str, node: u32) -> NodeMemory {
-    let field = |name: &str| -> u64 {
-        text.lines()
-            .find_map(|l| {
-                let rest = l.split_once(name)?.1;
-                let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
-                Some(kb * 1024)
-            })
-            .unwrap_or(0)
+/// of a small node, much less of a large one). A field whose kB do not fit
+/// in bytes is an [`Overflow`].
+pub fn node_memory_from_meminfo(text: &str, node: u32) -> Result<NodeMemory, Overflow> {
+    let field = |name: &'static str| -> Result<u64, Overflow> {
+        let kb = text.lines().find_map(|l| {
+            let rest = l.split_once(name)?.1;
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        });
+        kb.unwrap_or(0).checked_mul(1024).ok_or(Overflow {
+            node,
+            what: name.trim().trim_end_matches(':'),
+        })
     };
-    let total = field(" MemTotal:");
-    let free = field(" MemFree:");
-    let clean = field(" Inactive(file):").saturating_sub(field(" Dirty:") + field(" Writeback:"));
+    let total = field(" MemTotal:")?;
+    let free = field(" MemFree:")?;
+    let pending = field(" Dirty:")?.saturating_add(field(" Writeback:")?);
+    let clean = field(" Inactive(file):")?.saturating_sub(pending);
     let reserve = total / 32;
-    NodeMemory {
+    Ok(NodeMemory {
         node,
-        allocatable: (free + clean).saturating_sub(reserve),
+        allocatable: free.saturating_add(clean).saturating_sub(reserve),
         capacity: total.saturating_sub(reserve),
         free,
         pcp: 0,
         own_pcp: BTreeMap::new(),
-    }
+    })
 }
 
 /// Bytes the kernel will really allocate for a buffer of `len` bytes: whole

@@ -161,7 +161,7 @@ fn allocatable_is_above_high_watermark_and_lowmem_reserve() {
     // Normal: dirty pages are not cheap to drop.
     assert_eq!(z[2].allocatable_pages(), 100000 + 30000 - 23542);
     assert_eq!(z[3].allocatable_pages(), 0);
-    let n0 = node_memory(&z, 0, PAGE).unwrap();
+    let n0 = node_memory(&z, 0, PAGE).unwrap().unwrap();
     let want = (772917 + 1000 - 3993 - 17792) + (100000 + 30000 - 23542);
     assert_eq!(n0.allocatable, want * PAGE);
     assert_eq!(n0.free, (3840 + 772917 + 100000) * PAGE);
@@ -172,7 +172,7 @@ fn allocatable_is_above_high_watermark_and_lowmem_reserve() {
     );
     // Per-CPU list pages are reported, and counted only for the CPUs
     // that allocate, in the zones above their line (not DMA's 0 here).
-    let n1 = node_memory(&z, 1, PAGE).unwrap();
+    let n1 = node_memory(&z, 1, PAGE).unwrap().unwrap();
     assert_eq!(n1.allocatable, (40000 + 1000 - 4500) * PAGE);
     assert_eq!(n1.pcp, 20000 * PAGE);
     assert_eq!(n1.allocatable_on(&[2]), n1.allocatable + 20000 * PAGE);
@@ -182,7 +182,7 @@ fn allocatable_is_above_high_watermark_and_lowmem_reserve() {
         n0.allocatable_on(&[0, 1, 1]),
         n0.allocatable + (42 + 1581 + 4984) * PAGE
     );
-    assert!(node_memory(&z, 2, PAGE).is_none());
+    assert!(node_memory(&z, 2, PAGE).unwrap().is_none());
 }
 
 /// The VM rig's `dragonfly` node: 192 MiB with a min watermark of
@@ -202,7 +202,7 @@ Node 3, zone   Normal
   nr_zone_write_pending 0
 ";
     let z = parse_zoneinfo(text);
-    let n = node_memory(&z, 3, PAGE).unwrap();
+    let n = node_memory(&z, 3, PAGE).unwrap().unwrap();
     assert_eq!(n.free, 17868 * PAGE); // 69.8 MiB
     assert_eq!(n.allocatable, (17868 - 4800) * PAGE);
     assert!(n.allocatable < 52 * MIB);
@@ -252,7 +252,7 @@ Node 2, zone  Movable
     assert_eq!(z[0].allocatable_pages(), 1000 - 14 - 500);
     assert_eq!(z[1].allocatable_pages(), 262144 - 384);
     assert!(z[1].pcp.is_empty());
-    let n = node_memory(&z, 2, PAGE).unwrap();
+    let n = node_memory(&z, 2, PAGE).unwrap().unwrap();
     assert_eq!(n.allocatable, (486 + 262144 - 384) * PAGE);
 }
 
@@ -303,10 +303,63 @@ Node 0 Inactive(file):   500000 kB
 Node 0 Dirty:            100000 kB
 Node 0 Writeback:             0 kB
 ";
-    let n = node_memory_from_meminfo(text, 0);
+    let n = node_memory_from_meminfo(text, 0).unwrap();
     assert_eq!(n.free, 1000000 * 1024);
     assert_eq!(n.allocatable, (1000000 + 400000 - 100000) * 1024);
     assert_eq!(n.capacity, (3200000 - 100000) * 1024);
+}
+
+/// Page counts and kB a forged file makes too large for bytes are refused
+/// by name, never wrapped (with overflow checks off) or a panic (with them
+/// on); counts that only add up past 64 bits saturate in the parser and
+/// are refused the same way.
+#[test]
+fn figures_that_overflow_bytes_are_refused_not_wrapped() {
+    let huge = format!(
+        "Node 0, zone Normal\n  pages free {}\n    high 0\n    managed 10\n",
+        u64::MAX / 2
+    );
+    let z = parse_zoneinfo(&huge);
+    let e = node_memory(&z, 0, PAGE).unwrap_err();
+    assert_eq!(
+        e,
+        Overflow {
+            node: 0,
+            what: "allocatable pages"
+        }
+    );
+    assert!(
+        e.to_string()
+            .contains("node 0's allocatable pages overflows"),
+        "{e}"
+    );
+    // Two zones whose sum passes 2^64 pages.
+    let two = format!(
+        "{huge}Node 0, zone Movable\n  pages free {}\n",
+        u64::MAX / 2 + 2
+    );
+    assert!(node_memory(&parse_zoneinfo(&two), 0, 1).is_err());
+    // The per-CPU lists, summed per zone.
+    let pcp = "Node 1, zone Normal\n  pages free 10\n    high 0\n  pagesets\n    cpu: 0\n              count: 18446744073709551615\n    cpu: 1\n              count: 5\n";
+    let e = node_memory(&parse_zoneinfo(pcp), 1, PAGE).unwrap_err();
+    assert_eq!(e.what, "per-CPU free pages");
+    // A page size of 1 keeps the same counts countable.
+    assert!(node_memory(&parse_zoneinfo(&huge), 0, 1).is_ok());
+
+    let meminfo = "Node 0 MemTotal: 18446744073709551615 kB\nNode 0 MemFree: 1 kB\n";
+    let e = node_memory_from_meminfo(meminfo, 0).unwrap_err();
+    assert_eq!(e.what, "MemTotal");
+    let meminfo = "Node 0 MemTotal: 100 kB\nNode 0 MemFree: 18014398509481984 kB\n";
+    assert_eq!(
+        node_memory_from_meminfo(meminfo, 0).unwrap_err().what,
+        "MemFree"
+    );
+    // The largest kB that fits is counted exactly.
+    let fits = format!("Node 0 MemTotal: {} kB\n", u64::MAX / 1024);
+    assert_eq!(
+        node_memory_from_meminfo(&fits, 0).unwrap().capacity,
+        (u64::MAX / 1024) * 1024 - (u64::MAX / 1024) * 1024 / 32
+    );
 }
 
 #[test]

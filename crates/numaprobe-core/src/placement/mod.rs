@@ -123,6 +123,11 @@ pub enum PlacementError {
         path: String,
         source: std::io::Error,
     },
+    #[error("{path}: {source}")]
+    Overflow {
+        path: String,
+        source: memory::Overflow,
+    },
     #[error("the thread placing the buffer panicked")]
     PlacerPanicked,
     #[error("interrupted while the buffer was being set up")]
@@ -132,6 +137,14 @@ pub enum PlacementError {
 }
 
 impl PlacementError {
+    /// A figure of the file at `path` that overflows, as an error naming it
+    /// (cleaned: a root path may hold anything).
+    fn overflow(path: &std::path::Path, source: memory::Overflow) -> Self {
+        PlacementError::Overflow {
+            path: crate::clean::line(&path.display().to_string(), crate::clean::SHOWN_MAX),
+            source,
+        }
+    }
     fn last_os(call: &'static str) -> Self {
         PlacementError::Sys {
             call,

@@ -227,6 +227,15 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// The nodes' memory added up; `None` when the figures pass a 64-bit
+    /// byte count (a forged document: the reader refuses such a figure), so
+    /// no total is ever a wrapped number.
+    pub fn total_memory(&self) -> Option<u64> {
+        self.nodes
+            .iter()
+            .try_fold(0u64, |a, n| a.checked_add(n.memory_bytes))
+    }
+
     pub fn cpu(&self, os_index: u32) -> Option<&Cpu> {
         self.cpus.iter().find(|c| c.os_index == os_index)
     }

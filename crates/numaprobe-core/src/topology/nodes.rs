@@ -20,10 +20,12 @@ pub(super) fn read_nodes(
             "{}: missing; the machine is read as one NUMA node",
             fs.path(NODE_DIR).display()
         ));
-        let (total, free) = match fs.read_opt("proc/meminfo")? {
+        let m = match fs.read_opt("proc/meminfo")? {
             Some(s) => parse_meminfo(&s),
-            None => (None, None),
+            None => Meminfo::default(),
         };
+        warnings.extend(overflow_note(fs, "proc/meminfo", &m));
+        let (total, free) = (m.total, m.free);
         return Ok((
             vec![NumaNode {
                 os_index: 0,
@@ -112,15 +114,18 @@ pub(super) fn read_nodes(
     let mut dropped: Vec<(u32, u64)> = Vec::new();
     for (k, &n) in ids.iter().enumerate() {
         let d = format!("{NODE_DIR}/node{n}");
-        let (total, free) = match fs.read_opt(&format!("{d}/meminfo"))? {
+        let rel = format!("{d}/meminfo");
+        let m = match fs.read_opt(&rel)? {
             Some(s) => parse_meminfo(&s),
-            None => (None, None),
+            None => Meminfo::default(),
         };
+        warnings.extend(overflow_note(fs, &rel, &m));
+        let (total, free) = (m.total, m.free);
         if !keep[k] {
             dropped.push((n, total.unwrap_or(0)));
             continue;
         }
-        if total.is_none() {
+        if total.is_none() && !m.overflow.contains(&"MemTotal") {
             warnings.push(format!(
                 "{}: no MemTotal; the node's memory is shown as 0",
                 fs.path(&format!("{d}/meminfo")).display()
@@ -138,7 +143,7 @@ pub(super) fn read_nodes(
     }
     if !dropped.is_empty() {
         let gone: Vec<u32> = dropped.iter().map(|d| d.0).collect();
-        let bytes: u64 = dropped.iter().map(|d| d.1).sum();
+        let bytes = dropped.iter().fold(0u64, |a, d| a.saturating_add(d.1));
         warnings.push(format!(
             "nodes {} list CPUs that a lower-numbered node already lists (firmware that puts every CPU in every node does this); as hwloc does, they are left out with their {} of memory, and the machine is read as {}",
             super::cpulist::format_list(&gone),
@@ -168,9 +173,18 @@ fn keep_rows(d: Distances, kept: &[u32]) -> Distances {
 
 /// `MemTotal` and `MemFree` in bytes from a node `meminfo` (`Node 0 MemTotal:
 /// 123 kB`) or `/proc/meminfo` (`MemTotal: 123 kB`).
-fn parse_meminfo(s: &str) -> (Option<u64>, Option<u64>) {
-    let mut total = None;
-    let mut free = None;
+/// `MemTotal` and `MemFree` of a meminfo text, in bytes, and the names of
+/// those whose kB do not fit a 64-bit byte count (a damaged or forged file:
+/// no machine has 16 EiB), left `None` rather than wrapped or cut.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Meminfo {
+    total: Option<u64>,
+    free: Option<u64>,
+    overflow: Vec<&'static str>,
+}
+
+fn parse_meminfo(s: &str) -> Meminfo {
+    let mut m = Meminfo::default();
     for line in s.lines() {
         let mut words = line.split_whitespace();
         let mut key = None;
@@ -183,20 +197,38 @@ fn parse_meminfo(s: &str) -> (Option<u64>, Option<u64>) {
             }
         }
         let unit = words.next().unwrap_or("");
-        let bytes = value.map(|v| {
+        let (slot, name) = match key {
+            Some("MemTotal") => (&mut m.total, "MemTotal"),
+            Some("MemFree") => (&mut m.free, "MemFree"),
+            _ => continue,
+        };
+        *slot = match value.map(|v| {
             if unit == "kB" {
-                v.saturating_mul(1024)
+                v.checked_mul(1024)
             } else {
-                v
+                Some(v)
             }
-        });
-        match key {
-            Some("MemTotal") => total = bytes,
-            Some("MemFree") => free = bytes,
-            _ => {}
-        }
+        }) {
+            Some(None) => {
+                m.overflow.push(name);
+                None
+            }
+            Some(b) => b,
+            None => None,
+        };
     }
-    (total, free)
+    m
+}
+
+/// The note for a meminfo whose figures overflow, naming the file.
+fn overflow_note(fs: &Fs, rel: &str, m: &Meminfo) -> Option<String> {
+    (!m.overflow.is_empty()).then(|| {
+        format!(
+            "{}: {} larger than a 64-bit byte count (16 EiB); the figure is refused and the node's memory is shown as 0",
+            crate::clean::line(&fs.path(rel).display().to_string(), crate::clean::SHOWN_MAX),
+            m.overflow.join(" and ")
+        )
+    })
 }
 
 fn read_hugepages(
@@ -219,9 +251,19 @@ fn read_hugepages(
                 .read_opt(&rel)?
                 .and_then(|s| clean(&s).parse::<u64>().ok()))
         };
+        let Some(size_bytes) = kb.checked_mul(1024) else {
+            warnings.push(format!(
+                "{}: a page size larger than a 64-bit byte count; size left out",
+                crate::clean::line(
+                    &fs.path(&format!("{dir}/{name}")).display().to_string(),
+                    crate::clean::SHOWN_MAX
+                )
+            ));
+            continue;
+        };
         match (num("nr_hugepages")?, num("free_hugepages")?) {
             (Some(total), free) => out.push(HugePages {
-                size_bytes: kb * 1024,
+                size_bytes,
                 total,
                 free: free.unwrap_or(0),
             }),
@@ -330,15 +372,38 @@ fn read_distances(
 mod tests {
     use super::*;
 
+    fn figures(m: Meminfo) -> (Option<u64>, Option<u64>) {
+        assert!(m.overflow.is_empty(), "{m:?}");
+        (m.total, m.free)
+    }
+
     #[test]
     fn meminfo_reads_node_and_proc_forms() {
         let node = "Node 1 MemTotal:       67108864 kB\nNode 1 MemFree:        57913400 kB\n";
         assert_eq!(
-            parse_meminfo(node),
+            figures(parse_meminfo(node)),
             (Some(67108864 * 1024), Some(57913400 * 1024))
         );
         let proc = "MemTotal:        1000 kB\nMemFree:          500 kB\nBuffers: 1 kB\n";
-        assert_eq!(parse_meminfo(proc), (Some(1024000), Some(512000)));
-        assert_eq!(parse_meminfo("garbage"), (None, None));
+        assert_eq!(figures(parse_meminfo(proc)), (Some(1024000), Some(512000)));
+        assert_eq!(figures(parse_meminfo("garbage")), (None, None));
+    }
+
+    /// kB that do not fit in bytes are refused by name, never saturated to
+    /// 16 EiB or wrapped to a small figure.
+    #[test]
+    fn meminfo_figures_past_64_bits_are_refused_by_name() {
+        let m = parse_meminfo("Node 0 MemTotal: 18446744073709551615 kB\nNode 0 MemFree: 5 kB\n");
+        assert_eq!(m.total, None);
+        assert_eq!(m.free, Some(5120));
+        assert_eq!(m.overflow, vec!["MemTotal"]);
+        let edge = format!(
+            "MemTotal: {} kB\nMemFree: {} kB\n",
+            u64::MAX / 1024,
+            u64::MAX / 1024 + 1
+        );
+        let m = parse_meminfo(&edge);
+        assert_eq!(m.total, Some(u64::MAX / 1024 * 1024));
+        assert_eq!(m.overflow, vec!["MemFree"]);
     }
 }

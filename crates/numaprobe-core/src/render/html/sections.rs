@@ -8,7 +8,6 @@ use super::page::{empty, escape, inline_svg, kv_table, prose, table, words};
 use super::ReportInput;
 use crate::model::infer::Finding;
 use crate::model::infer::Inference;
-use crate::render::topo::human_bytes;
 
 pub fn machine(input: &ReportInput) -> String {
     let mut s = String::new();
@@ -49,7 +48,6 @@ pub fn machine(input: &ReportInput) -> String {
         let online = t.cpus.iter().filter(|c| c.online).count();
         let packages = crate::model::topo::packages(t).len();
         let cpuless = t.nodes.iter().filter(|n| n.cpus.is_empty()).count();
-        let memory: u64 = t.nodes.iter().map(|n| n.memory_bytes).sum();
         let mut rows = vec![
             (
                 "CPUs",
@@ -72,7 +70,7 @@ pub fn machine(input: &ReportInput) -> String {
                     }
                 ),
             ),
-            ("Memory", escape(&human_bytes(memory))),
+            ("Memory", escape(&crate::render::topo::total_memory_text(t))),
             ("CPU numbering", escape(&t.numbering.summary)),
             (
                 "Transparent huge pages",

@@ -336,7 +336,7 @@ fn build(t: &Topology) -> Item {
         Kind::Machine,
         format!(
             "Machine \u{b7} {}",
-            human_bytes(t.nodes.iter().map(|n| n.memory_bytes).sum())
+            crate::render::topo::total_memory_text(t)
         ),
     );
     if let Some(m) = &t.cpu_model {

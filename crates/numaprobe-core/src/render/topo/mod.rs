@@ -43,6 +43,15 @@ fn thread_of(c: &Cpu) -> usize {
         .unwrap_or(0)
 }
 
+/// The machine's total memory as the summaries show it
+/// ([`Topology::total_memory`]), or why there is none.
+pub fn total_memory_text(t: &Topology) -> String {
+    t.total_memory().map_or_else(
+        || "memory unknown (the nodes' figures add up past 16 EiB)".to_string(),
+        human_bytes,
+    )
+}
+
 /// Binary units, one decimal: `31.9 GiB`.
 pub fn human_bytes(b: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -186,7 +195,7 @@ pub fn nodes_csv_table(t: &Topology) -> Table {
             .memory_side_cache(n.os_index)
             .iter()
             .filter_map(|c| c.size_bytes)
-            .sum();
+            .fold(0u64, u64::saturating_add);
         tab.push([
             n.os_index.to_string(),
             format_list(&n.cpus),
@@ -415,7 +424,6 @@ fn header(t: &Topology, online: &[&Cpu]) -> String {
         .collect();
     let pk = packages(t);
     let cores: BTreeSet<_> = online.iter().map(|c| t.core_key(c)).collect();
-    let mem: u64 = t.nodes.iter().map(|n| n.memory_bytes).sum();
     let cpuless = t.nodes.iter().filter(|n| n.cpus.is_empty()).count();
 
     out.push_str(&format!("Machine ({})\n", t.root.display()));
@@ -435,7 +443,7 @@ fn header(t: &Topology, online: &[&Cpu]) -> String {
         } else {
             String::new()
         },
-        human_bytes(mem)
+        total_memory_text(t)
     ));
     if !offline.is_empty() {
         out.push_str(&format!("  offline CPUs: {}\n", format_list(&offline)));
