@@ -28,6 +28,7 @@
 //! are typed (`thiserror`) so the binary can decide how to show them.
 
 pub mod analysis;
+pub mod beside;
 pub mod cancel;
 pub mod clean;
 pub mod experiments;

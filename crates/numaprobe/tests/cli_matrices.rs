@@ -52,15 +52,17 @@ fn check_matrix_document(v: &serde_json::Value, unit: &str) {
             assert!(c.get(k).is_some(), "cell lacks {k}: {c}");
         }
         assert_eq!(c["placement"]["fraction_on_intended"], 1.0);
-        // Noise may flag a cell on a busy machine ("unstable: ..."); any
-        // other flag is a placement or measurement fault.
+        // A busy machine may flag a cell (spread, samples set aside, other
+        // tasks beside it, two modes); any other flag is a placement or
+        // measurement fault.
         let flags = c["flags"].as_array().unwrap();
         assert!(
             flags
                 .iter()
-                .all(|f| f.as_str().unwrap().starts_with("unstable:")),
+                .all(|f| numaprobe_core::model::matrix::is_busy_machine_flag(f.as_str().unwrap())),
             "{c}"
         );
+        assert!(c.get("set_aside").is_some(), "cell lacks set_aside: {c}");
         assert_eq!(c["flagged"], !flags.is_empty());
         for k in ["size_bytes", "pages", "threads", "policy"] {
             assert!(c["params"].get(k).is_some(), "params lack {k}");

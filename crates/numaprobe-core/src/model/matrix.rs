@@ -102,6 +102,16 @@ pub struct CellParams {
     pub policy: String,
 }
 
+/// The beginnings of the flags a busy machine gives a cell (its spread, its
+/// samples set aside, other tasks beside it, two modes), as against what a
+/// run gets wrong (placement, a failure, an interruption).
+pub const BUSY_MACHINE_FLAGS: [&str; 4] = ["unstable:", "preempted", "memory traffic", "two modes"];
+
+/// True for a flag a busy machine gives ([`BUSY_MACHINE_FLAGS`]).
+pub fn is_busy_machine_flag(flag: &str) -> bool {
+    BUSY_MACHINE_FLAGS.iter().any(|p| flag.starts_with(p))
+}
+
 /// One (CPU node, memory node) measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
@@ -119,6 +129,10 @@ pub struct Cell {
     /// them ([`crate::held`]), by reason: never part of `samples`.
     #[serde(default)]
     pub set_aside: crate::stats::SetAside,
+    /// CPUs other tasks kept busy beside the cell, on average
+    /// ([`crate::beside`]); absent where it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_busy_cpus: Option<f64>,
     /// Why sampling stopped: `cv_reached`, `budget_spent` or `max_samples`.
     pub stop: StopReason,
     pub placement: CellPlacement,
@@ -274,6 +288,13 @@ impl MatrixResult {
         );
         let before = cell.flags.len();
         crate::stats::flags::merge(&mut cell.flags, new);
+        crate::stats::flags::merge(
+            &mut cell.flags,
+            cell.others_busy_cpus
+                .and_then(crate::beside::flag)
+                .into_iter()
+                .collect(),
+        );
         cell.flagged |= cell.flags.len() > before;
         let r = self.cpu_nodes.iter().position(|&n| n == cell.cpu_node);
         let c = self.mem_nodes.iter().position(|&n| n == cell.mem_node);
@@ -348,12 +369,45 @@ impl MatrixResult {
         ))
     }
 
-    /// The run's lines on figures that may not hold: unstable cells
-    /// ([`Self::instability_summary`]) and set-aside samples
-    /// ([`Self::set_aside_summary`]).
+    /// One line when cells were measured beside other tasks' work (None
+    /// without): which cells, and the most CPUs kept busy beside one.
+    pub fn beside_summary(&self) -> Option<String> {
+        let busy: Vec<&Cell> = self
+            .cells
+            .iter()
+            .filter(|c| c.flags.iter().any(|f| f.starts_with("memory traffic")))
+            .collect();
+        let most = busy
+            .iter()
+            .filter_map(|c| c.others_busy_cpus)
+            .max_by(f64::total_cmp)?;
+        let names: Vec<String> = busy
+            .iter()
+            .take(8)
+            .map(|c| format!("{}->{}", c.cpu_node, c.mem_node))
+            .collect();
+        Some(format!(
+            "{} of {} {} cells were measured while other tasks kept up to {most:.1} CPUs busy ({}{}): their memory traffic may make these figures read {}; they are flagged",
+            busy.len(),
+            self.cells.len(),
+            self.matrix_name(),
+            names.join(", "),
+            if busy.len() > names.len() { ", ..." } else { "" },
+            match self.kind {
+                MatrixKind::Latency => "slower",
+                MatrixKind::Bandwidth => "lower",
+            }
+        ))
+    }
+
+    /// The run's lines on figures that may not hold: set-aside samples
+    /// ([`Self::set_aside_summary`]), cells measured beside other tasks
+    /// ([`Self::beside_summary`]) and unstable cells
+    /// ([`Self::instability_summary`]).
     pub fn trust_summaries(&self) -> Vec<String> {
         self.set_aside_summary()
             .into_iter()
+            .chain(self.beside_summary())
             .chain(self.instability_summary())
             .collect()
     }
@@ -387,6 +441,7 @@ pub(crate) mod tests {
             max: median + 1.0,
             cv: 0.005,
             set_aside: Default::default(),
+            others_busy_cpus: None,
             samples: vec![median - 1.0, median, median + 1.0],
             stop: StopReason::CvReached,
             placement: CellPlacement {
@@ -533,5 +588,34 @@ pub(crate) mod tests {
             "65 of 75 latency samples set aside in 3 of 3 cells, the measuring thread having lost its CPU (64 preempted, 1 off its CPU (stolen or interrupted)); each figure is the median of the samples that held it, shortened up to 8x to fit between preemptions"
         );
         assert_eq!(m.trust_summaries().len(), 1);
+    }
+
+    #[test]
+    fn cells_measured_beside_busy_tasks_are_flagged_and_named() {
+        let mut m = sample();
+        m.cells.clear();
+        let mut quiet = cell(0, 0, 100.0, 1.0);
+        quiet.others_busy_cpus = Some(0.2);
+        let mut busy = cell(0, 1, 180.0, 1.0);
+        busy.others_busy_cpus = Some(3.86);
+        let unread = cell(1, 1, 100.0, 1.0);
+        m.push(quiet);
+        m.push(busy);
+        m.push(unread);
+        assert!(!m.cells[0].flagged && !m.cells[2].flagged);
+        assert!(m.cells[1].flagged);
+        assert!(
+            m.cells[1].flags[0].starts_with("memory traffic from other tasks: they kept 3.9 CPUs")
+        );
+        assert_eq!(
+            m.beside_summary().unwrap(),
+            "1 of 3 latency cells were measured while other tasks kept up to 3.9 CPUs busy (0->1): their memory traffic may make these figures read slower; they are flagged"
+        );
+        assert_eq!(m.trust_summaries().len(), 1);
+        assert!(m.cells[1].flags.iter().all(|f| is_busy_machine_flag(f)));
+        assert!(!is_busy_machine_flag("placement 80.0 % on node 1 < 99 %"));
+        let again = m.cells[1].clone();
+        m.push(again);
+        assert_eq!(m.cells[3].flags.len(), 1);
     }
 }

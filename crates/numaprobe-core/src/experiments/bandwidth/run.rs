@@ -231,6 +231,7 @@ fn measure_cell(
             bytes_per_pass: streams.bytes_per_pass(plan.op),
         })
     };
+    let beside = crate::beside::Watch::start();
     let (reports, (measured, elapsed_s)) = Team::run(threads, work, |team| {
         coordinate(per_thread, rule, timer, team)
     })?;
@@ -257,6 +258,7 @@ fn measure_cell(
         max: measured.summary.max,
         cv: measured.summary.cv,
         set_aside: measured.set_aside,
+        others_busy_cpus: beside.and_then(|w| w.others_busy_cpus()),
         samples: measured.samples,
         stop: measured.stop,
         placement,

@@ -230,6 +230,7 @@ fn measure_cell(
     if !buf.flush_caches() && crate::cancel::requested() {
         return Err(crate::placement::PlacementError::Interrupted.into());
     }
+    let beside = crate::beside::Watch::start();
     // SAFETY: `at` is on the chain written into `buf`, which outlives this.
     let (measured, end) = unsafe { super::sample_chain(at as *const usize, lines, rule, timer) }?;
     let end = end as usize;
@@ -260,6 +261,7 @@ fn measure_cell(
         max: measured.summary.max,
         cv: measured.summary.cv,
         set_aside: measured.set_aside,
+        others_busy_cpus: beside.and_then(|w| w.others_busy_cpus()),
         samples: measured.samples,
         stop: measured.stop,
         placement,

@@ -28,14 +28,18 @@ fn small_matrix_on_this_machine_is_fully_placed() {
     assert_eq!(r.cells.len(), plan.cells.len());
     for c in &r.cells {
         assert_eq!(c.placement.fraction_on_intended, 1.0);
-        // Noise may flag a cell on a busy machine; nothing else may.
+        // A busy machine may flag a cell (spread, samples set aside, other
+        // tasks beside it); nothing else may.
         assert!(
-            c.flags.iter().all(|f| f.starts_with("unstable:")),
+            c.flags
+                .iter()
+                .all(|f| crate::model::matrix::is_busy_machine_flag(f)),
             "{:?}",
             c.flags
         );
         assert_eq!(c.flagged, !c.flags.is_empty());
-        assert!(c.samples.len() >= 3);
+        // Three held samples, or a flag that says why not.
+        assert!(c.samples.len() >= 3 || c.flagged, "{c:?}");
         assert!(c.median > 0.0);
         assert_eq!(c.cpus.len(), 1);
         assert_eq!(c.params.size_bytes, 4 << 20);

@@ -302,7 +302,9 @@ mod tests {
             curve.iter().map(|p| p.size_bytes).collect::<Vec<_>>(),
             plan.sizes
         );
-        assert!(curve.iter().all(|p| p.ns > 0.0 && p.samples >= 3));
+        // A point on a busy machine may keep fewer than three samples
+        // that held their CPU (the rest set aside), never none.
+        assert!(curve.iter().all(|p| p.ns > 0.0 && p.samples >= 1));
         assert_eq!(r.placement.len(), 1);
         assert_eq!(r.placement[0].fraction_on_node, 1.0);
     }

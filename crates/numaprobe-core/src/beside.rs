@@ -1,0 +1,147 @@
+//! What other tasks did on this machine while a figure was measured.
+//!
+//! Setting aside the samples in which a measuring thread lost its CPU
+//! ([`crate::held`]) keeps the scheduler's share out of a figure, but not
+//! what other tasks do to the memory system while ours runs: their traffic
+//! queues at the same memory controllers, and their data evicts our page
+//! tables from the shared caches, so a chase reads slower and a stream
+//! moves less. Without uncore counters (none in most VMs) that traffic
+//! cannot be seen from here; what can is how much CPU other tasks used
+//! beside the measurement: every CPU's busy time in `/proc/stat` less this
+//! process's own (`getrusage(RUSAGE_SELF)`). A figure measured while other
+//! tasks kept [`BESIDE_WARN_CPUS`] or more busy says so (a busy loop takes
+//! no memory bandwidth, a build or a stream much: from here they look the
+//! same, so the figure is starred rather than trusted).
+
+use std::time::Instant;
+
+/// Other tasks' CPUs kept busy, on average over a figure's measurement, at
+/// which the figure is flagged.
+pub const BESIDE_WARN_CPUS: f64 = 0.5;
+
+/// The readings taken when a measurement starts.
+#[derive(Debug, Clone, Copy)]
+pub struct Watch {
+    busy_ticks: u64,
+    own_ns: u64,
+    at: Instant,
+}
+
+/// Busy ticks of all CPUs together, from `/proc/stat`'s first line (`cpu
+/// user nice system idle iowait irq softirq steal ...`): user, nice,
+/// system, irq and softirq. Idle, iowait and steal are not work done here.
+pub fn busy_ticks(stat: &str) -> Option<u64> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(7)
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    (v.len() == 7).then(|| v[0] + v[1] + v[2] + v[5] + v[6])
+}
+
+/// CPUs kept busy by others over `wall_s`: busy CPU time less ours.
+pub fn others_busy(busy_s: f64, own_s: f64, wall_s: f64) -> Option<f64> {
+    (wall_s > 0.0).then(|| ((busy_s - own_s) / wall_s).max(0.0))
+}
+
+/// The flag of a figure measured beside `others` busy CPUs (None below
+/// [`BESIDE_WARN_CPUS`]).
+pub fn flag(others: f64) -> Option<String> {
+    (others >= BESIDE_WARN_CPUS).then(|| {
+        format!(
+            "memory traffic from other tasks: they kept {others:.1} CPUs busy beside it, and what they do to memory and the shared caches moves this figure (a busy loop takes no memory bandwidth, a build or a stream much; from here they look the same); measure on a quieter machine, or compare with a quieter run"
+        )
+    })
+}
+
+fn own_cpu_ns() -> Option<u64> {
+    // SAFETY: an all-zero rusage is a valid value for the call to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return None;
+    }
+    let us = |t: libc::timeval| t.tv_sec.max(0) as u64 * 1_000_000 + t.tv_usec.max(0) as u64;
+    Some((us(ru.ru_utime) + us(ru.ru_stime)) * 1000)
+}
+
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 {
+        hz as f64
+    } else {
+        100.0
+    }
+}
+
+impl Watch {
+    /// Read the live machine's counters (always `/proc` of this machine:
+    /// the measurement is this machine's, whatever `--sysfs-root` says).
+    /// None where they cannot be read.
+    pub fn start() -> Option<Watch> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        Some(Watch {
+            busy_ticks: busy_ticks(&stat)?,
+            own_ns: own_cpu_ns()?,
+            at: Instant::now(),
+        })
+    }
+
+    /// Other tasks' busy CPUs on average since [`Watch::start`]; None
+    /// where the counters cannot be read again, or over an interval too
+    /// short for the kernel's tick counters to say anything (a tenth of a
+    /// second: ten ticks at the usual 100 Hz).
+    pub fn others_busy_cpus(&self) -> Option<f64> {
+        let wall_s = self.at.elapsed().as_secs_f64();
+        if wall_s < 0.1 {
+            return None;
+        }
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let busy = busy_ticks(&stat)?.saturating_sub(self.busy_ticks);
+        let own = own_cpu_ns()?.saturating_sub(self.own_ns);
+        others_busy(busy as f64 / ticks_per_second(), own as f64 / 1e9, wall_s)
+            .map(|x| (x * 100.0).round() / 100.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_ticks_are_user_nice_system_irq_softirq() {
+        let stat = "cpu  100 20 30 4000 50 6 7 80 0 0\ncpu0 50 10 15 2000 25 3 3 40 0 0\n";
+        assert_eq!(busy_ticks(stat), Some(100 + 20 + 30 + 6 + 7));
+        assert_eq!(busy_ticks("cpu0 1 2 3 4 5 6 7 8\n"), None);
+        assert_eq!(busy_ticks("cpu  1 2 3\n"), None);
+        assert_eq!(busy_ticks("cpu  1 2 x 4 5 6 7 8\n"), None);
+    }
+
+    #[test]
+    fn others_are_the_busy_time_less_ours_per_second() {
+        assert_eq!(others_busy(6.0, 2.0, 2.0), Some(2.0));
+        // Ours counted in full, theirs nothing: never below zero.
+        assert_eq!(others_busy(1.0, 1.5, 1.0), Some(0.0));
+        assert_eq!(others_busy(1.0, 0.0, 0.0), None);
+    }
+
+    #[test]
+    fn a_figure_beside_half_a_busy_cpu_or_more_is_flagged() {
+        assert_eq!(flag(0.49), None);
+        let f = flag(0.5).unwrap();
+        assert!(
+            f.starts_with("memory traffic from other tasks: they kept 0.5 CPUs busy"),
+            "{f}"
+        );
+        assert!(flag(3.86).unwrap().contains("kept 3.9 CPUs"));
+    }
+
+    #[test]
+    fn the_live_counters_read_and_a_short_interval_says_nothing() {
+        let w = Watch::start().expect("/proc/stat and getrusage on Linux");
+        assert_eq!(w.others_busy_cpus(), None);
+    }
+}
