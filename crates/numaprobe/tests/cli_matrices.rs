@@ -75,7 +75,17 @@ fn check_matrix_document(v: &serde_json::Value, unit: &str) {
         ] {
             assert!(c["kernel"].get(k).is_some(), "kernel lacks {k}");
         }
-        assert!(c["samples"].as_array().unwrap().len() >= 3);
+        // Three samples that held their CPU, or (on a machine too busy to
+        // give them within twice the cell's budget) a flag that says so.
+        let kept = c["samples"].as_array().unwrap().len();
+        assert!(kept >= 1, "{c}");
+        assert!(
+            kept >= 3
+                || flags
+                    .iter()
+                    .any(|f| f.as_str().unwrap().starts_with("preempted")),
+            "{c}"
+        );
     }
 }
 
