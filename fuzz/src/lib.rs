@@ -318,12 +318,15 @@ pub fn dmidecode(data: &[u8]) {
 }
 
 /// Limits small enough that a fuzzed stream reaches them: a few files of a
-/// few pieces, so "too many files", "file too large" and "node too large"
-/// are each a few lines away.
+/// few pieces and a few nodes, so "too many files", "file too large",
+/// "node too large", "too many names" and a node dropped for the stream's
+/// total are each a few lines away.
 const SMALL_FLEET: fleet::stream::Limits = fleet::stream::Limits {
     file: 3000,
     node: 12_000,
     files: 4,
+    pending: 8000,
+    names: 3,
 };
 
 /// `fleet`'s gather: srun's output as it comes back from the nodes, line by
@@ -394,6 +397,7 @@ pub fn fleet_stream(data: &[u8]) {
                 }
                 None => {}
             }
+            assert!(c.held() <= limits.pending, "{} bytes held", c.held());
         }
     }
     for c in [&real, &small] {

@@ -57,6 +57,9 @@ pub struct Watch {
     /// out, however many alive frames it sends (its own stop did not
     /// happen, or its report is not coming).
     pub timeout: Duration,
+    /// The job's node count when it was asked for by count and not by
+    /// name: node names beyond the first this many are not taken.
+    pub count: Option<usize>,
     /// Whether a stop was asked for (Ctrl-C, SIGTERM):
     /// `numaprobe_core::cancel::requested`, or a test's own.
     pub stop_requested: fn() -> bool,
@@ -206,6 +209,9 @@ fn gather(
     std::thread::spawn(move || {
         let mut r = BufReader::new(out);
         let mut c = Collector::default().only_from(&asked);
+        if let Some(n) = watch.count {
+            c = c.at_most(n);
+        }
         let mut buf = Vec::new();
         loop {
             let item = match stream::read_line(&mut r, &mut buf, stream::MAX_LINE) {
@@ -222,10 +228,14 @@ fn gather(
                 return;
             }
         }
-        for (node, name) in c.unfinished() {
+        let unfinished = c
+            .unfinished()
+            .into_iter()
+            .map(|(node, name)| (node, FrameError::Incomplete(name)));
+        for (node, why) in c.dropped().into_iter().chain(unfinished) {
             let e = Event::Skipped {
                 node: Some(node),
-                why: FrameError::Incomplete(name),
+                why,
             };
             if tx.send(Read::Event(e)).is_err() {
                 return;

@@ -7,6 +7,7 @@ use numaprobe_core::analysis::fleet::stream::Frame;
 const WATCH: Watch = Watch {
     grace: Duration::from_secs(30),
     timeout: Duration::from_secs(3600),
+    count: None,
     // Not the process's flag: another test of this binary raises it.
     stop_requested: || false,
 };
@@ -253,6 +254,44 @@ fn frames_of_a_node_not_in_the_nodelist_are_skipped_naming_it() {
     let p = g.problems.join("\n");
     assert!(
         p.contains("evil: ") && p.contains("lines of the job's output skipped (the first: not one of the job's nodes (np1, np2)"),
+        "{p}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn with_a_node_count_the_names_beyond_it_are_not_taken() {
+    let d = scratch("fleet-count");
+    let mut out = node_lines("np1");
+    for n in 0..24 {
+        out.extend(node_lines(&format!("fake{n}")));
+    }
+    let frames = d.join("frames");
+    std::fs::write(&frames, &out).unwrap();
+    let fleet = d.join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    let watch = Watch {
+        count: Some(1),
+        ..WATCH
+    };
+    let g = launch(
+        Path::new("/bin/cat"),
+        &[frames.display().to_string()],
+        &fleet,
+        &[],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(g.started, ["np1"]);
+    let folders: Vec<_> = std::fs::read_dir(&fleet)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(folders, ["np1"]);
+    let p = g.problems.join("\n");
+    assert!(
+        p.contains("fake23: ") && p.contains("(the first: more node names than the job's 1 nodes"),
         "{p}"
     );
     std::fs::remove_dir_all(&d).unwrap();

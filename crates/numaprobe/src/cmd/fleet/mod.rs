@@ -211,6 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let watch = launch::Watch {
             grace,
             timeout,
+            count: nodes.filter(|_| expected.is_empty()).map(|n| n as usize),
             stop_requested: numaprobe_core::cancel::requested,
         };
         launch::launch(&srun, &srun_args, &dir, &expected, watch, |node, st| {

@@ -72,6 +72,14 @@ pub enum FrameError {
     TooManyFiles(usize),
     #[error("not one of the job's nodes ({0}); its lines are not taken")]
     NotAsked(String),
+    #[error("more node names than the job's {0} nodes; the lines of the names after the first {0} are not taken")]
+    TooManyNames(usize),
+    #[error("dropped: the stream reached the {} of unfinished files it holds for all nodes together, this node holding the most of them ({}); its files are not taken", size(*limit), size(*own))]
+    Dropped { limit: usize, own: usize },
+}
+
+fn size(bytes: usize) -> String {
+    crate::units::format_size(bytes as u64)
 }
 
 /// A host name as Slurm and `gethostname` give it: letters, digits, `.`,

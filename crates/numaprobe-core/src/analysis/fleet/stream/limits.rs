@@ -15,6 +15,16 @@ pub const MAX_FILE: usize = 64 << 20;
 pub const MAX_NODE: usize = 256 << 20;
 /// Files a node may send.
 pub const MAX_FILES: usize = 256;
+/// Unfinished files' bytes held for all nodes together (base64 characters
+/// plus each piece's cost): what bounds the reader's memory however many
+/// nodes send at once. A node's files come one after another, so a fleet
+/// of 10,000 nodes sending 190 KB reports at the same moment holds about
+/// 2.5 GB at worst; in practice they finish at different times. Past it the
+/// node holding the most is dropped.
+pub const MAX_PENDING: usize = 512 << 20;
+/// Node names a stream may carry when the job's nodes are not known by
+/// name (with a node list, only its names are taken).
+pub const MAX_NAMES: usize = 100_000;
 /// Pieces a file may declare: what [`MAX_FILE`] takes at the smallest piece.
 pub const MAX_PARTS: usize = MAX_FILE.div_ceil(3) * 4 / MIN_PIECE + 1;
 /// Longest node name: a host name (HOST_NAME_MAX on Linux).
@@ -37,6 +47,11 @@ pub struct Limits {
     pub node: usize,
     /// Files one node may send.
     pub files: usize,
+    /// Unfinished files' bytes held for all nodes together.
+    pub pending: usize,
+    /// Node names taken (the first ones heard): the job's node count when
+    /// it was asked for by count.
+    pub names: usize,
 }
 
 impl Default for Limits {
@@ -45,6 +60,8 @@ impl Default for Limits {
             file: MAX_FILE,
             node: MAX_NODE,
             files: MAX_FILES,
+            pending: MAX_PENDING,
+            names: MAX_NAMES,
         }
     }
 }

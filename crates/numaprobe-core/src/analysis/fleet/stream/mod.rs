@@ -11,7 +11,9 @@
 //! The reading side is pure: [`parse_line`] takes one line's bytes and
 //! returns a checked [`Frame`] or why not; [`Collector`] puts the pieces
 //! back together under the limits below, its memory growing with the bytes
-//! really received, never with a count a line declares. A bad line is one
+//! really received, never with a count a line declares, and bounded for the
+//! whole stream: node names (the job's list, or its node count) and the
+//! unfinished files' bytes of every node together. A bad line is one
 //! [`Event::Skipped`] naming the node when it can be told, never the end of
 //! the gather.
 //!
@@ -33,7 +35,8 @@ pub use frame::{
     node_of_bad_line, parse_line, valid_file_name, valid_node_name, Frame, FrameError, PREFIX,
 };
 pub use limits::{
-    Limits, LINE, MAX_FILE, MAX_FILES, MAX_FILE_NAME, MAX_LINE, MAX_NODE, MAX_NODE_NAME, MAX_PARTS,
+    Limits, LINE, MAX_FILE, MAX_FILES, MAX_FILE_NAME, MAX_LINE, MAX_NAMES, MAX_NODE, MAX_NODE_NAME,
+    MAX_PARTS, MAX_PENDING,
 };
 pub use line::{read_line, Line};
 

@@ -121,6 +121,7 @@ fn a_node_that_sends_too_much_is_cut_off_and_the_others_kept() {
         file: 30,
         node: 1000,
         files: 3,
+        ..Limits::default()
     };
     let mut c = Collector::with_limits(lim);
     // A file of 40 bytes in pieces of 8 base64 characters (6 bytes).
@@ -169,6 +170,7 @@ fn a_node_that_sends_too_much_is_cut_off_and_the_others_kept() {
         file: 1000,
         node: 300,
         files: 100,
+        ..Limits::default()
     });
     let mut refused = None;
     for i in 0..10 {
@@ -342,6 +344,7 @@ fn every_limit_is_inclusive() {
         file: 1000,
         node: 2 * (4 + PIECE_COST),
         files: 100,
+        ..Limits::default()
     });
     for name in ["a", "b"] {
         assert!(
@@ -362,6 +365,7 @@ fn every_limit_is_inclusive() {
         file: 3,
         node: 1000,
         files: 100,
+        ..Limits::default()
     });
     assert_eq!(
         c.line(&file_line("np1", "three", "0", "1", "QUJD")),
@@ -439,4 +443,136 @@ fn frames_of_a_node_the_job_did_not_ask_for_are_skipped_naming_it() {
             .contains("np1, np2, np3, np4, ... 40 nodes in all"),
         "{why}"
     );
+}
+
+/// A piece of `file` from `node`, one of many that never complete it.
+fn never_done(node: &str, file: &str, part: usize) -> Vec<u8> {
+    file_line(node, file, &part.to_string(), "100000", &"QUJD".repeat(200))
+}
+
+#[test]
+fn the_stream_holds_a_bounded_total_and_drops_the_node_holding_most() {
+    let cost = 800 + PIECE_COST;
+    let lim = Limits {
+        pending: 100 * cost,
+        ..Limits::default()
+    };
+    let mut c = Collector::with_limits(lim);
+    // 25 invented names, each with 60 pieces of a file never finished:
+    // four times the bound, in turns as a real stream interleaves them.
+    let mut skips: Vec<(String, FrameError)> = Vec::new();
+    for part in 0..60 {
+        for n in 0..25 {
+            let node = format!("fake{n}");
+            if let Some(e) = c.line(&never_done(&node, "run.json", part)) {
+                let (who, why) = skipped(Some(e));
+                skips.push((who.unwrap(), why));
+            }
+            assert!(c.held() <= lim.pending, "{} held", c.held());
+        }
+    }
+    assert!(!skips.is_empty());
+    let (who, why) = &skips[0];
+    assert!(
+        matches!(why, FrameError::Dropped { limit, .. } if *limit == lim.pending),
+        "{why}"
+    );
+    let text = why.to_string();
+    assert!(
+        text == "dropped: the stream reached the 84.4 KiB of unfinished files it holds for all nodes together, this node holding the most of them (3.4 KiB); its files are not taken",
+        "{text}"
+    );
+    // A dropped node stays dropped; the others' complete files still come
+    // back whole however full the stream is.
+    assert!(matches!(
+        c.line(&never_done(who, "other", 0)),
+        Some(Event::Skipped {
+            why: FrameError::Dropped { .. },
+            ..
+        })
+    ));
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(3000).collect();
+    let mut whole = None;
+    for f in Frame::file("np1", "run.json", &bytes) {
+        if let Some(e) = c.line(f.line().as_bytes()) {
+            whole = Some(e);
+        }
+        assert!(c.held() <= lim.pending);
+    }
+    assert_eq!(
+        whole,
+        Some(Event::File {
+            node: "np1".into(),
+            name: "run.json".into(),
+            bytes
+        })
+    );
+    // The invented names were dropped in turn until the last one's 60
+    // pieces fit; each said so on its next line.
+    let names: std::collections::BTreeSet<&str> = skips.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names.len(), 24);
+    assert!(c.dropped().is_empty());
+    assert_eq!(c.unfinished().len(), 1);
+    assert_eq!(c.held(), 60 * cost);
+}
+
+#[test]
+fn a_finished_file_gives_its_bytes_back_to_the_bound() {
+    let cost = 800 + PIECE_COST;
+    let lim = Limits {
+        pending: 3 * cost,
+        ..Limits::default()
+    };
+    let mut c = Collector::with_limits(lim);
+    // Ten nodes in turn, each sending a three-piece file whole: the bound
+    // is never crossed, nothing is dropped.
+    for n in 0..10 {
+        let node = format!("np{n}");
+        for part in 0..3 {
+            let e = c.line(&file_line(
+                &node,
+                "f",
+                &part.to_string(),
+                "3",
+                &"QUJD".repeat(200),
+            ));
+            assert_eq!(e.is_some(), part == 2, "{e:?}");
+            assert!(!matches!(e, Some(Event::Skipped { .. })), "{e:?}");
+        }
+        assert_eq!(c.held(), 0);
+    }
+    // One piece over: the node holding the most (np0, two pieces) goes,
+    // np1 (one piece) keeps its file.
+    c.line(&never_done("np0", "g", 0));
+    c.line(&never_done("np0", "g", 1));
+    c.line(&never_done("np1", "g", 0));
+    assert_eq!(c.held(), 3 * cost);
+    assert_eq!(c.line(&never_done("np1", "g", 1)), None);
+    assert_eq!(c.held(), 2 * cost);
+    assert_eq!(c.dropped().len(), 1);
+    assert_eq!(c.dropped()[0].0, "np0");
+    assert_eq!(c.unfinished(), [("np1".to_string(), "g".to_string())]);
+}
+
+#[test]
+fn without_a_node_list_only_the_job_s_node_count_of_names_is_taken() {
+    let mut c = Collector::default().at_most(2);
+    for n in ["np1", "np2", "np1"] {
+        let start = Frame::Start { node: n.into() }.line();
+        assert_eq!(c.line(start.as_bytes()), Some(Event::Started(n.into())));
+    }
+    for n in ["np3", "fake"] {
+        let (who, why) = skipped(c.line(never_done(n, "run.json", 0).as_slice()));
+        assert_eq!(who.as_deref(), Some(n));
+        assert_eq!(why, FrameError::TooManyNames(2));
+    }
+    assert_eq!(
+        FrameError::TooManyNames(2).to_string(),
+        "more node names than the job's 2 nodes; the lines of the names after the first 2 are not taken"
+    );
+    assert_eq!(c.held(), 0);
+    // With a list, the list decides, not the count.
+    let mut c = Collector::default().only_from(&["np9".into()]).at_most(0);
+    let start = Frame::Start { node: "np9".into() }.line();
+    assert_eq!(c.line(start.as_bytes()), Some(Event::Started("np9".into())));
 }
