@@ -34,8 +34,16 @@ pub fn parse_with(text: &str, opts: ParseOptions) -> Result<Matrix, MatrixError>
         return Err(MatrixError::Empty);
     }
     if t.starts_with('{') {
-        let doc: Value = serde_json::from_str(t).map_err(|e| MatrixError::Json(e.to_string()))?;
-        return json(&doc, opts);
+        // Any JSON form of a matrix is read, so as JSON values: their
+        // memory bounded by the text's size, as every document's is.
+        let mut doc: Value = crate::model::bounded::from_slice(t.as_bytes()).map_err(|e| {
+            // Valid JSON past its memory budget is no syntax error.
+            match e.classify() {
+                serde_json::error::Category::Data => MatrixError::Shape(e.to_string()),
+                _ => MatrixError::Json(e.to_string()),
+            }
+        })?;
+        return json(&mut doc, opts);
     }
     // Before the JSON array test: a pasted MLC table can start with a shell
     // prompt such as `[root@host ~]#`.
@@ -77,12 +85,12 @@ fn kind_of(v: &Value) -> Option<Select> {
         .and_then(Select::parse)
 }
 
-fn json(doc: &Value, opts: ParseOptions) -> Result<Matrix, MatrixError> {
-    let Some(obj) = doc.as_object() else {
-        return Err(MatrixError::Unrecognised);
-    };
+fn json(doc: &mut Value, opts: ParseOptions) -> Result<Matrix, MatrixError> {
     // What a numaprobe document is comes from the one reader of documents.
     let kind = identify(doc);
+    let Some(obj) = doc.as_object_mut() else {
+        return Err(MatrixError::Unrecognised);
+    };
     if kind == Some(Kind::Run) {
         return run_json(obj, opts);
     }
@@ -112,7 +120,7 @@ fn json(doc: &Value, opts: ParseOptions) -> Result<Matrix, MatrixError> {
 }
 
 fn run_json(
-    obj: &serde_json::Map<String, Value>,
+    obj: &mut serde_json::Map<String, Value>,
     opts: ParseOptions,
 ) -> Result<Matrix, MatrixError> {
     let present = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
@@ -121,14 +129,15 @@ fn run_json(
         None if present("latency") => Select::Latency,
         None => Select::Bandwidth,
     };
-    let Some(result) = obj.get(want.as_str()).filter(|v| !v.is_null()) else {
+    let Some(result) = obj.get_mut(want.as_str()).filter(|v| !v.is_null()) else {
         return Err(MatrixError::Shape(format!(
             "this run.json has no {} matrix (its {} is null: not measured)",
             want.as_str(),
             want.as_str()
         )));
     };
-    let mut doc = result.clone();
+    // Taken, not copied: the document is not used again.
+    let mut doc = result.take();
     // The machine's SLIT rides along, for the comparison.
     if let (Some(d), Some(o)) = (
         obj.get("topology").and_then(|t| t.get("distances")),

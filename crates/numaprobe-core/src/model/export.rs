@@ -12,8 +12,6 @@ use super::fleet::FleetReport;
 use super::matrix::MatrixResult;
 use super::provenance::Provenance;
 use super::topo::TopoReport;
-use serde::Deserialize;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Where an export goes.
@@ -112,11 +110,8 @@ pub fn load(path: &Path, target: Target) -> Result<Exported, ExportError> {
         }
         // One read: the document and its provenance from the same text.
         let text = super::input::read_text(path).map_err(DocumentError::from)?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| DocumentError::NotJson {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let kind = document::identify(&v).ok_or_else(|| DocumentError::Unknown {
+        let head = document::head(text.as_bytes(), path)?;
+        let kind = head.kind().ok_or_else(|| DocumentError::Unknown {
             path: path.to_path_buf(),
         })?;
         if !target.kinds().contains(&kind) {
@@ -126,11 +121,9 @@ pub fn load(path: &Path, target: Target) -> Result<Exported, ExportError> {
                 target,
             });
         }
-        let doc = document::parse(&v, kind, path)?;
-        out.provenance = v
-            .get("provenance")
-            .and_then(|p| Provenance::deserialize(p).ok());
-        out.complete = v.get("complete").and_then(Value::as_bool) != Some(false);
+        let doc = document::parse(text.as_bytes(), &head, kind, path)?;
+        out.complete = head.complete != Some(false);
+        out.provenance = head.provenance;
         take(doc, &mut out);
     }
     let has_any = out.topology.is_some()
@@ -181,7 +174,7 @@ fn take(doc: Document, out: &mut Exported) -> bool {
     match doc {
         Document::Run(r) => {
             let run = *r;
-            let t = fill(&mut out.topology, run.topology);
+            let t = fill(&mut out.topology, run.report.topology);
             let l = fill(&mut out.latency, run.report.latency);
             let b = fill(&mut out.bandwidth, run.report.bandwidth);
             t || l || b

@@ -37,7 +37,7 @@ pub fn read(path: &Path) -> Result<HopMap, HopsFileError> {
     };
     let text = super::input::read_text(path)
         .map_err(|e| err(format!("cannot read it ({}); {EXPECTED}", e.reason())))?;
-    let d: Latencies = serde_json::from_str(&text).map_err(|e| {
+    let d: Latencies = super::bounded::from_slice(text.as_bytes()).map_err(|e| {
         use serde_json::error::Category;
         let what = match e.classify() {
             Category::Eof if text.trim().is_empty() => "the file is empty".to_string(),

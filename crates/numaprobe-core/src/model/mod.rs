@@ -22,6 +22,8 @@
 //!   the phases partial by budget, interrupted or failed)
 //! - `sweep`: latency against working-set size and its cache analysis
 //! - `input`: reading a file from outside (regular files only, bounded size)
+//! - `bounded`: JSON read into its typed shape with the memory it builds
+//!   bounded by its size
 //! - `shape`: declared dimensions of a document read from outside checked
 //!   against its data
 //! - `stamped`: a document's JSON text with its `kind` and provenance, as
@@ -34,6 +36,7 @@
 //! stats -> model -> analysis -> renderers.
 
 pub mod background;
+pub mod bounded;
 pub mod c2c;
 pub mod diff;
 pub mod document;

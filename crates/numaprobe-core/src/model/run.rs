@@ -18,13 +18,15 @@ use serde_json::Value;
 
 /// Everything the main job found. `Plan` is the planner's record
 /// (`job::Record` when written), `Check` one node's interleave check
-/// (`job::interleave::InterleaveCheck`); a reader takes both as JSON.
+/// (`job::interleave::InterleaveCheck`), `Topo` the topology document
+/// (JSON when written); a reader takes what it needs of them
+/// (`document::RunRead`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunReport<Plan = Value, Check = Value> {
+pub struct RunReport<Plan = Value, Check = Value, Topo = Value> {
     pub schema: String,
     /// The topology document as `numaprobe topo --format json` writes it
     /// (its own schema and provenance inside).
-    pub topology: Value,
+    pub topology: Topo,
     pub latency: Option<MatrixResult>,
     pub bandwidth: Option<MatrixResult>,
     /// Inference on the latency matrix, or on the SLIT when nothing was measured.
@@ -75,7 +77,7 @@ fn none<T>() -> Option<T> {
     None
 }
 
-impl<P, C> RunReport<P, C> {
+impl<P, C, T> RunReport<P, C, T> {
     /// Both matrices that were measured, latency first.
     pub fn matrices(&self) -> impl Iterator<Item = &MatrixResult> {
         [&self.latency, &self.bandwidth].into_iter().flatten()

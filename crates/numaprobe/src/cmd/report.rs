@@ -14,8 +14,6 @@
 use crate::output::{usage, write_in_folder};
 use numaprobe_core::model::document::{self, Document, DocumentError, Found};
 use numaprobe_core::model::matrix::MatrixKind;
-use numaprobe_core::model::provenance::Provenance;
-use numaprobe_core::model::ranking::Ranking;
 use numaprobe_core::model::topo::TopoReport;
 use numaprobe_core::render::html::{self, Doc, ReportInput};
 use std::path::{Path, PathBuf};
@@ -139,22 +137,19 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
     }
     // A document of no kind this numaprobe knows still gives its rankings
     // (any list of them joins the page) and its provenance.
-    for (file, v) in &folder.unknown {
-        if let Some(list) = v.get("rankings") {
-            let rankings: Vec<Ranking> = serde_json::from_value(list.clone())
+    for other in folder.unknown {
+        let file = other.file.as_str();
+        if let Some(rankings) = other.rankings {
+            let rankings = rankings
                 .map_err(|e| usage(format!("{file}: not a valid rankings document: {e}")))?;
             for r in rankings {
                 push_new(&mut input.rankings, file, r);
             }
         }
-        if let Some(p) = v.get("provenance") {
-            if let Ok(p) = serde_json::from_value::<Provenance>(p.clone()) {
-                input.provenance.push(Doc::new(file.as_str(), p));
-            }
+        if let Some(p) = other.provenance {
+            input.provenance.push(Doc::new(file, p));
         }
-        if v.get("complete").and_then(serde_json::Value::as_bool) == Some(false) {
-            input.complete = false;
-        }
+        input.complete &= other.complete;
     }
     // The run's provenance describes the whole folder: it comes first.
     if let Some(i) = input.provenance.iter().position(|p| p.file == "run.json") {
@@ -194,7 +189,7 @@ fn place(found: Found, input: &mut ReportInput, topos: &mut Vec<Doc<TopoReport>>
             if r.status.is_some() {
                 input.run_status = r.status.clone();
             }
-            if let Some(t) = run.topology {
+            if let Some(t) = r.topology {
                 push_new(topos, file, t);
             }
             for m in [r.latency, r.bandwidth].into_iter().flatten() {

@@ -21,15 +21,12 @@ pub mod topo;
 pub mod trust;
 
 use crate::model::diff::{Criteria, DiffReport, Difference, Origin, Section};
+use crate::model::document::{self, Document, DocumentError, Kind};
 use crate::model::fleet::FleetReport;
 use crate::model::matrix::MatrixKind;
 use crate::model::matrix::MatrixResult;
 use crate::model::pin::PinReport;
-use crate::model::shape::Shape;
-use crate::model::topo::TopoReport;
 use crate::topology::Topology;
-use serde::Deserialize;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Why a side could not be read: all bad input (exit status 2).
@@ -120,8 +117,7 @@ pub fn load(path: &Path) -> Result<Side, CompareError> {
             let p = path.join(name);
             if p.is_file() {
                 found = true;
-                let doc = read_json(&p)?;
-                add(&mut side, &p, &doc, Some(name))?;
+                add(&mut side, &p, Some(name))?;
             }
         }
         if !found {
@@ -129,21 +125,11 @@ pub fn load(path: &Path) -> Result<Side, CompareError> {
             if !p.is_file() {
                 return Err(CompareError::EmptyFolder(path.to_path_buf()));
             }
-            let doc = read_json(&p)?;
-            add(&mut side, &p, &doc, Some("run.json"))?;
+            add(&mut side, &p, Some("run.json"))?;
         }
         return Ok(side);
     }
-    let doc = read_json(path)?;
-    side.origin.kind = kind_of(&doc)
-        .ok_or_else(|| {
-            unsupported(
-                path,
-                "not a numaprobe topo, latency, bandwidth, run, pin or fleet document",
-            )
-        })?
-        .to_string();
-    add(&mut side, path, &doc, None)?;
+    side.origin.kind = add(&mut side, path, None)?.to_string();
     Ok(side)
 }
 
@@ -154,20 +140,10 @@ fn unsupported(path: &Path, what: &str) -> CompareError {
     }
 }
 
-fn read_json(path: &Path) -> Result<Value, CompareError> {
-    let text = crate::model::input::read_text(path)?;
-    serde_json::from_str(&text).map_err(|e| CompareError::NotJson {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })
-}
-
 /// The kind of a document as the comparison names it (`report` for a
-/// run.json), from the one reader's [`identify`](crate::model::document::identify);
-/// None for a kind the comparison does not read.
-fn kind_of(doc: &Value) -> Option<&'static str> {
-    use crate::model::document::{identify, Kind};
-    match identify(doc)? {
+/// run.json); None for a kind the comparison does not read.
+fn kind_of(kind: Option<Kind>) -> Option<&'static str> {
+    match kind? {
         Kind::Run => Some("report"),
         k @ (Kind::Topo | Kind::Latency | Kind::Bandwidth | Kind::Pin | Kind::Fleet) => {
             Some(k.name())
@@ -176,127 +152,72 @@ fn kind_of(doc: &Value) -> Option<&'static str> {
     }
 }
 
-fn parse<T: serde::de::DeserializeOwned>(
-    path: &Path,
-    kind: &str,
-    v: &Value,
-) -> Result<T, CompareError> {
-    T::deserialize(v).map_err(|e| CompareError::Invalid {
-        path: path.to_path_buf(),
-        kind: kind.into(),
-        message: e.to_string(),
-    })
-}
-
-/// [`parse`], then the document's declared dimensions checked against its
-/// data (the comparison walks them).
-fn shaped<T: serde::de::DeserializeOwned + Shape>(
-    path: &Path,
-    kind: &str,
-    v: &Value,
-) -> Result<T, CompareError> {
-    let doc: T = parse(path, kind, v)?;
-    doc.check_shape().map_err(|e| CompareError::Invalid {
-        path: path.to_path_buf(),
-        kind: kind.into(),
-        message: e.to_string(),
+/// Read one document with the one document reader and add it to a side;
+/// `expected` is the folder's file name, whose content must be of that
+/// kind. The kind the comparison names it by is returned.
+fn add(side: &mut Side, path: &Path, expected: Option<&str>) -> Result<&'static str, CompareError> {
+    let text = crate::model::input::read_text(path)?;
+    let head = document::head(text.as_bytes(), path).map_err(|e| match e {
+        DocumentError::NotJson { message, .. } => CompareError::NotJson {
+            path: path.to_path_buf(),
+            message,
+        },
+        e => e.into(),
     })?;
-    Ok(doc)
-}
-
-/// Add one document to a side; `expected` is the folder's file name, whose
-/// content must be of that kind.
-fn add(
-    side: &mut Side,
-    path: &Path,
-    doc: &Value,
-    expected: Option<&str>,
-) -> Result<(), CompareError> {
-    let kind = kind_of(doc);
-    let want = expected.map(|n| n.trim_end_matches(".json").replace("run", "report"));
-    if let (Some(w), k) = (&want, kind) {
-        if k != Some(w.as_str()) {
+    let kind = kind_of(head.kind());
+    if let Some(w) = expected.map(|n| n.trim_end_matches(".json").replace("run", "report")) {
+        if kind != Some(w.as_str()) {
             return Err(unsupported(
                 path,
                 &format!(
                     "expected a {w} document, found {}",
-                    k.unwrap_or("something else")
+                    kind.unwrap_or("something else")
                 ),
             ));
         }
     }
-    if let Some(s) = doc.get("schema").and_then(Value::as_str) {
-        if s != crate::SCHEMA {
-            return Err(unsupported(
-                path,
-                &format!("schema {s}; this numaprobe reads {}", crate::SCHEMA),
-            ));
-        }
-    }
+    let (Some(name), Some(k)) = (kind, head.kind()) else {
+        return Err(unsupported(
+            path,
+            "not a numaprobe topo, latency, bandwidth, run, pin or fleet document",
+        ));
+    };
+    let doc = document::parse(text.as_bytes(), &head, k, path)?;
     side.origin.documents.push(path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     ));
-    if let Some(p) = doc.get("provenance") {
-        let s = |k: &str| p.get(k).and_then(Value::as_str).map(String::from);
-        side.origin.hostname = side.origin.hostname.take().or_else(|| s("hostname"));
-        side.origin.kernel = side.origin.kernel.take().or_else(|| s("kernel"));
-        side.origin.start = side.origin.start.take().or_else(|| s("start"));
-        side.version = side.version.take().or_else(|| s("version"));
-        // A system check this numaprobe cannot read is one it does not
-        // compare: the conditions are then not known, not different.
-        side.system = side.system.take().or_else(|| {
-            p.get("system_check")
-                .and_then(|c| crate::system_check::SystemCheck::deserialize(c).ok())
-        });
-        if p.get("complete").and_then(Value::as_bool) == Some(false) {
-            side.origin.complete = false;
-        }
-    }
-    if doc.get("complete").and_then(Value::as_bool) == Some(false) {
+    let p = head.stamps;
+    let o = &mut side.origin;
+    o.hostname = o.hostname.take().or(p.hostname);
+    o.kernel = o.kernel.take().or(p.kernel);
+    o.start = o.start.take().or(p.start);
+    side.version = side.version.take().or(p.version);
+    // A system check this numaprobe cannot read is one it does not
+    // compare: the conditions are then not known, not different.
+    side.system = side.system.take().or(p.system_check);
+    if p.complete == Some(false) || head.complete == Some(false) {
         side.origin.complete = false;
     }
-    match kind {
-        Some("report") => {
-            if let Some(t) = doc.get("topology").filter(|v| !v.is_null()) {
-                side.topology = Some(shaped::<TopoReport>(path, "topology", t)?.into_topology());
+    match doc {
+        Document::Run(r) => {
+            let r = r.report;
+            if let Some(t) = r.topology {
+                side.topology = Some(t.into_topology());
             }
-            for (key, slot) in [
-                ("latency", &mut side.latency),
-                ("bandwidth", &mut side.bandwidth),
-            ] {
-                if let Some(m) = doc.get(key).filter(|v| !v.is_null()) {
-                    *slot = Some(shaped::<MatrixResult>(path, key, m)?);
-                }
-            }
+            side.latency = r.latency;
+            side.bandwidth = r.bandwidth;
         }
-        Some("topo") => {
-            side.topology = Some(shaped::<TopoReport>(path, "topo", doc)?.into_topology())
-        }
-        Some(k @ ("latency" | "bandwidth")) => {
-            let m: MatrixResult = shaped(path, k, doc)?;
-            match m.kind {
-                MatrixKind::Latency => side.latency = Some(m),
-                MatrixKind::Bandwidth => side.bandwidth = Some(m),
-            }
-        }
-        Some("pin") => side.pin = Some(shaped(path, "pin", doc)?),
-        // The one document reader's parse, so a fleet.json is checked
-        // here as everywhere else.
-        Some("fleet") => {
-            use crate::model::document::{parse as parse_document, Document, Kind};
-            if let Document::Fleet(f) = parse_document(doc, Kind::Fleet, path)? {
-                side.fleet = Some(f);
-            }
-        }
-        _ => {
-            return Err(unsupported(
-                path,
-                "not a numaprobe topo, latency, bandwidth, run, pin or fleet document",
-            ))
-        }
+        Document::Topo(t) => side.topology = Some(t.into_topology()),
+        Document::Matrix(m) => match m.kind {
+            MatrixKind::Latency => side.latency = Some(*m),
+            MatrixKind::Bandwidth => side.bandwidth = Some(*m),
+        },
+        Document::Pin(p) => side.pin = Some(*p),
+        Document::Fleet(f) => side.fleet = Some(f),
+        _ => {}
     }
-    Ok(())
+    Ok(name)
 }
 
 /// Compare two sides of the same kind.

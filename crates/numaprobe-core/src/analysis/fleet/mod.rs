@@ -92,7 +92,9 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                 nodes.push(node);
                 continue;
             }
-            Some(text) => match serde_json::from_str::<Value>(text) {
+            // Read loosely (a node's partial report still counts), its
+            // memory bounded by its size as every document's is.
+            Some(text) => match crate::model::bounded::from_slice::<Value>(text.as_bytes()) {
                 Ok(d) if identify(&d) == Some(Kind::Run) => d,
                 Ok(_) => {
                     fail(

@@ -1,9 +1,10 @@
 //! Reading one document: the [`Document`] it becomes, the errors of
-//! reading (all bad input), [`parse`] that checks a JSON value as a given
-//! kind (run.json part by part), and [`read_file`].
+//! reading (all bad input), [`parse`] that reads a text as a given kind
+//! (run.json part by part), [`from_bytes`] and [`read_file`].
 
-use super::identify::identify;
+use super::identify::Head;
 use super::kind::{Kind, Typed};
+use crate::model::bounded;
 use crate::model::c2c::C2cResult;
 use crate::model::diff::{CheckReport, DiffReport};
 use crate::model::fleet::FleetReport;
@@ -21,9 +22,7 @@ use crate::model::study::{StudyPlanDocument, StudyReport};
 use crate::model::sweep::SweepResult;
 use crate::model::topo::TopoReport;
 use crate::model::tune::TuneReport;
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use serde_json::Value;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use std::path::{Path, PathBuf};
 
 /// One document, read and checked against its declared dimensions.
@@ -49,11 +48,15 @@ pub enum Document {
     Check(Box<CheckReport>),
 }
 
-/// run.json with its topology read as the topology document it holds.
+/// run.json as a reader takes it: its topology read as the topology
+/// document it holds (None when the run has none); the planner's record and
+/// the interleave checks, which only the run itself uses, skipped unbuilt.
+pub type RunRead = RunReport<IgnoredAny, IgnoredAny, Option<TopoReport>>;
+
+/// run.json, read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
-    pub report: RunReport,
-    pub topology: Option<TopoReport>,
+    pub report: RunRead,
 }
 
 impl Document {
@@ -103,10 +106,17 @@ pub enum DocumentError {
     Folder { path: PathBuf, message: String },
 }
 
-/// Read one JSON value as a document of `kind` (see [`identify`]); `path`
-/// names it in errors.
-pub fn parse(v: &Value, kind: Kind, path: &Path) -> Result<Document, DocumentError> {
-    if let Some(s) = v.get("schema").and_then(Value::as_str) {
+/// Read a document's text as a document of `kind` (told by its [`Head`],
+/// whose schema must be this numaprobe's): straight into its typed shape,
+/// its memory bounded by its size (`model::bounded`), then its declared
+/// dimensions checked against its data. `path` names it in errors.
+pub fn parse(
+    bytes: &[u8],
+    head: &Head,
+    kind: Kind,
+    path: &Path,
+) -> Result<Document, DocumentError> {
+    if let Some(s) = &head.schema {
         if s != crate::SCHEMA {
             return Err(DocumentError::Schema {
                 path: path.to_path_buf(),
@@ -119,19 +129,11 @@ pub fn parse(v: &Value, kind: Kind, path: &Path) -> Result<Document, DocumentErr
         kind,
         message,
     };
-    fn typed<T: DeserializeOwned>(v: &Value) -> Result<T, String> {
-        T::deserialize(v).map_err(|e| e.to_string())
-    }
-    fn shaped<T: DeserializeOwned + Shape>(v: &Value) -> Result<Box<T>, String> {
-        let t: T = typed(v)?;
-        t.check_shape().map_err(|e| e.to_string())?;
-        Ok(Box::new(t))
-    }
     let doc = match kind {
-        Kind::Run => Document::Run(Box::new(run(v).map_err(bad)?)),
-        Kind::Topo => Document::Topo(shaped(v).map_err(bad)?),
+        Kind::Run => Document::Run(Box::new(run(bytes).map_err(bad)?)),
+        Kind::Topo => Document::Topo(shaped(bytes).map_err(bad)?),
         Kind::Latency | Kind::Bandwidth => {
-            let m: Box<MatrixResult> = shaped(v).map_err(bad)?;
+            let m: Box<MatrixResult> = shaped(bytes).map_err(bad)?;
             if m.kind() != kind {
                 return Err(bad(format!(
                     "it says {kind} but holds a {} matrix",
@@ -140,37 +142,48 @@ pub fn parse(v: &Value, kind: Kind, path: &Path) -> Result<Document, DocumentErr
             }
             Document::Matrix(m)
         }
-        Kind::Infer => Document::Infer(shaped(v).map_err(bad)?),
-        Kind::Pin => Document::Pin(shaped(v).map_err(bad)?),
-        Kind::Study => Document::Study(shaped(v).map_err(bad)?),
-        Kind::StudyPlan => Document::StudyPlan(Box::new(typed(v).map_err(bad)?)),
-        Kind::Policy => Document::Policy(Box::new(typed(v).map_err(bad)?)),
-        Kind::Tune => Document::Tune(Box::new(typed(v).map_err(bad)?)),
-        Kind::Fleet => Document::Fleet(Box::new(typed(v).map_err(bad)?)),
-        Kind::Sweep => Document::Sweep(shaped(v).map_err(bad)?),
-        Kind::Peak => Document::Peak(shaped(v).map_err(bad)?),
-        Kind::Loaded => Document::Loaded(shaped(v).map_err(bad)?),
-        Kind::Locks => Document::Locks(shaped(v).map_err(bad)?),
-        Kind::C2c => Document::C2c(shaped(v).map_err(bad)?),
-        Kind::Diff => Document::Diff(Box::new(typed(v).map_err(bad)?)),
-        Kind::Check => Document::Check(Box::new(typed(v).map_err(bad)?)),
+        Kind::Infer => Document::Infer(shaped(bytes).map_err(bad)?),
+        Kind::Pin => Document::Pin(shaped(bytes).map_err(bad)?),
+        Kind::Study => Document::Study(shaped(bytes).map_err(bad)?),
+        Kind::StudyPlan => Document::StudyPlan(boxed(bytes).map_err(bad)?),
+        Kind::Policy => Document::Policy(boxed(bytes).map_err(bad)?),
+        Kind::Tune => Document::Tune(boxed(bytes).map_err(bad)?),
+        Kind::Fleet => Document::Fleet(boxed(bytes).map_err(bad)?),
+        Kind::Sweep => Document::Sweep(shaped(bytes).map_err(bad)?),
+        Kind::Peak => Document::Peak(shaped(bytes).map_err(bad)?),
+        Kind::Loaded => Document::Loaded(shaped(bytes).map_err(bad)?),
+        Kind::Locks => Document::Locks(shaped(bytes).map_err(bad)?),
+        Kind::C2c => Document::C2c(shaped(bytes).map_err(bad)?),
+        Kind::Diff => Document::Diff(boxed(bytes).map_err(bad)?),
+        Kind::Check => Document::Check(boxed(bytes).map_err(bad)?),
     };
     Ok(doc)
 }
 
+/// The text as a `T`, its memory bounded by its size.
+fn typed<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    bounded::from_slice(bytes).map_err(|e| e.to_string())
+}
+
+/// [`typed`], in a box.
+fn boxed<T: DeserializeOwned>(bytes: &[u8]) -> Result<Box<T>, String> {
+    typed(bytes).map(Box::new)
+}
+
+/// [`typed`], then its declared dimensions checked against its data.
+fn shaped<T: DeserializeOwned + Shape>(bytes: &[u8]) -> Result<Box<T>, String> {
+    let t: T = typed(bytes)?;
+    t.check_shape().map_err(|e| e.to_string())?;
+    Ok(Box::new(t))
+}
+
 /// run.json, every part checked as its own document would be.
-fn run(v: &Value) -> Result<Run, String> {
-    let report: RunReport = RunReport::deserialize(v).map_err(|e| e.to_string())?;
-    let topology = match report.topology.as_object() {
-        None => None,
-        Some(_) => {
-            let t = TopoReport::deserialize(&report.topology)
-                .map_err(|e| format!("its topology: {e}"))?;
-            t.check_shape().map_err(|e| format!("its topology: {e}"))?;
-            Some(t)
-        }
-    };
+fn run(bytes: &[u8]) -> Result<Run, String> {
+    let report: RunRead = typed(bytes)?;
     let check = |what: &str, s: &dyn Shape| s.check_shape().map_err(|e| format!("its {what}: {e}"));
+    if let Some(t) = &report.topology {
+        check("topology", t)?;
+    }
     for m in report.matrices() {
         check(m.kind().name(), m)?;
     }
@@ -196,19 +209,32 @@ fn run(v: &Value) -> Result<Run, String> {
     {
         check("loaded latency", l)?;
     }
-    Ok(Run { report, topology })
+    Ok(Run { report })
+}
+
+/// The [`Head`] of a document's text; text that is not JSON is an error
+/// naming `path`.
+pub fn head(bytes: &[u8], path: &Path) -> Result<Head, DocumentError> {
+    Head::read(bytes).map_err(|e| DocumentError::NotJson {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// A document's text as its [`Head`] and the document: JSON, a kind
+/// numaprobe writes, valid for that kind. `path` names it in errors.
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<(Head, Document), DocumentError> {
+    let head = head(bytes, path)?;
+    let kind = head.kind().ok_or_else(|| DocumentError::Unknown {
+        path: path.to_path_buf(),
+    })?;
+    let doc = parse(bytes, &head, kind, path)?;
+    Ok((head, doc))
 }
 
 /// Read one file as a numaprobe document: bounded in size, JSON, a kind
 /// numaprobe writes, valid for that kind.
 pub fn read_file(path: &Path) -> Result<Document, DocumentError> {
     let text = read_text(path)?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| DocumentError::NotJson {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let kind = identify(&v).ok_or_else(|| DocumentError::Unknown {
-        path: path.to_path_buf(),
-    })?;
-    parse(&v, kind, path)
+    from_bytes(text.as_bytes(), path).map(|(_, doc)| doc)
 }

@@ -1,13 +1,12 @@
 //! Reading a folder: every numaprobe document in it, with its file name,
 //! provenance and completeness, beside the names of all its files.
 
-use super::file::{parse, Document, DocumentError};
-use super::identify::{identify, is_numaprobe};
+use super::file::{head, parse, Document, DocumentError};
 use super::kind::Kind;
 use crate::model::input::read_text;
 use crate::model::provenance::Provenance;
+use crate::model::ranking::Ranking;
 use serde::Deserialize;
-use serde_json::Value;
 use std::path::Path;
 
 /// A document found in a folder, with its file name and the stamps every
@@ -30,10 +29,28 @@ pub struct Folder {
     pub documents: Vec<Found>,
     /// numaprobe documents of no kind this numaprobe knows (a newer
     /// version's, or one written by hand such as a bare `rankings` list),
-    /// as JSON with their file name: a folder is still read, and the
-    /// caller takes what it can use.
-    pub unknown: Vec<(String, Value)>,
+    /// with what can be used of them: a folder is still read.
+    pub unknown: Vec<Other>,
     pub files: Vec<String>,
+}
+
+/// A numaprobe document of no kind this numaprobe knows: its file name,
+/// the stamps every document carries, and its `rankings` when it has some.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Other {
+    pub file: String,
+    pub provenance: Option<Provenance>,
+    /// False when the document says `"complete": false`.
+    pub complete: bool,
+    /// Its `rankings` list: None without one, an error (serde's message)
+    /// when it does not read as rankings.
+    pub rankings: Option<Result<Vec<Ranking>, String>>,
+}
+
+/// The part of an unknown document that can be used.
+#[derive(Deserialize)]
+struct Rankings {
+    rankings: Option<Vec<Ranking>>,
 }
 
 impl Folder {
@@ -67,22 +84,30 @@ pub fn read_folder(dir: &Path) -> Result<Folder, DocumentError> {
         }
         let path = dir.join(&name);
         let text = read_text(&path)?;
-        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+        let Ok(head) = head(text.as_bytes(), &path) else {
             continue;
         };
-        if !is_numaprobe(&v) {
+        if !head.is_numaprobe() {
             continue;
         }
-        let Some(kind) = identify(&v) else {
-            out.unknown.push((name, v));
+        let complete = head.complete != Some(false);
+        let Some(kind) = head.kind() else {
+            let rankings = crate::model::bounded::from_slice::<Rankings>(text.as_bytes())
+                .map_err(|e| e.to_string())
+                .map(|r| r.rankings)
+                .transpose();
+            out.unknown.push(Other {
+                file: name,
+                provenance: head.provenance,
+                complete,
+                rankings,
+            });
             continue;
         };
         out.documents.push(Found {
-            document: parse(&v, kind, &path)?,
-            provenance: v
-                .get("provenance")
-                .and_then(|p| Provenance::deserialize(p).ok()),
-            complete: v.get("complete").and_then(Value::as_bool) != Some(false),
+            document: parse(text.as_bytes(), &head, kind, &path)?,
+            provenance: head.provenance,
+            complete,
             file: name,
         });
     }

@@ -162,7 +162,7 @@ impl Typed for MatrixResult {
     }
 }
 
-impl<P, C> Typed for RunReport<P, C> {
+impl<P, C, T> Typed for RunReport<P, C, T> {
     fn kind(&self) -> Kind {
         Kind::Run
     }

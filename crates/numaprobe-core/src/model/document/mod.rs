@@ -5,18 +5,24 @@
 //! read. `report`, `diff`, `check`, `infer` and `fleet --from` all ask here.
 //!
 //! - `kind`: the kinds, their names, [`Typed`] and [`stamp_kind`];
-//! - `identify`: which kind a JSON value is;
-//! - `file`: [`Document`], its errors, [`parse`] and [`read_file`];
+//! - `identify`: which kind a document is, from its [`Head`];
+//! - `file`: [`Document`], its errors, [`parse`], [`from_bytes`] and
+//!   [`read_file`];
 //! - `folder`: [`read_folder`] and what it finds.
+//!
+//! A document's text is read twice, never expanded: once for its head
+//! (schema, kind, provenance; every other value skipped), once straight
+//! into its typed shape with its memory bounded by its size
+//! (`model::bounded`).
 
 mod file;
 mod folder;
 mod identify;
 mod kind;
 
-pub use file::{parse, read_file, Document, DocumentError, Run};
-pub use folder::{read_folder, Folder, Found};
-pub use identify::{identify, is_numaprobe};
+pub use file::{from_bytes, head, parse, read_file, Document, DocumentError, Run, RunRead};
+pub use folder::{read_folder, Folder, Found, Other};
+pub use identify::{identify, is_numaprobe, Head, Stamps};
 pub use kind::{stamp_kind, Kind, Typed};
 use std::path::Path;
 

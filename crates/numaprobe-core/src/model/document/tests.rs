@@ -151,7 +151,15 @@ fn a_folder_says_what_it_holds_and_leaves_other_files_listed() {
             "summary.md"
         ]
     );
-    assert_eq!(f.unknown, [("newer.json".to_string(), newer)]);
+    assert_eq!(
+        f.unknown,
+        [Other {
+            file: "newer.json".into(),
+            provenance: None,
+            complete: true,
+            rankings: None,
+        }]
+    );
     let kinds: Vec<(&str, Kind)> = f
         .documents
         .iter()
@@ -166,7 +174,16 @@ fn a_folder_says_what_it_holds_and_leaves_other_files_listed() {
         Document::Matrix(Box::new(lat))
     );
     match &f.first(Kind::Run).unwrap().document {
-        Document::Run(r) => assert_eq!(r.report, run),
+        Document::Run(r) => {
+            let r = &r.report;
+            assert_eq!(r.topology, None);
+            assert_eq!(r.plan, None);
+            assert_eq!(
+                (&r.c2c, &r.loaded_latency, &r.peak, &r.sweep),
+                (&run.c2c, &run.loaded_latency, &run.peak, &run.sweep)
+            );
+            assert_eq!((r.budget_s, r.elapsed_s), (run.budget_s, run.elapsed_s));
+        }
         other => panic!("{other:?}"),
     }
     assert!(f.first(Kind::Topo).is_none());
@@ -183,7 +200,7 @@ fn a_run_json_written_without_kind_reads_as_a_run() {
     std::fs::write(&p, text).unwrap();
     match read_file(&p).unwrap() {
         Document::Run(r) => {
-            assert!(r.topology.is_some());
+            assert!(r.report.topology.is_some());
             assert!(r.report.latency.is_some());
         }
         other => panic!("{:?}", other.kind()),
@@ -231,14 +248,15 @@ fn an_unknown_or_broken_document_is_one_line_naming_the_file_and_what_is_read() 
 #[test]
 fn a_matrix_whose_kind_disagrees_with_its_content_is_refused() {
     let lat = crate::model::matrix::tests::sample();
-    let v: Value = serde_json::from_str(&written(&lat)).unwrap();
-    let e = parse(&v, Kind::Bandwidth, Path::new("b.json")).unwrap_err();
+    let text = written(&lat);
+    let head = Head::read(text.as_bytes()).unwrap();
+    let e = parse(text.as_bytes(), &head, Kind::Bandwidth, Path::new("b.json")).unwrap_err();
     assert!(
         e.to_string()
             .contains("it says bandwidth but holds a latency matrix"),
         "{e}"
     );
-    assert!(parse(&v, Kind::Latency, Path::new("l.json")).is_ok());
+    assert!(parse(text.as_bytes(), &head, Kind::Latency, Path::new("l.json")).is_ok());
 }
 
 #[test]

@@ -98,23 +98,25 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>
         let run_json = numaprobe_core::model::input::read_text(&folder.join("run.json")).ok();
         let failure = match numaprobe_core::model::input::read_text(&folder.join(STATUS_FILE)) {
             Err(_) => None,
-            Ok(text) => match serde_json::from_str::<NodeRunStatus>(&text) {
-                Err(e) => Some((
-                    NodeStatus::Failed,
-                    format!("{STATUS_FILE} is unreadable: {e}"),
-                )),
-                Ok(st) if st.unavailable.is_some() => Some((
-                    NodeStatus::Unavailable,
-                    format!(
-                        "not run: Slurm reported it {}",
-                        st.unavailable.as_deref().unwrap_or("unavailable")
-                    ),
-                )),
-                Ok(st) if st.lost => Some((NodeStatus::Lost, ended_in_words(&st))),
-                Ok(st) if st.timed_out => Some((NodeStatus::TimedOut, ended_in_words(&st))),
-                Ok(st) if st.exit_status == Some(0) => None,
-                Ok(st) => Some((NodeStatus::Failed, ended_in_words(&st))),
-            },
+            Ok(text) => {
+                match numaprobe_core::model::bounded::from_slice::<NodeRunStatus>(text.as_bytes()) {
+                    Err(e) => Some((
+                        NodeStatus::Failed,
+                        format!("{STATUS_FILE} is unreadable: {e}"),
+                    )),
+                    Ok(st) if st.unavailable.is_some() => Some((
+                        NodeStatus::Unavailable,
+                        format!(
+                            "not run: Slurm reported it {}",
+                            st.unavailable.as_deref().unwrap_or("unavailable")
+                        ),
+                    )),
+                    Ok(st) if st.lost => Some((NodeStatus::Lost, ended_in_words(&st))),
+                    Ok(st) if st.timed_out => Some((NodeStatus::TimedOut, ended_in_words(&st))),
+                    Ok(st) if st.exit_status == Some(0) => None,
+                    Ok(st) => Some((NodeStatus::Failed, ended_in_words(&st))),
+                }
+            }
         };
         NodeInput {
             name,
