@@ -114,8 +114,9 @@ impl Drop for Scratch {
 }
 
 /// Every JSON document numaprobe reads back: `diff` and `check` sides
-/// (topo, latency, bandwidth, run, pin), a fleet node's `run.json`, and a
-/// distance table. The document is written to a file and read through the
+/// (topo, latency, bandwidth, run, pin), any kind through the one document
+/// reader (`report`, `export`) alone and in its folder, a fleet node's
+/// `run.json`, and a distance table. The document is written to a file and read through the
 /// same path the commands take; a side that reads is compared with itself.
 pub fn documents(data: &[u8]) {
     let scratch = Scratch::new("doc");
@@ -135,6 +136,14 @@ pub fn documents(data: &[u8]) {
             }
         }
         Err(e) => one_line("diff/check side", &e.to_string()),
+    }
+    // The one document reader (report, export, infer's kind), for a file
+    // and for the folder that holds it.
+    if let Err(e) = numaprobe_core::model::document::read_file(&file) {
+        one_line("document", &e.to_string());
+    }
+    if let Err(e) = numaprobe_core::model::document::read_folder(&scratch.0) {
+        one_line("folder", &e.to_string());
     }
     let t = text(data).into_owned();
     let _ = fleet::analyse(&[

@@ -3,6 +3,7 @@
 //! entry functions the fuzz targets call, on the stable toolchain and without
 //! a fuzzer: a reader that panics again on an input it once crashed on, or
 //! whose error stops being one short line, fails here (doc/fuzzing.md).
+//! Built with overflow checks on, as the fuzz targets are.
 
 #[path = "../../../fuzz/src/lib.rs"]
 #[allow(dead_code)]
@@ -55,6 +56,20 @@ fn every_target_has_a_seed_corpus() {
             "fuzz/corpus/{name} is empty: run fuzz/seed-corpus"
         );
     }
+}
+
+/// The replay is built with overflow checks, as the fuzz targets are
+/// (`fuzz/Cargo.toml`): an arithmetic overflow a fuzzer found on a figure
+/// read from outside panics here too. `cargo test` has them unless a
+/// profile turns them off; this says so if one ever does.
+#[test]
+fn the_replay_has_overflow_checks_on() {
+    let max = std::hint::black_box(u32::MAX);
+    let sum = catch_unwind(|| max + std::hint::black_box(1));
+    assert!(
+        sum.is_err(),
+        "u32::MAX + 1 did not panic: build the tests with overflow checks on"
+    );
 }
 
 #[test]
