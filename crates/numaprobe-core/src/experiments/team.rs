@@ -50,6 +50,26 @@ pub(crate) struct TeamSample {
     pub lost: Option<Lost>,
 }
 
+/// The share of a sample by which the last worker may start after the
+/// first before the sample counts as lost: a worker released by the
+/// barrier starts within microseconds when it holds its CPU.
+pub(crate) const LATE_START_SHARE: f64 = 0.05;
+
+impl TeamSample {
+    /// Whether the sample was lost: a worker lost its CPU during its
+    /// passes, or one was not running when the barrier released the team
+    /// and started late, outside its own probe (the sample then times the
+    /// workers one after the other, and is lost all the same).
+    pub(crate) fn lost_or_late(&self, timer: &Timer) -> Option<Lost> {
+        let first = self.stamps.iter().map(|s| s.0).min()?;
+        let last_start = self.stamps.iter().map(|s| s.0).max()?;
+        let end = self.stamps.iter().map(|s| s.1).max()?;
+        let whole = timer.elapsed_ns(first, end).max(1.0);
+        let late = timer.elapsed_ns(first, last_start) > LATE_START_SHARE * whole;
+        self.lost.or(late.then_some(Lost::Preempted))
+    }
+}
+
 /// What the workers share with the coordinating thread.
 pub(crate) struct Team {
     barrier: Barrier,
@@ -205,7 +225,37 @@ impl Team {
 
 #[cfg(test)]
 mod tests {
-    use super::Part;
+    use super::{Lost, Part, TeamSample, LATE_START_SHARE};
+    use crate::timer::{Stamp, Timer};
+
+    #[test]
+    fn a_worker_that_starts_late_loses_the_sample() {
+        let t = Timer::monotonic_raw();
+        let s = |stamps: Vec<(u64, u64)>, lost| TeamSample {
+            stamps: stamps
+                .into_iter()
+                .map(|(a, b)| (Stamp(a), Stamp(b), 0))
+                .collect(),
+            lost,
+        };
+        // Both start together: held.
+        let m = 1_000_000;
+        assert_eq!(s(vec![(0, m), (10, m)], None).lost_or_late(&t), None);
+        // The second starts at 5 % of the sample: still held; at 6 %, lost
+        // (the timer's overhead, a few ticks, is far below the step).
+        let edge = (LATE_START_SHARE * m as f64) as u64;
+        assert_eq!(s(vec![(0, m), (edge, m)], None).lost_or_late(&t), None);
+        assert_eq!(
+            s(vec![(0, m / 2), (edge + m / 100, m)], None).lost_or_late(&t),
+            Some(Lost::Preempted)
+        );
+        // A worker's own loss stands, whatever the starts.
+        assert_eq!(
+            s(vec![(0, m), (0, m)], Some(Lost::OffCpu)).lost_or_late(&t),
+            Some(Lost::OffCpu)
+        );
+        assert_eq!(s(vec![], None).lost_or_late(&t), None);
+    }
 
     #[test]
     fn a_part_is_an_equal_aligned_slice_and_k_wraps() {

@@ -297,7 +297,11 @@ fn coordinate(
         let start = s.stamps.iter().map(|s| s.0).min().unwrap_or(Stamp(0));
         let end = s.stamps.iter().map(|s| s.1).max().unwrap_or(Stamp(0));
         let bytes: u64 = s.stamps.iter().map(|s| s.2).sum();
-        Ok((timer.elapsed_ns(start, end).max(1.0), bytes as f64, s.lost))
+        Ok((
+            timer.elapsed_ns(start, end).max(1.0),
+            bytes as f64,
+            s.lost_or_late(timer),
+        ))
     };
     // Probe one pass to size the samples.
     let (pass_ns, _, _) = sample(1, Part::WHOLE)?;
