@@ -19,6 +19,7 @@ mod help;
 mod output;
 mod panics;
 mod report_dir;
+mod safe_dir;
 mod signals;
 
 use std::process::ExitCode;

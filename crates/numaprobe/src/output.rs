@@ -1,18 +1,17 @@
 //! Where results go: stdout, `--output FILE` or a file of a report folder,
 //! and how errors map to exit codes and one line of text.
 //!
-//! A file is written whole or not at all (a temporary file beside it, then a
-//! rename), so a long run can rewrite its output after every finished cell and an
-//! interrupted run leaves the last complete version, never a half-written one.
-//! The temporary file gets an unpredictable name and is created with O_EXCL
-//! (the `tempfile` crate), so nobody can plant a symlink under its name to
-//! redirect the write; the rename replaces whatever holds the final name and
-//! never writes through it.
+//! A file is written whole or not at all, through its folder's handle
+//! (`safe_dir`), so a long run can rewrite its output after every finished
+//! cell and an interrupted run leaves the last complete version, never a
+//! half-written one.
 
+use crate::safe_dir::SafeDir;
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 
 /// Bad input: shown as one line, exit status 2.
 #[derive(Debug)]
@@ -105,11 +104,15 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 #[derive(Debug, Clone)]
 pub enum Sink {
     Stdout,
-    /// A path the user named: a pipe or device there is written into.
+    /// A path the user named ([`crate::safe_dir::write_file`]).
     File(PathBuf),
-    /// A file numaprobe names inside a report folder: only ever a regular
-    /// file (see [`write_in_folder`]).
-    Folder(PathBuf),
+    /// A file numaprobe names inside a folder it holds open; `path` is for
+    /// messages only.
+    Folder {
+        dir: Arc<SafeDir>,
+        name: String,
+        path: PathBuf,
+    },
 }
 
 impl Sink {
@@ -130,9 +133,8 @@ impl Sink {
                 out.flush()?;
                 Ok(())
             }
-            Sink::File(path) => write_atomic(path, content.as_bytes())
-                .with_context(|| format!("cannot write {}", path.display())),
-            Sink::Folder(path) => write_in_folder(path, content.as_bytes()),
+            Sink::File(path) => crate::safe_dir::write_file(path, content.as_bytes()),
+            Sink::Folder { dir, name, .. } => dir.write(name, content.as_bytes()),
         }
     }
 
@@ -144,7 +146,7 @@ impl Sink {
     pub fn path(&self) -> Option<&Path> {
         match self {
             Sink::Stdout => None,
-            Sink::File(p) | Sink::Folder(p) => Some(p),
+            Sink::File(p) | Sink::Folder { path: p, .. } => Some(p),
         }
     }
 }
@@ -190,83 +192,7 @@ impl PartialFile {
     }
 }
 
-/// Write a file the user named (`--output`, `--graph-svg`...). A device or
-/// pipe there (`/dev/null`, `/dev/stdout`, a FIFO) is written into, never
-/// replaced: renaming a file over /dev/null as root turns it into a plain
-/// file for every process on the machine. Anything else is replaced
-/// atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-        f.write_all(bytes)?;
-        return f.flush();
-    }
-    replace(path, bytes)
-}
-
-/// Write a file numaprobe names inside a report folder. Only a regular file
-/// is ever there: a symlink, FIFO, device or folder under that name is
-/// refused (one line naming it), so a link planted in a shared folder cannot
-/// send a root run's output to a file, pipe or disk elsewhere, and a FIFO
-/// cannot hang the run.
-pub fn write_in_folder(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    if let Ok(m) = std::fs::symlink_metadata(path) {
-        if !m.is_file() {
-            return Err(usage(format!(
-                "{}: {}, not a regular file; numaprobe writes only regular files in a report folder: remove it or choose another folder",
-                path.display(),
-                file_kind(&m.file_type())
-            )));
-        }
-    }
-    replace(path, bytes).with_context(|| format!("cannot write {}", path.display()))
-}
-
 pub use numaprobe_core::model::input::file_kind;
-
-/// The temporary name of `name`'s next version: `.NAME.XXXXXX.tmp`, six
-/// random letters or digits (what [`is_temp_of`] recognises).
-const TEMP_RANDOM: usize = 6;
-
-/// Is `file` a temporary file numaprobe made for `name` (a leftover of a
-/// killed run)? Exactly `.NAME.` + six letters or digits + `.tmp`.
-pub fn is_temp_of(file: &str, name: &str) -> bool {
-    file.strip_prefix('.')
-        .and_then(|r| r.strip_prefix(name))
-        .and_then(|r| r.strip_prefix('.'))
-        .and_then(|r| r.strip_suffix(".tmp"))
-        .is_some_and(|r| r.len() == TEMP_RANDOM && r.bytes().all(|b| b.is_ascii_alphanumeric()))
-}
-
-/// Write `bytes` to a new file under an unpredictable name beside `path`
-/// (O_CREAT | O_EXCL: it cannot be a planted symlink or FIFO), flush it to
-/// disk, and rename it over `path`.
-fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".into());
-    // 0666 before the umask, as File::create would have it: a report is
-    // as readable as any file the user writes.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .rand_bytes(TEMP_RANDOM)
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    // A panic here (a bug, or the test switch) drops `tmp`, which removes
-    // the temporary file: the last whole version stays, nothing half-written.
-    numaprobe_core::fault::panic_at(numaprobe_core::fault::OUTPUT);
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
 
 /// The most characters of one word an error line shows: a 120 KB bad value
 /// is shown as its first 200 characters and how many more there were.
@@ -315,68 +241,6 @@ pub fn stderr_is_terminal() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_pipe_is_written_into_not_replaced() {
-        // A FIFO stands in for /dev/null, which a test must not touch.
-        use std::io::Read;
-        use std::os::unix::fs::FileTypeExt;
-        let dir = std::env::temp_dir().join(format!("np-out-fifo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let fifo = dir.join("sink");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo with a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || {
-                let mut s = String::new();
-                std::fs::File::open(fifo)
-                    .unwrap()
-                    .read_to_string(&mut s)
-                    .unwrap();
-                s
-            })
-        };
-        write_atomic(&fifo, b"through").unwrap();
-        assert_eq!(reader.join().unwrap(), "through");
-        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn temporary_names_are_recognised_exactly() {
-        assert!(is_temp_of(".run.json.aB3dE9.tmp", "run.json"));
-        for f in [
-            ".run.json.mine.tmp",
-            ".run.json.aB3dE9x.tmp",
-            ".run.json.aB3-E9.tmp",
-            "run.json.aB3dE9.tmp",
-            ".run.json.aB3dE9.tmp ",
-            ".run.jsonaaB3dE9.tmp",
-        ] {
-            assert!(!is_temp_of(f, "run.json"), "{f}");
-        }
-    }
-
-    #[test]
-    fn a_folder_write_replaces_a_file_and_refuses_anything_else() {
-        let dir = std::env::temp_dir().join(format!("np-out-folder-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("run.json");
-        write_in_folder(&p, b"one").unwrap();
-        write_in_folder(&p, b"two").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
-        let only: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
-        assert_eq!(only.len(), 1, "no temporary file is left");
-        std::fs::remove_file(&p).unwrap();
-        std::fs::create_dir(&p).unwrap();
-        let err = write_in_folder(&p, b"x").unwrap_err();
-        assert_eq!(exit_code(&err), 2);
-        assert!(err.to_string().contains("a folder"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 
     #[test]
     fn a_long_word_is_clipped_and_short_lines_are_kept() {

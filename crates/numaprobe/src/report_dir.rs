@@ -21,15 +21,19 @@
 //!
 //! A file is listed in the manifest before it is written, so a run stopped
 //! at any point leaves a manifest that covers everything it left behind.
-//! Every file is written with [`write_in_folder`]: never through a symlink,
-//! into a FIFO or a device.
+//! The folder is held open as a handle ([`SafeDir`]) and every file is
+//! written, read and removed relative to it: never through a symlink, into
+//! a FIFO or a device, and never in another folder swapped in mid-run.
 
-use crate::output::{file_kind, is_temp_of, usage, write_in_folder, Sink};
+use crate::output::{file_kind, usage, Sink};
+use crate::safe_dir::{is_temp_of, SafeDir};
 use anyhow::Context;
+use rustix::fs::OFlags;
 use std::cell::RefCell;
-use std::io::{Read, Seek, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
 
 pub const MANIFEST: &str = ".numaprobe-manifest";
 /// The lock file of a folder (see the module doc).
@@ -64,9 +68,9 @@ pub fn is_known(name: &str) -> bool {
 /// An open report folder. Files are named relative to it, without `/`.
 #[derive(Debug)]
 pub struct ReportDir {
-    dir: PathBuf,
+    dir: Arc<SafeDir>,
     written: RefCell<Vec<String>>,
-    /// The first failure to update the manifest (`join` cannot return it).
+    /// The first failure to update the manifest (`list` cannot return it).
     manifest_error: RefCell<Option<anyhow::Error>>,
     /// Held, not read: the folder's lock lasts as long as this file is open.
     _lock: FolderLock,
@@ -83,42 +87,37 @@ pub fn open(no_report: bool, dir: Option<&Path>, force: bool) -> anyhow::Result<
 }
 
 impl ReportDir {
-    /// Create the folder, lock it, clear what the previous run listed, then
-    /// start a new (empty) manifest.
-    pub fn take_over(dir: &Path, force: bool) -> anyhow::Result<ReportDir> {
-        if dir.exists() && !dir.is_dir() {
-            return Err(usage(format!(
-                "--report-dir {}: exists and is not a folder",
-                dir.display()
-            )));
-        }
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the report folder {}", dir.display()))?;
+    /// Open the folder (made when missing; see [`SafeDir::own`] for what is
+    /// refused), lock it, clear what the previous run listed, then start a
+    /// new (empty) manifest.
+    pub fn take_over(path: &Path, force: bool) -> anyhow::Result<ReportDir> {
+        let dir = SafeDir::own(path, "--report-dir", true)?;
         // A folder a run has had is locked before anything in it is read,
         // so a second run learns who holds it, not what it is writing.
-        let existing = FolderLock::take(dir, false)?;
-        if std::fs::symlink_metadata(dir.join(MANIFEST)).is_err() {
-            let foreign = std::fs::read_dir(dir)
-                .with_context(|| format!("cannot read the report folder {}", dir.display()))?
-                .filter_map(Result::ok)
-                .any(|e| e.file_name() != LOCK);
+        let existing = FolderLock::take(&dir, false)?;
+        let unreadable = |e| {
+            anyhow::Error::new(e)
+                .context(format!("cannot read the report folder {}", path.display()))
+        };
+        if dir.entry(MANIFEST).map_err(unreadable)?.is_none() {
+            let foreign = dir.names().map_err(unreadable)?.iter().any(|n| n != LOCK);
             if foreign && !force {
                 return Err(usage(format!(
                     "--report-dir {}: the folder is not empty and has no {MANIFEST}, so numaprobe did not write it; choose a new or empty folder, or add --force to write beside its files",
-                    dir.display()
+                    path.display()
                 )));
             }
         }
         let lock = match existing {
             Some(l) => l,
-            None => FolderLock::take(dir, true)?
-                .with_context(|| format!("cannot create {}", dir.join(LOCK).display()))?,
+            None => FolderLock::take(&dir, true)?
+                .with_context(|| format!("cannot create {}", path.join(LOCK).display()))?,
         };
-        if let Some(text) = read_manifest(dir)? {
-            remove_listed(dir, &text)?;
+        if let Some(text) = read_manifest(&dir)? {
+            remove_listed(&dir, &text)?;
         }
         let rd = ReportDir {
-            dir: dir.to_path_buf(),
+            dir: Arc::new(dir),
             written: RefCell::new(Vec::new()),
             manifest_error: RefCell::new(None),
             _lock: lock,
@@ -127,9 +126,9 @@ impl ReportDir {
         Ok(rd)
     }
 
-    /// The path of report file `name`, listed in the manifest first so the
-    /// next run removes it. Every file of the folder is named through here.
-    pub fn join(&self, name: &str) -> PathBuf {
+    /// List report file `name` in the manifest (first, so the next run
+    /// removes it). Every file of the folder is named through here.
+    fn list(&self, name: &str) {
         debug_assert!(is_known(name), "{name} is missing from report_dir::KNOWN");
         if !self.written.borrow().iter().any(|n| n == name) {
             self.written.borrow_mut().push(name.to_string());
@@ -137,25 +136,34 @@ impl ReportDir {
                 self.manifest_error.borrow_mut().get_or_insert(e);
             }
         }
-        self.dir.join(name)
     }
 
     /// Where report file `name` is written as it grows (partial results).
     pub fn sink(&self, name: &str) -> Sink {
-        Sink::Folder(self.join(name))
+        self.list(name);
+        Sink::Folder {
+            dir: Arc::clone(&self.dir),
+            name: name.to_string(),
+            path: self.dir.path().join(name),
+        }
     }
 
     /// Write report file `name` whole (atomically).
     pub fn save(&self, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
-        let path = self.join(name);
+        self.list(name);
         if let Some(e) = self.manifest_error.borrow_mut().take() {
             return Err(e);
         }
-        write_in_folder(&path, bytes)
+        self.dir.write(name, bytes)
+    }
+
+    /// The folder's handle, to read its documents back.
+    pub fn handle(&self) -> &SafeDir {
+        &self.dir
     }
 
     pub fn display(&self) -> std::path::Display<'_> {
-        self.dir.display()
+        self.dir.path().display()
     }
 
     fn write_manifest(&self) -> anyhow::Result<()> {
@@ -164,28 +172,15 @@ impl ReportDir {
             text.push_str(n);
             text.push('\n');
         }
-        write_in_folder(&self.dir.join(MANIFEST), text.as_bytes())
+        self.dir.write(MANIFEST, text.as_bytes())
     }
 }
 
 /// The manifest of `dir`, if it has one. Anything but a regular file under
-/// that name is refused (a FIFO there would hang the read).
-pub fn read_manifest(dir: &Path) -> anyhow::Result<Option<String>> {
-    let path = dir.join(MANIFEST);
-    match std::fs::symlink_metadata(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))),
-        Ok(m) if !m.is_file() => Err(usage(format!(
-            "{}: {}, not numaprobe's manifest; remove it or choose another folder",
-            path.display(),
-            file_kind(&m.file_type())
-        ))),
-        // Through the one reader: a file swapped for a FIFO after the look
-        // above is refused there too, and a huge one by its size.
-        Ok(_) => numaprobe_core::model::input::read_text(&path)
-            .map(Some)
-            .map_err(|e| usage(e.to_string())),
-    }
+/// that name is refused (a FIFO there would hang the read), and so is a
+/// huge one.
+pub fn read_manifest(dir: &SafeDir) -> anyhow::Result<Option<String>> {
+    dir.read_text(MANIFEST)
 }
 
 /// An exclusive `flock` on a folder's [`LOCK`] file, held until dropped.
@@ -197,32 +192,30 @@ pub struct FolderLock {
 impl FolderLock {
     /// Lock `dir`, or fail (exit 2) naming the pid of the process that holds
     /// it. Without `create`, a folder that has no lock file is not locked
-    /// (None): it was never a run's folder.
-    pub fn take(dir: &Path, create: bool) -> anyhow::Result<Option<FolderLock>> {
-        let path = dir.join(LOCK);
-        // O_NOFOLLOW: a symlink planted under the name is not followed;
-        // O_NONBLOCK: a FIFO there does not hang the open.
-        let opened = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(create)
-            .truncate(false)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path);
-        let mut file = match opened {
+    /// (None): it was never a run's folder. The lock file must be a regular
+    /// file of numaprobe's user with no other name (a hard link to another
+    /// file is refused), and is never truncated: the pid is written over
+    /// its first bytes.
+    pub fn take(dir: &SafeDir, create: bool) -> anyhow::Result<Option<FolderLock>> {
+        let path = dir.path().join(LOCK);
+        let not_ours = |what: String| {
+            usage(format!(
+                "{}: {what}, not numaprobe's lock file; remove it or choose another folder",
+                path.display()
+            ))
+        };
+        // O_NOFOLLOW (added by `open`): a symlink planted under the name is
+        // not followed; O_NONBLOCK: a FIFO there does not hang the open.
+        let mut flags = OFlags::RDWR | OFlags::NONBLOCK;
+        if create {
+            flags |= OFlags::CREATE;
+        }
+        let file = match dir.open(LOCK, flags, 0o644) {
             Ok(f) => f,
             Err(e) if !create && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
-                if let Some(m) = std::fs::symlink_metadata(&path)
-                    .ok()
-                    .filter(|m| !m.is_file())
-                {
-                    return Err(usage(format!(
-                        "{}: {}, not numaprobe's lock file; remove it or choose another folder",
-                        path.display(),
-                        file_kind(&m.file_type())
-                    )));
+                if let Some(m) = dir.entry(LOCK).ok().flatten().filter(|m| !m.is_file()) {
+                    return Err(not_ours(file_kind(&m.file_type()).to_string()));
                 }
                 return Err(
                     anyhow::Error::new(e).context(format!("cannot open {}", path.display()))
@@ -232,21 +225,29 @@ impl FolderLock {
         let meta = file
             .metadata()
             .with_context(|| format!("cannot read {}", path.display()))?;
+        use std::os::unix::fs::MetadataExt;
         if !meta.is_file() {
-            return Err(usage(format!(
-                "{}: {}, not numaprobe's lock file; remove it or choose another folder",
-                path.display(),
-                file_kind(&meta.file_type())
+            return Err(not_ours(file_kind(&meta.file_type()).to_string()));
+        }
+        if meta.nlink() != 1 {
+            return Err(not_ours(format!(
+                "a file with {} names (a hard link)",
+                meta.nlink()
             )));
         }
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(
-                    anyhow::Error::new(err).context(format!("cannot lock {}", path.display()))
-                );
+        // SAFETY: geteuid cannot fail and touches no memory.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me {
+            return Err(not_ours(format!("owned by uid {}", meta.uid())));
+        }
+        // A regular file now: reads and writes need not be non-blocking.
+        let _ = rustix::fs::fcntl_setfl(&file, OFlags::RDWR);
+        if let Err(e) =
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+        {
+            if e != rustix::io::Errno::WOULDBLOCK {
+                return Err(anyhow::Error::new(std::io::Error::from(e))
+                    .context(format!("cannot lock {}", path.display())));
             }
             let mut text = String::new();
             let _ = (&file).take(64).read_to_string(&mut text);
@@ -256,63 +257,59 @@ impl FolderLock {
             };
             return Err(usage(format!(
                 "{}: in use by {holder} (it holds {LOCK}); wait for it to finish or choose another folder",
-                dir.display()
+                dir.path().display()
             )));
         }
-        // The holder's pid, for the error of the next run that tries.
-        let stamp = (|| {
-            file.set_len(0)?;
-            file.rewind()?;
-            writeln!(file, "{}", std::process::id())
-        })();
-        stamp.with_context(|| format!("cannot write {}", path.display()))?;
+        // The holder's pid, for the error of the next run that tries:
+        // written over the first bytes, padded so a longer earlier pid
+        // leaves no digit behind.
+        let stamp = format!("{:<PID_WIDTH$}\n", std::process::id());
+        file.write_all_at(stamp.as_bytes(), 0)
+            .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(Some(FolderLock { _file: file }))
     }
 }
 
+/// The width the pid is padded to in the lock file (a pid has at most 7
+/// digits on Linux, whose `pid_max` is at most 2^22).
+const PID_WIDTH: usize = 10;
+
 /// Remove the files a manifest lists (and the temporary files an atomic
 /// write of them may have left when the process was killed). Only lines that
 /// are exactly a name numaprobe writes count, and only regular files are
-/// removed: a manifest never makes numaprobe remove a user's file or
-/// anything outside its folder.
-fn remove_listed(dir: &Path, manifest: &str) -> anyhow::Result<()> {
+/// removed, relative to the folder's handle: a manifest never makes
+/// numaprobe remove a user's file or anything outside its folder.
+fn remove_listed(dir: &SafeDir, manifest: &str) -> anyhow::Result<()> {
     let names: Vec<&str> = manifest.lines().filter(|n| is_known(n)).collect();
-    let is_regular = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file());
     for n in &names {
-        let p = dir.join(n);
-        if is_regular(&p) {
-            remove(&p)?;
-        }
+        remove(dir, n)?;
     }
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let f = e.file_name().to_string_lossy().into_owned();
-            let leftover = names
-                .iter()
-                .chain(std::iter::once(&MANIFEST))
-                .any(|n| is_temp_of(&f, n));
-            if leftover && is_regular(&e.path()) {
-                remove(&e.path())?;
-            }
+    for f in dir.names().unwrap_or_default() {
+        let Some(f) = f.to_str() else { continue };
+        let leftover = names
+            .iter()
+            .chain(std::iter::once(&MANIFEST))
+            .any(|n| is_temp_of(f, n));
+        if leftover {
+            remove(dir, f)?;
         }
     }
     Ok(())
 }
 
-fn remove(path: &Path) -> anyhow::Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(anyhow::Error::new(e).context(format!(
+fn remove(dir: &SafeDir, name: &str) -> anyhow::Result<()> {
+    dir.remove_file(name).with_context(|| {
+        format!(
             "cannot remove {} of the previous run",
-            path.display()
-        ))),
-    }
+            dir.path().join(name).display()
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn tempdir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("numaprobe-rd-{tag}-{}", std::process::id()));
@@ -335,7 +332,8 @@ mod tests {
         let first = ReportDir::take_over(&d, false).unwrap();
         first.save("graph-latency.png", b"png").unwrap();
         first.save("run.json", b"{}").unwrap();
-        std::fs::write(first.join("latency.json"), "{}").unwrap();
+        let _ = first.sink("latency.json");
+        std::fs::write(d.join("latency.json"), "{}").unwrap();
         // A file the user put there after the run is not numaprobe's.
         std::fs::write(d.join("notes.txt"), "mine").unwrap();
         std::fs::write(d.join(".run.json.x9Q2aZ.tmp"), "half").unwrap();

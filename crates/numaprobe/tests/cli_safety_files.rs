@@ -131,12 +131,14 @@ fn report_does_not_write_through_a_report_html_symlink() {
     let err = usage_error(&numaprobe_in(&["report", "r"], t.path()));
     assert!(err.contains("r/report.html: a symbolic link"), "{err}");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
-    // The user's own `-o` to a pipe stays theirs to choose.
-    let o = ok(&numaprobe_in(
+    // `-o -` is standard output; `-o /dev/stdout`, a link, is refused.
+    let o = ok(&numaprobe_in(&["report", "r", "-o", "-"], t.path()));
+    assert!(o.contains("<html"), "{}", &o[..o.len().min(200)]);
+    let err = usage_error(&numaprobe_in(
         &["report", "r", "-o", "/dev/stdout"],
         t.path(),
     ));
-    assert!(o.contains("<html"), "{}", &o[..o.len().min(200)]);
+    assert!(err.contains("/dev/stdout: a symbolic link"), "{err}");
 }
 
 /// Hold `dir`'s lock as a run would: flock its lock file, our pid in it.

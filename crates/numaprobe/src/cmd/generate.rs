@@ -5,7 +5,8 @@
 //! another version's options.
 //! Hidden: packagers run it (scripts/dist), users read its output.
 
-use crate::output::{usage, write_atomic};
+use crate::output::usage;
+use crate::safe_dir::write_file;
 use anyhow::Context;
 use std::io::Write;
 use std::path::PathBuf;
@@ -45,8 +46,7 @@ pub fn run(args: Args, mut cli: clap::Command) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             for page in man_pages(cli)? {
                 let path = dir.join(&page.file);
-                write_atomic(&path, &page.roff)
-                    .with_context(|| format!("cannot write {}", path.display()))?;
+                write_file(&path, &page.roff)?;
             }
             Ok(())
         }

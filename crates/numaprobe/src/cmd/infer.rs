@@ -6,7 +6,6 @@
 
 use crate::args::OutputArgs;
 use crate::output::usage;
-use anyhow::Context;
 use numaprobe_core::analysis::{self, Unit};
 use numaprobe_core::model::input;
 use numaprobe_core::model::Format;
@@ -103,13 +102,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     if let Some(p) = &args.graph_svg {
         let svg = render::graph::render_svg(&inf)?;
-        crate::output::write_atomic(p, svg.as_bytes())
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        crate::safe_dir::write_file(p, svg.as_bytes())?;
     }
     if let Some(p) = &args.graph_png {
         let png = render::graph::render_png(&inf)?;
-        crate::output::write_atomic(p, &png)
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        crate::safe_dir::write_file(p, &png)?;
     }
 
     let out = match args.out.format() {

@@ -147,6 +147,12 @@ fn check_output(out: &OutputArgs) -> anyhow::Result<()> {
             dir.display()
         )));
     }
+    // Refused now, not after the measurement: what the write would refuse.
+    if let Ok(m) = std::fs::symlink_metadata(file) {
+        if !m.is_file() && !m.is_dir() {
+            return Err(crate::safe_dir::not_an_output(file, &m));
+        }
+    }
     if file.is_dir() {
         return Err(usage(format!(
             "--output {}: is a folder; give a file name",

@@ -11,7 +11,8 @@
 //! study, a policy or tune result) joins the report; the same value found
 //! twice (`latency.json` and the copy inside `run.json`) is shown once.
 
-use crate::output::{usage, write_in_folder};
+use crate::output::usage;
+use crate::safe_dir::SafeDir;
 use numaprobe_core::model::document::{self, Document, DocumentError, Found};
 use numaprobe_core::model::matrix::MatrixKind;
 use numaprobe_core::model::topo::TopoReport;
@@ -48,8 +49,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => {
             // A run writing into the folder holds its lock: wait for it
             // rather than mix this page with its files.
-            let _lock = crate::report_dir::FolderLock::take(&args.dir, false)?;
-            write_page(&args.dir, &page)?;
+            let dir = SafeDir::own(&args.dir, "report", false)?;
+            let _lock = crate::report_dir::FolderLock::take(&dir, false)?;
+            write_page(&dir, &page)?;
             eprintln!("numaprobe: wrote {}", args.dir.join(REPORT_HTML).display());
             Ok(())
         }
@@ -58,15 +60,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// Read the folder and write its report.html (for `run`, whose folder is
 /// already listed in its manifest by the caller).
-pub fn build(dir: &Path) -> anyhow::Result<String> {
-    Ok(html::render(&load(dir)?))
+/// The folder is read through its handle (`/proc/self/fd/N`), so a folder
+/// swapped mid-run is not read either; the page's title is the folder's
+/// own name.
+pub fn build(dir: &SafeDir) -> anyhow::Result<String> {
+    let mut input = load(&dir.handle_path())?;
+    input.title = title(dir.path());
+    Ok(html::render(&input))
+}
+
+/// The page's title: the folder's name.
+fn title(dir: &Path) -> String {
+    dir.canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| dir.display().to_string())
 }
 
 /// Write DIR/report.html; a folder numaprobe owns (it has a manifest) gets
 /// the page listed there, so the next run removes it with the rest. Neither
 /// is written through a symlink or into a FIFO or device.
-fn write_page(dir: &Path, page: &str) -> anyhow::Result<()> {
-    let manifest = dir.join(crate::report_dir::MANIFEST);
+fn write_page(dir: &SafeDir, page: &str) -> anyhow::Result<()> {
     if let Some(text) = crate::report_dir::read_manifest(dir)? {
         if !text.lines().any(|l| l.trim() == REPORT_HTML) {
             let mut text = text;
@@ -75,10 +89,10 @@ fn write_page(dir: &Path, page: &str) -> anyhow::Result<()> {
             }
             text.push_str(REPORT_HTML);
             text.push('\n');
-            write_in_folder(&manifest, text.as_bytes())?;
+            dir.write(crate::report_dir::MANIFEST, text.as_bytes())?;
         }
     }
-    write_in_folder(&dir.join(REPORT_HTML), page.as_bytes())
+    dir.write(REPORT_HTML, page.as_bytes())
 }
 
 /// Push `v` unless an equal value is already there (run.json repeats what
@@ -117,11 +131,7 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
         )));
     }
     let mut input = ReportInput {
-        title: dir
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| dir.display().to_string()),
+        title: title(dir),
         complete: true,
         files: folder
             .files

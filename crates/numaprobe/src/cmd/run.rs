@@ -166,8 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )?;
         // The page is built from the documents just written, exactly as
         // `numaprobe report DIR` would build it.
-        let path = d.join(super::report::REPORT_HTML);
-        let page = super::report::build(path.parent().unwrap_or(Path::new(".")))?;
+        let page = super::report::build(d.handle())?;
         d.save(super::report::REPORT_HTML, page.as_bytes())?;
     }
 

@@ -8,7 +8,7 @@
 use super::measure;
 use super::progress::Line;
 use crate::args::OutputArgs;
-use crate::output::{usage, write_atomic, Sink};
+use crate::output::{usage, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::study::runner::{self, RunConfig, StudyEvent};
 use numaprobe_core::experiments::study::size::{self as study_size, NOTE_SIZE};
@@ -352,7 +352,7 @@ impl Charts {
 }
 
 fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    crate::safe_dir::write_file(path, bytes)
 }
 
 /// Run the plan, drawing progress on a terminal and rewriting `--output`

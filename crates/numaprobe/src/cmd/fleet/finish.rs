@@ -2,8 +2,8 @@
 //! folders, the chosen format shown, and the exit status the fleet earns.
 
 use crate::args::OutputArgs;
-use crate::output::{write_atomic, Differs, PartlyFailed};
-use anyhow::Context;
+use crate::output::{Differs, PartlyFailed};
+use crate::safe_dir::write_file;
 use numaprobe_core::model::fleet::FleetReport;
 use numaprobe_core::model::Format;
 use numaprobe_core::render;
@@ -38,8 +38,7 @@ pub(super) fn finish(
         ("fleet.html", &fleet_html::to_html(&r)),
     ] {
         let p = dir.join(name);
-        write_atomic(&p, text.as_bytes())
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        write_file(&p, text.as_bytes())?;
     }
     if stopped {
         eprintln!(

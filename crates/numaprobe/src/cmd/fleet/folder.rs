@@ -3,7 +3,8 @@
 //! gather), each node's end put in words.
 
 use super::node::STATUS_FILE;
-use crate::output::{usage, write_atomic};
+use crate::output::usage;
+use crate::safe_dir::write_file;
 use anyhow::Context;
 use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
 use numaprobe_core::model::fleet::{NodeRunStatus, NodeStatus};
@@ -15,8 +16,7 @@ pub(super) fn write_status(dir: &Path, st: &NodeRunStatus) -> anyhow::Result<()>
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot create {}", folder.display()))?;
     let p = folder.join(STATUS_FILE);
-    write_atomic(&p, (serde_json::to_string_pretty(st)? + "\n").as_bytes())
-        .with_context(|| format!("cannot write {}", p.display()))?;
+    write_file(&p, (serde_json::to_string_pretty(st)? + "\n").as_bytes())?;
     Ok(())
 }
 

@@ -5,7 +5,7 @@
 //! grace, and srun ended and reaped on every way out.
 
 use super::node::STATUS_FILE;
-use crate::output::write_atomic;
+use crate::safe_dir::write_file;
 use anyhow::Context;
 use numaprobe_core::analysis::fleet::stream::{self, Collector, Event, FrameError, Line};
 use numaprobe_core::model::fleet::NodeRunStatus;
@@ -480,8 +480,7 @@ fn save(dir: &Path, node: &str, name: &str, bytes: &[u8]) -> anyhow::Result<()> 
     let folder = dir.join(node);
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot create {}", folder.display()))?;
-    write_atomic(&folder.join(name), bytes)
-        .with_context(|| format!("cannot write {}", folder.join(name).display()))
+    write_file(&folder.join(name), bytes)
 }
 
 /// srun's own failure in one line: an allocation it could not get.

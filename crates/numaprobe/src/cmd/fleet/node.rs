@@ -113,8 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             std::fs::create_dir_all(&folder)
                 .with_context(|| format!("cannot create {}", folder.display()))?;
             let text = serde_json::to_string_pretty(&status)? + "\n";
-            crate::output::write_atomic(&folder.join(STATUS_FILE), text.as_bytes())
-                .with_context(|| format!("cannot write {}", folder.join(STATUS_FILE).display()))?;
+            crate::safe_dir::write_file(&folder.join(STATUS_FILE), text.as_bytes())?;
             out.write_all(Frame::End { node: node.clone() }.line().as_bytes())?;
             out.flush()?;
         }

@@ -181,11 +181,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     file.end()?;
     sink.write(&result.render(format))?;
     if let Some(p) = &args.chart_svg {
-        crate::output::write_atomic(
+        crate::safe_dir::write_file(
             p,
             numaprobe_core::render::sweep_chart::svg(&result).as_bytes(),
-        )
-        .with_context(|| format!("cannot write {}", p.display()))?;
+        )?;
     }
     if result.failed.is_empty() {
         Ok(())
