@@ -153,12 +153,12 @@ fn an_existing_file_is_replaced_whole_and_a_symlink_is_not_written_through() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, ["numaprobe.prom"], "no temporary file is left");
-    // A link planted under the name is replaced, its target left alone.
+    // A link planted under the name is refused, its target left alone.
     let target = t.path().join("precious");
     std::fs::write(&target, "keep\n").unwrap();
     std::fs::remove_file(&prom).unwrap();
     std::os::unix::fs::symlink(&target, &prom).unwrap();
-    ok(&numaprobe(&[
+    let err = usage_error(&numaprobe(&[
         "export",
         "--to",
         "prometheus",
@@ -166,8 +166,12 @@ fn an_existing_file_is_replaced_whole_and_a_symlink_is_not_written_through() {
         "-o",
         s(&prom),
     ]));
+    assert!(err.contains("numaprobe.prom: a symbolic link"), "{err}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
-    assert!(std::fs::symlink_metadata(&prom).unwrap().is_file());
+    assert!(std::fs::symlink_metadata(&prom)
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }
 
 #[test]
