@@ -12,6 +12,7 @@
 //! check never takes a broken tool for a broken node.
 
 mod args;
+mod bad_input;
 mod cli;
 mod cmd;
 mod help;

@@ -17,8 +17,9 @@
 //! refused when it is a symlink or belongs to another user: anyone who can
 //! write into a folder can plant links in it.
 
-use crate::output::{file_kind, usage};
+use crate::bad_input::usage;
 use anyhow::Context;
+use numaprobe_core::model::input::file_kind;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -133,6 +134,34 @@ impl SafeDir {
         &self.path
     }
 
+    /// A subfolder `name` (one component), made when missing with `create`;
+    /// a symlink there is refused, never followed.
+    pub fn subdir(&self, name: &str, create: bool) -> anyhow::Result<SafeDir> {
+        let path = self.path.join(name);
+        if create {
+            match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => {
+                    return Err(anyhow::Error::new(io_error(e))
+                        .context(format!("cannot create {}", path.display())))
+                }
+            }
+        }
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rustix::fs::openat(&self.fd, name, flags, Mode::empty()) {
+            Ok(fd) => Ok(SafeDir { fd, path }),
+            Err(e) => match self.entry(name) {
+                Ok(Some(m)) if !m.is_dir() => Err(usage(format!(
+                    "{}: {}, not a folder; numaprobe never writes through a link: remove it or choose another folder",
+                    path.display(),
+                    file_kind(&m.file_type())
+                ))),
+                _ => Err(anyhow::Error::new(io_error(e))
+                    .context(format!("cannot open {}", path.display()))),
+            },
+        }
+    }
+
     /// A path that names the open folder itself, not whatever its path
     /// names now, for readers that take a path (Linux's `/proc/self/fd`;
     /// the path it was opened by where /proc is not mounted).
@@ -217,6 +246,12 @@ impl SafeDir {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
             Err(e) => Err(io_error(e)),
         }
+    }
+
+    /// Remove the empty subfolder `name` (used to leave no empty folder of
+    /// this run's own behind).
+    pub fn remove_empty_dir(&self, name: &str) -> std::io::Result<()> {
+        rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR).map_err(io_error)
     }
 
     /// Write `bytes` as the whole of `name` (see the module doc). A name

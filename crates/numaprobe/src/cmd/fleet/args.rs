@@ -17,7 +17,7 @@ use std::path::PathBuf;
 too). A failing node ends neither the others' tasks nor the job.\n\n\
 Gathering: with --gather stream (the default) every node sends its report folder back through \
 the job's output (base64 lines marked NUMAPROBE-FLEET) and numaprobe unpacks it into \
-DIR/<node>/; with --gather shared every node writes DIR/<node>/ itself, so DIR must be on a \
+DIR/nodes/<node>/; with --gather shared every node writes DIR/nodes/<node>/ itself, so DIR must be on a \
 filesystem all nodes share. The binary must be at the same path on every node (a shared \
 filesystem), or name its path there with --numaprobe.\n\n\
 Analysis: nodes are grouped by their topology and firmware signature (CPU model, packages, NUMA \
@@ -37,7 +37,7 @@ written); 4 a node failed, timed out, was lost or not run (the others' results a
 kept)."
 )]
 pub struct Args {
-    /// Analyse the reports already gathered in DIR (DIR/<node>/run.json) instead of running anything
+    /// Analyse the reports already gathered in DIR (DIR/nodes/<node>/run.json) instead of running anything
     #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "report_dir", "reservation", "qos", "exclude", "srun_arg", "gather", "numaprobe", "budget", "size", "node_timeout", "grace", "unavailable"])]
     pub from: Option<PathBuf>,
     /// Slurm partition (srun --partition)
@@ -76,7 +76,7 @@ pub struct Args {
     /// How the reports come back
     #[arg(long, value_enum, default_value = "stream")]
     pub gather: Gather,
-    /// The fleet folder: DIR/<node>/ per node and the fleet's files. Default: ./numaprobe-fleet (must be new or empty)
+    /// The fleet folder: DIR/nodes/<node>/ per node and the fleet's files. Default: ./numaprobe-fleet (must be new or empty)
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Path of the numaprobe binary on the nodes. Default: this binary's path

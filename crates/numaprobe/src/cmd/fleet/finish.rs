@@ -3,14 +3,14 @@
 
 use crate::args::OutputArgs;
 use crate::output::{Differs, PartlyFailed};
-use crate::safe_dir::write_file;
+use crate::safe_dir::SafeDir;
 use numaprobe_core::model::fleet::FleetReport;
 use numaprobe_core::model::Format;
 use numaprobe_core::render;
 use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
-use std::path::Path;
 
-/// Write the fleet's files into `dir` and show the chosen format; then
+/// Write the fleet's files into `dir` (held open: never through a link
+/// planted under a name, whatever the folder's path names now) and show the chosen format; then
 /// exit 4 when a node failed, timed out, was lost or not run, 1 when every
 /// node reported but the fleet is not uniform (outliers, signature groups
 /// beside the largest, a measurement missing), 0 otherwise. `stopped`: a
@@ -18,7 +18,7 @@ use std::path::Path;
 /// said on stderr, and `main` exits 128 + the signal.
 pub(super) fn finish(
     out: &OutputArgs,
-    dir: &Path,
+    dir: &SafeDir,
     r: &FleetReport,
     notes: &[String],
     stopped: bool,
@@ -37,13 +37,12 @@ pub(super) fn finish(
         ("fleet.csv", &csv),
         ("fleet.html", &fleet_html::to_html(&r)),
     ] {
-        let p = dir.join(name);
-        write_file(&p, text.as_bytes())?;
+        dir.write(name, text.as_bytes())?;
     }
     if stopped {
         eprintln!(
             "numaprobe: stopped: the nodes that finished and the fleet report (marked incomplete) are in {}/",
-            dir.display()
+            dir.path().display()
         );
     }
     let text = match out.format() {
@@ -53,7 +52,7 @@ pub(super) fn finish(
         Format::Table => format!(
             "{}\nFleet report written to {}/ (fleet.json, fleet.md, fleet.csv, fleet.html)\n",
             fleet_table::to_text(&r),
-            dir.display()
+            dir.path().display()
         ),
     };
     out.sink().write(&text)?;

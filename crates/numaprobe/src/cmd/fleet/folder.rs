@@ -1,48 +1,71 @@
-//! The fleet folder: made new or empty, a status written for each node the
-//! launcher speaks for, and read back node by node (`--from` and after a
-//! gather), each node's end put in words.
+//! The fleet folder: made new or empty and held open, the node folders
+//! under its `nodes/`, a status written for each node the launcher speaks
+//! for, and read back node by node (`--from` and after a gather), each
+//! node's end put in words.
 
 use super::node::STATUS_FILE;
 use crate::output::usage;
-use crate::safe_dir::write_file;
+use crate::safe_dir::SafeDir;
 use anyhow::Context;
 use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
 use numaprobe_core::model::fleet::{NodeRunStatus, NodeStatus};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Write `DIR/<node>/fleet-node.json` for a node the launcher speaks for.
-pub(super) fn write_status(dir: &Path, st: &NodeRunStatus) -> anyhow::Result<()> {
-    let folder = dir.join(&st.node);
-    std::fs::create_dir_all(&folder)
-        .with_context(|| format!("cannot create {}", folder.display()))?;
-    let p = folder.join(STATUS_FILE);
-    write_file(&p, (serde_json::to_string_pretty(st)? + "\n").as_bytes())?;
-    Ok(())
+/// A node's report in its folder.
+const RUN_JSON: &str = "run.json";
+
+/// The folder of the node folders inside a fleet folder (`DIR/nodes/<node>/`):
+/// a node's name can never clash with the fleet's own files (a node called
+/// `fleet.json`).
+pub(super) const NODES: &str = "nodes";
+
+/// Write `DIR/nodes/<node>/fleet-node.json` for a node the launcher speaks
+/// for; `nodes` is the fleet folder's `nodes/`, held open.
+pub(super) fn write_status(nodes: &SafeDir, st: &NodeRunStatus) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(st)? + "\n";
+    nodes
+        .subdir(&st.node, true)?
+        .write(STATUS_FILE, text.as_bytes())
 }
 
-/// A fleet folder must be new or empty: node folders of an earlier fleet
-/// would be read as this one's.
-pub(super) fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
-    if dir.exists() {
-        if !dir.is_dir() {
-            return Err(usage(format!(
-                "--report-dir {}: exists and is not a folder",
-                dir.display()
-            )));
-        }
-        if std::fs::read_dir(dir)?.next().is_some() {
-            return Err(usage(format!(
-                "--report-dir {}: not empty; choose a new or empty folder (re-analyse a gathered one with --from {})",
-                dir.display(),
-                dir.display()
-            )));
-        }
+/// A fleet folder must be new or empty (node folders of an earlier fleet
+/// would be read as this one's), a real folder of numaprobe's user
+/// ([`SafeDir::own`]). Returns the folder and its `nodes/`, both held open.
+pub(super) fn prepare_dir(dir: &Path) -> anyhow::Result<(SafeDir, SafeDir)> {
+    let top = SafeDir::own(dir, "--report-dir", true)?;
+    let names = top
+        .names()
+        .with_context(|| format!("cannot read {}", dir.display()))?;
+    if !names.is_empty() {
+        return Err(usage(format!(
+            "--report-dir {}: not empty; choose a new or empty folder (re-analyse a gathered one with --from {})",
+            dir.display(),
+            dir.display()
+        )));
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+    let nodes = top.subdir(NODES, true)?;
+    Ok((top, nodes))
 }
 
+/// Where a gathered folder keeps its node folders: `DIR/nodes/`, or `DIR`
+/// itself in the flat layout `DIR/<node>/` (also read; there a `nodes`
+/// folder holding a run.json or fleet-node.json is a node's).
+pub(super) fn nodes_root(dir: &Path) -> PathBuf {
+    let nodes = dir.join(NODES);
+    let is_a_node = [RUN_JSON, STATUS_FILE]
+        .iter()
+        .any(|f| std::fs::symlink_metadata(nodes.join(f)).is_ok());
+    if nodes.is_dir() && !is_a_node {
+        nodes
+    } else {
+        dir.to_path_buf()
+    }
+}
+
+/// The node folders of a fleet folder, in natural order.
 pub(super) fn subfolders(dir: &Path) -> anyhow::Result<Vec<String>> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
+    let dir = nodes_root(dir);
+    let mut v: Vec<String> = std::fs::read_dir(&dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
@@ -81,21 +104,21 @@ pub(super) fn ended_in_words(st: &NodeRunStatus) -> String {
 pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>> {
     if !dir.is_dir() {
         return Err(usage(format!(
-            "--from {}: not a folder; give the folder numaprobe fleet gathered (DIR/<node>/run.json)",
+            "--from {}: not a folder; give the folder numaprobe fleet gathered (DIR/nodes/<node>/run.json)",
             dir.display()
         )));
     }
     let names = subfolders(dir)?;
     if names.is_empty() {
         return Err(usage(format!(
-            "--from {}: holds no node folders; numaprobe fleet gathers DIR/<node>/run.json",
+            "--from {}: holds no node folders; numaprobe fleet gathers DIR/nodes/<node>/run.json",
             dir.display()
         )));
     }
-    let dir = dir.to_path_buf();
+    let dir = nodes_root(dir);
     Ok(names.into_iter().map(move |name| {
         let folder = dir.join(&name);
-        let run_json = numaprobe_core::model::input::read_text(&folder.join("run.json")).ok();
+        let run_json = numaprobe_core::model::input::read_text(&folder.join(RUN_JSON)).ok();
         let failure = match numaprobe_core::model::input::read_text(&folder.join(STATUS_FILE)) {
             Err(_) => None,
             Ok(text) => {

@@ -1,11 +1,11 @@
 //! Running the fleet's one `srun` and reading its output back into
-//! `DIR/<node>/` folders as it comes: the stream of frames, a watchdog that
+//! `DIR/nodes/<node>/` folders as it comes: the stream of frames, a watchdog that
 //! gives up on a node silent for the grace period (instead of waiting for
 //! Slurm's SlurmdTimeout) or still running past its own time limit and the
 //! grace, and srun ended and reaped on every way out.
 
 use super::node::STATUS_FILE;
-use crate::safe_dir::write_file;
+use crate::safe_dir::SafeDir;
 use anyhow::Context;
 use numaprobe_core::analysis::fleet::stream::{self, Collector, Event, FrameError, Line};
 use numaprobe_core::model::fleet::NodeRunStatus;
@@ -113,7 +113,8 @@ enum Read {
     Failed(std::io::Error),
 }
 
-/// Run srun, unpack streamed files into `dir/<node>/` as they come, and
+/// Run srun, unpack streamed files into `dir/<node>/` (`dir`: the fleet
+/// folder's `nodes/`, held open) as they come, and
 /// tell `progress` each time a node is done. A bad line, or a line of a
 /// node not in `asked` (the job's nodes; empty when unknown), is skipped
 /// and counted against the node it names; srun is ended and reaped however
@@ -121,7 +122,7 @@ enum Read {
 pub fn launch(
     srun: &Path,
     args: &[String],
-    dir: &Path,
+    dir: &SafeDir,
     asked: &[String],
     watch: Watch,
     progress: impl FnMut(&str, &NodeRunStatus),
@@ -197,7 +198,7 @@ fn is_queue_news(line: &str) -> bool {
 /// own, so that Ctrl-C is seen while srun is quiet, and unpack it.
 fn gather(
     out: impl std::io::Read + Send + 'static,
-    dir: &Path,
+    dir: &SafeDir,
     asked: &[String],
     watch: Watch,
     srun_pid: libc::pid_t,
@@ -473,14 +474,11 @@ impl Watchdog {
 
 /// Write a node's file; the names were checked by the stream's reader, and
 /// are checked again here so no caller can write outside the folder.
-fn save(dir: &Path, node: &str, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+fn save(dir: &SafeDir, node: &str, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
     if !stream::valid_node_name(node) || !stream::valid_file_name(name) {
         anyhow::bail!("the job's output names a file outside the fleet folder: {node}/{name}");
     }
-    let folder = dir.join(node);
-    std::fs::create_dir_all(&folder)
-        .with_context(|| format!("cannot create {}", folder.display()))?;
-    write_file(&folder.join(name), bytes)
+    dir.subdir(node, true)?.write(name, bytes)
 }
 
 /// srun's own failure in one line: an allocation it could not get.

@@ -109,7 +109,7 @@ fn the_launcher_ends_a_job_whose_node_keeps_saying_it_is_alive() {
         ..WATCH
     };
     let (tx, rx) = mpsc::channel();
-    let f = fleet.clone();
+    let f = SafeDir::own(&fleet, "--report-dir", false).unwrap();
     std::thread::spawn(move || {
         let g = launch(
             Path::new("/bin/sh"),
@@ -194,11 +194,12 @@ fn hostile_lines_are_skipped_and_the_other_nodes_kept() {
     std::fs::write(&frames, &out).unwrap();
     let fleet = d.join("fleet");
     std::fs::create_dir(&fleet).unwrap();
+    let held = SafeDir::own(&fleet, "--report-dir", false).unwrap();
     let mut ended = Vec::new();
     let g = launch(
         Path::new("/bin/cat"),
         &[frames.display().to_string()],
-        &fleet,
+        &held,
         &[],
         WATCH,
         |n, _| ended.push(n.to_string()),
@@ -236,12 +237,13 @@ fn frames_of_a_node_not_in_the_nodelist_are_skipped_naming_it() {
     std::fs::write(&frames, &out).unwrap();
     let fleet = d.join("fleet");
     std::fs::create_dir(&fleet).unwrap();
+    let held = SafeDir::own(&fleet, "--report-dir", false).unwrap();
     let asked = ["np1".to_string(), "np2".to_string()];
     let mut ended = Vec::new();
     let g = launch(
         Path::new("/bin/cat"),
         &[frames.display().to_string()],
-        &fleet,
+        &held,
         &asked,
         WATCH,
         |n, _| ended.push(n.to_string()),
@@ -302,9 +304,11 @@ fn srun_is_ended_and_reaped_when_the_gather_fails() {
     let d = scratch("fleet-guard");
     let frames = d.join("frames");
     std::fs::write(&frames, node_lines("np1")).unwrap();
-    // The fleet folder is a file: saving np1's report fails.
+    // np1's folder is a file: saving np1's report fails.
     let fleet = d.join("fleet");
-    std::fs::write(&fleet, b"").unwrap();
+    std::fs::create_dir(&fleet).unwrap();
+    std::fs::write(fleet.join("np1"), b"").unwrap();
+    let held = SafeDir::own(&fleet, "--report-dir", false).unwrap();
     let pidfile = d.join("pid");
     let script = format!(
         "echo $$ > {}; cat {}; trap '' INT; exec sleep 1000",
@@ -314,13 +318,16 @@ fn srun_is_ended_and_reaped_when_the_gather_fails() {
     let e = launch(
         Path::new("/bin/sh"),
         &["-c".into(), script],
-        &fleet,
+        &held,
         &[],
         WATCH,
         |_, _| {},
     )
     .unwrap_err();
-    assert!(format!("{e:#}").contains("cannot create"), "{e:#}");
+    assert!(
+        format!("{e:#}").contains("np1: a regular file, not a folder"),
+        "{e:#}"
+    );
     let pid: i32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
@@ -332,10 +339,11 @@ fn srun_is_ended_and_reaped_when_the_gather_fails() {
 
 #[test]
 fn a_streamed_file_cannot_leave_the_fleet_folder() {
-    let d = std::env::temp_dir().join(format!("np-fleet-save-{}", std::process::id()));
-    assert!(save(&d, "..", "x", b"").is_err());
-    assert!(save(&d, "np1", "../x", b"").is_err());
-    save(&d, "np1", "run.json", b"{}").unwrap();
+    let d = scratch("fleet-save");
+    let held = SafeDir::own(&d, "--report-dir", false).unwrap();
+    assert!(save(&held, "..", "x", b"").is_err());
+    assert!(save(&held, "np1", "../x", b"").is_err());
+    save(&held, "np1", "run.json", b"{}").unwrap();
     assert!(d.join("np1/run.json").exists());
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -1,5 +1,5 @@
 //! `numaprobe fleet`: the main job on every node of a Slurm selection, the
-//! reports gathered into one folder (`DIR/<node>/`), and the fleet analysis
+//! reports gathered into one folder (`DIR/nodes/<node>/`), and the fleet analysis
 //! (`numaprobe_core::analysis::fleet`) written as fleet.json, fleet.md,
 //! fleet.csv and fleet.html beside them. `--from DIR` re-analyses a gathered
 //! folder without Slurm. The launching is in `slurm.rs`, the task each
@@ -15,11 +15,12 @@ pub mod node;
 mod slurm;
 
 use crate::output::{usage, PartlyFailed};
+use crate::safe_dir::SafeDir;
 use anyhow::Context;
 use args::outlier_rule;
 pub use args::{Args, Unavailable};
 use finish::finish;
-use folder::{ended_in_words, prepare_dir, read_folder, subfolders, write_status};
+use folder::{ended_in_words, prepare_dir, read_folder, subfolders, write_status, NODES};
 use node::Gather;
 use numaprobe_core::analysis::fleet::stream::valid_node_name;
 use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
@@ -38,7 +39,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let rule = outlier_rule(args.outlier_sd, args.outlier_pct)?;
     if let Some(dir) = &args.from {
         let inputs = read_folder(dir)?;
-        return finish(&args.out, dir, &analyse(inputs, rule), &[], false);
+        let held = SafeDir::own(dir, "--from", false)?;
+        return finish(&args.out, &held, &analyse(inputs, rule), &[], false);
     }
     // Everything the user gave is checked before Slurm is asked for anything.
     let budget = match &args.budget {
@@ -148,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .report_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("numaprobe-fleet"));
-    prepare_dir(&dir)?;
+    let (top, nodes_dir) = prepare_dir(&dir)?;
     let dir = dir
         .canonicalize()
         .with_context(|| format!("cannot resolve {}", dir.display()))?;
@@ -164,7 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         run_args.extend(["--size".to_string(), s.clone()]);
     }
     let node_dir = match args.gather {
-        Gather::Shared => dir.clone(),
+        Gather::Shared => dir.join(NODES),
         // Each node's scratch folder: its own /tmp, removed after sending.
         Gather::Stream => std::env::temp_dir(),
     };
@@ -214,9 +216,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             count: nodes.filter(|_| expected.is_empty()).map(|n| n as usize),
             stop_requested: numaprobe_core::cancel::requested,
         };
-        launch::launch(&srun, &srun_args, &dir, &expected, watch, |node, st| {
-            eprintln!("numaprobe: {node}: {}", ended_in_words(st));
-        })?
+        launch::launch(
+            &srun,
+            &srun_args,
+            &nodes_dir,
+            &expected,
+            watch,
+            |node, st| {
+                eprintln!("numaprobe: {node}: {}", ended_in_words(st));
+            },
+        )?
     };
     if gathered.stopped || gathered.gave_up() {
         // srun was ended early; make sure the allocation goes with it.
@@ -225,7 +234,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (node, state) in &not_run {
         let mut st = node::not_run(node);
         st.unavailable = Some(state.clone());
-        write_status(&dir, &st)?;
+        write_status(&nodes_dir, &st)?;
     }
     for node in &gathered.lost {
         let mut st = node::not_run(node);
@@ -234,13 +243,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "lost: nothing from it for {} s (--grace); its slurmd, slurmstepd or the machine died",
             grace.as_secs()
         ));
-        write_status(&dir, &st)?;
+        write_status(&nodes_dir, &st)?;
     }
     for (node, why) in &gathered.timed_out {
         let mut st = node::not_run(node);
         st.timed_out = true;
         st.error = Some(format!("timed out: {why}"));
-        write_status(&dir, &st)?;
+        write_status(&nodes_dir, &st)?;
     }
 
     if !gathered.stopped
@@ -251,6 +260,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     {
         // Nothing came back: leave no empty fleet folder behind (this run
         // made it, and prepare_dir made sure it was empty before).
+        let _ = top.remove_empty_dir(NODES);
         let _ = std::fs::remove_dir(&dir);
         let line = launch::srun_failure(&gathered);
         // srun's own words for a selection that cannot be had are bad input.
@@ -290,7 +300,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             };
             let mut status = node::not_run(node);
             status.error = Some(why.into());
-            write_status(&dir, &status)?;
+            write_status(&nodes_dir, &status)?;
         }
     }
     if expected.is_empty() {
@@ -340,7 +350,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         analyse(read_folder(&dir)?, rule)
     };
-    finish(&args.out, &dir, &report, &notes, gathered.stopped)
+    finish(&args.out, &top, &report, &notes, gathered.stopped)
 }
 
 fn analyse(inputs: impl Iterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {

@@ -30,9 +30,9 @@ pub const ALIVE_EVERY: Duration = Duration::from_secs(5);
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gather {
-    /// Every node writes its report into DIR/<node>/ (DIR on a filesystem all nodes share)
+    /// Every node writes its report into DIR/nodes/<node>/ (DIR on a filesystem all nodes share)
     Shared,
-    /// Every node sends its report back through the job's output; numaprobe fleet unpacks it into DIR/<node>/
+    /// Every node sends its report back through the job's output; numaprobe fleet unpacks it into DIR/nodes/<node>/
     Stream,
 }
 

@@ -1,0 +1,235 @@
+//! The fleet folder held as a handle: `fleet --from` and a gather never
+//! write through a link or into a FIFO planted in the folder (plain, and
+//! world-writable with the sticky bit), a folder of another user is
+//! refused, and node folders live under `nodes/`, so a node named like one
+//! of the fleet's files cannot suppress the report. A gather runs against
+//! a stand-in for srun on PATH that prints what nodes would send.
+
+mod cli;
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+
+use cli::usage_error;
+use common::TempDir;
+use numaprobe_core::analysis::fleet::stream::Frame;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn fixture_node(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/fleet/taskset-one-cpu")
+        .join(name)
+        .join("run.json")
+}
+
+/// Run numaprobe with `path` first on PATH; one still going after 60 s is
+/// killed and the test fails (a hang on a FIFO must fail, not hang).
+fn bounded(args: &[&str], path: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_numaprobe"));
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(p) = path {
+        cmd.env("PATH", format!("{}:/usr/bin:/bin", p.display()));
+    }
+    let mut child = cmd.spawn().unwrap();
+    let began = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("numaprobe {args:?} still running after 60 s: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// A gather refused (exit 2): its stderr (the srun line, then the error).
+fn refused(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    err
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A gathered folder of two fixture nodes in `layout` ("" flat, "nodes").
+fn gathered(dir: &Path, layout: &str) {
+    for n in ["node1", "node2"] {
+        let to = dir.join(layout).join(n);
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(fixture_node(n), to.join("run.json")).unwrap();
+    }
+}
+
+#[test]
+fn from_reads_both_layouts_and_never_writes_through_a_planted_name() {
+    let t = TempDir::new("fleet-from-planted");
+    for (i, layout) in ["", "nodes"].into_iter().enumerate() {
+        let dir = t.path().join(format!("g{i}"));
+        gathered(&dir, layout);
+        let o = bounded(&["fleet", "--from", s(&dir), "--format", "json"], None);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["nodes"].as_array().unwrap().len(), 2, "{v}");
+        assert!(dir.join("fleet.json").is_file());
+        // World-writable with the sticky bit, as a shared gather folder is.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let precious = t.path().join(format!("precious{i}"));
+        std::fs::write(&precious, "keep\n").unwrap();
+        std::fs::remove_file(dir.join("fleet.md")).unwrap();
+        std::os::unix::fs::symlink(&precious, dir.join("fleet.md")).unwrap();
+        let err = usage_error(&bounded(&["fleet", "--from", s(&dir)], None));
+        assert!(err.contains("fleet.md: a symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep\n");
+        std::fs::remove_file(dir.join("fleet.md")).unwrap();
+        std::fs::remove_file(dir.join("fleet.csv")).unwrap();
+        mkfifo(&dir.join("fleet.csv"));
+        let err = usage_error(&bounded(&["fleet", "--from", s(&dir)], None));
+        assert!(err.contains("fleet.csv: a FIFO"), "{err}");
+    }
+}
+
+#[test]
+fn a_folder_of_another_user_is_refused_for_from_and_report_dir() {
+    let t = TempDir::new("fleet-owner");
+    let dir = t.path().join("g");
+    gathered(&dir, "nodes");
+    let empty = t.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    if std::os::unix::fs::chown(&dir, Some(4242), None).is_err() {
+        return; // not root: no folder can be given away
+    }
+    std::os::unix::fs::chown(&empty, Some(4242), None).unwrap();
+    let err = usage_error(&bounded(&["fleet", "--from", s(&dir)], None));
+    assert!(err.contains("owned by uid 4242"), "{err}");
+    assert!(!dir.join("fleet.json").exists());
+    let bin = fake_srun(t.path(), "", &[]);
+    let err = usage_error(&bounded(
+        &["fleet", "--nodes", "1", "--report-dir", s(&empty)],
+        Some(&bin),
+    ));
+    assert!(err.contains("owned by uid 4242"), "{err}");
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+}
+
+/// What one node sends back: its start, its run.json (a fixture's), a
+/// status saying it ended well, its end.
+fn node_frames(node: &str, fixture: &str) -> String {
+    let mut out = Frame::Start { node: node.into() }.line();
+    for f in Frame::file(
+        node,
+        "run.json",
+        &std::fs::read(fixture_node(fixture)).unwrap(),
+    ) {
+        out += &f.line();
+    }
+    let status = format!(
+        "{{\"node\":\"{node}\",\"exit_status\":0,\"signal\":null,\"timed_out\":false,\"error\":null,\"stderr_tail\":[],\"elapsed_s\":1.0}}"
+    );
+    for f in Frame::file(node, "fleet-node.json", status.as_bytes()) {
+        out += &f.line();
+    }
+    out + &Frame::End { node: node.into() }.line()
+}
+
+/// A folder with an `srun` that runs `before` (a shell line) and then
+/// prints the frames of `nodes` (name, fixture).
+fn fake_srun(dir: &Path, before: &str, nodes: &[(&str, &str)]) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let frames = dir.join("frames");
+    let text: String = nodes.iter().map(|(n, f)| node_frames(n, f)).collect();
+    std::fs::write(&frames, text).unwrap();
+    let script = format!("#!/bin/sh\n{before}\ncat '{}'\n", frames.display());
+    std::fs::write(bin.join("srun"), script).unwrap();
+    std::fs::set_permissions(bin.join("srun"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+#[test]
+fn a_node_named_like_a_fleet_file_cannot_suppress_the_report() {
+    let t = TempDir::new("fleet-names");
+    let fleet = t.path().join("fleet");
+    let bin = fake_srun(
+        t.path(),
+        "",
+        &[("fleet.json", "node1"), ("fleet.md", "node2")],
+    );
+    let o = bounded(
+        &[
+            "fleet",
+            "--nodes",
+            "2",
+            "--report-dir",
+            s(&fleet),
+            "--format",
+            "json",
+        ],
+        Some(&bin),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    let names: Vec<&str> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fleet.json", "fleet.md"], "{v}");
+    assert!(fleet.join("nodes/fleet.json/run.json").is_file());
+    for f in ["fleet.json", "fleet.md", "fleet.csv", "fleet.html"] {
+        assert!(fleet.join(f).is_file(), "{f}");
+    }
+    // The gathered folder reads back the same.
+    let again = bounded(&["fleet", "--from", s(&fleet), "--format", "json"], None);
+    let w: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(w["nodes"], v["nodes"]);
+}
+
+#[test]
+fn links_planted_during_a_gather_are_not_followed() {
+    let t = TempDir::new("fleet-gather-planted");
+    let fleet = t.path().join("fleet");
+    // A mode-700 folder elsewhere, and a FIFO without a reader.
+    let private = t.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let fifo = t.path().join("fifo");
+    mkfifo(&fifo);
+    let plant = format!(
+        "ln -s '{}' '{}/nodes/np1'",
+        private.display(),
+        fleet.display()
+    );
+    let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
+    let err = refused(&bounded(
+        &["fleet", "--nodes", "1", "--report-dir", s(&fleet)],
+        Some(&bin),
+    ));
+    assert!(err.contains("nodes/np1: a symbolic link"), "{err}");
+    assert_eq!(std::fs::read_dir(&private).unwrap().count(), 0);
+    // The fleet's own file planted as a link to the FIFO.
+    std::fs::remove_dir_all(&fleet).unwrap();
+    std::fs::remove_dir_all(t.path().join("bin")).unwrap();
+    let plant = format!("ln -s '{}' '{}/fleet.csv'", fifo.display(), fleet.display());
+    let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
+    let err = refused(&bounded(
+        &["fleet", "--nodes", "1", "--report-dir", s(&fleet)],
+        Some(&bin),
+    ));
+    assert!(err.contains("fleet.csv: a symbolic link"), "{err}");
+    assert!(fleet.join("nodes/np1/run.json").is_file());
+}
