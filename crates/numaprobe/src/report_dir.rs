@@ -240,7 +240,7 @@ impl FolderLock {
         if meta.uid() != me {
             return Err(not_ours(format!("owned by uid {}", meta.uid())));
         }
-        // A regular file now: reads and writes need not be non-blocking.
+        // A regular file: reads and writes need not be non-blocking.
         let _ = rustix::fs::fcntl_setfl(&file, OFlags::RDWR);
         if let Err(e) =
             rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)

@@ -163,7 +163,7 @@ impl SafeDir {
     }
 
     /// A path that names the open folder itself, not whatever its path
-    /// names now, for readers that take a path (Linux's `/proc/self/fd`;
+    /// names later, for readers that take a path (Linux's `/proc/self/fd`;
     /// the path it was opened by where /proc is not mounted).
     pub fn handle_path(&self) -> PathBuf {
         use std::os::fd::AsRawFd;

@@ -9,14 +9,12 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::usage_error;
+use cli::{bounded_with, mkfifo, usage_error};
 use common::TempDir;
 use numaprobe_core::analysis::fleet::stream::Frame;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
 
 fn fixture_node(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,41 +23,16 @@ fn fixture_node(name: &str) -> PathBuf {
         .join("run.json")
 }
 
-/// Run numaprobe with `path` first on PATH; one still going after 60 s is
-/// killed and the test fails (a hang on a FIFO must fail, not hang).
-fn bounded(args: &[&str], path: Option<&Path>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_numaprobe"));
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(p) = path {
-        cmd.env("PATH", format!("{}:/usr/bin:/bin", p.display()));
-    }
-    let mut child = cmd.spawn().unwrap();
-    let began = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if began.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("numaprobe {args:?} still running after 60 s: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
-
 /// A gather refused (exit 2): its stderr (the srun line, then the error).
 fn refused(o: &Output) -> String {
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.code(), Some(2), "{err}");
     err
+}
+
+/// Run numaprobe with `srun` (a folder holding a stand-in) first on PATH.
+fn run(args: &[&str], srun: Option<&Path>) -> Output {
+    bounded_with(args, Path::new("."), srun)
 }
 
 fn s(p: &Path) -> &str {
@@ -81,7 +54,7 @@ fn from_reads_both_layouts_and_never_writes_through_a_planted_name() {
     for (i, layout) in ["", "nodes"].into_iter().enumerate() {
         let dir = t.path().join(format!("g{i}"));
         gathered(&dir, layout);
-        let o = bounded(&["fleet", "--from", s(&dir), "--format", "json"], None);
+        let o = run(&["fleet", "--from", s(&dir), "--format", "json"], None);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["nodes"].as_array().unwrap().len(), 2, "{v}");
         assert!(dir.join("fleet.json").is_file());
@@ -91,13 +64,13 @@ fn from_reads_both_layouts_and_never_writes_through_a_planted_name() {
         std::fs::write(&precious, "keep\n").unwrap();
         std::fs::remove_file(dir.join("fleet.md")).unwrap();
         std::os::unix::fs::symlink(&precious, dir.join("fleet.md")).unwrap();
-        let err = usage_error(&bounded(&["fleet", "--from", s(&dir)], None));
+        let err = usage_error(&run(&["fleet", "--from", s(&dir)], None));
         assert!(err.contains("fleet.md: a symbolic link"), "{err}");
         assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep\n");
         std::fs::remove_file(dir.join("fleet.md")).unwrap();
         std::fs::remove_file(dir.join("fleet.csv")).unwrap();
         mkfifo(&dir.join("fleet.csv"));
-        let err = usage_error(&bounded(&["fleet", "--from", s(&dir)], None));
+        let err = usage_error(&run(&["fleet", "--from", s(&dir)], None));
         assert!(err.contains("fleet.csv: a FIFO"), "{err}");
     }
 }
@@ -113,11 +86,11 @@ fn a_folder_of_another_user_is_refused_for_from_and_report_dir() {
         return; // not root: no folder can be given away
     }
     std::os::unix::fs::chown(&empty, Some(4242), None).unwrap();
-    let err = usage_error(&bounded(&["fleet", "--from", s(&dir)], None));
+    let err = usage_error(&run(&["fleet", "--from", s(&dir)], None));
     assert!(err.contains("owned by uid 4242"), "{err}");
     assert!(!dir.join("fleet.json").exists());
     let bin = fake_srun(t.path(), "", &[]);
-    let err = usage_error(&bounded(
+    let err = usage_error(&run(
         &["fleet", "--nodes", "1", "--report-dir", s(&empty)],
         Some(&bin),
     ));
@@ -168,7 +141,7 @@ fn a_node_named_like_a_fleet_file_cannot_suppress_the_report() {
         "",
         &[("fleet.json", "node1"), ("fleet.md", "node2")],
     );
-    let o = bounded(
+    let o = run(
         &[
             "fleet",
             "--nodes",
@@ -194,7 +167,7 @@ fn a_node_named_like_a_fleet_file_cannot_suppress_the_report() {
         assert!(fleet.join(f).is_file(), "{f}");
     }
     // The gathered folder reads back the same.
-    let again = bounded(&["fleet", "--from", s(&fleet), "--format", "json"], None);
+    let again = run(&["fleet", "--from", s(&fleet), "--format", "json"], None);
     let w: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(w["nodes"], v["nodes"]);
 }
@@ -215,7 +188,7 @@ fn links_planted_during_a_gather_are_not_followed() {
         fleet.display()
     );
     let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
-    let err = refused(&bounded(
+    let err = refused(&run(
         &["fleet", "--nodes", "1", "--report-dir", s(&fleet)],
         Some(&bin),
     ));
@@ -226,7 +199,7 @@ fn links_planted_during_a_gather_are_not_followed() {
     std::fs::remove_dir_all(t.path().join("bin")).unwrap();
     let plant = format!("ln -s '{}' '{}/fleet.csv'", fifo.display(), fleet.display());
     let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
-    let err = refused(&bounded(
+    let err = refused(&run(
         &["fleet", "--nodes", "1", "--report-dir", s(&fleet)],
         Some(&bin),
     ));

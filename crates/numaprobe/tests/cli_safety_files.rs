@@ -10,13 +10,12 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{numaprobe, numaprobe_in, ok, usage_error};
+use cli::{bounded, mkfifo, numaprobe, numaprobe_in, ok, usage_error};
 use common::TempDir;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 /// A run with nothing to measure: it writes every document of the folder
 /// but the matrices, in well under a second.
@@ -24,35 +23,6 @@ const QUICK: [&str; 2] = ["run", "--no-measure"];
 
 fn quick_run(dir: &str, cwd: &Path) -> Output {
     numaprobe_in(&[QUICK[0], QUICK[1], "--report-dir", dir], cwd)
-}
-
-/// Run numaprobe; a run still going after 60 s is killed and the test
-/// fails (a hang on a FIFO must fail the test, not hang it).
-fn bounded<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let began = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if began.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("numaprobe still running after 60 s: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }
 
 #[test]

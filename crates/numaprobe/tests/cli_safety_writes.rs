@@ -10,42 +10,12 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{ok, usage_error};
+use cli::{bounded, mkfifo, ok, usage_error};
 use common::TempDir;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// Run numaprobe in `cwd`; one still going after 60 s is killed and the
-/// test fails (a hang on a FIFO must fail the test, not hang it).
-fn bounded(args: &[&str], cwd: &Path) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let began = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if began.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("numaprobe {args:?} still running after 60 s: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
 
 /// The two kinds of folder a planted name can be in: a plain one, and a
 /// sticky world-writable one.

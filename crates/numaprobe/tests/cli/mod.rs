@@ -17,6 +17,44 @@ pub const FOREIGN_WIDTH: &str = "avx2";
 #[cfg(not(target_arch = "aarch64"))]
 pub const FOREIGN_WIDTH: &str = "neon";
 
+/// Run the built binary in `cwd`; one still going after 60 s is killed
+/// and the test fails (a hang on a FIFO must fail the test, not hang it).
+pub fn bounded<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Output {
+    bounded_with(args, cwd, None)
+}
+
+/// [`bounded`] with `first` first on PATH (a stand-in for srun).
+pub fn bounded_with<S: AsRef<OsStr>>(args: &[S], cwd: &Path, first: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_numaprobe"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(p) = first {
+        cmd.env("PATH", format!("{}:/usr/bin:/bin", p.display()));
+    }
+    let mut child = cmd.spawn().unwrap();
+    let began = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("numaprobe still running after 60 s: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Make a FIFO at `p`.
+pub fn mkfifo(p: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
 /// Run the built binary where the test runs (arguments as `&str` or
 /// `String`, so tests that build their arguments need no conversion).
 pub fn numaprobe<S: AsRef<OsStr>>(args: &[S]) -> Output {

@@ -10,7 +10,7 @@ use numaprobe_core::render;
 use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
 
 /// Write the fleet's files into `dir` (held open: never through a link
-/// planted under a name, whatever the folder's path names now) and show the chosen format; then
+/// planted under a name, whatever the folder's path names by then) and show the chosen format; then
 /// exit 4 when a node failed, timed out, was lost or not run, 1 when every
 /// node reported but the fleet is not uniform (outliers, signature groups
 /// beside the largest, a measurement missing), 0 otherwise. `stopped`: a
