@@ -272,6 +272,7 @@ fn with_a_node_count_the_names_beyond_it_are_not_taken() {
     std::fs::write(&frames, &out).unwrap();
     let fleet = d.join("fleet");
     std::fs::create_dir(&fleet).unwrap();
+    let held = SafeDir::own(&fleet, "--report-dir", false).unwrap();
     let watch = Watch {
         count: Some(1),
         ..WATCH
@@ -279,7 +280,7 @@ fn with_a_node_count_the_names_beyond_it_are_not_taken() {
     let g = launch(
         Path::new("/bin/cat"),
         &[frames.display().to_string()],
-        &fleet,
+        &held,
         &[],
         watch,
         |_, _| {},
