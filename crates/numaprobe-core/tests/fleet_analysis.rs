@@ -592,3 +592,29 @@ fn three_runs_of_one_machine_differing_within_their_noise_name_no_outlier() {
     .collect();
     assert!(analyse(&mixed).outliers.is_empty());
 }
+
+#[test]
+fn a_reason_s_control_characters_reach_no_fleet_output_raw() {
+    use numaprobe_core::render::{fleet_csv::to_csv, fleet_html::to_html, fleet_table};
+    let inputs = vec![
+        node("n1", Some(run_doc(4, 100.0, 50.0))),
+        NodeInput {
+            name: "n2".into(),
+            run_json: None,
+            failure: Some((NodeStatus::Failed, "bad\u{1b}[31m red\r\u{202e}txt".into())),
+        },
+    ];
+    let r = analyse(&inputs);
+    for (what, out) in [
+        ("csv", to_csv(&r)),
+        ("html", to_html(&r)),
+        ("md", fleet_table::to_markdown(&r)),
+        ("text", fleet_table::to_text(&r)),
+    ] {
+        assert!(
+            !out.contains(['\u{1b}', '\r', '\u{202e}']),
+            "{what}: a raw control character"
+        );
+        assert!(out.contains("bad\\u{1b}[31m red\\r"), "{what}: {out}");
+    }
+}

@@ -19,11 +19,10 @@ const FULL_SCALE_PERCENT: f64 = 25.0;
 /// ones come first) are in fleet.csv.
 const MAX_ROWS: usize = 400;
 
+/// A foreign string (a node name, a reason) as HTML: control characters,
+/// non-characters and bidi overrides escaped visibly, then the entities.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    crate::clean::html(s)
 }
 
 /// Background for a deviation in percent, `worse` telling its side.
