@@ -4,7 +4,7 @@
 //! as a matrix and summarised by the closest level the two CPUs share.
 
 use crate::platform::Atomics;
-use crate::stats::{StopReason, StopRule};
+use crate::stats::{Measured, SetAside, StopReason, StopRule};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +60,36 @@ pub struct Figure {
     /// Why sampling stopped (CV reached, budget spent, ...).
     #[serde(default)]
     pub stop: Option<StopReason>,
+    /// Samples set aside because either thread lost its CPU during them
+    /// ([`crate::held`]), by reason: never part of `samples`.
+    #[serde(default)]
+    pub set_aside: SetAside,
+    /// True when the figure must not be trusted as is (see `flags`).
+    #[serde(default)]
+    pub flagged: bool,
+    /// Why ([`crate::stats::flags::figure_flags`]): a spread past CV 10 %
+    /// or max/min 1.5, two modes, too few samples that held their CPU.
+    #[serde(default)]
+    pub flags: Vec<String>,
+}
+
+impl Figure {
+    /// The figure of a measurement, flagged by its kept samples.
+    pub fn of(m: &Measured) -> Figure {
+        let flags = m.flags("ns");
+        let s = &m.summary;
+        Figure {
+            median: s.median,
+            min: s.min,
+            max: s.max,
+            cv: s.cv,
+            samples: m.samples.clone(),
+            stop: Some(m.stop),
+            set_aside: m.set_aside,
+            flagged: !flags.is_empty(),
+            flags,
+        }
+    }
 }
 
 /// One ordered CPU pair: `a` starts the round trip, `b` answers.
@@ -92,6 +122,12 @@ pub struct DomainSummary {
     /// Median over the pairs' medians, ns one way.
     pub hitm_ns: Option<f64>,
     pub shared_ns: Option<f64>,
+    /// How many of the pairs' HITM / read-shared figures are flagged: a
+    /// domain's median resting on any is starred.
+    #[serde(default)]
+    pub hitm_flagged: usize,
+    #[serde(default)]
+    pub shared_flagged: usize,
 }
 
 impl DomainSummary {
@@ -105,6 +141,11 @@ impl DomainSummary {
                     return None;
                 }
                 let median = |v: Vec<f64>| crate::stats::Summary::of(&v).map(|s| s.median);
+                let flagged = |f: fn(&C2cPair) -> Option<&Figure>| {
+                    of.iter()
+                        .filter(|p| f(p).is_some_and(|f| f.flagged))
+                        .count()
+                };
                 Some(DomainSummary {
                     domain: d,
                     pairs: of.len(),
@@ -118,6 +159,8 @@ impl DomainSummary {
                             .filter_map(|p| p.shared.as_ref().map(|f| f.median))
                             .collect(),
                     ),
+                    hitm_flagged: flagged(|p| p.hitm.as_ref()),
+                    shared_flagged: flagged(|p| p.shared.as_ref()),
                 })
             })
             .collect()

@@ -2,11 +2,14 @@
 //! the matrices (HITM and read-shared, rows "from", columns "to") where
 //! every pair of the CPUs was measured, else the list of pairs; then the
 //! summary per sharing domain, failures and notes. Text, Markdown, CSV
-//! (one row per measured pair) and JSON.
+//! (one row per measured pair) and JSON. A flagged figure (its spread, two
+//! modes, too few held samples: [`crate::stats::flags`]) carries the star
+//! after its value and its reasons under the tables.
 
-use crate::model::c2c::{C2cResult, Figure};
+use crate::model::c2c::{C2cPair, C2cResult, Figure};
 use crate::model::format::Format;
 use crate::render::table::{Align, Table};
+use crate::stats::flags::star;
 
 /// The result in `format`.
 pub fn render(r: &C2cResult, format: Format) -> String {
@@ -15,6 +18,47 @@ pub fn render(r: &C2cResult, format: Format) -> String {
 
 fn ns(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
+}
+
+/// A figure's median with its star when flagged; `-` for none.
+pub(crate) fn starred(f: Option<&Figure>) -> String {
+    f.map(|f| format!("{:.1}{}", f.median, star(f.flagged)))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The pair's figure of one state (`hitm`: HITM, else read-shared).
+pub(crate) fn figure_of(r: &C2cResult, a: u32, b: u32, hitm: bool) -> Option<&Figure> {
+    let p = r.pairs.iter().find(|p| p.a == a && p.b == b)?;
+    if hitm {
+        p.hitm.as_ref()
+    } else {
+        p.shared.as_ref()
+    }
+}
+
+/// One line per flagged figure: `CPU 0 -> CPU 1, HITM 158.0 ns*: unstable: ...`.
+pub fn flagged_lines(r: &C2cResult) -> Vec<String> {
+    let one = |p: &C2cPair, f: Option<&Figure>, state: &str| -> Option<String> {
+        let f = f.filter(|f| f.flagged)?;
+        Some(format!(
+            "CPU {} -> CPU {}, {state} {:.1} ns{}: {}",
+            p.a,
+            p.b,
+            f.median,
+            star(true),
+            f.flags.join("; ")
+        ))
+    };
+    r.pairs
+        .iter()
+        .flat_map(|p| {
+            [
+                one(p, p.hitm.as_ref(), "HITM"),
+                one(p, p.shared.as_ref(), "read-shared"),
+            ]
+        })
+        .flatten()
+        .collect()
 }
 
 fn range(f: Option<&Figure>) -> String {
@@ -30,14 +74,19 @@ pub fn is_square(r: &C2cResult) -> bool {
     n >= 2 && r.pairs.len() + r.failed.len() >= n * (n - 1)
 }
 
-fn matrix(r: &C2cResult, m: &[Vec<Option<f64>>], title: &str) -> Table {
+fn matrix(r: &C2cResult, m: &[Vec<Option<f64>>], hitm: bool, title: &str) -> Table {
     let mut headers = vec!["from \\ to".to_string()];
     headers.extend(r.cpus.iter().map(|c| format!("CPU {c}")));
     let mut t = Table::new(headers).with_title(title);
     for (i, row) in m.iter().enumerate() {
         let mut cells = vec![format!("CPU {}", r.cpus[i])];
         for (j, v) in row.iter().enumerate() {
-            cells.push(if i == j { "\u{b7}".into() } else { ns(*v) });
+            let flagged = figure_of(r, r.cpus[i], r.cpus[j], hitm).is_some_and(|f| f.flagged);
+            cells.push(if i == j {
+                "\u{b7}".into()
+            } else {
+                format!("{}{}", ns(*v), star(flagged && v.is_some()))
+            });
         }
         t.push(cells);
     }
@@ -72,9 +121,9 @@ fn pair_list(r: &C2cResult) -> Table {
             format!("CPU {}", p.b),
             format!("{} -> {}", p.node_a, p.node_b),
             p.domain.name().to_string(),
-            ns(p.hitm.as_ref().map(|f| f.median)),
+            starred(p.hitm.as_ref()),
             range(p.hitm.as_ref()),
-            ns(p.shared.as_ref().map(|f| f.median)),
+            starred(p.shared.as_ref()),
             range(p.shared.as_ref()),
         ]);
     }
@@ -89,8 +138,8 @@ pub(crate) fn domain_table(r: &C2cResult, title: &str) -> Table {
         t.push([
             d.domain.name().to_string(),
             d.pairs.to_string(),
-            ns(d.hitm_ns),
-            ns(d.shared_ns),
+            format!("{}{}", ns(d.hitm_ns), star(d.hitm_flagged > 0)),
+            format!("{}{}", ns(d.shared_ns), star(d.shared_flagged > 0)),
         ]);
     }
     t
@@ -125,13 +174,14 @@ fn text(r: &C2cResult, md: bool) -> String {
                 Some("two lines") => "HITM: each CPU writes its own line and reads the other's (two lines), median ns one way (row starts the round trip)",
                 _ => "HITM: line last written by the other CPU, median ns one way (row starts the round trip)",
             };
-            out.push_str(&render_table(&matrix(r, &r.hitm, title)));
+            out.push_str(&render_table(&matrix(r, &r.hitm, true, title)));
             out.push('\n');
         }
         if any(&r.shared) {
             out.push_str(&render_table(&matrix(
                 r,
                 &r.shared,
+                false,
                 "Read-shared: line held clean by the row CPU, read by the column CPU, median ns per load",
             )));
             out.push('\n');
@@ -151,6 +201,18 @@ fn text(r: &C2cResult, md: bool) -> String {
         out.push_str("No pair was measured.\n\n");
     }
     let bullet = if md { "- " } else { "  " };
+    let flagged = flagged_lines(r);
+    if !flagged.is_empty() {
+        out.push_str(&format!(
+            "{} figure(s) not to be trusted as they are ({} after the figure):\n",
+            flagged.len(),
+            star(true)
+        ));
+        for f in &flagged {
+            out.push_str(&format!("{bullet}{f}\n"));
+        }
+        out.push('\n');
+    }
     if !r.failed.is_empty() {
         out.push_str("Failed pairs:\n");
         for f in &r.failed {
@@ -192,6 +254,10 @@ fn csv(r: &C2cResult) -> String {
         "shared_min_ns",
         "shared_max_ns",
         "shared_cv",
+        "hitm_flags",
+        "shared_flags",
+        "hitm_set_aside",
+        "shared_set_aside",
     ]);
     let cols = |f: Option<&Figure>| -> [String; 4] {
         match f {
@@ -217,6 +283,17 @@ fn csv(r: &C2cResult) -> String {
         ];
         row.extend(cols(p.hitm.as_ref()));
         row.extend(cols(p.shared.as_ref()));
+        let flags = |f: Option<&Figure>| f.map(|f| f.flags.join("; ")).unwrap_or_default();
+        let aside = |f: Option<&Figure>| {
+            f.map(|f| f.set_aside.total().to_string())
+                .unwrap_or_default()
+        };
+        row.extend([
+            flags(p.hitm.as_ref()),
+            flags(p.shared.as_ref()),
+            aside(p.hitm.as_ref()),
+            aside(p.shared.as_ref()),
+        ]);
         t.push(row);
     }
     t.to_csv()
@@ -237,6 +314,9 @@ mod tests {
             cv: 0.01,
             samples: vec![m - 1.0, m, m + 2.0],
             stop: None,
+            set_aside: Default::default(),
+            flagged: false,
+            flags: vec![],
         }
     }
 
@@ -321,6 +401,96 @@ mod tests {
         assert_eq!(v["schema"], "numaprobe/1");
         assert_eq!(v["platform_atomics"], serde_json::Value::Null);
         assert_eq!(v["domains"][0]["domain"], "same_l3");
+    }
+
+    /// The issue's pair: a HITM figure of 8 samples in two groups, 31
+    /// and 158 ns, 5 more set aside for the partner's preemption.
+    fn bimodal() -> Figure {
+        let samples = vec![31.0, 31.2, 30.9, 31.1, 158.0, 157.5, 158.3, 158.1];
+        let m = crate::stats::Measured {
+            summary: crate::stats::Summary::of(&samples).unwrap(),
+            samples,
+            stop: crate::stats::StopReason::BudgetSpent,
+            warmup_runs: 1,
+            elapsed_s: 0.1,
+            set_aside: crate::stats::SetAside {
+                preempted: 5,
+                shortened: 1,
+                ..Default::default()
+            },
+        };
+        Figure::of(&m)
+    }
+
+    #[test]
+    fn a_flagged_pair_carries_its_star_and_reasons_in_every_format() {
+        let f = bimodal();
+        assert!(f.flagged);
+        assert_eq!(f.set_aside.preempted, 5);
+        assert!(f.flags[0].starts_with("unstable: CV"), "{:?}", f.flags);
+        assert!(
+            f.flags[1].starts_with("two modes: 31.1 ns (4 samples) and 158.1 ns (4 samples)"),
+            "{:?}",
+            f.flags
+        );
+        let mut r = result(
+            vec![0, 1],
+            vec![(0, 1, Domain::SameL3, 94.6), (1, 0, Domain::SameL3, 31.0)],
+        );
+        r.pairs[0].hitm = Some(Figure { median: 94.6, ..f });
+        r.domains = DomainSummary::of_pairs(&r.pairs);
+        assert_eq!(
+            (r.domains[0].hitm_flagged, r.domains[0].shared_flagged),
+            (1, 0)
+        );
+        for format in [Format::Table, Format::Markdown] {
+            let t = render(&r, format);
+            let row = t
+                .lines()
+                .find(|l| l.contains("CPU 0") && l.contains("94.6"))
+                .unwrap();
+            assert!(row.contains("94.6*"), "{row}");
+            // The reverse pair and the read-shared figures hold.
+            assert!(!t.contains("31.0*") && !t.contains("47.3*"), "{t}");
+            assert!(
+                t.contains("1 figure(s) not to be trusted as they are (* after the figure):"),
+                "{t}"
+            );
+            assert!(
+                t.contains("CPU 0 -> CPU 1, HITM 94.6 ns*: unstable: CV"),
+                "{t}"
+            );
+            assert!(
+                t.contains("two modes: 31.1 ns (4 samples) and 158.1 ns"),
+                "{t}"
+            );
+            let domain = t
+                .lines()
+                .find(|l| l.contains("same L3") && l.contains('2'))
+                .unwrap();
+            assert!(domain.contains('*'), "{domain}");
+        }
+        let csv = render(&r, Format::Csv);
+        let rows: Vec<&str> = csv.lines().collect();
+        assert!(rows[0].ends_with(",hitm_flags,shared_flags,hitm_set_aside,shared_set_aside"));
+        assert!(rows[1].contains(",\"unstable: CV"), "{csv}");
+        assert!(rows[1].ends_with(",5,0"), "{csv}");
+        assert!(rows[2].ends_with(",,,0,0"), "{csv}");
+        let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
+        assert_eq!(v["pairs"][0]["hitm"]["flagged"], true);
+        assert_eq!(v["pairs"][0]["hitm"]["set_aside"]["preempted"], 5);
+        assert_eq!(v["pairs"][1]["hitm"]["flagged"], false);
+        assert_eq!(v["domains"][0]["hitm_flagged"], 1);
+        // A document without the fields (an older one) still reads, unflagged.
+        let mut old = v.clone();
+        for p in old["pairs"].as_array_mut().unwrap() {
+            for k in ["flagged", "flags", "set_aside"] {
+                p["hitm"].as_object_mut().unwrap().remove(k);
+            }
+        }
+        let back: C2cResult = serde_json::from_value(old).unwrap();
+        assert!(!back.pairs[0].hitm.as_ref().unwrap().flagged);
+        assert!(flagged_lines(&back).is_empty());
     }
 
     #[test]

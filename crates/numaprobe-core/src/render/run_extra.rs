@@ -78,21 +78,37 @@ pub fn c2c_line(r: &C2cResult) -> String {
     let parts: Vec<String> = domains
         .iter()
         .filter_map(|d| {
-            let (v, what) = match (d.hitm_ns, d.shared_ns) {
-                (Some(v), _) => (v, ""),
-                (None, Some(v)) => (v, " (shared line)"),
+            let (v, flagged, what) = match (d.hitm_ns, d.shared_ns) {
+                (Some(v), _) => (v, d.hitm_flagged > 0, ""),
+                (None, Some(v)) => (v, d.shared_flagged > 0, " (shared line)"),
                 (None, None) => return None,
             };
-            Some(format!("{} {v:.0} ns{what}", d.domain.name()))
+            Some(format!(
+                "{} {v:.0} ns{}{what}",
+                d.domain.name(),
+                crate::stats::flags::star(flagged)
+            ))
         })
         .collect();
     if parts.is_empty() {
         return format!("{}: no CPU pair measured", Extra::C2c.name());
     }
+    let flagged: usize = domains
+        .iter()
+        .map(|d| d.hitm_flagged + d.shared_flagged)
+        .sum();
     format!(
-        "{}: {} (one way, line modified by the other CPU)",
+        "{}: {} (one way, line modified by the other CPU){}",
         Extra::C2c.name(),
-        parts.join(", ")
+        parts.join(", "),
+        if flagged > 0 {
+            format!(
+                "; {flagged} pair figure(s) flagged{}: spread, two modes or too few samples that held their CPU (see c2c.json)",
+                crate::stats::flags::STAR
+            )
+        } else {
+            String::new()
+        }
     )
 }
 
@@ -214,6 +230,21 @@ mod tests {
             c2c_line(&c2c()),
             "c2c: same L3 31 ns, same node 20 ns (shared line), cross package 118 ns (one way, line modified by the other CPU)"
         );
+    }
+
+    #[test]
+    fn a_c2c_domain_resting_on_a_flagged_pair_is_starred() {
+        let mut r = c2c();
+        r.domains[1].hitm_flagged = 1;
+        r.domains[2].shared_flagged = 2;
+        assert_eq!(
+            c2c_line(&r),
+            "c2c: same L3 31 ns*, same node 20 ns* (shared line), cross package 118 ns (one way, line modified by the other CPU); 3 pair figure(s) flagged*: spread, two modes or too few samples that held their CPU (see c2c.json)"
+        );
+        // A flagged read-shared figure does not star a domain shown by HITM.
+        r.domains[1].hitm_flagged = 0;
+        r.domains[1].shared_flagged = 1;
+        assert!(c2c_line(&r).starts_with("c2c: same L3 31 ns, same node 20 ns*"));
     }
 
     #[test]

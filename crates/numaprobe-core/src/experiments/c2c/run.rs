@@ -11,15 +11,7 @@ use crate::timer::Timer;
 use super::{C2cPlan, MIN_PAIR_BUDGET};
 
 fn figure(m: &PairMeasure) -> Figure {
-    let s = &m.measured.summary;
-    Figure {
-        median: s.median,
-        min: s.min,
-        max: s.max,
-        cv: s.cv,
-        samples: m.measured.samples.clone(),
-        stop: Some(m.measured.stop),
-    }
+    Figure::of(&m.measured)
 }
 
 /// Measure every pair of the plan, in order.

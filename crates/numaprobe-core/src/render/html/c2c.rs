@@ -6,12 +6,9 @@
 use super::heat_table::{badness, heat_table, HeatCell};
 use super::page::{escape, prose, scale_colour, table};
 use crate::model::c2c::{C2cResult, Figure};
-use crate::render::c2c::{domain_table, is_square};
+use crate::render::c2c::{domain_table, figure_of, flagged_lines, is_square, starred};
 use crate::render::table::Table;
-
-fn ns(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into())
-}
+use crate::stats::flags::star;
 
 fn heat(r: &C2cResult, m: &[Vec<Option<f64>>], state: &str) -> String {
     let vals: Vec<f64> = m.iter().flatten().flatten().copied().collect();
@@ -20,14 +17,7 @@ fn heat(r: &C2cResult, m: &[Vec<Option<f64>>], state: &str) -> String {
     }
     let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let figure = |a: u32, b: u32| -> Option<&Figure> {
-        let p = r.pairs.iter().find(|p| p.a == a && p.b == b)?;
-        if state == "HITM" {
-            p.hitm.as_ref()
-        } else {
-            p.shared.as_ref()
-        }
-    };
+    let figure = |a: u32, b: u32| -> Option<&Figure> { figure_of(r, a, b, state == "HITM") };
     let cells: Vec<Vec<HeatCell>> = r
         .cpus
         .iter()
@@ -37,22 +27,33 @@ fn heat(r: &C2cResult, m: &[Vec<Option<f64>>], state: &str) -> String {
                 .iter()
                 .enumerate()
                 .map(|(j, &b)| match m[i][j] {
-                    Some(v) => HeatCell {
-                        text: format!("{v:.1}"),
-                        colour: Some(scale_colour(badness(v, lo, hi, true))),
-                        flagged: false,
-                        title: match figure(a, b) {
-                            Some(f) => format!(
-                                "CPU {a} -> CPU {b}, {state}: median {:.1} ns, min {:.1}, max {:.1}, CV {:.1} %, {} samples",
-                                f.median,
-                                f.min,
-                                f.max,
-                                100.0 * f.cv,
-                                f.samples.len()
-                            ),
-                            None => format!("CPU {a} -> CPU {b}: {v:.1} ns"),
-                        },
-                    },
+                    Some(v) => {
+                        let flagged = figure(a, b).is_some_and(|f| f.flagged);
+                        HeatCell {
+                            text: format!("{v:.1}{}", star(flagged)),
+                            // A flagged figure is never drawn in the
+                            // scale's colours: its place on it is not known.
+                            colour: (!flagged).then(|| scale_colour(badness(v, lo, hi, true))),
+                            flagged,
+                            title: match figure(a, b) {
+                                Some(f) => format!(
+                                    "CPU {a} -> CPU {b}, {state}: median {:.1} ns, min {:.1}, max {:.1}, CV {:.1} %, {} samples, {} set aside{}",
+                                    f.median,
+                                    f.min,
+                                    f.max,
+                                    100.0 * f.cv,
+                                    f.samples.len(),
+                                    f.set_aside.total(),
+                                    if f.flags.is_empty() {
+                                        String::new()
+                                    } else {
+                                        format!("; {}", f.flags.join("; "))
+                                    }
+                                ),
+                                None => format!("CPU {a} -> CPU {b}: {v:.1} ns"),
+                            },
+                        }
+                    }
                     None => HeatCell {
                         text: "\u{b7}".into(),
                         colour: None,
@@ -100,8 +101,8 @@ pub fn section(r: &C2cResult, file: &str) -> String {
                 format!("CPU {} (node {})", p.a, p.node_a),
                 format!("CPU {} (node {})", p.b, p.node_b),
                 p.domain.name().to_string(),
-                ns(p.hitm.as_ref().map(|f| f.median)),
-                ns(p.shared.as_ref().map(|f| f.median)),
+                starred(p.hitm.as_ref()),
+                starred(p.shared.as_ref()),
             ]);
         }
         s.push_str(&table(&t));
@@ -111,6 +112,14 @@ pub fn section(r: &C2cResult, file: &str) -> String {
             r,
             "By sharing domain (median of the pairs' medians)",
         )));
+    }
+    let flagged = flagged_lines(r);
+    if !flagged.is_empty() {
+        s.push_str("<ul class=\"findings\">\n");
+        for f in &flagged {
+            s.push_str(&format!("<li>flagged: {}</li>\n", escape(f)));
+        }
+        s.push_str("</ul>\n");
     }
     if !r.failed.is_empty() {
         s.push_str("<ul class=\"findings\">\n");
@@ -145,6 +154,9 @@ mod tests {
             cv: 0.0,
             samples: vec![m; 3],
             stop: None,
+            set_aside: Default::default(),
+            flagged: false,
+            flags: vec![],
         })
     }
 
@@ -212,5 +224,62 @@ mod tests {
         assert!(page.contains("same L3"), "{page}");
         assert!(page.contains("a &lt;note&gt;") || page.contains("a &#60;note&#62;"));
         assert!(!page.contains("No matrix in this folder"));
+    }
+
+    #[test]
+    fn a_flagged_pair_is_starred_uncoloured_and_explained() {
+        let mut f = fig(158.0).unwrap();
+        f.flagged = true;
+        f.flags = vec!["unstable: CV 71.8 %, max/min 5.12".into()];
+        let pair = |a, b, hitm| C2cPair {
+            a,
+            b,
+            node_a: 0,
+            node_b: 0,
+            domain: Domain::SameL3,
+            hitm,
+            shared: None,
+        };
+        let pairs = vec![pair(0, 1, Some(f)), pair(1, 0, fig(31.0))];
+        let r = C2cResult {
+            schema: "numaprobe/1".into(),
+            unit: "ns".into(),
+            cpus: vec![0, 1],
+            hitm: vec![vec![None, Some(158.0)], vec![Some(31.0), None]],
+            shared: vec![vec![None, None], vec![None, None]],
+            domains: DomainSummary::of_pairs(&pairs),
+            pairs,
+            atomics: "loads and stores".into(),
+            hitm_lines: None,
+            platform_atomics: None,
+            stop_rule: StopRule::default(),
+            timer: TimerInfo {
+                source: ClockSource::Tsc,
+                tsc_hz: None,
+                overhead_ns: 1.0,
+                resolution_ns: 1.0,
+            },
+            notes: vec![],
+            failed: vec![],
+            complete: true,
+            interrupted: false,
+        };
+        let s = super::section(&r, "c2c.json");
+        let cell = |text: &str| {
+            let end = s.find(&format!(">{text}</td>")).expect(text);
+            s[..end].rsplit("<td").next().unwrap().to_string()
+        };
+        let flagged = cell("158.0*");
+        assert!(flagged.contains("class=\"flag none\""), "{flagged}");
+        assert!(!flagged.contains("background"), "{flagged}");
+        assert!(flagged.contains("unstable: CV 71.8 %"), "{flagged}");
+        let good = cell("31.0");
+        assert!(good.contains("background"), "{good}");
+        assert!(!good.contains("flag"), "{good}");
+        assert!(
+            s.contains("<li>flagged: CPU 0 -&gt; CPU 1, HITM 158.0 ns*: unstable: CV 71.8 %"),
+            "{s}"
+        );
+        assert!(s.contains(">158.0*<") && s.contains("same L3"), "{s}");
     }
 }
