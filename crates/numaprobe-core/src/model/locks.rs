@@ -36,6 +36,16 @@ pub struct LockRun {
     /// Why sampling stopped (`cv_reached`, `budget_spent`, ...).
     #[serde(default)]
     pub stop: String,
+    /// Slices set aside because a thread lost its CPU during them
+    /// ([`crate::held`]), by reason: never part of `samples`.
+    #[serde(default)]
+    pub set_aside: crate::stats::SetAside,
+    /// True when the row must not be trusted as is (see `flags`).
+    #[serde(default)]
+    pub flagged: bool,
+    /// Why ([`crate::stats::flags::figure_flags`] of the ops/s samples).
+    #[serde(default)]
+    pub flags: Vec<String>,
 }
 
 /// A run that could not be measured or whose counters did not add up.

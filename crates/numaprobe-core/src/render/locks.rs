@@ -1,12 +1,16 @@
 //! Renderers of lock and atomic contention (`model::locks::LocksResult`,
 //! `numaprobe c2c --locks`): one table of runs (op, sharing, placement,
 //! threads, Mops/s, ns/op) with a line saying which atomics ran, in text and
-//! Markdown; one CSV row per run; the JSON document.
+//! Markdown; one CSV row per run; the JSON document. A flagged row (its
+//! spread, two modes, too few slices that held their CPU:
+//! [`crate::stats::flags`]) carries the star after its figures and its
+//! reasons under the table.
 
 use crate::model::format::Format;
 use crate::model::locks::LocksResult;
 use crate::render::bullet_section;
 use crate::render::table::{Align, Table};
+use crate::stats::flags::star;
 use crate::units::format_list;
 
 /// The result in `format`.
@@ -61,13 +65,14 @@ pub fn runs_table(r: &LocksResult) -> Table {
         Align::Left,
     ]);
     for x in &r.runs {
+        let mark = star(x.flagged);
         t.push([
             x.op.clone(),
             x.sharing.clone(),
             x.placement.clone(),
             x.threads.to_string(),
-            format!("{:.1}", x.ops_per_s / 1e6),
-            format!("{:.1}", x.ns_per_op),
+            format!("{:.1}{mark}", x.ops_per_s / 1e6),
+            format!("{:.1}{mark}", x.ns_per_op),
             format!("{:.1} %", x.cv * 100.0),
             cpus_text(&x.cpus, &x.nodes),
         ]);
@@ -85,6 +90,25 @@ pub fn runs_table(r: &LocksResult) -> Table {
         ]);
     }
     t
+}
+
+/// One line per flagged row: `spin_lock shared cross_node 2 threads*: unstable: ...`.
+pub fn flagged_lines(r: &LocksResult) -> Vec<String> {
+    r.runs
+        .iter()
+        .filter(|x| x.flagged)
+        .map(|x| {
+            format!(
+                "{} {} {} {} thread(s){}: {}",
+                x.op,
+                x.sharing,
+                x.placement,
+                x.threads,
+                star(true),
+                x.flags.join("; ")
+            )
+        })
+        .collect()
 }
 
 fn text(r: &LocksResult, md: bool) -> String {
@@ -107,6 +131,11 @@ fn text(r: &LocksResult, md: bool) -> String {
             r.slice_s * 1e3
         ),
     ];
+    notes.extend(
+        flagged_lines(r)
+            .into_iter()
+            .map(|f| format!("flagged: {f}")),
+    );
     notes.extend(r.notes.iter().cloned());
     for f in &r.failed {
         notes.push(format!(
@@ -138,6 +167,8 @@ fn csv(r: &LocksResult) -> String {
         "samples",
         "atomics",
         "failed",
+        "flags",
+        "set_aside",
     ]);
     let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(" ");
     for x in &r.runs {
@@ -155,6 +186,8 @@ fn csv(r: &LocksResult) -> String {
             x.samples.len().to_string(),
             r.atomics.clone(),
             String::new(),
+            x.flags.join("; "),
+            x.set_aside.total().to_string(),
         ]);
     }
     for f in &r.failed {
@@ -172,6 +205,8 @@ fn csv(r: &LocksResult) -> String {
             "0".into(),
             r.atomics.clone(),
             f.reason.clone(),
+            String::new(),
+            String::new(),
         ]);
     }
     t.to_csv()
@@ -199,6 +234,9 @@ pub(crate) mod tests {
                 cv: 0.012,
                 samples: vec![12.5e6; 5],
                 stop: "cv_reached".into(),
+                set_aside: Default::default(),
+                flagged: false,
+                flags: vec![],
             }],
             failed: vec![LockFailed {
                 op: "atomic_add".into(),
@@ -237,6 +275,75 @@ pub(crate) mod tests {
         assert_eq!(j["runs"][0]["nodes"], serde_json::json!([0, 1]));
         let back: LocksResult = serde_json::from_value(j).unwrap();
         assert_eq!(back.runs, r.runs);
+    }
+
+    #[test]
+    fn a_flagged_row_carries_its_star_and_reasons_in_every_format() {
+        let mut r = sample();
+        let samples = vec![
+            12.5e6, 12.4e6, 12.6e6, 12.5e6, 24.9e6, 25.1e6, 25.0e6, 25.2e6,
+        ];
+        let m = crate::stats::Measured {
+            summary: crate::stats::Summary::of(&samples).unwrap(),
+            samples: samples.clone(),
+            stop: crate::stats::StopReason::BudgetSpent,
+            warmup_runs: 1,
+            elapsed_s: 1.0,
+            set_aside: crate::stats::SetAside {
+                preempted: 3,
+                shortened: 2,
+                ..Default::default()
+            },
+        };
+        let x = &mut r.runs[0];
+        x.flags = m.flags("ops/s");
+        x.flagged = !x.flags.is_empty();
+        x.set_aside = m.set_aside;
+        x.samples = samples;
+        assert!(
+            x.flags[1].starts_with("two modes: 12500000.0 ops/s (4 samples)"),
+            "{:?}",
+            x.flags
+        );
+        for format in [Format::Table, Format::Markdown] {
+            let t = render(&r, format);
+            assert!(t.contains("12.5*") && t.contains("160.0*"), "{t}");
+            assert!(
+                t.contains("flagged: spin_lock shared cross_node 2 thread(s)*: unstable: CV"),
+                "{t}"
+            );
+        }
+        let csv = render(&r, Format::Csv);
+        assert!(
+            csv.lines().next().unwrap().ends_with(",flags,set_aside"),
+            "{csv}"
+        );
+        assert!(csv.lines().nth(1).unwrap().ends_with(",3"), "{csv}");
+        assert!(
+            csv.lines().nth(1).unwrap().contains("\"unstable: CV"),
+            "{csv}"
+        );
+        let j: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
+        assert_eq!(j["runs"][0]["flagged"], true);
+        assert_eq!(j["runs"][0]["set_aside"]["preempted"], 3);
+        let html = crate::render::html::locks::section(&crate::render::html::ReportInput {
+            locks: vec![crate::render::html::Doc::new("locks.json", r)],
+            ..Default::default()
+        });
+        assert!(html.contains("12.5*"), "{html}");
+        assert!(
+            html.contains(
+                "<p class=\"warn\">Flagged: spin_lock shared cross_node 2 thread(s)*: unstable: CV"
+            ),
+            "{html}"
+        );
+        // An older document without the fields reads unflagged.
+        let mut old = j.clone();
+        for k in ["flagged", "flags", "set_aside"] {
+            old["runs"][0].as_object_mut().unwrap().remove(k);
+        }
+        let back: LocksResult = serde_json::from_value(old).unwrap();
+        assert!(!back.runs[0].flagged && flagged_lines(&back).is_empty());
     }
 
     #[test]

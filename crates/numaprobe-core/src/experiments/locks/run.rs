@@ -3,16 +3,22 @@
 //! the first thread's first touch (checked with `move_pages`), and each
 //! sample is one timed slice that all threads start together at a barrier.
 //! After every slice the counters must equal the operations the threads
-//! counted: a lost update fails the run rather than give a figure.
+//! counted: a lost update fails the run rather than give a figure. Each
+//! thread reads its own CPU hold around its slice ([`crate::held`]): a
+//! sample counts only when every thread held its CPU ([`slices_taken`]),
+//! and the slices shorten when many are lost
+//! ([`crate::stats::repeat_held`]).
 
 use super::plan::{slice_of, LocksPlan};
 use crate::experiments::barrier::Barrier;
 use crate::experiments::{ExperimentError, StepProgress};
+use crate::held::{Lost, Probe};
 use crate::kernels::atomics::{atomic_add_loop, spin_lock_loop, Rmw};
 use crate::model::locks::{LockFailed, LockRun, LocksResult};
 use crate::placement::{
     current_cpu, pin_current_thread, BufferSpec, MemPolicy, NodeBuffer, PageKind,
 };
+use crate::stats::Taken;
 use crate::timer::{Stamp, Timer};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -47,6 +53,17 @@ struct Slice {
     end: Stamp,
     /// The CPU seen after the slice.
     cpu: Option<u32>,
+    /// Whether the thread lost its CPU during the slice.
+    lost: Option<Lost>,
+}
+
+/// A sample of `value` from every thread's slice: it held only when every
+/// thread held its CPU (the first thread's reason that did not).
+fn slices_taken(value: f64, lost: impl IntoIterator<Item = Option<Lost>>) -> Taken {
+    Taken {
+        value,
+        lost: lost.into_iter().flatten().next(),
+    }
 }
 
 struct Shared<'a> {
@@ -87,6 +104,7 @@ fn worker(sh: &Shared, rmw: Rmw, op: &str, lock_off: usize, count_off: usize, i:
         }
         crate::fault::panic_at(crate::fault::LOCKS_WORKER);
         sh.running.fetch_add(1, Ordering::SeqCst);
+        let held = Probe::start();
         let start = timer.now();
         let ops = if op == "atomic_add" {
             atomic_add_loop(rmw, counter, &sh.stop)
@@ -94,11 +112,13 @@ fn worker(sh: &Shared, rmw: Rmw, op: &str, lock_off: usize, count_off: usize, i:
             spin_lock_loop(rmw, lock, counter, &sh.stop)
         };
         let end = timer.now();
+        let lost = held.lost();
         *sh.slices[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(Slice {
             ops,
             start,
             end,
             cpu: current_cpu().ok(),
+            lost,
         });
         sh.end.wait();
     }
@@ -199,7 +219,7 @@ fn measure_run(
             return Err(e);
         }
         let started = Instant::now();
-        let mut sample = || -> Result<f64, String> {
+        let mut sample = |shorten: u32| -> Result<Taken, String> {
             for &(l, c) in &slots {
                 lock_at(&buf, l).store(0, Ordering::SeqCst);
                 counter_at(&buf, c).store(0, Ordering::SeqCst);
@@ -218,7 +238,7 @@ fn measure_run(
                 }
                 std::thread::yield_now();
             }
-            std::thread::sleep(slice);
+            std::thread::sleep(slice / shorten.max(1));
             sh.stop.store(true, Ordering::SeqCst);
             if !sh.end.wait() {
                 return Err(panicked());
@@ -245,9 +265,12 @@ fn measure_run(
             if ns <= 0.0 {
                 return Err("a slice took no measurable time".into());
             }
-            Ok(total as f64 / ns * 1e9)
+            Ok(slices_taken(
+                total as f64 / ns * 1e9,
+                got.iter().map(|g| g.lost),
+            ))
         };
-        let measured = crate::stats::repeat_with(
+        let measured = crate::stats::repeat_held_with(
             rule,
             &mut sample,
             || started.elapsed(),
@@ -328,6 +351,7 @@ pub fn run(
         match measure_run(plan, &rule, op, sharing, cpus, &mut result.notes) {
             Ok((m, memory_node)) => {
                 let ops = m.summary.median;
+                let flags = m.flags("ops/s");
                 result.runs.push(LockRun {
                     op: op.clone(),
                     sharing: sharing.clone(),
@@ -348,6 +372,9 @@ pub fn run(
                     cv: m.summary.cv,
                     samples: m.samples,
                     stop: m.stop.name().into(),
+                    set_aside: m.set_aside,
+                    flagged: !flags.is_empty(),
+                    flags,
                 });
                 if m.stop == crate::stats::StopReason::Interrupted {
                     result.interrupted = true;
@@ -370,4 +397,46 @@ pub fn run(
     }
     result.complete = finished && !result.interrupted;
     Ok(result)
+}
+
+#[cfg(test)]
+mod held_tests {
+    use super::*;
+
+    #[test]
+    fn a_slice_counts_only_when_every_thread_held_its_cpu() {
+        assert_eq!(slices_taken(5e6, [None, None, None]), Taken::held(5e6));
+        assert_eq!(
+            slices_taken(5e6, [None, Some(Lost::OffCpu), Some(Lost::Preempted)]).lost,
+            Some(Lost::OffCpu)
+        );
+        assert_eq!(slices_taken(5e6, []).lost, None);
+        // Gathered: one thread of four preempted in every other slice.
+        let rule = crate::stats::StopRule {
+            warmup: 0,
+            min_samples: 6,
+            max_samples: 6,
+            cv_target: 0.0,
+            budget: std::time::Duration::from_secs(60),
+        };
+        let mut i = 0;
+        let m = crate::stats::repeat_held_with(
+            &rule,
+            |_| {
+                i += 1;
+                let lost = (i % 2 == 0).then_some(Lost::Preempted);
+                Ok::<_, ()>(slices_taken(
+                    if lost.is_some() { 1e6 } else { 4e6 },
+                    [None, None, lost, None],
+                ))
+            },
+            || std::time::Duration::ZERO,
+            || false,
+        )
+        .unwrap();
+        assert_eq!(m.samples, vec![4e6; 6]);
+        // Slices 2, 4, ..., 10 lost; the sixth kept is the eleventh.
+        assert_eq!(m.set_aside.preempted, 5);
+        assert!(m.flags("ops/s").is_empty());
+    }
 }

@@ -238,7 +238,12 @@ fn counters_add_up_under_contention_with_two_threads() {
     assert_eq!(r.runs.len(), 6);
     for x in &r.runs {
         assert_eq!(x.cpus, cpus);
-        assert_eq!(x.samples.len(), 3);
+        // A slice in which a thread lost its CPU (a busy host) is set
+        // aside; fewer than three kept are said in the row's flags.
+        assert!(!x.samples.is_empty(), "{x:?}");
+        if x.samples.len() < 3 {
+            assert!(x.flagged, "{x:?}");
+        }
         assert!(x.ops_per_s > 0.0 && x.ns_per_op > 0.0, "{x:?}");
     }
     assert_eq!(r.atomics, p.rmw.name());

@@ -4,7 +4,7 @@
 
 use super::page::{escape, prose, table};
 use super::ReportInput;
-use crate::render::locks::{atomics_line, runs_table};
+use crate::render::locks::{atomics_line, flagged_lines, runs_table};
 
 pub fn section(input: &ReportInput) -> String {
     if input.locks.is_empty() {
@@ -22,6 +22,9 @@ pub fn section(input: &ReportInput) -> String {
         s.push_str(&format!("<p>{}</p>\n", prose(&atomics_line(r))));
         s.push_str(&table(&runs_table(r)));
         s.push_str("<p class=\"note\">Mops/s: all threads together; ns/op: one thread's wall time per operation.</p>\n");
+        for f in flagged_lines(r) {
+            s.push_str(&format!("<p class=\"warn\">Flagged: {}</p>\n", escape(&f)));
+        }
         for n in &r.notes {
             s.push_str(&format!("<p class=\"note\">Note: {}</p>\n", prose(n)));
         }

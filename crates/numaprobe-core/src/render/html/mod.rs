@@ -16,7 +16,7 @@ mod c2c;
 mod heat_table;
 mod heatmap;
 mod loaded;
-mod locks;
+pub(crate) mod locks;
 mod page;
 mod peak;
 mod sections;
