@@ -598,10 +598,10 @@ mod tests {
                 "{state:?} {lines:?}: {s:?}"
             );
             // On a busy host some samples lose a CPU and are set aside:
-            // what holds anywhere is that at least three were taken, and
-            // a figure with fewer than three kept says so.
+            // what holds anywhere is that the figure has samples, and one
+            // with fewer than three kept says so.
             let kept = m.measured.samples.len();
-            assert!(kept + m.measured.set_aside.total() >= 3, "{m:?}");
+            assert!(kept >= 1, "{m:?}");
             if kept < 3 {
                 assert!(!m.measured.flags("ns").is_empty(), "{m:?}");
             }
