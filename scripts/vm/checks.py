@@ -493,6 +493,7 @@ def study_presets(cfg, res, t):
 
 # The main job's checks live in their own module; importing it registers them.
 import mainjob  # noqa: E402,F401
+import soundjob  # noqa: E402,F401
 # tune's checks: the user's-program placement candidates.
 import tune_checks  # noqa: E402,F401
 

@@ -230,7 +230,8 @@ def main_job_text(cfg, rc=0, wall=70.0, dmesg="", edit=None, files=None, drop=()
     changed by `edit(run)` (a wrong run.json) or with other `files`, or
     without the report files named in `drop`."""
     run = {"schema": "numaprobe/1", "latency": main_matrix(cfg, "latency"),
-           "bandwidth": main_matrix(cfg, "bandwidth"), "notes": []}
+           "bandwidth": main_matrix(cfg, "bandwidth"), "notes": [], "budget_s": 60,
+           "elapsed_s": 59.5}
     main_plan(run, cfg)
     for key, _ in MAIN_EXTRAS:
         run[key] = main_extra(key)
@@ -269,9 +270,6 @@ def main_job_cases(cfg):
     cell, a failed cell, no report; no SIGINT handling) fails."""
     from mainjob import DEFAULT_BUDGET_S, DEFAULT_ALLOWANCE_S, options
     allowance = options(cfg, "main-job").get("allowance_s", DEFAULT_ALLOWANCE_S)
-    # Whether this machine must measure both matrices whole ("complete") or
-    # may say before measuring that its budget cannot hold them ("stated").
-    stated = options(cfg, "main-job").get("matrices", "complete") == "stated"
     over = DEFAULT_BUDGET_S + allowance + 1
 
     def r(text):
@@ -286,16 +284,19 @@ def main_job_cases(cfg):
         return edit
 
     yield "main-job", "a run that went right", r(main_job_text(cfg)), "pass"
-    yield "main-job", "with budget_s and elapsed_s", r(main_job_text(
-        cfg, edit=lambda run: run.update(budget_s=60, elapsed_s=69.5, complete=True))), "pass"
+    yield "main-job", "elapsed within budget + allowance", r(main_job_text(
+        cfg, wall=over + 30, edit=setter(["elapsed_s"], over - 1))), "pass"
+    yield "main-job", "no elapsed_s", r(main_job_text(
+        cfg, edit=lambda run: run.pop("elapsed_s"))), "fail"
     yield "main-job", "OOM-killed (exit 137, no run.json)", r(main_job_text(
         cfg, rc=137, files={"latency.json": "{}"},
         dmesg="Out of memory: Killed process 99 (numaprobe)")), "fail"
     yield "main-job", "an OOM kill in dmesg only", r(main_job_text(
         cfg, dmesg="numaprobe invoked oom-killer: gfp_mask=0x140dca")), "fail"
-    yield "main-job", "over budget + allowance", r(main_job_text(cfg, wall=over)), "fail"
     yield "main-job", "elapsed_s over budget + allowance", r(main_job_text(
-        cfg, wall=over - 2, edit=setter(["elapsed_s"], over))), "fail"
+        cfg, wall=over + 2, edit=setter(["elapsed_s"], over))), "fail"
+    yield "main-job", "elapsed_s longer than the wall time", r(main_job_text(
+        cfg, wall=30, edit=setter(["elapsed_s"], 40))), "fail"
     yield "main-job", "budget_s not the default", r(main_job_text(
         cfg, edit=setter(["budget_s"], 30))), "fail"
     yield "main-job", "a misplaced latency cell", r(main_job_text(
@@ -317,10 +318,35 @@ def main_job_cases(cfg):
                                     for c in run["bandwidth"]["cells"]] if declare else []
             run["bandwidth"] = None
         main_plan(run, cfg, statement=said, skipped=skipped)
-    # The matrices come first: a machine that must measure them whole fails
-    # with cells left out, even when the plan says so.
+    # How many cells the default budget holds is the host's speed: cells
+    # left out pass when the run named them and said why.
     yield "main-job", "cells the plan skipped", r(main_job_text(
-        cfg, edit=lambda run: plan_skips(run, 3, True, True))), "pass" if stated else "fail"
+        cfg, edit=lambda run: plan_skips(run, 3, True, True))), "pass"
+
+    def replanned(run, reason):
+        """Bandwidth cut to its diagonal as the phase began."""
+        p = run["plan"]["phases"][1]
+        drop = run["bandwidth"]["cells"][-3:]
+        del run["bandwidth"]["cells"][-3:]
+        n = len(run["bandwidth"]["cells"])
+        p.update(coverage="subset", reason=reason, planned_cells=n, measured_cells=n,
+                 skipped=[[c["cpu_node"], c["mem_node"]] for c in drop],
+                 setups=[s for s in p["setups"]
+                         if any(c["mem_node"] == s["mem_node"] for c in run["bandwidth"]["cells"])])
+        run["plan"]["setup_s"] = sum(q["setup_s"] for q in run["plan"]["phases"])
+    yield "main-job", "bandwidth re-planned when it began", r(main_job_text(
+        cfg, edit=lambda run: replanned(run, "only the diagonal (re-planned when it began, "
+                                             "with 3.0 s of the budget left)"))), "pass"
+    yield "main-job", "bandwidth cut, neither said nor re-planned", r(main_job_text(
+        cfg, edit=lambda run: replanned(run, "only the diagonal"))), "fail"
+    yield "main-job", "bandwidth cut without a reason", r(main_job_text(
+        cfg, edit=lambda run: replanned(run, None))), "fail"
+    yield "main-job", "skipped cells not the rest of the matrix", r(main_job_text(
+        cfg, edit=lambda run: (replanned(run, "x (re-planned when it began)"),
+                               run["plan"]["phases"][1]["skipped"].pop()))), "fail"
+    yield "main-job", "a statement naming no larger budget", r(main_job_text(
+        cfg, edit=lambda run: (plan_skips(run, 3, True, True),
+                               run["plan"].update(sound_budget_s=30)))), "fail"
     yield "main-job", "cells skipped, not said before measuring", r(main_job_text(
         cfg, edit=lambda run: plan_skips(run, 3, True, True, said=None))), "fail"
     yield "main-job", "fewer cells measured than the plan kept", r(main_job_text(
@@ -369,6 +395,9 @@ def main_job_cases(cfg):
     yield "main-job", "a measured extra phase without its file", r(main_job_text(
         cfg, drop=("loaded-latency.json",))), "fail"
     yield "main-job", "guest never ran it", r(""), "fail"
+
+    import soundjob
+    yield from soundjob.selftest_cases(cfg, main_job_text, setter)
 
     yield "main-job-interrupt", "stopped with a valid partial report", r(interrupt_text(cfg)), "pass"
     yield "main-job-interrupt", "killed by SIGINT (no handler)", r(interrupt_text(
