@@ -114,7 +114,19 @@ fn a_run_cut_by_the_budget_is_complete_in_all_three_files() {
         ],
         t.path(),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    // The plan comes from a calibration timed on this machine: on a busy one
+    // not even one 32 MiB cell may fit in 2 s, and the run is refused before
+    // measuring, saying so and naming the budget that would do.
+    if o.status.code() == Some(2) {
+        assert!(
+            err.contains("--budget 2s is too short to measure even one latency cell")
+                && err.contains("measures every cell of both matrices soundly"),
+            "{err}"
+        );
+        return;
+    }
+    assert!(o.status.success(), "{err}");
     let dir = t.path().join("rep");
     let (run, md, html) = folder(&dir);
     agree(&run, &md, &html);
@@ -187,7 +199,17 @@ fn a_failed_cell_makes_the_run_incomplete_in_all_three_files() {
         ],
         t.path(),
     );
-    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Refused before measuring on a machine too busy for one cell in 3 s,
+    // saying so (see above).
+    if o.status.code() == Some(2) {
+        assert!(
+            err.contains("--budget 3s is too short to measure even one latency cell"),
+            "{err}"
+        );
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{err}");
     let (run, md, html) = folder(&t.path().join("rep"));
     agree(&run, &md, &html);
     assert_eq!(run["complete"], false);
