@@ -7,7 +7,7 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{json, numaprobe_in as numaprobe, numaprobe_with_full_cell, ok};
+use cli::{json, main_job_in, numaprobe_in as numaprobe, ok};
 use common::TempDir;
 
 #[test]
@@ -77,7 +77,11 @@ fn a_live_run_writes_every_report_file_with_verified_placement() {
     let t = TempDir::new("run");
     // A small buffer and a budget far above what its set-up costs: both
     // matrices on a quiet machine, what the plan says on a busy one.
-    let o = numaprobe(&["run", "--budget", "10s", "--size", "16MiB"], t.path());
+    let o = main_job_in(
+        &["run", "--budget", "10s", "--size", "16MiB"],
+        t.path(),
+        &[],
+    );
     let text = ok(&o);
     assert!(text.contains("Idle latency (ns)"), "{text}");
     assert!(
@@ -146,7 +150,7 @@ fn a_live_run_writes_every_report_file_with_verified_placement() {
 #[test]
 fn csv_is_one_line_per_measured_cell() {
     let t = TempDir::new("runcsv");
-    let o = numaprobe(
+    let o = main_job_in(
         &[
             "run",
             "--budget",
@@ -158,6 +162,7 @@ fn csv_is_one_line_per_measured_cell() {
             "csv",
         ],
         t.path(),
+        &[],
     );
     let text = ok(&o);
     let mut lines = text.lines();
@@ -328,8 +333,7 @@ fn csv_of_a_dump_is_its_slit_in_long_form() {
 #[test]
 fn a_failed_cell_is_reported_and_the_run_exits_1_after_writing_everything() {
     let t = TempDir::new("runfail");
-    let o = numaprobe_with_full_cell(
-        0,
+    let o = main_job_in(
         &[
             "run",
             "--budget",
@@ -340,6 +344,7 @@ fn a_failed_cell_is_reported_and_the_run_exits_1_after_writing_everything() {
             "rep",
         ],
         t.path(),
+        &[("NUMAPROBE_FAULT_FULL_CELL", "0")],
     );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
@@ -370,7 +375,7 @@ fn a_failed_cell_is_reported_and_the_run_exits_1_after_writing_everything() {
 #[test]
 fn the_extra_phases_have_their_keys_files_plan_and_summary_lines() {
     let t = TempDir::new("runextra");
-    let o = numaprobe(
+    let o = main_job_in(
         &[
             "run",
             "--budget",
@@ -381,6 +386,7 @@ fn the_extra_phases_have_their_keys_files_plan_and_summary_lines() {
             "rep",
         ],
         t.path(),
+        &[],
     );
     let text = ok(&o);
     assert!(text.contains("Beyond the matrices:"), "{text}");

@@ -9,7 +9,7 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{numaprobe_in as numaprobe, numaprobe_with_full_cell};
+use cli::{main_job_in, numaprobe_in as numaprobe};
 use common::TempDir;
 use serde_json::Value;
 use std::path::Path;
@@ -102,7 +102,9 @@ fn agree(run: &Value, md: &str, html: &str) {
 #[test]
 fn a_run_cut_by_the_budget_is_complete_in_all_three_files() {
     let t = TempDir::new("runstatus");
-    let o = numaprobe(
+    // On a busy host a 2 s plan may be a refusal naming a longer budget,
+    // which is then run.
+    let o = main_job_in(
         &[
             "run",
             "--budget",
@@ -113,20 +115,9 @@ fn a_run_cut_by_the_budget_is_complete_in_all_three_files() {
             "rep",
         ],
         t.path(),
+        &[],
     );
-    let err = String::from_utf8_lossy(&o.stderr);
-    // The plan comes from a calibration timed on this machine: on a busy one
-    // not even one 32 MiB cell may fit in 2 s, and the run is refused before
-    // measuring, saying so and naming the budget that would do.
-    if o.status.code() == Some(2) {
-        assert!(
-            err.contains("--budget 2s is too short to measure even one latency cell")
-                && err.contains("measures every cell of both matrices soundly"),
-            "{err}"
-        );
-        return;
-    }
-    assert!(o.status.success(), "{err}");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let dir = t.path().join("rep");
     let (run, md, html) = folder(&dir);
     agree(&run, &md, &html);
@@ -186,8 +177,7 @@ fn a_run_cut_by_the_budget_is_complete_in_all_three_files() {
 #[test]
 fn a_failed_cell_makes_the_run_incomplete_in_all_three_files() {
     let t = TempDir::new("runstatusfail");
-    let o = numaprobe_with_full_cell(
-        0,
+    let o = main_job_in(
         &[
             "run",
             "--budget",
@@ -198,17 +188,9 @@ fn a_failed_cell_makes_the_run_incomplete_in_all_three_files() {
             "rep",
         ],
         t.path(),
+        &[("NUMAPROBE_FAULT_FULL_CELL", "0")],
     );
     let err = String::from_utf8_lossy(&o.stderr);
-    // Refused before measuring on a machine too busy for one cell in 3 s,
-    // saying so (see above).
-    if o.status.code() == Some(2) {
-        assert!(
-            err.contains("--budget 3s is too short to measure even one latency cell"),
-            "{err}"
-        );
-        return;
-    }
     assert_eq!(o.status.code(), Some(1), "{err}");
     let (run, md, html) = folder(&t.path().join("rep"));
     agree(&run, &md, &html);

@@ -71,9 +71,15 @@ pub fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
 
 /// Run the built binary in `cwd` (where it writes its report folder).
 pub fn numaprobe_in(args: &[&str], cwd: &Path) -> Output {
+    numaprobe_env(args, cwd, &[])
+}
+
+/// Run the built binary in `cwd` with the environment `env` added.
+pub fn numaprobe_env<S: AsRef<OsStr>>(args: &[S], cwd: &Path, env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_numaprobe"))
         .args(args)
         .current_dir(cwd)
+        .envs(env.iter().copied())
         .output()
         .expect("run numaprobe")
 }
@@ -82,12 +88,53 @@ pub fn numaprobe_in(args: &[&str], cwd: &Path) -> Output {
 /// (the binary's fault injection, `NUMAPROBE_FAULT_FULL_CELL`): a one-node
 /// machine cannot make one cell fail and not the others.
 pub fn numaprobe_with_full_cell(cell: usize, args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .current_dir(cwd)
-        .env("NUMAPROBE_FAULT_FULL_CELL", cell.to_string())
-        .output()
-        .expect("run numaprobe")
+    numaprobe_env(
+        args,
+        cwd,
+        &[("NUMAPROBE_FAULT_FULL_CELL", &cell.to_string())],
+    )
+}
+
+/// The main job with `args` (a `--budget` among them) in `cwd`, with the
+/// environment `env` added. How long a budget one cell needs is the host's
+/// speed: on a loaded host a short one is refused before measuring, with the
+/// budget that would measure every cell ("--budget 1s is too short to
+/// measure even one latency cell ...; --budget 4s measures every cell ...").
+/// The run is then made again at that budget (at least a fifth more than
+/// the last, three tries in all), so a test judges what the run does with a
+/// budget the run itself calls enough, never whether this host is fast.
+pub fn main_job_in(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+    let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let at = 1 + args
+        .iter()
+        .position(|a| a == "--budget")
+        .expect("the main job's arguments name a --budget");
+    for _ in 1..3 {
+        let o = numaprobe_env(&args, cwd, env);
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.code() != Some(2) || !err.contains("too short to measure even one latency cell")
+        {
+            return o;
+        }
+        let named = err
+            .split("--budget ")
+            .nth(2)
+            .and_then(|w| w.split_whitespace().next())
+            .and_then(seconds)
+            .unwrap_or_else(|| panic!("the refusal names no budget: {err}"));
+        let last = seconds(&args[at]).expect("a budget in s or m");
+        args[at] = format!("{}s", named.max((last * 6).div_ceil(5)));
+    }
+    numaprobe_env(&args, cwd, env)
+}
+
+/// Whole seconds of a budget as the refusal writes it (`4s`, `3m`).
+fn seconds(word: &str) -> Option<u64> {
+    if let Some(m) = word.strip_suffix('m') {
+        m.parse::<u64>().ok().map(|m| m * 60)
+    } else {
+        word.strip_suffix('s')?.parse().ok()
+    }
 }
 
 /// The stdout of a run that must have succeeded (else its stderr is shown).
