@@ -358,10 +358,13 @@ def matrix_check(sub):
             where = f"{sub} cell cpu_node={cn} mem_node={cell.get('mem_node')}"
             frac = (cell.get("placement") or {}).get("fraction_on_intended")
             t.eq(frac, 1.0, f"{where}: placement.fraction_on_intended")
-            # Timings under TCG mean nothing, so a cell flagged unstable
-            # (its spread) is expected; any other flag is a fault.
-            faults = [f for f in cell.get("flags") or [] if not str(f).startswith("unstable:")]
-            t.eq(faults, [], f"{where}: flags other than instability")
+            # Timings under TCG on a shared host mean nothing, so a cell
+            # flagged for what the host did (its spread, two modes, samples
+            # preempted), with the reason said, is expected; a flag of a
+            # misplaced page or of a sampling cut short is a fault.
+            faults = [f for f in cell.get("flags") or []
+                      if not str(f).strip() or str(f).startswith(("placement", "cut short"))]
+            t.eq(faults, [], f"{where}: flags of a fault")
             t.eq(cell.get("flagged"), bool(cell.get("flags")), f"{where}: flagged iff flags")
             used = cell.get("cpus")
             want = cfg.node(cn).cpus if cn in cfg.node_ids else None

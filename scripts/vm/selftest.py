@@ -130,12 +130,13 @@ def cases(cfg):
     yield "bad-sysfs-root", "two lines", Result("", err + "\nmore\n", 2), "fail"
 
 
-def matrix_doc(cfg, fraction=1.0):
+def matrix_doc(cfg, fraction=1.0, flags=()):
     cpu_nodes = [n for n in cfg.nodes if n.cpus]
     return json.dumps({
         "schema": "numaprobe/1", "unit": "ns", "cpu_nodes": [n.id for n in cpu_nodes],
         "mem_nodes": cfg.node_ids, "complete": True,
-        "cells": [{"cpu_node": n.id, "mem_node": m, "cpus": n.cpus[:1], "flagged": fraction < 0.99,
+        "cells": [{"cpu_node": n.id, "mem_node": m, "cpus": n.cpus[:1],
+                   "flagged": fraction < 0.99 or bool(flags), "flags": list(flags),
                    "placement": {"fraction_on_intended": fraction}}
                   for n in cpu_nodes for m in cfg.node_ids],
     })
@@ -156,6 +157,13 @@ def engine_cases(cfg):
         name = f"{sub}-placement"
         yield name, "all on node", Result(matrix_doc(cfg), "", 0), "pass"
         yield name, "half on node", Result(matrix_doc(cfg, 0.5), "", 0), "fail"
+        busy = ["unstable: CV 12.0 %", "preempted: the measuring thread lost its CPU in 9 of 12",
+                "two modes: 80.0 ns (6 samples) and 140.0 ns (6 samples)"]
+        yield name, "flagged for a busy host, said", Result(matrix_doc(cfg, flags=busy), "", 0), "pass"
+        yield name, "flagged for a misplaced page", Result(matrix_doc(
+            cfg, flags=["placement 98.0 % on node 1 < 99 %"]), "", 0), "fail"
+        yield name, "flagged for a sampling cut short", Result(matrix_doc(
+            cfg, flags=["cut short by an interruption after 2 sample(s)"]), "", 0), "fail"
     ok = "".join(f"case {c} rc 2\nerr {c} numaprobe: error: no\n" for c in ("a", "b"))
     yield "engine-bad-input", "exit 2 each", Result(ok, "", 0), "pass"
     yield "engine-bad-input", "OOM kill", Result(ok.replace("rc 2", "rc 137", 1), "", 0), "fail"
