@@ -201,3 +201,89 @@ fn anything_else_is_one_error_saying_what_was_expected() {
     // A selector makes no sense for a CSV file.
     assert!(select("# unit: ns\n1,2\n2,1\n", Select::Bandwidth).is_err());
 }
+
+/// An MLC latency table of `rows` x `cols` nodes: groups of 8, local 90 ns,
+/// 130 ns inside a group, 210 ns across.
+fn mlc_grouped(rows: u32, cols: u32) -> String {
+    let mut s = String::from("Intel(R) Memory Latency Checker - v3.11\nMeasuring idle latencies for random access (in ns)...\n                Numa node\nNuma node");
+    for c in 0..cols {
+        s.push_str(&format!("{c:>8}"));
+    }
+    s.push('\n');
+    for r in 0..rows {
+        s.push_str(&format!("{r:>9}"));
+        for c in 0..cols {
+            let v = if r == c {
+                90.0
+            } else if r / 8 == c / 8 {
+                130.0
+            } else {
+                210.0
+            };
+            s.push_str(&format!("{v:>8.1}"));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// A 200-node machine of 25 groups of 8 reads as it is built: local, the
+/// in-group level and the across-group level, every pair one link apart,
+/// the groups as the inner tier; the terminal's drawing says it has too
+/// many nodes to draw instead of a 200 x 200 grid.
+#[test]
+fn a_200_node_matrix_infers_its_groups_and_folds_its_drawing() {
+    let m = parse(&mlc_grouped(200, 200), None).unwrap();
+    let inf = analyse_with_advice(&m);
+    let levels: Vec<(&str, &str, usize)> = inf
+        .levels
+        .iter()
+        .map(|l| (l.name.as_str(), l.kind.as_str(), l.members.len()))
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            ("L", "local", 200),
+            ("A", "remote", 200 * 7),
+            ("B", "remote", 200 * 192)
+        ]
+    );
+    assert_eq!(inf.groups.len(), 25);
+    assert!(inf.groups.iter().all(|g| g.len() == 8));
+    assert_eq!(inf.groups[1], (8..16).collect::<Vec<u32>>());
+    assert_eq!(inf.links.len(), 200 * 199 / 2);
+    assert!(inf.hops.iter().enumerate().all(|(i, row)| row
+        .iter()
+        .enumerate()
+        .all(|(j, h)| *h == Some(u32::from(i != j)))));
+    assert_eq!(inf.hierarchy.len(), 2);
+    assert_eq!(inf.distance[0][7], Some(1));
+    assert_eq!(inf.distance[0][8], Some(2));
+    let text = inf.to_text(false);
+    assert!(
+        text.contains("too many nodes to draw: 200 nodes"),
+        "{}",
+        &text[..2000]
+    );
+    assert!(text.lines().count() < 100, "{}", text.lines().count());
+}
+
+/// One row of 8000 columns names 8000 nodes: refused with a one-line
+/// reason before any node-by-node table is built.
+#[test]
+fn a_matrix_naming_thousands_of_nodes_is_refused_with_its_count() {
+    let e = parse(&mlc_grouped(1, 8000), None).unwrap_err().to_string();
+    assert!(
+        e.contains("the matrix names 8000 nodes (1 rows, 8000 columns)"),
+        "{e}"
+    );
+    assert!(e.contains("at most 2048"), "{e}");
+    assert!(!e.contains('\n'));
+    // A wide input within the bound is analysed.
+    let m = parse(&mlc_grouped(1, 300), None).unwrap();
+    let inf = analyse_with_advice(&m);
+    assert_eq!(inf.nodes.len(), 300);
+    assert!(inf
+        .to_text(false)
+        .contains("too many nodes to draw: 300 nodes"));
+}

@@ -103,13 +103,11 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     }
 
     // Stray cells.
+    let value_of: std::collections::HashMap<(u32, u32), f64> =
+        w.remote.iter().map(|x| ((x.from, x.to), x.value)).collect();
     for &i in &w.stray {
         let c = &w.remote[i];
-        let mir = w
-            .remote
-            .iter()
-            .find(|x| x.from == c.to && x.to == c.from)
-            .map(|x| x.value);
+        let mir = value_of.get(&(c.to, c.from)).copied();
         out.push(Finding {
             kind: "stray-cell".into(),
             text: format!(
@@ -191,7 +189,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         .remote
         .iter()
         .enumerate()
-        .filter(|(i, _)| !w.stray.contains(i))
+        .filter(|(i, _)| w.stray.binary_search(i).is_err())
         .map(|(_, c)| c)
         .min_by(|a, b| a.cost.total_cmp(&b.cost))
     {

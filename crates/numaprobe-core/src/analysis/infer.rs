@@ -48,7 +48,7 @@ use super::work::{
     best_value, compute, distances, groups, key, level_name, packages, tiers, Cell, Work,
 };
 use crate::model::infer::{CellInfo, Inference, Level, Link, Tier};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
 /// empty; `advise` fills it.
@@ -81,13 +81,11 @@ pub fn analyse(m: &Matrix) -> Inference {
     }
     let max_rank = w.rank.values().copied().max().unwrap_or(0);
     let mut level_names = BTreeMap::new();
-    for r in 1..=max_rank {
-        let ps: Vec<(u32, u32)> = w
-            .rank
-            .iter()
-            .filter(|(_, &x)| x == r)
-            .map(|(k, _)| *k)
-            .collect();
+    let mut by_rank: Vec<Vec<(u32, u32)>> = vec![Vec::new(); max_rank + 1];
+    for (&k, &r) in &w.rank {
+        by_rank[r].push(k);
+    }
+    for (r, ps) in by_rank.iter().enumerate().skip(1) {
         let mut cells: Vec<&Cell> = ps
             .iter()
             .flat_map(|k| w.pairs[k].1.iter().map(|&i| &w.remote[i]))
@@ -178,15 +176,18 @@ fn cells_info(
     dist: &[Vec<Option<u32>>],
 ) -> Vec<CellInfo> {
     let mut out = Vec::new();
+    let stray: HashSet<(u32, u32)> = w
+        .stray
+        .iter()
+        .map(|&i| (w.remote[i].from, w.remote[i].to))
+        .collect();
+    let flagged: HashSet<[u32; 2]> = m.flagged.iter().map(|(k, _)| *k).collect();
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
             let Some(value) = m.values[r][c] else {
                 continue;
             };
-            let stray = w
-                .stray
-                .iter()
-                .any(|&i| w.remote[i].from == from && w.remote[i].to == to);
+            let stray = stray.contains(&(from, to));
             let level = if from == to {
                 Some("L".to_string())
             } else if stray {
@@ -205,7 +206,7 @@ fn cells_info(
                 hops: w.hops(from, to),
                 distance: dist[w.idx(from)][w.idx(to)],
                 stray,
-                flagged: m.flagged.iter().any(|(k, _)| *k == [from, to]),
+                flagged: flagged.contains(&[from, to]),
             });
         }
     }

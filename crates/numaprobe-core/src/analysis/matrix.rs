@@ -128,6 +128,12 @@ pub enum MatrixError {
     Unrecognised,
 }
 
+/// The most nodes a matrix may name, rows and columns together. Linux
+/// counts at most 1024 NUMA nodes (`CONFIG_NODES_SHIFT` 10); the inference
+/// keeps node-by-node tables (hops, distances), so an input naming more,
+/// such as one row of 8000 columns, is refused before they are built.
+pub const MAX_NODES: usize = 2048;
+
 impl Matrix {
     /// Every node the matrix mentions, as row or column, ascending.
     pub fn nodes(&self) -> Vec<u32> {
@@ -213,6 +219,18 @@ impl Matrix {
                     "{what} node ids repeat: {ids:?}"
                 )));
             }
+        }
+        let mut named: Vec<u32> = row_nodes.iter().chain(&col_nodes).copied().collect();
+        named.sort_unstable();
+        named.dedup();
+        if named.len() > MAX_NODES {
+            return Err(MatrixError::Shape(format!(
+                "the matrix names {} nodes ({} rows, {} columns); at most {MAX_NODES} can be analysed \
+                 (Linux has at most 1024 NUMA nodes)",
+                named.len(),
+                row_nodes.len(),
+                col_nodes.len()
+            )));
         }
         if values.iter().flatten().all(Option::is_none) {
             return Err(MatrixError::Value(

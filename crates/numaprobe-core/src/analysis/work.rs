@@ -6,7 +6,7 @@
 
 use super::levels::{cluster, cluster_with, median, pooled_sd, NOISE_FLOOR};
 use super::matrix::Matrix;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A directed cell of the matrix.
 #[derive(Debug, Clone, Copy)]
@@ -112,9 +112,13 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     };
 
     // Pairs (step 4).
+    let mut is_stray = vec![false; remote.len()];
+    for &i in &stray {
+        is_stray[i] = true;
+    }
     let mut pairs: BTreeMap<(u32, u32), (f64, Vec<usize>)> = BTreeMap::new();
     for (i, c) in remote.iter().enumerate() {
-        if stray.contains(&i) {
+        if is_stray[i] {
             continue;
         }
         let e = pairs
@@ -178,55 +182,52 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             .collect();
         on_package_ranks(&excess, &rank_costs)
     };
-    let mut links = BTreeSet::new();
-    for (&(a, b), &r) in &rank {
-        if r <= on_package {
-            continue;
-        }
-        let explained = nodes.iter().any(|&k| {
-            k != a
-                && k != b
-                && matches!(
-                    (rank.get(&key(a, k)), rank.get(&key(k, b))),
-                    (Some(&x), Some(&y)) if x.max(y) < r
-                )
-        });
-        if !explained {
-            links.insert((a, b));
-        }
-    }
     let n = nodes.len();
-    let pos = |x: u32| nodes.iter().position(|&y| y == x).unwrap_or(0);
-    // Edges: links cost one hop, on-package pairs none (0-1 BFS).
-    let mut adj: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
-    for &(a, b) in &links {
-        adj[pos(a)].push((pos(b), 1));
-        adj[pos(b)].push((pos(a), 1));
-    }
-    for (&(a, b), &r) in &rank {
-        if r <= on_package {
-            adj[pos(a)].push((pos(b), 0));
-            adj[pos(b)].push((pos(a), 0));
-        }
-    }
-    let mut hops = vec![vec![None; n]; n];
-    for (s, row) in hops.iter_mut().enumerate() {
-        row[s] = Some(0);
-        let mut q = VecDeque::from([s]);
-        while let Some(u) = q.pop_front() {
-            let d = row[u].unwrap_or(0);
-            for &(v, cost) in &adj[u] {
-                if row[v].is_none_or(|old| d + cost < old) {
-                    row[v] = Some(d + cost);
-                    if cost == 0 {
-                        q.push_front(v);
-                    } else {
-                        q.push_back(v);
-                    }
-                }
+    let pos = |x: u32| nodes.binary_search(&x).unwrap_or(0);
+    // Pairs in rank order; `below` holds, per node, the nodes it reaches at
+    // a rank lower than the one being judged, so "some third node reaches
+    // both ends at strictly better levels" is one AND of two bit rows.
+    let mut by_rank: Vec<(usize, (u32, u32))> = rank.iter().map(|(&k, &r)| (r, k)).collect();
+    by_rank.sort_unstable();
+    let mut below = Bits::new(n);
+    let mut links = BTreeSet::new();
+    let mut start = 0;
+    while start < by_rank.len() {
+        let r = by_rank[start].0;
+        let end = start + by_rank[start..].iter().take_while(|x| x.0 == r).count();
+        for &(_, (a, b)) in &by_rank[start..end] {
+            if r > on_package && !below.meet(pos(a), pos(b)) {
+                links.insert((a, b));
             }
         }
+        for &(_, (a, b)) in &by_rank[start..end] {
+            below.set(pos(a), pos(b));
+            below.set(pos(b), pos(a));
+        }
+        start = end;
     }
+    // Hops count links only: on-package pairs join nodes into one place
+    // (0 hops), and a breadth-first search over those places, their links
+    // as bit rows, gives every pair's count.
+    let place = components_index(
+        &nodes,
+        rank.iter()
+            .filter(|(_, &x)| x <= on_package)
+            .map(|(k, _)| *k),
+    );
+    let places = place.iter().copied().max().map_or(0, |m| m + 1);
+    let mut adj = Bits::new(places);
+    for &(a, b) in &links {
+        let (pa, pb) = (place[pos(a)], place[pos(b)]);
+        if pa != pb {
+            adj.set(pa, pb);
+            adj.set(pb, pa);
+        }
+    }
+    let between: Vec<Vec<Option<u32>>> = (0..places).map(|s| adj.bfs(s)).collect();
+    let mut hops: Vec<Vec<Option<u32>>> = (0..n)
+        .map(|i| (0..n).map(|j| between[place[i]][place[j]]).collect())
+        .collect();
     // A pair never measured in either direction has no known hop count:
     // a path through the graph would only be a guess from other pairs (and
     // two memory-only nodes never access each other at all).
@@ -311,50 +312,43 @@ pub(crate) fn packages(w: &Work) -> Vec<Vec<u32>> {
 
 /// Groups (step 6).
 pub(crate) fn groups(w: &Work) -> Vec<Vec<u32>> {
-    let max_rank = w.rank.values().copied().max().unwrap_or(0);
     let paired: BTreeSet<u32> = w.rank.keys().flat_map(|&(a, b)| [a, b]).collect();
-    for r in 1..=max_rank {
-        let comps = components(
-            &w.nodes,
-            w.rank.iter().filter(|(_, &x)| x <= r).map(|(k, _)| *k),
-        );
+    let mut found = None;
+    partitions(w, |_, comps| {
         let comps: Vec<Vec<u32>> = comps
             .into_iter()
             .filter(|c| c.iter().any(|n| paired.contains(n)))
             .collect();
-        if comps.iter().all(|c| c.len() >= 2) {
-            if comps.len() >= 2 {
-                // Nodes with no measured pair at all stay on their own.
-                let mut out = comps;
-                for &n in &w.nodes {
-                    if !paired.contains(&n) {
-                        out.push(vec![n]);
-                    }
-                }
-                return out;
-            }
-            break;
+        if !comps.iter().all(|c| c.len() >= 2) {
+            return true;
         }
-    }
-    vec![w.nodes.clone()]
+        if comps.len() >= 2 {
+            // Nodes with no measured pair at all stay on their own.
+            let mut out = comps;
+            for &n in &w.nodes {
+                if !paired.contains(&n) {
+                    out.push(vec![n]);
+                }
+            }
+            found = Some(out);
+        }
+        false
+    });
+    found.unwrap_or_else(|| vec![w.nodes.clone()])
 }
 
 /// Hierarchy (step 7): (level rank, partition of all nodes), one entry each
 /// time the partition changes, innermost first.
 pub(crate) fn tiers(w: &Work) -> Vec<(usize, Vec<Vec<u32>>)> {
-    let max_rank = w.rank.values().copied().max().unwrap_or(0);
     let mut prev: Vec<Vec<u32>> = w.nodes.iter().map(|&n| vec![n]).collect();
     let mut out = Vec::new();
-    for r in 1..=max_rank {
-        let comps = components(
-            &w.nodes,
-            w.rank.iter().filter(|(_, &x)| x <= r).map(|(k, _)| *k),
-        );
+    partitions(w, |r, comps| {
         if comps != prev {
             out.push((r, comps.clone()));
             prev = comps;
         }
-    }
+        true
+    });
     out
 }
 
@@ -373,6 +367,22 @@ pub(crate) fn proper_tier(m: &Matrix, groups: &[Vec<u32>]) -> bool {
 /// 0 on the diagonal; None for pairs never measured or never joined.
 pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> Vec<Vec<Option<u32>>> {
     let n = w.nodes.len();
+    // Each tier's group of every node; tiers only ever merge groups, so
+    // "first tier holding both" is a binary search over them.
+    let group_of: Vec<Vec<usize>> = tiers
+        .iter()
+        .map(|(_, gs)| {
+            let mut g = vec![usize::MAX; n];
+            for (k, members) in gs.iter().enumerate() {
+                for m in members {
+                    if let Ok(i) = w.nodes.binary_search(m) {
+                        g[i] = k;
+                    }
+                }
+            }
+            g
+        })
+        .collect();
     let mut d = vec![vec![None; n]; n];
     for (i, row) in d.iter_mut().enumerate() {
         for (j, cell) in row.iter_mut().enumerate() {
@@ -384,18 +394,22 @@ pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> Vec<Vec<O
             if !w.pairs.contains_key(&key(a, b)) {
                 continue;
             }
-            *cell = tiers
-                .iter()
-                .position(|(_, gs)| gs.iter().any(|g| g.contains(&a) && g.contains(&b)))
-                .map(|t| t as u32 + 1);
+            let t = group_of.partition_point(|g| g[i] != g[j]);
+            *cell = (t < group_of.len()).then_some(t as u32 + 1);
         }
     }
     d
 }
 
-fn components(nodes: &[u32], edges: impl Iterator<Item = (u32, u32)>) -> Vec<Vec<u32>> {
-    let mut parent: Vec<usize> = (0..nodes.len()).collect();
-    fn find(p: &mut [usize], x: usize) -> usize {
+/// Union-find over node indices: the root of a set is its lowest index.
+struct Sets(Vec<usize>);
+
+impl Sets {
+    fn new(n: usize) -> Self {
+        Sets((0..n).collect())
+    }
+    fn find(&mut self, x: usize) -> usize {
+        let p = &mut self.0;
         let mut r = x;
         while p[r] != r {
             r = p[r];
@@ -408,21 +422,128 @@ fn components(nodes: &[u32], edges: impl Iterator<Item = (u32, u32)>) -> Vec<Vec
         }
         r
     }
-    let pos = |x: u32| nodes.iter().position(|&y| y == x);
-    for (a, b) in edges {
-        if let (Some(i), Some(j)) = (pos(a), pos(b)) {
-            let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
-            if ri != rj {
-                parent[ri.max(rj)] = ri.min(rj);
-            }
+    fn join(&mut self, i: usize, j: usize) {
+        let (ri, rj) = (self.find(i), self.find(j));
+        if ri != rj {
+            self.0[ri.max(rj)] = ri.min(rj);
         }
     }
-    let mut by_root: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
-    for (i, &n) in nodes.iter().enumerate() {
-        let r = find(&mut parent, i);
-        by_root.entry(r).or_default().push(n);
+    /// The sets as node lists, ordered by their lowest member.
+    fn groups(&mut self, nodes: &[u32]) -> Vec<Vec<u32>> {
+        let mut by_root: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+        for (i, &n) in nodes.iter().enumerate() {
+            let r = self.find(i);
+            by_root.entry(r).or_default().push(n);
+        }
+        by_root.into_values().collect()
     }
-    by_root.into_values().collect()
+}
+
+/// Node sets as bit rows, 64 nodes a word: "does some node reach both"
+/// and a breadth-first step are word-wise, so the link rule and the hops
+/// of n nodes cost n^3/64 word operations, not n^3 lookups.
+struct Bits {
+    words: usize,
+    rows: Vec<u64>,
+}
+
+impl Bits {
+    fn new(n: usize) -> Self {
+        let words = n.div_ceil(64);
+        Bits {
+            words,
+            rows: vec![0; n * words],
+        }
+    }
+    fn set(&mut self, r: usize, c: usize) {
+        self.rows[r * self.words + c / 64] |= 1 << (c % 64);
+    }
+    fn row(&self, r: usize) -> &[u64] {
+        &self.rows[r * self.words..(r + 1) * self.words]
+    }
+    fn meet(&self, a: usize, b: usize) -> bool {
+        self.row(a).iter().zip(self.row(b)).any(|(x, y)| x & y != 0)
+    }
+    /// Steps from `s` to every row's node along the set bits; None where
+    /// unreachable.
+    fn bfs(&self, s: usize) -> Vec<Option<u32>> {
+        let n = self.rows.len().checked_div(self.words).unwrap_or(0);
+        let mut dist = vec![None; n];
+        let mut seen = vec![0u64; self.words];
+        seen[s / 64] |= 1 << (s % 64);
+        dist[s] = Some(0);
+        let mut frontier = vec![s];
+        let mut d = 0;
+        while !frontier.is_empty() {
+            d += 1;
+            let mut next = Vec::new();
+            for &u in &frontier {
+                for (w, (&bits, seen_w)) in self.row(u).iter().zip(seen.iter_mut()).enumerate() {
+                    let mut fresh = bits & !*seen_w;
+                    *seen_w |= fresh;
+                    while fresh != 0 {
+                        let v = w * 64 + fresh.trailing_zeros() as usize;
+                        fresh &= fresh - 1;
+                        dist[v] = Some(d);
+                        next.push(v);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        dist
+    }
+}
+
+/// Each node's set (numbered from 0 by lowest member) when `edges` join
+/// them; `nodes` ascending.
+fn components_index(nodes: &[u32], edges: impl Iterator<Item = (u32, u32)>) -> Vec<usize> {
+    let mut sets = Sets::new(nodes.len());
+    for (a, b) in edges {
+        if let (Ok(i), Ok(j)) = (nodes.binary_search(&a), nodes.binary_search(&b)) {
+            sets.join(i, j);
+        }
+    }
+    let mut number: BTreeMap<usize, usize> = BTreeMap::new();
+    (0..nodes.len())
+        .map(|i| {
+            let r = sets.find(i);
+            let k = number.len();
+            *number.entry(r).or_insert(k)
+        })
+        .collect()
+}
+
+fn components(nodes: &[u32], edges: impl Iterator<Item = (u32, u32)>) -> Vec<Vec<u32>> {
+    let mut sets = Sets::new(nodes.len());
+    for (a, b) in edges {
+        if let (Ok(i), Ok(j)) = (nodes.binary_search(&a), nodes.binary_search(&b)) {
+            sets.join(i, j);
+        }
+    }
+    sets.groups(nodes)
+}
+
+/// The partition of the nodes joined by pairs of rank <= r, for r = 1, 2,
+/// ... up to the highest rank, handed to `visit` until it says stop: one
+/// union-find fed rank by rank, not a new one per rank.
+fn partitions(w: &Work, mut visit: impl FnMut(usize, Vec<Vec<u32>>) -> bool) {
+    let max_rank = w.rank.values().copied().max().unwrap_or(0);
+    let mut by_rank: Vec<Vec<(u32, u32)>> = vec![Vec::new(); max_rank + 1];
+    for (&k, &r) in &w.rank {
+        by_rank[r].push(k);
+    }
+    let mut sets = Sets::new(w.nodes.len());
+    for (r, pairs) in by_rank.iter().enumerate().skip(1) {
+        for &(a, b) in pairs {
+            if let (Ok(i), Ok(j)) = (w.nodes.binary_search(&a), w.nodes.binary_search(&b)) {
+                sets.join(i, j);
+            }
+        }
+        if !visit(r, sets.groups(&w.nodes)) {
+            return;
+        }
+    }
 }
 
 pub(crate) fn level_name(i: usize) -> String {

@@ -4,6 +4,24 @@
 
 use super::table::{Align, Table};
 use crate::model::infer::{fmt_value, groups_text, Finding, Inference};
+use std::collections::HashMap;
+
+/// Up to this many nodes the terminal gets the adjacency grid and the
+/// node-by-node tables: 64 columns of a few characters fill a wide
+/// terminal. Past it they are left out with a sentence, as the report
+/// leaves out its picture (`graph::left_out`); Markdown, CSV and JSON keep
+/// every figure.
+pub const MAX_GRID_NODES: usize = 64;
+
+/// Why the grid and node tables are not drawn, or None when they are.
+pub fn grid_left_out(inf: &Inference) -> Option<String> {
+    let n = inf.nodes.len();
+    (n > MAX_GRID_NODES).then(|| {
+        format!(
+            "too many nodes to draw: {n} nodes (the grid and the node-by-node tables are drawn for up to {MAX_GRID_NODES}); the levels above, --format csv and --format json have every pair\n"
+        )
+    })
+}
 
 impl Inference {
     /// The inference as text: levels, drawing, hops, the distance view of
@@ -15,9 +33,12 @@ impl Inference {
         s.push_str("\nInterconnect\n");
         s.push_str(&inf.ascii_drawing());
         s.push('\n');
-        s.push_str(&inf.hops_table().to_text());
+        let grid = grid_left_out(inf).is_none();
+        if grid {
+            s.push_str(&inf.hops_table().to_text());
+        }
         // Nested groups: the distance view orders pairs by the group they share.
-        if inf.hierarchy.len() > 1 {
+        if grid && inf.hierarchy.len() > 1 {
             s.push('\n');
             s.push_str(&inf.distance_table().to_text());
         }
@@ -163,11 +184,10 @@ impl Inference {
             "stray",
             "flagged",
         ]);
+        let by_name: HashMap<&str, &crate::model::infer::Level> =
+            self.levels.iter().map(|l| (l.name.as_str(), l)).collect();
         for c in &self.cells {
-            let level = c
-                .level
-                .as_ref()
-                .and_then(|n| self.levels.iter().find(|l| &l.name == n));
+            let level = c.level.as_deref().and_then(|n| by_name.get(n).copied());
             let opt = |h: Option<u32>| h.map_or(String::new(), |h| h.to_string());
             t.push([
                 c.cpu_node.to_string(),
@@ -251,7 +271,22 @@ impl Inference {
             out.push_str(&self.circle_picture(&order));
             out.push('\n');
         }
-        // Adjacency grid: which pairs are linked and at which level.
+        if let Some(why) = grid_left_out(self) {
+            out.push_str(&why);
+        } else {
+            self.grid(&order, &mut out);
+        }
+        self.legend(&mut out);
+        out
+    }
+
+    /// The adjacency grid: which pairs are linked and at which level.
+    fn grid(&self, order: &[usize], out: &mut String) {
+        let link_level: HashMap<[u32; 2], &str> = self
+            .link_details
+            .iter()
+            .map(|l| (l.nodes, l.level.as_str()))
+            .collect();
         let w = self
             .nodes
             .iter()
@@ -260,16 +295,17 @@ impl Inference {
             .unwrap_or(1)
             .max(1);
         out.push_str(&format!("{:>w$} ", ""));
-        for &b in &order {
+        for &b in order {
             out.push_str(&format!(" {:>w$}", self.nodes[b]));
         }
         out.push('\n');
-        for &a in &order {
+        for &a in order {
             out.push_str(&format!("{:>w$} ", self.nodes[a]));
-            for &b in &order {
+            for &b in order {
+                let (x, y) = (self.nodes[a], self.nodes[b]);
                 let c = if a == b {
                     "o".to_string()
-                } else if let Some(l) = self.link_level(self.nodes[a], self.nodes[b]) {
+                } else if let Some(l) = link_level.get(&[x.min(y), x.max(y)]) {
                     l.to_string()
                 } else {
                     match self.hops[a][b] {
@@ -282,6 +318,10 @@ impl Inference {
             out.push('\n');
         }
         out.push_str("o = the node itself; a letter = a direct link at that level; a digit = hops (no direct link)\n");
+    }
+
+    /// What the drawing's letters and groups mean.
+    fn legend(&self, out: &mut String) {
         if !self.on_package.is_empty() {
             out.push_str(&format!(
                 "0 = the same package: {} are sub-NUMA clusters, with no link between them\n",
@@ -321,31 +361,28 @@ impl Inference {
                     .join(",")
             ));
         }
-        out
-    }
-
-    fn link_level(&self, a: u32, b: u32) -> Option<&str> {
-        self.link_details
-            .iter()
-            .find(|l| l.nodes == [a.min(b), a.max(b)])
-            .map(|l| l.level.as_str())
     }
 
     /// Node indices ordered group by group, so a group sits together on the
     /// circle and its links are short.
     fn drawing_order(&self) -> Vec<usize> {
+        let index: HashMap<u32, usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (n, i))
+            .collect();
+        let mut placed = vec![false; self.nodes.len()];
         let mut order = Vec::new();
-        for g in &self.groups {
-            for n in g {
-                if let Some(i) = self.nodes.iter().position(|x| x == n) {
-                    if !order.contains(&i) {
-                        order.push(i);
-                    }
+        for n in self.groups.iter().flatten() {
+            if let Some(&i) = index.get(n) {
+                if !std::mem::replace(&mut placed[i], true) {
+                    order.push(i);
                 }
             }
         }
-        for i in 0..self.nodes.len() {
-            if !order.contains(&i) {
+        for (i, p) in placed.iter().enumerate() {
+            if !p {
                 order.push(i);
             }
         }
