@@ -37,6 +37,7 @@ mod pin_report;
 pub mod policy;
 pub mod slit;
 pub mod sweep;
+pub mod sweep_trust;
 mod work;
 
 pub use advice::advise;

@@ -228,18 +228,23 @@ pub fn analyse_curve(
         pages,
         plateaus,
         matches,
+        untrusted_points: 0,
+        trust_note: None,
     }
 }
 
-/// 4 KiB against THP at the sizes both were measured at: the largest one,
+/// 4 KiB against THP at the sizes both were measured at and trusted: the largest one,
 /// and the first size from which 4 KiB pages stay [`TLB_RATIO`] slower.
 pub fn tlb(r: &SweepResult) -> (Option<TlbCost>, Option<TlbCost>) {
     let thp = r.curve(PageKind::Thp);
     let both: Vec<TlbCost> = r
         .curve(PageKind::Small)
         .into_iter()
+        .filter(|s| !s.flagged)
         .filter_map(|s| {
-            let t = thp.iter().find(|t| t.size_bytes == s.size_bytes)?;
+            let t = thp
+                .iter()
+                .find(|t| t.size_bytes == s.size_bytes && !t.flagged)?;
             Some(TlbCost {
                 size_bytes: s.size_bytes,
                 small_ns: s.ns,
@@ -252,15 +257,26 @@ pub fn tlb(r: &SweepResult) -> (Option<TlbCost>, Option<TlbCost>) {
     (both.last().cloned(), both.get(from).cloned())
 }
 
-/// The analysis of every page kind's curve in `r`.
+/// The analysis of every page kind's curve in `r`, from its trusted points
+/// (flag the steps first: [`super::sweep_trust::finish`]).
 pub fn analyse(r: &SweepResult) -> SweepAnalysis {
     let largest = r.points.iter().map(|p| p.size_bytes).max().unwrap_or(0);
     let curves = r
         .pages
         .iter()
         .map(|&k| {
-            let c: Vec<(u64, f64)> = r.curve(k).iter().map(|p| (p.size_bytes, p.ns)).collect();
-            analyse_curve(k, &c, &r.caches, largest)
+            // Plateaus from trusted points only: a flagged point's level is
+            // not the cache's (`sweep_trust`).
+            let all = r.curve(k);
+            let c: Vec<(u64, f64)> = all
+                .iter()
+                .filter(|p| !p.flagged)
+                .map(|p| (p.size_bytes, p.ns))
+                .collect();
+            let mut a = analyse_curve(k, &c, &r.caches, largest);
+            a.untrusted_points = all.len() - c.len();
+            a.trust_note = super::sweep_trust::trust_note(c.len(), all.len());
+            a
         })
         .collect();
     let (tlb_largest, tlb_from) = tlb(r);

@@ -43,6 +43,28 @@ impl Part {
     }
 }
 
+/// The least each array's part of a pass may be: far above a page, so a
+/// part still streams (prefetchers ramp up within a few KiB).
+pub(crate) const MIN_PART_BYTES: u64 = 1 << 20;
+
+/// `reps` passes shortened `shorten` times: fewer whole passes while there
+/// are passes to drop, then one part of a pass out of up to `most_parts`
+/// (the `k`-th, so that successive samples walk the whole buffer).
+pub(crate) fn shortened(reps: u64, shorten: u64, most_parts: u64, k: u64) -> (u64, Part) {
+    let shorten = shorten.max(1);
+    if shorten <= reps {
+        return (reps / shorten, Part::WHOLE);
+    }
+    let parts = (shorten / reps.max(1)).clamp(1, most_parts.max(1));
+    (
+        1,
+        Part {
+            k: k % parts,
+            parts,
+        },
+    )
+}
+
 /// One sample as the coordinator sees it: every worker's stamps, and
 /// whether any of them lost its CPU during it.
 pub(crate) struct TeamSample {
@@ -136,14 +158,9 @@ impl Team {
     }
 
     /// The coordinator's side of one sample: every worker runs `reps`
-    /// passes; their stamps. A broken barrier (a worker panicked) is
+    /// runs of one `part` of a pass; their stamps, with whether any worker
+    /// lost its CPU during it. A broken barrier (a worker panicked) is
     /// `Panicked`: the sample never completes.
-    pub(crate) fn sample(&self, reps: u64) -> Result<Vec<Stamps>, ExperimentError> {
-        Ok(self.sample_part(reps, Part::WHOLE)?.stamps)
-    }
-
-    /// [`Team::sample`] of `reps` runs of one `part` of a pass, with
-    /// whether any worker lost its CPU during it.
     pub(crate) fn sample_part(&self, reps: u64, part: Part) -> Result<TeamSample, ExperimentError> {
         self.reps.store(reps, Ordering::SeqCst);
         self.part_k.store(part.k, Ordering::SeqCst);

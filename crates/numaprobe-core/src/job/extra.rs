@@ -87,7 +87,7 @@ impl Experiments for Live {
         progress: &mut dyn StepProgress,
     ) -> Result<SweepResult, ExperimentError> {
         let mut r = sweep::run(&sweep::plan(topo, cfg)?, progress)?;
-        r.analysis = Some(crate::analysis::sweep::analyse(&r));
+        crate::analysis::sweep_trust::finish(&mut r);
         Ok(r)
     }
 }

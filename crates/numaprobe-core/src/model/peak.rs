@@ -27,6 +27,13 @@ pub struct NodePeak {
     /// Placement below 99 %, a CPU that is not the one pinned to, ...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+    /// True when the figure must not be trusted as is (see `flags`).
+    #[serde(default)]
+    pub flagged: bool,
+    /// Samples set aside because a streaming thread lost its CPU (a
+    /// node's figure shares its step's).
+    #[serde(default)]
+    pub set_aside: crate::stats::SetAside,
 }
 
 /// The whole system at once, one mix.
@@ -48,6 +55,13 @@ pub struct SystemPeak {
     pub sum_of_nodes_alone_gbs: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+    /// True when the figure must not be trusted as is (see `flags`).
+    #[serde(default)]
+    pub flagged: bool,
+    /// Samples set aside because a streaming thread lost its CPU (a
+    /// node's figure shares its step's).
+    #[serde(default)]
+    pub set_aside: crate::stats::SetAside,
 }
 
 /// One SMBIOS memory device (type 17).

@@ -554,6 +554,8 @@ mod tests {
         assert!(err(&p).contains("slots and"));
         let mut p = ok;
         p.nodes.push(crate::model::peak::NodePeak {
+            flagged: false,
+            set_aside: Default::default(),
             node: 0,
             mix: "read".into(),
             threads: 3000,

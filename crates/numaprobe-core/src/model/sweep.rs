@@ -7,7 +7,7 @@
 
 /// Re-exported so the renderers name page kinds through the model.
 pub use crate::placement::PageKind;
-use crate::stats::{StopReason, StopRule};
+use crate::stats::{SetAside, StopReason, StopRule};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +24,18 @@ pub struct SweepPoint {
     pub cv: f64,
     pub samples: usize,
     pub stop: StopReason,
+    /// Samples set aside because the chase lost its CPU.
+    #[serde(default)]
+    pub set_aside: SetAside,
+    /// True when the point must not be trusted as is (see `flags`); a
+    /// flagged point takes no part in the plateaus.
+    #[serde(default)]
+    pub flagged: bool,
+    /// Why: a spread past the lines, two modes, too few samples that held
+    /// their CPU ([`crate::stats::flags`]), or a step down from a smaller
+    /// size ([`crate::analysis::sweep::flag_steps`]).
+    #[serde(default)]
+    pub flags: Vec<String>,
 }
 
 /// A cache the topology reports for the measuring CPU (or in front of the
@@ -75,6 +87,14 @@ pub struct CurveAnalysis {
     pub plateaus: Vec<Plateau>,
     /// One per cache level the topology reports, nearest first.
     pub matches: Vec<CacheMatch>,
+    /// Flagged points left out of the plateaus (a plateau is named from
+    /// trusted points only).
+    #[serde(default)]
+    pub untrusted_points: usize,
+    /// Says so when any were left out: "plateaus from 1 of 31 points: 30
+    /// flagged points left out, ...".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_note: Option<String>,
 }
 
 /// The whole analysis, as `analysis::sweep` makes it.

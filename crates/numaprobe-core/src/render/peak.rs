@@ -7,6 +7,7 @@
 use crate::model::format::Format;
 use crate::model::peak::{MemoryPopulation, PeakResult};
 use crate::render::table::{Align, Table};
+use crate::stats::flags::{star, STAR};
 use crate::units::{format_list, format_size};
 
 /// The result in `format`.
@@ -49,7 +50,7 @@ pub fn system_table(r: &PeakResult) -> Table {
         t.push([
             s.mix.clone(),
             s.threads.to_string(),
-            format!("{:.2}", s.gbs),
+            format!("{:.2}{}", s.gbs, star(s.flagged)),
             pct(s.cv),
             opt(s.sum_of_nodes_alone_gbs, 2),
             s.sum_of_nodes_alone_gbs
@@ -114,8 +115,8 @@ pub fn node_table(r: &PeakResult) -> Table {
             k.0.to_string(),
             k.1.clone(),
             any.threads.to_string(),
-            opt(alone.map(|n| n.gbs), 2),
-            opt(busy.map(|n| n.gbs), 2),
+            alone.map_or("-".into(), |n| format!("{:.2}{}", n.gbs, star(n.flagged))),
+            busy.map_or("-".into(), |n| format!("{:.2}{}", n.gbs, star(n.flagged))),
             format_list(&cpus),
             format!("{}{}", pct(placement), if flagged { " !" } else { "" }),
         ]);
@@ -199,6 +200,29 @@ pub fn dimm_table(m: &MemoryPopulation) -> Table {
     t
 }
 
+/// One line per flagged figure: "system read*: unstable: CV 16.5 % ...".
+pub fn flag_lines(r: &PeakResult) -> Vec<String> {
+    let system = r
+        .system
+        .iter()
+        .filter(|s| s.flagged)
+        .map(|s| format!("system {}{STAR}: {}", s.mix, s.flags.join("; ")));
+    let nodes = r.nodes.iter().filter(|n| n.flagged).map(|n| {
+        format!(
+            "node {} {} {}{STAR}: {}",
+            n.node,
+            n.mix,
+            if n.concurrent {
+                "all nodes busy"
+            } else {
+                "alone"
+            },
+            n.flags.join("; ")
+        )
+    });
+    system.chain(nodes).collect()
+}
+
 /// `theoretical 281.6 GB/s (12 channels ...); achieved 61 % (read)` lines.
 pub fn peak_lines(r: &PeakResult) -> Vec<String> {
     let m = &r.memory;
@@ -279,7 +303,12 @@ fn text(r: &PeakResult, md: bool) -> String {
     for l in peak_lines(r) {
         out.push_str(&format!("{l}{}\n", if md { "  " } else { "" }));
     }
-    let sections = [("Findings", &r.memory.findings), ("Notes", &r.notes)];
+    let flags = flag_lines(r);
+    let sections = [
+        ("Flagged", &flags),
+        ("Findings", &r.memory.findings),
+        ("Notes", &r.notes),
+    ];
     for (title, lines) in sections {
         if lines.is_empty() {
             continue;

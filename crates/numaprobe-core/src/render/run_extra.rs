@@ -50,11 +50,16 @@ pub fn sweep_line(r: &SweepResult) -> String {
     } else {
         plateaus.join("; ")
     };
+    // A flagged point stars the line and is counted, so a curve read from
+    // noise is never a plain fact.
+    let flagged = crate::analysis::sweep_trust::flagged_summary(r);
     format!(
-        "{} (CPU {} -> memory node {}): {what}",
+        "{}{} (CPU {} -> memory node {}): {what}{}",
         Extra::Sweep.name(),
+        crate::stats::flags::star(flagged.is_some()),
         r.cpu,
-        r.mem_node
+        r.mem_node,
+        flagged.map_or(String::new(), |f| format!("; {f}"))
     )
 }
 
@@ -157,7 +162,12 @@ pub fn peak_line(r: &PeakResult) -> String {
         .iter()
         .map(|s| {
             let threads = crate::units::plural(s.threads, "thread");
-            format!("{:.1} GB/s {} ({threads})", s.gbs, s.mix)
+            format!(
+                "{:.1} GB/s{} {} ({threads})",
+                s.gbs,
+                crate::stats::flags::star(s.flagged),
+                s.mix
+            )
         })
         .collect();
     let mut s = format!("{}: {}", Extra::Peak.name(), parts.join(", "));
@@ -167,6 +177,12 @@ pub fn peak_line(r: &PeakResult) -> String {
             f * 100.0
         )),
         _ => s.push_str("; DRAM peak unknown"),
+    }
+    if let Some(f) = r.system.iter().find(|s| s.flagged) {
+        s.push_str(&format!(
+            "; * {}",
+            f.flags.first().map_or("", String::as_str)
+        ));
     }
     s
 }

@@ -6,8 +6,9 @@
 //! analysis concluded.
 
 use super::table::{Align, Table};
-use crate::model::sweep::{SweepResult, TlbCost};
+use crate::model::sweep::{SweepPoint, SweepResult, TlbCost};
 use crate::model::Format;
+use crate::stats::flags::{star, STAR};
 use crate::units::format_size;
 
 fn ns(v: f64) -> String {
@@ -51,21 +52,25 @@ impl SweepResult {
         }
         let mut t = Table::new(headers);
         for &size in &self.sizes {
-            let vals: Vec<Option<f64>> = self
+            let found: Vec<Option<&SweepPoint>> = self
                 .pages
                 .iter()
                 .map(|&k| {
                     self.points
                         .iter()
                         .find(|p| p.pages == k && p.size_bytes == size)
-                        .map(|p| p.ns)
                 })
                 .collect();
-            if vals.iter().all(Option::is_none) {
+            if found.iter().all(Option::is_none) {
                 continue;
             }
+            let vals: Vec<Option<f64>> = found.iter().map(|p| p.map(|p| p.ns)).collect();
             let mut row = vec![format_size(size)];
-            row.extend(vals.iter().map(|v| v.map_or("-".into(), ns)));
+            row.extend(
+                found
+                    .iter()
+                    .map(|p| p.map_or("-".into(), |p| format!("{}{}", ns(p.ns), star(p.flagged)))),
+            );
             if ratio {
                 row.push(match (vals[0], vals[1]) {
                     (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
@@ -84,6 +89,9 @@ impl SweepResult {
             return out;
         };
         for c in &a.curves {
+            if let Some(n) = &c.trust_note {
+                out.push(format!("{} pages: {n}", c.pages.name()));
+            }
             for m in &c.matches {
                 out.push(format!("{} pages: {}", c.pages.name(), m.text));
             }
@@ -135,6 +143,22 @@ impl SweepResult {
         out
     }
 
+    /// One line per flagged point: "4.8 MiB thp*: non-monotonic: ...".
+    pub fn flag_lines(&self) -> Vec<String> {
+        self.points
+            .iter()
+            .filter(|p| p.flagged)
+            .map(|p| {
+                format!(
+                    "{} {}{STAR}: {}",
+                    format_size(p.size_bytes),
+                    p.pages.name(),
+                    p.flags.join("; ")
+                )
+            })
+            .collect()
+    }
+
     fn text(&self, md: bool) -> String {
         let mut s = String::new();
         if md {
@@ -144,6 +168,13 @@ impl SweepResult {
             s.push_str(&self.curve_table().with_title(self.title()).to_text());
         }
         let bullet = if md { "- " } else { "  " };
+        let flags = self.flag_lines();
+        if !flags.is_empty() {
+            s.push('\n');
+            for l in flags {
+                s.push_str(&format!("{bullet}{l}\n"));
+            }
+        }
         let caches: Vec<String> = self
             .caches
             .iter()
@@ -203,10 +234,12 @@ impl SweepResult {
             "cache_bytes",
             "plateau",
             "text",
+            "flagged",
+            "flags",
         ])
-        .with_align(vec![Align::Left; 15]);
+        .with_align(vec![Align::Left; 17]);
         let row = |kind: &str| {
-            let mut r = vec![String::new(); 15];
+            let mut r = vec![String::new(); 17];
             r[0] = kind.to_string();
             r
         };
@@ -220,6 +253,8 @@ impl SweepResult {
             r[6] = p.cv.to_string();
             r[7] = p.samples.to_string();
             r[8] = p.stop.name().into();
+            r[15] = p.flagged.to_string();
+            r[16] = p.flags.join("; ");
             t.push(r);
         }
         if let Some(a) = &self.analysis {
@@ -261,7 +296,7 @@ impl SweepResult {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::model::sweep::{CacheLevel, SweepPoint};
+    use crate::model::sweep::CacheLevel;
     use crate::placement::PageKind;
     use crate::stats::{StopReason, StopRule};
 
@@ -325,6 +360,9 @@ pub(crate) mod tests {
                     cv: 0.01,
                     samples: 5,
                     stop: StopReason::CvReached,
+                    set_aside: Default::default(),
+                    flagged: false,
+                    flags: Vec::new(),
                 });
             }
         }
@@ -344,8 +382,48 @@ pub(crate) mod tests {
             points,
         );
         r.cpu = 1;
-        r.analysis = Some(crate::analysis::sweep::analyse(&r));
+        crate::analysis::sweep_trust::finish(&mut r);
         r
+    }
+
+    #[test]
+    fn a_flagged_point_is_starred_with_its_reason_in_every_format() {
+        let mut r = sample();
+        // A step down at 128 KiB (thp): it and the point before it flagged.
+        let i = r
+            .points
+            .iter()
+            .position(|p| p.pages == PageKind::Thp && p.size_bytes == 128 << 10)
+            .unwrap();
+        r.points[i].ns = 1.0;
+        crate::analysis::sweep_trust::finish(&mut r);
+        let text = r.render(Format::Table);
+        assert!(text.contains("1.00*"), "{text}");
+        assert!(
+            text.contains("128 KiB thp*: non-monotonic: 1.0 ns at 128 KiB, faster than"),
+            "{text}"
+        );
+        assert!(
+            text.contains("thp pages: plateaus named from the"),
+            "{text}"
+        );
+        let md = r.render(Format::Markdown);
+        assert!(md.contains("- 128 KiB thp*: non-monotonic"), "{md}");
+        let csv = r.render(Format::Csv);
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("point,thp,{},", 128 << 10)))
+            .unwrap();
+        assert!(row.contains(",true,\"non-monotonic: 1.0 ns"), "{row}");
+        let v: serde_json::Value = serde_json::from_str(&r.render(Format::Json)).unwrap();
+        assert_eq!(v["points"][i]["flagged"], true);
+        assert!(v["points"][i]["flags"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("non-monotonic:"));
+        assert_eq!(v["analysis"]["curves"][1]["untrusted_points"], 2);
+        // The trusted points carry no star.
+        assert!(!r.points[0].flagged && text.contains("1.50 "), "{text}");
     }
 
     #[test]

@@ -190,6 +190,9 @@ mod tests {
                     cv: 0.01,
                     samples: 3,
                     stop: StopReason::CvReached,
+                    set_aside: Default::default(),
+                    flagged: false,
+                    flags: Vec::new(),
                 });
             }
         }

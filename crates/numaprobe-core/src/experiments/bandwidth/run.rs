@@ -4,7 +4,7 @@
 
 use super::{buffer_footprint, per_thread, write_allocate_note, BandwidthPlan, PlannedCell};
 use crate::experiments::node_buffers;
-use crate::experiments::team::{Part, Team};
+use crate::experiments::team::{shortened, Part, Team, MIN_PART_BYTES};
 use crate::experiments::{
     fit_cell, target_sample_ns, ExperimentError, LiveGauge, MemoryGauge, Progress,
 };
@@ -319,26 +319,4 @@ fn coordinate(
         })
     })?;
     Ok((measured, started.elapsed().as_secs_f64()))
-}
-
-/// The least each array's part of a pass may be: far above a page, so a
-/// part still streams (prefetchers ramp up within a few KiB).
-const MIN_PART_BYTES: u64 = 1 << 20;
-
-/// `reps` passes shortened `shorten` times: fewer whole passes while there
-/// are passes to drop, then one part of a pass out of up to `most_parts`
-/// (the `k`-th, so that successive samples walk the whole buffer).
-fn shortened(reps: u64, shorten: u64, most_parts: u64, k: u64) -> (u64, Part) {
-    let shorten = shorten.max(1);
-    if shorten <= reps {
-        return (reps / shorten, Part::WHOLE);
-    }
-    let parts = (shorten / reps.max(1)).clamp(1, most_parts.max(1));
-    (
-        1,
-        Part {
-            k: k % parts,
-            parts,
-        },
-    )
 }

@@ -14,7 +14,8 @@
 //! the caller's time is spent, keeping what it has.
 
 use super::{target_sample_ns, ExperimentError, StepProgress};
-use crate::experiments::team::Team;
+use crate::experiments::team::{shortened, Part, Team, MIN_PART_BYTES};
+use crate::held::Lost;
 use crate::kernels::mix::{self, Mix, MixBuffers, LINE};
 use crate::kernels::VectorWidth;
 use crate::model::matrix::CellPlacement;
@@ -329,6 +330,17 @@ fn record(r: &mut PeakResult, m: Mix, system: bool, threads: &[(u32, u32)], mm: 
         }
         all_flags.extend(flags.iter().cloned());
         let s = Summary::of(samples);
+        if let Some(s) = s {
+            flags.extend(crate::stats::flags::figure_flags(
+                samples,
+                s.cv,
+                s.min,
+                s.max,
+                samples.len(),
+                &mm.system.set_aside,
+                "GB/s",
+            ));
+        }
         node_peaks.push(NodePeak {
             node,
             mix: m.name(),
@@ -338,10 +350,13 @@ fn record(r: &mut PeakResult, m: Mix, system: bool, threads: &[(u32, u32)], mm: 
             cpus: idx.iter().map(|&i| mm.observed[i]).collect(),
             placement,
             cv: s.map(|s| s.cv).unwrap_or(0.0),
+            flagged: !flags.is_empty(),
             flags,
+            set_aside: mm.system.set_aside,
         });
     }
     if system {
+        all_flags.extend(mm.system.flags("GB/s"));
         r.system.push(SystemPeak {
             mix: m.name(),
             threads: threads.len(),
@@ -350,7 +365,9 @@ fn record(r: &mut PeakResult, m: Mix, system: bool, threads: &[(u32, u32)], mm: 
             samples: mm.system.samples.len(),
             cv: mm.system.summary.cv,
             sum_of_nodes_alone_gbs: None,
+            flagged: !all_flags.is_empty(),
             flags: all_flags,
+            set_aside: mm.system.set_aside,
         });
     }
     r.nodes.extend(node_peaks);
@@ -373,7 +390,8 @@ fn measure(
             let bufs = split(m, buf.as_mut_ptr(), spec.len.min(buf.len()));
             Ok((observed, buf, bufs))
         };
-        let pass = |(_, _, bufs): &mut (u32, NodeBuffer, MixBuffers), reps: u64, _| {
+        let pass = |(_, _, bufs): &mut (u32, NodeBuffer, MixBuffers), reps: u64, part: Part| {
+            let bufs = &part_of(bufs, part);
             let mut bytes = 0u64;
             for _ in 0..reps {
                 // SAFETY: both parts lie inside our page-aligned buffer,
@@ -386,7 +404,7 @@ fn measure(
         Ok((observed, buf.verify()?))
     };
     let (reports, (system, per_node)) = Team::run(threads.len(), work, |team| {
-        coordinate(threads, rule, timer, team)
+        coordinate(threads, plan.size, rule, timer, team)
     })?;
     let (observed, checks) = reports.into_iter().unzip();
     Ok(StepMeasure {
@@ -399,51 +417,94 @@ fn measure(
 
 type Coordinated = (stats::Measured, BTreeMap<u32, Vec<f64>>);
 
-/// Size the samples, then sample under the rule; each sample also gives
-/// each node's threads' figure.
+/// Each node's threads' GB/s in one sample, and whether any thread lost
+/// its CPU during it.
+type NodeSample = (Vec<(u32, f64)>, bool);
+
+/// Size the samples, then sample under the rule, setting aside a sample in
+/// which any thread lost its CPU (as bandwidth's matrix does, shortening
+/// to parts of a pass when many are); each sample also gives each node's
+/// threads' figure, kept or set aside with the system's.
 fn coordinate(
     threads: &[(u32, u32)],
+    per_thread: u64,
     rule: &StopRule,
     timer: &Timer,
     team: &Team,
 ) -> Result<Coordinated, ExperimentError> {
-    let mut per_node: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    let mut sample = |reps: u64, keep: bool| -> Result<f64, ExperimentError> {
-        let stamps = team.sample(reps)?;
+    let mut taken: Vec<NodeSample> = Vec::new();
+    let nodes: std::collections::BTreeSet<u32> = threads.iter().map(|t| t.0).collect();
+    let mut sample = |reps: u64, part: Part| -> Result<(f64, f64, Option<Lost>), ExperimentError> {
+        let s = team.sample_part(reps, part)?;
         let gbs = |idx: &mut dyn Iterator<Item = usize>| -> (f64, f64) {
             let (mut a, mut b, mut bytes) = (Stamp(u64::MAX), Stamp(0), 0u64);
             for i in idx {
-                let (s, e, n) = stamps[i];
-                a = a.min(s);
+                let (st, e, n) = s.stamps[i];
+                a = a.min(st);
                 b = b.max(e);
                 bytes += n;
             }
             let ns = timer.elapsed_ns(a, b).max(1.0);
             (bytes as f64 / ns, ns)
         };
-        if keep {
-            let nodes: std::collections::BTreeSet<u32> = threads.iter().map(|t| t.0).collect();
-            for n in nodes {
-                let (g, _) = gbs(&mut (0..threads.len()).filter(|&i| threads[i].0 == n));
-                per_node.entry(n).or_default().push(g);
-            }
-        }
+        let per_node = nodes
+            .iter()
+            .map(|&n| {
+                (
+                    n,
+                    gbs(&mut (0..threads.len()).filter(|&i| threads[i].0 == n)).0,
+                )
+            })
+            .collect();
+        taken.push((per_node, s.lost.is_some()));
         let (g, ns) = gbs(&mut (0..threads.len()));
-        Ok(if keep { g } else { ns })
+        Ok((g, ns, s.lost))
     };
-    let pass_ns = sample(1, false)?;
+    let (_, pass_ns, _) = sample(1, Part::WHOLE)?;
     let reps = (target_sample_ns(rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;
-    let measured = stats::repeat(rule, || sample(reps, true))?;
-    // Warm-up samples were kept per node too: drop them from the front.
-    let extra = per_node
-        .values()
-        .next()
-        .map(|v| v.len().saturating_sub(measured.samples.len()))
-        .unwrap_or(0);
-    for v in per_node.values_mut() {
-        v.drain(..extra.min(v.len()));
-    }
+    let most_parts = (per_thread / MIN_PART_BYTES).max(1);
+    let mut k = 0u64;
+    let measured = stats::repeat_held(rule, |shorten| {
+        let (reps, part) = shortened(reps, shorten as u64, most_parts, k);
+        k += 1;
+        let (g, _, lost) = sample(reps, part)?;
+        Ok::<_, ExperimentError>(stats::Taken { value: g, lost })
+    })?;
+    let per_node = per_node_of(&taken, &measured);
     Ok((measured, per_node))
+}
+
+/// Each node's figures from the samples the system's figure rests on: the
+/// last `measured.samples.len()` that held their CPU (the sizing probe and
+/// the warm-up come first), or that lost it when none held (the figure is
+/// then made of them, and flagged).
+fn per_node_of(taken: &[NodeSample], measured: &stats::Measured) -> BTreeMap<u32, Vec<f64>> {
+    let lost = measured.set_aside.used_anyway;
+    let chosen: Vec<&NodeSample> = taken.iter().filter(|t| t.1 == lost).collect();
+    let from = chosen.len().saturating_sub(measured.samples.len());
+    let mut per_node: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for (nodes, _) in &chosen[from..] {
+        for &(n, g) in nodes {
+            per_node.entry(n).or_default().push(g);
+        }
+    }
+    per_node
+}
+
+/// The part `part` of a thread's read and write buffers (each split alike,
+/// in whole lines); the whole of a buffer too small to split.
+fn part_of(b: &MixBuffers, part: Part) -> MixBuffers {
+    if part.parts <= 1 {
+        return *b;
+    }
+    let r = part.range(b.read_len, LINE).unwrap_or((0, b.read_len));
+    let w = part.range(b.write_len, LINE).unwrap_or((0, b.write_len));
+    MixBuffers {
+        read: b.read.wrapping_add(r.0),
+        read_len: r.1,
+        write: b.write.wrapping_add(w.0),
+        write_len: w.1,
+    }
 }
 
 /// The read and write buffers of one thread's `len` bytes for mix `m`: the

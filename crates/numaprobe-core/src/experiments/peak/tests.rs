@@ -94,6 +94,8 @@ fn the_achieved_fraction_is_the_best_system_figure_over_the_theory() {
     let mut r = memory_only(MemoryPopulation::default());
     assert_eq!(r.achieved_fraction, None);
     r.system.push(SystemPeak {
+        flagged: false,
+        set_aside: Default::default(),
         mix: "read".into(),
         threads: 2,
         gbs: 50.0,
@@ -111,4 +113,100 @@ fn the_achieved_fraction_is_the_best_system_figure_over_the_theory() {
         },
     );
     assert_eq!(r.achieved_fraction, Some(0.25));
+}
+
+fn measured(samples: Vec<f64>, aside: crate::stats::SetAside) -> crate::stats::Measured {
+    crate::stats::Measured {
+        summary: crate::stats::Summary::of(&samples).unwrap(),
+        samples,
+        stop: crate::stats::StopReason::MaxSamples,
+        warmup_runs: 1,
+        elapsed_s: 0.0,
+        set_aside: aside,
+    }
+}
+
+#[test]
+fn a_nodes_figures_drop_the_samples_set_aside_and_the_warm_up() {
+    // Probe, warm-up, then held, lost, held, lost, held: node 0's and 1's
+    // figures from the three held samples only.
+    let s = |a: f64, b: f64, lost: bool| (vec![(0, a), (1, b)], lost);
+    let taken = vec![
+        s(1.0, 1.0, false),
+        s(2.0, 2.0, false),
+        s(10.0, 20.0, false),
+        s(99.0, 99.0, true),
+        s(11.0, 21.0, false),
+        s(98.0, 98.0, true),
+        s(12.0, 22.0, false),
+    ];
+    let aside = crate::stats::SetAside {
+        preempted: 2,
+        shortened: 1,
+        ..Default::default()
+    };
+    let per = per_node_of(&taken, &measured(vec![30.0, 32.0, 34.0], aside));
+    assert_eq!(per[&0], vec![10.0, 11.0, 12.0]);
+    assert_eq!(per[&1], vec![20.0, 21.0, 22.0]);
+    // None held: the figure is the lost samples', and so are the nodes'.
+    let aside = crate::stats::SetAside {
+        used_anyway: true,
+        ..aside
+    };
+    let per = per_node_of(&taken, &measured(vec![198.0, 196.0], aside));
+    assert_eq!(per[&0], vec![99.0, 98.0]);
+}
+
+#[test]
+fn a_part_of_a_threads_buffers_splits_reads_and_writes_alike() {
+    let mut buf = vec![0u8; 8 * LINE * 4];
+    let base = buf.as_mut_ptr();
+    let b = MixBuffers {
+        read: base as *const u8,
+        read_len: 8 * LINE,
+        write: base.wrapping_add(16 * LINE),
+        write_len: 4 * LINE,
+    };
+    let p = part_of(&b, Part { k: 1, parts: 2 });
+    assert_eq!(p.read as usize - base as usize, 4 * LINE);
+    assert_eq!(p.read_len, 4 * LINE);
+    assert_eq!(p.write as usize - base as usize, 18 * LINE);
+    assert_eq!(p.write_len, 2 * LINE);
+    let w = part_of(&b, Part::WHOLE);
+    assert_eq!((w.read_len, w.write_len), (8 * LINE, 4 * LINE));
+    // Buffers too small to split in 16 lines stay whole.
+    let r = part_of(&b, Part { k: 3, parts: 16 });
+    assert_eq!((r.read_len, r.write_len), (8 * LINE, 4 * LINE));
+    assert_eq!(r.read, b.read);
+}
+
+#[test]
+fn a_flagged_system_peak_is_starred_with_its_reason_in_every_format() {
+    let mut r = memory_only(Default::default());
+    r.system.push(SystemPeak {
+        mix: "read".into(),
+        threads: 2,
+        gbs: 16.2,
+        placement: 1.0,
+        samples: 5,
+        cv: 0.165,
+        sum_of_nodes_alone_gbs: None,
+        flags: vec!["unstable: CV 16.5 %".into()],
+        flagged: true,
+        set_aside: Default::default(),
+    });
+    let text = crate::render::peak::render(&r, crate::model::Format::Table);
+    assert!(text.contains("16.20*"), "{text}");
+    assert!(text.contains("system read*: unstable: CV 16.5 %"), "{text}");
+    let md = crate::render::peak::render(&r, crate::model::Format::Markdown);
+    assert!(md.contains("system read*: unstable: CV 16.5 %"), "{md}");
+    let line = crate::render::run_extra::peak_line(&r);
+    assert!(line.starts_with("system peak: 16.2 GB/s* read"), "{line}");
+    assert!(line.ends_with("; * unstable: CV 16.5 %"), "{line}");
+    let v: serde_json::Value = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["system"][0]["flagged"], true);
+    r.system[0].flagged = false;
+    r.system[0].flags.clear();
+    let text = crate::render::peak::render(&r, crate::model::Format::Table);
+    assert!(!text.contains('*') && !text.contains("Flagged"), "{text}");
 }

@@ -4,7 +4,9 @@
 
 use super::page::{code_spans, escape, noted_table, prose, table};
 use super::ReportInput;
-use crate::render::peak::{dimm_table, node_table, peak_lines, socket_table, system_table};
+use crate::render::peak::{
+    dimm_table, flag_lines, node_table, peak_lines, socket_table, system_table,
+};
 
 pub fn section(input: &ReportInput) -> String {
     if input.peaks.is_empty() {
@@ -26,6 +28,9 @@ pub fn section(input: &ReportInput) -> String {
         }
         if !r.nodes.is_empty() {
             s.push_str(&table(&node_table(r)));
+        }
+        for l in flag_lines(r) {
+            s.push_str(&format!("<p class=\"note flag\">{}</p>\n", escape(&l)));
         }
         let lines: Vec<String> = peak_lines(r)
             .iter()

@@ -34,6 +34,9 @@ pub fn section(input: &ReportInput) -> String {
             s.push_str("</ul>\n");
         }
         s.push_str(&table(&r.curve_table()));
+        for l in r.flag_lines() {
+            s.push_str(&format!("<p class=\"note flag\">{}</p>\n", escape(&l)));
+        }
         for n in r.notes.iter().chain(&r.failed) {
             s.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
         }

@@ -117,6 +117,8 @@ fn peak() -> crate::model::peak::PeakResult {
     let mem = crate::smbios::from_dmidecode(text, "mixed-hpe.txt").unwrap();
     let mut r = crate::experiments::peak::memory_only(Default::default());
     r.system.push(crate::model::peak::SystemPeak {
+        flagged: false,
+        set_aside: Default::default(),
         mix: "read".into(),
         threads: 2,
         gbs: 80.0,
@@ -127,6 +129,8 @@ fn peak() -> crate::model::peak::PeakResult {
         flags: vec![],
     });
     r.nodes.push(crate::model::peak::NodePeak {
+        flagged: false,
+        set_aside: Default::default(),
         node: 0,
         mix: "read".into(),
         threads: 2,

@@ -169,7 +169,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let result = sweep::run_with(&plan, &mut progress, &mut |partial| {
         file.save(|| {
             let mut r = partial.clone();
-            r.analysis = Some(analysis::sweep::analyse(&r));
+            analysis::sweep_trust::finish(&mut r);
             r.render(format)
         })
     });
@@ -177,7 +177,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut result = result
         .map_err(anyhow::Error::new)
         .context("latency sweep failed")?;
-    result.analysis = Some(analysis::sweep::analyse(&result));
+    analysis::sweep_trust::finish(&mut result);
     file.end()?;
     sink.write(&result.render(format))?;
     if let Some(p) = &args.chart_svg {
