@@ -41,7 +41,7 @@ pub(super) fn heat_table(
             if c.flagged {
                 class.push("flag");
             }
-            if c.colour.is_none() {
+            if c.colour.is_none() && !c.flagged {
                 class.push("none");
             }
             let class = if class.is_empty() {
@@ -49,9 +49,12 @@ pub(super) fn heat_table(
             } else {
                 format!(" class=\"{}\"", class.join(" "))
             };
+            // A flagged cell is never drawn in a colour of the scale, good or
+            // bad: its value is not the machine's. It is hatched, neutral.
             let style = c
                 .colour
                 .as_ref()
+                .filter(|_| !c.flagged)
                 .map(|col| format!(" style=\"background:{col}\""))
                 .unwrap_or_default();
             s.push_str(&format!(

@@ -68,9 +68,18 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
         MatrixKind::Latency => "Idle latency",
         MatrixKind::Bandwidth => "Bandwidth",
     };
-    let values: Vec<f64> = m.cells.iter().map(|c| c.median).collect();
+    // The scale spans the trusted cells only, and needs two values apart:
+    // one cell (or one trusted value) has no best or worst, so it is drawn
+    // neutral, never in the scale's good colour.
+    let values: Vec<f64> = m
+        .cells
+        .iter()
+        .filter(|c| !c.flagged)
+        .map(|c| c.median)
+        .collect();
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let scaled = hi > lo;
     let mut cells = Vec::new();
     for &r in &m.cpu_nodes {
         let mut row = Vec::new();
@@ -79,10 +88,11 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
             let failed = m.failed.iter().find(|f| f.cpu_node == r && f.mem_node == c);
             row.push(match (cell, failed) {
                 (Some(x), _) => {
-                    let mark = if x.flagged { " \u{2691}" } else { "" };
+                    let mark = if x.flagged { "* \u{2691}" } else { "" };
                     HeatCell {
                         text: format!("{}{mark}", fmt_value(x.median)),
-                        colour: Some(scale_colour(badness(x.median, lo, hi, lower))),
+                        colour: (scaled && !x.flagged)
+                            .then(|| scale_colour(badness(x.median, lo, hi, lower))),
                         flagged: x.flagged,
                         title: format!(
                             "CPU node {r} -> memory node {c}: median {} {}, min {}, max {}, CV {:.1} %, {} samples, {:.1} % of pages on node {c}{}",
@@ -119,8 +129,10 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
         escape(file),
         if m.complete { "" } else { ", partial" }
     );
-    if !values.is_empty() {
+    if scaled {
         s.push_str(&legend(lo, hi, &m.unit, lower));
+    } else if !m.cells.is_empty() {
+        s.push_str("<p class=\"legend\">colour: none, fewer than two trusted cells apart to compare; hatched: flagged (the reason is below and in the cell's tooltip); rows: CPU node, columns: memory node</p>\n");
     }
     s.push_str(&heat_table(
         &m.cpu_nodes,
@@ -134,7 +146,7 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
         .filter(|c| c.flagged)
         .map(|c| {
             format!(
-                "<li>\u{2691} CPU node {} -> memory node {}: {} (placement {:.1}&#160;% on the intended node)</li>",
+                "<li>* \u{2691} CPU node {} -> memory node {}: {} (placement {:.1}&#160;% on the intended node)</li>",
                 c.cpu_node,
                 c.mem_node,
                 escape(&c.flags.join("; ")),

@@ -232,12 +232,14 @@ fn figures_appear_in_their_sections() {
         .collect();
     assert!(cells.iter().any(|c| c == "90.00"), "{cells:?}");
     // Cell 0->1 has half its pages elsewhere: flagged in the cell and below.
-    assert!(cells.iter().any(|c| c == "140.2 \u{2691}"), "{cells:?}");
-    let flagged = heat
+    assert!(cells.iter().any(|c| c == "140.2* \u{2691}"), "{cells:?}");
+    let flagged: Vec<_> = heat
         .descendants()
         .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag"))
-        .count();
-    assert_eq!(flagged, 1);
+        .collect();
+    assert_eq!(flagged.len(), 1);
+    // Hatched and neutral: never a colour of the good-to-bad scale.
+    assert_eq!(flagged[0].attribute("style"), None);
     assert!(text_of(heat).contains("placement 50.0\u{a0}% on the intended node"));
     // Unmeasured cells say so.
     assert!(cells.iter().any(|c| c == "\u{b7}"));
@@ -346,4 +348,45 @@ fn sections_without_data_collapse_into_one_line() {
         ..input
     });
     assert!(page.contains("<p class=\"warn\" id=\"status\">This report holds a partial result"));
+}
+
+#[test]
+fn a_heatmap_of_one_flagged_cell_is_hatched_neutral_without_best_or_worst() {
+    // The trial's 446.2 ns idle latency, starred: one cell, flagged.
+    let mut input = full_input();
+    let m = &mut input.matrices[0].value;
+    let mut c = m.cells[0].clone();
+    c.median = 446.2;
+    c.flagged = true;
+    c.flags = vec!["unstable: CV 41.7 %".into()];
+    m.cells = vec![c];
+    let page = render(&input);
+    let doc = parse(&page);
+    let heat = section(&doc, "matrices");
+    let text = text_of(heat);
+    assert!(
+        !text.contains("best 446") && !text.contains("worst 446"),
+        "{text}"
+    );
+    assert!(text.contains("colour: none"), "{text}");
+    assert!(text.contains("unstable: CV 41.7 %"), "{text}");
+    let tds: Vec<_> = heat
+        .descendants()
+        .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag"))
+        .collect();
+    assert_eq!(tds.len(), 1);
+    assert_eq!(tds[0].attribute("style"), None);
+    assert!(text_of(tds[0]).starts_with("446.2*"), "{}", text_of(tds[0]));
+    // A single trusted cell is neutral too: no scale to place it on.
+    input.matrices[0].value.cells[0].flagged = false;
+    input.matrices[0].value.cells[0].flags.clear();
+    let page = render(&input);
+    let doc = parse(&page);
+    let heat = section(&doc, "matrices");
+    assert!(!text_of(heat).contains("best 446"));
+    let cell = heat
+        .descendants()
+        .find(|n| n.has_tag_name("td") && text_of(*n).starts_with("446.2"))
+        .unwrap();
+    assert_eq!(cell.attribute("style"), None);
 }
