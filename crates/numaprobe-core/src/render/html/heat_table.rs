@@ -41,7 +41,7 @@ pub(super) fn heat_table(
             if c.flagged {
                 class.push("flag");
             }
-            if c.colour.is_none() && !c.flagged {
+            if c.colour.is_none() || c.flagged {
                 class.push("none");
             }
             let class = if class.is_empty() {

@@ -60,6 +60,7 @@ table.heat thead th.corner { left: 0; z-index: 3; }
 table.heat.compact { font-size: 10px; }
 table.heat.compact th, table.heat.compact td { padding: 1px 2px; }
 table.heat td.flag { outline: 2px dashed #b00020; outline-offset: -3px; background: repeating-linear-gradient(45deg, #f2f2f2, #f2f2f2 4px, #dcdcdc 4px, #dcdcdc 8px); color: #333; }
+table.heat td.flag.none { background: repeating-linear-gradient(45deg, #f2f2f2, #f2f2f2 4px, #dcdcdc 4px, #dcdcdc 8px); color: #333; }
 table.heat td.none { background: #f7f7f7; color: #9aa1ad; }
 .legend { font-size: 12px; color: #5b6475; margin: 4px 0 10px; }
 .swatch { display: inline-block; width: 12px; height: 12px; vertical-align: -2px; border-radius: 2px; margin: 0 3px 0 8px; }

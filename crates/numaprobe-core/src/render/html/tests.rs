@@ -235,7 +235,7 @@ fn figures_appear_in_their_sections() {
     assert!(cells.iter().any(|c| c == "140.2* \u{2691}"), "{cells:?}");
     let flagged: Vec<_> = heat
         .descendants()
-        .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag"))
+        .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag none"))
         .collect();
     assert_eq!(flagged.len(), 1);
     // Hatched and neutral: never a colour of the good-to-bad scale.
@@ -372,7 +372,7 @@ fn a_heatmap_of_one_flagged_cell_is_hatched_neutral_without_best_or_worst() {
     assert!(text.contains("unstable: CV 41.7 %"), "{text}");
     let tds: Vec<_> = heat
         .descendants()
-        .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag"))
+        .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag none"))
         .collect();
     assert_eq!(tds.len(), 1);
     assert_eq!(tds[0].attribute("style"), None);
