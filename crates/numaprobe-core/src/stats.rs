@@ -300,7 +300,7 @@ impl SetAside {
         let all = kept + total;
         if self.used_anyway {
             return Some(format!(
-                "preempted: the measuring thread lost its CPU in every one of {total} samples ({}); the figure is made of them and reads slower than the memory is: measure on a quieter machine",
+                "preempted: the measuring thread lost its CPU in every one of {total} samples ({}); the figure is made of them and counts the time the thread was off its CPU as work: measure on a quieter machine",
                 self.reasons()
             ));
         }
