@@ -275,7 +275,7 @@ pub fn analyse(r: &SweepResult) -> SweepAnalysis {
                 .collect();
             let mut a = analyse_curve(k, &c, &r.caches, largest);
             a.untrusted_points = all.len() - c.len();
-            a.trust_note = super::sweep_trust::trust_note(c.len(), all.len());
+            a.trust_note = trust_note(c.len(), all.len());
             a
         })
         .collect();
@@ -287,6 +287,23 @@ pub fn analyse(r: &SweepResult) -> SweepAnalysis {
         tlb_largest,
         tlb_from,
     }
+}
+
+/// The note of a curve whose plateaus were named from `trusted` of `all`
+/// points; None when every point was trusted.
+pub fn trust_note(trusted: usize, all: usize) -> Option<String> {
+    if trusted == all {
+        return None;
+    }
+    let none = if trusted < MIN_PLATEAU_POINTS {
+        "; too few to name any plateau: measure on a quieter machine, with a longer --time-budget, or repeat the run"
+    } else {
+        ""
+    };
+    Some(format!(
+        "plateaus named from the {trusted} trusted of {all} points: {} flagged point(s) left out{none}",
+        all - trusted
+    ))
 }
 
 #[cfg(test)]

@@ -59,43 +59,11 @@ pub fn flag_steps(r: &mut SweepResult) {
     }
 }
 
-/// The note of a curve whose plateaus were named from `trusted` of `all`
-/// points; None when every point was trusted.
-pub fn trust_note(trusted: usize, all: usize) -> Option<String> {
-    if trusted == all {
-        return None;
-    }
-    let none = if trusted < super::sweep::MIN_PLATEAU_POINTS {
-        "; too few to name any plateau: measure on a quieter machine, with a longer --time-budget, or repeat the run"
-    } else {
-        ""
-    };
-    Some(format!(
-        "plateaus named from the {trusted} trusted of {all} points: {} flagged point(s) left out{none}",
-        all - trusted
-    ))
-}
-
 /// Flag the steps and analyse the trusted points: what a sweep's document
 /// holds once its points are in (or as far as they go).
 pub fn finish(r: &mut SweepResult) {
     flag_steps(r);
     r.analysis = Some(super::sweep::analyse(r));
-}
-
-/// The sweep's line for the terminal and the main job's summary when any
-/// point is flagged: "3 of 31 sweep points flagged (worst: ...)".
-pub fn flagged_summary(r: &SweepResult) -> Option<String> {
-    let flagged: Vec<_> = r.points.iter().filter(|p| p.flagged).collect();
-    let first = flagged.first()?;
-    Some(format!(
-        "{} of {} sweep points flagged (e.g. {} with {} pages: {})",
-        flagged.len(),
-        r.points.len(),
-        format_size(first.size_bytes),
-        first.pages.name(),
-        first.flags.first().map_or("", String::as_str)
-    ))
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! Tests of the sweep's point flags and of plateaus from trusted points.
 
 use super::*;
+use crate::analysis::sweep::trust_note;
+use crate::model::sweep::tests::result;
 use crate::model::sweep::{CacheLevel, SweepPoint};
 use crate::placement::PageKind;
-use crate::render::sweep::tests::result;
 use crate::stats::{SetAside, StopReason};
 
 fn point(size: u64, ns: f64) -> SweepPoint {
@@ -166,11 +167,11 @@ fn a_curve_of_untrusted_points_names_no_plateau_and_says_why() {
 #[test]
 fn the_summary_counts_flagged_points_and_names_one() {
     let mut r = sweep(&hierarchy());
-    assert_eq!(flagged_summary(&r), None);
+    assert_eq!(r.flagged_summary(), None);
     r.points[3].flagged = true;
     r.points[3].flags = vec!["unstable: CV 30 %".into()];
     assert_eq!(
-        flagged_summary(&r).as_deref(),
+        r.flagged_summary().as_deref(),
         Some("1 of 8 sweep points flagged (e.g. 1 MiB with thp pages: unstable: CV 30 %)")
     );
 }

@@ -166,3 +166,58 @@ impl SweepResult {
         v
     }
 }
+
+impl SweepResult {
+    /// The sweep's line for the terminal and the main job's summary when
+    /// any point is flagged: "3 of 31 sweep points flagged (e.g. ...)".
+    pub fn flagged_summary(&self) -> Option<String> {
+        let flagged: Vec<_> = self.points.iter().filter(|p| p.flagged).collect();
+        let first = flagged.first()?;
+        Some(format!(
+            "{} of {} sweep points flagged (e.g. {} with {} pages: {})",
+            flagged.len(),
+            self.points.len(),
+            crate::units::format_size(first.size_bytes),
+            first.pages.name(),
+            first.flags.first().map_or("", String::as_str)
+        ))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::placement::PageKind;
+
+    /// A complete sweep from CPU 0 on node 0 of both page kinds, not
+    /// analysed (the renderers' and the analysis's tests use it too).
+    pub(crate) fn result(
+        sizes: Vec<u64>,
+        points_per_octave: u32,
+        caches: Vec<CacheLevel>,
+        points: Vec<SweepPoint>,
+    ) -> SweepResult {
+        SweepResult {
+            schema: crate::SCHEMA.into(),
+            command: "latency-sweep".into(),
+            cpu_node: 0,
+            cpu: 0,
+            mem_node: 0,
+            pages: vec![PageKind::Small, PageKind::Thp],
+            sizes,
+            points_per_octave,
+            stride_bytes: 64,
+            pattern: "random".into(),
+            rule: StopRule::default(),
+            timer: crate::timer::Timer::get().info(),
+            caches,
+            points,
+            placement: vec![],
+            analysis: None,
+            notes: vec![],
+            failed: vec![],
+            complete: true,
+            interrupted: false,
+        }
+    }
+}

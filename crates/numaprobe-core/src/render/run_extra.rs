@@ -52,7 +52,7 @@ pub fn sweep_line(r: &SweepResult) -> String {
     };
     // A flagged point stars the line and is counted, so a curve read from
     // noise is never a plain fact.
-    let flagged = crate::analysis::sweep_trust::flagged_summary(r);
+    let flagged = r.flagged_summary();
     format!(
         "{}{} (CPU {} -> memory node {}): {what}{}",
         Extra::Sweep.name(),

@@ -300,37 +300,9 @@ pub(crate) mod tests {
     use crate::placement::PageKind;
     use crate::stats::{StopReason, StopRule};
 
-    /// A complete sweep from CPU 0 on node 0 of both page kinds, not
-    /// analysed (the chart's tests use it too).
-    pub(crate) fn result(
-        sizes: Vec<u64>,
-        points_per_octave: u32,
-        caches: Vec<CacheLevel>,
-        points: Vec<SweepPoint>,
-    ) -> SweepResult {
-        SweepResult {
-            schema: crate::SCHEMA.into(),
-            command: "latency-sweep".into(),
-            cpu_node: 0,
-            cpu: 0,
-            mem_node: 0,
-            pages: vec![PageKind::Small, PageKind::Thp],
-            sizes,
-            points_per_octave,
-            stride_bytes: 64,
-            pattern: "random".into(),
-            rule: StopRule::default(),
-            timer: crate::timer::Timer::get().info(),
-            caches,
-            points,
-            placement: vec![],
-            analysis: None,
-            notes: vec![],
-            failed: vec![],
-            complete: true,
-            interrupted: false,
-        }
-    }
+    /// The complete, unanalysed sweep the model's tests make (the chart's
+    /// and the analysis's tests use it too).
+    pub(crate) use crate::model::sweep::tests::result;
 
     /// A two-page-kind sweep over an L1 and an L2, analysed (the report's
     /// tests use it too).

@@ -179,34 +179,3 @@ fn a_part_of_a_threads_buffers_splits_reads_and_writes_alike() {
     assert_eq!((r.read_len, r.write_len), (8 * LINE, 4 * LINE));
     assert_eq!(r.read, b.read);
 }
-
-#[test]
-fn a_flagged_system_peak_is_starred_with_its_reason_in_every_format() {
-    let mut r = memory_only(Default::default());
-    r.system.push(SystemPeak {
-        mix: "read".into(),
-        threads: 2,
-        gbs: 16.2,
-        placement: 1.0,
-        samples: 5,
-        cv: 0.165,
-        sum_of_nodes_alone_gbs: None,
-        flags: vec!["unstable: CV 16.5 %".into()],
-        flagged: true,
-        set_aside: Default::default(),
-    });
-    let text = crate::render::peak::render(&r, crate::model::Format::Table);
-    assert!(text.contains("16.20*"), "{text}");
-    assert!(text.contains("system read*: unstable: CV 16.5 %"), "{text}");
-    let md = crate::render::peak::render(&r, crate::model::Format::Markdown);
-    assert!(md.contains("system read*: unstable: CV 16.5 %"), "{md}");
-    let line = crate::render::run_extra::peak_line(&r);
-    assert!(line.starts_with("system peak: 16.2 GB/s* read"), "{line}");
-    assert!(line.ends_with("; * unstable: CV 16.5 %"), "{line}");
-    let v: serde_json::Value = serde_json::to_value(&r).unwrap();
-    assert_eq!(v["system"][0]["flagged"], true);
-    r.system[0].flagged = false;
-    r.system[0].flags.clear();
-    let text = crate::render::peak::render(&r, crate::model::Format::Table);
-    assert!(!text.contains('*') && !text.contains("Flagged"), "{text}");
-}
