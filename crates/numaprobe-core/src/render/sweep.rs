@@ -298,7 +298,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::model::sweep::CacheLevel;
     use crate::placement::PageKind;
-    use crate::stats::{StopReason, StopRule};
+    use crate::stats::StopReason;
 
     /// The complete, unanalysed sweep the model's tests make (the chart's
     /// and the analysis's tests use it too).
