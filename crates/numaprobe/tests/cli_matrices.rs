@@ -76,7 +76,7 @@ fn check_matrix_document(v: &serde_json::Value, unit: &str) {
             assert!(c["kernel"].get(k).is_some(), "kernel lacks {k}");
         }
         // Three samples that held their CPU, or (on a machine too busy to
-        // give them within twice the cell's budget) a flag that says so.
+        // give them within the cell's budget) a flag that says so.
         let kept = c["samples"].as_array().unwrap().len();
         assert!(kept >= 1, "{c}");
         assert!(
