@@ -16,7 +16,7 @@ every node streams its own node's memory at once, and each node alone.
 Timings inside TCG mean nothing and are not looked at.
 """
 
-from checks import check
+from checks import BUSY_MACHINE_FLAGS, check
 from guest_output import bad_input, document, guest_script, printed, sections, skip_if_not_built
 
 COMMON = "--mix read,nt-write --size 4MiB --pages 4k --time-budget 50ms --format json"
@@ -95,7 +95,11 @@ def check_doc(cfg, t, doc):
                      f"{what}: node {nid}'s threads on its CPUs")
                 t.true((n.get("placement") or 0) >= 0.99,
                        f"{what}: node {nid} placement {n.get('placement')}")
-                t.eq(n.get("flags") or [], [], f"{what}: node {nid} flags")
+                # A busy host may flag a figure (its spread, samples set
+                # aside); any other flag is a placement or measurement fault.
+                faults = [f for f in n.get("flags") or []
+                          if not str(f).startswith(BUSY_MACHINE_FLAGS)]
+                t.eq(faults, [], f"{what}: node {nid} flags other than a busy host's")
     check_memory(cfg, t, doc.get("memory") or {})
 
 
