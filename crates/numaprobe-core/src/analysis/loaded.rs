@@ -16,9 +16,14 @@ use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
 pub const KNEE_FACTOR: f64 = 1.10;
 
 /// Index of the knee in `points` (idle first), or None when the curve has
-/// no idle point or never climbs by [`KNEE_FACTOR`].
+/// no idle point or never climbs by [`KNEE_FACTOR`]. Flagged points
+/// (`LoadPoint::flags`) take no part: a point stretched by another task, or
+/// an idle figure that did, would put the knee where the machine's load
+/// was, not the memory system's.
 pub fn knee(points: &[LoadPoint]) -> Option<usize> {
-    let idle = points.first().filter(|p| p.delay.is_none())?;
+    let idle = points
+        .first()
+        .filter(|p| p.delay.is_none() && p.flags.is_empty())?;
     if !(idle.latency_ns.is_finite() && idle.latency_ns > 0.0) {
         return None;
     }
@@ -29,7 +34,7 @@ pub fn knee(points: &[LoadPoint]) -> Option<usize> {
         .iter()
         .enumerate()
         .skip(1)
-        .find(|(_, p)| p.latency_ns.is_finite() && p.latency_ns >= limit)
+        .find(|(_, p)| p.flags.is_empty() && p.latency_ns.is_finite() && p.latency_ns >= limit)
         .map(|(i, _)| i)
 }
 
@@ -69,6 +74,9 @@ mod tests {
             load_threads: if delay.is_some() { 3 } else { 0 },
             windows: 100,
             stop: None,
+            set_aside: Default::default(),
+            others_busy_cpus: None,
+            flags: Vec::new(),
         }
     }
 
@@ -100,6 +108,40 @@ mod tests {
         assert_eq!(knee(&[]), None);
         // A lone idle point: nothing to climb.
         assert_eq!(knee(&flat[..1]), None);
+    }
+
+    #[test]
+    fn a_flagged_point_is_never_the_knee_nor_a_flagged_idle_its_base() {
+        let flag = |mut p: LoadPoint| {
+            p.flags = vec!["preempted".into()];
+            p
+        };
+        let pts = [
+            pt(None, 0.6, 100.0),
+            flag(pt(Some(256), 20.0, 300.0)),
+            pt(Some(64), 40.0, 108.0),
+            pt(Some(0), 45.0, 115.0),
+        ];
+        assert_eq!(knee(&pts), Some(3), "the stretched point is passed over");
+        let mut base = pts.to_vec();
+        base[0] = flag(base[0].clone());
+        assert_eq!(knee(&base), None, "a flagged idle is no base");
+        let mut c = crate::render::loaded::tests::doc().curves.remove(0);
+        c.points = base;
+        finish_curve(&mut c);
+        let line = crate::render::loaded::summary_line(&c);
+        assert!(
+            line.starts_with("no knee: the idle point is flagged"),
+            "{line}"
+        );
+        c.points[0].flags.clear();
+        c.points[3].latency_ns = 105.0;
+        finish_curve(&mut c);
+        let line = crate::render::loaded::summary_line(&c);
+        assert!(
+            line.starts_with("no knee among the trusted points"),
+            "{line}"
+        );
     }
 
     #[test]

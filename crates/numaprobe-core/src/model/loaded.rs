@@ -27,6 +27,19 @@ pub struct LoadPoint {
     /// Why the point stopped sampling (`cv_reached`, `budget_spent`, ...).
     #[serde(default)]
     pub stop: Option<crate::stats::StopReason>,
+    /// Samples set aside because the chase thread lost its CPU during them
+    /// (their windows are not among the percentiles').
+    #[serde(default)]
+    pub set_aside: crate::stats::SetAside,
+    /// CPUs other tasks kept busy beside the point, on average
+    /// ([`crate::beside`]); absent where it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_busy_cpus: Option<f64>,
+    /// Why this point's latency cannot be taken as is (the rule every
+    /// figure follows, `stats::flags`, and other tasks' busy CPUs beside
+    /// it); empty for a trusted point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
 }
 
 /// One curve: a CPU node, a memory node and a traffic mix.

@@ -7,6 +7,7 @@ use crate::model::format::Format;
 use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
 use crate::render::bullet_section;
 use crate::render::table::{Align, Table};
+use crate::stats::flags::{star, STAR};
 use crate::units::{format_list, format_size};
 
 /// The result in `format`.
@@ -90,13 +91,23 @@ pub fn curve_table(c: &Curve) -> Table {
             delay_text(p),
             (p.load_threads + 1).to_string(),
             format!("{:.2}", p.bandwidth_gbs),
-            ns(p.latency_ns),
+            format!("{}{}", ns(p.latency_ns), star(!p.flags.is_empty())),
             ns(p.p90_ns),
             ns(p.p99_ns),
             mark.join(" "),
         ]);
     }
     t
+}
+
+/// One line per flagged point of a curve, `* delay 800: why`, for under
+/// its table: the starred latency's reasons.
+pub fn flagged_lines(c: &Curve) -> Vec<String> {
+    c.points
+        .iter()
+        .filter(|p| !p.flags.is_empty())
+        .map(|p| format!("{STAR} delay {}: {}", delay_text(p), p.flags.join("; ")))
+        .collect()
 }
 
 /// One line under a curve's table: its knee and peak.
@@ -108,6 +119,12 @@ pub fn summary_line(c: &Curve) -> String {
             p.bandwidth_gbs,
             ns(p.latency_ns)
         ),
+        None if c.points.first().is_some_and(|p| !p.flags.is_empty()) => {
+            "no knee: the idle point is flagged, so there is nothing to compare with".into()
+        }
+        None if c.points.iter().any(|p| !p.flags.is_empty()) => {
+            "no knee among the trusted points (latency stayed under 1.10 x idle)".into()
+        }
         None => "no knee (latency stayed under 1.10 x idle)".into(),
     };
     format!("{knee}; peak {:.2} GB/s", c.peak_gbs)
@@ -134,7 +151,11 @@ fn text(r: &LoadedResult, md: bool) -> String {
     for c in &r.curves {
         let t = curve_table(c);
         out.push_str(&if md { t.to_markdown() } else { t.to_text() });
-        out.push_str(&format!("{}\n\n", summary_line(c)));
+        out.push_str(&format!("{}\n", summary_line(c)));
+        for l in flagged_lines(c) {
+            out.push_str(&format!("{}{l}\n", if md { "- " } else { "" }));
+        }
+        out.push('\n');
     }
     if !r.failed.is_empty() {
         out.push_str(&bullet_section(md, "Failed", &r.failed));
@@ -169,6 +190,7 @@ fn csv(r: &LoadedResult) -> String {
         "knee",
         "peak_gbs",
         "placement",
+        "flags",
     ]);
     for c in &r.curves {
         for (i, p) in c.points.iter().enumerate() {
@@ -189,6 +211,7 @@ fn csv(r: &LoadedResult) -> String {
                 (c.knee == Some(i)).to_string(),
                 format!("{:.4}", c.peak_gbs),
                 format!("{:.4}", c.placement),
+                p.flags.join("; "),
             ]);
         }
     }
@@ -209,6 +232,9 @@ pub(crate) mod tests {
             load_threads: if delay.is_some() { 1 } else { 0 },
             windows: 50,
             stop: None,
+            set_aside: Default::default(),
+            others_busy_cpus: None,
+            flags: Vec::new(),
         };
         let mut r = LoadedResult {
             schema: "numaprobe/1".into(),
@@ -264,6 +290,43 @@ pub(crate) mod tests {
         let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
         assert_eq!(v["schema"], "numaprobe/1");
         assert_eq!(v["curves"][0]["knee"], 2);
+    }
+
+    #[test]
+    fn a_flagged_point_is_starred_its_reason_under_the_table_and_in_the_csv() {
+        let mut r = doc();
+        let t = render(&r, Format::Table);
+        assert!(!t.contains('*'), "a trusted curve carries no star: {t}");
+        assert!(render(&r, Format::Csv)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(','));
+        r.curves[0].points[1].flags = vec!["preempted in 80 % of samples".into()];
+        let t = render(&r, Format::Table);
+        assert!(t.contains("104.0*"), "{t}");
+        assert!(!t.contains("100.0*") && !t.contains("140.0*"), "{t}");
+        assert!(
+            t.contains("* delay 64: preempted in 80 % of samples"),
+            "{t}"
+        );
+        let md = render(&r, Format::Markdown);
+        assert!(md.contains("- * delay 64: preempted"), "{md}");
+        let csv = render(&r, Format::Csv);
+        assert!(csv.lines().next().unwrap().ends_with(",flags"), "{csv}");
+        assert!(
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .ends_with(",preempted in 80 % of samples"),
+            "{csv}"
+        );
+        assert!(csv.lines().nth(3).unwrap().ends_with(','), "{csv}");
+        let line = crate::render::run_extra::loaded_line(&r);
+        assert!(!line.contains('*'), "idle and knee are trusted: {line}");
+        r.curves[0].points[0].flags = vec!["unstable".into()];
+        let line = crate::render::run_extra::loaded_line(&r);
+        assert!(line.contains("idle 100* ns"), "{line}");
     }
 
     #[test]

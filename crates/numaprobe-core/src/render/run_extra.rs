@@ -9,6 +9,7 @@ use crate::model::extra::{Extra, ExtraOutcome, ExtraStatus};
 use crate::model::loaded::{Curve, LoadedResult};
 use crate::model::peak::PeakResult;
 use crate::model::sweep::SweepResult;
+use crate::stats::flags::star;
 
 /// One line per extra phase that has an outcome, in run order.
 pub fn lines(
@@ -56,7 +57,7 @@ pub fn sweep_line(r: &SweepResult) -> String {
     format!(
         "{}{} (CPU {} -> memory node {}): {what}{}",
         Extra::Sweep.name(),
-        crate::stats::flags::star(flagged.is_some()),
+        star(flagged.is_some()),
         r.cpu,
         r.mem_node,
         flagged.map_or(String::new(), |f| format!("; {f}"))
@@ -91,7 +92,7 @@ pub fn c2c_line(r: &C2cResult) -> String {
             Some(format!(
                 "{} {v:.0} ns{}{what}",
                 d.domain.name(),
-                crate::stats::flags::star(flagged)
+                star(flagged)
             ))
         })
         .collect();
@@ -128,12 +129,18 @@ fn curve_text(c: &Curve) -> String {
         s.push_str(&format!(" {}", c.mix));
     }
     if let Some(idle) = c.points.first() {
-        s.push_str(&format!(" idle {:.0} ns,", idle.latency_ns));
+        s.push_str(&format!(
+            " idle {:.0}{} ns,",
+            idle.latency_ns,
+            star(!idle.flags.is_empty())
+        ));
     }
     match c.knee.and_then(|k| c.points.get(k)) {
         Some(k) => s.push_str(&format!(
-            " knee at {:.1} GB/s ({:.0} ns),",
-            k.bandwidth_gbs, k.latency_ns
+            " knee at {:.1} GB/s ({:.0}{} ns),",
+            k.bandwidth_gbs,
+            k.latency_ns,
+            star(!k.flags.is_empty())
         )),
         None => s.push_str(" no knee,"),
     }
@@ -162,12 +169,7 @@ pub fn peak_line(r: &PeakResult) -> String {
         .iter()
         .map(|s| {
             let threads = crate::units::plural(s.threads, "thread");
-            format!(
-                "{:.1} GB/s{} {} ({threads})",
-                s.gbs,
-                crate::stats::flags::star(s.flagged),
-                s.mix
-            )
+            format!("{:.1} GB/s{} {} ({threads})", s.gbs, star(s.flagged), s.mix)
         })
         .collect();
     let mut s = format!("{}: {}", Extra::Peak.name(), parts.join(", "));

@@ -25,13 +25,14 @@ use super::load::load_thread;
 use super::rig::{setup, ChaseCmd, ChasePoint, Counter, LoadCmd, Reply, Shared};
 use super::{LoadedPlan, PairCpus};
 use crate::experiments::{target_sample_ns, ExperimentError, StepProgress};
+use crate::held::Probe;
 use crate::kernels::chase::{self, ChasePattern};
 use crate::kernels::mix::{Mix, LINE};
 use crate::kernels::VectorWidth;
 use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
 use crate::model::matrix::CellPlacement;
 use crate::placement::{BufferSpec, MemPolicy};
-use crate::stats::{self, StopReason, StopRule};
+use crate::stats::{self, StopReason, StopRule, Taken};
 use crate::timer::Timer;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -310,6 +311,7 @@ impl Rig<'_> {
                 std::thread::sleep(Duration::from_micros(100));
             }
         }
+        let beside = crate::beside::Watch::start();
         let sent = self.chase.0.send(ChaseCmd::Measure(rule));
         let measured = match sent {
             Ok(()) => recv(&self.chase.1),
@@ -328,7 +330,10 @@ impl Rig<'_> {
             Reply::Point(p) => (*p)?,
             _ => return Err("the chase thread answered out of turn".into()),
         };
+        let others_busy_cpus = beside.and_then(|w| w.others_busy_cpus());
         let [median, p90, p99] = window_quantiles(&p.windows);
+        let mut flags = p.measured.flags("ns");
+        flags.extend(others_busy_cpus.and_then(crate::beside::flag));
         Ok(LoadPoint {
             delay,
             bandwidth_gbs: p.bandwidth_gbs,
@@ -338,6 +343,9 @@ impl Rig<'_> {
             load_threads: load_threads as u32,
             windows: p.windows.len(),
             stop: Some(p.measured.stop),
+            set_aside: p.measured.set_aside,
+            others_busy_cpus,
+            flags,
         })
     }
 
@@ -458,9 +466,12 @@ fn chase_point(
         ((target_sample_ns(rule.budget) / (per_load * window as f64)) as usize).max(1);
     let mut windows: Vec<f64> = Vec::new();
     let mut loads = 0u64;
+    // Samples shorten (fewer windows) when many are set aside, as
+    // `repeat_held` asks; the warm-up is full length.
+    let shorten = std::cell::Cell::new(1u32);
     let mut sample = |keep: bool, windows: &mut Vec<f64>, loads: &mut u64| -> f64 {
         let (mut ns, mut n) = (0.0, 0u64);
-        for _ in 0..windows_per_sample {
+        for _ in 0..windows_per_sample.div_ceil(shorten.get() as usize) {
             let a = timer.now();
             // SAFETY: as above.
             *p = unsafe { chase::run(*p, window) };
@@ -488,18 +499,38 @@ fn chase_point(
     // Each sample's bandwidth over its own span, as `bandwidth` takes its
     // samples: a thread descheduled for a while on a busy machine spoils a
     // sample, not the point (the median leaves it out).
+    // A sample in which the chase thread lost its CPU is set aside as every
+    // chase figure's is (`stats::repeat_held`): its windows hold the time
+    // off the CPU and would pass for the load's tail. Its windows and
+    // bandwidth are kept apart, used only when no sample held.
     let mut gbs: Vec<f64> = Vec::new();
-    let measured = stats::repeat(&StopRule { warmup: 0, ..*rule }, || {
+    let (mut lost_windows, mut lost_gbs) = (Vec::new(), Vec::new());
+    let measured = stats::repeat_held(&StopRule { warmup: 0, ..*rule }, |s| {
+        shorten.set(s);
+        let mut own = Vec::new();
+        let held = Probe::start();
         let (b0, l0, t0) = (load_bytes(shared), loads, timer.now());
-        let v = sample(true, &mut windows, &mut loads);
+        let v = sample(true, &mut own, &mut loads);
         let (b1, t1) = (load_bytes(shared), timer.now());
+        let lost = held.lost();
         let ns = timer.elapsed_ns(t0, t1);
         let bytes = (b1 - b0) as f64 + ((loads - l0) * LINE as u64) as f64;
-        gbs.push(if ns > 0.0 { bytes / ns } else { 0.0 });
-        Ok::<f64, String>(v)
+        let g = if ns > 0.0 { bytes / ns } else { 0.0 };
+        if lost.is_some() {
+            lost_windows.extend(own);
+            lost_gbs.push(g);
+        } else {
+            windows.extend(own);
+            gbs.push(g);
+        }
+        Ok::<Taken, String>(Taken { value: v, lost })
     })?;
     if measured.stop == StopReason::Interrupted && measured.samples.is_empty() {
         return Err("interrupted before a sample".into());
+    }
+    if measured.set_aside.used_anyway {
+        windows = lost_windows;
+        gbs = lost_gbs;
     }
     let bandwidth_gbs = stats::Summary::of(&gbs).map(|s| s.median).unwrap_or(0.0);
     Ok(ChasePoint {
