@@ -141,7 +141,7 @@ fn verdict(v: Option<bool>) -> &'static str {
     match v {
         Some(true) => "beyond noise: the rounds' ranges do not overlap",
         Some(false) => "within noise: the rounds' ranges overlap",
-        None => "too few rounds to tell from noise (use --rounds 3 or more)",
+        None => "too few rounds that held their CPUs to tell from noise (use --rounds 3 or more, on a quieter machine)",
     }
 }
 
@@ -150,7 +150,11 @@ fn pct(r: f64) -> String {
 }
 
 fn get(c: &CaseResult, p: PolicyKind) -> Option<(&PolicyOutcome, &Summary)> {
-    let o = c.policies.iter().find(|o| o.policy == p)?;
+    // A flagged policy's figures time the scheduler: no advice from them.
+    let o = c
+        .policies
+        .iter()
+        .find(|o| o.policy == p && o.flags.is_empty())?;
     Some((o, o.throughput.as_ref()?))
 }
 
@@ -162,6 +166,7 @@ fn advise(report: &PolicyReport) -> Vec<Advice> {
         let mut ranked: Vec<(&PolicyOutcome, &Summary)> = c
             .policies
             .iter()
+            .filter(|o| o.flags.is_empty())
             .filter_map(|o| Some((o, o.throughput.as_ref()?)))
             .collect();
         ranked.sort_by(|a, b| b.1.median.total_cmp(&a.1.median));
@@ -297,6 +302,7 @@ mod tests {
                 gbps: g,
                 placement_match: Some(1.0),
                 cpus: vec![],
+                set_aside: None,
             })
             .collect();
         o.summarise();

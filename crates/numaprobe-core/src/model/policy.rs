@@ -198,6 +198,11 @@ pub struct PolicyOutcome {
     pub placement: Option<Distribution>,
     /// Samples that failed, with why.
     pub failures: Vec<String>,
+    /// Why the summaries cannot be taken as is (every sample was set
+    /// aside); a flagged policy is shown starred and takes no part in the
+    /// advice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
 }
 
 impl PolicyOutcome {
@@ -212,13 +217,33 @@ impl PolicyOutcome {
             time: None,
             placement: None,
             failures: Vec::new(),
+            flags: Vec::new(),
         }
     }
 
-    /// Recompute the summaries from the samples.
+    /// Recompute the summaries from the samples that held their CPUs (all
+    /// of them when none did, and the outcome is flagged), so a round
+    /// stretched by another task never decides a ranking.
     pub fn summarise(&mut self) {
-        let gbps: Vec<f64> = self.samples.iter().map(|s| s.gbps).collect();
-        let secs: Vec<f64> = self.samples.iter().map(|s| s.seconds_per_pass).collect();
+        let held: Vec<&PolicySample> = self
+            .samples
+            .iter()
+            .filter(|s| s.set_aside.is_none())
+            .collect();
+        self.flags.clear();
+        let kept = if held.is_empty() {
+            if !self.samples.is_empty() {
+                self.flags.push(format!(
+                    "preempted: a thread lost its CPU or started late in every one of {} samples; the figures are made of them and time the scheduler as much as the policy: measure on a quieter machine",
+                    self.samples.len()
+                ));
+            }
+            self.samples.iter().collect()
+        } else {
+            held
+        };
+        let gbps: Vec<f64> = kept.iter().map(|s| s.gbps).collect();
+        let secs: Vec<f64> = kept.iter().map(|s| s.seconds_per_pass).collect();
         self.throughput = Summary::of(&gbps);
         self.time = Summary::of(&secs);
     }
@@ -236,6 +261,11 @@ pub struct PolicySample {
     pub placement_match: Option<f64>,
     /// CPUs the threads ran on at the end (unpinned threads may move).
     pub cpus: Vec<u32>,
+    /// Why the sample is set aside (a thread lost its CPU during it, or
+    /// started late): it is kept here but takes no part in the summaries
+    /// while any sample of the policy held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_aside: Option<String>,
 }
 
 /// Pages per node as `move_pages` reported them, against what the policy

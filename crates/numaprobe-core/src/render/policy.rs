@@ -8,6 +8,7 @@ use crate::model::policy::{CaseResult, PolicyReport};
 use crate::render::bullet_section;
 use crate::render::table::Align;
 use crate::render::table::Table;
+use crate::stats::flags::{star, STAR};
 use crate::units::format_size;
 
 /// The report in `format`.
@@ -56,7 +57,7 @@ fn case_table(r: &PolicyReport, c: &CaseResult) -> Table {
     for o in order {
         let (g, rg, ms, n) = match (&o.throughput, &o.time) {
             (Some(s), Some(tm)) => (
-                format!("{:.2}", s.median),
+                format!("{:.2}{}", s.median, star(!o.flags.is_empty())),
                 range(s),
                 format!("{:.2}", tm.median * 1e3),
                 s.n.to_string(),
@@ -83,6 +84,24 @@ fn case_table(r: &PolicyReport, c: &CaseResult) -> Table {
         t.push([o.policy.name().to_string(), g, rg, ms, n, pages, promised]);
     }
     t
+}
+
+/// How many samples were set aside for a thread that lost its CPU, and
+/// that `n` counts the rest; None when every sample held.
+fn set_aside_note(r: &PolicyReport) -> Option<String> {
+    let all = r
+        .cases
+        .iter()
+        .flat_map(|c| &c.policies)
+        .flat_map(|o| &o.samples);
+    let (total, aside) = all.fold((0, 0), |(t, a), s| {
+        (t + 1, a + usize::from(s.set_aside.is_some()))
+    });
+    (aside > 0).then(|| {
+        format!(
+            "{aside} of {total} samples set aside: a thread lost its CPU or started late during them, so they timed the scheduler (samples[].set_aside in the JSON); n counts the rest, and the verdicts use only those"
+        )
+    })
 }
 
 fn text(r: &PolicyReport, md: bool) -> String {
@@ -165,6 +184,17 @@ fn text(r: &PolicyReport, md: bool) -> String {
         out.push('\n');
     }
     let mut notes: Vec<String> = r.notes.clone();
+    notes.extend(set_aside_note(r));
+    for c in &r.cases {
+        for o in c.policies.iter().filter(|o| !o.flags.is_empty()) {
+            notes.push(format!(
+                "{STAR} {} data, {}: {}; it takes no part in the advice",
+                c.case.name(),
+                o.policy.name(),
+                o.flags.join("; ")
+            ));
+        }
+    }
     notes.extend(p.definitions.iter().cloned());
     out.push_str(&bullet_section(md, "Notes", notes));
     out
@@ -253,6 +283,7 @@ mod tests {
                 gbps: 12.5,
                 placement_match: Some(1.0),
                 cpus: vec![0],
+                set_aside: None,
             });
             o.summarise();
             o.placement = Some(crate::experiments::policy::distribution(
@@ -262,6 +293,67 @@ mod tests {
         }
         crate::analysis::policy::finish(&mut r);
         r
+    }
+
+    #[test]
+    fn a_set_aside_sample_is_kept_in_the_json_but_out_of_the_summary_and_said_once() {
+        let mut r = doc();
+        assert!(!render(&r, Format::Table).contains("set aside"));
+        let o = &mut r.cases[0].policies[0];
+        let mut stretched = o.samples[0].clone();
+        stretched.gbps = 1.0;
+        stretched.set_aside = Some("preempted".into());
+        o.samples.push(stretched.clone());
+        o.summarise();
+        let s = o.throughput.as_ref().unwrap();
+        assert_eq!(
+            (s.n, s.median),
+            (1, 12.5),
+            "the stretched sample decides nothing"
+        );
+        // With none held, the set-aside samples are all there is.
+        o.samples.remove(0);
+        o.summarise();
+        assert_eq!(o.throughput.as_ref().unwrap().median, 1.0);
+        assert!(
+            o.flags[0].starts_with(
+                "preempted: a thread lost its CPU or started late in every one of 1 samples"
+            ),
+            "{:?}",
+            o.flags
+        );
+        crate::analysis::policy::finish(&mut r);
+        assert!(
+            r.advice
+                .iter()
+                .all(|a| !a.text.starts_with("independent data")),
+            "the flagged policy was the case's only figure: no advice for it: {:?}",
+            r.advice
+        );
+        assert!(r
+            .advice
+            .iter()
+            .any(|a| a.text.starts_with("shared data: only first-touch")));
+        let t = render(&r, Format::Table);
+        assert!(
+            t.contains("1.00*") && t.contains("* independent data, first-touch: preempted"),
+            "{t}"
+        );
+        let o = &mut r.cases[0].policies[0];
+        o.samples
+            .insert(0, doc().cases[0].policies[0].samples[0].clone());
+        o.summarise();
+        assert!(o.flags.is_empty());
+        let t = render(&r, Format::Table);
+        assert_eq!(t.matches("1 of 3 samples set aside").count(), 1, "{t}");
+        let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
+        assert_eq!(
+            v["cases"][0]["policies"][0]["samples"][1]["set_aside"],
+            "preempted"
+        );
+        assert!(v["cases"][0]["policies"][0]["samples"][0]
+            .get("set_aside")
+            .is_none());
     }
 
     #[test]

@@ -18,7 +18,9 @@ use super::document::empty_report;
 use super::promise::{distribution, expected_share};
 use super::PolicyPlan;
 use crate::experiments::barrier::Barrier;
+use crate::experiments::team::TeamSample;
 use crate::experiments::{ExperimentError, NoProgress};
+use crate::held::{Lost, Probe};
 use crate::kernels::stream::{self, Streams};
 use crate::model::policy::{DataCase, Distribution, PolicyKind, PolicyReport, PolicySample};
 use crate::placement::{
@@ -112,6 +114,8 @@ struct Shared {
     reps: AtomicU64,
     ready: Mutex<Vec<bool>>,
     stamps: Mutex<Vec<(Stamp, Stamp)>>,
+    /// Per worker: whether it lost its CPU during its last sample.
+    lost: Mutex<Vec<Option<Lost>>>,
 }
 
 /// One worker's job.
@@ -224,6 +228,7 @@ fn worker(
         }
         crate::fault::panic_at(crate::fault::POLICY_WORKER);
         let reps = sh.reps.load(Ordering::SeqCst);
+        let held = Probe::start();
         let a = timer.now();
         'sample: for _ in 0..reps {
             match &mine {
@@ -249,8 +254,12 @@ fn worker(
             }
         }
         let b = timer.now();
+        let lost = held.lost();
         if let Ok(mut v) = sh.stamps.lock() {
             v[job.index] = (a, b);
+        }
+        if let Ok(mut v) = sh.lost.lock() {
+            v[job.index] = lost;
         }
         sh.barrier.wait(); // done
     }
@@ -339,6 +348,7 @@ fn measure(
         reps: AtomicU64::new(1),
         ready: Mutex::new(vec![false; t]),
         stamps: Mutex::new(vec![(Stamp(0), Stamp(0)); t]),
+        lost: Mutex::new(vec![None; t]),
     };
     let (outs, timing) = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
@@ -360,7 +370,7 @@ fn measure(
                 .unwrap_or(false);
         let timing = if ready {
             // None: the barrier broke (a worker panicked; its join says so).
-            let sample = |reps: u64| -> Option<f64> {
+            let sample = |reps: u64| -> Option<(f64, Option<Lost>)> {
                 sh.reps.store(reps, Ordering::SeqCst);
                 if !(sh.barrier.wait() && sh.barrier.wait()) {
                     return None;
@@ -368,10 +378,20 @@ fn measure(
                 let st = sh.stamps.lock().map(|v| v.clone()).unwrap_or_default();
                 let a = st.iter().map(|x| x.0).min().unwrap_or(Stamp(0));
                 let b = st.iter().map(|x| x.1).max().unwrap_or(Stamp(0));
-                Some(timer.elapsed_ns(a, b).max(1.0))
+                // A worker that lost its CPU, or started late, stretched the
+                // span: the sample times the scheduler, not the policy.
+                let team = TeamSample {
+                    stamps: st.iter().map(|&(a, b)| (a, b, 0)).collect(),
+                    lost: sh
+                        .lost
+                        .lock()
+                        .map(|v| v.iter().flatten().next().copied())
+                        .unwrap_or(None),
+                };
+                Some((timer.elapsed_ns(a, b).max(1.0), team.lost_or_late(timer)))
             };
             // The warm-up pass sizes the sample; it is not a result.
-            sample(1).and_then(|warm| {
+            sample(1).and_then(|(warm, _)| {
                 let reps = ((plan.sample_target_s * 1e9 / warm).ceil() as u64).clamp(1, 100_000);
                 Some((reps, sample(reps)?))
             })
@@ -390,7 +410,7 @@ fn measure(
     for o in outs {
         ok.push(o?);
     }
-    let (reps, span_ns) =
+    let (reps, (span_ns, lost)) =
         timing.ok_or_else(|| ExperimentError::Invalid("a thread could not set up".into()))?;
     let mut checks: Vec<PlacementCheck> = ok.iter().filter_map(|o| o.check.clone()).collect();
     if let Some(b) = &shared_buf {
@@ -405,6 +425,7 @@ fn measure(
         gbps: (bytes * reps) as f64 / span_ns,
         placement_match: dist.match_fraction,
         cpus: ok.iter().map(|o| o.cpu).collect(),
+        set_aside: lost.map(|l| l.words().to_string()),
     };
     Ok((sample, dist))
 }
