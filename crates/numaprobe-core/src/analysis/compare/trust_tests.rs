@@ -210,6 +210,18 @@ fn runnable_tasks_and_steal_make_the_conditions_differ() {
     let why =
         conditions_differ(Some(&check(4, 3.0, 0, 0.5)), Some(&check(4, 3.0, 0, 5.0))).unwrap();
     assert!(why.ends_with("steal 0.5 % in A, 5.0 % in B"), "{why}");
+    // Stolen exactly at the warn line is not past it (the check does not
+    // warn there either): alike to an unstolen run, either way round.
+    let at_line = check(4, 3.0, 0, STEAL_WARN_PERCENT);
+    assert!(at_line.quiet() == check(4, 3.0, 0, 0.0).quiet());
+    assert_eq!(
+        conditions_differ(Some(&at_line), Some(&check(4, 3.0, 0, 0.0))),
+        None
+    );
+    assert_eq!(
+        conditions_differ(Some(&check(4, 3.0, 0, 0.0)), Some(&at_line)),
+        None
+    );
     // Both stolen: alike.
     assert!(
         conditions_differ(Some(&check(4, 3.0, 0, 3.0)), Some(&check(4, 3.0, 0, 9.0))).is_none()
