@@ -177,3 +177,11 @@ fn binding(pin: &PinReport, t: &Topology) -> Vec<Difference> {
 #[cfg(test)]
 #[path = "check_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "check_binding_tests.rs"]
+mod binding_tests;
+
+#[cfg(test)]
+#[path = "check_fleet_tests.rs"]
+mod fleet_tests;

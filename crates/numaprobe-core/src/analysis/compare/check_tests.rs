@@ -1,15 +1,13 @@
 //! Tests of `check`: the memory tolerance at its boundary, THP, the kernel,
-//! `--only` / `--skip`, the band on matrices and a fleet's group baseline
-//! (built by the real fleet analysis from run documents).
+//! `--only` / `--skip`, the band on matrices (a fleet's group baseline:
+//! `check_fleet_tests.rs`; a saved binding: `check_binding_tests.rs`).
 
 use super::super::judge::Outcome;
 use super::*;
-use crate::analysis::fleet::{analyse, NodeInput};
 use crate::model::diff::Origin;
 use crate::model::matrix::tests::cell;
 use crate::model::matrix::MatrixResult;
 use crate::model::matrix::{FailedCell, MatrixKind};
-use crate::model::topo::TopoReport;
 use crate::stats::StopRule;
 use crate::timer::{ClockSource, TimerInfo};
 use crate::topology::testing::{build, CpuSpec, NodeSpec};
@@ -17,7 +15,7 @@ use crate::topology::testing::{build, CpuSpec, NodeSpec};
 const GIB: u64 = 1 << 30;
 
 /// Two nodes of two CPUs each, `mem` bytes of memory per node.
-fn machine(root: &str, mem: [u64; 2]) -> Topology {
+pub(super) fn machine(root: &str, mem: [u64; 2]) -> Topology {
     let cpus: Vec<CpuSpec> = (0..4u32)
         .map(|i| CpuSpec::new(i, 0, i64::from(i), i / 2))
         .collect();
@@ -34,7 +32,7 @@ fn machine(root: &str, mem: [u64; 2]) -> Topology {
     t
 }
 
-fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
+pub(super) fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
     Side {
         origin: Origin {
             path: "expected.json".into(),
@@ -55,7 +53,7 @@ fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
     }
 }
 
-fn matrix(kind: MatrixKind, medians: &[f64]) -> MatrixResult {
+pub(super) fn matrix(kind: MatrixKind, medians: &[f64]) -> MatrixResult {
     let timer = TimerInfo {
         source: ClockSource::MonotonicRaw,
         tsc_hz: None,
@@ -70,7 +68,12 @@ fn matrix(kind: MatrixKind, medians: &[f64]) -> MatrixResult {
     m
 }
 
-fn run(expect: &Side, t: &Topology, measured: Option<&Side>, opts: &Options) -> CheckReport {
+pub(super) fn run(
+    expect: &Side,
+    t: &Topology,
+    measured: Option<&Side>,
+    opts: &Options,
+) -> CheckReport {
     let this = This {
         topology: t,
         kernel: Some("6.1.0"),
@@ -79,7 +82,7 @@ fn run(expect: &Side, t: &Topology, measured: Option<&Side>, opts: &Options) -> 
     check(expect, &this, opts).unwrap()
 }
 
-fn items(r: &CheckReport) -> Vec<(Section, String)> {
+pub(super) fn items(r: &CheckReport) -> Vec<(Section, String)> {
     r.differences
         .iter()
         .map(|d| (d.section, d.item.clone()))
@@ -126,6 +129,7 @@ fn thp_and_the_kernel_are_compared_and_can_be_left_out() {
         measured: None,
     };
     let r = check(&saved, &this, &Options::default()).unwrap();
+    assert_eq!(r.expect_kind, "topo");
     assert_eq!(
         items(&r),
         [
@@ -224,107 +228,31 @@ fn matrices_are_judged_within_the_band_and_only_with_measurements() {
         ]
     );
     assert!(r.differences.iter().all(|d| d.section == Section::Latency));
+    assert_eq!(r.expect_kind, "report");
+    assert!(
+        r.checked
+            .iter()
+            .any(|c| c == "memory per node (within 3 %), huge pages configured"),
+        "{:?}",
+        r.checked
+    );
+    // Cells measured with another buffer: named under their matrix.
+    let mut other = here.clone();
+    for c in &mut other.latency.as_mut().unwrap().cells {
+        c.params.size_bytes *= 2;
+    }
+    let r = run(&saved, &t, Some(&other), &Options::default());
+    assert!(
+        items(&r).contains(&(Section::Latency, "latency: buffer size".into())),
+        "{:?}",
+        r.differences
+    );
     let wide = Options {
         band_pct: 25.0,
         sections: select(None, Some("latency")).unwrap(),
         ..Options::default()
     };
     assert!(run(&saved, &t, Some(&here), &wide).matches);
-}
-
-/// A run document of `t` with one latency row, as `numaprobe run` writes it.
-fn run_doc(t: &Topology, latency: &[f64]) -> String {
-    let cells: Vec<_> = latency
-        .iter()
-        .enumerate()
-        .map(|(j, v)| serde_json::json!({"cpu_node": 0, "mem_node": j, "median": v}))
-        .collect();
-    serde_json::json!({
-        "schema": crate::SCHEMA,
-        "kind": "run",
-        "complete": true,
-        "provenance": {"kernel": "6.1.0"},
-        "topology": TopoReport::new(t),
-        "latency": {"unit": "ns", "cells": cells},
-    })
-    .to_string()
-}
-
-fn fleet_side() -> Side {
-    let good = machine("/", [96 * GIB, 96 * GIB]);
-    let small = machine("/", [96 * GIB, 64 * GIB]);
-    let inputs: Vec<NodeInput> = [
-        ("n1", &good, [100.0, 150.0]),
-        ("n2", &good, [104.0, 160.0]),
-        ("n3", &good, [96.0, 140.0]),
-        ("n4", &small, [100.0, 300.0]),
-    ]
-    .into_iter()
-    .map(|(name, t, lat)| NodeInput {
-        name: name.into(),
-        run_json: Some(run_doc(t, &lat)),
-        failure: None,
-    })
-    .collect();
-    let mut s = side("fleet", None, "6.1.0");
-    s.fleet = Some(Box::new(analyse(&inputs)));
-    s
-}
-
-#[test]
-fn a_fleet_baseline_is_its_largest_group_or_the_one_chosen() {
-    let fleet = fleet_side();
-    let o = Options::default();
-    let good = machine("/", [96 * GIB, 96 * GIB]);
-    let r = run(&fleet, &good, None, &o);
-    assert!(r.matches, "{:?}", r.differences);
-    assert_eq!(r.expect_kind, "fleet");
-    assert!(r.checked[0].starts_with("signature of group 0 of 2 (3 nodes: n1, n2, n3)"));
-    let r = run(&fleet, &machine("/", [96 * GIB, 48 * GIB]), None, &o);
-    assert_eq!(items(&r), [(Section::Memory, "node 1: memory".into())]);
-    assert_eq!(r.differences[0].a, "96 GiB");
-    // Group 1 (the node with 64 GiB on node 1) is what the smaller machine matches.
-    let g1 = Options {
-        group: Some(1),
-        ..Options::default()
-    };
-    assert!(run(&fleet, &machine("/", [96 * GIB, 64 * GIB]), None, &g1).matches);
-    let this = This {
-        topology: &good,
-        kernel: Some("6.1.0"),
-        measured: None,
-    };
-    let e = check(
-        &fleet,
-        &this,
-        &Options {
-            group: Some(2),
-            ..Options::default()
-        },
-    )
-    .unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("--group 2: the fleet has 2 signature groups (0 is the largest; valid: 0-1)"),
-        "{e}"
-    );
-}
-
-#[test]
-fn a_fleet_baseline_judges_cells_against_the_group_median() {
-    let fleet = fleet_side();
-    let good = machine("/", [96 * GIB, 96 * GIB]);
-    let mut here = side("report", None, "6.1.0");
-    // Group 0's medians: 100 ns and 150 ns; node 1 here is 40 % slower.
-    here.latency = Some(matrix(MatrixKind::Latency, &[101.0, 210.0]));
-    let r = run(&fleet, &good, Some(&here), &Options::default());
-    assert_eq!(
-        r.differences
-            .iter()
-            .map(|d| (d.section, d.a.as_str(), d.b.as_str()))
-            .collect::<Vec<_>>(),
-        [(Section::Latency, "150.0 ns", "210.0 ns (+40 %, band 15 %)")]
-    );
 }
 
 #[test]
@@ -502,6 +430,20 @@ fn a_change_within_the_cells_spread_is_not_judged() {
     let (saved, here) = saved_and_here(MatrixKind::Latency, &[100.0], &[104.0]);
     let r = run(&saved, &t, Some(&here), &narrow);
     assert!(r.matches && r.notes.is_empty(), "{:?}", r.notes);
+    // At the band's edge, +25 % of 200 against 25 %: not past it, so
+    // neither a failure nor a note.
+    let edge = Options {
+        band_pct: 25.0,
+        ..Options::default()
+    };
+    let (saved, here) = saved_and_here(MatrixKind::Latency, &[200.0], &[250.0]);
+    let r = run(&saved, &t, Some(&here), &edge);
+    assert!(
+        r.matches && r.notes.is_empty(),
+        "{:?} {:?}",
+        r.differences,
+        r.notes
+    );
 }
 
 #[test]
@@ -536,25 +478,4 @@ fn runs_measured_under_different_load_are_not_judged() {
     // Alike conditions: judged.
     here.system = Some(load(0.5));
     assert!(!run(&saved, &t, Some(&here), &Options::default()).matches);
-}
-
-#[test]
-fn a_fleet_baseline_leaves_untrusted_figures_out() {
-    let good = machine("/", [96 * GIB, 96 * GIB]);
-    let mut fleet = fleet_side();
-    // n2's 160 ns for 0->1 is flagged: the group's median is of 150 and 140.
-    let f = fleet.fleet.as_mut().unwrap();
-    let n2 = f.nodes.iter_mut().find(|n| n.name == "n2").unwrap();
-    n2.untrusted
-        .insert("latency 0->1".into(), "unstable".into());
-    let mut here = side("report", None, "6.1.0");
-    here.latency = Some(matrix(MatrixKind::Latency, &[101.0, 168.0]));
-    let r = run(&fleet, &good, Some(&here), &Options::default());
-    assert_eq!(
-        r.differences
-            .iter()
-            .map(|d| (d.a.as_str(), d.b.as_str()))
-            .collect::<Vec<_>>(),
-        [("145.0 ns", "168.0 ns (+16 %, band 15 %)")]
-    );
 }
