@@ -56,15 +56,20 @@ pub fn flag(others: f64) -> Option<String> {
     })
 }
 
+/// CPU time of this process and of the children it has waited for (a
+/// program `tune` runs is ours, not another task), ns.
 fn own_cpu_ns() -> Option<u64> {
-    // SAFETY: an all-zero rusage is a valid value for the call to fill.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: ru is a valid rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return None;
-    }
-    let us = |t: libc::timeval| t.tv_sec.max(0) as u64 * 1_000_000 + t.tv_usec.max(0) as u64;
-    Some((us(ru.ru_utime) + us(ru.ru_stime)) * 1000)
+    let of = |who: libc::c_int| -> Option<u64> {
+        // SAFETY: an all-zero rusage is a valid value for the call to fill.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: ru is a valid rusage.
+        if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+            return None;
+        }
+        let us = |t: libc::timeval| t.tv_sec.max(0) as u64 * 1_000_000 + t.tv_usec.max(0) as u64;
+        Some((us(ru.ru_utime) + us(ru.ru_stime)) * 1000)
+    };
+    Some(of(libc::RUSAGE_SELF)? + of(libc::RUSAGE_CHILDREN).unwrap_or(0))
 }
 
 fn ticks_per_second() -> f64 {

@@ -459,6 +459,7 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
             meta.rounds_completed
         ));
     }
+    notes.extend(beside_note(&cands, meta.rounds_completed));
     let winner =
         choose(&cands, &order).map(|i| winner(&plan.candidates[i], plan.threads, &meta.command));
     TuneReport {
@@ -481,6 +482,32 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
         winner,
         notes,
     }
+}
+
+/// How many of the counted runs ran beside other tasks keeping
+/// [`crate::beside::BESIDE_WARN_CPUS`] or more busy, and what that means for
+/// the ranking; None when none did. The rounds interleave the candidates,
+/// so steady load falls on all of them and the test sees it as noise; load
+/// that came and went can still favour whichever ran in a quiet spell.
+pub fn beside_note(cands: &[Candidate], rounds: usize) -> Option<String> {
+    let runs: Vec<&Run> = cands
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| r.ok && r.round < rounds)
+        .collect();
+    let beside: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.others_busy_cpus)
+        .filter(|&o| o >= crate::beside::BESIDE_WARN_CPUS)
+        .collect();
+    let most = beside.iter().copied().fold(0.0, f64::max);
+    (!beside.is_empty()).then(|| {
+        format!(
+            "{} of {} runs ran beside other tasks (up to {most:.1} CPUs busy): load that came and went can favour whichever candidate ran in a quiet spell; confirm the ranking on a quieter machine",
+            beside.len(),
+            runs.len()
+        )
+    })
 }
 
 /// The index of the winner among `cands` (`order`: the ranked ones,

@@ -176,6 +176,7 @@ fn run(round: usize, wall_s: f64) -> Run {
         memory_last: None,
         memory_peak: None,
         memory_samples: 0,
+        others_busy_cpus: None,
     }
 }
 
@@ -284,6 +285,41 @@ fn no_winner_is_named_when_the_fastest_is_within_noise() {
     assert_eq!(r.winner.unwrap().label, "scatter/first-touch");
     let v = r.candidates[1].vs_next.as_ref().unwrap();
     assert!((v.p_value - 2.0 / 252.0).abs() < 1e-12, "{v:?}");
+}
+
+#[test]
+fn runs_beside_other_tasks_are_counted_in_one_note_with_the_busiest() {
+    let p = plan(&one_node_two_packages(), 2, false).unwrap();
+    let a = outcome(&[1.00, 1.01, 1.02, 1.03, 1.04]);
+    let b = outcome(&[2.0, 2.1, 2.2, 2.3, 2.4]);
+    let quiet = report(&p, &[a.clone(), b.clone()], meta(5));
+    assert!(
+        !quiet.notes.iter().any(|n| n.contains("beside other tasks")),
+        "{:?}",
+        quiet.notes
+    );
+    let mut busy = a.clone();
+    busy.runs[1].others_busy_cpus = Some(1.7);
+    busy.runs[2].others_busy_cpus = Some(0.49);
+    busy.runs[3].others_busy_cpus = Some(0.5);
+    // A run of a round that did not finish is not counted.
+    busy.runs.push(Run {
+        others_busy_cpus: Some(3.0),
+        ..run(5, 1.0)
+    });
+    let r = report(&p, &[busy, b], meta(5));
+    let beside: Vec<&String> = r
+        .notes
+        .iter()
+        .filter(|n| n.contains("beside other tasks"))
+        .collect();
+    assert_eq!(beside.len(), 1, "{:?}", r.notes);
+    assert!(
+        beside[0].starts_with("2 of 10 runs ran beside other tasks (up to 1.7 CPUs busy)"),
+        "{}",
+        beside[0]
+    );
+    assert_eq!(r.winner, quiet.winner, "a note, not a different verdict");
 }
 
 #[test]

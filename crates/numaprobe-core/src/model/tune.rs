@@ -80,6 +80,11 @@ pub struct Run {
     pub memory_peak: Option<NumaMaps>,
     /// How many `numa_maps` samples were taken.
     pub memory_samples: usize,
+    /// CPUs other tasks kept busy during the run, on average
+    /// ([`crate::beside`]; the program and its children are not others);
+    /// absent where it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_busy_cpus: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

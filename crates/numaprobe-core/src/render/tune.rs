@@ -298,6 +298,7 @@ mod tests {
             memory_last: Some(mem.clone()),
             memory_peak: Some(mem.clone()),
             memory_samples: 2,
+            others_busy_cpus: None,
         };
         // Five rounds, each candidate a second slower than the one before:
         // every gap beyond noise.

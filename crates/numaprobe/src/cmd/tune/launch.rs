@@ -109,6 +109,7 @@ pub fn run_once(
             policy.apply()
         });
     }
+    let beside = numaprobe_core::beside::Watch::start();
     let start = Instant::now();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -192,6 +193,7 @@ pub fn run_once(
         }
     };
     let _ = waiter.join();
+    let others_busy_cpus = beside.and_then(|w| w.others_busy_cpus());
     let strays = Strays {
         ended: group.end_leftovers(),
         running: group.survivors(),
@@ -222,6 +224,7 @@ pub fn run_once(
             memory_last: last,
             memory_peak: peak,
             memory_samples: samples,
+            others_busy_cpus,
         },
         stderr_tail,
     };
