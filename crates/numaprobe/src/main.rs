@@ -16,6 +16,7 @@ mod bad_input;
 mod cli;
 mod cmd;
 mod help;
+mod kept_report;
 #[allow(dead_code)] // not every command uses every output function
 mod output;
 mod panics;

@@ -19,12 +19,17 @@
 //! refused (exit 2) unless `--force` is given, and even then nothing in it
 //! is removed.
 //!
+//! A previous report that holds measurements is moved aside instead of
+//! removed, and kept when the new run measures less
+//! ([`crate::kept_report`]).
+//!
 //! A file is listed in the manifest before it is written, so a run stopped
 //! at any point leaves a manifest that covers everything it left behind.
 //! The folder is held open as a handle ([`SafeDir`]) and every file is
 //! written, read and removed relative to it: never through a symlink, into
 //! a FIFO or a device, and never in another folder swapped in mid-run.
 
+use crate::kept_report::{self, Previous};
 use crate::output::{file_kind, usage, Sink};
 use crate::safe_dir::{is_temp_of, SafeDir};
 use anyhow::Context;
@@ -72,6 +77,9 @@ pub struct ReportDir {
     written: RefCell<Vec<String>>,
     /// The first failure to update the manifest (`list` cannot return it).
     manifest_error: RefCell<Option<anyhow::Error>>,
+    /// The previous run's measured report, moved aside until this run
+    /// shows whether it measured as much ([`ReportDir::settle`]).
+    previous: RefCell<Option<Previous>>,
     /// Held, not read: the folder's lock lasts as long as this file is open.
     _lock: FolderLock,
 }
@@ -113,13 +121,21 @@ impl ReportDir {
             None => FolderLock::take(&dir, true)?
                 .with_context(|| format!("cannot create {}", path.join(LOCK).display()))?,
         };
+        let mut previous = None;
         if let Some(text) = read_manifest(&dir)? {
-            remove_listed(&dir, &text)?;
+            let measured = kept_report::measured_in(&dir, &text);
+            if measured.is_empty() {
+                remove_listed(&dir, &text)?;
+            } else {
+                previous = Some(kept_report::set_aside(&dir, &text, measured)?);
+                remove_leftovers(&dir, &text)?;
+            }
         }
         let rd = ReportDir {
             dir: Arc::new(dir),
             written: RefCell::new(Vec::new()),
             manifest_error: RefCell::new(None),
+            previous: RefCell::new(previous),
             _lock: lock,
         };
         rd.write_manifest()?;
@@ -157,6 +173,14 @@ impl ReportDir {
         self.dir.write(name, bytes)
     }
 
+    /// When the run has written everything: the previous measured report
+    /// is removed if this run measured at least as much, else kept, and
+    /// the line that says where (see [`crate::kept_report`]).
+    pub fn settle(&self) -> Option<String> {
+        let previous = self.previous.borrow_mut().take()?;
+        previous.settle(&self.dir, &self.written.borrow())
+    }
+
     /// The folder's handle, to read its documents back.
     pub fn handle(&self) -> &SafeDir {
         &self.dir
@@ -173,6 +197,19 @@ impl ReportDir {
             text.push('\n');
         }
         self.dir.write(MANIFEST, text.as_bytes())
+    }
+}
+
+/// A run that ends before [`ReportDir::settle`] (an error on the way) has
+/// not shown that it measured as much: the kept report stays, and is named.
+impl Drop for ReportDir {
+    fn drop(&mut self) {
+        if let Some(p) = self.previous.get_mut().take() {
+            eprintln!(
+                "numaprobe: the run did not finish; the report it was to replace is kept in {}/",
+                p.path().display()
+            );
+        }
     }
 }
 
@@ -280,10 +317,16 @@ const PID_WIDTH: usize = 10;
 /// removed, relative to the folder's handle: a manifest never makes
 /// numaprobe remove a user's file or anything outside its folder.
 fn remove_listed(dir: &SafeDir, manifest: &str) -> anyhow::Result<()> {
-    let names: Vec<&str> = manifest.lines().filter(|n| is_known(n)).collect();
-    for n in &names {
+    for n in manifest.lines().filter(|n| is_known(n)) {
         remove(dir, n)?;
     }
+    remove_leftovers(dir, manifest)
+}
+
+/// Remove the temporary files an atomic write of a listed file (or of the
+/// manifest) left when its process was killed: exactly their names.
+fn remove_leftovers(dir: &SafeDir, manifest: &str) -> anyhow::Result<()> {
+    let names: Vec<&str> = manifest.lines().filter(|n| is_known(n)).collect();
     for f in dir.names().unwrap_or_default() {
         let Some(f) = f.to_str() else { continue };
         let leftover = names

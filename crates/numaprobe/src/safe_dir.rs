@@ -162,6 +162,36 @@ impl SafeDir {
         }
     }
 
+    /// A new subfolder `name` (one component), made here and now: None
+    /// when something already has the name, so a folder someone prepared
+    /// under it is never taken for this one.
+    pub fn new_subdir(&self, name: &str) -> anyhow::Result<Option<SafeDir>> {
+        match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
+            Ok(()) => self.subdir(name, false).map(Some),
+            Err(rustix::io::Errno::EXIST) => Ok(None),
+            Err(e) => Err(anyhow::Error::new(io_error(e))
+                .context(format!("cannot create {}", self.path.join(name).display()))),
+        }
+    }
+
+    /// Move the regular file `name` into `to` under the same name, never
+    /// over anything there (`renameat2` with `RENAME_NOREPLACE`); anything
+    /// but a regular file under the name is left where it is (false).
+    pub fn move_file(&self, name: &str, to: &SafeDir) -> std::io::Result<bool> {
+        if !self.entry(name)?.is_some_and(|m| m.is_file()) {
+            return Ok(false);
+        }
+        rustix::fs::renameat_with(
+            &self.fd,
+            name,
+            &to.fd,
+            name,
+            rustix::fs::RenameFlags::NOREPLACE,
+        )
+        .map_err(io_error)?;
+        Ok(true)
+    }
+
     /// A path that names the open folder itself, not whatever its path
     /// names later, for readers that take a path (Linux's `/proc/self/fd`;
     /// the path it was opened by where /proc is not mounted).

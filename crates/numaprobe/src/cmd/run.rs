@@ -78,7 +78,9 @@ The folder belongs to one run: numaprobe lists every file it writes there in .nu
 and a new run first removes the files the previous run listed (only those), so no file of an \
 earlier run survives beside the new ones. A non-empty folder without a manifest holds files \
 numaprobe did not write and is refused (exit 2) unless --force is given; nothing in it is removed \
-then.\n\n\
+then. A previous report that holds measurements is moved into previous-<time>/ instead, removed when \
+the new run measured as much, and kept, said in one line, when it measured less (--no-measure, a \
+shorter budget, an interrupted run).\n\n\
 With --sysfs-root pointing at another machine's dump, nothing is measured: the main job shows that \
 machine's topology, analyses its SLIT and computes its binding.")]
 pub struct Args {
@@ -111,6 +113,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let size = measure::size("--size", &args.size)?;
     let root = args.sysfs.sysfs_root.clone();
     let topo = super::topo::read_topology(&root)?;
+    // Planned before the folder is taken over: a budget or size refused
+    // leaves the folder (and the report it holds) as it was.
+    let job = if root != Path::new("/") || args.no_measure {
+        None
+    } else {
+        Some(prepare_job(&topo, &args, budget, size)?)
+    };
     let report_dir =
         crate::report_dir::open(args.no_report, args.report_dir.as_deref(), args.force)?;
     let save = |name: &str, text: &str| -> anyhow::Result<()> {
@@ -123,14 +132,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let measured = if root != Path::new("/") {
         Measured::OtherMachine
-    } else if args.no_measure {
-        Measured::Declined
-    } else {
-        let out = measure_job(&topo, &args, budget, size, report_dir.as_ref())?;
+    } else if let Some(job) = job {
+        let out = measure_job(&job, report_dir.as_ref())?;
         save_extras(&out.extras, &save)?;
         // After the budgeted phases: a 32 MiB buffer and ~0.1 s per node that
         // holds several packages, none on most machines.
         Measured::Job(Box::new(out), job::interleave::check(&topo))
+    } else {
+        Measured::Declined
     };
     let doc = conclusions(&topo, measured)?;
 
@@ -168,6 +177,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         // `numaprobe report DIR` would build it.
         let page = super::report::build(d.handle())?;
         d.save(super::report::REPORT_HTML, page.as_bytes())?;
+        if let Some(line) = d.settle() {
+            eprintln!("numaprobe: {line}");
+        }
     }
 
     let text = match args.out.format() {
@@ -191,17 +203,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// Plan and measure the job with its progress on the terminal, the
-/// matrices written into the report folder after every cell.
-fn measure_job(
+/// Plan the job (a budget or size that cannot do is refused here).
+fn prepare_job(
     topo: &Topology,
     args: &Args,
     budget: Duration,
     size: Option<u64>,
-    dir: Option<&crate::report_dir::ReportDir>,
-) -> anyhow::Result<Outcome> {
-    let file = |name: &str| dir.map(|d| d.sink(name));
-    let job = job::prepare(topo, &job::Config { budget, size }).map_err(|e| {
+) -> anyhow::Result<job::Job> {
+    job::prepare(topo, &job::Config { budget, size }).map_err(|e| {
         match (&args.size, e) {
             // The size the user gave is what did not fit: say which option.
             (
@@ -214,7 +223,16 @@ fn measure_job(
             ) => usage(format!("--size {s}: {e}")),
             (_, e) => measure::experiment_error(e),
         }
-    })?;
+    })
+}
+
+/// Measure the job with its progress on the terminal, the matrices
+/// written into the report folder after every cell.
+fn measure_job(
+    job: &job::Job,
+    dir: Option<&crate::report_dir::ReportDir>,
+) -> anyhow::Result<Outcome> {
+    let file = |name: &str| dir.map(|d| d.sink(name));
     let mut progress = CellProgress::for_job(vec![
         (Phase::Latency, file("latency.json")),
         (Phase::Bandwidth, file("bandwidth.json")),
@@ -222,7 +240,7 @@ fn measure_job(
     if let Some(s) = &job.plan.statement {
         progress.say(s);
     }
-    let out = job::run_with(&job, &mut progress, &mut super::latency::gauge()?)
+    let out = job::run_with(job, &mut progress, &mut super::latency::gauge()?)
         .map_err(anyhow::Error::new)
         .context("measurement failed")?;
     progress.end()?;
