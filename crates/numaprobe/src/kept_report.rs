@@ -18,10 +18,9 @@
 //! sub-folder is made new (an existing one under the name is never used);
 //! nothing outside the report folder is touched.
 
-use crate::report_dir::{is_known, MANIFEST};
+use crate::report_names::{is_known, MANIFEST};
 use crate::safe_dir::SafeDir;
 use anyhow::Context;
-use serde::de::IgnoredAny;
 use std::time::SystemTime;
 
 /// The documents that hold measurements: a report without any of them has
@@ -105,16 +104,9 @@ pub fn set_aside(dir: &SafeDir, manifest: &str, measured: Vec<String>) -> anyhow
 }
 
 /// The measured cells of a matrix document (`cells`), None for anything
-/// else. Read bounded, straight into the one field looked at.
+/// else. Read bounded.
 fn cells_of(dir: &SafeDir, name: &str) -> Option<usize> {
-    #[derive(serde::Deserialize)]
-    struct Cells {
-        cells: Vec<IgnoredAny>,
-    }
-    let text = dir.read_text(name).ok()??;
-    serde_json::from_str::<Cells>(&text)
-        .ok()
-        .map(|c| c.cells.len())
+    numaprobe_core::model::matrix::cells_in(&dir.read_text(name).ok()??)
 }
 
 impl Previous {

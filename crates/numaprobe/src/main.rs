@@ -21,6 +21,7 @@ mod kept_report;
 mod output;
 mod panics;
 mod report_dir;
+mod report_names;
 mod safe_dir;
 mod signals;
 

@@ -31,6 +31,7 @@
 
 use crate::kept_report::{self, Previous};
 use crate::output::{file_kind, usage, Sink};
+pub use crate::report_names::{is_known, LOCK, MANIFEST};
 use crate::safe_dir::{is_temp_of, SafeDir};
 use anyhow::Context;
 use rustix::fs::OFlags;
@@ -40,35 +41,8 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-pub const MANIFEST: &str = ".numaprobe-manifest";
-/// The lock file of a folder (see the module doc).
-pub const LOCK: &str = ".numaprobe-lock";
 const HEADER: &str =
     "# numaprobe: the files the last run wrote into this folder; the next run removes them\n";
-
-/// Every name numaprobe writes into a report folder: the only names a
-/// manifest can make it remove.
-pub const KNOWN: [&str; 15] = [
-    "topo.json",
-    "latency.json",
-    "bandwidth.json",
-    "infer-latency.json",
-    "infer-bandwidth.json",
-    "graph-latency.svg",
-    "graph-latency.png",
-    "pin.json",
-    "c2c.json",
-    "loaded-latency.json",
-    "peak.json",
-    "sweep.json",
-    "run.json",
-    "summary.md",
-    "report.html",
-];
-
-pub fn is_known(name: &str) -> bool {
-    KNOWN.contains(&name)
-}
 
 /// An open report folder. Files are named relative to it, without `/`.
 #[derive(Debug)]
@@ -375,8 +349,9 @@ mod tests {
         let first = ReportDir::take_over(&d, false).unwrap();
         first.save("graph-latency.png", b"png").unwrap();
         first.save("run.json", b"{}").unwrap();
-        let _ = first.sink("latency.json");
-        std::fs::write(d.join("latency.json"), "{}").unwrap();
+        // (No measured document: a report with one is kept, see kept_report.)
+        let _ = first.sink("pin.json");
+        std::fs::write(d.join("pin.json"), "{}").unwrap();
         // A file the user put there after the run is not numaprobe's.
         std::fs::write(d.join("notes.txt"), "mine").unwrap();
         std::fs::write(d.join(".run.json.x9Q2aZ.tmp"), "half").unwrap();
