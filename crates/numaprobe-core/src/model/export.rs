@@ -63,10 +63,15 @@ pub struct Exported {
     /// The path read, for the exporters' provenance line.
     pub source: String,
     /// The provenance of the document the measurements come from (the
-    /// run.json, else the first document read).
+    /// run.json, else the first measuring document read).
     pub provenance: Option<Provenance>,
-    /// True unless a document read says it is partial.
+    /// True unless a measuring document read says it is partial.
     pub complete: bool,
+    /// The check result's own provenance: a check is dated by when it ran,
+    /// not by the run it may have compared.
+    pub check_provenance: Option<Provenance>,
+    /// The fleet document's own provenance (the node that gathered it).
+    pub fleet_provenance: Option<Provenance>,
     pub topology: Option<TopoReport>,
     pub latency: Option<MatrixResult>,
     pub bandwidth: Option<MatrixResult>,
@@ -122,8 +127,10 @@ pub fn load(path: &Path, target: Target) -> Result<Exported, ExportError> {
             });
         }
         let doc = document::parse(text.as_bytes(), &head, kind, path)?;
-        out.complete = head.complete != Some(false);
-        out.provenance = head.provenance;
+        *out.provenance_of(kind) = head.provenance;
+        if measures(kind) {
+            out.complete = head.complete != Some(false);
+        }
         take(doc, &mut out);
     }
     let has_any = out.topology.is_some()
@@ -143,6 +150,30 @@ pub fn load(path: &Path, target: Target) -> Result<Exported, ExportError> {
     }
 }
 
+impl Exported {
+    /// Where a document of `kind` keeps its provenance: a check and a fleet
+    /// are dated apart from the measurements they sit beside.
+    fn provenance_of(&mut self, kind: Kind) -> &mut Option<Provenance> {
+        match kind {
+            Kind::Check => &mut self.check_provenance,
+            Kind::Fleet => &mut self.fleet_provenance,
+            _ => &mut self.provenance,
+        }
+    }
+
+    /// True when the export holds anything this machine measured or
+    /// described (a run's part, not only a check or a fleet).
+    pub fn has_run(&self) -> bool {
+        self.topology.is_some() || self.latency.is_some() || self.bandwidth.is_some()
+    }
+}
+
+/// A document of the machine itself (its topology or measurements), whose
+/// completeness is the run's.
+fn measures(kind: Kind) -> bool {
+    !matches!(kind, Kind::Check | Kind::Fleet)
+}
+
 /// A folder: its run.json first (topology and both matrices), then the
 /// first document of each other kind for what is still missing.
 fn from_folder(folder: &Folder, out: &mut Exported) {
@@ -153,11 +184,15 @@ fn from_folder(folder: &Folder, out: &mut Exported) {
         if !Target::Prometheus.kinds().contains(&found.document.kind()) {
             continue;
         }
+        let kind = found.document.kind();
         if take(found.document.clone(), out) {
-            if out.provenance.is_none() {
-                out.provenance = found.provenance.clone();
+            let slot = out.provenance_of(kind);
+            if slot.is_none() {
+                *slot = found.provenance.clone();
             }
-            out.complete &= found.complete;
+            if measures(kind) {
+                out.complete &= found.complete;
+            }
         }
     }
 }

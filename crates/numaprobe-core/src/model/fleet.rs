@@ -73,6 +73,19 @@ pub struct FleetNode {
     pub noise: BTreeMap<String, f64>,
 }
 
+impl FleetNode {
+    /// Not run because Slurm had the node drained or draining (an
+    /// administrator's drain or a health check's), as its reason says:
+    /// `not run: Slurm reported it drained ...`, the Slurm state first.
+    pub fn drained(&self) -> bool {
+        self.status == NodeStatus::Unavailable
+            && self.reason.as_deref().is_some_and(|r| {
+                r.split_once("Slurm reported it ")
+                    .is_some_and(|(_, state)| state.starts_with("drain"))
+            })
+    }
+}
+
 /// The parts of a node's description that identical nodes share. Figures
 /// that drift a little between identical machines (memory a kernel keeps
 /// for itself) are rounded so they do not split a fleet.

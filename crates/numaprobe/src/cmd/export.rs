@@ -28,9 +28,10 @@ the other documents for what the run lacks).\n\n\
 --to prometheus takes run, topo, latency, bandwidth, check and fleet documents: topology facts \
 (numaprobe_numa_nodes, numaprobe_node_cpus, numaprobe_node_memory_bytes, numaprobe_packages, \
 numaprobe_thp_mode), the matrices (numaprobe_latency_seconds, numaprobe_bandwidth_bytes_per_second, \
-labels cpu_node and mem_node), numaprobe_check_ok and numaprobe_check_differences, the fleet's \
-numaprobe_fleet_node_outlier, numaprobe_info and numaprobe_run_start_timestamp_seconds. \
-Write it into node_exporter's --collector.textfile.directory as NAME.prom.\n\n\
+labels cpu_node, mem_node and path=local|remote) and numaprobe_cell_flagged, the run's \
+numaprobe_run_*_timestamp_seconds, the check's numaprobe_check_*, the fleet's numaprobe_fleet_* \
+(a state per node), and numaprobe_info{source=run|check|fleet}. The run's, the check's and the \
+fleet's files share no series, so all three can sit in one textfile directory. Write it into node_exporter's --collector.textfile.directory as NAME.prom.\n\n\
 --to hwloc takes a run or topo document: the machine as hwloc XML, the latency (ns) and bandwidth \
 (MiB/s) as hwloc memory attributes per initiator and as distance matrices; use it with \
 `lstopo --input FILE --memattrs` or HWLOC_XMLFILE=FILE for hwloc-calc, hwloc-bind and MPI launchers.\n\n\
