@@ -121,15 +121,33 @@ pub fn markdown_cell(s: &str) -> String {
         .replace('\n', "<br>")
 }
 
-/// `s` as one RFC 4180 CSV field: [`block`] (unclipped), then quoted with
-/// its quotes doubled when it holds a comma, a quote or a line feed.
+/// `s` as one RFC 4180 CSV field: [`block`] (unclipped), a leading `'`
+/// before text a spreadsheet would run as a formula, then quoted with its
+/// quotes doubled when it holds a comma, a quote or a line feed.
+///
+/// A field opening with `=`, `+`, `-` or `@` is a formula to Excel and
+/// LibreOffice (`=HYPERLINK(...)` in a host name or a node's reason, read
+/// from another machine, would run when an administrator opens the fleet's
+/// CSV); the quote makes it text. A number (`-0.5`, `+3`) and a lone `-`
+/// (a missing figure) are left as they are: a spreadsheet reads them as
+/// the column means them.
 pub fn csv_field(s: &str) -> String {
-    let safe = block(s, UNCLIPPED);
+    let safe = csv_text(s);
     if safe.contains([',', '"', '\n']) {
         format!("\"{}\"", safe.replace('"', "\"\""))
     } else {
         safe
     }
+}
+
+/// What a reader of [`csv_field`]'s output gets back: `s` through
+/// [`block`], with the leading `'` of a would-be formula.
+pub fn csv_text(s: &str) -> String {
+    let mut safe = block(s, UNCLIPPED);
+    if safe.len() > 1 && safe.starts_with(['=', '+', '-', '@']) && safe.parse::<f64>().is_err() {
+        safe.insert(0, '\'');
+    }
+    safe
 }
 
 #[cfg(test)]
@@ -235,6 +253,24 @@ mod tests {
     fn a_markdown_cell_cannot_end_its_row_or_colour_the_terminal() {
         assert_eq!(markdown_cell("a|b\nc"), "a\\|b<br>c");
         assert_eq!(markdown_cell("a\r\nb\rc\u{1b}[0m"), "a<br>b\\rc\\u{1b}[0m");
+    }
+
+    #[test]
+    fn a_csv_field_a_spreadsheet_would_run_is_text_and_a_number_stays_a_number() {
+        assert_eq!(
+            csv_field("=HYPERLINK(\"http://x\")"),
+            "\"'=HYPERLINK(\"\"http://x\"\")\""
+        );
+        assert_eq!(csv_field("+cmd|' /C calc'!A0"), "'+cmd|' /C calc'!A0");
+        assert_eq!(csv_field("-2+3"), "'-2+3");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("-0.5"), "-0.5");
+        assert_eq!(csv_field("+3"), "+3");
+        assert_eq!(csv_field("-1e-3"), "-1e-3");
+        assert_eq!(csv_field("a=b"), "a=b");
+        assert_eq!(csv_field(""), "");
+        // A lone sign is a missing figure, not a formula.
+        assert_eq!(csv_field("-"), "-");
     }
 
     #[test]

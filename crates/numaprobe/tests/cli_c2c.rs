@@ -66,7 +66,14 @@ fn json_has_the_contract() {
             assert!(p.get(k).is_some(), "pair lacks {k}");
         }
         assert!(p["hitm"]["median"].as_f64().unwrap() > 0.0);
-        assert!(p["shared"]["samples"].as_array().unwrap().len() >= 3);
+        // A cell's budget ends it once three samples were taken, held or
+        // set aside (a busy machine sets some aside): together at least 3.
+        let s = &p["shared"];
+        let aside = ["preempted", "off_cpu"]
+            .iter()
+            .map(|k| s["set_aside"][k].as_u64().unwrap())
+            .sum::<u64>() as usize;
+        assert!(s["samples"].as_array().unwrap().len() + aside >= 3, "{s}");
     }
     assert_eq!(v["hitm"].as_array().unwrap().len(), 2);
     assert!(v["hitm"][0][0].is_null());
