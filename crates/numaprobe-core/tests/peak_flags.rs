@@ -30,8 +30,23 @@ fn a_flagged_system_peak_is_starred_with_its_reason_in_every_format() {
     assert!(line.ends_with("; * unstable: CV 16.5 %"), "{line}");
     let v: serde_json::Value = serde_json::to_value(&r).unwrap();
     assert_eq!(v["system"][0]["flagged"], true);
+    let csv = numaprobe_core::render::peak::render(&r, numaprobe_core::model::Format::Csv);
+    let mut lines = csv.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .ends_with(",theoretical_gbps,flagged,flags"),
+        "{csv}"
+    );
+    assert!(
+        lines.next().unwrap().ends_with(",true,unstable: CV 16.5 %"),
+        "{csv}"
+    );
     r.system[0].flagged = false;
     r.system[0].flags.clear();
     let text = numaprobe_core::render::peak::render(&r, numaprobe_core::model::Format::Table);
     assert!(!text.contains('*') && !text.contains("Flagged"), "{text}");
+    let csv = numaprobe_core::render::peak::render(&r, numaprobe_core::model::Format::Csv);
+    assert!(csv.lines().nth(1).unwrap().ends_with(",false,"), "{csv}");
 }

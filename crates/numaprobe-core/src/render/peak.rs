@@ -338,6 +338,8 @@ fn csv(r: &PeakResult) -> String {
         "placement",
         "cpus",
         "theoretical_gbps",
+        "flagged",
+        "flags",
     ]);
     let theory = opt(r.memory.theoretical_gbs, 3);
     let theory = if theory == "-" { String::new() } else { theory };
@@ -352,6 +354,8 @@ fn csv(r: &PeakResult) -> String {
             format!("{:.4}", s.placement),
             String::new(),
             theory.clone(),
+            s.flagged.to_string(),
+            s.flags.join("; "),
         ]);
     }
     for n in &r.nodes {
@@ -372,6 +376,8 @@ fn csv(r: &PeakResult) -> String {
             format!("{:.4}", n.placement),
             format_list(&cpus),
             String::new(),
+            n.flagged.to_string(),
+            n.flags.join("; "),
         ]);
     }
     t.to_csv()
