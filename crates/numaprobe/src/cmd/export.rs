@@ -32,7 +32,7 @@ labels cpu_node, mem_node and path=local|remote) and numaprobe_cell_flagged, the
 numaprobe_run_*_timestamp_seconds, the check's numaprobe_check_*, the fleet's numaprobe_fleet_* \
 (a state per node), and numaprobe_info{source=run|check|fleet}. The run's, the check's and the \
 fleet's files share no series, so all three can sit in one textfile directory. Write it into node_exporter's --collector.textfile.directory as NAME.prom.\n\n\
---to hwloc takes a run or topo document: the machine as hwloc XML, the latency (ns) and bandwidth \
+--to hwloc takes a run or topo document: the machine as hwloc XML (with its caches and PCI devices), the latency (ns) and bandwidth \
 (MiB/s) as hwloc memory attributes per initiator and as distance matrices; use it with \
 `lstopo --input FILE --memattrs` or HWLOC_XMLFILE=FILE for hwloc-calc, hwloc-bind and MPI launchers.\n\n\
 Exit status: 0 written; 2 bad input (a document of another kind, a missing file, an --output \

@@ -2,7 +2,8 @@
 //! `lstopo --input FILE`, `hwloc-calc` and `hwloc-bind` (with
 //! `HWLOC_XMLFILE=FILE`) see the measured machine. The tree is the run's
 //! topology (Machine, Package, a Group per NUMA node where a package holds
-//! several, Core, PU; caches are left out); the measured matrices become
+//! several, the caches read from sysfs, Core, PU, and the PCI devices under
+//! a host bridge per NUMA node); the measured matrices become
 //! hwloc memory attributes (`Latency` in ns, `Bandwidth` in MiB/s, the
 //! initiator being the CPU node's cpuset) and user distance matrices
 //! (`NumaprobeLatency`, `NumaprobeBandwidth`) over the nodes measured both
@@ -11,10 +12,14 @@
 //!
 //! - `text`: hwloc's bitmaps and attribute escaping;
 //! - `tree`: the object tree from the topology;
+//! - `caches`: the CPU caches placed in the tree;
+//! - `pci`: the PCI devices as I/O objects;
 //! - `writer`: the tree as XML elements;
 //! - `matrices`: the matrices as memory attributes and distances.
 
+mod caches;
 mod matrices;
+mod pci;
 mod text;
 mod tree;
 mod writer;
@@ -41,7 +46,9 @@ pub struct HwlocXml {
 pub fn hwloc_xml(e: &Exported) -> Option<HwlocXml> {
     let t = e.topology.as_ref()?;
     let mut notes = Vec::new();
-    let machine = tree(t, &mut notes);
+    let mut machine = tree(t, &mut notes);
+    caches::insert(&mut machine, &t.caches, &mut notes);
+    pci::attach(&mut machine, &t.pci_devices, &mut notes);
     let allowed_cpus: Set = t
         .cpus
         .iter()

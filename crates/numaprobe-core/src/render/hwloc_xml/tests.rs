@@ -189,3 +189,148 @@ fn a_partial_square_gives_no_distances_and_a_cell_not_measured_no_value() {
         x.notes
     );
 }
+
+fn cache(level: u32, kind: &str, cpus: &[u32]) -> crate::topology::Cache {
+    crate::topology::Cache {
+        level,
+        kind: kind.into(),
+        size_bytes: Some(1 << (10 + level * 4)),
+        line_size: Some(64),
+        cpus: cpus.to_vec(),
+    }
+}
+
+/// The `type=` of every object line, indented by its depth.
+fn outline(xml: &str) -> Vec<String> {
+    xml.lines()
+        .filter(|l| l.trim_start().starts_with("<object "))
+        .map(|l| {
+            let depth = (l.len() - l.trim_start().len()) / 2;
+            format!("{}{}", " ".repeat(depth), attr_of(l, "type"))
+        })
+        .collect()
+}
+
+#[test]
+fn caches_nest_above_the_cores_they_serve_and_one_that_does_not_nest_is_named() {
+    let mut t = machine();
+    t.caches = vec![
+        // Listed out of order, and the L1d twice: placement is by level.
+        cache(1, "Instruction", &[0]),
+        cache(1, "Data", &[0]),
+        cache(1, "Data", &[0]),
+        cache(2, "Unified", &[0]),
+        cache(3, "Unified", &[0, 1]),
+        cache(3, "Unified", &[2, 3]),
+        // CPUs 1 and 2 lie in two packages: it cannot nest.
+        cache(4, "Unified", &[1, 2]),
+    ];
+    let x = hwloc_xml(&Exported {
+        topology: Some(t),
+        ..Exported::default()
+    })
+    .unwrap();
+    let o = outline(&x.xml);
+    let at = |kind: &str| o.iter().filter(|l| l.trim() == kind).count();
+    assert_eq!(
+        (at("L3Cache"), at("L2Cache"), at("L1Cache"), at("L1iCache")),
+        (2, 1, 1, 1),
+        "{o:#?}"
+    );
+    assert_eq!(at("L4Cache"), 0);
+    assert!(
+        x.notes
+            .iter()
+            .any(|n| n.contains("L4Cache of CPUs 1-2 is left out: it does not nest")),
+        "{:?}",
+        x.notes
+    );
+    // CPU 0's chain: L2 > L1d > L1i > Core > PU, each one level deeper.
+    let l2 = o.iter().position(|l| l.trim() == "L2Cache").unwrap();
+    let chain: Vec<&str> = o[l2..l2 + 5].iter().map(|l| l.trim()).collect();
+    assert_eq!(chain, ["L2Cache", "L1Cache", "L1iCache", "Core", "PU"]);
+    let depth = |l: &String| l.len() - l.trim_start().len();
+    for w in o[l2..l2 + 5].windows(2) {
+        assert_eq!(depth(&w[1]), depth(&w[0]) + 1, "{o:#?}");
+    }
+    let line = x
+        .xml
+        .lines()
+        .find(|l| l.contains("type=\"L1iCache\""))
+        .unwrap();
+    assert_eq!(attr_of(line, "cache_type"), "2");
+    assert_eq!(attr_of(line, "depth"), "1");
+    assert_eq!(attr_of(line, "cpuset"), "0x00000001");
+    let l3 = x
+        .xml
+        .lines()
+        .find(|l| l.contains("type=\"L3Cache\""))
+        .unwrap();
+    assert_eq!(attr_of(l3, "cache_size"), (1u64 << 22).to_string());
+    assert_eq!(attr_of(l3, "cache_type"), "0");
+}
+
+#[test]
+fn pci_devices_sit_under_a_host_bridge_where_their_node_is_attached() {
+    let mut t = machine();
+    let dev = |address: &str, node: Option<u32>| crate::topology::PciDevice {
+        address: address.into(),
+        kind: "network".into(),
+        class: "0x020000".into(),
+        vendor: Some("0x8086".into()),
+        device: Some("0x1572".into()),
+        numa_node: node,
+    };
+    t.pci_devices = vec![
+        dev("0000:3b:00.0", Some(2)),
+        dev("0000:3b:00.1", Some(2)),
+        dev("0000:00:1f.2", None),
+        dev("0000:d8:00.0", Some(1)),
+        dev("not-an-address", Some(0)),
+    ];
+    let x = hwloc_xml(&Exported {
+        topology: Some(t),
+        ..Exported::default()
+    })
+    .unwrap();
+    let o = outline(&x.xml);
+    assert_eq!(
+        o.iter().filter(|l| l.trim() == "Bridge").count(),
+        3,
+        "{o:#?}"
+    );
+    assert_eq!(
+        o.iter().filter(|l| l.trim() == "PCIDev").count(),
+        4,
+        "{o:#?}"
+    );
+    let line = x
+        .xml
+        .lines()
+        .find(|l| l.contains("pci_busid=\"0000:3b:00.1\""))
+        .unwrap();
+    assert_eq!(attr_of(line, "pci_type"), "0200 [8086:1572] [0000:0000] 00");
+    assert!(x.xml.contains("bridge_pci=\"0000:[3b-3b]\""), "{}", x.xml);
+    // Node 2 is package 1's own node: its bridge is the package's I/O child.
+    let lines: Vec<&str> = x.xml.lines().collect();
+    let dev_line = lines
+        .iter()
+        .position(|l| l.contains("0000:3b:00.0"))
+        .unwrap();
+    let opener = lines[..dev_line]
+        .iter()
+        .rev()
+        .find(|l| {
+            l.contains("type=\"Package\"")
+                || l.contains("type=\"Machine\"")
+                || l.contains("type=\"Group\"")
+        })
+        .unwrap();
+    assert!(opener.contains("type=\"Package\""), "{opener}");
+    assert_eq!(attr_of(opener, "nodeset"), "0x00000004");
+    assert!(
+        x.notes.iter().any(|n| n.contains("not-an-address")),
+        "{:?}",
+        x.notes
+    );
+}

@@ -1,6 +1,6 @@
 //! The machine as hwloc's object tree (Machine, Package, a Group per NUMA
 //! node where a package holds several, Core, PU; NUMA nodes as memory
-//! children), built from the run's topology.
+//! children), built from the run's topology; `caches` and `pci` add to it.
 
 use super::text::Set;
 use crate::model::topo::TopoReport;
@@ -15,6 +15,20 @@ pub(super) struct Obj {
     /// NUMA nodes attached here (memory children).
     pub(super) memory: Vec<u32>,
     pub(super) children: Vec<Obj>,
+    /// The type's own attributes (a cache's size, depth, line and type),
+    /// written as they are.
+    pub(super) attrs: Vec<(&'static str, String)>,
+    /// I/O children (a host bridge and its PCI devices), written after the
+    /// normal children.
+    pub(super) io: Vec<Io>,
+}
+
+/// An I/O object: no cpuset of its own (hwloc gives it its parent's
+/// locality), its attributes and its children.
+pub(super) struct Io {
+    pub(super) kind: &'static str,
+    pub(super) attrs: Vec<(&'static str, String)>,
+    pub(super) children: Vec<Io>,
 }
 
 impl Obj {
@@ -25,6 +39,8 @@ impl Obj {
             cpuset,
             memory: Vec::new(),
             children: Vec::new(),
+            attrs: Vec::new(),
+            io: Vec::new(),
         }
     }
 

@@ -2,8 +2,8 @@
 //! (`gp_index`) and remembering each NUMA node's number for the memory
 //! attributes.
 
-use super::text::{bitmap, Set};
-use super::tree::Obj;
+use super::text::{attr, bitmap, Set};
+use super::tree::{Io, Obj};
 use crate::topology::NumaNode;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -52,7 +52,11 @@ impl Writer<'_> {
         } else {
             let _ = write!(self.out, " nodeset=\"{ns}\" complete_nodeset=\"{ns}\"");
         }
-        let _ = writeln!(self.out, " gp_index=\"{gp}\">");
+        let _ = write!(self.out, " gp_index=\"{gp}\"");
+        for (k, v) in &o.attrs {
+            let _ = write!(self.out, " {k}=\"{}\"", attr(v));
+        }
+        self.out.push_str(">\n");
         let here: Set = o.memory.iter().copied().collect();
         let passed = if here.is_empty() {
             inherited.clone()
@@ -64,6 +68,32 @@ impl Writer<'_> {
         }
         for c in &o.children {
             self.object(c, depth + 1, &passed, None);
+        }
+        for i in &o.io {
+            self.io(i, depth + 1);
+        }
+        let _ = writeln!(self.out, "{pad}</object>");
+    }
+
+    /// An I/O object and its children: attributes only, no sets.
+    fn io(&mut self, o: &Io, depth: usize) {
+        let pad = "  ".repeat(depth);
+        let gp = self.gp();
+        let _ = write!(
+            self.out,
+            "{pad}<object type=\"{}\" gp_index=\"{gp}\"",
+            o.kind
+        );
+        for (k, v) in &o.attrs {
+            let _ = write!(self.out, " {k}=\"{}\"", attr(v));
+        }
+        if o.children.is_empty() {
+            self.out.push_str("/>\n");
+            return;
+        }
+        self.out.push_str(">\n");
+        for c in &o.children {
+            self.io(c, depth + 1);
         }
         let _ = writeln!(self.out, "{pad}</object>");
     }
