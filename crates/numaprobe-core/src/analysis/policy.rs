@@ -111,13 +111,18 @@ pub fn reproduce(weights: &[NodeWeight], nodes: &[u32]) -> Vec<String> {
     out
 }
 
-/// Fill the report's rankings, reproduction lines and advice.
+/// Fill the report's rankings, reproduction lines and advice. The recipe
+/// sets weights derived from a bandwidth matrix (`--weights-from`), else
+/// the kernel's only when weighted interleave was measured with them: a
+/// recipe for a policy nobody measured would read as advice.
 pub fn finish(report: &mut PolicyReport) {
     report.rankings = report.rankings();
-    let w = if report.weights.derived.is_empty() {
+    let w = if !report.weights.derived.is_empty() {
+        &report.weights.derived
+    } else if report.measured(PolicyKind::Weighted) {
         &report.weights.kernel
     } else {
-        &report.weights.derived
+        &Vec::new()
     };
     report.weights.reproduce = if w.is_empty() {
         Vec::new()
@@ -173,6 +178,12 @@ fn advise(report: &PolicyReport) -> Vec<Advice> {
         let Some(&(w, ws)) = ranked.first() else {
             continue;
         };
+        // The two policies the winner line compares: a later finding about
+        // the same two says it again, so it is left out (or, when it says
+        // why, it takes the winner line's place).
+        let pair = ranked.get(1).map(|&(r, _)| (w.policy, r.policy));
+        let said = |a: PolicyKind, b: PolicyKind| pair == Some((a, b)) || pair == Some((b, a));
+        let at = out.len();
         let text = match ranked.get(1) {
             Some(&(r, rs)) => {
                 let (ratio, v) = compare(ws, rs);
@@ -220,23 +231,29 @@ fn advise(report: &PolicyReport) -> Vec<Advice> {
                         "shared data: interleave loses {} to first touch: the links between nodes, not the memory controllers, limit this machine",
                         pct(1.0 / r)
                     ),
+                    _ if said(PolicyKind::Interleave, PolicyKind::FirstTouch) => String::new(),
                     _ => format!(
                         "{case} data: interleave and first touch differ by {} ({}): placement does not limit this workload here",
                         pct(r),
                         verdict(v)
                     ),
                 };
-                out.push(Advice {
-                    kind: "interleave".into(),
-                    case: Some(c.case),
-                    text,
-                });
+                if text.is_empty() {
+                } else if said(PolicyKind::Interleave, PolicyKind::FirstTouch) {
+                    out[at].text = text;
+                } else {
+                    out.push(Advice {
+                        kind: "interleave".into(),
+                        case: Some(c.case),
+                        text,
+                    });
+                }
             }
         }
         if let (Some((so, ss)), Some((_, ft))) =
             (get(c, PolicyKind::Serial), get(c, PolicyKind::FirstTouch))
         {
-            if multi {
+            if multi && !said(PolicyKind::Serial, PolicyKind::FirstTouch) {
                 let (r, v) = compare(ss, ft);
                 let on = so
                     .placement
@@ -255,9 +272,11 @@ fn advise(report: &PolicyReport) -> Vec<Advice> {
                 });
             }
         }
-        if let (Some((_, un)), Some((_, ft))) =
-            (get(c, PolicyKind::Unpinned), get(c, PolicyKind::FirstTouch))
-        {
+        if let (Some((_, un)), Some((_, ft)), false) = (
+            get(c, PolicyKind::Unpinned),
+            get(c, PolicyKind::FirstTouch),
+            said(PolicyKind::Unpinned, PolicyKind::FirstTouch),
+        ) {
             let (r, v) = compare(un, ft);
             out.push(Advice {
                 kind: "unpinned".into(),
@@ -383,8 +402,29 @@ mod tests {
         let mut r = report(vec![c], vec![0]);
         finish(&mut r);
         let kinds: Vec<&str> = r.advice.iter().map(|a| a.kind.as_str()).collect();
-        assert_eq!(kinds, ["winner", "unpinned", "one-node"]);
+        // The winner line already compares first touch with unpinned.
+        assert_eq!(kinds, ["winner", "one-node"]);
         assert!(r.advice[0].text.contains("too few rounds"));
+        // Weighted interleave was not measured: no recipe, though the
+        // kernel has weights.
+        r.weights.kernel = vec![NodeWeight { node: 0, weight: 1 }];
+        finish(&mut r);
+        assert!(r.weights.reproduce.is_empty(), "{:?}", r.weights.reproduce);
+        r.cases[0]
+            .policies
+            .push(outcome(PolicyKind::Weighted, &[9.5]));
+        finish(&mut r);
+        assert_eq!(
+            r.weights.reproduce[0],
+            "echo 1 | sudo tee /sys/kernel/mm/mempolicy/weighted_interleave/node0"
+        );
+        // A line per finding: no two advice lines compare the same pair.
+        let unpinned = r
+            .advice
+            .iter()
+            .filter(|a| a.case.is_some() && a.text.contains("unpinned"))
+            .count();
+        assert_eq!(unpinned, 1, "{:?}", r.advice);
     }
 
     #[test]

@@ -312,6 +312,15 @@ pub struct Advice {
 }
 
 impl PolicyReport {
+    /// Did any case measure policy `p` (a throughput, not a skip)?
+    pub fn measured(&self, p: PolicyKind) -> bool {
+        self.cases.iter().any(|c| {
+            c.policies
+                .iter()
+                .any(|o| o.policy == p && o.throughput.is_some())
+        })
+    }
+
     /// Per case, the policies by median throughput, best first; skipped or
     /// failed ones last, unranked.
     pub fn rankings(&self) -> Vec<Ranking> {

@@ -159,8 +159,13 @@ fn text(r: &PolicyReport, md: bool) -> String {
             out.push_str(&format!("{bullet}{s}\n"));
         }
         if !w.kernel.is_empty() {
+            let with = if r.measured(crate::model::policy::PolicyKind::Weighted) {
+                "measured with"
+            } else {
+                "weighted interleave not measured"
+            };
             out.push_str(&format!(
-                "{bullet}kernel weights (measured with): {}\n",
+                "{bullet}kernel weights ({with}): {}\n",
                 fmt(&w.kernel)
             ));
         }
