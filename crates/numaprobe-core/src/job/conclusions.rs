@@ -212,20 +212,10 @@ pub fn infer_slit(topo: &Topology) -> Result<Option<Inference>, MatrixError> {
 /// bandwidth-bound parallel job wants, written out for the usual tools.
 /// None on a machine without an allowed core.
 pub fn suggest_binding(topo: &Topology) -> Option<PinReport> {
-    let cores: usize = topo
-        .allowed_cpu_nodes()
-        .iter()
-        .map(|&n| topo.allowed_core_cpus_of_node(n).len())
-        .sum();
-    if cores == 0 {
+    if topo.allowed_cpu_nodes().is_empty() {
         return None;
     }
-    let req = binding::Request {
-        threads: cores,
-        strategy: binding::Strategy::Scatter,
-        smt: binding::Smt::Avoid,
-        nodes: None,
-    };
+    let req = binding::Request::main_job(topo, None, None, None);
     let b = binding::bind(topo, &req).ok()?;
     Some(PinReport::new(&req, &b))
 }

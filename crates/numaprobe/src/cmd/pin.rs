@@ -43,16 +43,18 @@ No two threads share a core while a free core remains. With --smt avoid (the def
 threads than cores, the extra threads share cores and a warning says so; --smt use makes that the \
 plan (and lets compact put a core's hardware threads side by side).\n\n\
 A warning says what `taskset -c 0-(N-1)` would have done wrong on this machine.\n\n\
-Examples:\n  numaprobe pin --threads 8 --strategy scatter\n  numaprobe pin --threads 4 --strategy compact --nodes 1\n  \
+Without options it gives the main job's binding (`numaprobe run`): one thread per allowed core, \
+scattered.\n\n\
+Examples:\n  numaprobe pin\n  numaprobe pin --threads 8 --strategy scatter\n  numaprobe pin --threads 4 --strategy compact --nodes 1\n  \
 numaprobe pin --threads 16 --strategy balanced --sysfs-root dump/ --format json"
 )]
 pub struct Args {
-    /// Number of threads to place
+    /// Number of threads to place. Default: one per allowed core (of --nodes)
     #[arg(long, short = 't', value_name = "N")]
-    pub threads: usize,
-    /// How to place them
+    pub threads: Option<usize>,
+    /// How to place them. Default: scatter
     #[arg(long, short = 's', value_enum)]
-    pub strategy: StrategyArg,
+    pub strategy: Option<StrategyArg>,
     /// Whether threads may share a core's hardware threads
     #[arg(long, value_enum, default_value_t = SmtArg::Avoid)]
     pub smt: SmtArg,
@@ -78,18 +80,17 @@ fn parse_list(s: &str) -> anyhow::Result<Vec<u32>> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let nodes = args.nodes.as_deref().map(parse_list).transpose()?;
     let topo = super::topo::read_topology(&args.sysfs.sysfs_root)?;
+    let strategy = args.strategy.map(|s| match s {
+        StrategyArg::Compact => Strategy::Compact,
+        StrategyArg::Scatter => Strategy::Scatter,
+        StrategyArg::Balanced => Strategy::Balanced,
+    });
     let req = Request {
-        threads: args.threads,
-        strategy: match args.strategy {
-            StrategyArg::Compact => Strategy::Compact,
-            StrategyArg::Scatter => Strategy::Scatter,
-            StrategyArg::Balanced => Strategy::Balanced,
-        },
         smt: match args.smt {
             SmtArg::Avoid => Smt::Avoid,
             SmtArg::Use => Smt::Use,
         },
-        nodes,
+        ..Request::main_job(&topo, nodes, args.threads, strategy)
     };
     // Every binding error is about the request (too many threads, a node
     // that does not exist): a usage error, exit status 2.

@@ -44,6 +44,7 @@ mod tree;
 
 pub use bind::{bind, core_order};
 
+use crate::topology::Topology;
 use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +86,37 @@ pub struct Request {
     pub smt: Smt,
     /// Restrict to these nodes' CPUs (None: every allowed CPU).
     pub nodes: Option<Vec<u32>>,
+}
+
+impl Request {
+    /// The main job's binding: one thread per allowed core (of `nodes`,
+    /// else of every node), scattered over packages and nodes first, the
+    /// placement a bandwidth-bound parallel job wants (at least one
+    /// thread). `threads` and
+    /// `strategy` replace its own when given.
+    pub fn main_job(
+        topo: &Topology,
+        nodes: Option<Vec<u32>>,
+        threads: Option<usize>,
+        strategy: Option<Strategy>,
+    ) -> Request {
+        let threads = threads.unwrap_or_else(|| {
+            topo.allowed_cpu_nodes()
+                .iter()
+                .filter(|n| nodes.as_ref().is_none_or(|l| l.contains(n)))
+                .map(|&n| topo.allowed_core_cpus_of_node(n).len())
+                .sum::<usize>()
+                // None: one thread, so that binding says why (a node that
+                // does not exist or has no allowed CPU).
+                .max(1)
+        });
+        Request {
+            threads,
+            strategy: strategy.unwrap_or(Strategy::Scatter),
+            smt: Smt::Avoid,
+            nodes,
+        }
+    }
 }
 
 /// Where one thread goes.
