@@ -107,9 +107,110 @@ pub fn command() -> clap::Command {
     cmd.help_template(template)
 }
 
+/// A command started without an input it cannot do without (`diff` with
+/// no A and B, `generate` with no command), as one line naming what to
+/// give and what it is, in place of clap's usage block; None for every
+/// other parse error. `args` is the command line after the program name.
+pub fn missing(e: &clap::Error, args: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let mut top = command();
+    // Built, so that every argument has its value names (to print it).
+    top.build();
+    let mut sub = args.iter().find_map(|a| top.find_subcommand(a))?.clone();
+    // `generate man`: the innermost command named.
+    while let Some(inner) = args.iter().find_map(|a| {
+        sub.find_subcommand(a)
+            .filter(|s| s.get_name() != sub.get_name())
+    }) {
+        sub = inner.clone();
+    }
+    let name = sub.get_name().to_string();
+    match e.kind() {
+        ErrorKind::MissingRequiredArgument => {
+            let Some(ContextValue::Strings(names)) = e.get(ContextKind::InvalidArg) else {
+                return None;
+            };
+            let parts: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    let help = sub
+                        .get_arguments()
+                        .find(|a| a.to_string() == *n)
+                        .and_then(|a| a.get_help())
+                        .map(|h| h.to_string());
+                    match help {
+                        Some(h) => format!("{n} ({})", lower_first(&h)),
+                        None => n.clone(),
+                    }
+                })
+                .collect();
+            Some(format!(
+                "numaprobe {name} needs {}; `numaprobe {name} --help` tells more",
+                parts.join(" and ")
+            ))
+        }
+        ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let names: Vec<&str> = sub
+                .get_subcommands()
+                .map(|s| s.get_name())
+                .filter(|n| *n != "help")
+                .collect();
+            (!names.is_empty()).then(|| {
+                format!(
+                    "numaprobe {name} needs a command: {}; `numaprobe {name} --help` tells more",
+                    names.join(", ")
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+/// "The first run" as "the first run", an acronym kept ("SLIT ...").
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match (c.next(), c.clone().next()) {
+        (Some(f), Some(n)) if f.is_uppercase() && !n.is_uppercase() => {
+            f.to_lowercase().chain(c).collect()
+        }
+        _ => s.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_input_is_one_line_naming_it() {
+        let args = |a: &[&str]| -> Vec<String> {
+            std::iter::once("numaprobe")
+                .chain(a.iter().copied())
+                .map(String::from)
+                .collect()
+        };
+        let e = command().try_get_matches_from(args(&["diff"])).unwrap_err();
+        let line = missing(&e, &args(&["diff"])[1..]).unwrap();
+        assert!(
+            line.starts_with("numaprobe diff needs <A> (the first run: a report folder"),
+            "{line}"
+        );
+        assert!(line.contains(" and <B> ("), "{line}");
+        assert!(!line.contains('\n'), "{line}");
+        let e = command()
+            .try_get_matches_from(args(&["generate"]))
+            .unwrap_err();
+        let line = missing(&e, &args(&["generate"])[1..]).unwrap();
+        assert!(
+            line.starts_with("numaprobe generate needs a command: "),
+            "{line}"
+        );
+        // A bad value is clap's own error, not a missing input.
+        let e = command()
+            .try_get_matches_from(args(&["pin", "--threads", "x"]))
+            .unwrap_err();
+        assert_eq!(missing(&e, &args(&["pin", "--threads", "x"])[1..]), None);
+    }
 
     #[test]
     fn every_visible_command_is_in_exactly_one_group() {

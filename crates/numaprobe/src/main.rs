@@ -58,6 +58,14 @@ fn run() -> ExitCode {
     let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
+            let args: Vec<String> = std::env::args_os()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            if let Some(line) = help::missing(&e, &args) {
+                eprintln!("numaprobe: error: {}", output::clip_line(&line));
+                return ExitCode::from(2);
+            }
             // clap prints help/version to stdout with exit 0, usage errors to
             // stderr with exit 2; keep its behaviour, with a huge bad value
             // cut short like every other error.
