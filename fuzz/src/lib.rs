@@ -114,7 +114,7 @@ impl Drop for Scratch {
 }
 
 /// Every JSON document numaprobe reads back: `diff` and `check` sides
-/// (topo, latency, bandwidth, run, pin), any kind through the one document
+/// (topo, latency, bandwidth, run, c2c), any kind through the one document
 /// reader (`report`, `export`) alone and in its folder, a fleet node's
 /// `run.json`, and a distance table. The document is written to a file and read through the
 /// same path the commands take; a side that reads is compared with itself.
@@ -122,7 +122,7 @@ pub fn documents(data: &[u8]) {
     let scratch = Scratch::new("doc");
     let file = scratch.0.join("doc.json");
     std::fs::write(&file, data).expect("write document");
-    match compare::load(&file) {
+    match compare::load(&file, &compare::DIFF) {
         Ok(side) => {
             // Few resamples: the bootstrap's cost, not its precision, is
             // what a fuzzed side could blow up.

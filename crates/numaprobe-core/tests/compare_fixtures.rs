@@ -93,7 +93,7 @@ fn check_a_saved_topology_against_another_dump() {
     let dir = common::TempDir::new("check-topo");
     let saved = dir.path().join("t.json");
     std::fs::write(&saved, numaprobe_core::render::topo::to_json(&a)).unwrap();
-    let expect = compare::load(&saved).unwrap();
+    let expect = compare::load(&saved, &compare::EXPECT).unwrap();
     let same = check::check(&expect, &this(&a), &check::Options::default()).unwrap();
     assert!(same.matches, "{:#?}", same.differences);
     let r = check::check(&expect, &this(&b), &check::Options::default()).unwrap();
@@ -122,7 +122,7 @@ fn check_a_saved_binding_against_another_dump() {
     let dir = common::TempDir::new("check-pin");
     let saved = dir.path().join("p.json");
     std::fs::write(&saved, numaprobe_core::render::to_json(&pin)).unwrap();
-    let expect = compare::load(&saved).unwrap();
+    let expect = compare::load(&saved, &compare::EXPECT).unwrap();
     assert!(
         check::check(&expect, &this(&a), &check::Options::default())
             .unwrap()

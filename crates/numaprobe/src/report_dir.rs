@@ -58,13 +58,17 @@ pub struct ReportDir {
     _lock: FolderLock,
 }
 
+/// The main job's report folder, and what the commands that read one
+/// read when given none.
+pub const DEFAULT_DIR: &str = "numaprobe-report";
+
 /// The report folder a run asked for: None with `--no-report`, else `dir`
 /// (default `./numaprobe-report`), taken over as described in the module doc.
 pub fn open(no_report: bool, dir: Option<&Path>, force: bool) -> anyhow::Result<Option<ReportDir>> {
     if no_report {
         return Ok(None);
     }
-    let dir = dir.unwrap_or(Path::new("numaprobe-report"));
+    let dir = dir.unwrap_or(Path::new(DEFAULT_DIR));
     ReportDir::take_over(dir, force).map(Some)
 }
 

@@ -123,7 +123,7 @@ fn bad_input_exits_2_with_one_line() {
     assert!(err.contains("not JSON"), "{err}");
     let err = usage_error(&numaprobe(&["diff", s(&topo), s(&study_like)]));
     assert!(
-        err.contains("not a numaprobe topo, latency, bandwidth, run, pin or fleet document"),
+        err.contains("of no kind this numaprobe knows; diff takes a run, topo, latency, bandwidth or c2c document, or a report folder holding one"),
         "{err}"
     );
     // A topology against a report folder: different kinds.
@@ -133,14 +133,18 @@ fn bad_input_exits_2_with_one_line() {
         err.contains("cannot compare a topo document with a report folder"),
         "{err}"
     );
-    // A folder's topo.json that is not a topology.
+    // A folder's document is what its content says, whatever its name:
+    // a broken one is named.
     std::fs::write(
         empty.join("topo.json"),
         r#"{"schema": "numaprobe/1", "kind": "latency", "matrix": []}"#,
     )
     .unwrap();
     let err = usage_error(&numaprobe(&["diff", s(&empty), s(&empty)]));
-    assert!(err.contains("expected a topo document"), "{err}");
+    assert!(
+        err.contains("topo.json: not a valid matrix document"),
+        "{err}"
+    );
     let err = usage_error(&numaprobe(&[
         "diff",
         s(&topo),
@@ -335,12 +339,10 @@ fn two_measured_runs_compare_cell_by_cell() {
         serde_json::from_slice(&numaprobe(&["diff", s(&a), s(&b), "--format", "json"]).stdout)
             .unwrap();
     assert_eq!(x["cells"], v["cells"]);
-    // A latency document holds neither a topology, a binding nor a fleet: bad input for check.
+    // A latency expectation is judged against this node's own run: without
+    // one, check says what to give.
     let err = usage_error(&numaprobe(&["check", "--expect", s(&a)]));
-    assert!(
-        err.contains("neither a topology, a binding nor a fleet"),
-        "{err}"
-    );
+    assert!(err.contains("give them with --measured"), "{err}");
 }
 
 /// Report folders of the main job on this machine: a folder equals itself,

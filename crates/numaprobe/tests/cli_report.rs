@@ -194,7 +194,7 @@ fn a_folder_that_is_not_a_report_is_a_one_line_error() {
     let t = TempDir::new("report-errors");
     let err = usage_error(&numaprobe(&["report", "missing"], t.path()));
     assert!(
-        err.contains("missing") && err.contains("no such folder"),
+        err.contains("missing") && err.contains("no such file or folder"),
         "{err}"
     );
     std::fs::create_dir(t.path().join("empty")).unwrap();
@@ -205,9 +205,11 @@ fn a_folder_that_is_not_a_report_is_a_one_line_error() {
     let err = usage_error(&numaprobe(&["report", "empty"], t.path()));
     assert!(err.contains("no numaprobe JSON document"), "{err}");
     assert!(!t.path().join("empty/report.html").exists());
+    // A file is read as one document: something else is named as such.
     std::fs::write(t.path().join("file"), "x").unwrap();
     let err = usage_error(&numaprobe(&["report", "file"], t.path()));
-    assert!(err.contains("not a folder"), "{err}");
+    assert!(err.contains("file: not JSON"), "{err}");
+    assert!(!t.path().join("file.html").exists());
     // A numaprobe document that does not parse is named.
     std::fs::write(
         t.path().join("empty/bad.json"),

@@ -211,7 +211,10 @@ fn arguments_that_are_not_utf8_work_or_get_one_line() {
         .output()
         .unwrap();
     let err = usage_error(&o);
-    assert!(err.contains("missing\u{fffd}: no such folder"), "{err}");
+    assert!(
+        err.contains("missing\u{fffd}: no such file or folder"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -246,9 +249,12 @@ fn a_fifo_given_as_input_is_refused_without_a_hang() {
             "{args:?}: {err}"
         );
     }
-    // A folder is not a matrix either.
+    // A folder is read for its documents, and a FIFO in it is none.
     let err = usage_error(&bounded(&["infer", "--input", "."], t.path()));
-    assert!(err.contains("a folder, not a regular file"), "{err}");
+    assert!(
+        err.contains("a folder without numaprobe documents; infer --input takes"),
+        "{err}"
+    );
     // A gathered fleet folder whose node's run.json is a FIFO: that node
     // has no report, and the others are read.
     let fleet = t.path().join("fleet");
@@ -294,18 +300,18 @@ fn option_files_are_read_through_the_one_reader() {
             "{args:?}: {err}"
         );
     }
-    for (args, opt) in [
-        (study("folder"), "--distances"),
-        (peak("folder"), "--dmidecode"),
-    ] {
-        let err = usage_error(&bounded(&args, t.path()));
-        assert!(
-            err.contains(&format!(
-                "{opt} folder: cannot read it (a folder, not a regular file)"
-            )),
-            "{args:?}: {err}"
-        );
-    }
+    // A report folder is what --distances may be: an empty one holds no
+    // latency matrix.
+    let err = usage_error(&bounded(&study("folder"), t.path()));
+    assert!(
+        err.contains("--distances folder: a folder without numaprobe documents; study --distances takes a latency or run document"),
+        "{err}"
+    );
+    let err = usage_error(&bounded(&peak("folder"), t.path()));
+    assert!(
+        err.contains("--dmidecode folder: cannot read it (a folder, not a regular file)"),
+        "{err}"
+    );
     // Past a limit set below the files' sizes; read under the default one.
     let limited = |args: &[&str], limit: &str| {
         Command::new(env!("CARGO_BIN_EXE_numaprobe"))
@@ -379,7 +385,7 @@ fn the_size_limit_can_be_set_and_covers_stdin() {
     );
 }
 
-/// pin and peak documents (report reads both, diff reads pin) are checked
+/// pin and peak documents (report reads both, check reads pin) are checked
 /// against their own declared counts too.
 #[test]
 fn pin_and_peak_documents_with_counts_their_data_lacks_are_one_line() {
@@ -404,7 +410,7 @@ fn pin_and_peak_documents_with_counts_their_data_lacks_are_one_line() {
         "{err}"
     );
     assert!(err.contains("CPUs for 3000 threads"), "{err}");
-    let err = usage_error(&bounded(&["diff", "r/pin.json", "r/pin.json"], t.path()));
+    let err = usage_error(&bounded(&["check", "--expect", "r/pin.json"], t.path()));
     assert!(err.contains("CPUs for 3000 threads"), "{err}");
     std::fs::remove_file(r.join("pin.json")).unwrap();
     let dmi =

@@ -5,12 +5,80 @@
 //! `{unit, matrix, slit?}` form; text with MLC's
 //! banner or matrix blocks is MLC output; other text with numbers is CSV.
 //! Anything else is one error that says what would have been read.
+//! [`read_matrix`] reads a path the same way, and a report folder by the
+//! one input rule (`model::document::pick`): its matrix document, or its
+//! run.json.
 
 use super::csv::parse_csv;
 use super::matrix::{parse_json_value, Matrix, MatrixError, Unit};
 use super::mlc::{self, Select};
-use crate::model::document::{identify, Kind};
+use crate::model::document::{identify, pick, Accepts, DocumentError, Kind};
+use crate::model::input::{read_text, InputError};
 use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The numaprobe documents that hold a matrix: what a matrix reader takes
+/// of a report folder (its own formats, MLC output and CSV, are files).
+/// A topology holds the firmware's SLIT, which is analysed when nothing
+/// was measured.
+pub const MATRIX_KINDS: &[Kind] = &[Kind::Run, Kind::Latency, Kind::Bandwidth, Kind::Topo];
+
+/// Why no matrix was read from a path: one line naming it.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Document(#[from] DocumentError),
+    #[error("{}: {source}", path.display())]
+    Matrix {
+        path: PathBuf,
+        #[source]
+        source: MatrixError,
+    },
+}
+
+/// Read a matrix from a file (any format [`parse_with`] reads) or from a
+/// report folder: the file of the matrix `opts.select` asks for (latency
+/// first), else the folder's run.json, else its topology's SLIT. `reader`
+/// names the command in a refusal, `kinds` what it takes of a folder.
+/// Returns the matrix and the file it came from.
+pub fn read_matrix(
+    path: &Path,
+    opts: ParseOptions,
+    reader: &'static str,
+    kinds: &'static [Kind],
+) -> Result<(Matrix, PathBuf), ReadError> {
+    let file = if path.is_dir() {
+        let picked = pick(path, &Accepts { reader, kinds })?;
+        let order: &[Kind] = match opts.select {
+            Some(Select::Bandwidth) => &[Kind::Bandwidth, Kind::Run],
+            Some(Select::Latency) => &[Kind::Latency, Kind::Run],
+            None => &[Kind::Latency, Kind::Bandwidth, Kind::Run, Kind::Topo],
+        };
+        let Some(found) = order.iter().find_map(|&k| picked.first(k)) else {
+            return Err(crate::model::document::refusal(
+                path,
+                &format!(
+                    "{}, none with a {} matrix",
+                    picked.named(),
+                    opts.select.map_or("", |s| s.as_str())
+                ),
+                &Accepts { reader, kinds },
+            )
+            .into());
+        };
+        found.to_path_buf()
+    } else {
+        path.to_path_buf()
+    };
+    let text = read_text(&file)?;
+    let m = parse_with(&text, opts).map_err(|source| ReadError::Matrix {
+        path: file.clone(),
+        source,
+    })?;
+    Ok((m, file))
+}
 
 /// How to read an input: a unit that overrides (or supplies) the file's, and
 /// which matrix to take from a file that holds several (run.json, MLC's
@@ -100,7 +168,7 @@ fn json(doc: &mut Value, opts: ParseOptions) -> Result<Matrix, MatrixError> {
     {
         return Err(match kind {
             Some(k) => MatrixError::Shape(format!(
-                "a numaprobe {k} document holds no matrix; give a latency or bandwidth matrix, a run.json, MLC output or a CSV matrix"
+                "a {k} document holds no matrix; give a latency, bandwidth, run or topo document (or a report folder holding one), MLC output or a CSV matrix"
             )),
             None => MatrixError::Unrecognised,
         });
@@ -130,6 +198,15 @@ fn run_json(
         None => Select::Bandwidth,
     };
     let Some(result) = obj.get_mut(want.as_str()).filter(|v| !v.is_null()) else {
+        // A run that measured nothing still holds its machine's SLIT.
+        if opts.select.is_none() {
+            if let Some(t) = obj
+                .get_mut("topology")
+                .filter(|t| t.get("distances").is_some_and(|d| !d.is_null()))
+            {
+                return parse_json_value(&t.take(), opts.unit);
+            }
+        }
         return Err(MatrixError::Shape(format!(
             "this run.json has no {} matrix (its {} is null: not measured)",
             want.as_str(),

@@ -18,8 +18,8 @@ struct Latencies {
     matrix: Vec<Vec<Option<f64>>>,
 }
 
-const EXPECTED: &str = "expected the JSON of `numaprobe latency --format json`: \
-unit \"ns\", cpu_nodes, mem_nodes and a matrix of one row per CPU node";
+const EXPECTED: &str = "expected the JSON of `numaprobe latency --format json` \
+(unit \"ns\", cpu_nodes, mem_nodes and a matrix of one row per CPU node), a run.json or a report folder";
 
 /// Why the file gave no hop counts: `{file}: {message}`.
 #[derive(Debug, thiserror::Error)]

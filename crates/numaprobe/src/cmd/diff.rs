@@ -14,8 +14,9 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 #[command(
     after_long_help = "A and B are report folders (as `numaprobe run` writes them: topo.json, \
-latency.json, bandwidth.json; or run.json alone) or two JSON documents of the same kind (two \
-topo.json, two latency.json, two bandwidth.json, two run.json).\n\n\
+latency.json, bandwidth.json, c2c.json; or run.json alone) or two JSON documents of the same kind \
+(run, topo, latency, bandwidth or c2c; doc/inputs.md). Two c2c results are compared pair by pair: \
+every CPU pair's transfer latency, modified and read-shared.\n\n\
 Compared: the topology and firmware (packages, NUMA nodes per package as SNC/NPS set them, CPU \
 numbering, online and allowed CPUs, memory per node, huge pages, SLIT, HMAT, memory tiers, caches, \
 THP, PCI devices), the kernel release (for documents of the machine they ran on), the measurement \
@@ -66,8 +67,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         };
     }
-    let a = compare::load(&args.a).map_err(|e| usage(format!("A: {e}")))?;
-    let b = compare::load(&args.b).map_err(|e| usage(format!("B: {e}")))?;
+    let a = compare::load(&args.a, &compare::DIFF).map_err(|e| usage(format!("A: {e}")))?;
+    let b = compare::load(&args.b, &compare::DIFF).map_err(|e| usage(format!("B: {e}")))?;
     let report = compare::diff(&a, &b, &criteria).map_err(|e| usage(e.to_string()))?;
     args.out
         .sink()

@@ -18,7 +18,10 @@ use std::path::{Path, PathBuf};
 memory) and groups its cells into performance levels, derives the direct links whose shortest paths \
 explain the levels (hops), finds groups of nodes (sub-NUMA clusters, sockets joined by slower links), \
 and says where the data do not fit a hop model or where the firmware's SLIT disagrees.\n\n\
-Input (--input FILE, or - for stdin; the format is told from the content):\n  \
+Input (--input FILE, a report folder, or - for stdin; the format is told from the content; \
+doc/inputs.md):\n  \
+* a report folder: its latency.json (bandwidth.json with --matrix bandwidth), else its run.json, \
+else its topo.json's SLIT;\n  \
 * numaprobe's own `latency`/`bandwidth` JSON ({unit, cpu_nodes, mem_nodes, matrix});\n  \
 * numaprobe's run.json: its latency matrix, or its bandwidth matrix with --matrix bandwidth;\n  \
 * Intel MLC's text output of --latency_matrix, --bandwidth_matrix or a default run (latency first; \
@@ -33,7 +36,7 @@ Examples:\n  numaprobe infer --input lat.json\n  numaprobe infer --input lat.jso
 numaprobe latency --format json | numaprobe infer --input - --sysfs-root / --format json"
 )]
 pub struct Args {
-    /// The matrix to analyse: a JSON or CSV file, or `-` for stdin
+    /// The matrix to analyse: a JSON or CSV file, a report folder, or `-` for stdin. Default: ./numaprobe-report when it exists
     #[arg(long, short = 'i', value_name = "FILE")]
     pub input: Option<PathBuf>,
     /// Unit of the values when the file does not say (CSV) or says wrongly: ns, cycles, MB/s, GB/s, slit
@@ -60,10 +63,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let Some(input) = &args.input else {
+    // The main job's folder, when there is one here.
+    let default = Path::new(crate::report_dir::DEFAULT_DIR);
+    let input = args
+        .input
+        .as_deref()
+        .or_else(|| default.is_dir().then_some(default));
+    let Some(input) = input else {
         return Err(usage(
-            "numaprobe infer needs a matrix: --input FILE (JSON or CSV, `-` for stdin); \
-             e.g. the output of `numaprobe latency --format json`",
+            "numaprobe infer needs a matrix: --input FILE (a numaprobe document, a report folder, MLC output or CSV; `-` for stdin), \
+             e.g. --input numaprobe-report",
         ));
     };
     let unit = match &args.unit {
@@ -75,14 +84,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ))
         })?),
     };
-    let (name, text) = if input.as_os_str() == "-" {
-        let text = input::read_stream(std::io::stdin().lock(), Path::new("stdin"))
-            .map_err(|e| usage(format!("cannot read the matrix from {e}")))?;
-        ("stdin".to_string(), text)
-    } else {
-        let text = input::read_text(input).map_err(|e| usage(e.to_string()))?;
-        (input.display().to_string(), text)
-    };
     let select = match &args.matrix {
         None => None,
         Some(s) => Some(analysis::Select::parse(s).ok_or_else(|| {
@@ -92,8 +93,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ))
         })?),
     };
-    let matrix = analysis::parse_with(&text, analysis::ParseOptions { unit, select })
-        .map_err(|e| usage(format!("{name}: {e}")))?;
+    let opts = analysis::ParseOptions { unit, select };
+    let matrix = if input.as_os_str() == "-" {
+        let text = input::read_stream(std::io::stdin().lock(), Path::new("stdin"))
+            .map_err(|e| usage(format!("cannot read the matrix from {e}")))?;
+        analysis::parse_with(&text, opts).map_err(|e| usage(format!("stdin: {e}")))?
+    } else {
+        let (m, file) = analysis::input::read_matrix(
+            input,
+            opts,
+            "infer --input",
+            analysis::input::MATRIX_KINDS,
+        )
+        .map_err(|e| usage(e.to_string()))?;
+        if file != input {
+            eprintln!("numaprobe: infer: read {}", file.display());
+        }
+        m
+    };
     let topo = match &args.sysfs_root {
         Some(root) => Some(super::topo::read_topology(root)?),
         None => None,

@@ -72,7 +72,7 @@ pub struct Args {
     /// Length each timed sample aims for, e.g. 200ms. Default: 200ms
     #[arg(long, value_name = "DURATION")]
     pub sample_time: Option<String>,
-    /// Derive weighted-interleave weights from this bandwidth matrix (`numaprobe bandwidth --format json`, run.json, CSV or MLC output)
+    /// Derive weighted-interleave weights from this bandwidth matrix (`numaprobe bandwidth --format json`, run.json, a report folder, CSV or MLC output)
     #[arg(long, value_name = "FILE")]
     pub weights_from: Option<PathBuf>,
     #[command(flatten)]
@@ -169,17 +169,33 @@ fn derived_weights(
     plan: &policy::PolicyPlan,
 ) -> anyhow::Result<(Vec<numaprobe_core::model::policy::NodeWeight>, String)> {
     let file = path.display();
-    let text = numaprobe_core::model::input::read_text(path)
-        .map_err(|e| usage(format!("--weights-from {e}")))?;
-    let opts = analysis::ParseOptions {
-        unit: None,
-        select: text
-            .trim_start()
-            .starts_with('{')
-            .then_some(analysis::Select::Bandwidth),
+    let m = if path.is_dir() {
+        use numaprobe_core::model::document::Kind;
+        let opts = analysis::ParseOptions {
+            unit: None,
+            select: Some(analysis::Select::Bandwidth),
+        };
+        analysis::input::read_matrix(
+            path,
+            opts,
+            "policy --weights-from",
+            &[Kind::Bandwidth, Kind::Run],
+        )
+        .map_err(|e| usage(format!("--weights-from {e}")))?
+        .0
+    } else {
+        let text = numaprobe_core::model::input::read_text(path)
+            .map_err(|e| usage(format!("--weights-from {e}")))?;
+        let opts = analysis::ParseOptions {
+            unit: None,
+            select: text
+                .trim_start()
+                .starts_with('{')
+                .then_some(analysis::Select::Bandwidth),
+        };
+        analysis::parse_with(&text, opts)
+            .map_err(|e| usage(format!("--weights-from {file}: {e}")))?
     };
-    let m = analysis::parse_with(&text, opts)
-        .map_err(|e| usage(format!("--weights-from {file}: {e}")))?;
     let w = advice::derive_weights(&m, &plan.cpu_nodes, &plan.mem_nodes)
         .map_err(|e| usage(format!("--weights-from {file}: {e}")))?;
     Ok((

@@ -1,5 +1,6 @@
 //! `numaprobe report DIR`: (re)build the self-contained `report.html` of a
-//! report folder from the JSON documents in it.
+//! report folder from the JSON documents in it; `numaprobe report FILE`
+//! makes the page of one document (`FILE.html` beside it).
 //!
 //! The library's document reader (`model::document`) says what the folder
 //! holds; this file hands each document to its place in the page's input
@@ -29,30 +30,41 @@ and any document with a top-level \
 \"rankings\" array such as policy and tune results) and writes DIR/report.html: one file with its \
 pictures (inline SVG) and styles inside, no script, nothing fetched from the network. `numaprobe run` \
 writes it into every report folder; run this after adding documents to a folder, or to rebuild the \
-page with a newer numaprobe."
+page with a newer numaprobe.\n\n\
+Given one document instead of a folder (any kind numaprobe writes; doc/inputs.md), the page shows that \
+document alone and is written beside it with the extension .html (c2c.json gives c2c.html)."
 )]
 pub struct Args {
-    /// The report folder (e.g. ./numaprobe-report)
+    /// The report folder, or one numaprobe document. Default: ./numaprobe-report
     #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    pub dir: Option<PathBuf>,
     /// Write the page to FILE instead of DIR/report.html (`-` is stdout)
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let input = load(&args.dir)?;
+    let dir = args
+        .dir
+        .unwrap_or_else(|| PathBuf::from(crate::report_dir::DEFAULT_DIR));
+    let input = load(&dir)?;
     let page = html::render(&input);
     match args.output.as_deref() {
         Some(p) if p == Path::new("-") => crate::output::Sink::Stdout.write(&page),
         Some(p) => crate::output::Sink::File(p.to_path_buf()).write(&page),
+        None if !dir.is_dir() => {
+            let p = dir.with_extension("html");
+            crate::output::Sink::File(p.clone()).write(&page)?;
+            eprintln!("numaprobe: wrote {}", p.display());
+            Ok(())
+        }
         None => {
             // A run writing into the folder holds its lock: wait for it
             // rather than mix this page with its files.
-            let dir = SafeDir::own(&args.dir, "report", false)?;
-            let _lock = crate::report_dir::FolderLock::take(&dir, false)?;
-            write_page(&dir, &page)?;
-            eprintln!("numaprobe: wrote {}", args.dir.join(REPORT_HTML).display());
+            let safe = SafeDir::own(&dir, "report", false)?;
+            let _lock = crate::report_dir::FolderLock::take(&safe, false)?;
+            write_page(&safe, &page)?;
+            eprintln!("numaprobe: wrote {}", dir.join(REPORT_HTML).display());
             Ok(())
         }
     }
@@ -103,26 +115,24 @@ fn push_new<T: PartialEq>(list: &mut Vec<Doc<T>>, file: &str, v: T) {
     }
 }
 
-/// The folder's documents as the renderer's input. Bad input (no folder,
-/// no document, a document that claims to be numaprobe's and does not
-/// parse) is an error naming the file, exit 2.
+/// The folder's documents (or the one document) as the renderer's input.
+/// Bad input (no such path, no document, a document that claims to be
+/// numaprobe's and does not parse) is an error naming the file, exit 2.
 pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
     if !dir.exists() {
         return Err(usage(format!(
-            "report {}: no such folder; give a report folder (e.g. one written by `numaprobe run --report-dir DIR`)",
+            "report {}: no such file or folder; give a report folder (e.g. one written by `numaprobe run --report-dir DIR`) or a numaprobe document",
             dir.display()
         )));
     }
-    if !dir.is_dir() {
-        return Err(usage(format!(
-            "report {}: not a folder; give the report folder that holds the JSON documents",
-            dir.display()
-        )));
-    }
-    let folder = document::read_folder(dir).map_err(|e| match e {
-        DocumentError::Folder { .. } => anyhow::Error::new(e),
-        e => usage(e.to_string()),
-    })?;
+    let folder = if dir.is_dir() {
+        document::read_folder(dir).map_err(|e| match e {
+            DocumentError::Folder { .. } => anyhow::Error::new(e),
+            e => usage(e.to_string()),
+        })?
+    } else {
+        one_document(dir)?
+    };
     if folder.documents.is_empty() && folder.unknown.is_empty() {
         return Err(usage(format!(
             "report {}: holds no numaprobe JSON document (topo.json, run.json, latency.json, ...); write one with `numaprobe run --report-dir {}` first",
@@ -183,6 +193,27 @@ pub fn load(dir: &Path) -> anyhow::Result<ReportInput> {
         .next()
         .map(|d| Doc::new(d.file, d.value.into_topology()));
     Ok(input)
+}
+
+/// One document as a folder of one: the page of that document alone.
+fn one_document(path: &Path) -> anyhow::Result<document::Folder> {
+    let text = numaprobe_core::model::input::read_text(path).map_err(|e| usage(e.to_string()))?;
+    let (head, doc) =
+        document::from_bytes(text.as_bytes(), path).map_err(|e| usage(e.to_string()))?;
+    let file = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(document::Folder {
+        documents: vec![Found {
+            file: file.clone(),
+            document: doc,
+            complete: head.complete != Some(false),
+            provenance: head.provenance,
+        }],
+        unknown: Vec::new(),
+        files: vec![file],
+    })
 }
 
 /// One document's place in the page. Kinds the page has no section for

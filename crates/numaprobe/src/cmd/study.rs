@@ -172,9 +172,43 @@ fn study_error(e: StudyError) -> anyhow::Error {
 }
 
 /// Read `--distances FILE` into hop counts (one line naming the file and
-/// what was expected when it cannot).
+/// what was expected when it cannot): a latency document or a run's
+/// latency matrix, a report folder holding one, or a hand-written
+/// `{unit, cpu_nodes, mem_nodes, matrix}`.
 fn read_distances(path: &Path) -> anyhow::Result<HopMap> {
-    numaprobe_core::model::hops_file::read(path).map_err(|e| usage(format!("--distances {e}")))
+    use numaprobe_core::analysis::{self, input};
+    use numaprobe_core::model::document::{self, Accepts, Kind};
+    const TAKES: Accepts = Accepts {
+        reader: "study --distances",
+        kinds: &[Kind::Latency, Kind::Run],
+    };
+    let kind = if path.is_dir() {
+        None
+    } else {
+        numaprobe_core::model::input::read_text(path)
+            .ok()
+            .and_then(|t| document::head(t.as_bytes(), path).ok())
+            .and_then(|h| h.kind())
+    };
+    let bad = |e: String| usage(format!("--distances {e}"));
+    match kind {
+        Some(k) if !TAKES.takes(k) => {
+            return Err(bad(
+                document::refusal(path, &document::a_kind(k), &TAKES).to_string()
+            ))
+        }
+        None if !path.is_dir() => {
+            return numaprobe_core::model::hops_file::read(path).map_err(|e| bad(e.to_string()))
+        }
+        _ => {}
+    }
+    let opts = analysis::ParseOptions {
+        unit: None,
+        select: Some(analysis::Select::Latency),
+    };
+    let (m, _) = input::read_matrix(path, opts, TAKES.reader, TAKES.kinds)
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(HopMap::from_latency(&m.row_nodes, &m.col_nodes, &m.values))
 }
 
 fn hop_map(topo: &Topology, distances: &Option<PathBuf>) -> anyhow::Result<HopMap> {

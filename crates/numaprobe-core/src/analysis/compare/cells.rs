@@ -53,7 +53,14 @@ pub fn matrices(
     fn by(m: &MatrixResult) -> BTreeMap<(u32, u32), Side<'_>> {
         let mut out: BTreeMap<(u32, u32), Side> = BTreeMap::new();
         for cell in &m.cells {
-            out.insert((cell.cpu_node, cell.mem_node), Side::Measured(cell));
+            out.insert(
+                (cell.cpu_node, cell.mem_node),
+                Side::Measured(Figure {
+                    median: cell.median,
+                    samples: &cell.samples,
+                    evidence: CellEvidence::from(cell),
+                }),
+            );
         }
         for f in &m.failed {
             out.entry((f.cpu_node, f.mem_node))
@@ -82,31 +89,39 @@ pub fn matrices(
 }
 
 /// One side of a cell: measured, or failed with its reason.
-enum Side<'a> {
-    Measured(&'a Cell),
+pub(super) enum Side<'a> {
+    Measured(Figure<'a>),
     Failed(&'a str),
 }
 
+/// A measured figure as the comparison reads it: a matrix cell's, or a
+/// c2c pair's.
+pub(super) struct Figure<'a> {
+    pub median: f64,
+    pub samples: &'a [f64],
+    pub evidence: CellEvidence,
+}
+
 #[allow(clippy::too_many_arguments)]
-fn cell<'a>(
+pub(super) fn cell<'a>(
     kind: &str,
     unit: &str,
     cpu_node: u32,
     mem_node: u32,
-    a: Option<&Side<'a>>,
-    b: Option<&Side<'a>>,
+    a: Option<&'a Side<'a>>,
+    b: Option<&'a Side<'a>>,
     c: &Criteria,
     conditions: Option<&str>,
 ) -> Option<CellDiff> {
     let mut notes = Vec::new();
     let mut distrust = Vec::new();
-    let mut measured = |s: Option<&Side<'a>>, name: &str| -> Option<&'a Cell> {
+    let mut measured = |s: Option<&'a Side<'a>>, name: &str| -> Option<&'a Figure<'a>> {
         match s {
             Some(Side::Measured(cell)) => {
-                if let Some(why) = trust::cell_trust(&CellEvidence::from(*cell)) {
+                if let Some(why) = trust::cell_trust(&cell.evidence) {
                     distrust.push(format!("{name} not trusted: {why}"));
                 }
-                Some(*cell)
+                Some(cell)
             }
             Some(Side::Failed(reason)) => {
                 notes.push(format!("{name}: failed: {reason}"));
@@ -116,10 +131,10 @@ fn cell<'a>(
         }
     };
     let (ca, cb) = (measured(a, "A"), measured(b, "B"));
-    let side = |x: &Cell| CellSide {
+    let side = |x: &Figure| CellSide {
         median: x.median,
-        min: x.min,
-        max: x.max,
+        min: x.evidence.min,
+        max: x.evidence.max,
         samples: x.samples.len(),
     };
     let mut d = CellDiff {
@@ -160,12 +175,12 @@ fn cell<'a>(
     let sa = if x.samples.is_empty() {
         vec![x.median]
     } else {
-        x.samples.clone()
+        x.samples.to_vec()
     };
     let sb = if y.samples.is_empty() {
         vec![y.median]
     } else {
-        y.samples.clone()
+        y.samples.to_vec()
     };
     let (ma, mb) = (stats::median(&sa), stats::median(&sb));
     let change = mb - ma;
@@ -189,7 +204,7 @@ fn cell<'a>(
     }
     let test = stats::mann_whitney(&sa, &sb);
     d.p_value = test.map(|t| t.p);
-    let noises = [CellEvidence::from(x).noise(), CellEvidence::from(y).noise()];
+    let noises = [x.evidence.noise(), y.evidence.noise()];
     let big = d.change_pct.is_some_and(|p| p.abs() > c.threshold_pct);
     let (verdict, reason) = match test {
         None => (Verdict::Inconclusive, Some("no samples to test".into())),
@@ -229,7 +244,8 @@ fn cell<'a>(
             )),
         ),
         Some(_) => {
-            let lower_is_better = kind == "latency";
+            // Only bandwidth is better higher: latency and c2c times lower.
+            let lower_is_better = kind != "bandwidth";
             if (change < 0.0) == lower_is_better {
                 (Verdict::Better, None)
             } else {

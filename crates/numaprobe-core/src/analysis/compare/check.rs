@@ -46,10 +46,30 @@ pub fn check(expect: &Side, this: &This, opts: &Options) -> Result<CheckReport, 
         } else {
             "report"
         }
+    } else if expect.latency.is_some() || expect.bandwidth.is_some() {
+        // A matrix alone says nothing of the machine's layout: only its
+        // cells are judged, and they need this node's own run.
+        if this.measured.is_none() {
+            return Err(CompareError::Unsupported {
+                path: expect.origin.path.clone().into(),
+                what: "a matrix is checked against this node's own measurements: give them with --measured (a run.json, report folder or latency/bandwidth document of `numaprobe run`)".into(),
+            });
+        }
+        against_matrices(expect, this, opts, &mut out);
+        if expect.origin.kind == "report" {
+            "report"
+        } else if expect.latency.is_some() {
+            "latency"
+        } else {
+            "bandwidth"
+        }
     } else {
         return Err(CompareError::Unsupported {
             path: expect.origin.path.clone().into(),
-            what: "holds neither a topology, a binding nor a fleet; give the output of `numaprobe topo -o t.json`, a run.json, `numaprobe pin ... -o p.json` or a fleet.json".into(),
+            what: format!(
+                "holds nothing to check against; check --expect takes {}",
+                super::EXPECT.names()
+            ),
         });
     };
     Ok(CheckReport {
@@ -95,6 +115,13 @@ fn against_topology(expect: &Side, t: &Topology, this: &This, opts: &Options, ou
         &sections,
         opts.memory_tolerance,
     ));
+    against_matrices(expect, this, opts, out);
+}
+
+/// The expectation's matrices, cell by cell, against this node's own
+/// (`--measured`), each within the band.
+fn against_matrices(expect: &Side, this: &This, opts: &Options, out: &mut Outcome) {
+    let on = |s: Section| opts.sections.contains(&s);
     for (section, saved, found) in [
         (
             Section::Latency,

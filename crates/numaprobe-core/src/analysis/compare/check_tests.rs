@@ -46,6 +46,7 @@ pub(super) fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
         topology: t,
         latency: None,
         bandwidth: None,
+        c2c: None,
         pin: None,
         fleet: None,
         version: None,

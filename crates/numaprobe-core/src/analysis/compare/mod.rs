@@ -1,18 +1,20 @@
 //! Comparing two runs (`numaprobe diff`) and checking a machine against a
 //! saved description (`numaprobe check`).
 //!
-//! Flow: [`load`] reads each side (a report folder, `run.json`, or one
-//! `topo.json` / `latency.json` / `bandwidth.json`; pin results for
-//! `check`) into a [`Side`]; [`diff`] compares two sides of the same kind
+//! Flow: [`load`] reads each side by the one input rule
+//! (`model::document::pick`: a report folder, or one document of a kind
+//! the reader takes: [`DIFF`], [`EXPECT`], [`MEASURED`]) into a [`Side`]; [`diff`] compares two sides of the same kind
 //! into a `model::diff::DiffReport`: topology and firmware differences
 //! ([`topo`]), the kernel, the measurement parameters, and every measured
-//! cell with a noise-aware verdict ([`cells`], statistics in [`stats`]).
+//! cell with a noise-aware verdict ([`cells`], statistics in [`stats`];
+//! a c2c result's CPU pairs in [`c2c`]).
 //! [`check::check`] compares this machine with a saved topology, run,
 //! binding or a fleet's group baseline ([`baseline`]), on the terms of
 //! [`judge`]. Nothing here prints;
 //! errors are [`CompareError`]s, all of them bad input.
 
 pub mod baseline;
+pub mod c2c;
 pub mod cells;
 pub mod check;
 pub mod judge;
@@ -20,8 +22,9 @@ pub mod stats;
 pub mod topo;
 pub mod trust;
 
+use crate::model::c2c::C2cResult;
 use crate::model::diff::{Criteria, DiffReport, Difference, Origin, Section};
-use crate::model::document::{self, Document, DocumentError, Kind};
+use crate::model::document::{self, Accepts, Document, DocumentError, Kind};
 use crate::model::fleet::FleetReport;
 use crate::model::matrix::MatrixKind;
 use crate::model::matrix::MatrixResult;
@@ -42,14 +45,6 @@ pub enum CompareError {
     NotJson { path: PathBuf, message: String },
     #[error("{path}: {what}")]
     Unsupported { path: PathBuf, what: String },
-    #[error("{0}: a folder without numaprobe documents (topo.json, latency.json, bandwidth.json or run.json)")]
-    EmptyFolder(PathBuf),
-    #[error("{path}: not a valid {kind} document: {message}")]
-    Invalid {
-        path: PathBuf,
-        kind: String,
-        message: String,
-    },
     #[error("cannot compare a {a} with a {b}: give two report folders or two documents of the same kind")]
     Mismatch { a: String, b: String },
 }
@@ -61,6 +56,8 @@ pub struct Side {
     pub topology: Option<Topology>,
     pub latency: Option<MatrixResult>,
     pub bandwidth: Option<MatrixResult>,
+    /// A c2c result: its CPU pairs' transfer latencies.
+    pub c2c: Option<C2cResult>,
     pub pin: Option<PinReport>,
     /// A fleet's comparison (`fleet.json`): an expectation for `check`.
     pub fleet: Option<Box<FleetReport>>,
@@ -78,20 +75,60 @@ impl Side {
     fn live(&self) -> bool {
         match &self.topology {
             Some(t) => t.root == Path::new("/"),
-            None => self.latency.is_some() || self.bandwidth.is_some(),
+            None => self.latency.is_some() || self.bandwidth.is_some() || self.c2c.is_some(),
         }
     }
 }
 
-/// The documents of a report folder, in the order they are compared.
-const FOLDER_FILES: [&str; 3] = ["topo.json", "latency.json", "bandwidth.json"];
+/// What `diff` compares: two of one kind, or two report folders.
+pub const DIFF: Accepts = Accepts {
+    reader: "diff",
+    kinds: &[
+        Kind::Run,
+        Kind::Topo,
+        Kind::Latency,
+        Kind::Bandwidth,
+        Kind::C2c,
+    ],
+};
 
-/// Read one side: a folder (its topo.json, latency.json and bandwidth.json,
-/// or its run.json when those are absent) or one JSON document.
-pub fn load(path: &Path) -> Result<Side, CompareError> {
-    if !path.exists() {
-        return Err(CompareError::Missing(path.to_path_buf()));
-    }
+/// What `check --expect` checks this machine against.
+pub const EXPECT: Accepts = Accepts {
+    reader: "check --expect",
+    kinds: &[
+        Kind::Run,
+        Kind::Topo,
+        Kind::Latency,
+        Kind::Bandwidth,
+        Kind::Pin,
+        Kind::Fleet,
+    ],
+};
+
+/// What `check --measured` takes as this node's own measurements.
+pub const MEASURED: Accepts = Accepts {
+    reader: "check --measured",
+    kinds: &[Kind::Run, Kind::Latency, Kind::Bandwidth],
+};
+
+/// Which of a folder's documents make a side: its single documents (topo,
+/// latency, bandwidth, c2c) when it has any, else its run.json, else a
+/// binding, else a fleet's comparison; one file per kind.
+const FOLDER_ORDER: [&[Kind]; 4] = [
+    &[Kind::Topo, Kind::Latency, Kind::Bandwidth, Kind::C2c],
+    &[Kind::Run],
+    &[Kind::Pin],
+    &[Kind::Fleet],
+];
+
+/// Read one side for `accepts`: a folder (the documents [`FOLDER_ORDER`]
+/// chooses among those it takes) or one JSON document of a kind it takes.
+pub fn load(path: &Path, accepts: &Accepts) -> Result<Side, CompareError> {
+    let picked = document::pick(path, accepts).map_err(|e| match e {
+        DocumentError::NotJson { path, message } => CompareError::NotJson { path, message },
+        DocumentError::Missing { path } => CompareError::Missing(path),
+        e => e.into(),
+    })?;
     let mut side = Side {
         origin: Origin {
             path: path.display().to_string(),
@@ -105,82 +142,45 @@ pub fn load(path: &Path) -> Result<Side, CompareError> {
         topology: None,
         latency: None,
         bandwidth: None,
+        c2c: None,
         pin: None,
         fleet: None,
         version: None,
         system: None,
     };
-    if path.is_dir() {
-        side.origin.kind = "report".into();
-        let mut found = false;
-        for name in FOLDER_FILES {
-            let p = path.join(name);
-            if p.is_file() {
-                found = true;
-                add(&mut side, &p, Some(name))?;
-            }
-        }
-        if !found {
-            let p = path.join("run.json");
-            if !p.is_file() {
-                return Err(CompareError::EmptyFolder(path.to_path_buf()));
-            }
-            add(&mut side, &p, Some("run.json"))?;
-        }
+    if !picked.folder {
+        side.origin.kind = add(&mut side, path)?.to_string();
         return Ok(side);
     }
-    side.origin.kind = add(&mut side, path, None)?.to_string();
+    side.origin.kind = "report".into();
+    let family = FOLDER_ORDER
+        .iter()
+        .find(|f| f.iter().any(|&k| picked.first(k).is_some()))
+        .copied()
+        .unwrap_or_default();
+    for &k in family {
+        if let Some(p) = picked.first(k) {
+            add(&mut side, p)?;
+        }
+    }
     Ok(side)
 }
 
-fn unsupported(path: &Path, what: &str) -> CompareError {
-    CompareError::Unsupported {
-        path: path.to_path_buf(),
-        what: what.into(),
-    }
-}
-
-/// The kind of a document as the comparison names it (`report` for a
-/// run.json); None for a kind the comparison does not read.
-fn kind_of(kind: Option<Kind>) -> Option<&'static str> {
-    match kind? {
-        Kind::Run => Some("report"),
-        k @ (Kind::Topo | Kind::Latency | Kind::Bandwidth | Kind::Pin | Kind::Fleet) => {
-            Some(k.name())
-        }
-        _ => None,
-    }
-}
-
-/// Read one document with the one document reader and add it to a side;
-/// `expected` is the folder's file name, whose content must be of that
-/// kind. The kind the comparison names it by is returned.
-fn add(side: &mut Side, path: &Path, expected: Option<&str>) -> Result<&'static str, CompareError> {
+/// Read one document (of a kind [`load`]'s reader takes) with the one
+/// document reader and add it to a side. The kind the comparison names it
+/// by (`report` for a run.json) is returned.
+fn add(side: &mut Side, path: &Path) -> Result<&'static str, CompareError> {
     let text = crate::model::input::read_text(path)?;
-    let head = document::head(text.as_bytes(), path).map_err(|e| match e {
-        DocumentError::NotJson { message, .. } => CompareError::NotJson {
+    let head = document::head(text.as_bytes(), path)?;
+    let Some(k) = head.kind() else {
+        return Err(DocumentError::Unknown {
             path: path.to_path_buf(),
-            message,
-        },
-        e => e.into(),
-    })?;
-    let kind = kind_of(head.kind());
-    if let Some(w) = expected.map(|n| n.trim_end_matches(".json").replace("run", "report")) {
-        if kind != Some(w.as_str()) {
-            return Err(unsupported(
-                path,
-                &format!(
-                    "expected a {w} document, found {}",
-                    kind.unwrap_or("something else")
-                ),
-            ));
         }
-    }
-    let (Some(name), Some(k)) = (kind, head.kind()) else {
-        return Err(unsupported(
-            path,
-            "not a numaprobe topo, latency, bandwidth, run, pin or fleet document",
-        ));
+        .into());
+    };
+    let name = match k {
+        Kind::Run => "report",
+        k => k.name(),
     };
     let doc = document::parse(text.as_bytes(), &head, k, path)?;
     side.origin.documents.push(path.file_name().map_or_else(
@@ -207,12 +207,14 @@ fn add(side: &mut Side, path: &Path, expected: Option<&str>) -> Result<&'static 
             }
             side.latency = r.latency;
             side.bandwidth = r.bandwidth;
+            side.c2c = r.c2c.and_then(|o| o.result);
         }
         Document::Topo(t) => side.topology = Some(t.into_topology()),
         Document::Matrix(m) => match m.kind {
             MatrixKind::Latency => side.latency = Some(*m),
             MatrixKind::Bandwidth => side.bandwidth = Some(*m),
         },
+        Document::C2c(c) => side.c2c = Some(*c),
         Document::Pin(p) => side.pin = Some(*p),
         Document::Fleet(f) => side.fleet = Some(f),
         _ => {}
@@ -222,14 +224,6 @@ fn add(side: &mut Side, path: &Path, expected: Option<&str>) -> Result<&'static 
 
 /// Compare two sides of the same kind.
 pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, CompareError> {
-    for s in [a, b] {
-        if s.origin.kind == "pin" || s.origin.kind == "fleet" {
-            return Err(unsupported(
-                Path::new(&s.origin.path),
-                &format!("a {} result; diff compares report folders and topo, latency, bandwidth or run documents (check this machine against it with `numaprobe check --expect`)", s.origin.kind),
-            ));
-        }
-    }
     if a.origin.kind != b.origin.kind {
         return Err(CompareError::Mismatch {
             a: describe(&a.origin.kind),
@@ -265,6 +259,19 @@ pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, Compa
             (None, None) => {}
             (x, y) => differences.push(present(name, x.is_some(), y.is_some())),
         }
+    }
+    match (&a.c2c, &b.c2c) {
+        (Some(x), Some(y)) => {
+            let (d, c) = c2c::pairs(x, y, criteria, conditions.as_deref());
+            differences.extend(d);
+            cells.extend(c);
+            notes.push("c2c cells: cpu and mem are the pair's two CPUs (the first starts the round trip, the second answers)".into());
+        }
+        (None, None) => {}
+        (x, _) => notes.push(format!(
+            "c2c not compared: only {} holds a c2c result",
+            if x.is_some() { "A" } else { "B" }
+        )),
     }
     let note = |what: &str, x: &Option<String>, y: &Option<String>, notes: &mut Vec<String>| {
         if let (Some(x), Some(y)) = (x, y) {
@@ -348,6 +355,7 @@ mod tests {
             topology: Some(build(root, &cpus, &[], None)),
             latency: None,
             bandwidth: None,
+            c2c: None,
             pin: None,
             fleet: None,
             version: Some("0.1.0".into()),

@@ -102,6 +102,13 @@ pub enum DocumentError {
     },
     #[error("{}: no such file or folder", path.display())]
     Missing { path: PathBuf },
+    #[error("{}: {found}; {reader} takes {takes}", path.display())]
+    NotTaken {
+        path: PathBuf,
+        found: String,
+        reader: &'static str,
+        takes: String,
+    },
     #[error("{}: cannot read the folder: {message}", path.display())]
     Folder { path: PathBuf, message: String },
 }

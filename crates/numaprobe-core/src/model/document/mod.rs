@@ -8,18 +8,21 @@
 //! - `identify`: which kind a document is, from its [`Head`];
 //! - `file`: [`Document`], its errors, [`parse`], [`from_bytes`] and
 //!   [`read_file`];
-//! - `folder`: [`read_folder`] and what it finds.
+//! - `folder`: [`read_folder`] and what it finds;
+//! - `accept`: the one input rule of every reader ([`Accepts`], [`pick`]).
 //!
 //! A document's text is read twice, never expanded: once for its head
 //! (schema, kind, provenance; every other value skipped), once straight
 //! into its typed shape with its memory bounded by its size
 //! (`model::bounded`).
 
+mod accept;
 mod file;
 mod folder;
 mod identify;
 mod kind;
 
+pub use accept::{a_kind, pick, refusal, Accepts, Picked};
 pub use file::{from_bytes, head, parse, read_file, Document, DocumentError, Run, RunRead};
 pub use folder::{read_folder, Folder, Found, Other};
 pub use identify::{identify, is_numaprobe, Head, Stamps};

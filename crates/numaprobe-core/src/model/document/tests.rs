@@ -266,3 +266,67 @@ fn every_kind_is_in_the_manual() {
         assert!(doc.contains(&format!("| `{}` |", k.name())), "{k}");
     }
 }
+
+#[test]
+fn a_reader_picks_the_kinds_it_takes_and_names_them_when_it_finds_none() {
+    use super::{pick, Accepts};
+    const TAKES: Accepts = Accepts {
+        reader: "diff",
+        kinds: &[Kind::Latency, Kind::C2c],
+    };
+    let d = temp_dir("pick");
+    let doc = |kind: &str| format!("{{\"schema\": \"numaprobe/1\", \"kind\": \"{kind}\"}}");
+    std::fs::write(d.join("b.json"), doc("c2c")).unwrap();
+    std::fs::write(d.join("a.json"), doc("latency")).unwrap();
+    std::fs::write(d.join("p.json"), doc("peak")).unwrap();
+    std::fs::write(d.join("other.json"), "{\"foo\": 1}").unwrap();
+    std::fs::write(d.join("notes.txt"), "x").unwrap();
+    let p = pick(&d, &TAKES).unwrap();
+    assert!(p.folder);
+    let kinds: Vec<Kind> = p.files.iter().map(|f| f.1).collect();
+    assert_eq!(kinds, [Kind::Latency, Kind::C2c]);
+    assert_eq!(p.first(Kind::C2c), Some(d.join("b.json").as_path()));
+    assert_eq!(p.first(Kind::Peak), None);
+    assert_eq!(p.named(), "a report folder: a.json (latency), b.json (c2c)");
+    // The file itself: taken, or refused naming what it is and what
+    // would be taken.
+    let one = pick(&d.join("b.json"), &TAKES).unwrap();
+    assert!(!one.folder);
+    assert_eq!(one.named(), "a c2c document");
+    let e = pick(&d.join("p.json"), &TAKES).unwrap_err().to_string();
+    assert!(
+        e.ends_with("p.json: a peak document; diff takes a latency or c2c document, or a report folder holding one"),
+        "{e}"
+    );
+    assert!(pick(&d.join("other.json"), &TAKES).is_err());
+    let only_peak = temp_dir("pick-peak");
+    std::fs::write(only_peak.join("p.json"), doc("peak")).unwrap();
+    std::fs::write(only_peak.join("i.json"), doc("infer")).unwrap();
+    let e = pick(&only_peak, &TAKES).unwrap_err().to_string();
+    assert!(
+        e.contains("a folder of infer, peak documents only; diff takes a latency or c2c document"),
+        "{e}"
+    );
+    let empty = temp_dir("pick-empty");
+    let e = pick(&empty, &TAKES).unwrap_err().to_string();
+    assert!(
+        e.contains("a folder without numaprobe documents; diff takes"),
+        "{e}"
+    );
+    assert!(matches!(
+        pick(&empty.join("nothing"), &TAKES),
+        Err(DocumentError::Missing { .. })
+    ));
+    let an = Accepts {
+        reader: "x",
+        kinds: &[Kind::Infer],
+    };
+    assert!(
+        an.names().starts_with("an infer document"),
+        "{}",
+        an.names()
+    );
+    for p in [d, only_peak, empty] {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}

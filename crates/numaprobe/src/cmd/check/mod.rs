@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = after_help())]
 pub struct Args {
-    /// The saved topology (numaprobe topo), run (run.json or report folder), binding (numaprobe pin) or fleet (fleet.json) to check against
+    /// The saved topology (numaprobe topo), run (run.json or report folder), latency or bandwidth matrix (with --measured), binding (numaprobe pin) or fleet (fleet.json) to check against
     #[arg(long, value_name = "FILE")]
     pub expect: PathBuf,
     /// Compare only these sections (comma-separated; names below)
@@ -54,8 +54,9 @@ pub struct Args {
 
 fn after_help() -> String {
     format!(
-        "FILE is what `numaprobe topo -o t.json`, `numaprobe run` (run.json, or its report folder), \
-`numaprobe pin ... -o p.json` or `numaprobe fleet` (fleet.json) wrote.\n\n\
+        "FILE is what `numaprobe topo -o t.json`, `numaprobe run` (run.json, or its report folder; \
+or its latency.json or bandwidth.json, judged with --measured), `numaprobe pin ... -o p.json` or \
+`numaprobe fleet` (fleet.json) wrote (doc/inputs.md).\n\n\
 Sections (--only / --skip): {}.\n\
 Against a topology or run: CPU model, kernel release (this machine only; a dump's kernel is not known), \
 packages, NUMA nodes, numbering, every CPU's place, allowed CPUs and memory nodes (affinity mask and \
@@ -110,7 +111,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         None
     };
-    let expect = compare::load(&args.expect).map_err(|e| usage(format!("--expect: {e}")))?;
+    let expect = compare::load(&args.expect, &compare::EXPECT)
+        .map_err(|e| usage(format!("--expect: {e}")))?;
     let measured = match &args.measured {
         Some(p) => Some(measured(p)?),
         None => None,
@@ -155,7 +157,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// `--measured`: a run of this node with at least one matrix.
 fn measured(path: &Path) -> anyhow::Result<compare::Side> {
-    let side = compare::load(path).map_err(|e| usage(format!("--measured: {e}")))?;
+    let side =
+        compare::load(path, &compare::MEASURED).map_err(|e| usage(format!("--measured: {e}")))?;
     if side.latency.is_none() && side.bandwidth.is_none() {
         return Err(usage(format!(
             "--measured: {} holds no latency or bandwidth matrix; give this node's run.json (numaprobe run) or a latency/bandwidth document",
