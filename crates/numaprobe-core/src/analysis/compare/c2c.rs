@@ -172,6 +172,31 @@ mod tests {
             .iter()
             .filter(|c| (c.cpu_node, c.mem_node) == (gone.a, gone.b))
             .all(|c| c.notes.iter().any(|n| n.contains("CPU went offline"))));
+        // The pair left without its read-shared figure lacks that one only.
+        let kept = (b.pairs[0].a, b.pairs[0].b);
+        let states: Vec<&str> = only_a
+            .iter()
+            .filter(|c| (c.cpu_node, c.mem_node) == kept)
+            .map(|c| c.kind.as_str())
+            .collect();
+        assert_eq!(states, ["c2c shared"]);
+    }
+
+    #[test]
+    fn a_flagged_figure_carries_no_verdict() {
+        let a = result(100.0);
+        let mut b = result(130.0);
+        let f = b.pairs[0].hitm.as_mut().unwrap();
+        f.flagged = true;
+        f.flags = vec!["two modes".into()];
+        let (_, cells) = pairs(&a, &b, &default_criteria(), None);
+        let (x, y) = (b.pairs[0].a, b.pairs[0].b);
+        let c = cells
+            .iter()
+            .find(|c| c.kind == "c2c hitm" && (c.cpu_node, c.mem_node) == (x, y))
+            .unwrap();
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
+        assert_eq!(c.reason.as_deref(), Some("B not trusted: two modes"));
     }
 
     #[test]
