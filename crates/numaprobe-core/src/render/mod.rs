@@ -4,7 +4,8 @@
 //! `units`, `topology::cpulist` and the model); they never measure and never
 //! analyse. One file per concern:
 //!
-//! - `table`: the one table type behind text, CSV and Markdown
+//! - `table`: the one table type behind text, CSV and Markdown; `fit`: a
+//!   terminal's width and height for the main job's summary
 //! - `json`: `to_json`, serde plus the provenance stamp
 //! - `matrix`, `matrix_long`: a latency/bandwidth matrix and its long table
 //! - `infer`, `graph`: the inference's tables and ASCII drawing; its picture
@@ -25,6 +26,7 @@
 pub mod c2c;
 pub mod chart;
 pub mod diff;
+pub mod fit;
 pub mod fleet_csv;
 pub mod fleet_html;
 pub mod fleet_table;

@@ -2,6 +2,7 @@
 //! long CSV of every measured cell, from run.json's model. The status line
 //! comes from `run_status`, the extra phases' lines from `run_extra`.
 
+use super::fit;
 use super::table::Table;
 use crate::model::run::RunReport;
 use crate::model::Format;
@@ -41,34 +42,74 @@ pub fn to_text<P, C>(
 ) -> String {
     let mut s = super::topo::to_summary(topo);
     for (label, l) in status {
-        s.push_str(&format!("\n{label}: {l}\n"));
+        s.push('\n');
+        push_wrapped(&mut s, &format!("{label}: {l}"), 6);
     }
     for m in doc.matrices() {
         s.push('\n');
-        s.push_str(&m.render(Format::Table));
+        let text = m.render(Format::Table);
+        if text.lines().all(|l| l.chars().count() <= fit::WIDTH) {
+            s.push_str(&text);
+        } else {
+            // A matrix wider than the terminal: its title, and where it is.
+            let title = text.lines().next().unwrap_or_default();
+            s.push_str(&fit::cut(title, fit::WIDTH));
+            s.push_str(&format!(
+                "\n  {} cells, wider than a terminal: report.html draws it, {}.json has every figure\n",
+                m.cells.len(),
+                m.kind_name()
+            ));
+        }
     }
     for inf in doc.inferences() {
         s.push('\n');
-        s.push_str(&inf.to_text(true));
+        s.push_str(&inf.to_terminal(true));
     }
     let extra = extra_lines(doc);
     if !extra.is_empty() {
         s.push_str("\nBeyond the matrices:\n");
         for l in &extra {
-            s.push_str(&format!("  {l}\n"));
+            let [first, rest @ ..] = &fit::wrap(l, fit::WIDTH - 4, 3)[..] else {
+                continue;
+            };
+            s.push_str(&format!("  {first}\n"));
+            for r in rest {
+                s.push_str(&format!("    {r}\n"));
+            }
         }
     }
     if let Some(p) = &doc.binding {
         s.push_str("\nBinding: one thread per core, scatter (numaprobe pin --strategy scatter)\n");
-        s.push_str(&p.commands_table().to_text());
+        s.push_str(&fit::table(
+            &p.commands_table(),
+            fit::Long::Cut,
+            "",
+            String::new,
+        ));
+        if p.commands_table()
+            .to_text()
+            .lines()
+            .any(|l| l.chars().count() > fit::WIDTH)
+        {
+            s.push_str("(a line cut at \"...\" is whole in `numaprobe pin --strategy scatter` and pin.json)\n");
+        }
     }
     if !doc.notes.is_empty() {
         s.push('\n');
         for n in &doc.notes {
-            s.push_str(&format!("Note: {n}\n"));
+            push_wrapped(&mut s, &format!("Note: {n}"), 6);
         }
     }
     s
+}
+
+/// A sentence on at most `lines` terminal lines, the later ones indented.
+fn push_wrapped(s: &mut String, text: &str, lines: usize) {
+    for (i, l) in fit::wrap(text, fit::WIDTH - 2, lines).iter().enumerate() {
+        s.push_str(if i == 0 { "" } else { "  " });
+        s.push_str(l);
+        s.push('\n');
+    }
 }
 
 /// summary.md and `--format markdown`: the same as [`to_text`], as a

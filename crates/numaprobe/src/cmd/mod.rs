@@ -177,9 +177,17 @@ pub fn budget(cli: &Cli) -> Option<Budget> {
         })
     };
     let per_cell = StopRule::default().budget;
+    // A run that measures nothing (declined, or another machine's dump) ran
+    // under no budget: a page must not state one for it.
+    let job = |a: &run::Args| -> Option<Budget> {
+        let measures = !a.no_measure && a.sysfs.sysfs_root == std::path::Path::new("/");
+        measures
+            .then(|| given("--budget", &a.budget, run::DEFAULT_BUDGET))
+            .flatten()
+    };
     match &cli.command {
-        None => given("--budget", &cli.main_job.budget, run::DEFAULT_BUDGET),
-        Some(Command::Run(a)) => given("--budget", &a.budget, run::DEFAULT_BUDGET),
+        None => job(&cli.main_job),
+        Some(Command::Run(a)) => job(a),
         Some(Command::Latency(a)) => given("--time-budget", &a.sampling.time_budget, per_cell),
         Some(Command::Bandwidth(a)) => given("--time-budget", &a.sampling.time_budget, per_cell),
         Some(Command::Peak(a)) if !a.memory_only => {

@@ -3,7 +3,7 @@
 //! "from", columns "to") when every pair was measured, else the pair list,
 //! then the median per sharing domain.
 
-use super::heat_table::{badness, heat_table, HeatCell};
+use super::heat_table::{heat_table, HeatCell, Noisy, Scale};
 use super::page::{escape, prose, scale_colour, table};
 use crate::model::c2c::{C2cResult, Figure};
 use crate::render::c2c::{domain_table, figure_of, flagged_lines, is_square, starred};
@@ -11,13 +11,25 @@ use crate::render::table::Table;
 use crate::stats::flags::star;
 
 fn heat(r: &C2cResult, m: &[Vec<Option<f64>>], state: &str) -> String {
-    let vals: Vec<f64> = m.iter().flatten().flatten().copied().collect();
-    if vals.is_empty() {
+    if m.iter().flatten().flatten().next().is_none() {
         return String::new();
     }
-    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let figure = |a: u32, b: u32| -> Option<&Figure> { figure_of(r, a, b, state == "HITM") };
+    // Coloured by the trusted figures, and only where they differ beyond
+    // their spread (155.5 against 156.7 ns is one colour, not two).
+    let noisy = |a: u32, b: u32, v: f64| Noisy::new(v, figure(a, b).map_or(0.0, |f| f.cv));
+    let trusted: Vec<Noisy> = r
+        .cpus
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &a)| {
+            r.cpus.iter().enumerate().filter_map(move |(j, &b)| {
+                let v = m[i][j]?;
+                (!figure(a, b).is_some_and(|f| f.flagged)).then(|| noisy(a, b, v))
+            })
+        })
+        .collect();
+    let scale = Scale::of(&trusted, true);
     let cells: Vec<Vec<HeatCell>> = r
         .cpus
         .iter()
@@ -33,7 +45,9 @@ fn heat(r: &C2cResult, m: &[Vec<Option<f64>>], state: &str) -> String {
                             text: format!("{v:.1}{}", star(flagged)),
                             // A flagged figure is never drawn in the
                             // scale's colours: its place on it is not known.
-                            colour: (!flagged).then(|| scale_colour(badness(v, lo, hi, true))),
+                            colour: scale
+                                .filter(|_| !flagged)
+                                .map(|sc| sc.colour(noisy(a, b, v))),
                             flagged,
                             title: match figure(a, b) {
                                 Some(f) => format!(
@@ -68,11 +82,16 @@ fn heat(r: &C2cResult, m: &[Vec<Option<f64>>], state: &str) -> String {
                 .collect()
         })
         .collect();
-    let mut s = format!(
-        "<p class=\"legend\">{state}, median ns one way: <span class=\"swatch\" style=\"background:{}\"></span>{lo:.1} <span class=\"swatch\" style=\"background:{}\"></span>{hi:.1}; rows: from, columns: to</p>\n",
-        scale_colour(0.0),
-        scale_colour(1.0)
-    );
+    let mut s = match scale {
+        Some(sc) => format!(
+            "<p class=\"legend\">{state}, median ns one way: <span class=\"swatch\" style=\"background:{}\"></span>{:.1} <span class=\"swatch\" style=\"background:{}\"></span>{:.1}; rows: from, columns: to</p>\n",
+            scale_colour(0.0),
+            sc.best.value,
+            scale_colour(1.0),
+            sc.worst.value
+        ),
+        None => format!("<p class=\"legend\">{state}, median ns one way; colour: none, no two trusted pairs differ beyond their spread; rows: from, columns: to</p>\n"),
+    };
     s.push_str(&heat_table(&r.cpus, &r.cpus, &cells, "from \\ to"));
     s
 }

@@ -8,7 +8,7 @@
 //! and a dashed outline, and are listed under the table with their reasons
 //! (a tooltip alone would hide them on paper and on touch screens).
 
-use super::heat_table::{badness, heat_table, HeatCell, COMPACT_COLUMNS};
+use super::heat_table::{badness, heat_table, HeatCell, Noisy, Scale, COMPACT_COLUMNS};
 use super::page::{escape, prose, scale_colour};
 use super::ReportInput;
 use crate::model::infer::fmt_value;
@@ -46,8 +46,7 @@ fn value_text(v: f64, unit: &str) -> String {
     }
 }
 
-fn legend(lo: f64, hi: f64, unit: &str, lower_is_better: bool) -> String {
-    let (best, worst) = if lower_is_better { (lo, hi) } else { (hi, lo) };
+fn legend(best: f64, worst: f64, unit: &str) -> String {
     let u = if unit.is_empty() {
         String::new()
     } else {
@@ -68,18 +67,16 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
         MatrixKind::Latency => "Idle latency",
         MatrixKind::Bandwidth => "Bandwidth",
     };
-    // The scale spans the trusted cells only, and needs two values apart:
-    // one cell (or one trusted value) has no best or worst, so it is drawn
-    // neutral, never in the scale's good colour.
-    let values: Vec<f64> = m
+    // The scale spans the trusted cells only, and needs two of them apart
+    // beyond their spread: one cell, or cells within noise of each other,
+    // have no best or worst, so they are drawn neutral.
+    let trusted: Vec<Noisy> = m
         .cells
         .iter()
         .filter(|c| !c.flagged)
-        .map(|c| c.median)
+        .map(|c| Noisy::new(c.median, c.cv))
         .collect();
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let scaled = hi > lo;
+    let scale = Scale::of(&trusted, lower);
     let mut cells = Vec::new();
     for &r in &m.cpu_nodes {
         let mut row = Vec::new();
@@ -91,8 +88,9 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
                     let mark = if x.flagged { "* \u{2691}" } else { "" };
                     HeatCell {
                         text: format!("{}{mark}", fmt_value(x.median)),
-                        colour: (scaled && !x.flagged)
-                            .then(|| scale_colour(badness(x.median, lo, hi, lower))),
+                        colour: scale
+                            .filter(|_| !x.flagged)
+                            .map(|sc| sc.colour(Noisy::new(x.median, x.cv))),
                         flagged: x.flagged,
                         title: format!(
                             "CPU node {r} -> memory node {c}: median {} {}, min {}, max {}, CV {:.1} %, {} samples, {:.1} % of pages on node {c}{}",
@@ -129,10 +127,10 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
         escape(file),
         if m.complete { "" } else { ", partial" }
     );
-    if scaled {
-        s.push_str(&legend(lo, hi, &m.unit, lower));
+    if let Some(sc) = scale {
+        s.push_str(&legend(sc.best.value, sc.worst.value, &m.unit));
     } else if !m.cells.is_empty() {
-        s.push_str("<p class=\"legend\">colour: none, fewer than two trusted cells apart to compare; hatched: flagged (the reason is below and in the cell's tooltip); rows: CPU node, columns: memory node</p>\n");
+        s.push_str("<p class=\"legend\">colour: none, no two trusted cells differ beyond their spread; hatched: flagged (the reason is below and in the cell's tooltip); rows: CPU node, columns: memory node</p>\n");
     }
     s.push_str(&heat_table(
         &m.cpu_nodes,
@@ -184,7 +182,8 @@ fn slit(d: &Distances, file: &str) -> String {
                 .enumerate()
                 .map(|(b, &v)| HeatCell {
                     text: v.to_string(),
-                    colour: Some(scale_colour(badness(v as f64, lo, hi, true))),
+                    // One node's table has no best or worst: neutral.
+                    colour: (hi > lo).then(|| scale_colour(badness(v as f64, lo, hi, true))),
                     flagged: false,
                     title: format!(
                         "node {} -> node {}: distance {v}",
@@ -199,7 +198,9 @@ fn slit(d: &Distances, file: &str) -> String {
         "<h3>Firmware distances (SLIT) <span class=\"note\">from {}</span></h3>\n",
         escape(file)
     );
-    s.push_str(&legend(lo, hi, "slit", true));
+    if hi > lo {
+        s.push_str(&legend(lo, hi, "slit"));
+    }
     s.push_str(&heat_table(&d.node_ids, &d.node_ids, &cells, "from \\ to"));
     s
 }

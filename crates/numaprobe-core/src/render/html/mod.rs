@@ -91,6 +91,34 @@ pub struct ReportInput {
     pub files: Vec<String>,
 }
 
+impl ReportInput {
+    /// The dump's name when the topology was read from a saved description
+    /// of another machine (`--sysfs-root`), not from this host.
+    pub fn dump_name(&self) -> Option<String> {
+        let root = &self.topology.as_ref()?.value.root;
+        (root != std::path::Path::new("/")).then(|| {
+            root.file_name().map_or_else(
+                || root.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            )
+        })
+    }
+
+    /// Whether any document holds a measurement (a run's status, a matrix,
+    /// a phase): a page with none states no completeness.
+    pub fn measured(&self) -> bool {
+        self.run_status.is_some()
+            || !(self.matrices.is_empty()
+                && self.studies.is_empty()
+                && self.locks.is_empty()
+                && self.loaded.is_empty()
+                && self.sweeps.is_empty()
+                && self.rankings.is_empty()
+                && self.c2c.is_empty()
+                && self.peaks.is_empty())
+    }
+}
+
 /// The sections of the page, in order: (id, heading, what adds one). A
 /// section with data is drawn in full; the ones a folder has nothing for
 /// are named together on one line (each name keeps its id, so a link to

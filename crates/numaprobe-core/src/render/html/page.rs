@@ -185,7 +185,22 @@ fn absent(shown: &[bool]) -> String {
 /// One line under the title: host, CPU model, when.
 fn subtitle(input: &ReportInput) -> String {
     let mut parts = Vec::new();
-    if let Some(p) = input.provenance.first() {
+    if let (Some(name), Some(t)) = (input.dump_name(), &input.topology) {
+        // Whose machine the page shows: the dump's, with the reader last.
+        let t = &t.value;
+        parts.push(format!("{name} (a saved description)"));
+        if let Some(m) = &t.cpu_model {
+            parts.push(m.clone());
+        }
+        parts.push(format!(
+            "{} CPUs, {} NUMA nodes",
+            t.cpus.len(),
+            t.nodes.len()
+        ));
+        if let Some(p) = input.provenance.first() {
+            parts.push(format!("read on {} at {}", p.value.hostname, p.value.end));
+        }
+    } else if let Some(p) = input.provenance.first() {
         parts.push(p.value.hostname.clone());
         parts.push(p.value.cpu_model.clone());
         parts.push(format!("Linux {}", p.value.kernel));

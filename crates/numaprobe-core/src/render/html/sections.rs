@@ -11,13 +11,25 @@ use crate::model::infer::Inference;
 
 pub fn machine(input: &ReportInput) -> String {
     let mut s = String::new();
+    // Another machine's dump: host, CPU model and kernel are the reader's,
+    // and say so; the machine described is the dump's (below).
+    let dump = input.dump_name();
+    let (host, model, kernel) = if dump.is_some() {
+        (
+            "Read on host",
+            "That host's CPU model",
+            "That host's kernel",
+        )
+    } else {
+        ("Ran on host", "CPU model", "Kernel")
+    };
     match input.provenance.first() {
         Some(p) => {
             let v = &p.value;
             let mut rows = vec![
-                ("Ran on host", escape(&v.hostname)),
-                ("CPU model", escape(&v.cpu_model)),
-                ("Kernel", escape(&v.kernel)),
+                (host, escape(&v.hostname)),
+                (model, escape(&v.cpu_model)),
+                (kernel, escape(&v.kernel)),
                 ("numaprobe", escape(&v.version)),
                 (
                     "Command line",
@@ -29,14 +41,18 @@ pub fn machine(input: &ReportInput) -> String {
             if let Some(b) = &v.budget {
                 rows.push(("Budget", escape(&format!("{} {} s", b.option, b.seconds))));
             }
-            rows.push((
-                "Complete",
-                match &input.run_status {
-                    Some(st) => prose(&crate::render::run_status::line(st)),
-                    None if input.complete => "yes".into(),
-                    None => "no (partial result)".into(),
-                },
-            ));
+            // Completeness is a measurement's: with nothing measured there
+            // is none to state.
+            if input.measured() {
+                rows.push((
+                    "Complete",
+                    match &input.run_status {
+                        Some(st) => prose(&crate::render::run_status::line(st)),
+                        None if input.complete => "yes".into(),
+                        None => "no (partial result)".into(),
+                    },
+                ));
+            }
             s.push_str(kv_table(&rows).as_str());
         }
         None => s.push_str(&empty(
@@ -85,13 +101,19 @@ pub fn machine(input: &ReportInput) -> String {
                 ),
             ),
         ];
-        let dump = t.root != std::path::Path::new("/");
-        if dump {
+        if dump.is_some() {
+            rows.insert(
+                0,
+                (
+                    "CPU model",
+                    escape(t.cpu_model.as_deref().unwrap_or("not in the description")),
+                ),
+            );
             rows.push(("Read from", words(&escape(&t.root.display().to_string()))));
         }
         s.push_str("<h3>Machine</h3>\n");
-        if dump {
-            s.push_str("<p class=\"note\">This machine was read from a saved description (a sysfs dump); the host, CPU model and kernel above are those of the machine numaprobe ran on.</p>\n");
+        if let Some(name) = &dump {
+            s.push_str(&format!("<p class=\"note\">The machine described here is {}, read from a saved description (a sysfs dump), not the host that read it; nothing was measured on it.</p>\n", escape(name)));
         }
         s.push_str(&kv_table(&rows));
     }

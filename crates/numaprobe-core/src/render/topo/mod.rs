@@ -387,19 +387,42 @@ fn msc_table(t: &Topology) -> Table {
 pub const FOLD_ABOVE: usize = 64;
 
 /// The short form for `numaprobe` without arguments: the machine in a few
-/// lines, its nodes and distances, what is not allowed, and any warning.
+/// lines, its nodes and distances, what is not allowed, and any warning;
+/// within a terminal's width (`render::fit`): past a screenful of nodes the
+/// table is folded, and a SLIT wider than the terminal is given by its levels.
 pub fn to_summary(t: &Topology) -> String {
+    use crate::render::fit;
     let online: Vec<&Cpu> = t.cpus.iter().filter(|c| c.online).collect();
-    let mut out = header(t, &online);
+    let mut out = fit::lines(&header(t, &online));
     out.push('\n');
-    out.push_str(&node_table(t).to_text());
+    out.push_str(&fit::table(
+        &node_table(t),
+        fit::Long::Wrap,
+        "every node is in `numaprobe topo` and the report",
+        String::new,
+    ));
     if let Some(d) = distance_table(t) {
         out.push('\n');
-        out.push_str(&d.with_title("Distances (SLIT, 10 = local)").to_text());
+        let title =
+            "Distances (SLIT, the firmware's System Locality Information Table; 10 = local)";
+        let n = t.nodes.len();
+        out.push_str(&fit::table(
+            &d.with_title(title),
+            fit::Long::Wrap,
+            "",
+            || {
+                format!(
+                    "{title}\n  {n} x {n} nodes, wider than a terminal: the report and `numaprobe topo --format csv --table distances` have it\n{}",
+                    distance_levels(t)
+                )
+            },
+        ));
     }
     out.push('\n');
-    out.push_str(&not_allowed(t, &online));
-    push_warnings(&mut out, t);
+    out.push_str(&fit::lines(&not_allowed(t, &online)));
+    let mut warnings = String::new();
+    push_warnings(&mut warnings, t);
+    out.push_str(&fit::lines(&warnings));
     out.push_str("\n(`numaprobe topo` shows processors, packages, caches, HMAT and PCI devices)\n");
     out
 }
