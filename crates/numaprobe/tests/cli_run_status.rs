@@ -1,7 +1,7 @@
 //! `complete` means one thing in the main job's report folder: run.json's
 //! `complete` and `status`, summary.md's status line and report.html's
 //! banner and provenance row say the same, and a phase cut by its share of
-//! the budget is "partial by budget", never an interruption or a partial
+//! the budget is "cut short by the budget", never an interruption or a partial
 //! result of the run. Nothing here depends on timing: what the budget cut
 //! is read from run.json and looked for in the other two files.
 
@@ -28,18 +28,18 @@ fn folder(dir: &Path) -> (Value, String, String) {
 /// run.json's `status` alone.
 fn expected_line(status: &Value) -> String {
     let phases = status["phases"].as_array().unwrap();
+    if phases.is_empty() {
+        return "complete: every phase ran its whole plan".into();
+    }
     let mut line = String::from(if status["complete"].as_bool().unwrap() {
-        "complete"
+        "ran as far as the budget allowed"
     } else {
         "incomplete"
     });
-    if phases.is_empty() {
-        return line + ": every phase ran its whole plan";
-    }
     for (kind, name) in [
-        ("interrupted", "interrupted"),
+        ("interrupted", "stopped by an interruption"),
         ("failed", "failed"),
-        ("budget", "partial by budget"),
+        ("budget", "cut short by the budget"),
         ("other", "not run in full"),
     ] {
         let these: Vec<String> = phases

@@ -66,11 +66,21 @@ fn matrix(p: &PhaseRecord, m: Option<&MatrixResult>, out: &mut Vec<PhaseShortfal
         out.push(short(
             name,
             Shortfall::Interrupted,
-            format!(
-                "cut short by an interruption after {} of {} planned cells",
-                m.cells.len(),
-                p.planned_cells
-            ),
+            if m.cells.len() < p.planned_cells {
+                format!(
+                    "{} of {} planned cells measured",
+                    m.cells.len(),
+                    p.planned_cells
+                )
+            } else {
+                // Every cell is there: the interruption came during the
+                // last one's sampling.
+                format!(
+                    "in its last cell, {} of {} measured",
+                    m.cells.len(),
+                    p.planned_cells
+                )
+            },
         ));
     }
     if let Some(f) = m.failed.first() {
@@ -179,10 +189,7 @@ mod tests {
         assert!(!st.complete);
         let kinds: Vec<Shortfall> = st.phases.iter().map(|p| p.shortfall).collect();
         assert_eq!(kinds, vec![Shortfall::Interrupted, Shortfall::Failed]);
-        assert_eq!(
-            st.phases[0].reason,
-            "cut short by an interruption after 0 of 4 planned cells"
-        );
+        assert_eq!(st.phases[0].reason, "0 of 4 planned cells measured");
         assert!(st.phases[1].reason.starts_with(
             "1 of 4 planned cells failed (the first, CPU node 0 on memory node 1: no memory"
         ));

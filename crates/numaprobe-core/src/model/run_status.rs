@@ -27,8 +27,8 @@ pub enum Shortfall {
 impl Shortfall {
     pub fn name(self) -> &'static str {
         match self {
-            Shortfall::Budget => "partial by budget",
-            Shortfall::Interrupted => "interrupted",
+            Shortfall::Budget => "cut short by the budget",
+            Shortfall::Interrupted => "stopped by an interruption",
             Shortfall::Failed => "failed",
             Shortfall::Other => "not run in full",
         }

@@ -48,7 +48,8 @@ pub fn curve_table(c: &Curve) -> Table {
         "latency ns",
         "p90 ns",
         "p99 ns",
-        "",
+        "x idle",
+        "point",
     ])
     .with_title(format!(
         "{}: chase on CPU {}, load on {} {}, {} per thread ({} pages), placement {:.1} %",
@@ -71,6 +72,7 @@ pub fn curve_table(c: &Curve) -> Table {
         Align::Right,
         Align::Right,
         Align::Right,
+        Align::Right,
         Align::Left,
     ]);
     let idle = c.points.first().filter(|p| p.delay.is_none());
@@ -82,11 +84,14 @@ pub fn curve_table(c: &Curve) -> Table {
         if p.bandwidth_gbs == c.peak_gbs && c.peak_gbs > 0.0 {
             mark.push("peak".to_string());
         }
-        if let (Some(idle), Some(_)) = (idle, p.delay) {
-            if idle.latency_ns > 0.0 {
-                mark.push(format!("x{:.2}", p.latency_ns / idle.latency_ns));
+        // Latency against the idle point's; the idle point is 1 by
+        // definition, so it is left blank.
+        let ratio = match (idle, p.delay) {
+            (Some(idle), Some(_)) if idle.latency_ns > 0.0 => {
+                format!("{:.2}", p.latency_ns / idle.latency_ns)
             }
-        }
+            _ => String::new(),
+        };
         t.push([
             delay_text(p),
             (p.load_threads + 1).to_string(),
@@ -94,6 +99,7 @@ pub fn curve_table(c: &Curve) -> Table {
             format!("{}{}", ns(p.latency_ns), star(!p.flags.is_empty())),
             ns(p.p90_ns),
             ns(p.p99_ns),
+            ratio,
             mark.join(" "),
         ]);
     }
@@ -272,7 +278,10 @@ pub(crate) mod tests {
         let r = doc();
         let t = render(&r, Format::Table);
         assert!(t.contains("CPU node 0 -> memory node 0, read"), "{t}");
-        assert!(t.contains("knee peak x1.40"), "{t}");
+        assert!(t.contains("1.40  knee peak"), "{t}");
+        // Every column has a heading.
+        let head = t.lines().find(|l| l.contains("p99 ns")).unwrap();
+        assert!(head.trim_end().ends_with("x idle  point"), "{head}");
         assert!(
             t.contains("knee at delay 0 (12.00 GB/s, 140.0 ns); peak 12.00 GB/s"),
             "{t}"

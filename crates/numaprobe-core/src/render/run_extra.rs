@@ -71,7 +71,16 @@ fn line<T>(o: &ExtraOutcome<T>, text: fn(&T) -> String) -> String {
     let reason = r.reason.as_deref().unwrap_or("no reason recorded");
     match (&o.result, r.status) {
         (Some(x), ExtraStatus::Measured) => text(x),
-        (Some(x), _) => format!("{} (partial: {reason})", text(x)),
+        // Partial where the figures are: before them, so a peak of what
+        // was measured is never read as the phase's whole answer.
+        (Some(x), _) => {
+            let t = text(x);
+            let name = r.phase.name();
+            match t.strip_prefix(name) {
+                Some(rest) => format!("{name}, partial ({reason}){rest}"),
+                None => format!("partial ({reason}): {t}"),
+            }
+        }
         (None, s) => format!("{}: {}: {reason}", r.phase.name(), s.name()),
     }
 }
@@ -321,9 +330,15 @@ mod tests {
         };
         let l = lines(Some(&partial), None, Some(&failed), None);
         assert_eq!(l.len(), 2);
-        assert!(l[0].starts_with("c2c: same L3 31 ns"), "{}", l[0]);
-        assert!(l[0]
-            .ends_with("(partial: its share of the budget (5.0 s) was spent after 2 of 4 steps)"));
+        // Partial before its figures, not after them.
+        assert!(
+            l[0].starts_with(
+                "c2c, partial (its share of the budget (5.0 s) was spent after 2 of 4 steps): \
+                 same L3 31 ns"
+            ),
+            "{}",
+            l[0]
+        );
         assert_eq!(l[1], "system peak: failed: peak is not built yet");
     }
 

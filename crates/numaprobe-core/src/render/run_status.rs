@@ -4,15 +4,21 @@
 
 use crate::model::run_status::{RunStatus, Shortfall};
 
-/// `complete` or `incomplete`, then, after a semicolon each, every kind of
-/// shortfall with its phases and why, the ones that make a run incomplete
-/// first.
+/// One sentence of fact: "complete" when every phase ran its whole plan;
+/// else what the run did ("ran as far as the budget allowed", or
+/// "incomplete"), then, after a semicolon each, every kind of shortfall
+/// with its phases and why, the ones that make a run incomplete first. A
+/// run cut by its budget as planned is never called complete and partial
+/// at once.
 pub fn line(s: &RunStatus) -> String {
-    let mut out = String::from(if s.complete { "complete" } else { "incomplete" });
     if s.phases.is_empty() {
-        out.push_str(": every phase ran its whole plan");
-        return out;
+        return "complete: every phase ran its whole plan".into();
     }
+    let mut out = String::from(if s.complete {
+        "ran as far as the budget allowed"
+    } else {
+        "incomplete"
+    });
     for kind in [
         Shortfall::Interrupted,
         Shortfall::Failed,
@@ -64,8 +70,8 @@ mod tests {
         ]);
         assert_eq!(
             line(&s),
-            "incomplete; interrupted: bandwidth (cut short); partial by budget: cache sweep \
-             (its share was spent); not run in full: c2c"
+            "incomplete; stopped by an interruption: bandwidth (cut short); cut short by the \
+             budget: cache sweep (its share was spent); not run in full: c2c"
         );
         let s = RunStatus::of(vec![
             short("cache sweep", Shortfall::Budget, "a"),
@@ -73,7 +79,8 @@ mod tests {
         ]);
         assert_eq!(
             line(&s),
-            "complete; partial by budget: cache sweep (a), system peak (b)"
+            "ran as far as the budget allowed; cut short by the budget: cache sweep (a), system \
+             peak (b)"
         );
     }
 }

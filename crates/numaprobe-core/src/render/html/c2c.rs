@@ -292,9 +292,12 @@ mod tests {
         assert!(flagged.contains("class=\"flag none\""), "{flagged}");
         assert!(!flagged.contains("background"), "{flagged}");
         assert!(flagged.contains("unstable: CV 71.8 %"), "{flagged}");
+        // The one trusted pair has no other to be better or worse than:
+        // neutral, and the legend says why.
         let good = cell("31.0");
-        assert!(good.contains("background"), "{good}");
+        assert!(!good.contains("background"), "{good}");
         assert!(!good.contains("flag"), "{good}");
+        assert!(s.contains("colour: none, no two trusted pairs differ beyond their spread"));
         assert!(
             s.contains("<li>flagged: CPU 0 -&gt; CPU 1, HITM 158.0 ns*: unstable: CV 71.8 %"),
             "{s}"

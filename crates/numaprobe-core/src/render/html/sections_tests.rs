@@ -176,8 +176,8 @@ fn the_banner_says_what_run_json_status_says() {
     );
     // The provenance table says which phase its budget share cut short.
     assert!(page.contains(
-        "complete; partial by budget: cache sweep (its share of the budget (0.3&#160;s) was spent \
-         after 5 of 21 steps)</td>"
+        "ran as far as the budget allowed; cut short by the budget: cache sweep (its share of the \
+         budget (0.3&#160;s) was spent after 5 of 21 steps)</td>"
     ));
     input.run_status = Some(RunStatus::of(vec![short(
         "bandwidth",
@@ -186,7 +186,7 @@ fn the_banner_says_what_run_json_status_says() {
     )]));
     let page = render(&input);
     assert!(page.contains(
-        "<p class=\"warn\" id=\"status\">This run is incomplete; interrupted: bandwidth (cut short &lt;after&gt; \
+        "<p class=\"warn\" id=\"status\">This run is incomplete; stopped by an interruption: bandwidth (cut short &lt;after&gt; \
          2 of 4 planned cells).</p>"
     ));
     // Nothing short of its plan: no banner, and the provenance row says so.
