@@ -6,6 +6,8 @@ DevTools protocol at 1400 and 800 px wide (and once more with JavaScript
 off), and fail on:
   - a missing section or picture, a console error, a request to anything
     but the page itself (file:, data:, about:), a page wider than the window;
+  - a chart (every picture but the topology drawing) without a viewBox or
+    drawn past its box or the window: charts scale to the page width;
   - a matrix cut: the last column of every heatmap must be reachable, i.e.
     its scroll container scrolls (or the table fits) and, scrolled to the
     end, the last header cell lies inside the container;
@@ -70,7 +72,23 @@ LONG_WORD = 40
 # Geometry checks, run in the page (the report itself has no script).
 LAYOUT_JS = r"""
 (() => {
-  const out = {cut: [], broken: [], split: [], repeated: [], empty: [], banner: [], heat: 0};
+  const out = {cut: [], broken: [], split: [], repeated: [], empty: [], banner: [], heat: 0,
+               charts: [], chart: 0};
+  // Charts: every picture but the topology drawing (which scrolls, as a
+  // 256-CPU machine cannot be read scaled down) has a viewBox and is drawn
+  // whole inside the window: scaled to the page, never cut at its right.
+  document.querySelectorAll('section svg:not(.topology)').forEach((g, i) => {
+    if (g.parentElement.closest('svg')) return;
+    out.chart++;
+    const name = ((g.closest('section') || {}).id || '?') + ' chart ' + i;
+    if (!g.getAttribute('viewBox')) out.charts.push(name + ': no viewBox, so it cannot scale');
+    const r = g.getBoundingClientRect(), vw = document.documentElement.clientWidth;
+    const box = g.parentElement.getBoundingClientRect();
+    if (r.width < 1) out.charts.push(name + ': not drawn');
+    if (r.right > vw + 1 || r.right > box.right + 1)
+      out.charts.push(name + ': ends at ' + Math.round(r.right) + ' px, past its box (' +
+        Math.round(box.right) + ') or the window (' + vw + ')');
+  });
   // Matrices: the last column reachable inside a scroll container.
   document.querySelectorAll('table.heat').forEach((t, i) => {
     out.heat++;
@@ -317,6 +335,10 @@ def check_page(name, path, js, width, out):
                 problems += [f"figure split from its unit: {u}" for u in lay["split"]]
                 problems += [f"heading repeated: {h}" for h in lay["repeated"]]
                 problems += [f"empty-section block: {e}" for e in lay["empty"]]
+                problems += [f"chart cut: {c}" for c in lay["charts"]]
+                if name == "live" and lay["chart"] < 3:
+                    problems.append(f"{lay['chart']} charts drawn (loaded latency, sweep and "
+                                    "study at least)")
                 if run_complete(path) is True:
                     problems += [f"banner on a complete run: {b}" for b in lay["banner"]]
                 # The heatmaps scrolled to their last column, as evidence.

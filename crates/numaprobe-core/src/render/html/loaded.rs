@@ -19,7 +19,7 @@ pub fn section(input: &ReportInput) -> String {
         ));
         match crate::render::loaded_chart::svg(r) {
             Ok(svg) => s.push_str(&format!(
-                "<div class=\"scroll figure wide\">{}</div>\n",
+                "<div class=\"figure\">{}</div>\n",
                 inline_svg(&svg)
             )),
             Err(e) => s.push_str(&empty(&e.to_string())),

@@ -306,7 +306,7 @@ pub fn study(input: &ReportInput) -> String {
         ));
         match crate::render::study_chart::svg(st) {
             Ok(svg) => s.push_str(&format!(
-                "<div class=\"scroll figure wide\">{}</div>\n",
+                "<div class=\"figure\">{}</div>\n",
                 inline_svg(&svg)
             )),
             Err(e) => s.push_str(&empty(&e.to_string())),

@@ -22,7 +22,7 @@ pub fn section(input: &ReportInput) -> String {
             if r.complete { "" } else { ", partial" }
         ));
         s.push_str(&format!(
-            "<div class=\"scroll figure wide\">{}</div>\n",
+            "<div class=\"figure\">{}</div>\n",
             inline_svg(&crate::render::sweep_chart::svg(r))
         ));
         let lines = r.analysis_lines();

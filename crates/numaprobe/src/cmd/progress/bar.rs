@@ -1,6 +1,8 @@
 //! The progress bar on a terminal, drawn by `indicatif`: one bar for the
 //! whole run with the counts, the time so far, the ETA and the cell being
-//! measured. It is made only when stderr is a terminal (see `Line`), so a
+//! measured. Its clock and its fill never run backwards, whatever the
+//! snapshots say; both are pure functions of the time given (tests feed
+//! a made-up clock). It is made only when stderr is a terminal (see `Line`), so a
 //! pipe or a CI log never receives an escape code from it.
 
 use super::text::{counts, elapsed_eta};
@@ -33,6 +35,39 @@ impl Clock {
         }
     }
 
+    /// The clock after a snapshot taken at `now`: its end is the
+    /// snapshot's, its origin only ever moves earlier. Reporters count from
+    /// different starts (the job from its calibration, a phase from the
+    /// command's start); taking the later one would run the elapsed time
+    /// backwards on the terminal (3.1 s, then 2.3 s).
+    fn update(&mut self, now: Instant, s: &Status) {
+        let next = Clock::at(now, s);
+        self.origin = self.origin.min(next.origin);
+        self.end = next.end;
+    }
+
+    /// How far the run is at `now`, in thousandths: by time (elapsed over
+    /// elapsed plus ETA) when the ETA is known, else by the snapshot's
+    /// counts; never less than `shown`, what the bar already showed, and
+    /// never full before the end (the bar read full at "loaded latency 7/14"
+    /// when a later phase's counts were read against the matrices').
+    fn permille(&self, now: Instant, s: &Status, shown: u64) -> u64 {
+        let elapsed = now.saturating_duration_since(self.origin).as_secs_f64();
+        let f = match self.end {
+            Some(end) => {
+                let left = end.saturating_duration_since(now).as_secs_f64();
+                if elapsed + left > 0.0 {
+                    elapsed / (elapsed + left)
+                } else {
+                    0.0
+                }
+            }
+            None if s.total > 0 => s.done.min(s.total) as f64 / s.total as f64,
+            None => 0.0,
+        };
+        ((f * 1000.0) as u64).min(999).max(shown)
+    }
+
     fn text(&self, now: Instant) -> String {
         elapsed_eta(
             now.saturating_duration_since(self.origin).as_secs_f64(),
@@ -54,20 +89,22 @@ impl Bar {
             origin: now,
             end: None,
         }));
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
         bar.set_style(style(clock.clone()));
         bar.enable_steady_tick(TICK);
         Bar { bar, clock }
     }
 
     pub fn show(&self, s: &Status, label: &str) {
+        let now = Instant::now();
+        let mut permille = self.bar.position();
         if let Ok(mut c) = self.clock.lock() {
-            *c = Clock::at(Instant::now(), s);
+            c.update(now, s);
+            permille = c.permille(now, s, permille);
         }
         // Counts first: with the steady tick on, moving the bar does not
         // draw, setting a text does, so the last call draws it all at once.
-        self.bar.set_length(s.total as u64);
-        self.bar.set_position(s.done.min(s.total) as u64);
+        self.bar.set_position(permille);
         self.bar.set_prefix(counts(s, " | "));
         self.bar.set_message(label.to_string());
     }
@@ -138,8 +175,63 @@ mod tests {
         );
         let unknown = Clock { end: None, ..c };
         assert_eq!(
+            unknown.permille(t0, &snap, 0),
+            333,
+            "by counts while no ETA"
+        );
+        assert_eq!(
             unknown.text(t0 + Duration::from_millis(4200)),
             "4.2 s elapsed"
         );
+    }
+
+    fn snap(phase: &str, done: usize, total: usize, elapsed_s: f64, eta_s: f64) -> Status {
+        Status {
+            eta_s: Some(eta_s),
+            ..Status::single(phase, done, total, elapsed_s, None)
+        }
+    }
+
+    #[test]
+    fn elapsed_never_runs_backwards_when_reporters_count_from_different_starts() {
+        let t0 = Instant::now();
+        let mut c = Clock::at(t0, &snap("latency", 1, 4, 3.1, 9.0));
+        // The next reporter counts from a later start: 2.3 s at t0 + 0.1 s.
+        c.update(
+            t0 + Duration::from_millis(100),
+            &snap("c2c", 1, 3, 2.3, 5.0),
+        );
+        assert_eq!(
+            c.text(t0 + Duration::from_millis(100)),
+            "3.2 s elapsed, ETA 5.0 s"
+        );
+        // An earlier start moves the origin back: elapsed grows.
+        c.update(
+            t0 + Duration::from_millis(200),
+            &snap("c2c", 2, 3, 7.0, 4.0),
+        );
+        assert_eq!(
+            c.text(t0 + Duration::from_millis(200)),
+            "7.0 s elapsed, ETA 4.0 s"
+        );
+    }
+
+    #[test]
+    fn the_bar_fills_by_time_never_backwards_and_never_full_before_the_end() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut c = Clock::at(t0, &snap("latency", 14, 14, 10.0, 30.0));
+        // Every matrix cell done is a quarter of the run's time, not all of it.
+        let p1 = c.permille(t0, &snap("latency", 14, 14, 10.0, 30.0), 0);
+        assert_eq!(p1, 250);
+        // A later phase's own counts (7 of 14) do not fill the bar, and a
+        // longer ETA does not empty it.
+        let s = snap("loaded latency", 7, 14, 12.0, 60.0);
+        c.update(at(2000), &s);
+        assert_eq!(c.permille(at(2000), &s, p1), p1);
+        // At and past the expected end: 999, never a full bar while running.
+        let s = snap("cache sweep", 3, 4, 40.0, 0.0);
+        c.update(at(30_000), &s);
+        assert_eq!(c.permille(at(31_000), &s, 500), 999);
     }
 }
