@@ -260,3 +260,168 @@ fn the_walk_skips_vendored_crates_and_build_output() {
     got.sort();
     assert_eq!(got, ["README.md", "doc/x.md"]);
 }
+
+/// Words a user page (README.md and doc/, but doc/testing.md,
+/// doc/architecture.md and doc/arm64.md, the developers' pages on the code
+/// and its test rigs) must not hold: the test
+/// rigs' names and the code's internals. A user reads "an 8-node virtual
+/// machine", not `octet`; "the run", not "the keeper".
+const NOT_FOR_USERS: [&str; 6] = [
+    "octet",
+    "dragonfly",
+    "tcg",
+    "keeper",
+    "numaprobe_core",
+    "matrixresult",
+];
+
+/// Acronyms a user page expands at its first use in prose, with the
+/// expansion that must stand before it or right after it.
+const ACRONYMS: [(&str, &str); 6] = [
+    ("SLIT", "system locality information table"),
+    ("HMAT", "heterogeneous memory attribute table"),
+    ("NUMA", "non-uniform memory access"),
+    ("SNC", "sub-numa clustering"),
+    ("MLC", "memory latency checker"),
+    ("c2c", "cache-to-cache"),
+];
+
+fn user_pages(root: &Path) -> Vec<PathBuf> {
+    let mut pages = vec![PathBuf::from("README.md")];
+    for dir in ["doc", "doc/commands"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let developers = ["testing.md", "architecture.md", "arm64.md"];
+            if name.ends_with(".md") && !developers.contains(&name.as_str()) {
+                pages.push(Path::new(dir).join(name));
+            }
+        }
+    }
+    pages.sort();
+    pages
+}
+
+/// The page's prose: fenced blocks, indented blocks, headings, table rows,
+/// inline code, italic titles, link targets and HTML comments blanked (a
+/// sample output or a cited title keeps its words as they were).
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            out.push('\n');
+            continue;
+        }
+        let t = line.trim_start();
+        if fenced || line.starts_with("    ") || t.starts_with('#') || t.starts_with('|') {
+            out.push('\n');
+            continue;
+        }
+        let mut skip: Option<char> = None;
+        let mut prev = ' ';
+        for ch in line.chars() {
+            match skip {
+                Some(end) if ch == end => skip = None,
+                Some(_) => {}
+                None if ch == '`' => skip = Some('`'),
+                None if ch == '*' && prev != '*' => skip = Some('*'),
+                None if ch == '(' && prev == ']' => skip = Some(')'),
+                None => out.push(ch),
+            }
+            if skip.is_some() {
+                out.push(' ');
+            }
+            prev = ch;
+        }
+        out.push('\n');
+    }
+    let mut cleaned = String::new();
+    let mut rest = out.as_str();
+    while let Some(i) = rest.find("<!--") {
+        cleaned.push_str(&rest[..i]);
+        rest = rest[i..].find("-->").map_or("", |j| &rest[i + j + 3..]);
+    }
+    cleaned.push_str(rest);
+    cleaned
+}
+
+/// What a user page says that is not the user's: (line, finding).
+fn user_page_findings(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for w in words(text) {
+        if !w.in_path && NOT_FOR_USERS.contains(&w.text.as_str()) {
+            out.push((w.line, format!("\"{}\" is the project's own word", w.text)));
+        }
+    }
+    // Identifiers are not words of letters alone (`numaprobe_core::job`).
+    for (n, line) in text.lines().enumerate() {
+        let l = line.to_lowercase();
+        for id in NOT_FOR_USERS
+            .iter()
+            .filter(|id| id.contains('_') || l.contains("::"))
+        {
+            if l.contains(id) {
+                out.push((n + 1, format!("\"{id}\" is the code's own name")));
+            }
+        }
+    }
+    let p = prose(text);
+    let lower = p.to_lowercase();
+    for (acronym, expansion) in ACRONYMS {
+        let first = p.match_indices(acronym).find(|(i, _)| {
+            let before = p[..*i].chars().next_back().unwrap_or(' ');
+            let after = p[i + acronym.len()..].chars().next().unwrap_or(' ');
+            !(before.is_alphanumeric() || "/.-_".contains(before))
+                && !(after.is_alphanumeric() || after == '-' || after == '_')
+        });
+        let Some((i, _)) = first else { continue };
+        let window = &lower[i..lower.len().min(i + 120)];
+        if !lower[..i].contains(expansion) && !window.contains(expansion) {
+            let line = p[..i].matches('\n').count() + 1;
+            out.push((
+                line,
+                format!("{acronym} used before it is expanded ({expansion})"),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn user_pages_speak_the_users_words() {
+    let root = repo_root();
+    let mut found = Vec::new();
+    for page in user_pages(&root) {
+        let text = std::fs::read_to_string(root.join(&page)).unwrap();
+        for (line, what) in user_page_findings(&text) {
+            found.push(format!("{}:{line}: {what}", page.display()));
+        }
+    }
+    assert!(found.is_empty(), "user pages:\n{}", found.join("\n"));
+}
+
+#[test]
+fn a_user_page_with_a_rig_an_internal_or_a_bare_acronym_is_caught() {
+    let caught = |s: &str| !user_page_findings(s).is_empty();
+    assert!(caught("measured on the octet machine\n"));
+    assert!(caught("the Keeper stops it\n"));
+    assert!(caught("see `numaprobe_core::job`\n"));
+    assert!(caught("the SLIT says 10\n"));
+    assert!(caught("a c2c summary\n"));
+    assert!(!caught(
+        "the System Locality Information Table (SLIT) says 10; the SLIT\n"
+    ));
+    assert!(!caught(
+        "the SLIT (System Locality Information Table) says 10\n"
+    ));
+    // Code, sample output, headings and cited titles are left as they are.
+    assert!(!caught(
+        "```text\n1 NUMA node\n```\n`numaprobe c2c`\n## MLC\n*the NUMA blog*\n"
+    ));
+    // A word inside a path is another thing.
+    assert!(!caught("scripts/vm/configs/octet.toml\n"));
+}
