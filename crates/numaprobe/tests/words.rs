@@ -375,8 +375,8 @@ fn user_page_findings(text: &str) -> Vec<(usize, String)> {
         let first = p.match_indices(acronym).find(|(i, _)| {
             let before = p[..*i].chars().next_back().unwrap_or(' ');
             let after = p[i + acronym.len()..].chars().next().unwrap_or(' ');
-            !(before.is_alphanumeric() || "/.-_".contains(before))
-                && !(after.is_alphanumeric() || after == '-' || after == '_')
+            let joined = before.is_alphanumeric() || "/.-_".contains(before);
+            !(joined || after.is_alphanumeric() || after == '-' || after == '_')
         });
         let Some((i, _)) = first else { continue };
         let window = &lower[i..lower.len().min(i + 120)];
