@@ -77,6 +77,11 @@ pub struct Exported {
     pub bandwidth: Option<MatrixResult>,
     pub check: Option<CheckReport>,
     pub fleet: Option<FleetReport>,
+    /// The run's extra phases, where it measured them.
+    pub c2c: Option<super::c2c::C2cResult>,
+    pub loaded: Option<super::loaded::LoadedResult>,
+    pub peak: Option<super::peak::PeakResult>,
+    pub sweep: Option<super::sweep::SweepResult>,
 }
 
 /// Why nothing can be exported: bad input, one line each.
@@ -164,7 +169,13 @@ impl Exported {
     /// True when the export holds anything this machine measured or
     /// described (a run's part, not only a check or a fleet).
     pub fn has_run(&self) -> bool {
-        self.topology.is_some() || self.latency.is_some() || self.bandwidth.is_some()
+        self.topology.is_some()
+            || self.latency.is_some()
+            || self.bandwidth.is_some()
+            || self.c2c.is_some()
+            || self.loaded.is_some()
+            || self.peak.is_some()
+            || self.sweep.is_some()
     }
 }
 
@@ -212,6 +223,13 @@ fn take(doc: Document, out: &mut Exported) -> bool {
             let t = fill(&mut out.topology, run.report.topology);
             let l = fill(&mut out.latency, run.report.latency);
             let b = fill(&mut out.bandwidth, run.report.bandwidth);
+            fill(&mut out.c2c, run.report.c2c.and_then(|x| x.result));
+            fill(
+                &mut out.loaded,
+                run.report.loaded_latency.and_then(|x| x.result),
+            );
+            fill(&mut out.peak, run.report.peak.and_then(|x| x.result));
+            fill(&mut out.sweep, run.report.sweep.and_then(|x| x.result));
             t || l || b
         }
         Document::Topo(t) => fill(&mut out.topology, Some(*t)),

@@ -16,6 +16,7 @@
 //! metric of its own.
 
 mod check;
+mod extras;
 mod fleet;
 mod run;
 mod text;
@@ -62,6 +63,7 @@ pub fn prometheus(e: &Exported) -> String {
     if e.has_run() {
         info_sample(&mut info, "run", e.provenance.as_ref());
         families.extend(run::families(e));
+        families.extend(extras::families(e));
     }
     if let Some(c) = &e.check {
         info_sample(&mut info, "check", e.check_provenance.as_ref());

@@ -492,3 +492,62 @@ fn only_a_node_slurm_had_drained_is_drained() {
     n.status = NodeStatus::Failed;
     assert!(!n.drained(), "a failed node is failed, whatever its words");
 }
+
+#[test]
+fn sweep_and_loaded_figures_carry_their_trust_flag() {
+    let mut sweep = crate::render::sweep::tests::sample();
+    sweep.points[0].flagged = true;
+    let mut loaded = crate::render::loaded::tests::doc();
+    loaded.curves[0].points[1].flags = vec!["spread".into()];
+    let t = prometheus(&Exported {
+        sweep: Some(sweep.clone()),
+        loaded: Some(loaded.clone()),
+        complete: true,
+        ..Exported::default()
+    });
+    let p = &sweep.points[0];
+    let labels = format!(
+        "{{cpu_node=\"{}\",mem_node=\"{}\",pages=\"{}\",size_bytes=\"{}\"}}",
+        sweep.cpu_node,
+        sweep.mem_node,
+        p.pages.name(),
+        p.size_bytes
+    );
+    assert_eq!(
+        value(&t, &format!("numaprobe_sweep_point_flagged{labels}")),
+        1.0
+    );
+    assert_eq!(
+        value(&t, &format!("numaprobe_sweep_latency_seconds{labels}")),
+        p.ns / 1e9
+    );
+    assert_eq!(
+        lines_of(&t, "numaprobe_sweep_point_flagged").len(),
+        sweep.points.len()
+    );
+    assert_eq!(
+        lines_of(&t, "numaprobe_sweep_point_flagged")
+            .iter()
+            .filter(|l| l.ends_with(" 1"))
+            .count(),
+        1,
+        "{t}"
+    );
+    let c = &loaded.curves[0];
+    let flagged: Vec<&str> = lines_of(&t, "numaprobe_loaded_point_flagged")
+        .into_iter()
+        .filter(|l| l.ends_with(" 1"))
+        .collect();
+    let delay = c.points[1]
+        .delay
+        .map_or_else(|| "idle".to_string(), |d| d.to_string());
+    assert_eq!(
+        flagged,
+        [format!(
+            "numaprobe_loaded_point_flagged{{cpu_node=\"{}\",mem_node=\"{}\",mix=\"{}\",delay=\"{delay}\"}} 1",
+            c.cpu_node, c.mem_node, c.mix
+        )]
+    );
+    // The run's families come with them: they are the run's figures.
+    assert!(t.contains("numaprobe_info{source=\"run\""), "{t}");
+}
