@@ -235,6 +235,7 @@ fn a_fleet_group_is_a_baseline_for_measured_cells() {
     // bandwidth); its fleet.json is written all the same.
     let o = numaprobe(&[
         "fleet",
+        "--replace",
         "--from",
         s(&nodes),
         "--format",
@@ -367,4 +368,120 @@ fn a_hostile_path_keeps_the_error_one_line() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
     assert!(!err.contains('\u{1b}'), "{err:?}");
     assert!(err.contains("no\\nsuch\\u{1b}[2J.json"), "{err:?}");
+}
+
+/// A stand-in scontrol on PATH: `show node` prints `show` (the node's one
+/// line), `update` records its arguments in `calls`.
+fn fake_scontrol(dir: &Path, show: &str) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let calls = dir.join("calls");
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = show ]; then printf '%s\\n' '{show}'; exit 0; fi\nprintf '%s\\n' \"$*\" >>'{}'\n",
+        calls.display()
+    );
+    let p = bin.join("scontrol");
+    std::fs::write(&p, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    calls
+}
+
+/// --dry-run says what --slurm-drain would do and does none of it; a
+/// numaprobe reason that no longer says what differs is replaced; an
+/// administrator's is kept.
+#[test]
+fn slurm_drain_dry_run_and_a_stale_reason() {
+    let d = dumps("health-dry", 4_194_304);
+    let run = |scratch: &Path, more: &[&str]| {
+        let path = format!("{}:/usr/bin:/bin", scratch.join("bin").display());
+        Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+            .args([
+                "check",
+                "--slurm-drain",
+                "--expect",
+                s(&d.expect),
+                "--sysfs-root",
+                s(&d.changed),
+            ])
+            .args(more)
+            .env("PATH", path)
+            .env("SLURMD_NODENAME", "np7")
+            .output()
+            .unwrap()
+    };
+    let t = TempDir::new("health-dry-idle");
+    let calls = fake_scontrol(t.path(), "NodeName=np7 State=IDLE ThreadsPerCore=1");
+    let o = run(t.path(), &["--dry-run"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("dry run: would run: scontrol update nodename=np7 state=drain reason=\"node 1: memory 8 GiB!=4 GiB [numaprobe]\""),
+        "{err}"
+    );
+    assert!(!calls.exists(), "a dry run called scontrol update");
+    let o = run(t.path(), &[]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap(),
+        "update nodename=np7 state=drain reason=node 1: memory 8 GiB!=4 GiB [numaprobe]\n"
+    );
+    // Drained by numaprobe for another difference: replaced.
+    let t = TempDir::new("health-dry-stale");
+    let calls = fake_scontrol(
+        t.path(),
+        "NodeName=np7 State=IDLE+DRAIN Reason=thp always!=never (+1 more) [numaprobe] [root@2026-11-27T20:01:02]",
+    );
+    let o = run(t.path(), &[]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(
+        text(&o.stderr).contains("(replacing thp always!=never (+1 more) [numaprobe])"),
+        "{o:?}"
+    );
+    assert!(std::fs::read_to_string(&calls)
+        .unwrap()
+        .contains("reason=node 1: memory"));
+    // The same reason: left with its time stamp.
+    let t = TempDir::new("health-dry-same");
+    let calls = fake_scontrol(
+        t.path(),
+        "NodeName=np7 State=IDLE+DRAIN Reason=node 1: memory 8 GiB!=4 GiB [numaprobe] [root@2026-11-27T20:01:02]",
+    );
+    assert_eq!(run(t.path(), &[]).status.code(), Some(1));
+    assert!(!calls.exists());
+    // An administrator's: kept, dry run or not.
+    let t = TempDir::new("health-dry-admin");
+    let calls = fake_scontrol(
+        t.path(),
+        "NodeName=np7 State=IDLE+DRAIN Reason=fan check [root@2026-11-27T20:01:02]",
+    );
+    for more in [&["--dry-run"][..], &[]] {
+        let o = run(t.path(), more);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        assert!(
+            text(&o.stderr).contains("already drained (fan check)"),
+            "{o:?}"
+        );
+    }
+    assert!(!calls.exists());
+    // --dry-run alone means nothing: clap refuses it.
+    let o = numaprobe(&["check", "--dry-run", "--expect", s(&d.expect)]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(text(&o.stderr).contains("--slurm-drain"), "{o:?}");
+}
+
+/// An expectation that is there but cannot be read (an I/O error; as
+/// root, a mode of 000 does not stop a read) is "could not check", exit 3,
+/// as doc/production.md says; a missing one is bad input, exit 2.
+#[test]
+fn an_unreadable_expectation_exits_3() {
+    let o = numaprobe(&["check", "--expect", "/proc/self/mem"]);
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    assert!(text(&o.stderr).contains("cannot read"), "{o:?}");
+    let e = usage_error(&numaprobe(&[
+        "check",
+        "--expect",
+        "/nonexistent/expect.json",
+    ]));
+    assert!(e.contains("no such file"), "{e}");
 }

@@ -332,27 +332,40 @@ pub fn check_summary(r: &CheckReport) -> String {
 /// show it whole on one line.
 pub const DRAIN_REASON_MAX: usize = 160;
 
+/// What ends every drain reason `check --slurm-drain` writes: how a drain
+/// is known to be numaprobe's (by the check, to replace its own reason; by
+/// `fleet`, to say who drained a node).
+pub const DRAIN_MARK: &str = "[numaprobe]";
+
+/// Items up to this long lead a drain reason as they are; a longer one
+/// ("transparent huge pages") is named by its section ("thp").
+const SHORT_ITEM: usize = 16;
+
 /// The reason a differing node is drained with (`check --slurm-drain`):
-/// `numaprobe: ` and the first difference, `(+N more)` when there are more,
-/// at most [`DRAIN_REASON_MAX`] characters, no control characters. None when
-/// the machine matches.
+/// the first difference first, so that the 20 characters `sinfo -R` shows
+/// say what differs (`allowed CPUs 0-1!=0`: expected, then found), `(+N
+/// more)` when there are more, then [`DRAIN_MARK`]; at most
+/// [`DRAIN_REASON_MAX`] characters, no control characters. None when the
+/// machine matches.
 pub fn drain_reason(r: &CheckReport) -> Option<String> {
     let first = r.differences.first()?;
-    // The item often names its section already ("allowed CPUs", "node 1: memory").
-    let what = if first.item.contains(first.section.name()) {
-        first.item.clone()
+    let section = first.section.name();
+    let what = if first.item.chars().count() <= SHORT_ITEM
+        || first.item.to_ascii_lowercase().contains(section)
+    {
+        first.item.as_str()
     } else {
-        format!("{}: {}", first.section.name(), first.item)
+        section
     };
-    let more = match r.differences.len() - 1 {
-        0 => String::new(),
-        n => format!(" (+{n} more)"),
+    let tail = match r.differences.len() - 1 {
+        0 => format!(" {DRAIN_MARK}"),
+        n => format!(" (+{n} more) {DRAIN_MARK}"),
     };
     let line = clean::line(
-        &format!("numaprobe: {what}: expected {}, found {}", first.a, first.b),
+        &format!("{what} {}!={}", first.a, first.b),
         clean::UNCLIPPED,
     );
-    let room = DRAIN_REASON_MAX - more.chars().count();
+    let room = DRAIN_REASON_MAX - tail.chars().count();
     let body = if line.chars().count() > room {
         let mut cut: String = line.chars().take(room - 3).collect();
         cut.push_str("...");
@@ -360,7 +373,26 @@ pub fn drain_reason(r: &CheckReport) -> Option<String> {
     } else {
         line
     };
-    Some(body + &more)
+    Some(body + &tail)
+}
+
+/// Whether a node's drain reason is numaprobe's own: one that
+/// [`drain_reason`] wrote (it ends with [`DRAIN_MARK`], before the
+/// `[user@time]` stamp `scontrol show node` adds), or one in the form
+/// numaprobe 0.1.0 wrote (`numaprobe: ...`).
+pub fn is_numaprobe_drain(reason: &str) -> bool {
+    let r = reason.trim();
+    r.starts_with("numaprobe:") || without_stamp(r).ends_with(DRAIN_MARK)
+}
+
+/// A drain reason without the ` [user@time]` stamp that `scontrol show
+/// node` puts after it (`sinfo`'s `%E` has none).
+pub fn without_stamp(reason: &str) -> &str {
+    let r = reason.trim_end();
+    match r.rfind(" [") {
+        Some(i) if r.ends_with(']') && r[i + 2..].contains('@') => r[..i].trim_end(),
+        _ => r,
+    }
 }
 
 fn check_text(r: &CheckReport) -> String {
@@ -443,19 +475,53 @@ mod tests {
         assert_eq!(drain_reason(&report(vec![])), None);
         let mem = Difference::new(Section::Memory, "node 1: memory", "96 GiB", "64 GiB");
         let thp = Difference::new(Section::Thp, "transparent huge pages", "always", "never");
+        let cpus = Difference::new(Section::Allowed, "allowed CPUs", "0-1", "0");
         assert_eq!(
             drain_reason(&report(vec![mem.clone()])).unwrap(),
-            "numaprobe: node 1: memory: expected 96 GiB, found 64 GiB"
+            "node 1: memory 96 GiB!=64 GiB [numaprobe]"
         );
         assert_eq!(
             drain_reason(&report(vec![thp, mem.clone(), mem])).unwrap(),
-            "numaprobe: thp: transparent huge pages: expected always, found never (+2 more)"
+            "thp always!=never (+2 more) [numaprobe]"
         );
-        // Long values are cut, control characters never reach Slurm.
+        // What differs is within the 20 characters `sinfo -R` shows.
+        let r = drain_reason(&report(vec![cpus])).unwrap();
+        assert_eq!(
+            r.chars().take(20).collect::<String>(),
+            "allowed CPUs 0-1!=0 "
+        );
+        // Long values are cut, control characters never reach Slurm, and
+        // the mark survives the cut.
         let long = Difference::new(Section::Pci, "PCI 0000:00:01.0", "x".repeat(500), "a\nb");
         let r = drain_reason(&report(vec![long.clone(), long])).unwrap();
         assert_eq!(r.chars().count(), DRAIN_REASON_MAX);
-        assert!(r.ends_with("... (+1 more)"), "{r}");
+        assert!(r.ends_with("... (+1 more) [numaprobe]"), "{r}");
         assert!(!r.chars().any(char::is_control));
+        assert!(is_numaprobe_drain(&r));
+    }
+
+    #[test]
+    fn numaprobe_knows_its_own_drains_and_no_one_else_s() {
+        for own in [
+            "allowed CPUs 0-1!=0 [numaprobe]",
+            "thp always!=never (+2 more) [numaprobe] [root@2026-11-27T20:01:02]",
+            "numaprobe: allowed CPUs: expected 0-1, found 0",
+            "  numaprobe: x [slurm@2026-11-27T20:01:02]",
+        ] {
+            assert!(is_numaprobe_drain(own), "{own}");
+        }
+        for other in [
+            "admin: fan check",
+            "numaprobe check",
+            "[numaprobe] first, then the admin's words",
+            "fan [numaprobe] x [root@now]",
+            "",
+        ] {
+            assert!(!is_numaprobe_drain(other), "{other}");
+        }
+        assert_eq!(without_stamp("a b [root@2026-11-27T20:01:02]"), "a b");
+        assert_eq!(without_stamp("a [numaprobe]"), "a [numaprobe]");
+        assert_eq!(without_stamp("a [x@y]  "), "a");
+        assert_eq!(without_stamp("[x@y]"), "[x@y]");
     }
 }

@@ -11,7 +11,8 @@
 //! [`check::check`] compares this machine with a saved topology, run,
 //! binding or a fleet's group baseline ([`baseline`]), on the terms of
 //! [`judge`]. Nothing here prints;
-//! errors are [`CompareError`]s, all of them bad input.
+//! errors are [`CompareError`]s, all of them bad input but a file that is
+//! there and could not be read (`InputError::Io`).
 
 pub mod baseline;
 pub mod c2c;

@@ -46,6 +46,9 @@ pub struct Args {
     /// The Slurm node name for --slurm-drain (default: SLURMD_NODENAME, else the host name)
     #[arg(long, value_name = "NAME", requires = "slurm_drain")]
     pub node: Option<String>,
+    /// With --slurm-drain: say on stderr what would be done (the scontrol command, or why nothing) and do none of it
+    #[arg(long, requires = "slurm_drain")]
+    pub dry_run: bool,
     #[command(flatten)]
     pub sysfs: SysfsArgs,
     #[command(flatten)]
@@ -73,9 +76,9 @@ the group's median per cell (with --measured).\n\n\
 Against a binding: every CPU the saved pin result names exists, is online and allowed, and is on the \
 same package, core, node and SMT rank as when the binding was computed.\n\n\
 Exit status: 0 it matches; 1 it differs, one line per difference on stdout (`section: item: expected \
-X, found Y`) and a summary on stderr; 2 bad input (missing or foreign FILE, an unknown section, a bad \
---sysfs-root or percentage); 3 could not check (the machine or a file could not be read, the output \
-not written, scontrol failed, a bug). With --slurm-drain only exit 1 drains the node \
+X, found Y`) and a summary on stderr; 2 bad input (missing, half-written or foreign FILE, an unknown section, a bad \
+--sysfs-root or percentage); 3 could not check (the machine or a file could not be read, FILE \
+unreadable (no permission, an I/O error), the output not written, scontrol failed, a bug). With --slurm-drain only exit 1 drains the node \
 (doc/production.md).",
         check::section_names()
     )
@@ -111,8 +114,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         None
     };
-    let expect = compare::load(&args.expect, &compare::EXPECT)
-        .map_err(|e| usage(format!("--expect: {e}")))?;
+    let expect =
+        compare::load(&args.expect, &compare::EXPECT).map_err(|e| load_error("--expect", e))?;
     let measured = match &args.measured {
         Some(p) => Some(measured(p)?),
         None => None,
@@ -144,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     if let Some(node) = &node {
-        slurm::act(&report, node)?;
+        slurm::act(&report, node, args.dry_run)?;
     }
     if report.matches {
         Ok(())
@@ -155,10 +158,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
+/// A document that could not be loaded: bad input (exit 2) when it is
+/// missing, foreign or half-written; could not check (exit 3) when the file
+/// is there but reading it failed (no permission, an I/O error), which says
+/// nothing about what the user gave.
+fn load_error(flag: &str, e: compare::CompareError) -> anyhow::Error {
+    use numaprobe_core::model::input::InputError;
+    match e {
+        compare::CompareError::Input(InputError::Io { .. }) => anyhow::anyhow!("{flag}: {e}"),
+        e => usage(format!("{flag}: {e}")),
+    }
+}
+
 /// `--measured`: a run of this node with at least one matrix.
 fn measured(path: &Path) -> anyhow::Result<compare::Side> {
-    let side =
-        compare::load(path, &compare::MEASURED).map_err(|e| usage(format!("--measured: {e}")))?;
+    let side = compare::load(path, &compare::MEASURED).map_err(|e| load_error("--measured", e))?;
     if side.latency.is_none() && side.bandwidth.is_none() {
         return Err(usage(format!(
             "--measured: {} holds no latency or bandwidth matrix; give this node's run.json (numaprobe run) or a latency/bandwidth document",
