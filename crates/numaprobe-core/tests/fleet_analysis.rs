@@ -618,3 +618,82 @@ fn a_reason_s_control_characters_reach_no_fleet_output_raw() {
         assert!(out.contains("bad\\u{1b}[31m red\\r"), "{what}: {out}");
     }
 }
+
+/// fleet.html lists a node configured unlike the baseline before the
+/// ordinary ones (after the nodes not ok), says so in its status, and never
+/// tints its cells: a machine with fewer CPUs is faster for being
+/// different, not better.
+#[test]
+fn the_html_puts_odd_configurations_first_and_never_tints_them() {
+    use numaprobe_core::render::fleet_html::to_html;
+    let mut inputs: Vec<NodeInput> = (1..=4)
+        .map(|i| node(&format!("n{i}"), Some(run_doc(4, 100.0 + i as f64, 50.0))))
+        .collect();
+    // n0: configured unlike the others and faster for it; n9: failed.
+    inputs.push(node("n0", Some(run_doc(2, 60.0, 50.0))));
+    inputs.push(node("n9", None));
+    let r = analyse(&inputs);
+    let html = to_html(&r);
+    let heat = &html[html.find("<h2>Heatmap").unwrap()..html.find("</table>").unwrap()];
+    let row_of = |n: &str| {
+        heat.find(&format!("<tr><td class=\"bad\">{n}</td>"))
+            .or_else(|| heat.find(&format!("<tr><td>{n}</td>")))
+    };
+    let at: Vec<usize> = ["n9", "n0", "n1", "n4"]
+        .iter()
+        .map(|n| row_of(n).unwrap())
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "order {at:?}: {heat}");
+    let n0 = &heat[row_of("n0").unwrap()..];
+    let n0 = &n0[..n0.find("</tr>").unwrap()];
+    assert!(n0.contains("ok, configured unlike group 1"), "{n0}");
+    assert!(
+        !n0.contains("background"),
+        "an odd configuration is tinted: {n0}"
+    );
+    assert!(n0.contains("configured unlike group 1: not judged"), "{n0}");
+    // The ordinary nodes keep their tint.
+    let n1 = &heat[row_of("n1").unwrap()..];
+    assert!(n1[..n1.find("</tr>").unwrap()].contains("background:rgba("));
+}
+
+/// Two groups of one node each: the baseline is the group of the node
+/// first by name (natural order), the report says it is a tie, and check
+/// against it wants --group.
+#[test]
+fn a_tie_between_groups_is_broken_by_name_and_said() {
+    use numaprobe_core::render::{fleet_html::to_html, fleet_table};
+    for order in [["node10", "node9"], ["node9", "node10"]] {
+        let inputs: Vec<NodeInput> = order
+            .iter()
+            .map(|n| {
+                node(
+                    n,
+                    Some(run_doc(if *n == "node10" { 2 } else { 4 }, 100.0, 50.0)),
+                )
+            })
+            .collect();
+        let r = analyse(&inputs);
+        assert!(r.baseline_tied());
+        assert_eq!(r.groups[0].nodes, ["node9"], "{order:?}");
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("no group is the largest") && n.contains("node9")),
+            "{:?}",
+            r.notes
+        );
+        assert!(fleet_table::to_markdown(&r).contains("baseline by the tie rule"));
+        assert!(to_html(&r).contains("baseline by the tie rule"));
+    }
+    let inputs: Vec<NodeInput> = ["a", "b", "c"]
+        .iter()
+        .map(|n| node(n, Some(run_doc(if *n == "a" { 2 } else { 4 }, 100.0, 50.0))))
+        .collect();
+    let r = analyse(&inputs);
+    assert!(!r.baseline_tied());
+    assert!(!r
+        .notes
+        .iter()
+        .any(|n| n.contains("no group is the largest")));
+}

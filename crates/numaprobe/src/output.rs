@@ -63,6 +63,21 @@ impl std::error::Error for PartlyFailed {}
 /// The exit status of [`PartlyFailed`].
 pub const EXIT_PARTLY_FAILED: u8 = 4;
 
+/// Nothing ran because the job never started (`fleet`: pending past
+/// `--start-timeout`, or an allocation srun could not get): exit status 5.
+#[derive(Debug)]
+pub struct NotStarted(pub String);
+
+impl std::fmt::Display for NotStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for NotStarted {}
+
+/// The exit status of [`NotStarted`].
+pub const EXIT_NOT_STARTED: u8 = 5;
+
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     if err
         .chain()
@@ -74,6 +89,11 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
         .any(|c| c.downcast_ref::<PartlyFailed>().is_some())
     {
         EXIT_PARTLY_FAILED
+    } else if err
+        .chain()
+        .any(|c| c.downcast_ref::<NotStarted>().is_some())
+    {
+        EXIT_NOT_STARTED
     } else {
         failure_code()
     }

@@ -76,7 +76,7 @@ fn a_fleet_and_a_check_export_their_answers() {
         std::fs::copy(e.path().join("run.json"), to.join("run.json")).unwrap();
     }
     // node5 is configured unlike the others: fleet says so (exit 1) and writes fleet.json.
-    let o = numaprobe(&["fleet", "--from", s(t.path())]);
+    let o = numaprobe(&["fleet", "--replace", "--from", s(t.path())]);
     assert!(t.path().join("fleet.json").exists(), "{o:?}");
     let prom = ok(&numaprobe(&[
         "export",

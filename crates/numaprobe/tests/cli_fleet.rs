@@ -34,7 +34,7 @@ fn copy_fleet(name: &str, tag: &str) -> TempDir {
 fn from_a_gathered_folder_writes_the_fleet_files_and_names_the_odd_node() {
     let t = copy_fleet("taskset-one-cpu", "fleet-from");
     let dir = t.path().to_str().unwrap();
-    let o = numaprobe(&["fleet", "--from", dir, "--format", "json"]);
+    let o = numaprobe(&["fleet", "--replace", "--from", dir, "--format", "json"]);
     // Every node reported, but the fleet is not uniform: exit 1, one line
     // naming the odd node and the node whose budget did not reach bandwidth.
     assert_eq!(o.status.code(), Some(1));
@@ -70,7 +70,7 @@ fn from_a_gathered_folder_writes_the_fleet_files_and_names_the_odd_node() {
         .lines()
         .any(|l| l.starts_with("node5,ok,2,latency 0->0,")));
     // The table names the group difference too.
-    let o = numaprobe(&["fleet", "--from", dir]);
+    let o = numaprobe(&["fleet", "--replace", "--from", dir]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("allowed_cpus: 1 (group 1: 2)"), "{text}");
 }
@@ -85,7 +85,7 @@ fn a_uniform_fleet_exits_0_and_the_thresholds_decide() {
     let dir = t.path().to_str().unwrap();
     // Their figures (a loaded VM) spread too far to be trusted (CV 10-33 %):
     // none sets a median or makes an outlier, and a note says so.
-    let o = numaprobe(&["fleet", "--from", dir, "--format", "json"]);
+    let o = numaprobe(&["fleet", "--replace", "--from", dir, "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["outliers"], serde_json::json!([]));
@@ -103,6 +103,7 @@ fn a_uniform_fleet_exits_0_and_the_thresholds_decide() {
     // The rule used is recorded.
     let o = numaprobe(&[
         "fleet",
+        "--replace",
         "--from",
         dir,
         "--format",
@@ -149,7 +150,7 @@ fn an_unavailable_and_a_lost_node_are_named_and_exit_4() {
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("fleet-node.json"), status(node, extra)).unwrap();
     }
-    let o = numaprobe(&["fleet", "--from", t.path().to_str().unwrap()]);
+    let o = numaprobe(&["fleet", "--replace", "--from", t.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(4));
     let text = String::from_utf8_lossy(&o.stdout);
     let line = |node: &str| {
@@ -209,6 +210,7 @@ fn a_failed_and_a_timed_out_node_are_listed_and_the_others_kept() {
     .unwrap();
     let o = numaprobe(&[
         "fleet",
+        "--replace",
         "--from",
         t.path().to_str().unwrap(),
         "--format",
@@ -256,9 +258,19 @@ fn a_failed_and_a_timed_out_node_are_listed_and_the_others_kept() {
 fn bad_input_is_one_line_and_exit_2() {
     let t = TempDir::new("fleet-bad");
     let missing = t.path().join("nope");
-    let e = usage_error(&numaprobe(&["fleet", "--from", missing.to_str().unwrap()]));
+    let e = usage_error(&numaprobe(&[
+        "fleet",
+        "--replace",
+        "--from",
+        missing.to_str().unwrap(),
+    ]));
     assert!(e.contains("not a folder"), "{e}");
-    let e = usage_error(&numaprobe(&["fleet", "--from", t.path().to_str().unwrap()]));
+    let e = usage_error(&numaprobe(&[
+        "fleet",
+        "--replace",
+        "--from",
+        t.path().to_str().unwrap(),
+    ]));
     assert!(e.contains("holds no node folders"), "{e}");
     let e = usage_error(&numaprobe(&["fleet"]));
     assert!(e.contains("--nodes N") && e.contains("--nodelist"), "{e}");
@@ -337,6 +349,7 @@ fn every_json_key_is_documented_in_the_manual() {
     std::fs::create_dir_all(t.path().join("node9")).unwrap();
     let o = numaprobe(&[
         "fleet",
+        "--replace",
         "--from",
         t.path().to_str().unwrap(),
         "--format",
@@ -386,7 +399,7 @@ fn a_long_reason_and_a_foreign_unit_do_not_multiply_the_report() {
         .map(|f| f.unwrap().metadata().unwrap().len())
         .sum();
 
-    let o = numaprobe(&["fleet", "--from", t.path().to_str().unwrap()]);
+    let o = numaprobe(&["fleet", "--replace", "--from", t.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(4));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -479,4 +492,64 @@ fn a_node_that_keeps_saying_it_is_alive_is_timed_out_by_the_launcher() {
         "{}",
         doc["notes"]
     );
+}
+
+/// `--from DIR` never rewrites DIR unless told: its fleet files go to a new
+/// folder beside it (DIR-judged, then DIR-judged-2), or --report-dir, or
+/// DIR itself with --replace.
+#[test]
+fn from_writes_beside_the_folder_unless_told_to_replace() {
+    let t = TempDir::new("fleet-beside");
+    let src = copy_fleet("taskset-one-cpu", "fleet-beside-src");
+    let dir = t.path().join("gathered");
+    let st = Command::new("cp")
+        .args(["-a", src.path().to_str().unwrap(), dir.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let d = dir.to_str().unwrap();
+    let names = |p: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = names(&dir);
+    let o = numaprobe(&["fleet", "--from", d, "--outlier-pct", "10"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(names(&dir), before, "--from rewrote its folder");
+    let judged = t.path().join("gathered-judged");
+    assert_eq!(
+        names(&judged),
+        ["fleet.csv", "fleet.html", "fleet.json", "fleet.md"]
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is left as it is; --replace writes there"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(judged.join("fleet.json")).unwrap()).unwrap();
+    assert_eq!(doc["rule"]["min_off_percent"], 10.0);
+    assert!(doc["notes"]
+        .to_string()
+        .contains("judged from the nodes gathered in"));
+    // Again: a second folder, the first kept.
+    numaprobe(&["fleet", "--from", d]);
+    assert!(t.path().join("gathered-judged-2/fleet.json").is_file());
+    // --report-dir: there, new or empty.
+    let out = t.path().join("out");
+    numaprobe(&["fleet", "--from", d, "--report-dir", out.to_str().unwrap()]);
+    assert!(out.join("fleet.html").is_file());
+    let e = usage_error(&numaprobe(&[
+        "fleet",
+        "--from",
+        d,
+        "--report-dir",
+        out.to_str().unwrap(),
+    ]));
+    assert!(e.contains("not empty") && e.contains("--replace"), "{e}");
+    // --replace: into DIR itself.
+    numaprobe(&["fleet", "--from", d, "--replace"]);
+    assert!(dir.join("fleet.json").is_file());
+    let e = usage_error(&numaprobe(&["fleet", "--replace", "--nodes", "2"]));
+    assert!(e.contains("--from"), "{e}");
 }

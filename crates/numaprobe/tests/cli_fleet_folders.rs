@@ -54,7 +54,10 @@ fn from_reads_both_layouts_and_never_writes_through_a_planted_name() {
     for (i, layout) in ["", "nodes"].into_iter().enumerate() {
         let dir = t.path().join(format!("g{i}"));
         gathered(&dir, layout);
-        let o = run(&["fleet", "--from", s(&dir), "--format", "json"], None);
+        let o = run(
+            &["fleet", "--replace", "--from", s(&dir), "--format", "json"],
+            None,
+        );
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["nodes"].as_array().unwrap().len(), 2, "{v}");
         assert!(dir.join("fleet.json").is_file());
@@ -64,13 +67,13 @@ fn from_reads_both_layouts_and_never_writes_through_a_planted_name() {
         std::fs::write(&precious, "keep\n").unwrap();
         std::fs::remove_file(dir.join("fleet.md")).unwrap();
         std::os::unix::fs::symlink(&precious, dir.join("fleet.md")).unwrap();
-        let err = usage_error(&run(&["fleet", "--from", s(&dir)], None));
+        let err = usage_error(&run(&["fleet", "--replace", "--from", s(&dir)], None));
         assert!(err.contains("fleet.md: a symbolic link"), "{err}");
         assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep\n");
         std::fs::remove_file(dir.join("fleet.md")).unwrap();
         std::fs::remove_file(dir.join("fleet.csv")).unwrap();
         mkfifo(&dir.join("fleet.csv"));
-        let err = usage_error(&run(&["fleet", "--from", s(&dir)], None));
+        let err = usage_error(&run(&["fleet", "--replace", "--from", s(&dir)], None));
         assert!(err.contains("fleet.csv: a FIFO"), "{err}");
     }
 }
@@ -86,7 +89,7 @@ fn a_folder_of_another_user_is_refused_for_from_and_report_dir() {
         return; // not root: no folder can be given away
     }
     std::os::unix::fs::chown(&empty, Some(4242), None).unwrap();
-    let err = usage_error(&run(&["fleet", "--from", s(&dir)], None));
+    let err = usage_error(&run(&["fleet", "--replace", "--from", s(&dir)], None));
     assert!(err.contains("owned by uid 4242"), "{err}");
     assert!(!dir.join("fleet.json").exists());
     let bin = fake_srun(t.path(), "", &[]);
@@ -167,7 +170,17 @@ fn a_node_named_like_a_fleet_file_cannot_suppress_the_report() {
         assert!(fleet.join(f).is_file(), "{f}");
     }
     // The gathered folder reads back the same.
-    let again = run(&["fleet", "--from", s(&fleet), "--format", "json"], None);
+    let again = run(
+        &[
+            "fleet",
+            "--replace",
+            "--from",
+            s(&fleet),
+            "--format",
+            "json",
+        ],
+        None,
+    );
     let w: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(w["nodes"], v["nodes"]);
 }
@@ -205,4 +218,71 @@ fn links_planted_during_a_gather_are_not_followed() {
     ));
     assert!(err.contains("fleet.csv: a symbolic link"), "{err}");
     assert!(fleet.join("nodes/np1/run.json").is_file());
+}
+
+/// A job that never starts ends the fleet with exit 5 and nothing written:
+/// one pending past --start-timeout (srun said it queued, then nothing), and
+/// one srun could not allocate (--immediate, nodes busy); never exit 1,
+/// which says the fleet is not uniform.
+#[test]
+fn a_job_that_never_starts_exits_5_and_writes_nothing() {
+    let t = TempDir::new("fleet-never");
+    let pending = fake_srun(
+        t.path(),
+        "echo 'srun: job 9 queued and waiting for resources' >&2\nexec sleep 300",
+        &[],
+    );
+    let out = t.path().join("out");
+    let o = run(
+        &[
+            "fleet",
+            "--nodes",
+            "2",
+            "--start-timeout",
+            "1s",
+            "--report-dir",
+            s(&out),
+        ],
+        Some(&pending),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(5), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap()
+            .contains("the job did not start within --start-timeout 1 s")
+            && err.contains("nothing run"),
+        "{err}"
+    );
+    assert!(!out.exists(), "left {}", out.display());
+    let t = TempDir::new("fleet-busy");
+    let busy = fake_srun(
+        t.path(),
+        "echo 'srun: error: Unable to allocate resources: Requested nodes are busy' >&2\nexit 1",
+        &[],
+    );
+    let o = run(
+        &[
+            "fleet",
+            "--nodes",
+            "2",
+            "--srun-arg=--immediate=15",
+            "--report-dir",
+            s(&out),
+        ],
+        Some(&busy),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("Requested nodes are busy; nothing run"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let e = refused(&run(
+        &["fleet", "--nodes", "2", "--start-timeout", "soon"],
+        Some(&busy),
+    ));
+    assert!(e.contains("--start-timeout 'soon': not a duration"), "{e}");
 }

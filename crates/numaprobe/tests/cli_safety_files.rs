@@ -263,7 +263,10 @@ fn a_fifo_given_as_input_is_refused_without_a_hang() {
     }
     std::fs::write(fleet.join("node1/run.json"), real_run().to_string()).unwrap();
     mkfifo(&fleet.join("node2/run.json"));
-    let o = bounded(&["fleet", "--from", "fleet", "--format", "json"], t.path());
+    let o = bounded(
+        &["fleet", "--replace", "--from", "fleet", "--format", "json"],
+        t.path(),
+    );
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
     assert!(doc.to_string().contains("node2"), "{doc}");

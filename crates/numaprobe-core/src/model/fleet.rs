@@ -266,6 +266,19 @@ impl FleetReport {
             .collect()
     }
 
+    /// No group is the largest: the first two are equally large, and group
+    /// 0 is the baseline only by the tie rule
+    /// ([`crate::analysis::fleet::signature::group`]).
+    pub fn baseline_tied(&self) -> bool {
+        self.groups.len() > 1 && self.groups[0].nodes.len() == self.groups[1].nodes.len()
+    }
+
+    /// The nodes configured unlike the baseline group (group 0): every
+    /// node of the other groups.
+    pub fn odd_config(&self, node: &FleetNode) -> bool {
+        node.group.is_some_and(|g| g > 0)
+    }
+
     /// The nodes whose run did not come to a usable end.
     pub fn failures(&self) -> impl Iterator<Item = &FleetNode> {
         self.nodes.iter().filter(|n| n.status.is_failure())

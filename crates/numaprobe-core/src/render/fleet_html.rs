@@ -4,12 +4,17 @@
 //! no script, no font, nothing fetched, so it opens from a cluster's login
 //! node copied anywhere.
 //!
-//! A cell's colour is how far the node is from the fleet's median on that
-//! metric, on the bad side in red and the good side in blue, full colour at
-//! `FULL_SCALE_PERCENT`; an outlier's cell is outlined.
+//! Odd nodes come first: those not ok, then those configured unlike the
+//! baseline group (every node of another signature group), then outliers,
+//! farthest off first. A cell's colour is how far the node is from the
+//! fleet's median on that metric, on the bad side in red and the good side
+//! in blue, full colour at `FULL_SCALE_PERCENT`; an outlier's cell is
+//! outlined. A node configured unlike the baseline is not tinted at all:
+//! its figures differ because the machine does, which is neither better
+//! nor worse.
 
 use super::fleet_table::{fig, headline, how_far, status_name};
-use crate::model::fleet::{FleetReport, NodeStatus};
+use crate::model::fleet::{FleetNode, FleetReport, NodeStatus};
 use crate::model::ranking::Better;
 use std::collections::BTreeMap;
 
@@ -48,7 +53,8 @@ th.m{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}\n\
     );
     s.push_str(&format!("<p>{}</p>\n", esc(&headline(r))));
 
-    // Odd nodes first: not ok, then the most outlying, then by name.
+    // Odd nodes first: not ok, then configured unlike the baseline group,
+    // then the most outlying, then by name (the report's order).
     let mut worst: BTreeMap<&str, f64> = BTreeMap::new();
     for o in &r.outliers {
         let z = o.robust_z.map_or(f64::INFINITY, f64::abs);
@@ -58,9 +64,10 @@ th.m{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}\n\
     let mut order: Vec<usize> = (0..r.nodes.len()).collect();
     order.sort_by(|&a, &b| {
         let (na, nb) = (&r.nodes[a], &r.nodes[b]);
-        let trouble = |n: &crate::model::fleet::FleetNode| n.status != NodeStatus::Ok;
+        let trouble = |n: &FleetNode| n.status != NodeStatus::Ok;
         trouble(nb)
             .cmp(&trouble(na))
+            .then_with(|| r.odd_config(nb).cmp(&r.odd_config(na)))
             .then_with(|| {
                 let za = worst.get(na.name.as_str()).copied().unwrap_or(-1.0);
                 let zb = worst.get(nb.name.as_str()).copied().unwrap_or(-1.0);
@@ -73,6 +80,7 @@ th.m{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}\n\
     s.push_str(&format!(
         "<p class=\"key\"><span style=\"background:{}\">worse by {FULL_SCALE_PERCENT} %+</span>\
 <span style=\"background:{}\">better by {FULL_SCALE_PERCENT} %+</span> outlined: outlier. \
+Untinted: a node configured unlike group 1, whose figures are not judged against the others'. \
 Hover a cell for its value.</p>\n",
         colour(FULL_SCALE_PERCENT, true),
         colour(FULL_SCALE_PERCENT, false)
@@ -89,15 +97,20 @@ Hover a cell for its value.</p>\n",
     let outliers = r.outlier_cells();
     for &i in order.iter().take(MAX_ROWS) {
         let n = &r.nodes[i];
-        let cls = if n.status == NodeStatus::Ok {
+        let odd = r.odd_config(n);
+        let cls = if n.status == NodeStatus::Ok && !odd {
             ""
         } else {
             " class=\"bad\""
         };
+        let status = if odd {
+            format!("{}, configured unlike group 1", status_name(n.status))
+        } else {
+            status_name(n.status).to_string()
+        };
         s.push_str(&format!(
-            "<tr><td{cls}>{}</td><td{cls}>{}</td><td>{}</td>",
+            "<tr><td{cls}>{}</td><td{cls}>{status}</td><td>{}</td>",
             esc(&n.name),
-            status_name(n.status),
             n.group.map(|g| (g + 1).to_string()).unwrap_or_default()
         ));
         for m in &r.metrics {
@@ -115,10 +128,15 @@ Hover a cell for its value.</p>\n",
                 Better::Higher => *v < m.median,
             };
             let out = outliers.contains(&(n.name.as_str(), m.id.as_str()));
+            // An odd configuration's figures are shown, never tinted.
+            let (style, judged) = if odd {
+                (String::new(), "; configured unlike group 1: not judged")
+            } else {
+                (format!(" style=\"background:{}\"", colour(off, worse)), "")
+            };
             s.push_str(&format!(
-                "<td class=\"v{}\" style=\"background:{}\" title=\"{} {}: {} {} (median {}, {:+.1} %)\">{}</td>",
+                "<td class=\"v{}\"{style} title=\"{} {}: {} {} (median {}, {:+.1} %{judged})\">{}</td>",
                 if out { " out" } else { "" },
-                colour(off, worse),
                 esc(&n.name),
                 esc(&m.id),
                 fig(*v),
@@ -175,7 +193,7 @@ Hover a cell for its value.</p>\n",
 
     s.push_str("<h2>Signature groups</h2>\n<table><tr><th>group</th><th>nodes</th><th>differs from group 1</th></tr>\n");
     for (i, g) in r.groups.iter().enumerate() {
-        let differs = super::fleet_table::differs_text(i, g);
+        let differs = super::fleet_table::differs_text(i, g, r.baseline_tied());
         s.push_str(&format!(
             "<tr><td>{}</td><td>{} ({})</td><td>{}</td></tr>\n",
             i + 1,

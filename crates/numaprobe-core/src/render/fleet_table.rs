@@ -67,7 +67,10 @@ fn outlier_table(r: &FleetReport) -> Table {
 
 /// What sets group `i` (0-based, largest first) apart from the largest
 /// group, as the table and the HTML page both say it.
-pub fn differs_text(i: usize, g: &SignatureGroup) -> String {
+pub fn differs_text(i: usize, g: &SignatureGroup, tied: bool) -> String {
+    if i == 0 && tied {
+        return "(baseline by the tie rule: as large as group 2, first by name)".to_string();
+    }
     if i == 0 {
         return "(largest group)".to_string();
     }
@@ -81,7 +84,7 @@ pub fn differs_text(i: usize, g: &SignatureGroup) -> String {
 fn group_table(r: &FleetReport) -> Table {
     let mut t = Table::new(["group", "nodes", "count", "differs from group 1"]);
     for (i, g) in r.groups.iter().enumerate() {
-        let differs = differs_text(i, g);
+        let differs = differs_text(i, g, r.baseline_tied());
         t.push([
             (i + 1).to_string(),
             crate::units::some_names(&g.nodes, 12),

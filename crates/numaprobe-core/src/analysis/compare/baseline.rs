@@ -60,6 +60,13 @@ pub(super) fn against_fleet(
             )
         }));
     };
+    if opts.group.is_none() && fleet.baseline_tied() {
+        return Err(bad(format!(
+            "no group is the largest (groups 0 and 1 hold {} node(s) each): choose the one to check against with --group (valid: 0-{})",
+            fleet.groups[0].nodes.len(),
+            fleet.groups.len() - 1
+        )));
+    }
     let on = |s: Section| opts.sections.contains(&s);
     let doc = serde_json::json!({
         "topology": TopoReport::new(this.topology),

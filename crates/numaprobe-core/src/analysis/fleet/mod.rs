@@ -279,6 +279,13 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             groups.len()
         ));
     }
+    if groups.len() > 1 && groups[0].nodes.len() == groups[1].nodes.len() {
+        notes.push(format!(
+            "no group is the largest: groups 1 and 2 hold {} node(s) each; group 1 is the baseline by the tie rule only (its first node, {}, comes first by name); check --expect fleet.json needs --group for this fleet",
+            groups[0].nodes.len(),
+            groups[0].nodes[0]
+        ));
+    }
     let complete = nodes.iter().all(|n| !n.status.is_failure());
     FleetReport {
         schema: crate::SCHEMA.to_string(),

@@ -68,8 +68,12 @@ pub fn of_run(doc: &Value) -> Signature {
     }
 }
 
-/// Group named signatures: largest group first (ties by the first node's
-/// name), each but the first with the fields in which it differs from it.
+/// Group named signatures: largest group first, each but the first with
+/// the fields in which it differs from it. The tie rule, for groups of
+/// equal size: the group whose first node comes first in natural name
+/// order (`node2` before `node10`, as the report lists them) comes first.
+/// Group 0 is then a baseline by that rule only, which the report says
+/// (`FleetReport::baseline_tied`) and `check` refuses without `--group`.
 pub fn group(signatures: &[(String, Signature)]) -> Vec<SignatureGroup> {
     let mut by_sig: BTreeMap<&Signature, BTreeSet<&str>> = BTreeMap::new();
     for (name, sig) in signatures {
@@ -83,11 +87,14 @@ pub fn group(signatures: &[(String, Signature)]) -> Vec<SignatureGroup> {
             differs: Vec::new(),
         })
         .collect();
+    for g in &mut groups {
+        g.nodes.sort_by(|a, b| super::natural_cmp(a, b));
+    }
     groups.sort_by(|a, b| {
         b.nodes
             .len()
             .cmp(&a.nodes.len())
-            .then_with(|| a.nodes[0].cmp(&b.nodes[0]))
+            .then_with(|| super::natural_cmp(&a.nodes[0], &b.nodes[0]))
     });
     if let Some(first) = groups.first() {
         let majority = first.signature.fields();
@@ -107,4 +114,39 @@ pub fn group(signatures: &[(String, Signature)]) -> Vec<SignatureGroup> {
         }
     }
     groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig(cpus: usize) -> Signature {
+        of_run(&serde_json::json!({
+            "topology": { "cpus": vec![serde_json::json!({}); cpus], "allowed": { "cpus": [] } }
+        }))
+    }
+
+    /// Ties between equal-size groups go to the group whose first node
+    /// comes first in natural order, whatever order the nodes came in.
+    #[test]
+    fn equal_groups_are_ordered_by_their_first_node_in_natural_order() {
+        let named = |v: &[(&str, usize)]| -> Vec<(String, Signature)> {
+            v.iter().map(|(n, c)| (n.to_string(), sig(*c))).collect()
+        };
+        for order in [
+            named(&[("node10", 1), ("node2", 2)]),
+            named(&[("node2", 2), ("node10", 1)]),
+        ] {
+            let g = group(&order);
+            assert_eq!(g[0].nodes, ["node2"], "{order:?}");
+            assert_eq!(g[1].nodes, ["node10"]);
+            assert_eq!(g[1].differs[0].field, "cpus");
+        }
+        // Within a group, the nodes are in natural order too.
+        let g = group(&named(&[("n10", 2), ("n9", 2), ("n1", 1)]));
+        assert_eq!(g[0].nodes, ["n9", "n10"]);
+        // Size first: a larger group wins whatever its names.
+        let g = group(&named(&[("a1", 1), ("z1", 2), ("z2", 2)]));
+        assert_eq!(g[0].nodes, ["z1", "z2"]);
+    }
 }

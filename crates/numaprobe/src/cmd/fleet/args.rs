@@ -33,13 +33,18 @@ Exit status, after everything is written: 0 every node reported in full and the 
 uniform; 1 every node reported but the fleet is not uniform (outliers, signature groups beside \
 the largest, a node with a measurement missing); 2 bad input (nothing allocated, nothing \
 written); 4 a node failed, timed out, was lost or not run (the others' results are kept); \
+5 the job never started: still pending after --start-timeout, or srun could not get its \
+allocation (--srun-arg=--immediate, the controller unreachable); nothing run, nothing written; \
 130/143 stopped by Ctrl-C/SIGTERM (the gathered nodes and the report, marked incomplete, are \
 kept)."
 )]
 pub struct Args {
-    /// Analyse the reports already gathered in DIR (DIR/nodes/<node>/run.json) instead of running anything
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "report_dir", "reservation", "qos", "exclude", "srun_arg", "gather", "numaprobe", "budget", "size", "node_timeout", "grace", "unavailable"])]
+    /// Analyse the reports already gathered in DIR (DIR/nodes/<node>/run.json) instead of running anything; the new fleet files go to a new folder beside DIR (or --report-dir, or DIR itself with --replace)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["partition", "nodelist", "nodes", "account", "time", "reservation", "start_timeout", "qos", "exclude", "srun_arg", "gather", "numaprobe", "budget", "size", "node_timeout", "grace", "unavailable"])]
     pub from: Option<PathBuf>,
+    /// With --from: write the new fleet.json, .md, .csv and .html into DIR itself, replacing its own (by default they go to a new folder beside it, or --report-dir)
+    #[arg(long, conflicts_with = "report_dir")]
+    pub replace: bool,
     /// Slurm partition (srun --partition)
     #[arg(long)]
     pub partition: Option<String>,
@@ -76,7 +81,7 @@ pub struct Args {
     /// How the reports come back
     #[arg(long, value_enum, default_value = "stream")]
     pub gather: Gather,
-    /// The fleet folder: DIR/nodes/<node>/ per node and the fleet's files. Default: ./numaprobe-fleet (must be new or empty)
+    /// The fleet folder: DIR/nodes/<node>/ per node and the fleet's files. Default: ./numaprobe-fleet (must be new or empty). With --from: where the fleet's files go (default: a new folder beside the --from one, named DIR-judged, DIR-judged-2...)
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Path of the numaprobe binary on the nodes. Default: this binary's path
@@ -91,6 +96,9 @@ pub struct Args {
     /// A node's run is stopped as timed out this long after it started, by the node; the launcher gives up on a node still running --grace later (lists it as timed out, ends the job). Default: the budget plus 120s
     #[arg(long, value_name = "DURATION")]
     pub node_timeout: Option<String>,
+    /// Give up on a job that has not started this long after srun was run (pending: busy nodes, a reservation, a node Slurm will not give); nothing runs, exit 5
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub start_timeout: String,
     /// A running node silent this long (it says it is alive every 5 s) is lost: given up on, named, the others kept
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub grace: String,

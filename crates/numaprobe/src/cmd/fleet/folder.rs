@@ -47,6 +47,62 @@ pub(super) fn prepare_dir(dir: &Path) -> anyhow::Result<(SafeDir, SafeDir)> {
     Ok((top, nodes))
 }
 
+/// Where `--from DIR` writes its fleet files: `--report-dir` (new or
+/// empty), DIR itself with `--replace`, else a new folder beside DIR
+/// (`DIR-judged`, `DIR-judged-2`, ...), so that a judgement with other
+/// thresholds never silently replaces the one the folder holds.
+pub(super) fn judged_dir(
+    from: &Path,
+    report_dir: Option<&Path>,
+    replace: bool,
+) -> anyhow::Result<SafeDir> {
+    if replace {
+        return SafeDir::own(from, "--from", false);
+    }
+    if let Some(out) = report_dir {
+        let held = SafeDir::own(out, "--report-dir", true)?;
+        if !held
+            .names()
+            .with_context(|| format!("cannot read {}", out.display()))?
+            .is_empty()
+        {
+            return Err(usage(format!(
+                "--report-dir {}: not empty; choose a new or empty folder, or --replace to write into --from {} itself",
+                out.display(),
+                from.display()
+            )));
+        }
+        return Ok(held);
+    }
+    let full = from
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", from.display()))?;
+    let (Some(parent), Some(name)) = (full.parent(), full.file_name()) else {
+        return Err(usage(format!(
+            "--from {}: has no folder beside it to write into; give --report-dir DIR or --replace",
+            from.display()
+        )));
+    };
+    let name = name.to_string_lossy();
+    for i in 1..=MAX_JUDGED {
+        let candidate = parent.join(match i {
+            1 => format!("{name}-judged"),
+            i => format!("{name}-judged-{i}"),
+        });
+        if std::fs::symlink_metadata(&candidate).is_ok() {
+            continue;
+        }
+        return SafeDir::own(&candidate, "--report-dir", true);
+    }
+    Err(usage(format!(
+        "--from {}: {name}-judged up to {name}-judged-{MAX_JUDGED} all exist beside it; give --report-dir DIR or --replace",
+        from.display()
+    )))
+}
+
+/// Folders `judged_dir` tries beside a `--from` folder.
+const MAX_JUDGED: usize = 100;
+
 /// Where a gathered folder keeps its node folders: `DIR/nodes/`, or `DIR`
 /// itself in the flat layout `DIR/<node>/` (also read; there a `nodes`
 /// folder holding a run.json or fleet-node.json is a node's).

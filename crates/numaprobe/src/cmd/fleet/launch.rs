@@ -5,6 +5,7 @@
 //! grace, and srun ended and reaped on every way out.
 
 use super::node::STATUS_FILE;
+use super::start::{JobState, StartClock};
 use crate::safe_dir::SafeDir;
 use anyhow::Context;
 use numaprobe_core::analysis::fleet::stream::{self, Collector, Event, FrameError, Line};
@@ -13,7 +14,8 @@ use std::collections::BTreeMap;
 use std::io::{BufReader, Read as _};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// What came back from srun.
@@ -35,13 +37,15 @@ pub struct Gathered {
     /// Nodes given up on: still running `--grace` past their
     /// `--node-timeout`, with why.
     pub timed_out: Vec<(String, String)>,
+    /// The job was given up on before it started (`--start-timeout`), with why.
+    pub never_started: Option<String>,
 }
 
 impl Gathered {
     /// The launcher gave up on a node (lost or timed out): srun and the
     /// job are ended rather than waited for.
     pub fn gave_up(&self) -> bool {
-        !self.lost.is_empty() || !self.timed_out.is_empty()
+        !self.lost.is_empty() || !self.timed_out.is_empty() || self.never_started.is_some()
     }
 }
 
@@ -63,6 +67,11 @@ pub struct Watch {
     /// Whether a stop was asked for (Ctrl-C, SIGTERM):
     /// `numaprobe_core::cancel::requested`, or a test's own.
     pub stop_requested: fn() -> bool,
+    /// The job must start within this (`--start-timeout`).
+    pub start_timeout: Duration,
+    /// What Slurm says of the job when its start is overdue
+    /// ([`start::job_state`] of this fleet's job), or a test's own.
+    pub job_state: fn() -> JobState,
 }
 
 /// After a stop request, how long the launcher keeps reading the nodes'
@@ -135,6 +144,12 @@ pub fn launch(
         .spawn()
         .with_context(|| format!("cannot start {}", srun.display()))?;
     let mut guard = SrunGuard(child);
+    let clock = StartClock {
+        since: Instant::now(),
+        timeout: watch.start_timeout,
+    };
+    let allocated = Arc::new(AtomicBool::new(false));
+    let seen_allocation = Arc::clone(&allocated);
     let mut err = guard.0.stderr.take();
     let err_reader = std::thread::spawn(move || {
         // Only the tail is kept, whatever srun says and however long; what
@@ -147,6 +162,9 @@ pub fn launch(
             tail.extend_from_slice(&buf[..n]);
             while let Some(end) = tail[shown..].iter().position(|&b| b == b'\n') {
                 let line = String::from_utf8_lossy(&tail[shown..shown + end]).into_owned();
+                if line.contains("has been allocated resources") {
+                    seen_allocation.store(true, Ordering::SeqCst);
+                }
                 if is_queue_news(&line) {
                     eprintln!("numaprobe: {}", crate::output::clip_line(line.trim()));
                 }
@@ -162,7 +180,15 @@ pub fn launch(
     });
     let stdout = guard.0.stdout.take().context("srun's output")?;
     let pid = guard.0.id() as libc::pid_t;
-    let mut g = gather(stdout, dir, asked, watch, pid, progress)?;
+    let mut g = gather(
+        stdout,
+        dir,
+        asked,
+        watch,
+        (clock, &allocated),
+        pid,
+        progress,
+    )?;
     if g.stopped || g.gave_up() {
         // srun may wait on a dead node for SlurmdTimeout, or on a node that
         // does not stop: end it now, and the allocation with it.
@@ -201,6 +227,7 @@ fn gather(
     dir: &SafeDir,
     asked: &[String],
     watch: Watch,
+    (clock, allocated): (StartClock, &AtomicBool),
     srun_pid: libc::pid_t,
     mut progress: impl FnMut(&str, &NodeRunStatus),
 ) -> anyhow::Result<Gathered> {
@@ -257,6 +284,21 @@ fn gather(
         }
         if drain_until.is_some_and(|t| Instant::now() >= t) {
             break;
+        }
+        let started = !g.started.is_empty() || allocated.load(Ordering::SeqCst);
+        if drain_until.is_none()
+            && g.never_started.is_none()
+            && clock.overdue(Instant::now(), started)
+        {
+            match clock.give_up(&(watch.job_state)()) {
+                Some(why) => {
+                    eprintln!("numaprobe: {why}: giving up on it");
+                    g.never_started = Some(why);
+                    break;
+                }
+                // Allocated without a word from srun: its tasks are starting.
+                None => allocated.store(true, Ordering::SeqCst),
+            }
         }
         if drain_until.is_none() {
             for gone in watchdog.check(Instant::now()) {

@@ -10,6 +10,8 @@ const WATCH: Watch = Watch {
     count: None,
     // Not the process's flag: another test of this binary raises it.
     stop_requested: || false,
+    start_timeout: Duration::from_secs(3600),
+    job_state: || JobState::Running,
 };
 
 #[test]
@@ -347,4 +349,52 @@ fn a_streamed_file_cannot_leave_the_fleet_folder() {
     save(&held, "np1", "run.json", b"{}").unwrap();
     assert!(d.join("np1/run.json").exists());
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A job that stays pending past --start-timeout is given up on (srun, a
+/// stand-in that never says a word, is ended), with Slurm's reason; one
+/// Slurm says is running is waited for.
+#[test]
+fn a_job_pending_past_its_start_timeout_is_given_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let held = SafeDir::own(dir.path(), "--report-dir", false).unwrap();
+    let watch = Watch {
+        start_timeout: Duration::from_millis(300),
+        job_state: || JobState::Pending("Resources".into()),
+        ..WATCH
+    };
+    let g = launch(
+        Path::new("/bin/sleep"),
+        &["300".to_string()],
+        &held,
+        &["np1".to_string()],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    // Ended (SIGTERM), not waited for.
+    assert_eq!(g.srun_status, None);
+    assert_eq!(
+        g.never_started.as_deref(),
+        Some("the job did not start within --start-timeout 0 s (pending: Resources)")
+    );
+    assert!(g.gave_up() && g.started.is_empty());
+    // Slurm says it runs: the start is not given up on; the stand-in ends
+    // by itself.
+    let watch = Watch {
+        start_timeout: Duration::from_millis(100),
+        job_state: || JobState::Running,
+        ..WATCH
+    };
+    let g = launch(
+        Path::new("/bin/sleep"),
+        &["1".to_string()],
+        &held,
+        &["np1".to_string()],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(g.never_started, None);
+    assert_eq!(g.srun_status, Some(0));
 }

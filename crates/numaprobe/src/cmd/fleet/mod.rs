@@ -13,14 +13,16 @@ mod folder;
 mod launch;
 pub mod node;
 mod slurm;
+mod start;
 
-use crate::output::{usage, PartlyFailed};
-use crate::safe_dir::SafeDir;
+use crate::output::{usage, NotStarted, PartlyFailed};
 use anyhow::Context;
 use args::outlier_rule;
 pub use args::{Args, Unavailable};
 use finish::finish;
-use folder::{ended_in_words, prepare_dir, read_folder, subfolders, write_status, NODES};
+use folder::{
+    ended_in_words, judged_dir, prepare_dir, read_folder, subfolders, write_status, NODES,
+};
 use node::Gather;
 use numaprobe_core::analysis::fleet::stream::valid_node_name;
 use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
@@ -37,10 +39,28 @@ const NODE_ALLOWANCE_S: f64 = 120.0;
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let rule = outlier_rule(args.outlier_sd, args.outlier_pct)?;
+    if args.replace && args.from.is_none() {
+        return Err(usage(
+            "--replace: only with --from DIR (it writes the new fleet files into DIR itself)",
+        ));
+    }
     if let Some(dir) = &args.from {
         let inputs = read_folder(dir)?;
-        let held = SafeDir::own(dir, "--from", false)?;
-        return finish(&args.out, &held, &analyse(inputs, rule), &[], false);
+        let held = judged_dir(dir, args.report_dir.as_deref(), args.replace)?;
+        let mut notes = Vec::new();
+        if !args.replace {
+            eprintln!(
+                "numaprobe: judging the nodes of {} into {}/ ({} itself is left as it is; --replace writes there)",
+                dir.display(),
+                held.path().display(),
+                dir.display()
+            );
+            notes.push(format!(
+                "judged from the nodes gathered in {}",
+                dir.display()
+            ));
+        }
+        return finish(&args.out, &held, &analyse(inputs, rule), &notes, false);
     }
     // Everything the user gave is checked before Slurm is asked for anything.
     let budget = match &args.budget {
@@ -64,6 +84,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "--grace '{}': not a duration of at least {} s (valid: e.g. 30s or 2m)",
                 crate::output::clip_line(&args.grace),
                 (2 * node::ALIVE_EVERY).as_secs()
+            ))
+        })?;
+    let start_timeout = units::parse_duration(&args.start_timeout)
+        .ok()
+        .filter(|t| *t >= Duration::from_secs(1))
+        .ok_or_else(|| {
+            usage(format!(
+                "--start-timeout '{}': not a duration of at least 1 s (valid: e.g. 10m, 2h or 90s)",
+                crate::output::clip_line(&args.start_timeout)
             ))
         })?;
     if args.nodes == Some(0) {
@@ -215,6 +244,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             timeout,
             count: nodes.filter(|_| expected.is_empty()).map(|n| n as usize),
             stop_requested: numaprobe_core::cancel::requested,
+            start_timeout,
+            job_state: || start::job_state(&slurm::job_name()),
         };
         launch::launch(
             &srun,
@@ -230,6 +261,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if gathered.stopped || gathered.gave_up() {
         // srun was ended early; make sure the allocation goes with it.
         slurm::scancel();
+    }
+    if let Some(why) = &gathered.never_started {
+        // No node ran: leave no empty fleet folder behind (this run made
+        // it, and prepare_dir made sure it was empty before).
+        let _ = top.remove_empty_dir(NODES);
+        let _ = std::fs::remove_dir(&dir);
+        return Err(anyhow::Error::new(NotStarted(format!(
+            "{why}; the job was cancelled and nothing run (a longer --start-timeout waits longer; sinfo and squeue say what holds the nodes)"
+        ))));
     }
     for (node, state) in &not_run {
         let mut st = node::not_run(node);
@@ -278,8 +318,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         });
         return Err(if bad_input {
             usage(line)
+        } else if start::allocation_failed(&gathered.srun_stderr) {
+            anyhow::Error::new(NotStarted(format!("{line}; nothing run")))
         } else {
-            anyhow::anyhow!(line)
+            anyhow::Error::new(PartlyFailed(format!("{line}; no node ran")))
         });
     }
     // Nodes that never said how they ended: named when the list was given.

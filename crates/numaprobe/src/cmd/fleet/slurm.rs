@@ -9,6 +9,7 @@
 
 use super::node::Gather;
 use crate::output::usage;
+use numaprobe_core::render::diff::is_numaprobe_drain;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -61,15 +62,18 @@ pub enum Availability {
 }
 
 /// Judge one node from sinfo's long state (`%T`, e.g. `drained`,
-/// `idle*`, `reserved`) and reason (`%E`). A reserved node is available
-/// when the fleet runs in a reservation (`in_reservation`).
+/// `idle*`, `reserved`, `maint`) and reason (`%E`). A reserved node, or one
+/// in a maintenance reservation, is available when the fleet runs in a
+/// reservation (`in_reservation`): Slurm then says whether it is the named
+/// one. A drain is named by who made it: numaprobe's own health check
+/// (its reason says so) or someone else.
 pub fn availability(state: &str, reason: &str, in_reservation: bool) -> Availability {
     let state = state.trim().to_ascii_lowercase();
-    let reason = reason.trim();
-    let reason = if reason.is_empty() || reason.eq_ignore_ascii_case("none") {
+    let reason_text = reason.trim();
+    let reason = if reason_text.is_empty() || reason_text.eq_ignore_ascii_case("none") {
         String::new()
     } else {
-        format!(": {}", reason.chars().take(120).collect::<String>())
+        format!(": {}", reason_text.chars().take(120).collect::<String>())
     };
     // sinfo's flags after the state: * not responding, ~ powered off,
     // # powering up, % powering down, $ in a maintenance reservation,
@@ -89,11 +93,18 @@ pub fn availability(state: &str, reason: &str, in_reservation: bool) -> Availabi
     match base {
         "idle" | "planned" => Availability::Free,
         "allocated" | "mixed" | "completing" => Availability::Busy(format!("{state}{reason}")),
-        "reserved" if in_reservation => Availability::Free,
+        "reserved" | "maint" if in_reservation => Availability::Free,
         "reserved" => Availability::Unavailable(words("reserved; give --reservation")),
-        b if b.starts_with("drain") => {
-            Availability::Unavailable(words("drained by an administrator"))
+        "maint" => {
+            Availability::Unavailable(words("in a maintenance reservation; give --reservation"))
         }
+        b if b.starts_with("drain") && is_numaprobe_drain(reason_text) => {
+            Availability::Unavailable(words(
+                "drained by numaprobe's health check; numaprobe check on it says why",
+            ))
+        }
+        // Drained by hand or by Slurm itself: its reason says which.
+        b if b.starts_with("drain") => Availability::Unavailable(format!("{state}{reason}")),
         "down" | "fail" | "failing" => Availability::Unavailable(words("down")),
         _ => Availability::Unavailable(words("not schedulable")),
     }
@@ -303,12 +314,25 @@ mod tests {
         assert_eq!(availability("idle", "none", false), Free);
         assert_eq!(
             availability("drained", "bad DIMM", false),
-            Unavailable("drained (drained by an administrator): bad DIMM".into())
+            Unavailable("drained: bad DIMM".into())
         );
         assert_eq!(
             availability("draining", "", false),
-            Unavailable("draining (drained by an administrator)".into())
+            Unavailable("draining".into())
         );
+        assert_eq!(
+            availability("drained", "allowed CPUs 0-1!=0 [numaprobe]", false),
+            Unavailable("drained (drained by numaprobe's health check; numaprobe check on it says why): allowed CPUs 0-1!=0 [numaprobe]".into())
+        );
+        assert_eq!(
+            availability("drained", "numaprobe check", true),
+            Unavailable("drained: numaprobe check".into())
+        );
+        assert_eq!(
+            availability("maint", "", false),
+            Unavailable("maint (in a maintenance reservation; give --reservation)".into())
+        );
+        assert_eq!(availability("maint", "", true), Free);
         assert_eq!(
             availability("idle*", "Not responding", false),
             Unavailable("idle* (not responding): Not responding".into())

@@ -1,0 +1,158 @@
+//! Whether the fleet's job ever starts: the `--start-timeout` rule (a job
+//! still pending that long after srun was started is given up on, asking
+//! Slurm first whether it is really pending), Slurm's pending reason, and
+//! srun's words for an allocation it could not get (`--immediate`, nodes
+//! busy, the controller unreachable). Either way the job never ran: exit
+//! [`crate::output::EXIT_NOT_STARTED`].
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What Slurm says of the fleet's job when its start is overdue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobState {
+    /// Allocated: its tasks are starting; keep waiting for them.
+    Running,
+    /// Still waiting for an allocation, with Slurm's reason (`Resources`,
+    /// `ReqNodeNotAvail`, `Reservation`...).
+    Pending(String),
+    /// Slurm could not say (squeue failed, or the job is gone).
+    Unknown,
+}
+
+/// The start clock: the job must start (srun says it has been allocated
+/// resources, or a node's first frame comes) within `timeout` of `since`.
+#[derive(Debug, Clone, Copy)]
+pub struct StartClock {
+    pub since: Instant,
+    pub timeout: Duration,
+}
+
+impl StartClock {
+    /// Whether the job's start is overdue at `now`: not started and
+    /// `timeout` passed.
+    pub fn overdue(&self, now: Instant, started: bool) -> bool {
+        !started && now.saturating_duration_since(self.since) >= self.timeout
+    }
+
+    /// What to do about an overdue start, given what Slurm says: None to
+    /// keep waiting (the job runs), else why it is given up on.
+    pub fn give_up(&self, state: &JobState) -> Option<String> {
+        let t = self.timeout.as_secs();
+        match state {
+            JobState::Running => None,
+            JobState::Pending(r) if !r.is_empty() && r != "None" => Some(format!(
+                "the job did not start within --start-timeout {t} s (pending: {r})"
+            )),
+            JobState::Pending(_) | JobState::Unknown => Some(format!(
+                "the job did not start within --start-timeout {t} s"
+            )),
+        }
+    }
+}
+
+/// The state of this process's fleet job (`squeue --me --name`).
+pub fn job_state(name: &str) -> JobState {
+    let out = Command::new("squeue")
+        .args(["--me", "-h", "-o", "%T|%r"])
+        .arg(format!("--name={name}"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => parse_state(&String::from_utf8_lossy(&o.stdout)),
+        _ => JobState::Unknown,
+    }
+}
+
+/// squeue's `%T|%r` line of the job.
+fn parse_state(out: &str) -> JobState {
+    let Some(line) = out.lines().map(str::trim).find(|l| !l.is_empty()) else {
+        return JobState::Unknown;
+    };
+    let (state, reason) = line.split_once('|').unwrap_or((line, ""));
+    match state.trim() {
+        "PENDING" => JobState::Pending(crate::output::clip_line(reason.trim())),
+        "RUNNING" | "CONFIGURING" | "COMPLETING" => JobState::Running,
+        _ => JobState::Unknown,
+    }
+}
+
+/// srun's stderr said it could not get an allocation: the job never ran.
+pub fn allocation_failed(srun_stderr: &[String]) -> bool {
+    srun_stderr.iter().any(|l| {
+        [
+            "Unable to allocate resources",
+            "has been revoked",
+            "Unable to contact slurm controller",
+            "Immediate execution impossible",
+        ]
+        .iter()
+        .any(|k| l.contains(k))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_overdue_start_is_given_up_unless_the_job_runs() {
+        let t0 = Instant::now();
+        let c = StartClock {
+            since: t0,
+            timeout: Duration::from_secs(600),
+        };
+        assert!(!c.overdue(t0 + Duration::from_secs(599), false));
+        assert!(c.overdue(t0 + Duration::from_secs(600), false));
+        assert!(!c.overdue(t0 + Duration::from_secs(6000), true));
+        assert_eq!(c.give_up(&JobState::Running), None);
+        assert_eq!(
+            c.give_up(&JobState::Pending("Resources".into())).unwrap(),
+            "the job did not start within --start-timeout 600 s (pending: Resources)"
+        );
+        assert_eq!(
+            c.give_up(&JobState::Pending("None".into())).unwrap(),
+            "the job did not start within --start-timeout 600 s"
+        );
+        assert_eq!(
+            c.give_up(&JobState::Unknown).unwrap(),
+            "the job did not start within --start-timeout 600 s"
+        );
+    }
+
+    #[test]
+    fn squeue_lines_are_read() {
+        assert_eq!(
+            parse_state("PENDING|ReqNodeNotAvail, UnavailableNodes:np2\n"),
+            JobState::Pending("ReqNodeNotAvail, UnavailableNodes:np2".into())
+        );
+        assert_eq!(parse_state("RUNNING|None\n"), JobState::Running);
+        assert_eq!(parse_state("CONFIGURING|None"), JobState::Running);
+        assert_eq!(parse_state(""), JobState::Unknown);
+        assert_eq!(parse_state("CANCELLED|x"), JobState::Unknown);
+    }
+
+    #[test]
+    fn srun_s_allocation_failures_are_known() {
+        let l = |s: &str| {
+            vec![
+                "srun: job 7 queued and waiting for resources".to_string(),
+                s.to_string(),
+            ]
+        };
+        assert!(allocation_failed(&l(
+            "srun: error: Unable to allocate resources: Requested nodes are busy"
+        )));
+        assert!(allocation_failed(&l(
+            "srun: Job allocation 7 has been revoked."
+        )));
+        assert!(allocation_failed(&l(
+            "srun: error: Unable to contact slurm controller (connect failure)"
+        )));
+        assert!(!allocation_failed(&l(
+            "srun: error: np2: task 1: Exited with exit code 3"
+        )));
+        assert!(!allocation_failed(&[]));
+    }
+}
