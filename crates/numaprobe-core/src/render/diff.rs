@@ -390,7 +390,7 @@ pub fn is_numaprobe_drain(reason: &str) -> bool {
 pub fn without_stamp(reason: &str) -> &str {
     let r = reason.trim_end();
     match r.rfind(" [") {
-        Some(i) if r.ends_with(']') && r[i + 2..].contains('@') => r[..i].trim_end(),
+        Some(i) if r.ends_with(']') && r[i..].contains('@') => r[..i].trim_end(),
         _ => r,
     }
 }
@@ -498,6 +498,31 @@ mod tests {
         assert!(r.ends_with("... (+1 more) [numaprobe]"), "{r}");
         assert!(!r.chars().any(char::is_control));
         assert!(is_numaprobe_drain(&r));
+        // An item of up to 16 characters leads as it is, a longer one
+        // that does not name its section is named by the section.
+        let at16 = Difference::new(Section::Caches, "L3 size of node0", "32", "16");
+        let at17 = Difference::new(Section::Caches, "L3 size of node01", "32", "16");
+        let model = Difference::new(Section::Machine, "CPU model", "A", "B");
+        assert_eq!(
+            drain_reason(&report(vec![at16])).unwrap(),
+            "L3 size of node0 32!=16 [numaprobe]"
+        );
+        assert_eq!(
+            drain_reason(&report(vec![at17])).unwrap(),
+            "caches 32!=16 [numaprobe]"
+        );
+        assert_eq!(
+            drain_reason(&report(vec![model])).unwrap(),
+            "CPU model A!=B [numaprobe]"
+        );
+        // A reason exactly as long as the limit is not cut.
+        let full = Difference::new(Section::Machine, "CPU model", "x".repeat(135), "y");
+        let r = drain_reason(&report(vec![full])).unwrap();
+        assert_eq!(r.chars().count(), DRAIN_REASON_MAX);
+        assert!(
+            r.starts_with("CPU model xxx") && r.ends_with("x!=y [numaprobe]"),
+            "{r}"
+        );
     }
 
     #[test]

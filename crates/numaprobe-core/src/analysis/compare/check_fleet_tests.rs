@@ -219,3 +219,41 @@ fn memory_is_judged_within_the_tolerance_and_the_half_gib_the_fleet_rounds_to() 
     let less = machine("/", [93 * GIB, 96 * GIB]);
     assert!(run(&fleet, &less, None, &Options::default()).matches);
 }
+
+/// Two groups of two nodes: no group is the largest, so the baseline is a
+/// tie rule's pick; a check without --group is refused (bad input, which
+/// never drains), and one with --group is judged.
+#[test]
+fn a_tied_fleet_wants_a_group() {
+    let good = machine("/", [96 * GIB, 96 * GIB]);
+    let small = machine("/", [96 * GIB, 64 * GIB]);
+    let inputs: Vec<NodeInput> = [("n1", &good), ("n2", &small), ("n3", &good), ("n4", &small)]
+        .into_iter()
+        .map(|(name, t)| NodeInput {
+            name: name.into(),
+            run_json: Some(run_doc(t, &[100.0, 150.0])),
+            failure: None,
+        })
+        .collect();
+    let mut fleet = side("fleet", None, "6.1.0");
+    fleet.fleet = Some(Box::new(analyse(&inputs)));
+    let this = This {
+        topology: &good,
+        kernel: Some("6.1.0"),
+        measured: None,
+    };
+    let e = check(&fleet, &this, &Options::default()).unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "no group is the largest (groups 0 and 1 hold 2 node(s) each): choose the one to check against with --group (valid: 0-1)"
+        ),
+        "{e}"
+    );
+    let g = |n| Options {
+        group: Some(n),
+        ..Options::default()
+    };
+    // Group 0 holds n1, the first node by name.
+    assert!(run(&fleet, &good, None, &g(0)).matches);
+    assert!(!run(&fleet, &good, None, &g(1)).matches);
+}

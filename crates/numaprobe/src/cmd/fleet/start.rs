@@ -116,6 +116,10 @@ mod tests {
             "the job did not start within --start-timeout 600 s"
         );
         assert_eq!(
+            c.give_up(&JobState::Pending(String::new())).unwrap(),
+            "the job did not start within --start-timeout 600 s"
+        );
+        assert_eq!(
             c.give_up(&JobState::Unknown).unwrap(),
             "the job did not start within --start-timeout 600 s"
         );
