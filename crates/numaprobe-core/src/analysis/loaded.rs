@@ -126,22 +126,6 @@ mod tests {
         let mut base = pts.to_vec();
         base[0] = flag(base[0].clone());
         assert_eq!(knee(&base), None, "a flagged idle is no base");
-        let mut c = crate::render::loaded::tests::doc().curves.remove(0);
-        c.points = base;
-        finish_curve(&mut c);
-        let line = crate::render::loaded::summary_line(&c);
-        assert!(
-            line.starts_with("no knee: the idle point is flagged"),
-            "{line}"
-        );
-        c.points[0].flags.clear();
-        c.points[3].latency_ns = 105.0;
-        finish_curve(&mut c);
-        let line = crate::render::loaded::summary_line(&c);
-        assert!(
-            line.starts_with("no knee among the trusted points"),
-            "{line}"
-        );
     }
 
     #[test]

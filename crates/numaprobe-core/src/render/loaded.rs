@@ -339,6 +339,30 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_curve_without_a_knee_says_whether_flags_kept_it_from_one() {
+        let mut c = doc().curves.remove(0);
+        let flag = vec!["preempted".to_string()];
+        c.points[0].flags = flag.clone();
+        crate::analysis::loaded::finish_curve(&mut c);
+        let line = summary_line(&c);
+        assert!(
+            line.starts_with("no knee: the idle point is flagged"),
+            "{line}"
+        );
+        c.points[0].flags.clear();
+        c.points[2].flags = flag;
+        crate::analysis::loaded::finish_curve(&mut c);
+        let line = summary_line(&c);
+        assert!(
+            line.starts_with("no knee among the trusted points"),
+            "{line}"
+        );
+        c.points[2].flags.clear();
+        crate::analysis::loaded::finish_curve(&mut c);
+        assert!(summary_line(&c).starts_with("knee at delay 0"));
+    }
+
+    #[test]
     fn the_load_cpus_are_counted_in_the_curve_title() {
         let mut r = doc();
         let title = |r: &LoadedResult| curve_table(&r.curves[0]).title.unwrap_or_default();
