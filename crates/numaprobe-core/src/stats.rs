@@ -8,6 +8,7 @@
 
 pub mod flags;
 pub mod mann_whitney;
+pub mod sketch;
 
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};

@@ -4,6 +4,7 @@
 //! as a matrix and summarised by the closest level the two CPUs share.
 
 use crate::platform::Atomics;
+use crate::stats::sketch::{self, Sketch};
 use crate::stats::{Measured, SetAside, StopReason, StopRule};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
@@ -56,7 +57,13 @@ pub struct Figure {
     pub min: f64,
     pub max: f64,
     pub cv: f64,
+    /// Every kept sample; empty in a document that leaves them out
+    /// (`sketch` then).
     pub samples: Vec<f64>,
+    /// Their count and quantiles, in a document that leaves the samples
+    /// out (the main job's report unless `--keep-samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<Sketch>,
     /// Why sampling stopped (CV reached, budget spent, ...).
     #[serde(default)]
     pub stop: Option<StopReason>,
@@ -84,11 +91,24 @@ impl Figure {
             max: s.max,
             cv: s.cv,
             samples: m.samples.clone(),
+            sketch: None,
             stop: Some(m.stop),
             set_aside: m.set_aside,
             flagged: !flags.is_empty(),
             flags,
         }
+    }
+}
+
+impl Figure {
+    /// How many samples the figure kept, whether or not the document has them.
+    pub fn kept(&self) -> usize {
+        sketch::kept(&self.samples, self.sketch.as_ref())
+    }
+
+    /// Replace the samples by their sketch (nothing for a figure without).
+    pub fn leave_out_samples(&mut self) {
+        sketch::leave_out(&mut self.samples, &mut self.sketch);
     }
 }
 
@@ -203,4 +223,14 @@ pub struct C2cResult {
     pub complete: bool,
     #[serde(default)]
     pub interrupted: bool,
+}
+
+impl C2cResult {
+    /// Every figure's samples replaced by their sketch.
+    pub fn leave_out_samples(&mut self) {
+        for p in &mut self.pairs {
+            p.hitm.iter_mut().for_each(Figure::leave_out_samples);
+            p.shared.iter_mut().for_each(Figure::leave_out_samples);
+        }
+    }
 }

@@ -10,6 +10,7 @@
 
 use crate::kernels::{KernelSpec, VectorWidth};
 use crate::placement::{PageKind, PlacementCheck};
+use crate::stats::sketch::{self, Sketch};
 use crate::stats::{StopReason, StopRule};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
@@ -123,8 +124,13 @@ pub struct Cell {
     pub max: f64,
     /// Coefficient of variation of `samples` (standard deviation / mean).
     pub cv: f64,
-    /// Every kept sample (warm-up runs excluded), in the result's unit.
+    /// Every kept sample (warm-up runs excluded), in the result's unit;
+    /// empty in a document that leaves them out (`sketch` then).
     pub samples: Vec<f64>,
+    /// Their count and quantiles, in a document that leaves the samples
+    /// out (the main job's report unless `--keep-samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<Sketch>,
     /// Samples set aside because a measuring thread lost its CPU during
     /// them ([`crate::held`]), by reason: never part of `samples`.
     #[serde(default)]
@@ -153,6 +159,18 @@ pub struct Cell {
     /// sampling).
     #[serde(default)]
     pub setup_s: f64,
+}
+
+impl Cell {
+    /// How many samples the cell kept, whether or not the document has them.
+    pub fn kept(&self) -> usize {
+        sketch::kept(&self.samples, self.sketch.as_ref())
+    }
+
+    /// Replace the samples by their sketch (nothing for a cell without).
+    pub fn leave_out_samples(&mut self) {
+        sketch::leave_out(&mut self.samples, &mut self.sketch);
+    }
 }
 
 /// One memory node's buffer, set up once for a matrix and measured from
@@ -272,6 +290,11 @@ impl MatrixResult {
         }
     }
 
+    /// Every cell's samples replaced by their sketch.
+    pub fn leave_out_samples(&mut self) {
+        self.cells.iter_mut().for_each(Cell::leave_out_samples);
+    }
+
     /// Add a cell and put its median in the matrix. A cell whose samples
     /// spread too far to be trusted ([`crate::stats::instability`]), or
     /// rest on too few that held their CPU ([`crate::stats::SetAside::flag`]),
@@ -345,7 +368,7 @@ impl MatrixResult {
         let mut total = crate::stats::SetAside::default();
         let (mut cells, mut kept) = (0usize, 0usize);
         for c in &self.cells {
-            kept += c.samples.len();
+            kept += c.kept();
             if c.set_aside.total() > 0 {
                 cells += 1;
                 total.add(&c.set_aside);
@@ -457,6 +480,7 @@ pub(crate) mod tests {
             set_aside: Default::default(),
             others_busy_cpus: None,
             samples: vec![median - 1.0, median, median + 1.0],
+            sketch: None,
             stop: StopReason::CvReached,
             placement: CellPlacement {
                 fraction_on_intended: fraction,

@@ -78,6 +78,21 @@ fn none<T>() -> Option<T> {
 }
 
 impl<P, C, T> RunReport<P, C, T> {
+    /// Every figure's samples replaced by their sketch
+    /// ([`crate::stats::sketch`]): the matrices' cells and c2c's figures,
+    /// the only figures of the report that carry their samples.
+    pub fn leave_out_samples(&mut self) {
+        for m in [&mut self.latency, &mut self.bandwidth]
+            .into_iter()
+            .flatten()
+        {
+            m.leave_out_samples();
+        }
+        if let Some(r) = self.c2c.as_mut().and_then(|c| c.result.as_mut()) {
+            r.leave_out_samples();
+        }
+    }
+
     /// Both matrices that were measured, latency first.
     pub fn matrices(&self) -> impl Iterator<Item = &MatrixResult> {
         [&self.latency, &self.bandwidth].into_iter().flatten()

@@ -313,6 +313,7 @@ mod tests {
             max: m + 2.0,
             cv: 0.01,
             samples: vec![m - 1.0, m, m + 2.0],
+            sketch: None,
             stop: None,
             set_aside: Default::default(),
             flagged: false,

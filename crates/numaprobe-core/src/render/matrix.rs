@@ -85,7 +85,7 @@ impl MatrixResult {
                 self.value(c.min),
                 self.value(c.max),
                 format!("{:.2}", c.cv * 100.0),
-                c.samples.len().to_string(),
+                c.kept().to_string(),
                 c.stop.name().to_string(),
                 format!("{:.1}", c.placement.fraction_on_intended * 100.0),
                 crate::units::format_list(&c.cpus),

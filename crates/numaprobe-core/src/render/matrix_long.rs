@@ -94,7 +94,7 @@ impl MatrixResult {
                 c.max.to_string(),
                 c.cv.to_string(),
                 self.unit.clone(),
-                c.samples.len().to_string(),
+                c.kept().to_string(),
                 c.stop.name().to_string(),
                 opt(&p.op),
                 p.threads.to_string(),

@@ -176,6 +176,9 @@ pub struct CellProgress {
     cell_budget_s: f64,
     /// True when a job planner sends the status (and its ETA).
     job: bool,
+    /// False: the files written leave each cell's samples out (their
+    /// sketch instead), as the main job's report does by default.
+    keep_samples: bool,
 }
 
 impl CellProgress {
@@ -195,6 +198,7 @@ impl CellProgress {
             snapshot: Status::unknown(),
             cell_budget_s: 0.0,
             job: false,
+            keep_samples: true,
         }
     }
 
@@ -207,10 +211,12 @@ impl CellProgress {
 
     /// The main job's observer: each phase's partial and final result goes
     /// to its own file (JSON), when one is given.
-    pub fn for_job(sinks: Vec<(Phase, Option<Sink>)>) -> Self {
+    /// Without `keep_samples` each file leaves the cells' samples out.
+    pub fn for_job(sinks: Vec<(Phase, Option<Sink>)>, keep_samples: bool) -> Self {
         CellProgress {
             phase_sinks: sinks,
             job: true,
+            keep_samples,
             ..Self::optional(None, Format::Json)
         }
     }
@@ -242,8 +248,15 @@ impl CellProgress {
     fn save(&mut self, result: &MatrixResult) {
         if let Some((sink, path)) = self.sink.as_ref().and_then(|s| Some((s, s.path()?))) {
             if self.write_error.is_none() {
+                let text = if self.keep_samples {
+                    result.render(self.format)
+                } else {
+                    let mut slim = result.clone();
+                    slim.leave_out_samples();
+                    slim.render(self.format)
+                };
                 if let Err(e) = sink
-                    .write(&result.render(self.format))
+                    .write(&text)
                     .with_context(|| format!("saving partial results to {}", path.display()))
                 {
                     self.write_error = Some(e);

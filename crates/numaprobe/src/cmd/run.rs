@@ -102,6 +102,9 @@ pub struct Args {
     /// Measure nothing: topology, firmware analysis and binding only
     #[arg(long)]
     pub no_measure: bool,
+    /// Keep every figure's raw samples in run.json and the phase documents (latency.json, bandwidth.json, c2c.json; and in --format json). Default: each figure keeps its median, spread and a sketch (sample count and 17 quantiles), enough for diff's tests
+    #[arg(long)]
+    pub keep_samples: bool,
     #[command(flatten)]
     pub sysfs: SysfsArgs,
     #[command(flatten)]
@@ -133,15 +136,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let measured = if root != Path::new("/") {
         Measured::OtherMachine
     } else if let Some(job) = job {
-        let out = measure_job(&job, report_dir.as_ref())?;
-        save_extras(&out.extras, &save)?;
+        let out = measure_job(&job, report_dir.as_ref(), args.keep_samples)?;
+        save_extras(&out.extras, &save, args.keep_samples)?;
         // After the budgeted phases: a 32 MiB buffer and ~0.1 s per node that
         // holds several packages, none on most machines.
         Measured::Job(Box::new(out), job::interleave::check(&topo))
     } else {
         Measured::Declined
     };
-    let doc = conclusions(&topo, measured)?;
+    let mut doc = conclusions(&topo, measured)?;
+    if !args.keep_samples {
+        doc.leave_out_samples();
+    }
 
     if let Some(inf) = &doc.inference {
         save("infer-latency.json", &render::to_json(inf))?;
@@ -231,12 +237,16 @@ fn prepare_job(
 fn measure_job(
     job: &job::Job,
     dir: Option<&crate::report_dir::ReportDir>,
+    keep_samples: bool,
 ) -> anyhow::Result<Outcome> {
     let file = |name: &str| dir.map(|d| d.sink(name));
-    let mut progress = CellProgress::for_job(vec![
-        (Phase::Latency, file("latency.json")),
-        (Phase::Bandwidth, file("bandwidth.json")),
-    ]);
+    let mut progress = CellProgress::for_job(
+        vec![
+            (Phase::Latency, file("latency.json")),
+            (Phase::Bandwidth, file("bandwidth.json")),
+        ],
+        keep_samples,
+    );
     if let Some(s) = &job.plan.statement {
         progress.say(s);
     }
@@ -281,9 +291,17 @@ pub(crate) fn budget(arg: Option<&str>) -> anyhow::Result<Duration> {
 /// Each extra phase's document beside the matrices (`c2c.json`,
 /// `loaded-latency.json`, `peak.json`, `sweep.json`), when it measured
 /// anything.
-fn save_extras(x: &Extras, save: &dyn Fn(&str, &str) -> anyhow::Result<()>) -> anyhow::Result<()> {
+fn save_extras(
+    x: &Extras,
+    save: &dyn Fn(&str, &str) -> anyhow::Result<()>,
+    keep_samples: bool,
+) -> anyhow::Result<()> {
     if let Some(r) = &x.c2c.result {
-        save("c2c.json", &render::to_json(r))?;
+        let mut r = r.clone();
+        if !keep_samples {
+            r.leave_out_samples();
+        }
+        save("c2c.json", &render::to_json(&r))?;
     }
     if let Some(r) = &x.loaded_latency.result {
         save("loaded-latency.json", &render::to_json(r))?;

@@ -18,7 +18,7 @@ impl From<&C2cFigure> for CellEvidence {
             min: f.min,
             max: f.max,
             cv: f.cv,
-            kept: f.samples.len(),
+            kept: f.kept(),
             flagged: f.flagged,
             flags: f.flags.clone(),
             set_aside: f.set_aside,
@@ -86,6 +86,7 @@ fn by(r: &C2cResult, state: usize) -> BTreeMap<(u32, u32), Side<'_>> {
                 Side::Measured(Figure {
                     median: f.median,
                     samples: &f.samples,
+                    sketch: f.sketch.as_ref(),
                     evidence: CellEvidence::from(f),
                 }),
             );

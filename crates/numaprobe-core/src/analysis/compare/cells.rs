@@ -10,6 +10,7 @@ use crate::model::diff::{CellDiff, CellSide, Criteria, Difference, Section, Verd
 use crate::model::matrix::Cell;
 use crate::model::matrix::MatrixKind;
 use crate::model::matrix::MatrixResult;
+use crate::stats::sketch;
 use crate::units::format_size;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,6 +59,7 @@ pub fn matrices(
                 Side::Measured(Figure {
                     median: cell.median,
                     samples: &cell.samples,
+                    sketch: cell.sketch.as_ref(),
                     evidence: CellEvidence::from(cell),
                 }),
             );
@@ -99,6 +101,8 @@ pub(super) enum Side<'a> {
 pub(super) struct Figure<'a> {
     pub median: f64,
     pub samples: &'a [f64],
+    /// What stands for the samples in a document that leaves them out.
+    pub sketch: Option<&'a crate::stats::sketch::Sketch>,
     pub evidence: CellEvidence,
 }
 
@@ -135,7 +139,7 @@ pub(super) fn cell<'a>(
         median: x.median,
         min: x.evidence.min,
         max: x.evidence.max,
-        samples: x.samples.len(),
+        samples: x.evidence.kept,
     };
     let mut d = CellDiff {
         kind: kind.into(),
@@ -171,17 +175,21 @@ pub(super) fn cell<'a>(
             return Some(d).filter(|d| !d.notes.is_empty());
         }
     };
-    // Older documents may hold only the summary: fall back to the median.
-    let sa = if x.samples.is_empty() {
-        vec![x.median]
-    } else {
-        x.samples.to_vec()
-    };
-    let sb = if y.samples.is_empty() {
-        vec![y.median]
-    } else {
-        y.samples.to_vec()
-    };
+    // A document may leave the samples out: the test runs on its sketch
+    // (the samples themselves up to a sketch's size, else its quantiles),
+    // and on an older summary-only one on the median; a note says when it
+    // stands for more samples than it holds.
+    let (sa, approx_a) = sketch::test_values(&x.samples, x.sketch, x.median);
+    let (sb, approx_b) = sketch::test_values(&y.samples, y.sketch, y.median);
+    for (name, approx, cell, vals) in [("A", approx_a, x, &sa), ("B", approx_b, y, &sb)] {
+        if approx {
+            d.notes.push(format!(
+                "{name}: tested on {} quantiles of its {} samples (its document leaves the samples out; `run --keep-samples` keeps them)",
+                vals.len(),
+                cell.evidence.kept
+            ));
+        }
+    }
     let (ma, mb) = (stats::median(&sa), stats::median(&sb));
     let change = mb - ma;
     let pct = |v: f64| {
@@ -348,6 +356,42 @@ mod tests {
 
     fn verdicts(d: &[CellDiff]) -> Vec<Verdict> {
         d.iter().map(|c| c.verdict).collect()
+    }
+
+    /// Documents that leave the samples out (the main job's default) give
+    /// the verdicts of the samples: a sketch of up to 17 samples is the
+    /// samples; one of more is tested on its quantiles, and says so.
+    #[test]
+    fn documents_without_samples_give_the_same_verdicts_and_say_when_approximate() {
+        for n in [12, 60] {
+            let a = matrix(
+                MatrixKind::Latency,
+                &[samples(90.0, 0.02, n, 1), samples(140.0, 0.02, n, 2)],
+            );
+            let b = matrix(
+                MatrixKind::Latency,
+                &[samples(90.0, 0.02, n, 5), samples(154.0, 0.02, n, 6)],
+            );
+            let (_, full) = matrices(&a, &b, &default_criteria(), None);
+            let (mut sa, mut sb) = (a.clone(), b.clone());
+            sa.leave_out_samples();
+            sb.leave_out_samples();
+            assert!(sa
+                .cells
+                .iter()
+                .all(|c| c.samples.is_empty() && c.kept() == n));
+            let (_, slim) = matrices(&sa, &sb, &default_criteria(), None);
+            assert_eq!(verdicts(&slim), verdicts(&full), "n = {n}");
+            assert_eq!(verdicts(&slim), [Verdict::Unchanged, Verdict::Worse]);
+            assert_eq!(slim[1].a.as_ref().unwrap().samples, n);
+            let said = slim[1].notes.iter().any(|x| x.contains("quantiles of its"));
+            assert_eq!(said, n > sketch::POINTS, "n = {n}: {:?}", slim[1].notes);
+            let pct = slim[1].change_pct.unwrap();
+            assert!((pct - full[1].change_pct.unwrap()).abs() < 1.0, "{pct}");
+            // One side with its samples, one without: the same again.
+            let (_, mixed) = matrices(&a, &sb, &default_criteria(), None);
+            assert_eq!(verdicts(&mixed), verdicts(&full), "n = {n}");
+        }
     }
 
     #[test]

@@ -75,7 +75,7 @@ impl From<&Cell> for CellEvidence {
             min: c.min,
             max: c.max,
             cv: c.cv,
-            kept: c.samples.len(),
+            kept: c.kept(),
             flagged: c.flagged,
             flags: c.flags.clone(),
             set_aside: c.set_aside,

@@ -263,6 +263,7 @@ fn measure_cell(
         set_aside: measured.set_aside,
         others_busy_cpus: beside.and_then(|w| w.others_busy_cpus()),
         samples: measured.samples,
+        sketch: None,
         stop: measured.stop,
         placement,
         cpus: vec![observed],

@@ -56,7 +56,7 @@ fn heat(r: &C2cResult, m: &[Vec<Option<f64>>], state: &str) -> String {
                                     f.min,
                                     f.max,
                                     100.0 * f.cv,
-                                    f.samples.len(),
+                                    f.kept(),
                                     f.set_aside.total(),
                                     if f.flags.is_empty() {
                                         String::new()
@@ -172,6 +172,7 @@ mod tests {
             max: m,
             cv: 0.0,
             samples: vec![m; 3],
+            sketch: None,
             stop: None,
             set_aside: Default::default(),
             flagged: false,

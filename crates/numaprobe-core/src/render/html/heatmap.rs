@@ -99,7 +99,7 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
                             fmt_value(x.min),
                             fmt_value(x.max),
                             100.0 * x.cv,
-                            x.samples.len(),
+                            x.kept(),
                             100.0 * x.placement.fraction_on_intended,
                             if x.flags.is_empty() { String::new() } else { format!("; {}", x.flags.join("; ")) }
                         ),
