@@ -179,8 +179,8 @@ pub(super) fn cell<'a>(
     // (the samples themselves up to a sketch's size, else its quantiles),
     // and on an older summary-only one on the median; a note says when it
     // stands for more samples than it holds.
-    let (sa, approx_a) = sketch::test_values(&x.samples, x.sketch, x.median);
-    let (sb, approx_b) = sketch::test_values(&y.samples, y.sketch, y.median);
+    let (sa, approx_a) = sketch::test_values(x.samples, x.sketch, x.median);
+    let (sb, approx_b) = sketch::test_values(y.samples, y.sketch, y.median);
     for (name, approx, cell, vals) in [("A", approx_a, x, &sa), ("B", approx_b, y, &sb)] {
         if approx {
             d.notes.push(format!(
