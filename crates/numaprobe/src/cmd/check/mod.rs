@@ -163,9 +163,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// is there but reading it failed (no permission, an I/O error), which says
 /// nothing about what the user gave.
 fn load_error(flag: &str, e: compare::CompareError) -> anyhow::Error {
+    use numaprobe_core::model::document::DocumentError;
     use numaprobe_core::model::input::InputError;
+    // A file that is there but cannot be read is the machine's trouble
+    // (exit 3, as production.md says), whichever reader met it; a missing
+    // or wrong one is the caller's (exit 2).
     match e {
-        compare::CompareError::Input(InputError::Io { .. }) => anyhow::anyhow!("{flag}: {e}"),
+        compare::CompareError::Input(InputError::Io { .. })
+        | compare::CompareError::Document(DocumentError::Input(InputError::Io { .. })) => {
+            anyhow::anyhow!("{flag}: {e}")
+        }
         e => usage(format!("{flag}: {e}")),
     }
 }
