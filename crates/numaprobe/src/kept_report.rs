@@ -165,23 +165,9 @@ impl Previous {
 
 #[cfg(test)]
 mod tests {
+    use crate::report_dir::tests::{names, tempdir};
     use crate::report_dir::{ReportDir, MANIFEST};
-    use std::path::{Path, PathBuf};
-
-    fn tempdir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("numaprobe-kept-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
-    }
-
-    fn names(d: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
+    use std::path::Path;
 
     fn matrix(cells: usize) -> Vec<u8> {
         let cells: Vec<String> = (0..cells)
@@ -209,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_run_that_measures_as_much_replaces_the_previous_report() {
-        let d = tempdir("same");
+        let d = tempdir("kept-same");
         measured_report(&d, 4);
         let rd = ReportDir::take_over(&d, false).unwrap();
         // Moved aside while the run measures: nothing of it is lost yet.
@@ -235,7 +221,7 @@ mod tests {
 
     #[test]
     fn a_run_that_measures_nothing_keeps_the_previous_report_and_says_where() {
-        let d = tempdir("nothing");
+        let d = tempdir("kept-nothing");
         measured_report(&d, 4);
         let rd = ReportDir::take_over(&d, false).unwrap();
         rd.save("topo.json", b"{}").unwrap();
@@ -272,7 +258,7 @@ mod tests {
 
     #[test]
     fn fewer_cells_of_a_matrix_is_less() {
-        let d = tempdir("cells");
+        let d = tempdir("kept-cells");
         measured_report(&d, 4);
         let rd = ReportDir::take_over(&d, false).unwrap();
         rd.save("latency.json", &matrix(1)).unwrap();
@@ -286,8 +272,8 @@ mod tests {
 
     #[test]
     fn a_name_already_taken_is_never_used_and_nothing_is_followed() {
-        let d = tempdir("taken");
-        let outside = tempdir("taken-outside");
+        let d = tempdir("kept-taken");
+        let outside = tempdir("kept-taken-outside");
         std::fs::create_dir_all(&outside).unwrap();
         measured_report(&d, 1);
         let when = std::fs::metadata(d.join(MANIFEST))

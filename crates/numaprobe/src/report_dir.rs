@@ -328,17 +328,20 @@ fn remove(dir: &SafeDir, name: &str) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    fn tempdir(tag: &str) -> PathBuf {
+    /// A fresh folder's path for a test of the report folder (`kept_report`'s
+    /// too), removed first if a run before left it.
+    pub(crate) fn tempdir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("numaprobe-rd-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
     }
 
-    fn names(d: &Path) -> Vec<String> {
+    /// The names in `d`, sorted.
+    pub(crate) fn names(d: &Path) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(d)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
