@@ -611,6 +611,88 @@ mod tests {
     }
 
     #[test]
+    fn a_change_exactly_at_the_threshold_is_negligible() {
+        // 1 % shift with 0.1 % noise: significant. With the threshold set at
+        // the change itself it is not past it; a hair below, it counts.
+        let a = matrix(MatrixKind::Latency, &[samples(100.0, 0.001, 30, 1)]);
+        let b = matrix(MatrixKind::Latency, &[samples(101.0, 0.001, 30, 2)]);
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+        let at = cells[0].change_pct.unwrap();
+        let mut c = default_criteria();
+        c.threshold_pct = at;
+        let (_, cells) = matrices(&a, &b, &c, None);
+        assert_eq!(verdicts(&cells), [Verdict::Negligible], "{cells:?}");
+        assert!(cells[0].reason.is_none(), "{cells:?}");
+        c.threshold_pct = at - 0.01;
+        assert_eq!(verdicts(&matrices(&a, &b, &c, None).1), [Verdict::Worse]);
+    }
+
+    #[test]
+    fn a_change_the_test_cannot_tell_from_noise_is_unchanged_and_names_how_far_it_may_go() {
+        // 3 % lower, 12 samples each spread evenly over +-10 %: not
+        // significant, but the interval reaches past the 2 % threshold; the
+        // note names its end farther from no change (here the lower one).
+        let even: Vec<f64> = (0..12).map(|i| 90.0 + 20.0 * f64::from(i) / 11.0).collect();
+        let lower: Vec<f64> = even.iter().map(|v| v * 0.97).collect();
+        let a = matrix(MatrixKind::Latency, &[even]);
+        let b = matrix(MatrixKind::Latency, &[lower]);
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+        let c = &cells[0];
+        assert!(c.p_value.unwrap() >= 0.05, "{c:?}");
+        assert!(c.change_pct.unwrap().abs() > 2.0, "{c:?}");
+        assert_eq!(c.verdict, Verdict::Unchanged, "{c:?}");
+        assert!(c.reason.is_none(), "{c:?}");
+        let (lo, hi) = (c.ci_low_pct.unwrap(), c.ci_high_pct.unwrap());
+        assert!(lo < 0.0 && lo.abs() > hi.abs(), "{c:?}");
+        assert_eq!(
+            c.notes,
+            [format!("noisy: a change of {lo:+.1} % is not ruled out")]
+        );
+        // The same runs against a threshold wider than the interval: no note.
+        let mut wide = default_criteria();
+        wide.threshold_pct = lo.abs().max(hi.abs()) + 1.0;
+        let (_, cells) = matrices(&a, &b, &wide, None);
+        assert_eq!(verdicts(&cells), [Verdict::Unchanged]);
+        assert!(cells[0].notes.is_empty(), "{:?}", cells[0].notes);
+    }
+
+    #[test]
+    fn a_cell_failed_in_both_runs_is_listed_with_both_reasons() {
+        let failed = |why: &str| {
+            let mut m = matrix(MatrixKind::Latency, &[samples(90.0, 0.02, 10, 1)]);
+            m.failed.push(FailedCell {
+                cpu_node: 0,
+                mem_node: 1,
+                cpus: vec![0],
+                reason: why.into(),
+            });
+            m
+        };
+        let (a, b) = (failed("node 1 is full"), failed("CPU 0 offline"));
+        let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+        assert_eq!(cells.len(), 2, "{cells:?}");
+        let c = &cells[1];
+        assert_eq!((c.cpu_node, c.mem_node), (0, 1));
+        assert_eq!(c.verdict, Verdict::Unchanged);
+        assert!(c.a.is_none() && c.b.is_none() && c.change.is_none());
+        assert_eq!(
+            c.notes,
+            ["A: failed: node 1 is full", "B: failed: CPU 0 offline"]
+        );
+    }
+
+    #[test]
+    fn a_side_without_cells_names_no_parameter() {
+        let a = matrix(MatrixKind::Latency, &[samples(90.0, 0.02, 10, 1)]);
+        let empty = matrix(MatrixKind::Latency, &[]);
+        for (x, y) in [(&a, &empty), (&empty, &a)] {
+            let (diffs, cells) = matrices(x, y, &default_criteria(), None);
+            assert!(diffs.is_empty(), "{diffs:?}");
+            assert_eq!(cells.len(), 1);
+        }
+    }
+
+    #[test]
     fn verdicts_are_reproducible() {
         let a = matrix(MatrixKind::Latency, &[samples(90.0, 0.05, 12, 1)]);
         let b = matrix(MatrixKind::Latency, &[samples(93.0, 0.05, 12, 2)]);

@@ -480,3 +480,28 @@ fn runs_measured_under_different_load_are_not_judged() {
     here.system = Some(load(0.5));
     assert!(!run(&saved, &t, Some(&here), &Options::default()).matches);
 }
+
+#[test]
+fn an_expected_cell_this_run_did_not_measure_fails_and_says_so() {
+    let t = machine("/", [GIB, GIB]);
+    let (saved, here) = saved_and_here(MatrixKind::Bandwidth, &[10.0, 12.0], &[10.0]);
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    assert!(!r.matches);
+    let d: Vec<(Section, &str, &str, &str)> = r
+        .differences
+        .iter()
+        .map(|d| (d.section, d.item.as_str(), d.a.as_str(), d.b.as_str()))
+        .collect();
+    assert_eq!(
+        d,
+        [(
+            Section::Bandwidth,
+            "CPU node 0 -> memory node 1",
+            "12.0 GB/s",
+            "not measured"
+        )]
+    );
+    // A cell measured here but not expected is not compared.
+    let (saved, here) = saved_and_here(MatrixKind::Bandwidth, &[10.0], &[10.0, 3.0]);
+    assert!(run(&saved, &t, Some(&here), &Options::default()).matches);
+}
