@@ -261,29 +261,72 @@ fn the_walk_skips_vendored_crates_and_build_output() {
     assert_eq!(got, ["README.md", "doc/x.md"]);
 }
 
-/// Words a user page (README.md and doc/, but doc/testing.md,
-/// doc/architecture.md and doc/arm64.md, the developers' pages on the code
-/// and its test rigs) must not hold: the test
-/// rigs' names and the code's internals. A user reads "an 8-node virtual
-/// machine", not `octet`; "the run", not "the keeper".
-const NOT_FOR_USERS: [&str; 6] = [
+/// The developers' pages: how numaprobe is made and tested. They name the
+/// code's modules and the test rigs' machines. Every other page of the
+/// manual, and README.md, is a user's page.
+const DEVELOPER_PAGES: [&str; 4] = [
+    "doc/architecture.md",
+    "doc/testing.md",
+    "doc/arm64.md",
+    "doc/fuzzing.md",
+];
+
+/// The test rigs' nicknames for their machines (the `name` of every
+/// `scripts/vm/configs/*.toml`; a test below keeps the list whole). A user
+/// page says what the machine is: "a virtual machine of 8 one-CPU nodes",
+/// "a two-socket Opteron", never the rig's name for it.
+const RIG_NAMES: [&str; 7] = [
+    "quartet",
+    "quartet-dual",
+    "two-node",
+    "fsb",
     "octet",
     "dragonfly",
-    "tcg",
+    "unit-tests",
+];
+
+/// The code's own names, which a user never meets: "the run", not "the
+/// keeper"; "a software-emulated virtual machine", not QEMU's "TCG". Any
+/// Rust path (`numaprobe_core::job`, `stats::flags`) is caught as well.
+const INTERNALS: [&str; 5] = [
     "keeper",
     "numaprobe_core",
     "matrixresult",
+    "footprintlimit",
+    "tcg",
 ];
 
 /// Acronyms a user page expands at its first use in prose, with the
-/// expansion that must stand before it or right after it.
-const ACRONYMS: [(&str, &str); 6] = [
+/// expansion that must stand before it or right after it (compared in
+/// lowercase, a hyphen read as a space).
+const ACRONYMS: [(&str, &str); 27] = [
     ("SLIT", "system locality information table"),
     ("HMAT", "heterogeneous memory attribute table"),
     ("NUMA", "non-uniform memory access"),
     ("SNC", "sub-numa clustering"),
     ("MLC", "memory latency checker"),
     ("c2c", "cache-to-cache"),
+    ("THP", "transparent huge page"),
+    ("LLC", "last-level cache"),
+    ("CV", "coefficient of variation"),
+    ("NPS", "nodes per socket"),
+    ("HBM", "high-bandwidth memory"),
+    ("SMT", "simultaneous multithreading"),
+    ("HITM", "hit in a modified"),
+    ("TLB", "translation lookaside buffer"),
+    ("MAD", "median absolute deviation"),
+    ("SMBIOS", "system management bios"),
+    ("DIMM", "dual in-line memory module"),
+    ("OOM", "out of memory"),
+    ("LSE", "large system extensions"),
+    ("NHC", "node health check"),
+    ("RSS", "resident set size"),
+    ("PPTT", "processor properties topology table"),
+    ("UPI", "ultra path interconnect"),
+    ("CXL", "compute express link"),
+    ("TSC", "time stamp counter"),
+    ("TTAS", "test-and-test-and-set"),
+    ("DSU", "dynamiq shared unit"),
 ];
 
 fn user_pages(root: &Path) -> Vec<PathBuf> {
@@ -294,14 +337,67 @@ fn user_pages(root: &Path) -> Vec<PathBuf> {
         };
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().to_string();
-            let developers = ["testing.md", "architecture.md", "arm64.md"];
-            if name.ends_with(".md") && !developers.contains(&name.as_str()) {
-                pages.push(Path::new(dir).join(name));
+            let page = Path::new(dir).join(&name);
+            let developers = DEVELOPER_PAGES.iter().any(|d| Path::new(d) == page);
+            if name.ends_with(".md") && !developers {
+                pages.push(page);
             }
         }
     }
     pages.sort();
     pages
+}
+
+/// `line` with the spans a reader does not take as the page's own words
+/// blanked, each character by a space so that columns stay: inline code
+/// (when `code`), italic titles and link targets.
+fn blank_spans(line: &str, code: bool) -> String {
+    let mut out = String::new();
+    let mut skip: Option<char> = None;
+    let mut prev = ' ';
+    for ch in line.chars() {
+        let blanked = match skip {
+            Some(end) => {
+                if ch == end {
+                    skip = None;
+                }
+                true
+            }
+            None if ch == '`' && code => {
+                skip = Some('`');
+                true
+            }
+            None if ch == '*' && prev != '*' => {
+                skip = Some('*');
+                true
+            }
+            None if ch == '(' && prev == ']' => {
+                skip = Some(')');
+                true
+            }
+            None => false,
+        };
+        out.push(if blanked { ' ' } else { ch });
+        prev = ch;
+    }
+    out
+}
+
+/// `text` with its HTML comments (`<!-- ... -->`) cut out, lines kept.
+fn without_comments(text: &str) -> String {
+    let mut cleaned = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("<!--") {
+        cleaned.push_str(&rest[..i]);
+        let Some(j) = rest[i..].find("-->") else {
+            rest = "";
+            break;
+        };
+        cleaned.extend(rest[i..i + j].chars().filter(|&c| c == '\n'));
+        rest = &rest[i + j + 3..];
+    }
+    cleaned.push_str(rest);
+    cleaned
 }
 
 /// The page's prose: fenced blocks, indented blocks, headings, table rows,
@@ -317,70 +413,102 @@ fn prose(text: &str) -> String {
             continue;
         }
         let t = line.trim_start();
-        if fenced || line.starts_with("    ") || t.starts_with('#') || t.starts_with('|') {
-            out.push('\n');
-            continue;
-        }
-        let mut skip: Option<char> = None;
-        let mut prev = ' ';
-        for ch in line.chars() {
-            match skip {
-                Some(end) if ch == end => skip = None,
-                Some(_) => {}
-                None if ch == '`' => skip = Some('`'),
-                None if ch == '*' && prev != '*' => skip = Some('*'),
-                None if ch == '(' && prev == ']' => skip = Some(')'),
-                None => out.push(ch),
-            }
-            if skip.is_some() {
-                out.push(' ');
-            }
-            prev = ch;
+        if !(fenced || line.starts_with("    ") || t.starts_with('#') || t.starts_with('|')) {
+            out.push_str(&blank_spans(line, true));
         }
         out.push('\n');
     }
-    let mut cleaned = String::new();
-    let mut rest = out.as_str();
-    while let Some(i) = rest.find("<!--") {
-        cleaned.push_str(&rest[..i]);
-        rest = rest[i..].find("-->").map_or("", |j| &rest[i + j + 3..]);
+    without_comments(&out)
+}
+
+/// Lowercase, every run of spaces, line breaks and hyphens read as one
+/// space: "Non-Uniform\nMemory" and "non uniform memory" are one phrase.
+fn normal(s: &str) -> String {
+    let mut out = String::new();
+    for ch in s.chars().flat_map(char::to_lowercase) {
+        let ch = if ch == '-' || ch.is_whitespace() {
+            ' '
+        } else {
+            ch
+        };
+        if !(ch == ' ' && out.ends_with(' ')) {
+            out.push(ch);
+        }
     }
-    cleaned.push_str(rest);
-    cleaned
+    out
+}
+
+/// The page's names: runs of letters, digits, `-`, `_` and `::`, in
+/// lowercase, with the line each is on. Italic titles are left out (AMD
+/// 40555's figure is titled *Quartet Topology*).
+fn names(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = blank_spans(line, false);
+        let mut cur = String::new();
+        let chars: Vec<char> = line.chars().collect();
+        for (i, &ch) in chars.iter().enumerate() {
+            let colons = ch == ':'
+                && (chars.get(i + 1) == Some(&':') || (i > 0 && chars[i - 1] == ':'))
+                && !cur.is_empty();
+            if ch.is_alphanumeric() || ch == '-' || ch == '_' || colons {
+                cur.extend(ch.to_lowercase());
+            } else if !cur.is_empty() {
+                out.push((n + 1, std::mem::take(&mut cur)));
+            }
+        }
+        if !cur.is_empty() {
+            out.push((n + 1, cur));
+        }
+    }
+    out
+}
+
+/// Where `acronym` first stands alone in `p` (a plural `s` allowed), as a
+/// byte offset.
+fn first_use(p: &str, acronym: &str) -> Option<usize> {
+    p.match_indices(acronym).map(|(i, _)| i).find(|&i| {
+        let before = p[..i].chars().next_back().unwrap_or(' ');
+        let mut after = p[i + acronym.len()..].chars();
+        let mut next = after.next().unwrap_or(' ');
+        if next == 's' {
+            next = after.next().unwrap_or(' ');
+        }
+        let joined = before.is_alphanumeric() || "/.-_".contains(before);
+        !(joined || next.is_alphanumeric() || next == '-' || next == '_')
+    })
 }
 
 /// What a user page says that is not the user's: (line, finding).
 fn user_page_findings(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    for w in words(text) {
-        if !w.in_path && NOT_FOR_USERS.contains(&w.text.as_str()) {
-            out.push((w.line, format!("\"{}\" is the project's own word", w.text)));
-        }
-    }
-    // Identifiers are not words of letters alone (`numaprobe_core::job`).
-    for (n, line) in text.lines().enumerate() {
-        let l = line.to_lowercase();
-        for id in NOT_FOR_USERS
+    for (line, name) in names(text) {
+        // `numaprobe_core::job` is a path of two names; `two-node` is one.
+        let parts = || name.split(['-', ':']);
+        let rig = RIG_NAMES
             .iter()
-            .filter(|id| id.contains('_') || l.contains("::"))
-        {
-            if l.contains(id) {
-                out.push((n + 1, format!("\"{id}\" is the code's own name")));
-            }
+            .find(|r| name == **r || (!r.contains('-') && parts().any(|p| p == **r)));
+        if let Some(rig) = rig {
+            out.push((
+                line,
+                format!("\"{rig}\" is a test rig's name for a machine"),
+            ));
+        }
+        let internal = INTERNALS.iter().find(|i| parts().any(|p| p == **i));
+        if let Some(i) = internal {
+            out.push((line, format!("\"{i}\" is the code's own name")));
+        } else if name.contains("::") && !name.ends_with("::") {
+            out.push((line, format!("\"{name}\" is the code's own path")));
         }
     }
     let p = prose(text);
-    let lower = p.to_lowercase();
     for (acronym, expansion) in ACRONYMS {
-        let first = p.match_indices(acronym).find(|(i, _)| {
-            let before = p[..*i].chars().next_back().unwrap_or(' ');
-            let after = p[i + acronym.len()..].chars().next().unwrap_or(' ');
-            let joined = before.is_alphanumeric() || "/.-_".contains(before);
-            !(joined || after.is_alphanumeric() || after == '-' || after == '_')
-        });
-        let Some((i, _)) = first else { continue };
-        let window = &lower[i..lower.len().min(i + 120)];
-        if !lower[..i].contains(expansion) && !window.contains(expansion) {
+        let Some(i) = first_use(&p, acronym) else {
+            continue;
+        };
+        let expansion = normal(expansion);
+        let after: String = p[i..].chars().take(120).collect();
+        if !normal(&p[..i]).contains(&expansion) && !normal(&after).contains(&expansion) {
             let line = p[..i].matches('\n').count() + 1;
             out.push((
                 line,
@@ -394,8 +522,10 @@ fn user_page_findings(text: &str) -> Vec<(usize, String)> {
 #[test]
 fn user_pages_speak_the_users_words() {
     let root = repo_root();
+    let pages = user_pages(&root);
+    assert!(pages.len() > 20, "found only {} user pages", pages.len());
     let mut found = Vec::new();
-    for page in user_pages(&root) {
+    for page in pages {
         let text = std::fs::read_to_string(root.join(&page)).unwrap();
         for (line, what) in user_page_findings(&text) {
             found.push(format!("{}:{line}: {what}", page.display()));
@@ -404,24 +534,66 @@ fn user_pages_speak_the_users_words() {
     assert!(found.is_empty(), "user pages:\n{}", found.join("\n"));
 }
 
+/// Every machine of the VM rig is in the list of names a user page must not
+/// use, and every developer page named exists (a renamed page would
+/// otherwise become a user page unseen, or a stale name exempt nothing).
+#[test]
+fn the_rig_list_and_the_developer_pages_are_whole() {
+    let root = repo_root();
+    let configs = root.join("scripts/vm/configs");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&configs).unwrap().flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let name = text
+            .lines()
+            .find_map(|l| l.strip_prefix("name = \""))
+            .and_then(|l| l.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("{}: no name = \"...\" line", e.path().display()));
+        assert!(
+            RIG_NAMES.contains(&name),
+            "{}: rig machine {name:?} is missing from RIG_NAMES",
+            e.path().display()
+        );
+        seen += 1;
+    }
+    assert!(seen >= 3, "read only {seen} rig configurations");
+    for page in DEVELOPER_PAGES {
+        assert!(root.join(page).is_file(), "{page} is not a page");
+    }
+}
+
 #[test]
 fn a_user_page_with_a_rig_an_internal_or_a_bare_acronym_is_caught() {
     let caught = |s: &str| !user_page_findings(s).is_empty();
     assert!(caught("measured on the octet machine\n"));
+    assert!(caught("`scripts/vm-test two-node`, check `diff-check`\n"));
+    assert!(caught("the Quartet-dual machine\n"));
+    assert!(caught("scripts/vm/configs/octet.toml\n"));
     assert!(caught("the Keeper stops it\n"));
     assert!(caught("see `numaprobe_core::job`\n"));
+    assert!(caught("flagged (`stats::two_modes`)\n"));
+    assert!(caught("`Topology::memory_side_cache(node)` answers\n"));
     assert!(caught("the SLIT says 10\n"));
     assert!(caught("a c2c summary\n"));
+    assert!(caught("two DIMMs per channel\n"));
+    assert!(caught("a CV of 3 %\n"));
     assert!(!caught(
         "the System Locality Information Table (SLIT) says 10; the SLIT\n"
     ));
     assert!(!caught(
         "the SLIT (System Locality Information Table) says 10\n"
     ));
+    assert!(!caught(
+        "transparent huge\npages (THP) and a coefficient of variation (CV) of 3 %\n"
+    ));
     // Code, sample output, headings and cited titles are left as they are.
     assert!(!caught(
         "```text\n1 NUMA node\n```\n`numaprobe c2c`\n## MLC\n*the NUMA blog*\n"
     ));
-    // A word inside a path is another thing.
-    assert!(!caught("scripts/vm/configs/octet.toml\n"));
+    // Ordinary words that share letters with a rig's name.
+    assert!(!caught("a machine of two nodes, a 2-node machine\n"));
+    assert!(!caught("the AMD 40555 figure *Quartet Topology*\n"));
+    assert!(!caught(
+        "an 8-node virtual machine; URLs such as http://x:80\n"
+    ));
 }
