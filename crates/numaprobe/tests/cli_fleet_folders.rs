@@ -185,31 +185,99 @@ fn a_node_named_like_a_fleet_file_cannot_suppress_the_report() {
     assert_eq!(w["nodes"], v["nodes"]);
 }
 
+/// A gather whose `np1` folder something else took (`plant`, a shell line
+/// run before the nodes' output comes): exit 4, np1 refused naming what it
+/// met, np2 and the fleet's files written. Returns np1's reason.
+fn gather_with_np1_planted(t: &Path, plant: &str) -> String {
+    let fleet = t.join("fleet");
+    let _ = std::fs::remove_dir_all(&fleet);
+    let _ = std::fs::remove_dir_all(t.join("bin"));
+    let bin = fake_srun(t, plant, &[("np1", "node1"), ("np2", "node2")]);
+    let o = run(
+        &[
+            "fleet",
+            "--nodelist",
+            "np1,np2",
+            "--report-dir",
+            s(&fleet),
+            "--format",
+            "json",
+        ],
+        Some(&bin),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let nodes = v["nodes"].as_array().unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["np1", "np2"], "{v}");
+    assert_eq!(nodes[0]["status"], "failed", "{v}");
+    assert_ne!(nodes[1]["status"], "failed", "{v}");
+    assert!(fleet.join("nodes/np2/run.json").is_file());
+    for f in ["fleet.json", "fleet.md", "fleet.csv", "fleet.html"] {
+        assert!(fleet.join(f).is_file(), "{f}");
+    }
+    let why = nodes[0]["reason"].as_str().unwrap().to_string();
+    assert!(
+        std::fs::read_to_string(fleet.join("fleet.md"))
+            .unwrap()
+            .contains(&why),
+        "{why}"
+    );
+    why
+}
+
 #[test]
-fn links_planted_during_a_gather_are_not_followed() {
+fn a_node_folder_planted_during_a_gather_refuses_that_node_alone() {
     let t = TempDir::new("fleet-gather-planted");
-    let fleet = t.path().join("fleet");
     // A mode-700 folder elsewhere, and a FIFO without a reader.
     let private = t.path().join("private");
     std::fs::create_dir(&private).unwrap();
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
     let fifo = t.path().join("fifo");
     mkfifo(&fifo);
+    let nodes = t.path().join("fleet/nodes");
+    // The fleet folder world-writable with the sticky bit, as shared
+    // scratch is, and the node's folder taken by a link, a FIFO, a file.
+    let open_up = format!("chmod 1777 '{0}' '{0}/..'", nodes.display());
+    for (plant, kind) in [
+        (
+            format!("ln -s '{}' '{}/np1'", private.display(), nodes.display()),
+            "a symbolic link",
+        ),
+        (format!("mkfifo '{}/np1'", nodes.display()), "a FIFO"),
+        (
+            format!("echo x > '{}/np1'", nodes.display()),
+            "a regular file",
+        ),
+    ] {
+        let why = gather_with_np1_planted(t.path(), &format!("{open_up}\n{plant}"));
+        assert!(
+            why.contains(&format!("its folder nodes/np1 was replaced by {kind}")),
+            "{why}"
+        );
+        assert_eq!(std::fs::read_dir(&private).unwrap().count(), 0);
+    }
+    // A file of the node's folder planted as a link to the FIFO: refused
+    // the same way, nothing blocks on it.
     let plant = format!(
-        "ln -s '{}' '{}/nodes/np1'",
-        private.display(),
-        fleet.display()
+        "mkdir '{0}/np1' && ln -s '{1}' '{0}/np1/run.json'",
+        nodes.display(),
+        fifo.display()
     );
-    let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
-    let err = refused(&run(
-        &["fleet", "--nodes", "1", "--report-dir", s(&fleet)],
-        Some(&bin),
-    ));
-    assert!(err.contains("nodes/np1: a symbolic link"), "{err}");
-    assert_eq!(std::fs::read_dir(&private).unwrap().count(), 0);
-    // The fleet's own file planted as a link to the FIFO.
-    std::fs::remove_dir_all(&fleet).unwrap();
-    std::fs::remove_dir_all(t.path().join("bin")).unwrap();
+    let why = gather_with_np1_planted(t.path(), &plant);
+    assert!(
+        why.contains("its nodes/np1/run.json was replaced by a symbolic link"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_fleet_file_planted_during_a_gather_is_refused_not_followed() {
+    let t = TempDir::new("fleet-gather-planted-file");
+    let fleet = t.path().join("fleet");
+    let fifo = t.path().join("fifo");
+    mkfifo(&fifo);
     let plant = format!("ln -s '{}' '{}/fleet.csv'", fifo.display(), fleet.display());
     let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
     let err = refused(&run(

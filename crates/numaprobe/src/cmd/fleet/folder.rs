@@ -9,6 +9,8 @@ use crate::safe_dir::SafeDir;
 use anyhow::Context;
 use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
 use numaprobe_core::model::fleet::{NodeRunStatus, NodeStatus};
+use numaprobe_core::model::input::file_kind;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A node's report in its folder.
@@ -19,13 +21,73 @@ const RUN_JSON: &str = "run.json";
 /// `fleet.json`).
 pub(super) const NODES: &str = "nodes";
 
+/// Nodes refused during a gather, with why: something else than
+/// numaprobe's own folder or file took a name of theirs (a link, a FIFO, a
+/// file planted at `nodes/<node>`), so nothing of theirs is written through
+/// it or read from it; the other nodes go on.
+pub(super) type Refused = BTreeMap<String, String>;
+
+/// Write `name` into `nodes/<node>/` (`nodes` held open, the node's folder
+/// made and opened under it without following a link). `Ok(Err(why))`
+/// when something planted there refuses this node alone; any other
+/// failure (a full disk) is the gather's.
+pub(super) fn write_node_file(
+    nodes: &SafeDir,
+    node: &str,
+    name: &str,
+    bytes: &[u8],
+) -> anyhow::Result<Result<(), String>> {
+    match nodes.subdir(node, true).and_then(|d| d.write(name, bytes)) {
+        Ok(()) => Ok(Ok(())),
+        Err(e) => match planted(nodes, node, Some(name)) {
+            Some(why) => Ok(Err(why)),
+            None => Err(e),
+        },
+    }
+}
+
+/// Why `nodes/<node>` (or the node's `file` in it) is not numaprobe's to
+/// write or read: it is held by something else than a folder (a regular
+/// file, for `file`). None when it is what it should be, or missing.
+fn planted(nodes: &SafeDir, node: &str, file: Option<&str>) -> Option<String> {
+    match nodes.entry(node).ok()? {
+        Some(m) if !m.is_dir() => {
+            return Some(format!(
+                "refused: its folder {NODES}/{node} was replaced by {}; nothing written through it or read from it",
+                file_kind(&m.file_type())
+            ))
+        }
+        Some(_) => {}
+        None => return None,
+    }
+    let file = file?;
+    match nodes.subdir(node, false).ok()?.entry(file).ok()? {
+        Some(m) if !m.is_file() => Some(format!(
+            "refused: its {NODES}/{node}/{file} was replaced by {}; nothing written through it or read from it",
+            file_kind(&m.file_type())
+        )),
+        _ => None,
+    }
+}
+
 /// Write `DIR/nodes/<node>/fleet-node.json` for a node the launcher speaks
-/// for; `nodes` is the fleet folder's `nodes/`, held open.
-pub(super) fn write_status(nodes: &SafeDir, st: &NodeRunStatus) -> anyhow::Result<()> {
+/// for; `nodes` is the fleet folder's `nodes/`, held open. A node already
+/// refused is left alone; one whose folder or status file is found planted
+/// now joins `refused`.
+pub(super) fn write_status(
+    nodes: &SafeDir,
+    st: &NodeRunStatus,
+    refused: &mut Refused,
+) -> anyhow::Result<()> {
+    if refused.contains_key(&st.node) {
+        return Ok(());
+    }
     let text = serde_json::to_string_pretty(st)? + "\n";
-    nodes
-        .subdir(&st.node, true)?
-        .write(STATUS_FILE, text.as_bytes())
+    if let Err(why) = write_node_file(nodes, &st.node, STATUS_FILE, text.as_bytes())? {
+        eprintln!("numaprobe: {}: {why}; the others go on", st.node);
+        refused.insert(st.node.clone(), why);
+    }
+    Ok(())
 }
 
 /// A fleet folder must be new or empty (node folders of an earlier fleet
@@ -175,32 +237,81 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>
     Ok(names.into_iter().map(move |name| {
         let folder = dir.join(&name);
         let run_json = numaprobe_core::model::input::read_text(&folder.join(RUN_JSON)).ok();
-        let failure = match numaprobe_core::model::input::read_text(&folder.join(STATUS_FILE)) {
-            Err(_) => None,
-            Ok(text) => {
-                match numaprobe_core::model::bounded::from_slice::<NodeRunStatus>(text.as_bytes()) {
-                    Err(e) => Some((
-                        NodeStatus::Failed,
-                        format!("{STATUS_FILE} is unreadable: {e}"),
-                    )),
-                    Ok(st) if st.unavailable.is_some() => Some((
-                        NodeStatus::Unavailable,
-                        format!(
-                            "not run: Slurm reported it {}",
-                            st.unavailable.as_deref().unwrap_or("unavailable")
-                        ),
-                    )),
-                    Ok(st) if st.lost => Some((NodeStatus::Lost, ended_in_words(&st))),
-                    Ok(st) if st.timed_out => Some((NodeStatus::TimedOut, ended_in_words(&st))),
-                    Ok(st) if st.exit_status == Some(0) => None,
-                    Ok(st) => Some((NodeStatus::Failed, ended_in_words(&st))),
-                }
-            }
+        let status = numaprobe_core::model::input::read_text(&folder.join(STATUS_FILE)).ok();
+        node_input(name, run_json, status)
+    }))
+}
+
+/// A node as the analysis takes it: its run.json and how its run ended,
+/// from its fleet-node.json (when there).
+fn node_input(name: String, run_json: Option<String>, status: Option<String>) -> NodeInput {
+    let failure = status.map(|text| {
+        match numaprobe_core::model::bounded::from_slice::<NodeRunStatus>(text.as_bytes()) {
+            Err(e) => Some((
+                NodeStatus::Failed,
+                format!("{STATUS_FILE} is unreadable: {e}"),
+            )),
+            Ok(st) if st.unavailable.is_some() => Some((
+                NodeStatus::Unavailable,
+                format!(
+                    "not run: Slurm reported it {}",
+                    st.unavailable.as_deref().unwrap_or("unavailable")
+                ),
+            )),
+            Ok(st) if st.lost => Some((NodeStatus::Lost, ended_in_words(&st))),
+            Ok(st) if st.timed_out => Some((NodeStatus::TimedOut, ended_in_words(&st))),
+            Ok(st) if st.exit_status == Some(0) => None,
+            Ok(st) => Some((NodeStatus::Failed, ended_in_words(&st))),
+        }
+    });
+    NodeInput {
+        name,
+        run_json,
+        failure: failure.flatten(),
+    }
+}
+
+/// The nodes a gather left under `nodes/` (held open), read back through
+/// that handle: every node folder, in natural order, and every node in
+/// `refused` as failed with why. A name of `known` (the job's nodes, those
+/// heard from) held by something else than a folder is refused the same
+/// way; any other entry that is not a folder is no node's.
+pub(super) fn read_held(
+    nodes: &SafeDir,
+    mut refused: Refused,
+    known: Vec<String>,
+) -> anyhow::Result<impl Iterator<Item = NodeInput> + '_> {
+    let mut names: Vec<String> = nodes
+        .names()
+        .with_context(|| format!("cannot read {}", nodes.path().display()))?
+        .into_iter()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .chain(refused.keys().cloned())
+        .collect();
+    names.sort_by(|a, b| analysis::natural_cmp(a, b));
+    names.dedup();
+    Ok(names.into_iter().filter_map(move |name| {
+        let failed = |why: String| NodeInput {
+            name: name.clone(),
+            run_json: None,
+            failure: Some((NodeStatus::Failed, why)),
         };
-        NodeInput {
-            name,
-            run_json,
-            failure,
+        if let Some(why) = refused.remove(&name) {
+            return Some(failed(why));
+        }
+        let Ok(folder) = nodes.subdir(&name, false) else {
+            let why = planted(nodes, &name, None).filter(|_| known.contains(&name))?;
+            return Some(failed(why));
+        };
+        let read = |file: &str| match folder.read_text(file) {
+            Ok(text) => Ok(text),
+            Err(e) => Err(planted(nodes, &name, Some(file))
+                .unwrap_or_else(|| format!("its {file} cannot be read: {e}"))),
+        };
+        match (read(RUN_JSON), read(STATUS_FILE)) {
+            (Ok(run_json), Ok(status)) => Some(node_input(name.clone(), run_json, status)),
+            (Err(why), _) | (_, Err(why)) => Some(failed(why)),
         }
     }))
 }

@@ -39,6 +39,10 @@ pub struct Gathered {
     pub timed_out: Vec<(String, String)>,
     /// The job was given up on before it started (`--start-timeout`), with why.
     pub never_started: Option<String>,
+    /// Nodes refused because something planted under their folder's or a
+    /// file's name took it during the gather, with why: nothing more of
+    /// theirs is written, the others go on.
+    pub refused: super::folder::Refused,
 }
 
 impl Gathered {
@@ -345,7 +349,14 @@ fn gather(
             }
             Read::Event(Event::File { node, name, bytes }) => {
                 watchdog.heard(&node, Instant::now());
-                save(dir, &node, &name, &bytes)?;
+                if g.refused.contains_key(&node) {
+                    continue;
+                }
+                if let Err(why) = save(dir, &node, &name, &bytes)? {
+                    eprintln!("numaprobe: {node}: {why}; the others go on");
+                    g.refused.insert(node, why);
+                    continue;
+                }
                 if name == STATUS_FILE {
                     match serde_json::from_slice::<NodeRunStatus>(&bytes) {
                         Ok(st) => {
@@ -516,11 +527,13 @@ impl Watchdog {
 
 /// Write a node's file; the names were checked by the stream's reader, and
 /// are checked again here so no caller can write outside the folder.
-fn save(dir: &SafeDir, node: &str, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+/// `Ok(Err(why))`: something planted under the node's folder or file name
+/// refuses this node alone.
+fn save(dir: &SafeDir, node: &str, name: &str, bytes: &[u8]) -> anyhow::Result<Result<(), String>> {
     if !stream::valid_node_name(node) || !stream::valid_file_name(name) {
         anyhow::bail!("the job's output names a file outside the fleet folder: {node}/{name}");
     }
-    dir.subdir(node, true)?.write(name, bytes)
+    super::folder::write_node_file(dir, node, name, bytes)
 }
 
 /// srun's own failure in one line: an allocation it could not get.

@@ -307,11 +307,13 @@ fn srun_is_ended_and_reaped_when_the_gather_fails() {
     let d = scratch("fleet-guard");
     let frames = d.join("frames");
     std::fs::write(&frames, node_lines("np1")).unwrap();
-    // np1's folder is a file: saving np1's report fails.
+    // The fleet folder removed once held: no node folder can be made in
+    // it, a failure of the gather's own (one planted node would be that
+    // node's alone).
     let fleet = d.join("fleet");
     std::fs::create_dir(&fleet).unwrap();
-    std::fs::write(fleet.join("np1"), b"").unwrap();
     let held = SafeDir::own(&fleet, "--report-dir", false).unwrap();
+    std::fs::remove_dir(&fleet).unwrap();
     let pidfile = d.join("pid");
     let script = format!(
         "echo $$ > {}; cat {}; trap '' INT; exec sleep 1000",
@@ -328,7 +330,7 @@ fn srun_is_ended_and_reaped_when_the_gather_fails() {
     )
     .unwrap_err();
     assert!(
-        format!("{e:#}").contains("np1: a regular file, not a folder"),
+        format!("{e:#}").contains("cannot create") && format!("{e:#}").contains("np1"),
         "{e:#}"
     );
     let pid: i32 = std::fs::read_to_string(&pidfile)
@@ -346,7 +348,7 @@ fn a_streamed_file_cannot_leave_the_fleet_folder() {
     let held = SafeDir::own(&d, "--report-dir", false).unwrap();
     assert!(save(&held, "..", "x", b"").is_err());
     assert!(save(&held, "np1", "../x", b"").is_err());
-    save(&held, "np1", "run.json", b"{}").unwrap();
+    save(&held, "np1", "run.json", b"{}").unwrap().unwrap();
     assert!(d.join("np1/run.json").exists());
     std::fs::remove_dir_all(&d).unwrap();
 }

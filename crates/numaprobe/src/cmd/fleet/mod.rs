@@ -21,7 +21,8 @@ use args::outlier_rule;
 pub use args::{Args, Unavailable};
 use finish::finish;
 use folder::{
-    ended_in_words, judged_dir, prepare_dir, read_folder, subfolders, write_status, NODES,
+    ended_in_words, judged_dir, prepare_dir, read_folder, read_held, subfolders, write_status,
+    NODES,
 };
 use node::Gather;
 use numaprobe_core::analysis::fleet::stream::valid_node_name;
@@ -271,10 +272,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "{why}; the job was cancelled and nothing run (a longer --start-timeout waits longer; sinfo and squeue say what holds the nodes)"
         ))));
     }
+    let mut refused = gathered.refused.clone();
     for (node, state) in &not_run {
         let mut st = node::not_run(node);
         st.unavailable = Some(state.clone());
-        write_status(&nodes_dir, &st)?;
+        write_status(&nodes_dir, &st, &mut refused)?;
     }
     for node in &gathered.lost {
         let mut st = node::not_run(node);
@@ -283,13 +285,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "lost: nothing from it for {} s (--grace); its slurmd, slurmstepd or the machine died",
             grace.as_secs()
         ));
-        write_status(&nodes_dir, &st)?;
+        write_status(&nodes_dir, &st, &mut refused)?;
     }
     for (node, why) in &gathered.timed_out {
         let mut st = node::not_run(node);
         st.timed_out = true;
         st.error = Some(format!("timed out: {why}"));
-        write_status(&nodes_dir, &st)?;
+        write_status(&nodes_dir, &st, &mut refused)?;
     }
 
     if !gathered.stopped
@@ -333,7 +335,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for node in &expected {
         let gave_up =
             gathered.lost.contains(node) || gathered.timed_out.iter().any(|(n, _)| n == node);
-        if !seen.contains(node) && !gave_up {
+        if !seen.contains(node) && !gave_up && !refused.contains_key(node) {
             let why = match (gathered.started.contains(node), gathered.stopped) {
                 (true, true) => "stopped by a signal before it sent its report",
                 (false, true) => "not run: stopped by a signal before its task started",
@@ -342,7 +344,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             };
             let mut status = node::not_run(node);
             status.error = Some(why.into());
-            write_status(&nodes_dir, &status)?;
+            write_status(&nodes_dir, &status, &mut refused)?;
         }
     }
     if expected.is_empty() {
@@ -385,13 +387,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else if gathered.srun_status != Some(0) {
         notes.push(launch::srun_failure(&gathered));
     }
-    let report = if subfolders(&dir)?.is_empty() {
-        // Stopped while the job was pending, no node named: a report of
-        // no nodes, marked incomplete, says so.
-        analyse(std::iter::empty(), rule)
-    } else {
-        analyse(read_folder(&dir)?, rule)
-    };
+    // Read back through the handle: a node folder swapped for a link by
+    // now is refused, never followed. Stopped while the job was pending,
+    // no node named: a report of no nodes, marked incomplete, says so.
+    let known: Vec<String> = expected
+        .iter()
+        .chain(&gathered.started)
+        .chain(gathered.ended.keys())
+        .cloned()
+        .collect();
+    let report = analyse(read_held(&nodes_dir, refused, known)?, rule);
     finish(&args.out, &top, &report, &notes, gathered.stopped)
 }
 
