@@ -9,6 +9,9 @@ use numaprobe_core::model::Format;
 use numaprobe_core::render;
 use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
 
+/// What writes one of the fleet's files.
+type Renders = fn(&FleetReport) -> String;
+
 /// Write the fleet's files into `dir` (held open: never through a link
 /// planted under a name, whatever the folder's path names by then) and show the chosen format; then
 /// exit 4 when a node failed, timed out, was lost or not run, 1 when every
@@ -19,25 +22,31 @@ use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
 pub(super) fn finish(
     out: &OutputArgs,
     dir: &SafeDir,
-    r: &FleetReport,
+    mut r: FleetReport,
     notes: &[String],
     stopped: bool,
 ) -> anyhow::Result<()> {
-    let mut r = r.clone();
     r.notes.extend(notes.iter().cloned());
     if stopped {
         r.complete = false;
     }
-    let markdown = fleet_table::to_markdown(&r);
-    let csv = fleet_csv::to_csv(&r);
-    let json = render::to_json(&r);
-    for (name, text) in [
-        ("fleet.json", &json),
-        ("fleet.md", &markdown),
-        ("fleet.csv", &csv),
-        ("fleet.html", &fleet_html::to_html(&r)),
-    ] {
+    // One file's text at a time, each dropped once written (the chosen
+    // format's kept for the screen): a fleet of thousands of nodes' cells
+    // holds the report and one rendering, never all four at once.
+    let chosen = out.format();
+    let mut shown = None;
+    let files: [(&str, Option<Format>, Renders); 4] = [
+        ("fleet.json", Some(Format::Json), |r| render::to_json(r)),
+        ("fleet.md", Some(Format::Markdown), fleet_table::to_markdown),
+        ("fleet.csv", Some(Format::Csv), fleet_csv::to_csv),
+        ("fleet.html", None, fleet_html::to_html),
+    ];
+    for (name, format, to_text) in files {
+        let text = to_text(&r);
         dir.write(name, text.as_bytes())?;
+        if format == Some(chosen) {
+            shown = Some(text);
+        }
     }
     if stopped {
         eprintln!(
@@ -45,17 +54,16 @@ pub(super) fn finish(
             dir.path().display()
         );
     }
-    let text = match out.format() {
-        Format::Json => json,
-        Format::Markdown => markdown,
-        Format::Csv => csv,
-        Format::Table => format!(
+    let text = match shown {
+        None => format!(
             "{}\nFleet report written to {}/ (fleet.json, fleet.md, fleet.csv, fleet.html)\n",
             fleet_table::to_text(&r),
             dir.path().display()
         ),
+        Some(text) => text,
     };
     out.sink().write(&text)?;
+    drop(text);
     if stopped {
         return Ok(());
     }

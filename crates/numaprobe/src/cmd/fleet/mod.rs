@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 dir.display()
             ));
         }
-        return finish(&args.out, &held, &analyse(inputs, rule), &notes, false);
+        return finish(&args.out, &held, analyse(inputs, rule), &notes, false);
     }
     // Everything the user gave is checked before Slurm is asked for anything.
     let budget = match &args.budget {
@@ -397,7 +397,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .cloned()
         .collect();
     let report = analyse(read_held(&nodes_dir, refused, known)?, rule);
-    finish(&args.out, &top, &report, &notes, gathered.stopped)
+    finish(&args.out, &top, report, &notes, gathered.stopped)
 }
 
 fn analyse(inputs: impl Iterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {
