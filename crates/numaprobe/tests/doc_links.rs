@@ -3,6 +3,11 @@
 //! when it has a `#fragment`, a heading of that file (GitHub's anchor rule:
 //! lowercase, punctuation dropped, spaces to hyphens). Pages move; a link
 //! left pointing at the old place fails here, naming file and link.
+//!
+//! It also keeps the measured tables traceable: each sits in a region
+//! `<!-- bench: COMMAND -->` ... `<!-- /bench -->` that bench/refresh-docs
+//! fills from the bench's output, and every region must be closed, name an
+//! executable `bench/` script and say first when it was measured.
 
 use std::path::{Path, PathBuf};
 
@@ -157,5 +162,204 @@ fn broken_links_are_caught() {
     assert!(
         bad[1].starts_with("doc/README.md:3: commands/run.md#not-a-heading"),
         "{bad:?}"
+    );
+}
+
+/// A shell command's words, quotes removed (`CMDS="study c2c" bench/rss` is
+/// two words).
+fn shell_words(cmd: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for ch in cmd.chars() {
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => cur.push(ch),
+            None if ch == '"' || ch == '\'' => {
+                quote = Some(ch);
+                any = true;
+            }
+            None if ch.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            None => cur.push(ch),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The bench script a region's command runs: its first word that is not a
+/// `NAME=value` setting, when that word is under `bench/`.
+fn bench_of(command: &str) -> Option<String> {
+    let first = shell_words(command).into_iter().find(|w| {
+        let Some((name, _)) = w.split_once('=') else {
+            return true;
+        };
+        name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })?;
+    first.starts_with("bench/").then_some(first)
+}
+
+/// Whether `line` starts with a date, YYYY-MM-DD.
+fn dated(line: &str) -> bool {
+    let b = line.as_bytes();
+    b.len() >= 10
+        && b[..10].iter().enumerate().all(|(k, c)| {
+            if k == 4 || k == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+}
+
+/// The measured regions of `text` (a page under `root`, named `file` in the
+/// findings): how many, and what is wrong with them.
+fn bench_regions(root: &Path, file: &Path, text: &str) -> (usize, Vec<String>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut bad = Vec::new();
+    let mut count = 0;
+    // The open region: its first line, its command and the lines read so far.
+    let mut open: Option<(usize, String, Vec<&str>)> = None;
+    let mut fenced = false;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let t = line.trim();
+        if t.starts_with("```") && open.is_none() {
+            fenced = !fenced;
+        }
+        if fenced {
+            continue;
+        }
+        if let Some(cmd) = t
+            .strip_prefix("<!-- bench:")
+            .and_then(|r| r.strip_suffix("-->"))
+        {
+            if let Some((start, _, _)) = &open {
+                bad.push(format!(
+                    "{}:{start}: region not closed before line {n}",
+                    file.display()
+                ));
+            }
+            open = Some((n, cmd.trim().to_string(), Vec::new()));
+        } else if t == "<!-- /bench -->" {
+            let Some((start, cmd, body)) = open.take() else {
+                bad.push(format!(
+                    "{}:{n}: a region's end without its start",
+                    file.display()
+                ));
+                continue;
+            };
+            count += 1;
+            let at = format!("{}:{start}", file.display());
+            match bench_of(&cmd) {
+                None => bad.push(format!("{at}: `{cmd}` runs no bench/ script")),
+                Some(b) => {
+                    let mode = std::fs::metadata(root.join(&b)).map(|m| m.permissions().mode());
+                    if !matches!(mode, Ok(m) if m & 0o111 != 0) {
+                        bad.push(format!("{at}: {b} is not an executable bench script"));
+                    }
+                }
+            }
+            if !body
+                .iter()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| dated(l))
+            {
+                bad.push(format!(
+                    "{at}: the region does not start with when it was measured (YYYY-MM-DD ...); run bench/refresh-docs"
+                ));
+            }
+        } else if let Some((_, _, body)) = &mut open {
+            body.push(line);
+        }
+    }
+    if let Some((start, _, _)) = open {
+        bad.push(format!("{}:{start}: region not closed", file.display()));
+    }
+    (count, bad)
+}
+
+#[test]
+fn every_measured_table_names_the_bench_that_made_it() {
+    let root = repo_root();
+    let mut count = 0;
+    let mut bad = Vec::new();
+    for f in manual_files(&root) {
+        let text = std::fs::read_to_string(root.join(&f)).unwrap();
+        let (n, b) = bench_regions(&root, &f, &text);
+        count += n;
+        bad.extend(b);
+    }
+    assert!(
+        count >= 3,
+        "only {count} measured regions found: the reader is broken"
+    );
+    assert!(bad.is_empty(), "measured regions:\n{}", bad.join("\n"));
+}
+
+/// Each kind of broken region is caught on its line; a good one, settings
+/// before the bench and a marker inside a code block are not findings.
+#[test]
+fn broken_measured_regions_are_caught() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(t.path().join("bench")).unwrap();
+    for (name, mode) in [("good", 0o755), ("plain", 0o644)] {
+        let p = t.path().join("bench").join(name);
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let page = "\
+<!-- bench: A=1 CMDS=\"x y\" bench/good 3 -->
+2026-11-28 10:00 UTC, 2 CPUs: `bench/good 3`
+
+| a |
+<!-- /bench -->
+```text
+<!-- bench: bench/none -->
+```
+<!-- bench: bench/none -->
+2026-11-28
+<!-- /bench -->
+<!-- bench: bench/plain -->
+2026-11-28
+<!-- /bench -->
+<!-- bench: cargo test -->
+2026-11-28
+<!-- /bench -->
+<!-- bench: bench/good -->
+| a |
+<!-- /bench -->
+<!-- /bench -->
+<!-- bench: bench/good -->
+2026-11-28
+<!-- bench: bench/good -->
+";
+    let (n, bad) = bench_regions(t.path(), Path::new("p.md"), page);
+    assert_eq!(n, 5, "{bad:?}");
+    let expect = [
+        "p.md:9: bench/none is not an executable",
+        "p.md:12: bench/plain is not an executable",
+        "p.md:15: `cargo test` runs no bench/",
+        "p.md:18: the region does not start with when",
+        "p.md:21: a region's end without its start",
+        "p.md:22: region not closed before line 24",
+        "p.md:24: region not closed",
+    ];
+    assert_eq!(bad.len(), expect.len(), "{bad:?}");
+    for (b, e) in bad.iter().zip(expect) {
+        assert!(b.starts_with(e), "{b:?} should start with {e:?}");
+    }
+    assert_eq!(
+        shell_words("A=1 CMDS=\"x y\" bench/good ''"),
+        ["A=1", "CMDS=x y", "bench/good", ""]
     );
 }
