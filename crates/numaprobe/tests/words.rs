@@ -299,7 +299,7 @@ const INTERNALS: [&str; 5] = [
 /// Acronyms a user page expands at its first use in prose, with the
 /// expansion that must stand before it or right after it (compared in
 /// lowercase, a hyphen read as a space).
-const ACRONYMS: [(&str, &str); 27] = [
+const ACRONYMS: [(&str, &str); 33] = [
     ("SLIT", "system locality information table"),
     ("HMAT", "heterogeneous memory attribute table"),
     ("NUMA", "non-uniform memory access"),
@@ -327,6 +327,12 @@ const ACRONYMS: [(&str, &str); 27] = [
     ("TSC", "time stamp counter"),
     ("TTAS", "test-and-test-and-set"),
     ("DSU", "dynamiq shared unit"),
+    ("PU", "processing unit"),
+    ("ACPI", "advanced configuration and power interface"),
+    ("CAS", "compare-and-swap"),
+    ("MCS", "mellor-crummey and scott"),
+    ("QOS", "quality of service"),
+    ("SD", "standard deviation"),
 ];
 
 fn user_pages(root: &Path) -> Vec<PathBuf> {
