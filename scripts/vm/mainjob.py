@@ -24,8 +24,8 @@ having been re-planned when it began (its reason says so); the extra phases
 file in the folder); the budget kept: run.json's `elapsed_s` (the run's own
 clock, calibration to last step) within `budget_s` plus the machine's stated
 allowance; no OOM kill in the kernel log. run.json's `status` must agree
-with its `complete`, and `plan.setup_s` must be the sum of the phases' buffer
-set-ups, one per memory node and matrix.
+with its `complete`, and each matrix's `setups` must be its buffer set-ups,
+one per memory node measured.
 
 main-job-interrupt starts the same command, waits until latency.json holds a
 cell, sends SIGINT as a Ctrl-C would, and asserts exit status 130 with a valid

@@ -447,7 +447,11 @@ fn the_extra_phases_have_their_keys_files_plan_and_summary_lines() {
     let budget = plan["budget_s"].as_f64().unwrap();
     let share = if sound <= budget { 0.6 } else { 1.0 };
     assert_eq!(plan["matrix_share"], share, "{plan}");
-    assert_eq!(plan["extras"].as_array().unwrap().len(), 4);
+    // Each extra phase's record is written once, in its own part.
+    assert!(plan.get("extras").is_none(), "{plan}");
+    for key in ["c2c", "loaded_latency", "peak", "sweep"] {
+        assert!(run[key]["status"].is_string(), "{key}: {}", run[key]);
+    }
     // The sweep's plateaus reach the report page too.
     if run["sweep"]["status"] == "measured" {
         let page = std::fs::read_to_string(dir.join("report.html")).unwrap();

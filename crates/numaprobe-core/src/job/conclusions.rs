@@ -82,7 +82,7 @@ pub fn conclusions(topo: &Topology, measured: Measured) -> Result<RunReport, Con
     };
     Ok(RunReport {
         schema: crate::SCHEMA.into(),
-        topology: crate::model::stamped::value(&TopoReport::new(topo)),
+        topology: embedded_topology(topo),
         latency: lat,
         bandwidth: bw,
         inference,
@@ -105,6 +105,17 @@ pub fn conclusions(topo: &Topology, measured: Measured) -> Result<RunReport, Con
 /// The remarks on a measured job: the planner's statement, the memory
 /// footprint's limit, unstable cells, the quiet-machine check's warnings and
 /// why each phase is less than a sound full matrix.
+/// The topology document as its own file is, its `kind` stamped, without
+/// the provenance: run.json's own provenance is the same one (same process,
+/// same machine), and a figure is stored once.
+fn embedded_topology(topo: &Topology) -> serde_json::Value {
+    let mut v = crate::model::stamped::value(&TopoReport::new(topo));
+    if let Some(o) = v.as_object_mut() {
+        o.remove("provenance");
+    }
+    v
+}
+
 fn measured_notes(out: &Outcome) -> Vec<String> {
     let mut notes: Vec<String> = out.record.statement.iter().cloned().collect();
     if let Some(f) = crate::placement::footprint::last() {
@@ -327,9 +338,10 @@ mod tests {
         assert!(doc.complete);
         assert!(doc.plan.is_none() && doc.status.is_none() && doc.budget_s.is_none());
         assert!(doc.c2c.is_none() && doc.sweep.is_none() && doc.interleave.is_empty());
-        // The topology as its own file carries it: kind and provenance.
+        // The topology as its own file carries it, its kind stamped; its
+        // provenance is the run's own, written once.
         assert_eq!(doc.topology["kind"], "topo");
-        assert!(doc.topology["provenance"].is_object());
+        assert!(doc.topology.get("provenance").is_none());
         assert_eq!(doc.topology["numa_nodes"].as_array().unwrap().len(), 2);
 
         let mut other = two_nodes(None);

@@ -245,9 +245,13 @@ pub struct PhaseRecord {
     pub planned_cells: usize,
     pub measured_cells: usize,
     pub elapsed_s: f64,
-    /// The memory nodes' buffers, each set up once for the phase.
+    /// The memory nodes' buffers, each set up once for the phase. Not
+    /// written: the phase's matrix in run.json lists them (`setups`), and a
+    /// figure is stored once.
+    #[serde(skip_serializing)]
     pub setups: Vec<crate::model::matrix::BufferSetup>,
-    /// Their set-up time together.
+    /// Their set-up time together (derived from `setups`, not written).
+    #[serde(skip_serializing)]
     pub setup_s: f64,
 }
 
@@ -266,15 +270,19 @@ pub struct Record {
     pub statement: Option<String>,
     pub costs: CostModel,
     pub phases: Vec<PhaseRecord>,
-    /// The matrices' buffer set-ups together (each phase's `setups` lists
-    /// them).
+    /// The matrices' buffer set-ups together (derived from the matrices'
+    /// `setups`, not written).
+    #[serde(skip_serializing)]
     pub setup_s: f64,
     /// Part of the budget the matrices were planned into.
     pub matrix_share: f64,
     /// The extra phases and the share each would get, as planned before
     /// measuring.
     pub extras_plan: Vec<extra_plan::ExtraPlan>,
-    /// The extra phases as they ran.
+    /// The extra phases as they ran. Not written: each extra phase's part
+    /// of run.json (`c2c`, `loaded_latency`, `peak`, `sweep`) carries its
+    /// record.
+    #[serde(skip_serializing)]
     pub extras: Vec<ExtraRecord>,
 }
 

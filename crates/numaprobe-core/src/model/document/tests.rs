@@ -330,3 +330,34 @@ fn a_reader_picks_the_kinds_it_takes_and_names_them_when_it_finds_none() {
         let _ = std::fs::remove_dir_all(p);
     }
 }
+
+#[test]
+fn a_run_json_with_its_figures_repeated_reads_as_one_with_each_stored_once() {
+    // The fixture is run.json as written before each figure was stored
+    // once: the plan repeating the extra phases' records and the matrices'
+    // set-ups (with their sums), the topology its own provenance.
+    let old_text = include_str!("../../../../../tests/fixtures/documents/run.json");
+    let old: Value = serde_json::from_str(old_text).unwrap();
+    assert!(old["plan"]["extras"].is_array() && old["topology"]["provenance"].is_object());
+    let mut new = old.clone();
+    let plan = new["plan"].as_object_mut().unwrap();
+    plan.remove("extras");
+    plan.remove("setup_s");
+    for p in plan["phases"].as_array_mut().unwrap() {
+        let p = p.as_object_mut().unwrap();
+        assert!(p.remove("setups").is_some() && p.remove("setup_s").is_some());
+    }
+    new["topology"]
+        .as_object_mut()
+        .unwrap()
+        .remove("provenance");
+    let new_text = serde_json::to_string_pretty(&new).unwrap();
+    assert!(new_text.len() < old_text.len());
+    let read = |text: &str| match from_bytes(text.as_bytes(), Path::new("run.json")).unwrap() {
+        (_, Document::Run(r)) => r.report,
+        (_, other) => panic!("{:?}", other.kind()),
+    };
+    let (old, new) = (read(old_text), read(&new_text));
+    assert!(old.latency.is_some() && old.topology.is_some() && old.c2c.is_some());
+    assert_eq!(old, new);
+}
