@@ -98,6 +98,15 @@ pub struct SamplingArgs {
     pub cv_target: Option<String>,
 }
 
+/// `--keep-samples`: every figure's raw samples in the JSON written
+/// (`latency`, `bandwidth`, `c2c`, `study`, `policy`, `run`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SamplesArgs {
+    /// Keep every figure's raw samples in the JSON written (the document, and each file of a report folder). Default: each figure keeps its median, spread and a sketch (sample count and 17 quantiles), enough for diff's tests, so a document grows with its figures, not with how long each was sampled
+    #[arg(long)]
+    pub keep_samples: bool,
+}
+
 /// `--pages`: the page size of the buffers (`latency`, `bandwidth`, `peak`,
 /// `loaded-latency`).
 #[derive(Args, Debug, Clone, Default)]

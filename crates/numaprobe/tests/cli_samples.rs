@@ -1,5 +1,6 @@
-//! The main job's documents leave the raw samples out by default (each
-//! figure keeps its count and quantiles) and keep them with
+//! The main job's documents and those of `latency`, `bandwidth`, `c2c` and
+//! `c2c --locks` leave the raw samples out by default (each figure keeps
+//! its count and quantiles) and keep them with
 //! `--keep-samples`; diff reads either form, and the two against each
 //! other. Figures are never asserted, only the documents' shape.
 
@@ -17,6 +18,7 @@ fn read(p: &std::path::Path) -> Value {
 
 fn figures(doc: &Value) -> Vec<&Value> {
     let mut v: Vec<&Value> = doc["cells"].as_array().into_iter().flatten().collect();
+    v.extend(doc["runs"].as_array().into_iter().flatten());
     for p in doc["pairs"].as_array().into_iter().flatten() {
         v.extend(
             [&p["hitm"], &p["shared"]]
@@ -25,6 +27,92 @@ fn figures(doc: &Value) -> Vec<&Value> {
         );
     }
     v
+}
+
+/// Each figure of `doc`: its samples when `keep`, else an empty list and
+/// their sketch (count and sorted quantiles); how many figures there were.
+fn check_figures(doc: &Value, keep: bool) -> usize {
+    let mut seen = 0;
+    for f in figures(doc) {
+        seen += 1;
+        let samples = f["samples"].as_array().unwrap();
+        if keep {
+            assert!(!samples.is_empty() && f.get("sketch").is_none(), "{f}");
+        } else {
+            // The field stays (empty) for readers that expect it.
+            assert!(samples.is_empty(), "{f}");
+            let n = f["sketch"]["n"].as_u64().unwrap() as usize;
+            let q = f["sketch"]["quantiles"].as_array().unwrap();
+            assert!(n >= 1 && !q.is_empty() && q.len() <= n.min(17), "{f}");
+            let q: Vec<f64> = q.iter().map(|v| v.as_f64().unwrap()).collect();
+            assert!(q.windows(2).all(|w| w[0] <= w[1]), "{q:?}");
+        }
+    }
+    seen
+}
+
+#[test]
+fn standalone_documents_leave_samples_out_by_default_and_keep_them_when_asked() {
+    let t = TempDir::new("samples-standalone");
+    let commands: [&[&str]; 4] = [
+        &[
+            "latency",
+            "--size",
+            "8MiB",
+            "--time-budget",
+            "30ms",
+            "--pages",
+            "4k",
+        ],
+        &[
+            "bandwidth",
+            "--size",
+            "8MiB",
+            "--time-budget",
+            "30ms",
+            "--pages",
+            "4k",
+            "--threads",
+            "1",
+        ],
+        &["c2c", "--time-budget", "40ms"],
+        &[
+            "c2c",
+            "--locks",
+            "--locks-time",
+            "10ms",
+            "--threads",
+            "1",
+            "--ops",
+            "atomic_add",
+            "--sharing",
+            "shared",
+        ],
+    ];
+    for (i, command) in commands.iter().enumerate() {
+        for keep in [false, true] {
+            let file = format!("doc{i}-{keep}.json");
+            let mut args = command.to_vec();
+            args.extend(["-o", file.as_str()]);
+            if keep {
+                args.push("--keep-samples");
+            }
+            let o = numaprobe(&args, t.path());
+            // c2c needs two allowed CPUs; a machine without them has no pair.
+            if !o.status.success() && command[0] == "c2c" {
+                continue;
+            }
+            ok(&o);
+            let doc = read(&t.path().join(&file));
+            assert!(
+                check_figures(&doc, keep) >= 1,
+                "{command:?}: no figure found"
+            );
+        }
+    }
+    // diff reads a standalone latency document either way.
+    let o = numaprobe(&["diff", "doc0-false.json", "doc0-true.json"], t.path());
+    assert!(matches!(o.status.code(), Some(0) | Some(1)), "{o:?}");
 }
 
 #[test]
@@ -52,24 +140,7 @@ fn samples_are_left_out_by_default_and_kept_when_asked() {
                 docs.push(read(&d.join(f)));
             }
         }
-        let mut seen = 0;
-        for doc in &docs {
-            for f in figures(doc) {
-                seen += 1;
-                let samples = f["samples"].as_array().unwrap();
-                if keep {
-                    assert!(!samples.is_empty() && f.get("sketch").is_none(), "{f}");
-                } else {
-                    // The field stays (empty) for readers that expect it.
-                    assert!(samples.is_empty(), "{f}");
-                    let n = f["sketch"]["n"].as_u64().unwrap() as usize;
-                    let q = f["sketch"]["quantiles"].as_array().unwrap();
-                    assert!(n >= 1 && !q.is_empty() && q.len() <= n.min(17), "{f}");
-                    let q: Vec<f64> = q.iter().map(|v| v.as_f64().unwrap()).collect();
-                    assert!(q.windows(2).all(|w| w[0] <= w[1]), "{q:?}");
-                }
-            }
-        }
+        let seen: usize = docs.iter().map(|doc| check_figures(doc, keep)).sum();
         assert!(seen >= 2, "{dir}: no figure found");
     }
     // diff reads both forms, each against itself and against the other.

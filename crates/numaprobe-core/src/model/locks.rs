@@ -3,6 +3,7 @@
 //! or each its own counter on one line (false sharing) or on its own line;
 //! throughput and cost per operation as threads and placement grow.
 
+use crate::stats::sketch::{self, Sketch};
 use crate::stats::StopRule;
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
@@ -32,7 +33,13 @@ pub struct LockRun {
     /// Wall ns per operation of one thread (threads / ops_per_s).
     pub ns_per_op: f64,
     pub cv: f64,
+    /// Every kept sample (ops/s); empty in a document that leaves them out
+    /// (`sketch` then).
     pub samples: Vec<f64>,
+    /// Their count and quantiles, in a document that leaves the samples
+    /// out (unless `--keep-samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<Sketch>,
     /// Why sampling stopped (`cv_reached`, `budget_spent`, ...).
     #[serde(default)]
     pub stop: String,
@@ -46,6 +53,18 @@ pub struct LockRun {
     /// Why ([`crate::stats::flags::figure_flags`] of the ops/s samples).
     #[serde(default)]
     pub flags: Vec<String>,
+}
+
+impl LockRun {
+    /// How many samples the run kept, whether or not the document has them.
+    pub fn kept(&self) -> usize {
+        sketch::kept(&self.samples, self.sketch.as_ref())
+    }
+
+    /// Replace the samples by their sketch (nothing for a run without).
+    pub fn leave_out_samples(&mut self) {
+        sketch::leave_out(&mut self.samples, &mut self.sketch);
+    }
 }
 
 /// A run that could not be measured or whose counters did not add up.
@@ -78,4 +97,11 @@ pub struct LocksResult {
     pub complete: bool,
     #[serde(default)]
     pub interrupted: bool,
+}
+
+impl LocksResult {
+    /// Every run's samples replaced by their sketch.
+    pub fn leave_out_samples(&mut self) {
+        self.runs.iter_mut().for_each(LockRun::leave_out_samples);
+    }
 }

@@ -3,7 +3,7 @@
 //! Options are strings parsed here so bad values are one line, exit 2.
 
 use super::measure;
-use crate::args::{NodeArgs, OutputArgs, PageArgs, SamplingArgs, VectorArgs};
+use crate::args::{NodeArgs, OutputArgs, PageArgs, SamplesArgs, SamplingArgs, VectorArgs};
 use crate::output::usage;
 use anyhow::Context;
 use numaprobe_core::experiments::bandwidth::{self, BandwidthConfig};
@@ -45,6 +45,8 @@ pub struct Args {
     pub page_size: PageArgs,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    #[command(flatten)]
+    pub samples: SamplesArgs,
     #[command(flatten)]
     pub width: VectorArgs,
     #[command(flatten)]
@@ -97,8 +99,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Measurements run on this machine: no `--sysfs-root` here.
     let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = bandwidth::plan(&topo, &cfg).map_err(measure::experiment_error)?;
-    let mut progress =
-        measure::CellProgress::new(args.out.sink(), args.out.format()).named("bandwidth");
+    let mut progress = measure::CellProgress::new(args.out.sink(), args.out.format())
+        .named("bandwidth")
+        .keep_samples(args.samples.keep_samples);
     let result = bandwidth::run_with(&plan, &mut progress, &mut super::latency::gauge()?)
         .map_err(anyhow::Error::new)
         .context("bandwidth measurement failed")?;

@@ -240,21 +240,33 @@ impl CellProgress {
     pub fn finish(mut self, result: &MatrixResult) -> anyhow::Result<()> {
         self.end()?;
         match &self.sink {
-            Some(sink) => sink.write(&result.render(self.format)),
+            Some(sink) => sink.write(&self.rendered(result)),
             None => Ok(()),
+        }
+    }
+
+    /// Keep every cell's samples in what is written (`--keep-samples`);
+    /// without it each cell keeps its sketch instead.
+    pub fn keep_samples(mut self, keep: bool) -> Self {
+        self.keep_samples = keep;
+        self
+    }
+
+    /// The result as written: with its samples, or their sketches.
+    fn rendered(&self, result: &MatrixResult) -> String {
+        if self.keep_samples {
+            result.render(self.format)
+        } else {
+            let mut slim = result.clone();
+            slim.leave_out_samples();
+            slim.render(self.format)
         }
     }
 
     fn save(&mut self, result: &MatrixResult) {
         if let Some((sink, path)) = self.sink.as_ref().and_then(|s| Some((s, s.path()?))) {
             if self.write_error.is_none() {
-                let text = if self.keep_samples {
-                    result.render(self.format)
-                } else {
-                    let mut slim = result.clone();
-                    slim.leave_out_samples();
-                    slim.render(self.format)
-                };
+                let text = self.rendered(result);
                 if let Err(e) = sink
                     .write(&text)
                     .with_context(|| format!("saving partial results to {}", path.display()))

@@ -371,6 +371,7 @@ pub fn run(
                     },
                     cv: m.summary.cv,
                     samples: m.samples,
+                    sketch: None,
                     stop: m.stop.name().into(),
                     set_aside: m.set_aside,
                     flagged: !flags.is_empty(),

@@ -1,7 +1,7 @@
 //! `numaprobe c2c`'s options, the `--locks` ones among them: read by the
 //! transfer measurement (`mod.rs`) and by the lock contention (`locks.rs`).
 
-use crate::args::{OutputArgs, SamplingArgs};
+use crate::args::{OutputArgs, SamplesArgs, SamplingArgs};
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures:\n\n\
@@ -35,6 +35,8 @@ pub struct Args {
     pub state: Option<String>,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    #[command(flatten)]
+    pub samples: SamplesArgs,
     /// Measure lock and atomic contention instead of the pair matrix
     #[arg(long)]
     pub locks: bool,

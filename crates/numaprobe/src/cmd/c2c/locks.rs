@@ -11,6 +11,7 @@ use anyhow::Context;
 use numaprobe_core::experiments::locks::{
     self, AtomicsChoice, LockOp, LocksConfig, Placement, Sharing,
 };
+use numaprobe_core::model::locks::LocksResult;
 use numaprobe_core::render::locks::render;
 use numaprobe_core::units;
 use std::path::Path;
@@ -83,15 +84,26 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     measure::notes_to_stderr(&sink, format, &plan.notes);
     let mut progress = StepLine::new("locks", Some(plan.rule.budget.as_secs_f64()));
     // The file is rewritten after every run.
+    let keep = args.samples.keep_samples;
+    // As written: with the samples, or each run's sketch.
+    let written = |r: &LocksResult| {
+        if keep {
+            render(r, format)
+        } else {
+            let mut r = r.clone();
+            r.leave_out_samples();
+            render(&r, format)
+        }
+    };
     let mut file = PartialFile::new(&sink);
     let result = locks::run_with(&plan, &mut progress, &mut |partial| {
-        file.save(|| render(partial, format))
+        file.save(|| written(partial))
     })
     .map_err(anyhow::Error::new)
     .context("lock measurement failed")?;
     progress.line.clear();
     file.end()?;
-    sink.write(&render(&result, format))?;
+    sink.write(&written(&result))?;
     if !result.failed.is_empty() && !result.interrupted {
         return Err(anyhow::anyhow!(
             "{} run(s) failed: {}",

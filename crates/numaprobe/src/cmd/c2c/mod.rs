@@ -13,6 +13,7 @@ use super::progress::StepLine;
 use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::experiments::c2c::{self, C2cConfig, HitmLines, Pairs, States};
+use numaprobe_core::model::c2c::C2cResult;
 use numaprobe_core::render::c2c::render;
 use numaprobe_core::units;
 use std::time::Duration;
@@ -85,16 +86,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let sink = args.out.sink();
     let format = args.out.format();
+    let keep = args.samples.keep_samples;
+    // As written: with the samples, or each figure's sketch.
+    let written = |r: &C2cResult| {
+        if keep {
+            render(r, format)
+        } else {
+            let mut r = r.clone();
+            r.leave_out_samples();
+            render(&r, format)
+        }
+    };
     // The file is rewritten after every pair.
     let mut file = PartialFile::new(&sink);
     let result = c2c::run_with(&plan, &mut progress, &mut |partial| {
-        file.save(|| render(partial, format))
+        file.save(|| written(partial))
     })
     .map_err(anyhow::Error::new)
     .context("c2c measurement failed")?;
     progress.line.clear();
     file.end()?;
-    args.out.sink().write(&render(&result, args.out.format()))?;
+    sink.write(&written(&result))?;
     if !result.failed.is_empty() && !result.interrupted {
         return Err(anyhow::anyhow!(
             "{} of {} pair(s) could not be measured; see `failed` in the output",

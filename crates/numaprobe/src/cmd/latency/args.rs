@@ -1,7 +1,7 @@
 //! `numaprobe latency`'s options, read by the matrix (`mod.rs`) and by the
 //! working-set sweep (`sweep.rs`).
 
-use crate::args::{NodeArgs, OutputArgs, PageArgs, SamplingArgs};
+use crate::args::{NodeArgs, OutputArgs, PageArgs, SamplesArgs, SamplingArgs};
 
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = "How it measures:\n\n\
@@ -47,6 +47,8 @@ pub struct Args {
     pub page_size: PageArgs,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    #[command(flatten)]
+    pub samples: SamplesArgs,
     #[command(flatten)]
     pub out: OutputArgs,
 }

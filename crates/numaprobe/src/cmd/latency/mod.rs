@@ -87,8 +87,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Measurements run on this machine: no `--sysfs-root` here.
     let topo = measure::live_topology(std::path::Path::new("/"))?;
     let plan = latency::plan(&topo, &cfg).map_err(measure::experiment_error)?;
-    let mut progress =
-        measure::CellProgress::new(args.out.sink(), args.out.format()).named("latency");
+    let mut progress = measure::CellProgress::new(args.out.sink(), args.out.format())
+        .named("latency")
+        .keep_samples(args.samples.keep_samples);
     let result = latency::run_with(&plan, &mut progress, &mut gauge()?)
         .map_err(anyhow::Error::new)
         .context("latency measurement failed")?;
