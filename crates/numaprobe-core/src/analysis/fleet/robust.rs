@@ -136,4 +136,23 @@ mod tests {
         let neg = judge(-110.0, -100.0, 0.0, 5, &rule);
         assert!((neg.off_percent + 10.0).abs() < 1e-9, "{neg:?}");
     }
+
+    /// Where most of a fleet is alike its MAD is zero, and an odd node is
+    /// judged by the percent floor alone, on either side of the median.
+    #[test]
+    fn a_fleet_mostly_alike_judges_the_odd_node_by_percent_alone() {
+        let rule = OutlierRule::default();
+        let v = [100.0, 100.0, 94.0, 100.0, 104.0];
+        let (m, spread) = (median(&v).unwrap(), mad(&v, 100.0).unwrap());
+        assert_eq!((m, spread), (100.0, 0.0));
+        let low = judge(94.0, m, spread, v.len(), &rule);
+        assert!(low.outlier && low.robust_z.is_none(), "{low:?}");
+        assert!(!judge(104.0, m, spread, v.len(), &rule).outlier);
+        // The floor holds on both sides however many MADs off a value is.
+        for (value, outlier) in [(105.5, true), (104.5, false), (94.5, true), (95.5, false)] {
+            let j = judge(value, 100.0, 0.01, 5, &rule);
+            assert!(j.robust_z.unwrap().abs() > 30.0, "{j:?}");
+            assert_eq!(j.outlier, outlier, "{value}: {j:?}");
+        }
+    }
 }

@@ -149,4 +149,82 @@ mod tests {
         let g = group(&named(&[("a1", 1), ("z1", 2), ("z2", 2)]));
         assert_eq!(g[0].nodes, ["z1", "z2"]);
     }
+
+    /// What a node's report says becomes its signature: memory per node in
+    /// whole GiB, the NUMA nodes with CPUs per package (memory-only nodes
+    /// left out), the largest data or unified cache, the kernel it ran.
+    #[test]
+    fn a_reports_topology_and_kernel_make_its_signature() {
+        let gib = (1u64 << 30) as f64;
+        let node = |cpus: usize, mem: f64| serde_json::json!({ "cpus": vec![0; cpus], "memory_bytes": mem * gib });
+        let doc = serde_json::json!({
+            "topology": {
+                "cpu_model": "Example CPU 9000",
+                "packages": [{}, {}],
+                // Four nodes with CPUs on two packages, two memory-only.
+                "numa_nodes": [
+                    node(4, 15.6), node(4, 16.0), node(4, 16.4), node(4, 16.0),
+                    node(0, 64.0), node(0, 0.4),
+                ],
+                "cpus": vec![serde_json::json!({}); 16],
+                "allowed": { "cpus": [0, 1, 2, 3] },
+                "numbering": { "packages": "blocked", "smt": "adjacent" },
+                "distances": { "matrix": [[10, 21], [21, 10]] },
+                "caches": [
+                    { "level": 1, "type": "Data", "size_bytes": 49152 },
+                    { "level": 1, "type": "Instruction", "size_bytes": 32768 },
+                    { "level": 3, "type": "Unified", "size_bytes": 33554432 },
+                    { "level": 2, "type": "Unified", "size_bytes": 2097152 },
+                    { "level": 4, "type": "Instruction", "size_bytes": 7 },
+                ],
+                "thp_mode": "madvise",
+            },
+            "provenance": { "kernel": "6.1.0-18-amd64" },
+        });
+        let s = of_run(&doc);
+        assert_eq!(
+            s,
+            Signature {
+                cpu_model: "Example CPU 9000".into(),
+                packages: 2,
+                numa_nodes: 6,
+                nodes_per_package: 2,
+                cpus: 16,
+                allowed_cpus: 4,
+                numbering: "blocked / adjacent".into(),
+                slit: vec![vec![10, 21], vec![21, 10]],
+                thp: "madvise".into(),
+                kernel: "6.1.0-18-amd64".into(),
+                memory_gib: vec![16, 16, 16, 16, 64, 0],
+                llc_bytes: 33554432,
+            }
+        );
+        // A report without a topology reads as empty fields, never a guess.
+        let empty = of_run(&serde_json::json!({}));
+        assert_eq!((empty.nodes_per_package, empty.llc_bytes), (0, 0));
+        assert_eq!(empty.numbering, " / ");
+    }
+
+    /// A group unlike the largest names exactly the fields that differ,
+    /// with its value and the largest group's; the largest names none.
+    #[test]
+    fn a_smaller_group_names_only_the_fields_it_differs_in() {
+        let g = group(&[
+            ("n1".into(), sig(16)),
+            ("n2".into(), sig(8)),
+            ("n3".into(), sig(16)),
+        ]);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].nodes, ["n1", "n3"]);
+        assert!(g[0].differs.is_empty());
+        assert_eq!(
+            g[1].differs,
+            [FieldDiff {
+                field: "cpus".into(),
+                value: "8".into(),
+                majority: "16".into(),
+            }]
+        );
+        assert!(group(&[]).is_empty());
+    }
 }
