@@ -403,5 +403,125 @@ mod tests {
         let mut v = vec!["node10", "node2", "node1", "gpu3", "node02"];
         v.sort_by(|a, b| natural_cmp(a, b));
         assert_eq!(v, ["gpu3", "node1", "node02", "node2", "node10"]);
+        // A name that starts with a number comes before one that starts
+        // with a letter, however long the number.
+        let mut v = vec!["b", "10", "a", "9"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["9", "10", "a", "b"]);
+    }
+
+    /// A run document of one node with one CPU: its latency and bandwidth
+    /// of cell 0->0, changed by `edit`.
+    fn run(lat: f64, edit: impl Fn(&mut Value)) -> String {
+        let mut d = serde_json::json!({
+            "schema": "numaprobe/1",
+            "topology": {
+                "cpus": [{"os_index": 0}],
+                "numa_nodes": [{"os_index": 0, "cpus": [0], "memory_bytes": 1u64 << 34}],
+            },
+            "latency": {"unit": "ns", "cells": [{"cpu_node": 0, "mem_node": 0, "median": lat}]},
+            "bandwidth": {"unit": "GB/s", "cells": [{"cpu_node": 0, "mem_node": 0, "median": 50.0}]},
+            "complete": true,
+        });
+        edit(&mut d);
+        d.to_string()
+    }
+
+    fn fleet(docs: &[(&str, String)]) -> FleetReport {
+        analyse(
+            &docs
+                .iter()
+                .map(|(name, doc)| NodeInput {
+                    name: name.to_string(),
+                    run_json: Some(doc.clone()),
+                    failure: None,
+                })
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// Three alike nodes whose reports give no spread: nothing to remark on
+    /// (enough nodes, every figure trusted, one group), and no noise
+    /// written for figures that carry none.
+    #[test]
+    fn three_alike_nodes_need_no_note_and_carry_no_noise_they_did_not_report() {
+        let r = fleet(&[
+            ("n1", run(100.0, |_| {})),
+            ("n2", run(101.0, |_| {})),
+            ("n3", run(102.0, |_| {})),
+        ]);
+        assert_eq!((r.groups.len(), r.metrics.len()), (1, 2));
+        assert!(r.notes.is_empty(), "{:?}", r.notes);
+        assert!(r.nodes.iter().all(|n| n.noise.is_empty()), "{:?}", r.nodes);
+        assert!(!serde_json::to_string(&r).unwrap().contains("\"noise\""));
+    }
+
+    /// A node that sent valid JSON of another kind (a check report) failed,
+    /// named with why; its document is never read as a run.
+    #[test]
+    fn a_document_other_than_a_run_is_refused_with_why() {
+        let check =
+            serde_json::json!({"schema": "numaprobe/1", "expect": "t.json", "expect_kind": "topo"});
+        let r = fleet(&[("c1", run(100.0, |_| {})), ("c2", check.to_string())]);
+        assert_eq!(r.nodes[1].status, NodeStatus::Failed);
+        assert_eq!(
+            r.nodes[1].reason.as_deref(),
+            Some("run.json holds no topology: not a main-job report")
+        );
+        assert_eq!((r.nodes[1].group, r.groups.len()), (None, 1));
+    }
+
+    /// What a matrix lacks is said in the words of the report's status (its
+    /// shortfall) or else of its plan (the phase's coverage and reason); a
+    /// matrix its plan covered in full is not named.
+    #[test]
+    fn what_a_matrix_lacks_is_read_from_the_status_or_else_the_plan() {
+        let doc = |edit: &dyn Fn(&mut Value)| -> Value {
+            serde_json::from_str(&run(100.0, edit)).unwrap()
+        };
+        let cases: [(Value, &[&str]); 4] = [
+            (
+                doc(&|d| {
+                    d["status"]["phases"] = serde_json::json!([
+                        {"phase": "latency", "shortfall": "interrupted", "reason": "SIGINT at cell 3"},
+                        {"phase": "bandwidth", "shortfall": "failed", "reason": "no memory on node 1"}
+                    ])
+                }),
+                &[
+                    "latency partial (interrupted)",
+                    "bandwidth partial (failed)",
+                ],
+            ),
+            (
+                doc(&|d| {
+                    d["status"]["phases"] = serde_json::json!([
+                        {"phase": "bandwidth", "shortfall": "other", "reason": "pinned elsewhere"}
+                    ])
+                }),
+                &["bandwidth partial (pinned elsewhere)"],
+            ),
+            (
+                doc(&|d| {
+                    d["plan"]["phases"] = serde_json::json!([
+                        {"phase": "latency", "coverage": "full", "reason": null},
+                        {"phase": "bandwidth", "coverage": "subset", "reason": "the budget holds the diagonal"}
+                    ])
+                }),
+                &["bandwidth partial (budget)"],
+            ),
+            (
+                doc(&|d| {
+                    d["latency"] = Value::Null;
+                    d["plan"]["phases"] = serde_json::json!([
+                        {"phase": "latency", "coverage": "skipped", "reason": "one CPU per node"},
+                        {"phase": "bandwidth", "coverage": "full", "reason": null}
+                    ])
+                }),
+                &["latency not measured (one CPU per node)"],
+            ),
+        ];
+        for (d, want) in cases {
+            assert_eq!(not_measured(&d), want, "{d}");
+        }
     }
 }
