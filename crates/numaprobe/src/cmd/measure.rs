@@ -254,13 +254,12 @@ impl CellProgress {
 
     /// The result as written: with its samples, or their sketches.
     fn rendered(&self, result: &MatrixResult) -> String {
-        if self.keep_samples {
-            result.render(self.format)
-        } else {
-            let mut slim = result.clone();
-            slim.leave_out_samples();
-            slim.render(self.format)
-        }
+        written(
+            result,
+            self.keep_samples,
+            MatrixResult::leave_out_samples,
+            |r: &MatrixResult| r.render(self.format),
+        )
     }
 
     fn save(&mut self, result: &MatrixResult) {
@@ -391,5 +390,22 @@ impl Observer for CellProgress {
             self.line
                 .say(&format!("{}: {}: {why}", r.phase.name(), r.status.name()));
         }
+    }
+}
+
+/// A result as written: with every raw sample when `keep` (`--keep-samples`),
+/// else a copy with each figure's sketch in their place (`leave_out`).
+pub fn written<T: Clone>(
+    result: &T,
+    keep: bool,
+    leave_out: fn(&mut T),
+    render: impl Fn(&T) -> String,
+) -> String {
+    if keep {
+        render(result)
+    } else {
+        let mut slim = result.clone();
+        leave_out(&mut slim);
+        render(&slim)
     }
 }

@@ -85,15 +85,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut progress = StepLine::new("locks", Some(plan.rule.budget.as_secs_f64()));
     // The file is rewritten after every run.
     let keep = args.samples.keep_samples;
-    // As written: with the samples, or each run's sketch.
     let written = |r: &LocksResult| {
-        if keep {
+        measure::written(r, keep, LocksResult::leave_out_samples, |r| {
             render(r, format)
-        } else {
-            let mut r = r.clone();
-            r.leave_out_samples();
-            render(&r, format)
-        }
+        })
     };
     let mut file = PartialFile::new(&sink);
     let result = locks::run_with(&plan, &mut progress, &mut |partial| {

@@ -87,15 +87,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let sink = args.out.sink();
     let format = args.out.format();
     let keep = args.samples.keep_samples;
-    // As written: with the samples, or each figure's sketch.
     let written = |r: &C2cResult| {
-        if keep {
-            render(r, format)
-        } else {
-            let mut r = r.clone();
-            r.leave_out_samples();
-            render(&r, format)
-        }
+        measure::written(r, keep, C2cResult::leave_out_samples, |r| render(r, format))
     };
     // The file is rewritten after every pair.
     let mut file = PartialFile::new(&sink);
