@@ -99,7 +99,8 @@ pub struct SamplingArgs {
 }
 
 /// `--keep-samples`: every figure's raw samples in the JSON written
-/// (`latency`, `bandwidth`, `c2c`, `study`, `policy`, `run`).
+/// (`latency`, `bandwidth`, `c2c`; `run` has its own, which names the report
+/// folder's files).
 #[derive(Args, Debug, Clone, Default)]
 pub struct SamplesArgs {
     /// Keep every figure's raw samples in the JSON written (the document, and each file of a report folder). Default: each figure keeps its median, spread and a sketch (sample count and 17 quantiles), enough for diff's tests, so a document grows with its figures, not with how long each was sampled
