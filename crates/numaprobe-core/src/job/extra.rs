@@ -417,7 +417,8 @@ fn phase<T: Ends>(
         Box::new(move || clock() - began),
         extra,
         share,
-    );
+    )
+    .in_job(began, ctx.budget_s);
     let result = call(&mut keeper);
     let (done, total) = keeper.steps();
     let spent = keeper.out_of_time();

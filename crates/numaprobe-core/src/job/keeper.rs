@@ -50,6 +50,9 @@ pub struct Keeper<'a> {
     current: usize,
     finished: usize,
     last_budget_s: f64,
+    /// The budget the phases after the matrices fill, when they follow
+    /// (see [`super::eta`]).
+    fill_until_s: Option<f64>,
 }
 
 impl<'a> Keeper<'a> {
@@ -83,7 +86,15 @@ impl<'a> Keeper<'a> {
             current: 0,
             finished: 0,
             last_budget_s: phase.1,
+            fill_until_s: None,
         }
+    }
+
+    /// Phases that fill the budget (`budget_s`) follow the matrices: the ETA
+    /// runs to it while the matrices end earlier.
+    pub fn then_filled_until(mut self, budget_s: f64) -> Self {
+        self.fill_until_s = Some(budget_s);
+        self
     }
 
     /// Time the later phases are expected to take, with today's correction.
@@ -115,14 +126,19 @@ impl<'a> Keeper<'a> {
     }
 
     fn status(&mut self) {
+        let elapsed_s = (self.clock)();
         let s = Status {
             phase: self.phase.name().into(),
             phase_done: self.finished,
             phase_total: self.phase_total,
             done: self.done_before + self.finished,
             total: self.total,
-            elapsed_s: (self.clock)(),
-            eta_s: Some(self.eta_s()),
+            elapsed_s,
+            eta_s: Some(super::eta::job_eta_s(
+                elapsed_s,
+                self.eta_s(),
+                self.fill_until_s,
+            )),
         };
         self.observer.status(&s);
     }
@@ -280,6 +296,47 @@ mod tests {
         let last = seen.statuses.last().unwrap();
         assert_eq!((last.phase_done, last.done, last.total), (1, 1, 20));
         assert!(last.eta_s.unwrap() > 0.0);
+    }
+
+    /// A keeper at 15 s into a 60 s job, 4 cells of its phase left.
+    fn at_15_s<'a>(seen: &'a mut Seen, observed: &'a mut Observed) -> Keeper<'a> {
+        Keeper::new(
+            seen,
+            Box::new(|| 15.0),
+            36.0,
+            64 << 20,
+            CostModel::SERVER,
+            observed,
+            (
+                Load {
+                    phase: Phase::Latency,
+                    cells: 4,
+                    buffers: 1,
+                },
+                0.2,
+            ),
+            vec![],
+            0,
+            4,
+        )
+    }
+
+    #[test]
+    fn the_eta_runs_to_the_budget_the_extra_phases_fill() {
+        let (mut seen, mut observed) = (Seen::default(), Observed::default());
+        let mut k = at_15_s(&mut seen, &mut observed).then_filled_until(60.0);
+        let own = k.eta_s();
+        assert!(own < 45.0, "{own}");
+        k.cell_started(0, 4, "first");
+        drop(k);
+        let s = seen.statuses.last().unwrap();
+        assert_eq!(s.elapsed_s + s.eta_s.unwrap(), 60.0);
+        // Without phases after it, the matrices' own estimate.
+        let (mut seen, mut observed) = (Seen::default(), Observed::default());
+        let mut k = at_15_s(&mut seen, &mut observed);
+        k.cell_started(0, 4, "first");
+        drop(k);
+        assert_eq!(seen.statuses.last().unwrap().eta_s, Some(own));
     }
 
     /// What the rest of the phase costs at sampling `b`, as corrected.

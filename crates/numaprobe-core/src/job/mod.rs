@@ -22,6 +22,7 @@
 pub mod cells;
 pub mod conclusions;
 pub mod cost;
+pub mod eta;
 pub mod extra;
 pub mod extra_plan;
 pub mod interleave;
@@ -474,7 +475,9 @@ fn run_matrices(
                 later,
                 done,
                 total.max(done + phase.cells.len()),
-            );
+            )
+            // The extra phases after the matrices take what is left.
+            .then_filled_until(budget_s);
             let keep = |c: u32, m: u32| phase.cells.contains(&(c, m));
             let mut r = match phase.phase {
                 Phase::Latency => {

@@ -92,4 +92,8 @@ pub struct StepStatus {
     /// Seconds since the phase began, and of its share still left.
     pub elapsed_s: f64,
     pub left_s: f64,
+    /// Seconds since the job began, and the whole job's ETA (the phases
+    /// after this one included): what a progress line of the run shows.
+    pub job_elapsed_s: f64,
+    pub job_eta_s: f64,
 }

@@ -31,6 +31,10 @@ pub struct StepKeeper<'a> {
     overhead_s: f64,
     finished: usize,
     label: String,
+    /// Seconds of the job before this phase began, and the budget the
+    /// phases after it fill (see `in_job`).
+    began_s: f64,
+    fill_until_s: Option<f64>,
 }
 
 impl<'a> StepKeeper<'a> {
@@ -51,7 +55,18 @@ impl<'a> StepKeeper<'a> {
             overhead_s: 0.0,
             finished: 0,
             label: String::new(),
+            began_s: 0.0,
+            fill_until_s: None,
         }
+    }
+
+    /// The phase began `began_s` into the job, and the phases after it take
+    /// what is left of the job's `budget_s`: its status then carries the
+    /// job's elapsed time and ETA as well as its own.
+    pub fn in_job(mut self, began_s: f64, budget_s: f64) -> Self {
+        self.began_s = began_s;
+        self.fill_until_s = Some(budget_s);
+        self
     }
 
     /// Steps finished so far, and the plan's count (0 before the first).
@@ -73,13 +88,18 @@ impl<'a> StepKeeper<'a> {
     }
 
     fn status(&mut self) {
+        let elapsed_s = (self.clock)();
+        let left_s = self.left_s().max(0.0);
+        let job_elapsed_s = self.began_s + elapsed_s;
         let s = StepStatus {
             phase: self.phase,
             steps_done: self.finished,
             steps: self.total,
             label: self.label.clone(),
-            elapsed_s: (self.clock)(),
-            left_s: self.left_s().max(0.0),
+            elapsed_s,
+            left_s,
+            job_elapsed_s,
+            job_eta_s: super::eta::job_eta_s(job_elapsed_s, left_s, self.fill_until_s),
         };
         self.observer.extra_status(&s);
     }
@@ -183,6 +203,23 @@ mod tests {
         assert_eq!((last.steps_done, last.steps), (3, 5));
         assert_eq!(last.phase, Extra::Peak);
         assert!((last.left_s - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn in_a_job_the_status_counts_from_the_jobs_start_to_its_budget() {
+        let now = Rc::new(Cell::new(0.0));
+        let t = now.clone();
+        let mut seen = Seen::default();
+        // c2c begins 40 s into a 60 s job with a 4 s share.
+        let mut k = StepKeeper::new(&mut seen, Box::new(move || t.get()), Extra::C2c, 4.0)
+            .in_job(40.0, 60.0);
+        k.step_started(0, 8, "pair");
+        now.set(3.0);
+        k.step_finished(0, 8);
+        drop(k);
+        let s = seen.0.last().unwrap();
+        assert_eq!((s.elapsed_s, s.left_s), (3.0, 1.0));
+        assert_eq!((s.job_elapsed_s, s.job_eta_s), (43.0, 17.0));
     }
 
     #[test]

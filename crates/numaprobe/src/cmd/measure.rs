@@ -369,16 +369,16 @@ impl Observer for CellProgress {
         self.snapshot.phase_total = 0;
     }
 
-    /// An extra phase's steps on the same line; the ETA is what is left of
-    /// its share (the phase stops when that is spent).
+    /// An extra phase's steps on the same line, with the job's clock and
+    /// ETA (the later phases' time included), as the matrices' lines have.
     fn extra_status(&mut self, s: &StepStatus) {
         self.line.set_label(&s.label);
         self.snapshot = Status::single(
             s.phase.name(),
             s.steps_done,
             s.steps,
-            self.started.elapsed().as_secs_f64(),
-            Some(s.left_s),
+            s.job_elapsed_s,
+            Some(s.job_eta_s),
         );
         self.line.show(&self.snapshot);
     }

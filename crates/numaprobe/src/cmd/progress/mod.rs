@@ -24,6 +24,9 @@ pub struct Line {
     bar: Option<bar::Bar>,
     next_plain: Instant,
     label: String,
+    /// The elapsed time a plain line last showed: reporters count from
+    /// different starts, and a log read 3.1 s, then 2.3 s.
+    elapsed_shown: f64,
 }
 
 impl Line {
@@ -34,6 +37,7 @@ impl Line {
             bar: None,
             next_plain: Instant::now() + PLAIN_EVERY,
             label: String::new(),
+            elapsed_shown: 0.0,
         }
     }
 
@@ -55,8 +59,19 @@ impl Line {
                 .get_or_insert_with(bar::Bar::new)
                 .show(s, &self.label);
         } else if self.plain_due(Instant::now()) {
-            eprintln!("{}", plain_line(s));
+            let s = self.forward(s);
+            eprintln!("{}", plain_line(&s));
         }
+    }
+
+    /// `s` with its elapsed time never less than the one shown before; its
+    /// ETA stays: a reporter whose clock started later reads less elapsed
+    /// by as much as its end lies later.
+    fn forward(&mut self, s: &Status) -> Status {
+        let mut s = s.clone();
+        s.elapsed_s = s.elapsed_s.max(self.elapsed_shown);
+        self.elapsed_shown = s.elapsed_s;
+        s
     }
 
     /// A single-phase run of `total` steps, begun at `started`, starting
@@ -273,6 +288,20 @@ mod tests {
         assert!(line.plain_due(t0 + Duration::from_secs(10)));
         let mut study = Line::terminal_only();
         assert!(!study.plain_due(t0 + Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn a_plain_lines_elapsed_time_never_runs_backwards() {
+        let mut line = Line::new();
+        let at = |elapsed_s: f64| Status {
+            elapsed_s,
+            ..snap("latency", 1, 2, 1, 2)
+        };
+        assert_eq!(line.forward(&at(3.1)).elapsed_s, 3.1);
+        // A later reporter counting from a later start.
+        let back = line.forward(&at(2.3));
+        assert_eq!((back.elapsed_s, back.eta_s), (3.1, Some(19.0)));
+        assert_eq!(line.forward(&at(4.0)).elapsed_s, 4.0);
     }
 
     #[test]
