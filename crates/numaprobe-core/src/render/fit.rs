@@ -2,6 +2,7 @@
 //! and a screenful of rows per table, whatever the machine's size. The full
 //! detail stays in the report folder (report.html, the JSON documents) and
 //! in the command that shows one part in full; a folded part says where.
+//! summary.md is held to the same bounds ([`markdown`], [`paragraph`]).
 
 use super::table::{Align, Table};
 
@@ -161,6 +162,79 @@ pub fn lines(text: &str) -> String {
     out
 }
 
+/// `t` as a Markdown table within [`WIDTH`], as [`table`] does for the
+/// terminal: rows past [`ROWS`] folded into a line naming where the rest is
+/// (`rest`); a row cannot wrap in Markdown, so a last text column too wide
+/// is cut and marked; a table that still does not fit gives way to
+/// `instead`.
+pub fn markdown(t: &Table, rest: &str, instead: impl FnOnce() -> String) -> String {
+    let mut t = t.clone();
+    let folded = t.rows.len().saturating_sub(ROWS);
+    if folded > 0 {
+        t.rows.truncate(ROWS - 1);
+    }
+    let mut out = t.to_markdown();
+    if !fits(&out) {
+        let Some(cut_table) = cut_last_markdown(&t) else {
+            return instead();
+        };
+        out = cut_table;
+    }
+    if folded > 0 {
+        out.push_str(&format!("\n... {} more; {rest}\n", folded + 1));
+    }
+    out
+}
+
+/// The Markdown table with its last (text) column cut to what the widest
+/// row of the others leaves; None when that is too little.
+fn cut_last_markdown(t: &Table) -> Option<String> {
+    let last = t.headers.len().checked_sub(1)?;
+    if t.align.get(last) != Some(&Align::Left) {
+        return None;
+    }
+    let mut out = t.clone();
+    for r in out.rows.iter_mut() {
+        let mut head = r.clone();
+        head.truncate(last);
+        let probe = Table {
+            rows: vec![head],
+            title: None,
+            ..t.clone()
+        };
+        // `| a | b | ` before the last cell, ` |` after it.
+        let used = probe
+            .to_markdown()
+            .lines()
+            .last()
+            .map_or(0, |l| l.chars().count())
+            + 3;
+        let room = WIDTH.checked_sub(used).filter(|r| *r >= 24)?;
+        if let Some(c) = r.get_mut(last) {
+            *c = cut(c, room);
+        }
+    }
+    let text = out.to_markdown();
+    fits(&text).then_some(text)
+}
+
+/// A Markdown paragraph (or `- ` item, `> ` quote: `lead`) within
+/// [`WIDTH`]: wrapped at spaces, its later lines indented under the first,
+/// at most `lines` of them, then cut.
+pub fn paragraph(lead: &str, text: &str, lines: usize) -> String {
+    let indent = " ".repeat(lead.chars().count());
+    let mut out = String::new();
+    for (i, l) in wrap(text, WIDTH - lead.chars().count(), lines)
+        .iter()
+        .enumerate()
+    {
+        out.push_str(if i == 0 { lead } else { &indent });
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +296,36 @@ mod tests {
             table(&t, Long::Wrap, "rest", || "instead".into()),
             "instead"
         );
+    }
+
+    #[test]
+    fn a_markdown_table_folds_and_cuts_within_the_width() {
+        let t = long_table(40, 400);
+        let s = markdown(&t, "the report has them", String::new);
+        assert!(widest(&s) <= WIDTH, "{s}");
+        // Header, rule, a screenful of rows less one, the fold.
+        assert_eq!(s.lines().count(), 2 + ROWS - 1 + 2, "{s}");
+        assert!(s.contains("| row14 | w00 "), "{s}");
+        assert!(s.lines().nth(2).unwrap().ends_with(" ... |"), "{s}");
+        assert!(s.ends_with("\n... 26 more; the report has them\n"), "{s}");
+        // A table that fits is the table.
+        let small = long_table(3, 40);
+        assert_eq!(markdown(&small, "rest", String::new), small.to_markdown());
+        // A grid too wide gives way.
+        let mut g = Table::new((0..64).map(|i| i.to_string()));
+        g.push((0..64).map(|i| (i * 10).to_string()));
+        assert_eq!(markdown(&g, "rest", || "instead".into()), "instead");
+    }
+
+    #[test]
+    fn a_paragraph_wraps_under_its_lead() {
+        let p = paragraph("- ", &"word ".repeat(100), 3);
+        assert!(widest(&p) <= WIDTH, "{p}");
+        assert_eq!(p.lines().count(), 3, "{p}");
+        assert!(p.starts_with("- word"), "{p}");
+        assert!(p.lines().nth(1).unwrap().starts_with("  word"), "{p}");
+        assert!(p.trim_end().ends_with(" ..."), "{p}");
+        assert_eq!(paragraph("> ", "short", 3), "> short\n");
     }
 
     #[test]

@@ -53,66 +53,6 @@ impl Inference {
         s
     }
 
-    /// [`Self::to_text`] within a terminal (`render::fit`) for the main
-    /// job's summary: the grid and the node-by-node tables only when they
-    /// fit its width (the levels table carries their hops), long lists of
-    /// cells and groups cut, findings and advice wrapped; the report and
-    /// `numaprobe infer` keep every figure.
-    pub fn to_terminal(&self, advice: bool) -> String {
-        use super::fit::{self, Long};
-        let inf = self;
-        let whole = "the report has them all";
-        let mut s = format!("{}\n\n", fit::cut(&title(inf), fit::WIDTH));
-        let mut levels = inf.levels_table();
-        if let Some(a) = levels.align.last_mut() {
-            *a = Align::Left;
-        }
-        s.push_str(&fit::table(&levels, Long::Wrap, whole, String::new));
-        s.push_str("\nInterconnect\n");
-        let drawing = inf.ascii_drawing();
-        let drawn = drawing.lines().all(|l| l.chars().count() <= fit::WIDTH);
-        if drawn {
-            s.push_str(&drawing);
-        } else {
-            s.push_str(&format!(
-                "{} nodes: too wide to draw on a terminal (the report draws the interconnect)\n",
-                inf.nodes.len()
-            ));
-            let mut legend = String::new();
-            inf.legend(&mut legend);
-            s.push_str(&fit::lines(&legend));
-        }
-        if drawn && grid_left_out(inf).is_none() {
-            s.push('\n');
-            s.push_str(&fit::table(
-                &inf.hops_table(),
-                Long::Wrap,
-                whole,
-                String::new,
-            ));
-            if inf.hierarchy.len() > 1 {
-                s.push('\n');
-                s.push_str(&fit::table(
-                    &inf.distance_table(),
-                    Long::Wrap,
-                    whole,
-                    String::new,
-                ));
-            }
-        }
-        if !inf.findings.is_empty() {
-            s.push('\n');
-            let t = Inference::findings_table(&inf.findings, "Findings");
-            s.push_str(&fit::table(&t, Long::Wrap, whole, String::new));
-        }
-        if advice {
-            s.push('\n');
-            let t = Inference::findings_table(&inf.advice, "Advice");
-            s.push_str(&fit::table(&t, Long::Wrap, whole, String::new));
-        }
-        s
-    }
-
     /// Markdown keeps what the JSON has: levels, drawing, hops, distance,
     /// hierarchy, links, memory-only nodes, stray cells, findings and (with
     /// `advice`) the advice, and every cell.
@@ -381,7 +321,7 @@ impl Inference {
     }
 
     /// What the drawing's letters and groups mean.
-    fn legend(&self, out: &mut String) {
+    pub(super) fn legend(&self, out: &mut String) {
         if !self.on_package.is_empty() {
             out.push_str(&format!(
                 "0 = the same package: {} are sub-NUMA clusters, with no link between them\n",
@@ -541,7 +481,7 @@ fn draw_line(grid: &mut [Vec<char>], from: (usize, usize), to: (usize, usize), c
     }
 }
 
-fn title(inf: &Inference) -> String {
+pub(super) fn title(inf: &Inference) -> String {
     let what = if inf.source == "slit" {
         "firmware SLIT (no measurement)"
     } else {

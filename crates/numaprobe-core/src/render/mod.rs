@@ -8,7 +8,8 @@
 //!   terminal's width and height for the main job's summary
 //! - `json`: `to_json`, serde plus the provenance stamp
 //! - `matrix`, `matrix_long`: a latency/bandwidth matrix and its long table
-//! - `infer`, `graph`: the inference's tables and ASCII drawing; its picture
+//! - `infer`, `graph`: the inference's tables and ASCII drawing; its picture;
+//!   `infer_fit`: the inference within a terminal and summary.md
 //! - `study`, `study_long`, `study_plan`, `study_chart`: the study
 //! - `loaded`, `loaded_chart`: loaded-latency curves and their chart
 //! - `sweep`, `sweep_chart`: the cache-size sweep (curve, analysis, long CSV; SVG)
@@ -34,6 +35,7 @@ pub mod graph;
 pub mod html;
 pub mod hwloc_xml;
 pub mod infer;
+pub mod infer_fit;
 pub mod json;
 pub mod loaded;
 pub mod loaded_chart;

@@ -113,7 +113,9 @@ fn push_wrapped(s: &mut String, text: &str, lines: usize) {
 }
 
 /// summary.md and `--format markdown`: the same as [`to_text`], as a
-/// document.
+/// document, within the same bounds (`fit`): lines of at most
+/// [`fit::WIDTH`] characters, long tables folded, a matrix or a binding too
+/// wide said where it is whole (report.html and the JSON documents).
 pub fn to_markdown<P, C>(
     topo: &Topology,
     doc: &RunReport<P, C>,
@@ -121,30 +123,49 @@ pub fn to_markdown<P, C>(
 ) -> String {
     let mut s = String::from("# numaprobe report\n\n");
     for (label, l) in status {
-        s.push_str(&format!("**{label}:** {l}\n\n"));
+        s.push_str(&fit::paragraph("", &format!("**{label}:** {l}"), 6));
+        s.push('\n');
     }
-    s.push_str(&super::topo::to_markdown(topo));
+    s.push_str(&super::topo::to_summary_markdown(topo));
     for m in doc.matrices() {
         s.push('\n');
-        s.push_str(&m.render(Format::Markdown));
+        let text = m.render(Format::Markdown);
+        if text.lines().all(|l| l.chars().count() <= fit::WIDTH) {
+            s.push_str(&text);
+        } else {
+            let title = text.lines().next().unwrap_or_default();
+            s.push_str(&fit::cut(title, fit::WIDTH));
+            s.push_str(&format!(
+                "\n\n{} cells, wider than a page line: report.html draws it, {}.json has every figure\n",
+                m.cells.len(),
+                m.kind_name()
+            ));
+        }
     }
     for inf in doc.inferences() {
         s.push('\n');
-        s.push_str(&inf.to_markdown(true));
+        s.push_str(&inf.to_summary_markdown(true));
     }
     let extra = extra_lines(doc);
     if !extra.is_empty() {
         s.push_str("\n## Beyond the matrices\n\n");
         for l in &extra {
-            s.push_str(&format!("- {l}\n"));
+            s.push_str(&fit::paragraph("- ", l, 3));
         }
     }
     if let Some(p) = &doc.binding {
         s.push_str("\n## Binding: one thread per core, scatter\n\n");
-        s.push_str(&p.commands_table().to_markdown());
+        let t = p.commands_table();
+        let md = fit::markdown(&t, "", String::new);
+        let cut = md != t.to_markdown();
+        s.push_str(&md);
+        if cut {
+            s.push_str("\n(a line cut at \"...\" is whole in `numaprobe pin --strategy scatter` and pin.json)\n");
+        }
     }
     for n in &doc.notes {
-        s.push_str(&format!("\n> {n}\n"));
+        s.push('\n');
+        s.push_str(&fit::paragraph("> ", n, 6));
     }
     s
 }

@@ -129,7 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let out = match args.out.format() {
         Format::Json => render::to_json(&inf),
         Format::Csv => inf.cells_table().to_csv(),
-        Format::Table => inf.to_text(args.advice),
+        Format::Table => inf.to_terminal_alone(args.advice),
         // Markdown is a document: it keeps everything the JSON has.
         Format::Markdown => inf.to_markdown(true),
     };

@@ -40,7 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let topo = read_topology(&args.sysfs.sysfs_root)?;
     let text = match format {
-        Format::Table => export::to_text(&topo),
+        Format::Table => export::to_terminal(&topo),
         Format::Json => export::to_json(&topo),
         Format::Csv => export::to_csv_table(
             &topo,

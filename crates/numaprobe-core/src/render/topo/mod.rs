@@ -1,11 +1,13 @@
 //! The topology renderers: JSON (`TopoReport`), the CPU and distance tables
-//! (for text, CSV and Markdown), the short summary, and the terminal picture
-//! in the spirit of the RWTH Aachen blog's processor tables (its tables in `tables.rs`).
+//! (for text, CSV and Markdown), and the terminal picture in the spirit of
+//! the RWTH Aachen blog's processor tables (its tables in `tables.rs`; the
+//! picture and the short summary within a terminal in `fitted.rs`).
 //!
 //! Everything here is derived from the `Topology`; nothing reads the
 //! machine.
 
 mod clusters;
+mod fitted;
 mod tables;
 
 use super::table::{Align, Table};
@@ -14,8 +16,9 @@ use crate::topology::cpulist::{format_compact, format_ids, format_list};
 use crate::topology::{Cache, Cpu, PciDevice, Topology};
 use crate::units::plural;
 use clusters::{cluster_table, heterogeneity_line};
+pub use fitted::{to_summary, to_summary_markdown, to_terminal, to_text};
 use std::collections::{BTreeMap, BTreeSet};
-use tables::{cache_table, hmat_table, node_table, not_allowed, placement_table, processor_table};
+use tables::{cache_table, hmat_table, node_table, placement_table, processor_table};
 
 pub fn to_json(t: &Topology) -> String {
     super::to_json(&TopoReport::new(t))
@@ -386,47 +389,6 @@ fn msc_table(t: &Topology) -> Table {
 /// (node, thread) group instead of one row per CPU.
 pub const FOLD_ABOVE: usize = 64;
 
-/// The short form for `numaprobe` without arguments: the machine in a few
-/// lines, its nodes and distances, what is not allowed, and any warning;
-/// within a terminal's width (`render::fit`): past a screenful of nodes the
-/// table is folded, and a SLIT wider than the terminal is given by its levels.
-pub fn to_summary(t: &Topology) -> String {
-    use crate::render::fit;
-    let online: Vec<&Cpu> = t.cpus.iter().filter(|c| c.online).collect();
-    let mut out = fit::lines(&header(t, &online));
-    out.push('\n');
-    out.push_str(&fit::table(
-        &node_table(t),
-        fit::Long::Wrap,
-        "every node is in `numaprobe topo` and the report",
-        String::new,
-    ));
-    if let Some(d) = distance_table(t) {
-        out.push('\n');
-        let title =
-            "Distances (SLIT, the firmware's System Locality Information Table; 10 = local)";
-        let n = t.nodes.len();
-        out.push_str(&fit::table(
-            &d.with_title(title),
-            fit::Long::Wrap,
-            "",
-            || {
-                format!(
-                    "{title}\n  {n} x {n} nodes, wider than a terminal: the report and `numaprobe topo --format csv --table distances` have it\n{}",
-                    distance_levels(t)
-                )
-            },
-        ));
-    }
-    out.push('\n');
-    out.push_str(&fit::lines(&not_allowed(t, &online)));
-    let mut warnings = String::new();
-    push_warnings(&mut warnings, t);
-    out.push_str(&fit::lines(&warnings));
-    out.push_str("\n(`numaprobe topo` shows processors, packages, caches, HMAT and PCI devices)\n");
-    out
-}
-
 fn push_warnings(out: &mut String, t: &Topology) {
     if !t.warnings.is_empty() {
         out.push_str("\nWarnings\n");
@@ -481,68 +443,6 @@ fn header(t: &Topology, online: &[&Cpu]) -> String {
             "  (a binding written as CPU numbers for a consecutively numbered machine spreads across packages here)\n",
         );
     }
-    out
-}
-
-/// The terminal picture.
-pub fn to_text(t: &Topology) -> String {
-    let online: Vec<&Cpu> = t.cpus.iter().filter(|c| c.online).collect();
-    let pk = packages(t);
-    let mut out = header(t, &online);
-    out.push('\n');
-    out.push_str(&processor_table(&online).to_text());
-    out.push('\n');
-    out.push_str(&placement_table(t, &pk).to_text());
-    if let Some(c) = cluster_table(t) {
-        out.push('\n');
-        out.push_str(&c.to_text());
-    }
-    if !t.caches.is_empty() {
-        out.push('\n');
-        out.push_str(&cache_table(t, &pk).to_text());
-    }
-    out.push('\n');
-    out.push_str(&node_table(t).to_text());
-    out.push('\n');
-    match distance_table(t) {
-        Some(d) => {
-            out.push_str(&d.with_title("Distances (SLIT, 10 = local)").to_text());
-            out.push_str(&distance_levels(t));
-        }
-        None => out.push_str("Distances: none given by the kernel\n"),
-    }
-    if !t.hmat.is_empty() {
-        out.push('\n');
-        out.push_str(&hmat_table(t).to_text());
-    }
-    if !t.memory_side_caches.is_empty() {
-        out.push('\n');
-        out.push_str(&msc_table(t).to_text());
-    }
-    if !t.memory_tiers.is_empty() {
-        out.push_str("\nMemory tiers (lower = faster)\n");
-        for m in &t.memory_tiers {
-            out.push_str(&format!(
-                "  tier {}: nodes {}\n",
-                m.id,
-                format_list(&m.nodes)
-            ));
-        }
-    }
-    let devs: Vec<&PciDevice> = t.pci_devices.iter().filter(|d| d.kind != "other").collect();
-    if !devs.is_empty() {
-        out.push('\n');
-        let tab = pci_table(&devs).with_title(format!(
-            "PCI devices ({} of {}; bridges and the like left out)",
-            devs.len(),
-            t.pci_devices.len()
-        ));
-        out.push_str(&tab.to_text());
-    }
-
-    out.push('\n');
-    out.push_str(&not_allowed(t, &online));
-    push_warnings(&mut out, t);
     out
 }
 
