@@ -61,7 +61,11 @@ fn hops_phrase(l: &Level) -> String {
 
 /// Advice lines for `inf`, which must come from `analyse(m)`.
 pub fn advise(m: &Matrix, inf: &Inference) -> Vec<Finding> {
-    let w = compute(m);
+    advise_from(m, inf, &compute(m))
+}
+
+/// `advise` on the matrix's work already computed (see `infer::analyse_from`).
+pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding> {
     let unit = m.unit.as_str();
     let v = |x: f64| format!("{} {unit}", fmt_value(x));
     let bw = m.unit.is_bandwidth();

@@ -53,7 +53,12 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
 /// empty; `advise` fills it.
 pub fn analyse(m: &Matrix) -> Inference {
-    let w = compute(m);
+    analyse_from(m, &compute(m))
+}
+
+/// `analyse` on the matrix's work already computed, so that analysing and
+/// advising a large matrix clusters its cells once, not twice.
+pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
     let unit = m.unit.as_str();
     let local_value = if w.local.is_empty() {
         None

@@ -128,6 +128,21 @@ pub enum MatrixError {
     Unrecognised,
 }
 
+/// Where node `n` sits among `ids` (unique, as `Matrix::new` checks). The
+/// analysis asks this once per cell pair, so on a 1500-node matrix a linear
+/// search made it cubic: ids are nearly always 0..n in order (an O(1) hit)
+/// or at least ascending (a binary search); any other order is searched.
+fn index_of(ids: &[u32], n: u32) -> Option<usize> {
+    if ids.get(n as usize) == Some(&n) {
+        return Some(n as usize);
+    }
+    // A hit is always right; a miss on unsorted ids proves nothing.
+    if let Ok(i) = ids.binary_search(&n) {
+        return Some(i);
+    }
+    ids.iter().position(|&x| x == n)
+}
+
 /// The most nodes a matrix may name, rows and columns together. Linux
 /// counts at most 1024 NUMA nodes (`CONFIG_NODES_SHIFT` 10); the inference
 /// keeps node-by-node tables (hops, distances), so an input naming more,
@@ -151,7 +166,7 @@ impl Matrix {
     /// True when threads can run on `n`: it has a row (was measured from)
     /// and is not named CPU-less.
     pub fn has_cpus(&self, n: u32) -> bool {
-        self.row_nodes.contains(&n) && !self.cpuless.contains(&n)
+        index_of(&self.row_nodes, n).is_some() && !self.cpuless.contains(&n)
     }
 
     /// Nodes that hold memory but no CPU, ascending.
@@ -164,8 +179,8 @@ impl Matrix {
 
     /// The value from node `from` to node `to`, if measured.
     pub fn get(&self, from: u32, to: u32) -> Option<f64> {
-        let r = self.row_nodes.iter().position(|&n| n == from)?;
-        let c = self.col_nodes.iter().position(|&n| n == to)?;
+        let r = index_of(&self.row_nodes, from)?;
+        let c = index_of(&self.col_nodes, to)?;
         self.values[r][c]
     }
 
@@ -510,6 +525,41 @@ pub(crate) fn parse_json_value(
 mod tests {
     use super::*;
     use crate::analysis::parse;
+
+    #[test]
+    fn cells_are_found_whatever_order_and_gaps_the_node_ids_have() {
+        let ids_orders: [Vec<u32>; 4] = [
+            vec![0, 1, 2, 3], // the usual 0..n
+            vec![0, 2, 8, 9], // gaps (CXL or hot-plugged nodes), ascending
+            vec![3, 1, 0, 2], // any order an input may give
+            vec![1, 0, 5, 2], // some ids at their own index, some not
+        ];
+        for ids in ids_orders {
+            // Cell value encodes its (row id, column id), so a wrong index shows.
+            let values = ids
+                .iter()
+                .map(|&r| {
+                    ids.iter()
+                        .map(|&c| Some(100.0 + f64::from(r * 10 + c)))
+                        .collect()
+                })
+                .collect();
+            let m = Matrix::new(Unit::Ns, ids.clone(), ids.clone(), values).unwrap();
+            for &r in &ids {
+                assert!(m.has_cpus(r), "{ids:?}: node {r}");
+                for &c in &ids {
+                    assert_eq!(
+                        m.get(r, c),
+                        Some(100.0 + f64::from(r * 10 + c)),
+                        "{ids:?}: {r}->{c}"
+                    );
+                }
+            }
+            assert_eq!(m.get(4, ids[0]), None, "{ids:?}: an id not named");
+            assert_eq!(m.get(ids[0], 7), None, "{ids:?}: an id not named");
+            assert!(!m.has_cpus(4), "{ids:?}: an id not named has no CPUs");
+        }
+    }
 
     #[test]
     fn fixture_form_reads_unit_matrix_and_slit() {

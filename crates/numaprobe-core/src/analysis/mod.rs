@@ -48,7 +48,8 @@ pub use mlc::Select;
 
 /// Analyse and advise in one call: the inference with its `advice` filled.
 pub fn analyse_with_advice(m: &Matrix) -> crate::model::infer::Inference {
-    let mut inf = analyse(m);
-    inf.advice = advise(m, &inf);
+    let w = work::compute(m);
+    let mut inf = infer::analyse_from(m, &w);
+    inf.advice = advice::advise_from(m, &inf, &w);
     inf
 }
