@@ -166,7 +166,7 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
 
     // Nearest memory of each CPU node (where its memory should spill over),
     // and the best CPU nodes of each memory-only node. Ties are listed.
-    let spill = nearest(&w, m, |n| m.has_cpus(n), true);
+    let spill = nearest(w, m, |n| m.has_cpus(n), true);
     if !spill.is_empty() && w.nodes.len() > 2 {
         out.push(Finding {
             kind: "nearest".into(),
@@ -191,7 +191,7 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
     }
     let cpuless = m.cpuless_nodes();
     if !cpuless.is_empty() {
-        let users = nearest(&w, m, |n| cpuless.contains(&n), false);
+        let users = nearest(w, m, |n| cpuless.contains(&n), false);
         out.push(Finding {
             kind: "memory-only".into(),
             text: format!(
@@ -220,7 +220,7 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
     if !m.slit_only {
         // Crossfire is about load on links the measurement revealed; a
         // firmware table says nothing about load.
-        out.extend(crossfire(m, &w, inf));
+        out.extend(crossfire(m, w, inf));
     }
     out
 }

@@ -121,12 +121,12 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
                 .get(&w.rank[&(a, b)])
                 .cloned()
                 .unwrap_or_default(),
-            value: best_value(&w, (a, b)),
+            value: best_value(w, (a, b)),
         })
         .collect();
 
-    let tiers = tiers(&w);
-    let dist = distances(&w, &tiers);
+    let tiers = tiers(w);
+    let dist = distances(w, &tiers);
     let levels_ref = levels.clone();
     let mut inf = Inference {
         schema: crate::SCHEMA.into(),
@@ -144,8 +144,8 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
         hops: w.hops.clone(),
         links: w.links.iter().map(|&(a, b)| [a, b]).collect(),
         link_details,
-        groups: groups(&w),
-        on_package: packages(&w),
+        groups: groups(w),
+        on_package: packages(w),
         hierarchy: tiers
             .iter()
             .map(|(r, gs)| Tier {
@@ -156,7 +156,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
             .collect(),
         distance: dist.clone(),
         cpuless_nodes: m.cpuless_nodes(),
-        cells: cells_info(m, &w, &level_names, &dist),
+        cells: cells_info(m, w, &level_names, &dist),
         stray_cells: w
             .stray
             .iter()
@@ -165,7 +165,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
         findings: Vec::new(),
         advice: Vec::new(),
     };
-    inf.findings = super::findings::findings(m, &w, &inf);
+    inf.findings = super::findings::findings(m, w, &inf);
     inf
 }
 
