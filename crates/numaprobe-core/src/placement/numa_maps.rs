@@ -80,11 +80,16 @@ pub fn parse(text: &str) -> NumaMaps {
                 }
             }
         }
+        // Saturating: a forged or garbled line must not wrap a node's total
+        // (or panic with overflow checks on); a saturated figure still reads
+        // as absurd, which it is.
         for (node, n) in pages {
-            let bytes = n.saturating_mul(page_kb * 1024);
-            *all.entry(node).or_default() += bytes;
+            let bytes = n.saturating_mul(page_kb.saturating_mul(1024));
+            let total = all.entry(node).or_default();
+            *total = total.saturating_add(bytes);
             if !file {
-                *anon.entry(node).or_default() += bytes;
+                let total = anon.entry(node).or_default();
+                *total = total.saturating_add(bytes);
             }
         }
     }
@@ -181,5 +186,29 @@ mod tests {
         if let Some(m) = read(std::process::id()) {
             assert!(m.all.iter().map(|n| n.bytes).sum::<u64>() > 0);
         }
+    }
+
+    #[test]
+    fn page_counts_past_64_bits_saturate_instead_of_wrapping() {
+        // Two lines whose page counts each nearly fill a u64, and a page size
+        // whose byte count does not fit one: the totals stay at the top.
+        let m = parse(
+            "1000 default anon=1 N0=18446744073709551615 kernelpagesize_kB=4\n\
+             2000 default anon=1 N0=18446744073709551615 N1=3 kernelpagesize_kB=18446744073709551615\n",
+        );
+        assert_eq!(
+            m.anon,
+            vec![
+                NodeBytes {
+                    node: 0,
+                    bytes: u64::MAX
+                },
+                NodeBytes {
+                    node: 1,
+                    bytes: u64::MAX
+                },
+            ]
+        );
+        assert_eq!(m.all, m.anon);
     }
 }
