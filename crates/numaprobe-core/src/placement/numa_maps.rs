@@ -34,7 +34,10 @@ pub struct NumaMaps {
 impl NumaMaps {
     /// Anonymous bytes over all nodes.
     pub fn anon_total(&self) -> u64 {
-        self.anon.iter().map(|n| n.bytes).sum()
+        // Saturating, as the node totals are: each may already be at the top.
+        self.anon
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(n.bytes))
     }
 
     /// Each node's share of the anonymous bytes (0 when there are none).
@@ -210,5 +213,8 @@ mod tests {
             ]
         );
         assert_eq!(m.all, m.anon);
+        // The total over nodes stays at the top too, and each node's share reads.
+        assert_eq!(m.anon_total(), u64::MAX);
+        assert_eq!(m.anon_fraction(0), 1.0);
     }
 }

@@ -200,7 +200,10 @@ pub fn sockets(devices: &[MemoryDevice]) -> Vec<SocketPopulation> {
                 populated_slots: filled.len(),
                 channels: channels.len(),
                 populated_channels,
-                bytes: filled.iter().map(|(_, d)| d.size_bytes).sum(),
+                // Saturating: the sizes come from the firmware's table.
+                bytes: filled
+                    .iter()
+                    .fold(0u64, |sum, (_, d)| sum.saturating_add(d.size_bytes)),
                 theoretical_gbs: peak.filter(|_| populated_channels > 0),
             }
         })
