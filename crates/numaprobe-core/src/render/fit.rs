@@ -48,7 +48,8 @@ pub fn table(t: &Table, long: Long, rest: &str, instead: impl FnOnce() -> String
     out
 }
 
-fn fits(text: &str) -> bool {
+/// True when every line of `text` is within [`WIDTH`].
+pub fn fits(text: &str) -> bool {
     text.lines().all(|l| l.chars().count() <= WIDTH)
 }
 

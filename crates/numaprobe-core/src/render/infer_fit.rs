@@ -44,7 +44,7 @@ impl Inference {
         s.push_str(&fit::table(&levels, Long::Wrap, whole, String::new));
         s.push_str("\nInterconnect\n");
         let drawing = inf.ascii_drawing();
-        let drawn = drawing.lines().all(|l| l.chars().count() <= fit::WIDTH);
+        let drawn = fit::fits(&drawing);
         if drawn {
             s.push_str(&drawing);
         } else {
@@ -101,7 +101,7 @@ impl Inference {
         s.push_str(&fit::markdown(&levels, whole, String::new));
         s.push_str("\n**Interconnect**\n\n");
         let drawing = inf.ascii_drawing();
-        if drawing.lines().all(|l| l.chars().count() <= fit::WIDTH) {
+        if fit::fits(&drawing) {
             s.push_str(&format!("```text\n{drawing}```\n"));
         } else {
             s.push_str(&format!(

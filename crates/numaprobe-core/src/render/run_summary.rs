@@ -48,18 +48,8 @@ pub fn to_text<P, C>(
     for m in doc.matrices() {
         s.push('\n');
         let text = m.render(Format::Table);
-        if text.lines().all(|l| l.chars().count() <= fit::WIDTH) {
-            s.push_str(&text);
-        } else {
-            // A matrix wider than the terminal: its title, and where it is.
-            let title = text.lines().next().unwrap_or_default();
-            s.push_str(&fit::cut(title, fit::WIDTH));
-            s.push_str(&format!(
-                "\n  {} cells, wider than a terminal: report.html draws it, {}.json has every figure\n",
-                m.cells.len(),
-                m.kind_name()
-            ));
-        }
+        let where_ = format!("\n  {} cells, wider than a terminal", m.cells.len());
+        s.push_str(&matrix_within(&text, &where_, &m.kind_name()));
     }
     for inf in doc.inferences() {
         s.push('\n');
@@ -104,6 +94,19 @@ pub fn to_text<P, C>(
 }
 
 /// A sentence on at most `lines` terminal lines, the later ones indented.
+/// A matrix's rendered `text` when it fits [`fit::WIDTH`]; wider, its title
+/// and `where_` (how many cells, wider than what), then where it is in full.
+fn matrix_within(text: &str, where_: &str, kind: &str) -> String {
+    if fit::fits(text) {
+        return text.to_string();
+    }
+    let title = text.lines().next().unwrap_or_default();
+    format!(
+        "{}{where_}: report.html draws it, {kind}.json has every figure\n",
+        fit::cut(title, fit::WIDTH)
+    )
+}
+
 fn push_wrapped(s: &mut String, text: &str, lines: usize) {
     for (i, l) in fit::wrap(text, fit::WIDTH - 2, lines).iter().enumerate() {
         s.push_str(if i == 0 { "" } else { "  " });
@@ -130,17 +133,8 @@ pub fn to_markdown<P, C>(
     for m in doc.matrices() {
         s.push('\n');
         let text = m.render(Format::Markdown);
-        if text.lines().all(|l| l.chars().count() <= fit::WIDTH) {
-            s.push_str(&text);
-        } else {
-            let title = text.lines().next().unwrap_or_default();
-            s.push_str(&fit::cut(title, fit::WIDTH));
-            s.push_str(&format!(
-                "\n\n{} cells, wider than a page line: report.html draws it, {}.json has every figure\n",
-                m.cells.len(),
-                m.kind_name()
-            ));
-        }
+        let where_ = format!("\n\n{} cells, wider than a page line", m.cells.len());
+        s.push_str(&matrix_within(&text, &where_, &m.kind_name()));
     }
     for inf in doc.inferences() {
         s.push('\n');
