@@ -287,7 +287,9 @@ const RIG_NAMES: [&str; 7] = [
 
 /// The code's own names, which a user never meets: "the run", not "the
 /// keeper"; "a software-emulated virtual machine", not QEMU's "TCG". Any
-/// Rust path (`numaprobe_core::job`, `stats::flags`) is caught as well.
+/// Rust path (`numaprobe_core::job`, `stats::flags`) and any source file
+/// (`held.rs`) are caught as well: that detail belongs in doc/architecture.md
+/// and doc/testing.md.
 const INTERNALS: [&str; 5] = [
     "keeper",
     "numaprobe_core",
@@ -485,9 +487,45 @@ fn first_use(p: &str, acronym: &str) -> Option<usize> {
     })
 }
 
+/// Projects whose own name ends in `.rs`: a citation, not a source file.
+const PROJECTS_NAMED_RS: [&str; 1] = ["criterion"];
+
+/// The Rust source files `line` names (`held.rs`, `crates/x/tests/y.rs`),
+/// in lowercase. A project named so (Criterion.rs) is not one, nor a
+/// panic's location as the program prints it (`src/fault.rs:108`): that is
+/// what a user copies into a bug report.
+fn rust_files(line: &str) -> Vec<String> {
+    let chars: Vec<char> = line.chars().collect();
+    let part = |c: char| c.is_alphanumeric() || "_/.-".contains(c);
+    let mut out = Vec::new();
+    for i in 0..chars.len() {
+        if chars[i..].iter().take(3).collect::<String>() != ".rs" {
+            continue;
+        }
+        let next = chars.get(i + 3).copied().unwrap_or(' ');
+        if next.is_alphanumeric() || next == '_' {
+            continue;
+        }
+        let located = next == ':' && chars.get(i + 4).is_some_and(|c| c.is_ascii_digit());
+        let start = (0..i).rev().take_while(|&j| part(chars[j])).last();
+        let Some(start) = start else { continue };
+        let stem: String = chars[start..i].iter().collect::<String>().to_lowercase();
+        let project = PROJECTS_NAMED_RS.contains(&stem.as_str());
+        if !(located || project) {
+            out.push(format!("{stem}.rs"));
+        }
+    }
+    out
+}
+
 /// What a user page says that is not the user's: (line, finding).
 fn user_page_findings(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for file in rust_files(line) {
+            out.push((n + 1, format!("\"{file}\" is one of the code's files")));
+        }
+    }
     for (line, name) in names(text) {
         // `numaprobe_core::job` is a path of two names; `two-node` is one.
         let parts = || name.split(['-', ':']);
@@ -583,6 +621,16 @@ fn a_user_page_with_a_rig_an_internal_or_a_bare_acronym_is_caught() {
     assert!(caught("a c2c summary\n"));
     assert!(caught("two DIMMs per channel\n"));
     assert!(caught("a CV of 3 %\n"));
+    assert!(caught(
+        "Tests: `crates/numaprobe/tests/cli_inputs.rs` (every reader)\n"
+    ));
+    assert!(caught(
+        "numaprobe asks the kernel instead (`held.rs`): around\n"
+    ));
+    assert!(caught("see kernels/mix.rs.\n"));
+    assert!(caught("the heuristics are listed in smbios/slots.rs)\n"));
+    assert!(caught("`numaprobe_core::job::conclusions`\n"));
+    assert!(caught("`MatrixResult::push` adds a cell\n"));
     assert!(!caught(
         "the System Locality Information Table (SLIT) says 10; the SLIT\n"
     ));
@@ -602,4 +650,12 @@ fn a_user_page_with_a_rig_an_internal_or_a_bare_acronym_is_caught() {
     assert!(!caught(
         "an 8-node virtual machine; URLs such as http://x:80\n"
     ));
+    // A project named so, a panic's location as printed, other extensions.
+    assert!(!caught(
+        "in the manner of Criterion.rs's reports; criterion.rs keeps\n"
+    ));
+    assert!(!caught(
+        "```text\ninjected panic at crates/numaprobe-core/src/fault.rs:108; the\n```\n"
+    ));
+    assert!(!caught("`run.json`, `a.rst`, `x.rsa`, the .rs extension\n"));
 }
