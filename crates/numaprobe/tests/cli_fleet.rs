@@ -264,14 +264,20 @@ fn bad_input_is_one_line_and_exit_2() {
         "--from",
         missing.to_str().unwrap(),
     ]));
-    assert!(e.contains("not a folder"), "{e}");
+    assert!(
+        e.contains("no such file or folder") && e.contains("DIR/nodes/<node>/run.json"),
+        "{e}"
+    );
     let e = usage_error(&numaprobe(&[
         "fleet",
         "--replace",
         "--from",
         t.path().to_str().unwrap(),
     ]));
-    assert!(e.contains("holds no node folders"), "{e}");
+    assert!(
+        e.contains("a folder without numaprobe documents, with no node folders"),
+        "{e}"
+    );
     let e = usage_error(&numaprobe(&["fleet"]));
     assert!(e.contains("--nodes N") && e.contains("--nodelist"), "{e}");
     let e = usage_error(&numaprobe(&["fleet", "--nodes", "2", "--budget", "5"]));

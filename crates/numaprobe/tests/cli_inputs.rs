@@ -11,7 +11,7 @@ mod cli;
 mod common;
 
 use common::TempDir;
-use numaprobe_core::model::document::Kind;
+use numaprobe_core::model::document::{a_kind, Kind};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -23,47 +23,58 @@ fn documents() -> PathBuf {
 struct Reader {
     args: &'static [&'static str],
     takes: &'static [Kind],
+    /// What its refusal names besides the kinds it takes (`fleet --from`
+    /// takes no document but the folder `fleet` gathers).
+    names: &'static str,
+    /// An answer to a taken document that is about this machine, not the
+    /// document's kind: the fixtures are of a one-node machine, and
+    /// `policy` derives weights for the host's own memory nodes.
+    host_answer: Option<&'static str>,
+}
+
+impl Reader {
+    const fn new(args: &'static [&'static str], takes: &'static [Kind]) -> Reader {
+        Reader {
+            args,
+            takes,
+            names: "",
+            host_answer: None,
+        }
+    }
 }
 
 const LATENCY: &str = "@latency";
 const TOPO: &str = "@topo";
+/// A fresh folder for what the reader writes.
+const OUT: &str = "@out";
 
 /// Every command (and option) that reads a numaprobe result. `@kind` is the
 /// fixture document of that kind, `{}` the input under test.
 fn readers() -> Vec<Reader> {
     use Kind::*;
     vec![
-        Reader {
-            args: &["diff", "{}", "{}"],
-            takes: &[Run, Topo, Latency, Bandwidth, C2c],
-        },
+        Reader::new(&["diff", "{}", "{}"], &[Run, Topo, Latency, Bandwidth, C2c]),
         // A matrix is checked against this node's own measurements.
-        Reader {
-            args: &["check", "--expect", "{}", "--measured", LATENCY],
-            takes: &[Run, Topo, Latency, Bandwidth, Pin, Fleet],
-        },
-        Reader {
-            args: &["check", "--expect", TOPO, "--measured", "{}"],
-            takes: &[Run, Latency, Bandwidth],
-        },
-        Reader {
-            args: &["export", "--to", "prometheus", "{}"],
-            takes: &[Run, Topo, Latency, Bandwidth, Check, Fleet],
-        },
-        Reader {
-            args: &["export", "--to", "hwloc", "{}"],
-            takes: &[Run, Topo],
-        },
-        Reader {
-            args: &["report", "{}", "-o", "-"],
-            takes: &Kind::ALL,
-        },
-        Reader {
-            args: &["infer", "--input", "{}"],
-            takes: &[Run, Latency, Bandwidth, Topo],
-        },
-        Reader {
-            args: &[
+        Reader::new(
+            &["check", "--expect", "{}", "--measured", LATENCY],
+            &[Run, Topo, Latency, Bandwidth, Pin, Fleet],
+        ),
+        Reader::new(
+            &["check", "--expect", TOPO, "--measured", "{}"],
+            &[Run, Latency, Bandwidth],
+        ),
+        Reader::new(
+            &["export", "--to", "prometheus", "{}"],
+            &[Run, Topo, Latency, Bandwidth, Check, Fleet],
+        ),
+        Reader::new(&["export", "--to", "hwloc", "{}"], &[Run, Topo]),
+        Reader::new(&["report", "{}", "-o", "-"], &Kind::ALL),
+        Reader::new(
+            &["infer", "--input", "{}"],
+            &[Run, Latency, Bandwidth, Topo],
+        ),
+        Reader::new(
+            &[
                 "study",
                 "--plan",
                 "--preset",
@@ -71,7 +82,35 @@ fn readers() -> Vec<Reader> {
                 "--distances",
                 "{}",
             ],
-            takes: &[Run, Latency],
+            &[Run, Latency],
+        ),
+        // It measures once the weights are read: one short sample.
+        Reader {
+            host_answer: Some("has no value for memory node"),
+            ..Reader::new(
+                &[
+                    "policy",
+                    "--policies",
+                    "first-touch",
+                    "--cases",
+                    "independent",
+                    "--rounds",
+                    "1",
+                    "--size",
+                    "1MiB",
+                    "--sample-time",
+                    "1ms",
+                    "--weights-from",
+                    "{}",
+                ],
+                &[Bandwidth, Run],
+            )
+        },
+        // No document and no report folder is a gathered one (see
+        // `fleet_from_takes_the_folder_fleet_gathered`).
+        Reader {
+            names: "DIR/nodes/<node>/run.json",
+            ..Reader::new(&["fleet", "--from", "{}", "--report-dir", OUT], &[])
         },
     ]
 }
@@ -81,6 +120,7 @@ fn fixture(kind: Kind) -> PathBuf {
 }
 
 fn run(reader: &Reader, input: &Path) -> Output {
+    let out = TempDir::new("inputs-out");
     let args: Vec<String> = reader
         .args
         .iter()
@@ -88,6 +128,7 @@ fn run(reader: &Reader, input: &Path) -> Output {
             "{}" => input.display().to_string(),
             LATENCY => fixture(Kind::Latency).display().to_string(),
             TOPO => fixture(Kind::Topo).display().to_string(),
+            OUT => out.path().join("out").display().to_string(),
             a => a.to_string(),
         })
         .collect();
@@ -108,9 +149,13 @@ fn judge(reader: &Reader, kind: Kind, input: &Path, o: &Output) -> Option<String
         kind
     );
     if reader.takes.contains(&kind) {
+        let about_host = reader
+            .host_answer
+            .is_some_and(|h| errors.len() == 1 && errors[0].contains(h));
         // 1 is `diff`'s and `check`'s answer "different", never bad input.
         return match o.status.code() {
             Some(0 | 1) if errors.is_empty() => None,
+            Some(2) if about_host => None,
             c => Some(format!("{case}: taken, but exit {c:?}: {err}")),
         };
     }
@@ -120,10 +165,17 @@ fn judge(reader: &Reader, kind: Kind, input: &Path, o: &Output) -> Option<String
             o.status.code()
         ));
     }
+    // What it found (the kind, in the file or the folder), and what it
+    // would take.
     let missing: Vec<&str> = reader
         .takes
         .iter()
         .map(|k| k.name())
+        .chain(
+            [kind.name(), reader.names]
+                .into_iter()
+                .filter(|n| !n.is_empty()),
+        )
         .filter(|n| !err.contains(n))
         .collect();
     if !missing.is_empty() {
@@ -222,4 +274,75 @@ fn a_matrix_expectation_asks_for_the_measured_run() {
         lat.to_str().unwrap(),
     ]));
     assert!(err.contains("--measured"), "{err}");
+}
+
+/// `fleet --from` takes the folder `numaprobe fleet` gathered: a node's
+/// run.json is analysed, and a node whose run.json is a document of
+/// another kind is a failed node of the fleet, named with why (exit 4),
+/// never bad input of the command.
+#[test]
+fn fleet_from_takes_the_folder_fleet_gathered() {
+    let t = TempDir::new("inputs-fleet");
+    for k in Kind::ALL {
+        let gathered = t.path().join(k.name());
+        let node = gathered.join("nodes").join("n1");
+        std::fs::create_dir_all(&node).unwrap();
+        std::fs::copy(fixture(k), node.join("run.json")).unwrap();
+        let out = t.path().join(format!("{}-out", k.name()));
+        let o = cli::numaprobe(&[
+            "fleet",
+            "--from",
+            gathered.to_str().unwrap(),
+            "--report-dir",
+            out.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{k}: {err}");
+        assert!(
+            out.join("fleet.json").is_file(),
+            "{k}: no fleet.json: {err}"
+        );
+        if k == Kind::Run {
+            assert_eq!(o.status.code(), Some(0), "{k}: {err}");
+        } else {
+            assert_eq!(o.status.code(), Some(4), "{k}: {err}");
+            let failed = err
+                .lines()
+                .filter(|l| l.starts_with("numaprobe: error:"))
+                .collect::<Vec<_>>();
+            assert_eq!(failed.len(), 1, "{k}: {err}");
+            assert!(
+                failed[0].contains("n1 ("),
+                "{k}: the node is not named: {err}"
+            );
+        }
+    }
+}
+
+/// `diff` compares topologies, matrices and c2c pairs: a peak, cache-size
+/// sweep, loaded-latency or locks result is refused, as a file and in a
+/// folder, in one line naming what was found and every kind `diff` takes
+/// (doc/inputs.md's table).
+#[test]
+fn diff_refuses_results_it_does_not_compare_naming_what_it_takes() {
+    let t = TempDir::new("inputs-diff");
+    let takes = "diff takes a run, topo, latency, bandwidth or c2c document, or a report folder holding one";
+    for k in [Kind::Peak, Kind::Sweep, Kind::Loaded, Kind::Locks] {
+        let dir = t.path().join(k.name());
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixture(k), dir.join(format!("{}.json", k.name()))).unwrap();
+        let file = fixture(k);
+        for (input, found) in [
+            (file.as_path(), format!("{}: {}", file.display(), a_kind(k))),
+            (
+                dir.as_path(),
+                format!("{}: a folder of {} documents only", dir.display(), k.name()),
+            ),
+        ] {
+            let i = input.to_str().unwrap();
+            let err = cli::usage_error(&cli::numaprobe(&["diff", i, i]));
+            assert!(err.contains(&found), "{k}: {err}");
+            assert!(err.contains(takes), "{k}: {err}");
+        }
+    }
 }

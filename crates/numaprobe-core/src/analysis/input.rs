@@ -12,7 +12,7 @@
 use super::csv::parse_csv;
 use super::matrix::{parse_json_value, Matrix, MatrixError, Unit};
 use super::mlc::{self, Select};
-use crate::model::document::{identify, pick, Accepts, DocumentError, Kind};
+use crate::model::document::{identify, pick, refuse_other_kind, Accepts, DocumentError, Kind};
 use crate::model::input::{read_text, InputError};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -41,7 +41,8 @@ pub enum ReadError {
 /// Read a matrix from a file (any format [`parse_with`] reads) or from a
 /// report folder: the file of the matrix `opts.select` asks for (latency
 /// first), else the folder's run.json, else its topology's SLIT. `reader`
-/// names the command in a refusal, `kinds` what it takes of a folder.
+/// names the command in a refusal, `kinds` what it takes of a folder and
+/// of a numaprobe document given as a file.
 /// Returns the matrix and the file it came from.
 pub fn read_matrix(
     path: &Path,
@@ -73,6 +74,7 @@ pub fn read_matrix(
         path.to_path_buf()
     };
     let text = read_text(&file)?;
+    refuse_other_kind(&text, &file, &Accepts { reader, kinds })?;
     let m = parse_with(&text, opts).map_err(|source| ReadError::Matrix {
         path: file.clone(),
         source,

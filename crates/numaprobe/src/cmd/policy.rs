@@ -13,6 +13,7 @@ use anyhow::Context;
 use numaprobe_core::analysis::{self, policy as advice};
 use numaprobe_core::experiments::policy::{self, PolicyConfig, PolicyProgress, Threads};
 use numaprobe_core::kernels::StreamOp;
+use numaprobe_core::model::document::{self, Accepts, Kind};
 use numaprobe_core::model::format::Format;
 use numaprobe_core::model::policy::{DataCase, PolicyKind, PolicyReport};
 use numaprobe_core::render::policy::render;
@@ -162,6 +163,13 @@ fn config(a: &Args) -> anyhow::Result<PolicyConfig> {
     })
 }
 
+/// What `--weights-from` takes of numaprobe's documents (MLC output and
+/// CSV besides): those that hold a bandwidth matrix.
+const WEIGHTS_FROM: Accepts = Accepts {
+    reader: "policy --weights-from",
+    kinds: &[Kind::Bandwidth, Kind::Run],
+};
+
 /// Read `--weights-from FILE` as a bandwidth matrix and derive the weights
 /// for this plan's nodes.
 fn derived_weights(
@@ -170,21 +178,17 @@ fn derived_weights(
 ) -> anyhow::Result<(Vec<numaprobe_core::model::policy::NodeWeight>, String)> {
     let file = path.display();
     let m = if path.is_dir() {
-        use numaprobe_core::model::document::Kind;
         let opts = analysis::ParseOptions {
             unit: None,
             select: Some(analysis::Select::Bandwidth),
         };
-        analysis::input::read_matrix(
-            path,
-            opts,
-            "policy --weights-from",
-            &[Kind::Bandwidth, Kind::Run],
-        )
-        .map_err(|e| usage(format!("--weights-from {e}")))?
-        .0
+        analysis::input::read_matrix(path, opts, WEIGHTS_FROM.reader, WEIGHTS_FROM.kinds)
+            .map_err(|e| usage(format!("--weights-from {e}")))?
+            .0
     } else {
         let text = numaprobe_core::model::input::read_text(path)
+            .map_err(|e| usage(format!("--weights-from {e}")))?;
+        document::refuse_other_kind(&text, path, &WEIGHTS_FROM)
             .map_err(|e| usage(format!("--weights-from {e}")))?;
         let opts = analysis::ParseOptions {
             unit: None,

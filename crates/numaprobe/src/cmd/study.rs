@@ -191,16 +191,9 @@ fn read_distances(path: &Path) -> anyhow::Result<HopMap> {
             .and_then(|h| h.kind())
     };
     let bad = |e: String| usage(format!("--distances {e}"));
-    match kind {
-        Some(k) if !TAKES.takes(k) => {
-            return Err(bad(
-                document::refusal(path, &document::a_kind(k), &TAKES).to_string()
-            ))
-        }
-        None if !path.is_dir() => {
-            return numaprobe_core::model::hops_file::read(path).map_err(|e| bad(e.to_string()))
-        }
-        _ => {}
+    // A document of a kind not taken is refused by the matrix reader.
+    if kind.is_none() && !path.is_dir() {
+        return numaprobe_core::model::hops_file::read(path).map_err(|e| bad(e.to_string()));
     }
     let opts = analysis::ParseOptions {
         unit: None,

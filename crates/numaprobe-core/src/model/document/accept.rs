@@ -162,6 +162,17 @@ pub fn pick(path: &Path, accepts: &Accepts) -> Result<Picked, DocumentError> {
     })
 }
 
+/// A file's text that is a numaprobe document of a kind `accepts` does not
+/// take is refused by the one rule (what it is, what would be taken); any
+/// other text (MLC output, CSV, a hand-written matrix) is left to the
+/// reader's own formats.
+pub fn refuse_other_kind(text: &str, path: &Path, accepts: &Accepts) -> Result<(), DocumentError> {
+    match head(text.as_bytes(), path).map(|h| h.kind()) {
+        Ok(Some(kind)) if !accepts.takes(kind) => Err(refusal(path, &a_kind(kind), accepts)),
+        _ => Ok(()),
+    }
+}
+
 /// "a c2c document", "an infer document".
 pub fn a_kind(k: Kind) -> String {
     let a = if k.name().starts_with(['a', 'e', 'i', 'o', 'u']) {

@@ -22,7 +22,7 @@ mod folder;
 mod identify;
 mod kind;
 
-pub use accept::{a_kind, pick, refusal, Accepts, Picked};
+pub use accept::{a_kind, pick, refusal, refuse_other_kind, Accepts, Picked};
 pub use file::{from_bytes, head, parse, read_file, Document, DocumentError, Run, RunRead};
 pub use folder::{read_folder, Folder, Found, Other};
 pub use identify::{identify, is_numaprobe, Head, Stamps};

@@ -331,6 +331,38 @@ fn a_reader_picks_the_kinds_it_takes_and_names_them_when_it_finds_none() {
     }
 }
 
+/// A file given to a reader that also takes other formats: a document of
+/// a kind it does not take is refused by the one rule; a kind it takes,
+/// another tool's JSON and text that is no JSON at all go on to its own
+/// parsers.
+#[test]
+fn a_document_of_another_kind_is_refused_and_other_text_goes_on() {
+    use super::{refuse_other_kind, Accepts};
+    const TAKES: Accepts = Accepts {
+        reader: "policy --weights-from",
+        kinds: &[Kind::Bandwidth, Kind::Run],
+    };
+    let path = Path::new("w.json");
+    let doc = |kind: &str| format!("{{\"schema\": \"numaprobe/1\", \"kind\": \"{kind}\"}}");
+    let e = refuse_other_kind(&doc("latency"), path, &TAKES)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "w.json: a latency document; policy --weights-from takes a bandwidth or run document, or a report folder holding one"
+    );
+    assert!(refuse_other_kind(&doc("bandwidth"), path, &TAKES).is_ok());
+    assert!(refuse_other_kind(&doc("run"), path, &TAKES).is_ok());
+    for other in [
+        "{\"unit\": \"GB/s\", \"matrix\": [[1]]}",
+        "Numa node 0 1\n",
+        "0,1\n1,0\n",
+        "",
+    ] {
+        assert!(refuse_other_kind(other, path, &TAKES).is_ok(), "{other:?}");
+    }
+}
+
 #[test]
 fn a_run_json_with_its_figures_repeated_reads_as_one_with_each_stored_once() {
     // The fixture is run.json as written before each figure was stored

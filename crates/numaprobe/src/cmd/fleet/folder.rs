@@ -220,17 +220,16 @@ pub(super) fn ended_in_words(st: &NodeRunStatus) -> String {
 /// The folder is checked now; each node's files are read when the analysis
 /// reaches it.
 pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>> {
-    if !dir.is_dir() {
-        return Err(usage(format!(
-            "--from {}: not a folder; give the folder numaprobe fleet gathered (DIR/nodes/<node>/run.json)",
-            dir.display()
-        )));
-    }
-    let names = subfolders(dir)?;
+    let names = if dir.is_dir() {
+        subfolders(dir)?
+    } else {
+        Vec::new()
+    };
     if names.is_empty() {
         return Err(usage(format!(
-            "--from {}: holds no node folders; numaprobe fleet gathers DIR/nodes/<node>/run.json",
-            dir.display()
+            "--from {}: {}; fleet --from takes the folder numaprobe fleet gathered (DIR/nodes/<node>/run.json)",
+            dir.display(),
+            found_instead(dir)
         )));
     }
     let dir = nodes_root(dir);
@@ -240,6 +239,30 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<impl Iterator<Item = NodeInput>
         let status = numaprobe_core::model::input::read_text(&folder.join(STATUS_FILE)).ok();
         node_input(name, run_json, status)
     }))
+}
+
+/// What a `--from` that is no gathered folder holds, in words: "a run
+/// document", "a report folder: run.json (run), with no node folders",
+/// "not a numaprobe document".
+fn found_instead(path: &Path) -> String {
+    use numaprobe_core::model::document::{pick, Accepts, DocumentError, Kind};
+    let any = Accepts {
+        reader: "fleet --from",
+        kinds: &Kind::ALL,
+    };
+    let folder = path.is_dir();
+    let found = match pick(path, &any) {
+        Err(DocumentError::Missing { .. }) => return "no such file or folder".into(),
+        Ok(picked) => picked.named(),
+        Err(_) if folder => "a folder without numaprobe documents".into(),
+        Err(DocumentError::NotTaken { found, .. }) => found,
+        Err(_) => "not a numaprobe document".into(),
+    };
+    if folder {
+        format!("{found}, with no node folders")
+    } else {
+        found
+    }
 }
 
 /// A node as the analysis takes it: its run.json and how its run ended,
