@@ -345,6 +345,12 @@ mod tests {
             availability("DOWN", "slurmd gone", false),
             Unavailable("down (down): slurmd gone".into())
         );
+        // A node gone down keeps the reason of its earlier drain: it is
+        // down, and never said to be drained by numaprobe.
+        assert_eq!(
+            availability("down", "thp always!=never [numaprobe]", false),
+            Unavailable("down (down): thp always!=never [numaprobe]".into())
+        );
         assert_eq!(
             availability("reserved", "", false),
             Unavailable("reserved (reserved; give --reservation)".into())
