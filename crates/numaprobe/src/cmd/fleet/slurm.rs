@@ -361,10 +361,14 @@ mod tests {
             Unavailable("idle$ (in a maintenance reservation)".into())
         );
         assert_eq!(availability("idle$", "", true), Free);
-        assert_eq!(
-            availability("idle~", "", false),
-            Unavailable("idle~ (powered down)".into())
-        );
+        // Powered off, powering down or a power down pending: each alone
+        // keeps the job pending.
+        for st in ["idle~", "idle%", "idle!"] {
+            assert_eq!(
+                availability(st, "", false),
+                Unavailable(format!("{st} (powered down)"))
+            );
+        }
         assert_eq!(availability("mixed", "", false), Busy("mixed".into()));
         assert_eq!(
             availability("allocated", "", false),
