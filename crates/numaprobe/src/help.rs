@@ -117,14 +117,16 @@ pub fn missing(e: &clap::Error, args: &[String]) -> Option<String> {
     // Built, so that every argument has its value names (to print it).
     top.build();
     let mut sub = args.iter().find_map(|a| top.find_subcommand(a))?.clone();
-    // `generate man`: the innermost command named.
+    let mut path = vec![sub.get_name().to_string()];
+    // `generate man`: the innermost command named, by its whole path.
     while let Some(inner) = args.iter().find_map(|a| {
         sub.find_subcommand(a)
             .filter(|s| s.get_name() != sub.get_name())
     }) {
         sub = inner.clone();
+        path.push(sub.get_name().to_string());
     }
-    let name = sub.get_name().to_string();
+    let name = path.join(" ");
     match e.kind() {
         ErrorKind::MissingRequiredArgument => {
             let Some(ContextValue::Strings(names)) = e.get(ContextKind::InvalidArg) else {
@@ -133,14 +135,24 @@ pub fn missing(e: &clap::Error, args: &[String]) -> Option<String> {
             let parts: Vec<String> = names
                 .iter()
                 .map(|n| {
-                    let help = sub
-                        .get_arguments()
-                        .find(|a| a.to_string() == *n)
+                    let arg = sub.get_arguments().find(|a| a.to_string() == *n);
+                    let help = arg
                         .and_then(|a| a.get_help())
-                        .map(|h| h.to_string());
-                    match help {
-                        Some(h) => format!("{n} ({})", lower_first(&h)),
-                        None => n.clone(),
+                        .map(|h| lower_first(&h.to_string()));
+                    // A value of a fixed set (a shell) is named with the set.
+                    let values: Vec<String> = arg
+                        .map(|a| a.get_possible_values())
+                        .unwrap_or_default()
+                        .iter()
+                        .filter(|v| !v.is_hide_set())
+                        .map(|v| v.get_name().to_string())
+                        .collect();
+                    let values =
+                        (!values.is_empty()).then(|| format!("one of {}", values.join(", ")));
+                    match (help, values) {
+                        (Some(h), Some(v)) => format!("{n} ({h}: {v})"),
+                        (Some(h), None) | (None, Some(h)) => format!("{n} ({h})"),
+                        (None, None) => n.clone(),
                     }
                 })
                 .collect();
@@ -203,6 +215,20 @@ mod tests {
         let line = missing(&e, &args(&["generate"])[1..]).unwrap();
         assert!(
             line.starts_with("numaprobe generate needs a command: "),
+            "{line}"
+        );
+        // A subcommand's command is named by its whole path, and a value of
+        // a fixed set with the set.
+        let e = command()
+            .try_get_matches_from(args(&["generate", "completions"]))
+            .unwrap_err();
+        let line = missing(&e, &args(&["generate", "completions"])[1..]).unwrap();
+        assert!(
+            line.starts_with("numaprobe generate completions needs <SHELL> (one of bash, "),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("`numaprobe generate completions --help` tells more"),
             "{line}"
         );
         // A bad value is clap's own error, not a missing input.

@@ -13,8 +13,11 @@ use common::TempDir;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Every command `numaprobe --help` lists.
-const COMMANDS: [&str; 19] = [
+/// Every command `numaprobe --help` lists, each subcommand of `generate`
+/// (`numaprobe generate --help` lists them), and no command at all (the
+/// main job).
+const COMMANDS: [&str; 22] = [
+    "",
     "run",
     "topo",
     "latency",
@@ -33,14 +36,16 @@ const COMMANDS: [&str; 19] = [
     "report",
     "export",
     "generate",
+    "generate man",
+    "generate completions",
     "help",
 ];
 
 /// What one command did with no options, or what was wrong with it.
 fn started(name: &str, cwd: &std::path::Path) -> Result<(), String> {
-    let err_path = cwd.join(format!("{name}.stderr"));
+    let err_path = cwd.join(format!("{}.stderr", name.replace(' ', "-")));
     let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .arg(name)
+        .args(name.split_whitespace())
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -81,18 +86,33 @@ fn started(name: &str, cwd: &std::path::Path) -> Result<(), String> {
 #[test]
 fn every_command_runs_with_no_options_or_says_in_one_line_what_to_give() {
     // The list is every command the help lists, so a new one joins it.
-    let help = String::from_utf8_lossy(&cli::numaprobe(&["--help"]).stdout).into_owned();
-    let listed: Vec<&str> = help
-        .lines()
-        .take_while(|l| !l.starts_with("Options"))
-        .filter_map(|l| l.strip_prefix("  "))
-        .filter_map(|l| l.split_once("  ").map(|(name, _)| name))
-        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
-        .collect();
-    assert!(listed.len() >= 15, "{listed:?}");
-    for name in &listed {
+    let listed = |parent: &[&str]| -> Vec<String> {
+        let mut args = parent.to_vec();
+        args.push("--help");
+        let help = String::from_utf8_lossy(&cli::numaprobe(&args).stdout).into_owned();
+        help.lines()
+            .take_while(|l| !l.starts_with("Options"))
+            .filter_map(|l| l.strip_prefix("  "))
+            .filter_map(|l| l.split_once("  ").map(|(name, _)| name))
+            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+            .filter(|n| parent.is_empty() || *n != "help")
+            .map(|n| {
+                parent
+                    .iter()
+                    .chain([&n])
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    };
+    let top = listed(&[]);
+    assert!(top.len() >= 15, "{top:?}");
+    let generate = listed(&["generate"]);
+    assert!(generate.len() >= 2, "{generate:?}");
+    for name in top.iter().chain(&generate) {
         assert!(
-            COMMANDS.contains(name),
+            COMMANDS.contains(&name.as_str()),
             "{name} is listed by --help but not tested"
         );
     }
