@@ -117,6 +117,12 @@ fn every_candidate_runs_every_round_and_is_ranked_with_its_memory_sampled() {
             assert_eq!(r["ok"], true);
             assert_eq!(r["exit_status"], 0);
             assert!(r["memory_samples"].as_u64().unwrap() >= 1, "{}", c["label"]);
+            // Its CPU time is read from the kernel's account of the reaped
+            // program: some, and no more than every CPU for the whole run.
+            let cpu = r["cpu_s"].as_f64().unwrap();
+            let wall = r["wall_s"].as_f64().unwrap();
+            let cpus = std::thread::available_parallelism().unwrap().get() as f64;
+            assert!(cpu > 0.0 && cpu <= wall * cpus + 0.05, "{r}");
             // The arrays (48 MB) are in the peak sample, and on the
             // machine's memory nodes.
             let anon: u64 = r["memory_peak"]["anon"]

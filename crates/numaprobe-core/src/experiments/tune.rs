@@ -362,6 +362,13 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
                 .filter(|r| r.ok && r.round < meta.rounds_completed)
                 .map(|r| r.wall_s)
                 .collect();
+            let cpu: Vec<f64> = o
+                .runs
+                .iter()
+                .filter(|r| r.ok && r.round < meta.rounds_completed)
+                .filter_map(|r| r.cpu_s)
+                .collect();
+            let wall_s = Summary::of(&times);
             Candidate {
                 label: p.label.clone(),
                 binding: p.binding.as_str().into(),
@@ -370,10 +377,12 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
                 policy_nodes: p.policy_nodes.clone(),
                 env: p.env.clone(),
                 runs: o.runs.clone(),
-                wall_s: Summary::of(&times),
+                wall_s,
                 failure: o.failure.clone(),
                 rank: None,
                 vs_next: None,
+                cpu_s: Summary::of(&cpu),
+                flags: wall_s.map_or_else(Vec::new, |w| wall_flags(&times, &w)),
             }
         })
         .collect();
@@ -432,6 +441,7 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
                     }
                 }),
                 ranked: true,
+                flags: c.flags.clone(),
             }
         })
         .collect();
@@ -450,6 +460,7 @@ pub fn report(plan: &Plan, outcomes: &[Outcome], meta: Meta) -> TuneReport {
                 None => "no finished run".into(),
             }),
             ranked: false,
+            flags: c.flags.clone(),
         });
     }
     let mut notes = plan.notes.clone();
@@ -513,14 +524,40 @@ pub fn beside_note(cands: &[Candidate], rounds: usize) -> Option<String> {
 /// The index of the winner among `cands` (`order`: the ranked ones,
 /// fastest first): the fastest when its gap to the next is beyond noise, or
 /// the only ranked one when every other candidate failed. None when the
-/// fastest is within noise of the next, or when a lone candidate had nothing
-/// to be compared with (the renderer says which).
+/// fastest is within noise of the next, when either of the two is flagged
+/// ([`untrusted_pair`]), or when a lone candidate had nothing to be
+/// compared with (the renderer says which).
 pub fn choose(cands: &[Candidate], order: &[usize]) -> Option<usize> {
     let &top = order.first()?;
     match &cands[top].vs_next {
+        Some(_) if untrusted_pair(cands, &cands[top]).is_some() => None,
         Some(v) => v.beyond_noise.then_some(top),
         None => cands.iter().any(|c| c.failure.is_some()).then_some(top),
     }
+}
+
+/// Why a candidate's wall times cannot be taken as is: the trust lines
+/// every figure answers to ([`crate::stats::instability`], two modes).
+pub fn wall_flags(times: &[f64], s: &Summary) -> Vec<String> {
+    let mut flags: Vec<String> = crate::stats::instability(s.cv, s.min, s.max, s.n)
+        .into_iter()
+        .collect();
+    flags.extend(crate::stats::two_modes(times).map(|m| m.flag("s")));
+    flags
+}
+
+/// The label of the flagged one of the fastest candidate (`top`) and the
+/// one it is compared with, the fastest first; None when both hold. A
+/// winner over or by an untrusted time would be a verdict from noise.
+pub fn untrusted_pair<'a>(cands: &'a [Candidate], c: &'a Candidate) -> Option<&'a str> {
+    if !c.flags.is_empty() {
+        return Some(&c.label);
+    }
+    let next = &c.vs_next.as_ref()?.next;
+    cands
+        .iter()
+        .find(|o| &o.label == next && !o.flags.is_empty())
+        .map(|o| o.label.as_str())
 }
 
 /// A word for a shell: quoted when it holds anything but safe characters.

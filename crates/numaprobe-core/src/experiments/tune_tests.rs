@@ -177,6 +177,7 @@ fn run(round: usize, wall_s: f64) -> Run {
         memory_peak: None,
         memory_samples: 0,
         others_busy_cpus: None,
+        cpu_s: None,
     }
 }
 
@@ -383,4 +384,73 @@ fn paste_forms_name_policy_nodes_and_masks() {
         .numactl
         .ends_with("numactl --weighted-interleave=0-1 ./a.out"));
     assert_eq!(hex_mask(&[0, 5, 12]), "0x1021");
+}
+
+#[test]
+fn a_flagged_time_names_no_winner_and_says_which() {
+    let p = plan(&one_node_two_packages(), 2, false).unwrap();
+    // Beyond noise by the test (5 against 5, no overlap), but the fastest
+    // candidate's slowest run is 1.8x its fastest: past the trust lines.
+    let jumpy = outcome(&[0.50, 0.51, 0.52, 0.53, 0.90]);
+    let steady = outcome(&[1.00, 1.01, 1.02, 1.03, 1.04]);
+    let r = report(&p, &[steady.clone(), jumpy], meta(5));
+    let top = r.candidates.iter().find(|c| c.rank == Some(1)).unwrap();
+    assert_eq!(top.label, "scatter/first-touch");
+    assert!(top.vs_next.as_ref().unwrap().beyond_noise);
+    assert!(top.flags[0].starts_with("unstable:"), "{:?}", top.flags);
+    assert!(r.candidates[0].flags.is_empty(), "{:?}", r.candidates[0]);
+    assert_eq!(r.winner, None);
+    assert_eq!(
+        untrusted_pair(&r.candidates, top),
+        Some("scatter/first-touch")
+    );
+    // The ranking entry carries the flag for every renderer.
+    let e = &r.rankings[0].entries[0];
+    assert_eq!(
+        (e.label.as_str(), e.flags.len()),
+        ("scatter/first-touch", 1)
+    );
+    assert!(r.rankings[0].entries[1].flags.is_empty());
+    // The slower one flagged stops the verdict too: it is what the gap is
+    // measured against.
+    let jumpy_slow = outcome(&[1.00, 1.01, 1.02, 1.03, 1.90]);
+    let fast = outcome(&[0.50, 0.51, 0.52, 0.53, 0.54]);
+    let r = report(&p, &[jumpy_slow, fast.clone()], meta(5));
+    let top = r.candidates.iter().find(|c| c.rank == Some(1)).unwrap();
+    assert!(top.flags.is_empty());
+    assert_eq!(
+        untrusted_pair(&r.candidates, top),
+        Some("compact/first-touch")
+    );
+    assert_eq!(r.winner, None);
+    // Both steady: the verdict stands.
+    let r = report(&p, &[steady, fast], meta(5));
+    assert_eq!(r.winner.unwrap().label, "scatter/first-touch");
+}
+
+#[test]
+fn cpu_time_is_summarised_over_the_counted_runs() {
+    let p = plan(&one_node_two_packages(), 2, false).unwrap();
+    let with_cpu = |walls: &[f64], cpus: &[f64]| Outcome {
+        runs: walls
+            .iter()
+            .zip(cpus)
+            .enumerate()
+            .map(|(r, (&w, &c))| Run {
+                cpu_s: Some(c),
+                ..run(r, w)
+            })
+            .collect(),
+        failure: None,
+    };
+    let a = with_cpu(&[1.0, 1.0, 1.0], &[1.9, 2.0, 2.1]);
+    // The run of an unfinished round (the third) is not counted.
+    let b = with_cpu(&[1.0, 1.0, 1.0], &[0.5, 0.7, 9.0]);
+    let r = report(&p, &[a, b], meta(2));
+    let cpu = |i: usize| r.candidates[i].cpu_s.unwrap();
+    assert_eq!((cpu(0).median, cpu(0).n), (1.95, 2));
+    assert_eq!((cpu(1).median, cpu(1).max), (0.6, 0.7));
+    // Runs that could not read it leave no figure, not a zero.
+    let r = report(&p, &[outcome(&[1.0]), outcome(&[1.0])], meta(1));
+    assert_eq!(r.candidates[0].cpu_s, None);
 }

@@ -199,8 +199,8 @@ pub struct PolicyOutcome {
     /// Samples that failed, with why.
     pub failures: Vec<String>,
     /// Why the summaries cannot be taken as is (every sample was set
-    /// aside); a flagged policy is shown starred and takes no part in the
-    /// advice.
+    /// aside, a spread past the trust lines, two modes); a flagged policy
+    /// is shown starred and takes no part in the advice.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
 }
@@ -246,6 +246,14 @@ impl PolicyOutcome {
         let secs: Vec<f64> = kept.iter().map(|s| s.seconds_per_pass).collect();
         self.throughput = Summary::of(&gbps);
         self.time = Summary::of(&secs);
+        // The same trust lines as every other figure: a spread past them or
+        // two modes and the median is no figure to advise from.
+        if let Some(t) = self.throughput {
+            self.flags
+                .extend(crate::stats::instability(t.cv, t.min, t.max, t.n));
+            self.flags
+                .extend(crate::stats::two_modes(&gbps).map(|m| m.flag("GB/s")));
+        }
     }
 }
 
@@ -341,6 +349,7 @@ impl PolicyReport {
                                 format!("pages not where the policy promises ({})", d.shares_text())
                             }),
                             ranked: true,
+                            flags: p.flags.clone(),
                         }),
                         None => unranked.push(RankEntry {
                             label: p.policy.name().into(),
@@ -355,6 +364,7 @@ impl PolicyReport {
                                     .unwrap_or_else(|| "not measured".into()),
                             ),
                             ranked: false,
+                            flags: Vec::new(),
                         }),
                     }
                 }

@@ -27,6 +27,10 @@ pub struct RankEntry {
     pub note: Option<String>,
     /// False for an entry that failed or has no samples: drawn, never ranked.
     pub ranked: bool,
+    /// Why its figure cannot be taken as is; a flagged entry is starred
+    /// and drawn apart from the good colour of the winner.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
 }
 
 /// Alternatives ordered best first (unranked ones last).

@@ -61,6 +61,17 @@ pub struct Candidate {
     pub rank: Option<usize>,
     /// Against the next ranked candidate (the one just slower).
     pub vs_next: Option<Comparison>,
+    /// Median, min, max of the program's CPU time (user + system, its
+    /// children included) over the same runs as `wall_s`: beside the wall
+    /// time it says how many CPUs the program kept busy, and a program
+    /// that got less CPU than it asked for ran beside others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<crate::stats::Summary>,
+    /// Why its wall times cannot be taken as is (a spread past the trust
+    /// lines, two modes): a flagged candidate is starred wherever it is
+    /// shown and no winner is named over it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
 }
 
 /// One run of the program.
@@ -85,6 +96,11 @@ pub struct Run {
     /// absent where it could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_busy_cpus: Option<f64>,
+    /// The program's CPU time in seconds, user + system, with the children
+    /// it waited for (the kernel's account of what it reaped); absent
+    /// where it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -111,9 +111,10 @@ pub fn svg(r: &Ranking) -> String {
             num(e.max),
             e.samples,
             e.note
-                .as_ref()
+                .iter()
+                .chain(&e.flags)
                 .map(|n| format!("; {}", escape(n)))
-                .unwrap_or_default(),
+                .collect::<String>(),
             u = escape(&r.unit)
         ));
         s.push_str(&format!(
@@ -122,9 +123,18 @@ pub fn svg(r: &Ranking) -> String {
             y + 16.0,
             escape(&short(&e.label))
         ));
+        let flagged = !e.flags.is_empty();
         if ok {
             let w = (e.median * scale).max(1.0);
-            let fill = if rank == 1 { "#2e8b57" } else { "#5b8db8" };
+            // A flagged figure is never drawn in the winner's colour: grey,
+            // as the heatmaps draw a flagged cell.
+            let fill = if flagged {
+                "#9aa0aa"
+            } else if rank == 1 {
+                "#2e8b57"
+            } else {
+                "#5b8db8"
+            };
             s.push_str(&format!(
                 "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"16\" fill=\"{fill}\" />\n",
                 y + 4.0
@@ -142,9 +152,10 @@ pub fn svg(r: &Ranking) -> String {
             }
             let tx = x0 + e.median.max(e.max) * scale + 6.0;
             s.push_str(&format!(
-                "<text x=\"{tx:.1}\" y=\"{:.1}\">{} {}</text>\n",
+                "<text x=\"{tx:.1}\" y=\"{:.1}\">{}{} {}</text>\n",
                 y + 16.0,
                 num(e.median),
+                crate::stats::flags::star(flagged),
                 escape(&r.unit)
             ));
         } else {
@@ -188,6 +199,7 @@ mod tests {
             samples: 5,
             note: (!ranked).then(|| "failed: <oops>".to_string()),
             ranked,
+            flags: Vec::new(),
         }
     }
 
@@ -231,5 +243,44 @@ mod tests {
             .iter()
             .any(|t| t.contains("not ranked: failed: <oops>")));
         assert!(!s.contains("<b>") && !s.contains("<oops>"));
+    }
+
+    #[test]
+    fn a_flagged_entry_is_starred_grey_and_says_why() {
+        let mut best = entry("first", 20.0, true);
+        best.flags = vec!["unstable: CV 30.0 %".into()];
+        let r = Ranking {
+            title: "t".into(),
+            unit: "GB/s".into(),
+            better: Better::Higher,
+            entries: vec![best, entry("second", 10.0, true)],
+        };
+        let s = svg(&r);
+        let doc = roxmltree::Document::parse(&s).expect("well-formed SVG");
+        let fills: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect"))
+            .filter_map(|n| n.attribute("fill"))
+            .collect();
+        // The best figure is flagged: grey, never the winner's green; the
+        // trusted second keeps its plain colour.
+        assert_eq!(fills, ["#9aa0aa", "#5b8db8"]);
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text") || n.has_tag_name("title"))
+            .filter_map(|n| n.text())
+            .collect();
+        assert!(texts.contains(&"20.00* GB/s"), "{texts:?}");
+        assert!(texts.contains(&"10.00 GB/s"), "{texts:?}");
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("first: median") && t.ends_with("; unstable: CV 30.0 %")),
+            "{texts:?}"
+        );
+        // Unflagged, the best is green.
+        let mut plain = r.clone();
+        plain.entries[0].flags.clear();
+        assert!(svg(&plain).contains("fill=\"#2e8b57\""));
     }
 }

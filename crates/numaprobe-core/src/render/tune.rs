@@ -3,10 +3,12 @@
 //! row per run, so every figure can be re-analysed). JSON is the model
 //! itself through `report::to_json`.
 
+use crate::experiments::tune::untrusted_pair;
 use crate::model::tune::NumaMaps;
 use crate::model::tune::{Candidate, Run, TuneReport};
 use crate::render::table::Align;
 use crate::render::table::Table;
+use crate::stats::flags::star;
 use crate::units::{format_list, format_size};
 
 /// `N0 50% N1 50% (96.0 MiB)`: a sample's anonymous memory by node.
@@ -40,6 +42,7 @@ fn ranking_table(r: &TuneReport) -> Table {
         "min s",
         "max s",
         "runs",
+        "CPUs busy",
         "vs next",
         "memory (peak, anonymous)",
     ])
@@ -51,8 +54,8 @@ fn ranking_table(r: &TuneReport) -> Table {
         if r.complete { "" } else { " (interrupted)" }
     ));
     t.align[1] = Align::Left;
-    t.align[6] = Align::Left;
     t.align[7] = Align::Left;
+    t.align[8] = Align::Left;
     let mut ordered: Vec<&Candidate> = r.candidates.iter().filter(|c| c.rank.is_some()).collect();
     ordered.sort_by_key(|c| c.rank);
     ordered.extend(r.candidates.iter().filter(|c| c.rank.is_none()));
@@ -61,7 +64,7 @@ fn ranking_table(r: &TuneReport) -> Table {
             .wall_s
             .map_or(("-".into(), "-".into(), "-".into(), 0), |s| {
                 (
-                    format!("{:.3}", s.median),
+                    format!("{:.3}{}", s.median, star(!c.flags.is_empty())),
                     format!("{:.3}", s.min),
                     format!("{:.3}", s.max),
                     s.n,
@@ -82,11 +85,22 @@ fn ranking_table(r: &TuneReport) -> Table {
             min,
             max,
             n.to_string(),
+            cpus_busy(c),
             vs,
             memory_of(c),
         ]);
     }
     t
+}
+
+/// The program's median CPU time over its median wall time: how many CPUs
+/// it kept busy; below the threads it asked for when it waited (for
+/// memory it does not, for I/O, a lock or other tasks on its CPUs).
+fn cpus_busy(c: &Candidate) -> String {
+    match (&c.cpu_s, &c.wall_s) {
+        (Some(cpu), Some(w)) if w.median > 0.0 => format!("{:.2}", cpu.median / w.median),
+        _ => "-".into(),
+    }
 }
 
 fn extras(r: &TuneReport, md: bool) -> String {
@@ -118,6 +132,20 @@ fn extras(r: &TuneReport, md: bool) -> String {
                     out.push_str(&format!("  | {l}\n"));
                 }
             }
+        }
+    }
+    let flagged: Vec<&Candidate> = r
+        .candidates
+        .iter()
+        .filter(|c| !c.flags.is_empty())
+        .collect();
+    if !flagged.is_empty() {
+        out.push_str("\nFlagged (* in the table):\n");
+        if md {
+            out.push('\n');
+        }
+        for c in flagged {
+            out.push_str(&line(&format!("{}: {}", c.label, c.flags.join("; "))));
         }
     }
     if !r.skipped.is_empty() {
@@ -163,6 +191,12 @@ pub fn no_winner(r: &TuneReport) -> String {
     let Some(top) = r.candidates.iter().find(|c| c.rank == Some(1)) else {
         return "No candidate finished a run: nothing to recommend.".into();
     };
+    if let (Some(v), Some(flagged)) = (&top.vs_next, untrusted_pair(&r.candidates, top)) {
+        return format!(
+            "No winner: {flagged}'s wall times cannot be trusted (see Flagged), so {} against {} (x{:.2}) is no verdict; run again on a quieter machine or with more --runs.",
+            top.label, v.next, v.ratio
+        );
+    }
     match &top.vs_next {
         Some(v) => format!(
             "No winner: {} is not faster than {} beyond noise (x{:.2}, p={:.2}); either will do, and so will any other within noise of them.",
@@ -200,7 +234,8 @@ fn node_cell(m: Option<&NumaMaps>, node: u32) -> String {
 }
 
 /// One row per run: candidate, binding, memory, round, wall time, status,
-/// rank, and the peak sample's anonymous bytes on each memory node.
+/// rank, CPU time, whether the candidate is flagged, and the peak sample's
+/// anonymous bytes on each memory node.
 pub fn csv(r: &TuneReport) -> String {
     let mut headers: Vec<String> = [
         "candidate",
@@ -215,6 +250,8 @@ pub fn csv(r: &TuneReport) -> String {
         "ok",
         "rank",
         "memory_samples",
+        "cpu_s",
+        "flagged",
     ]
     .map(String::from)
     .to_vec();
@@ -247,6 +284,8 @@ pub fn csv(r: &TuneReport) -> String {
                 ok.to_string(),
                 c.rank.map_or(String::new(), |x| x.to_string()),
                 run.memory_samples.to_string(),
+                run.cpu_s.map_or(String::new(), |s| format!("{s:.6}")),
+                (!c.flags.is_empty()).to_string(),
             ];
             row.extend(
                 r.mem_nodes
@@ -299,13 +338,14 @@ mod tests {
             memory_peak: Some(mem.clone()),
             memory_samples: 2,
             others_busy_cpus: None,
+            cpu_s: None,
         };
         // Five rounds, each candidate a second slower than the one before:
         // every gap beyond noise.
         let mut outcomes: Vec<Outcome> = (0..p.candidates.len())
             .map(|i| Outcome {
                 runs: (0..5)
-                    .map(|k| run(k, 1.0 + i as f64 + k as f64 * 0.1))
+                    .map(|k| run(k, 1.0 + i as f64 + k as f64 * 0.01))
                     .collect(),
                 failure: None,
             })
@@ -352,6 +392,31 @@ mod tests {
         // Five runs per candidate but the failed one's.
         assert_eq!(lines.len(), 1 + 5 * r.candidates.len());
         assert!(lines[1].ends_with(",3145728,1048576"), "{}", lines[1]);
+        // No CPU time read: an empty field, and nothing flagged.
+        assert!(
+            lines[1].ends_with(",2,,false,3145728,1048576"),
+            "{}",
+            lines[1]
+        );
+    }
+
+    #[test]
+    fn cpus_busy_is_cpu_time_over_wall_time() {
+        let mut r = sample();
+        r.candidates[0].cpu_s = crate::stats::Summary::of(&[4.5]);
+        let t = text(&r);
+        assert!(t.contains("CPUs busy"), "{t}");
+        // compact/first-touch: a median of 1.02 s wall, 4.5 s of CPU.
+        let row = t
+            .lines()
+            .find(|l| l.contains("compact/first-touch "))
+            .unwrap();
+        assert!(row.contains(" 4.41 "), "{row}");
+        let other = t
+            .lines()
+            .find(|l| l.contains("compact/interleave "))
+            .unwrap();
+        assert!(other.contains(" - "), "{other}");
     }
 
     #[test]
@@ -370,10 +435,38 @@ mod tests {
         r.winner = None;
         let t = text(&r);
         assert!(
-            t.contains("No winner: compact/first-touch is not faster than compact/interleave beyond noise (x2.67, p=0.01)"),
+            t.contains("No winner: compact/first-touch is not faster than compact/interleave beyond noise (x2.96, p=0.01)"),
             "{t}"
         );
         assert!(!t.contains("paste one of"));
+        // A flagged runner-up: the gap is no verdict, and the text says whose
+        // times fail the trust lines.
+        let next = r.candidates[0].vs_next.clone().unwrap().next;
+        let i = r.candidates.iter().position(|c| c.label == next).unwrap();
+        r.candidates[i].flags = vec!["unstable: CV 30.0 %".into()];
+        let t = text(&r);
+        assert!(
+            t.contains("No winner: compact/interleave's wall times cannot be trusted (see Flagged), so compact/first-touch against compact/interleave (x2.96) is no verdict"),
+            "{t}"
+        );
+        assert!(
+            t.contains("Flagged (* in the table):\n  compact/interleave: unstable: CV 30.0 %\n"),
+            "{t}"
+        );
+        let row = t
+            .lines()
+            .find(|l| l.contains("compact/interleave "))
+            .unwrap();
+        assert!(row.contains("3.020*"), "{row}");
+        assert!(markdown(&r).contains("- compact/interleave: unstable: CV 30.0 %"));
+        let csv = csv(&r);
+        let flagged: Vec<&str> = csv
+            .lines()
+            .filter(|l| l.split(',').nth(13) == Some("true"))
+            .collect();
+        assert_eq!(flagged.len(), 5, "{csv}");
+        assert!(flagged.iter().all(|l| l.starts_with("compact/interleave,")));
+        r.candidates[i].flags.clear();
         for c in r.candidates.iter_mut() {
             c.vs_next = None;
         }

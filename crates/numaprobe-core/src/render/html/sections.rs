@@ -331,10 +331,15 @@ pub fn rankings(input: &ReportInput) -> String {
             .value
             .entries
             .iter()
-            .filter_map(|e| {
+            .flat_map(|e| {
+                let flags = e
+                    .flags
+                    .iter()
+                    .map(move |f| format!("<li>{}*: {}</li>", escape(&e.label), prose(f)));
                 e.note
-                    .as_ref()
-                    .map(|n| format!("<li>{}: {}</li>", escape(&e.label), prose(n)))
+                    .iter()
+                    .map(move |n| format!("<li>{}: {}</li>", escape(&e.label), prose(n)))
+                    .chain(flags)
             })
             .collect();
         if !notes.is_empty() {

@@ -56,6 +56,7 @@ fn ranking() -> Ranking {
         samples: 5,
         note: (!ranked).then(|| "needs Linux 6.9".to_string()),
         ranked,
+        flags: Vec::new(),
     };
     Ranking {
         title: "Placement policies".into(),
@@ -389,4 +390,19 @@ fn a_heatmap_of_one_flagged_cell_is_hatched_neutral_without_best_or_worst() {
         .find(|n| n.has_tag_name("td") && text_of(*n).starts_with("446.2"))
         .unwrap();
     assert_eq!(cell.attribute("style"), None);
+}
+
+#[test]
+fn a_flagged_ranking_entry_is_listed_with_its_reason() {
+    let mut input = full_input();
+    input.rankings[0].value.entries[1].flags = vec!["unstable: CV 31.0 %".into()];
+    let page = render(&input);
+    let doc = parse(&page);
+    let rankings = text_of(section(&doc, "rankings"));
+    assert!(
+        rankings.contains("bind*: unstable: CV 31.0\u{a0}%"),
+        "{rankings}"
+    );
+    assert!(rankings.contains("1.250* s"), "{rankings}");
+    assert!(!rankings.contains("interleave*"), "{rankings}");
 }

@@ -110,6 +110,7 @@ pub fn run_once(
         });
     }
     let beside = numaprobe_core::beside::Watch::start();
+    let cpu_before = children_cpu_s();
     let start = Instant::now();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -194,6 +195,11 @@ pub fn run_once(
     };
     let _ = waiter.join();
     let others_busy_cpus = beside.and_then(|w| w.others_busy_cpus());
+    // Runs are one at a time, so what the reaped children used grew by
+    // this program (and what it reaped) alone.
+    let cpu_s = cpu_before
+        .zip(children_cpu_s())
+        .map(|(a, b)| (b - a).max(0.0));
     let strays = Strays {
         ended: group.end_leftovers(),
         running: group.survivors(),
@@ -225,10 +231,23 @@ pub fn run_once(
             memory_peak: peak,
             memory_samples: samples,
             others_busy_cpus,
+            cpu_s,
         },
         stderr_tail,
     };
     (ended, strays)
+}
+
+/// User + system CPU seconds of every child this process has reaped, with
+/// what they reaped in turn; None when the kernel does not say.
+fn children_cpu_s() -> Option<f64> {
+    // SAFETY: getrusage writes one rusage into the zeroed struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) } != 0 {
+        return None;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Some(secs(u.ru_utime) + secs(u.ru_stime))
 }
 
 /// `exit status 3` or `killed by signal 11 (SIGSEGV)`.
