@@ -37,9 +37,16 @@ pub struct LoadPoint {
     pub others_busy_cpus: Option<f64>,
     /// Why this point's latency cannot be taken as is (the rule every
     /// figure follows, `stats::flags`, and other tasks' busy CPUs beside
-    /// it); empty for a trusted point.
+    /// it); empty for a trusted point. Written as `flag_ids` into the
+    /// curve's `flag_texts` ([`super::reasons`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+}
+
+impl super::reasons::Flagged for LoadPoint {
+    fn flags_mut(&mut self) -> &mut Vec<String> {
+        &mut self.flags
+    }
 }
 
 /// One curve: a CPU node, a memory node and a traffic mix.
@@ -51,7 +58,9 @@ pub struct Curve {
     pub mix: String,
     pub chase_cpu: u32,
     pub load_cpus: Vec<u32>,
-    /// Idle first, then heavier.
+    /// Idle first, then heavier; written with their flags' texts once, in
+    /// `flag_texts`.
+    #[serde(flatten, with = "super::reasons")]
     pub points: Vec<LoadPoint>,
     /// Index into `points` of the knee (where latency starts to climb).
     pub knee: Option<usize>,

@@ -21,13 +21,15 @@
 //! - `run_status`: what became of the main job as a whole (complete, and
 //!   the phases partial by budget, interrupted or failed)
 //! - `sweep`: latency against working-set size and its cache analysis
+//! - `reasons`: a list of points written with each trust flag's text once
 //! - `input`: reading a file from outside (regular files only, bounded size)
 //! - `bounded`: JSON read into its typed shape with the memory it builds
 //!   bounded by its size
 //! - `shape`: declared dimensions of a document read from outside checked
 //!   against its data
 //! - `stamped`: a document's JSON text with its `kind` and provenance, as
-//!   every file carries it
+//!   every file carries it, laid out by `compact` (innermost containers on
+//!   one line)
 //!
 //! It sits low in the stack: it may use `topology`, `units`, `placement`,
 //! `kernels`, `stats` and `timer` (plain types), never `experiments`,
@@ -38,6 +40,7 @@
 pub mod background;
 pub mod bounded;
 pub mod c2c;
+pub mod compact;
 pub mod diff;
 pub mod document;
 pub mod export;
@@ -57,6 +60,7 @@ pub mod pin;
 pub mod policy;
 pub mod provenance;
 pub mod ranking;
+pub mod reasons;
 pub mod run;
 pub mod run_status;
 pub mod shape;

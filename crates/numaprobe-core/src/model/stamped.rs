@@ -1,20 +1,24 @@
 //! A document's JSON text as every file numaprobe writes carries it: serde's
 //! pretty text with the document's `kind` and its provenance stamped after
-//! `schema`. Here, below the renderers, so that a document embedded in
+//! `schema`, laid out by `compact`. Here, below the renderers, so that a document embedded in
 //! another (the topology inside `run.json`) is stamped exactly as its own
 //! file is.
 
 use super::document::{stamp_kind, Typed};
 
-/// Pretty JSON with `kind` and `provenance` after the top-level `schema`
-/// (no trailing newline); `complete` in the provenance is false when the
+/// Pretty JSON with `kind` and `provenance` after the top-level `schema`,
+/// its innermost containers on one line ([`super::compact::layout`]; no
+/// trailing newline); `complete` in the provenance is false when the
 /// document says so or a stop was requested.
 pub fn json<T: serde::Serialize + Typed>(value: &T) -> String {
     // Serializing our own plain data types cannot fail (no maps with non-string
     // keys, no custom Serialize that errors).
     let pretty = serde_json::to_string_pretty(value).expect("result types serialize");
     let typed = stamp_kind(&pretty, value.kind());
-    super::provenance::stamp(&typed, crate::cancel::requested())
+    super::compact::layout(&super::provenance::stamp(
+        &typed,
+        crate::cancel::requested(),
+    ))
 }
 
 /// [`json`] as a value, to embed in another document.

@@ -33,9 +33,16 @@ pub struct SweepPoint {
     pub flagged: bool,
     /// Why: a spread past the lines, two modes, too few samples that held
     /// their CPU ([`crate::stats::flags`]), or a step down from a smaller
-    /// size ([`crate::analysis::sweep::flag_steps`]).
-    #[serde(default)]
+    /// size ([`crate::analysis::sweep::flag_steps`]). Written as
+    /// `flag_ids` into the sweep's `flag_texts` ([`super::reasons`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+}
+
+impl super::reasons::Flagged for SweepPoint {
+    fn flags_mut(&mut self) -> &mut Vec<String> {
+        &mut self.flags
+    }
 }
 
 /// A cache the topology reports for the measuring CPU (or in front of the
@@ -134,7 +141,9 @@ pub struct SweepResult {
     pub timer: TimerInfo,
     /// What the topology reports for the measuring CPU and memory node.
     pub caches: Vec<CacheLevel>,
-    /// Measured points, in run order (a page kind's sizes, then the next).
+    /// Measured points, in run order (a page kind's sizes, then the next);
+    /// written with their flags' texts once, in `flag_texts`.
+    #[serde(flatten, with = "super::reasons")]
     pub points: Vec<SweepPoint>,
     /// Share of each page kind's buffer on `mem_node` (move_pages), in
     /// `pages` order; THP: share backed by huge pages beside it.

@@ -389,7 +389,8 @@ pub(crate) mod tests {
         assert!(row.contains(",true,\"non-monotonic: 1.0 ns"), "{row}");
         let v: serde_json::Value = serde_json::from_str(&r.render(Format::Json)).unwrap();
         assert_eq!(v["points"][i]["flagged"], true);
-        assert!(v["points"][i]["flags"][0]
+        let id = v["points"][i]["flag_ids"][0].as_u64().unwrap() as usize;
+        assert!(v["flag_texts"][id]
             .as_str()
             .unwrap()
             .starts_with("non-monotonic:"));
