@@ -103,7 +103,11 @@ fn a_short_run_gives_each_policy_its_pages_and_the_rankings() {
                 .map(|v| v.as_u64().unwrap())
                 .sum();
             assert_eq!(on, pages, "{p}");
-            assert_eq!(p["samples"].as_array().unwrap().len(), 1);
+            // The raw samples are left out by default: their count and
+            // the sketch of their GB/s stay.
+            assert_eq!(p["samples"], serde_json::json!([]), "{p}");
+            assert_eq!(p["left_out"]["samples"], 1, "{p}");
+            assert_eq!(p["left_out"]["gbps"]["n"], 1, "{p}");
         }
     }
     let rankings = doc["rankings"].as_array().unwrap();
@@ -149,6 +153,39 @@ fn a_short_run_gives_each_policy_its_pages_and_the_rankings() {
 }
 
 #[test]
+fn keep_samples_keeps_every_raw_sample_and_the_default_leaves_them_out() {
+    let policies = |doc: &serde_json::Value| -> Vec<serde_json::Value> {
+        doc["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["policies"].as_array().unwrap().clone())
+            .filter(|p| p["skipped"].is_null())
+            .collect()
+    };
+    let slim = json(&numaprobe(&short_rounds("2", &["--format", "json"])));
+    let kept = json(&numaprobe(&short_rounds(
+        "2",
+        &["--format", "json", "--keep-samples"],
+    )));
+    assert!(!policies(&slim).is_empty());
+    for p in policies(&slim) {
+        assert_eq!(p["samples"], serde_json::json!([]), "{p}");
+        assert_eq!(p["left_out"]["samples"], 2, "{p}");
+        assert!(
+            p["left_out"]["gbps"]["quantiles"].as_array().is_some(),
+            "{p}"
+        );
+    }
+    for p in policies(&kept) {
+        let samples = p["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2, "{p}");
+        assert!(samples.iter().all(|s| s["gbps"].as_f64().is_some()), "{p}");
+        assert!(p.get("left_out").is_none(), "{p}");
+    }
+}
+
+#[test]
 fn sigint_keeps_the_finished_samples_and_exits_130() {
     let t = TempDir::new("policy-sig");
     let out = t.path().join("p.json");
@@ -159,12 +196,12 @@ fn sigint_keeps_the_finished_samples_and_exits_130() {
         Sigint::WhenWritten,
     );
     assert_eq!(doc["provenance"]["complete"], false);
-    let samples: usize = doc["cases"]
+    let samples: u64 = doc["cases"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|c| c["policies"].as_array().unwrap())
-        .map(|p| p["samples"].as_array().unwrap().len())
+        .map(|p| p["left_out"]["samples"].as_u64().unwrap_or(0))
         .sum();
     assert!(samples >= 1, "{doc}");
     assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");

@@ -55,6 +55,49 @@ fn cpus_on_node0() -> usize {
 }
 
 #[test]
+fn keep_samples_keeps_every_repetition() {
+    if cpus_on_node0() < 2 {
+        return; // the preset needs two cores on one node
+    }
+    let args = with(
+        &[
+            "study",
+            "--preset",
+            "same-node",
+            "--background",
+            "none",
+            "--format",
+            "json",
+            "--keep-samples",
+        ],
+        TINY,
+    );
+    let out = numaprobe(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases: Vec<&serde_json::Value> = v["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["cases"].as_array().unwrap())
+        .collect();
+    assert!(!cases.is_empty(), "{v}");
+    for c in cases {
+        let samples = c["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2, "{c}");
+        for s in samples {
+            assert_eq!(s["threads_s"].as_array().unwrap().len(), 2, "{s}");
+            assert!(s["total_s"].as_f64().unwrap() > 0.0, "{s}");
+        }
+        assert!(c.get("sketch").is_none(), "{c}");
+    }
+}
+
+#[test]
 fn same_node_runs_end_to_end_with_json_output_and_charts() {
     if cpus_on_node0() < 2 {
         return; // the preset needs two cores on one node
@@ -106,7 +149,10 @@ fn same_node_runs_end_to_end_with_json_output_and_charts() {
         assert_eq!(c["label"].as_str().unwrap().split(' ').count(), 2);
         assert!(c["total"]["median"].as_f64().unwrap() > 0.0);
         assert_eq!(c["percent"].as_f64().unwrap(), 100.0);
-        assert_eq!(c["samples"].as_array().unwrap().len(), 2);
+        // The raw samples are left out by default, their sketch kept.
+        assert_eq!(c["samples"], serde_json::json!([]), "{c}");
+        assert_eq!(c["sketch"]["n"], 2, "{c}");
+        assert_eq!(c["sketch"]["quantiles"].as_array().unwrap().len(), 2, "{c}");
         for t in c["threads"].as_array().unwrap() {
             assert_eq!(t["cpu_verified"], true);
             assert!(t["pages_on_node"].as_f64().unwrap() >= 0.99);

@@ -7,6 +7,7 @@
 
 use super::ranking::{Better, RankEntry, Ranking};
 use crate::kernels::{KernelSpec, VectorWidth};
+use crate::stats::sketch::Sketch;
 use crate::stats::Summary;
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
@@ -189,7 +190,12 @@ pub struct PolicyOutcome {
     pub reproduce: String,
     /// Why the policy did not run (e.g. no weighted interleave in this kernel).
     pub skipped: Option<String>,
+    /// Every timed sample; empty in a document that leaves them out (the
+    /// default; `--keep-samples` keeps them), which has `left_out` instead.
     pub samples: Vec<PolicySample>,
+    /// Present when `samples` is left out: what the summaries need of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
     /// GB/s (10^9 bytes/s) over the samples.
     pub throughput: Option<Summary>,
     /// Seconds per pass over the samples.
@@ -213,6 +219,7 @@ impl PolicyOutcome {
             reproduce,
             skipped: None,
             samples: Vec::new(),
+            left_out: None,
             throughput: None,
             time: None,
             placement: None,
@@ -221,29 +228,40 @@ impl PolicyOutcome {
         }
     }
 
-    /// Recompute the summaries from the samples that held their CPUs (all
-    /// of them when none did, and the outcome is flagged), so a round
-    /// stretched by another task never decides a ranking.
-    pub fn summarise(&mut self) {
+    /// The samples the summaries are made of: those that held their CPUs,
+    /// or all of them when none did.
+    fn kept(&self) -> Vec<&PolicySample> {
         let held: Vec<&PolicySample> = self
             .samples
             .iter()
             .filter(|s| s.set_aside.is_none())
             .collect();
-        self.flags.clear();
-        let kept = if held.is_empty() {
-            if !self.samples.is_empty() {
-                self.flags.push(format!(
-                    "preempted: a thread lost its CPU or started late in every one of {} samples; the figures are made of them and time the scheduler as much as the policy: measure on a quieter machine",
-                    self.samples.len()
-                ));
-            }
+        if held.is_empty() {
             self.samples.iter().collect()
         } else {
             held
-        };
+        }
+    }
+
+    /// Recompute the summaries from the samples that held their CPUs (all
+    /// of them when none did, and the outcome is flagged), so a round
+    /// stretched by another task never decides a ranking. An outcome whose
+    /// samples were left out keeps the summaries it was written with.
+    pub fn summarise(&mut self) {
+        if self.samples.is_empty() && self.left_out.is_some() {
+            return;
+        }
+        let kept = self.kept();
+        let none_held = kept.iter().all(|s| s.set_aside.is_some()) && !kept.is_empty();
         let gbps: Vec<f64> = kept.iter().map(|s| s.gbps).collect();
         let secs: Vec<f64> = kept.iter().map(|s| s.seconds_per_pass).collect();
+        self.flags.clear();
+        if none_held {
+            self.flags.push(format!(
+                "preempted: a thread lost its CPU or started late in every one of {} samples; the figures are made of them and time the scheduler as much as the policy: measure on a quieter machine",
+                self.samples.len()
+            ));
+        }
         self.throughput = Summary::of(&gbps);
         self.time = Summary::of(&secs);
         // The same trust lines as every other figure: a spread past them or
@@ -255,6 +273,64 @@ impl PolicyOutcome {
                 .extend(crate::stats::two_modes(&gbps).map(|m| m.flag("GB/s")));
         }
     }
+}
+
+impl PolicyOutcome {
+    /// Samples taken, whether or not the document has them.
+    pub fn sample_count(&self) -> usize {
+        match &self.left_out {
+            Some(l) if self.samples.is_empty() => l.samples,
+            _ => self.samples.len(),
+        }
+    }
+
+    /// Samples set aside (a thread lost its CPU or started late), whether
+    /// or not the document has them.
+    pub fn set_aside_count(&self) -> usize {
+        match &self.left_out {
+            Some(l) if self.samples.is_empty() => l.set_aside,
+            _ => self
+                .samples
+                .iter()
+                .filter(|s| s.set_aside.is_some())
+                .count(),
+        }
+    }
+
+    /// The samples replaced by [`LeftOut`] (nothing for an outcome without).
+    pub fn leave_out_samples(&mut self) {
+        if self.samples.is_empty() {
+            return;
+        }
+        let gbps: Vec<f64> = self.kept().iter().map(|s| s.gbps).collect();
+        self.left_out = Some(LeftOut {
+            samples: self.samples.len(),
+            set_aside: self.set_aside_count(),
+            gbps: Sketch::of(&gbps),
+        });
+        self.samples = Vec::new();
+    }
+}
+
+impl PolicyReport {
+    /// Every outcome's samples left out ([`PolicyOutcome::leave_out_samples`]):
+    /// the document `policy` writes unless told to keep them.
+    pub fn leave_out_samples(&mut self) {
+        for o in self.cases.iter_mut().flat_map(|c| &mut c.policies) {
+            o.leave_out_samples();
+        }
+    }
+}
+
+/// What a policy's left-out samples leave behind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeftOut {
+    /// Samples taken.
+    pub samples: usize,
+    /// Of them, set aside (a thread lost its CPU or started late).
+    pub set_aside: usize,
+    /// Quantiles of the GB/s of the samples the summaries are made of.
+    pub gbps: Option<Sketch>,
 }
 
 /// One timed sample (one round).

@@ -8,6 +8,7 @@ use super::hops::HopMap;
 use super::label::{Access, Mix};
 use super::study_plan::StudyPlan;
 use crate::kernels::KernelSpec;
+use crate::stats::sketch::Sketch;
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 
@@ -106,8 +107,13 @@ pub struct CaseResult {
     /// Hops of each thread, in thread order.
     pub hops: Vec<u32>,
     pub threads: Vec<ThreadResult>,
-    /// Every timed sample.
+    /// Every timed sample; empty in a document that leaves them out (the
+    /// default; `--keep-samples` keeps them), which has `sketch` instead.
     pub samples: Vec<CaseSample>,
+    /// Present when `samples` is left out: how many there were and the
+    /// quantiles of their totals (`total_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<Sketch>,
     /// Summary of the per-sample totals (sum of the threads' times).
     pub total: TimeSummary,
     /// Summary of the per-sample wall time (first start to last finish).
@@ -125,6 +131,22 @@ pub struct CaseResult {
     /// (10^9 bytes/s); see [`gbs`].
     #[serde(default)]
     pub gbs: f64,
+}
+
+impl StudyReport {
+    /// Each case's samples replaced by the sketch of their totals: the
+    /// document a `study` writes unless told to keep them. The summaries,
+    /// percentages and myths stay as they are (they were made from the
+    /// samples).
+    pub fn leave_out_samples(&mut self) {
+        for c in self.experiments.iter_mut().flat_map(|e| &mut e.cases) {
+            if !c.samples.is_empty() {
+                let totals: Vec<f64> = c.samples.iter().map(|s| s.total_s).collect();
+                c.sketch = Sketch::of(&totals);
+                c.samples = Vec::new();
+            }
+        }
+    }
 }
 
 /// GB/s (10^9 bytes per second) of `bytes` moved in `seconds`; 0 for no time.
@@ -234,6 +256,54 @@ impl StudyPlanDocument {
 pub(crate) mod tests {
     use super::*;
 
+    #[test]
+    fn samples_left_out_leave_the_sketch_of_their_totals_and_every_figure() {
+        let mut r = sample_report();
+        let c = &mut r.experiments[0].cases[1];
+        c.samples.push(CaseSample {
+            threads_s: vec![0.7, 0.6],
+            total_s: 1.3,
+            wall_s: 0.7,
+        });
+        let full = r.clone();
+        r.leave_out_samples();
+        for (a, b) in r.experiments[0]
+            .cases
+            .iter()
+            .zip(&full.experiments[0].cases)
+        {
+            assert!(a.samples.is_empty());
+            let s = a.sketch.as_ref().unwrap();
+            assert_eq!(s.n, b.samples.len());
+            let mut totals: Vec<f64> = b.samples.iter().map(|s| s.total_s).collect();
+            totals.sort_by(f64::total_cmp);
+            assert_eq!(s.quantiles, totals);
+            assert_eq!(
+                (&a.total, &a.wall, a.percent),
+                (&b.total, &b.wall, b.percent)
+            );
+            assert_eq!(a.threads, b.threads);
+        }
+        let back: StudyReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        for (a, b) in back.experiments[0]
+            .cases
+            .iter()
+            .zip(&r.experiments[0].cases)
+        {
+            assert_eq!((&a.samples, &a.sketch), (&b.samples, &b.sketch));
+        }
+        // Kept, the samples are written and no sketch.
+        let v = serde_json::to_value(&full).unwrap();
+        assert!(v["experiments"][0]["cases"][1].get("sketch").is_none());
+        assert_eq!(
+            v["experiments"][0]["cases"][1]["samples"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+
     pub fn summary(m: f64) -> TimeSummary {
         TimeSummary {
             median: m,
@@ -280,6 +350,7 @@ pub(crate) mod tests {
                 total_s: total,
                 wall_s: times.iter().cloned().fold(0.0, f64::max),
             }],
+            sketch: None,
             total: summary(total),
             wall: summary(total / 2.0),
             percent: total / base_total * 100.0,

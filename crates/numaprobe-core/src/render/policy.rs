@@ -89,17 +89,16 @@ fn case_table(r: &PolicyReport, c: &CaseResult) -> Table {
 /// How many samples were set aside for a thread that lost its CPU, and
 /// that `n` counts the rest; None when every sample held.
 fn set_aside_note(r: &PolicyReport) -> Option<String> {
-    let all = r
+    let (total, aside) = r
         .cases
         .iter()
         .flat_map(|c| &c.policies)
-        .flat_map(|o| &o.samples);
-    let (total, aside) = all.fold((0, 0), |(t, a), s| {
-        (t + 1, a + usize::from(s.set_aside.is_some()))
-    });
+        .fold((0, 0), |(t, a), o| {
+            (t + o.sample_count(), a + o.set_aside_count())
+        });
     (aside > 0).then(|| {
         format!(
-            "{aside} of {total} samples set aside: a thread lost its CPU or started late during them, so they timed the scheduler (samples[].set_aside in the JSON); n counts the rest, and the verdicts use only those"
+            "{aside} of {total} samples set aside: a thread lost its CPU or started late during them, so they timed the scheduler (`left_out.set_aside` in the JSON, each sample's `set_aside` with --keep-samples); n counts the rest, and the verdicts use only those"
         )
     })
 }
@@ -228,7 +227,7 @@ fn csv(r: &PolicyReport) -> String {
             t.push([
                 c.case.name().to_string(),
                 o.policy.name().to_string(),
-                o.samples.len().to_string(),
+                o.sample_count().to_string(),
                 f(s.map(|s| s.median)),
                 f(s.map(|s| s.min)),
                 f(s.map(|s| s.max)),
@@ -264,7 +263,7 @@ fn csv(r: &PolicyReport) -> String {
 mod tests {
     use super::*;
     use crate::experiments::policy::{empty_report, plan, PolicyConfig, Threads};
-    use crate::model::policy::{PolicyKind, PolicySample};
+    use crate::model::policy::{PolicyKind, PolicyOutcome, PolicySample};
 
     fn doc() -> PolicyReport {
         let topo = crate::experiments::testing::live_topology();
@@ -359,6 +358,45 @@ mod tests {
         assert!(v["cases"][0]["policies"][0]["samples"][0]
             .get("set_aside")
             .is_none());
+    }
+
+    #[test]
+    fn samples_left_out_keep_the_summaries_counts_and_note() {
+        let mut r = doc();
+        let o = &mut r.cases[0].policies[0];
+        let mut stretched = o.samples[0].clone();
+        stretched.gbps = 1.0;
+        stretched.set_aside = Some("preempted".into());
+        o.samples.push(stretched);
+        o.summarise();
+        let (table, csv) = (render(&r, Format::Table), render(&r, Format::Csv));
+        let mut slim = r.clone();
+        slim.leave_out_samples();
+        let o = &slim.cases[0].policies[0];
+        assert!(o.samples.is_empty());
+        let l = o.left_out.as_ref().unwrap();
+        assert_eq!((l.samples, l.set_aside), (2, 1));
+        assert_eq!(
+            l.gbps.as_ref().unwrap().quantiles,
+            vec![12.5],
+            "held samples only"
+        );
+        assert_eq!((o.sample_count(), o.set_aside_count()), (2, 1));
+        // Read back, summarised again (as `check` and `report` do), the
+        // figures, the counts and the note are those of the samples.
+        let mut back: PolicyReport = serde_json::from_str(&render(&slim, Format::Json)).unwrap();
+        back.cases
+            .iter_mut()
+            .flat_map(|c| &mut c.policies)
+            .for_each(PolicyOutcome::summarise);
+        assert_eq!(back, slim);
+        assert_eq!(render(&back, Format::Table), table);
+        assert_eq!(render(&back, Format::Csv), csv);
+        assert!(table.contains("1 of 3 samples set aside"), "{table}");
+        // An outcome without samples has nothing to leave out.
+        let mut empty = r.cases[0].policies[1].clone();
+        empty.leave_out_samples();
+        assert!(empty.left_out.is_none());
     }
 
     #[test]

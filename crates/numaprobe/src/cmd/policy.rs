@@ -7,7 +7,7 @@
 
 use super::measure;
 use super::progress::Line;
-use crate::args::OutputArgs;
+use crate::args::{OutputArgs, SamplesArgs};
 use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::analysis::{self, policy as advice};
@@ -78,6 +78,8 @@ pub struct Args {
     pub weights_from: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub samples: SamplesArgs,
 }
 
 fn number(opt: &str, v: &Option<String>, max: u64, valid: &str) -> anyhow::Result<Option<u64>> {
@@ -235,6 +237,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         line: Line::new(),
         file: PartialFile::new(&sink),
         format,
+        keep: args.samples.keep_samples,
         started: Instant::now(),
     };
     let mut report = policy::run(&plan, &mut progress)
@@ -243,7 +246,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     progress.line.clear();
     progress.file.end()?;
     advice::finish(&mut report);
-    sink.write(&render(&report, format))?;
+    sink.write(&document(&report, format, progress.keep))?;
     let failed: usize = report
         .cases
         .iter()
@@ -258,11 +261,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The document as written: in JSON each policy's samples are left out
+/// (what the summaries need of them kept) unless `keep` (`--keep-samples`);
+/// CSV and the text formats show no samples.
+fn document(report: &PolicyReport, format: Format, keep: bool) -> String {
+    measure::written(report, keep, PolicyReport::leave_out_samples, |r| {
+        render(r, format)
+    })
+}
+
 /// Progress on stderr and the output file rewritten after every sample.
 struct Progress {
     line: Line,
     file: PartialFile,
     format: Format,
+    /// `--keep-samples`.
+    keep: bool,
     started: Instant,
 }
 
@@ -273,11 +287,11 @@ impl PolicyProgress for Progress {
     }
 
     fn sample_finished(&mut self, partial: &PolicyReport) {
-        let format = self.format;
+        let (format, keep) = (self.format, self.keep);
         self.file.save(|| {
             let mut r = partial.clone();
             advice::finish(&mut r);
-            render(&r, format)
+            document(&r, format, keep)
         });
     }
 }

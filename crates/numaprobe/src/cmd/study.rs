@@ -7,7 +7,7 @@
 
 use super::measure;
 use super::progress::Line;
-use crate::args::OutputArgs;
+use crate::args::{OutputArgs, SamplesArgs};
 use crate::output::{usage, Sink};
 use anyhow::Context;
 use numaprobe_core::experiments::study::runner::{self, RunConfig, StudyEvent};
@@ -106,6 +106,8 @@ pub struct Args {
     pub sysfs_root: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub samples: SamplesArgs,
 }
 
 fn choice<T: Copy>(
@@ -317,9 +319,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         png: args.chart_png.clone(),
     };
     charts.prepare()?;
-    let report = measure_plan(&topo, &plan, &cfg, &sink, format, &charts)?;
+    let keep = args.samples.keep_samples;
+    let written = |r: &StudyReport| document(r, format, keep);
+    let report = measure_plan(&topo, &plan, &cfg, &sink, &written, &charts)?;
     charts.write(&report)?;
-    sink.write(&report.render(format))
+    sink.write(&written(&report))
+}
+
+/// The document as written: in JSON each case's samples are left out
+/// (their sketch kept) unless `keep` (`--keep-samples`); CSV keeps its
+/// `sample` rows, and the text formats never show samples.
+fn document(report: &StudyReport, format: Format, keep: bool) -> String {
+    let keep = keep || format != Format::Json;
+    measure::written(report, keep, StudyReport::leave_out_samples, |r| {
+        r.render(format)
+    })
 }
 
 /// Where charts go.
@@ -389,7 +403,7 @@ fn measure_plan(
     plan: &StudyPlan,
     cfg: &RunConfig,
     sink: &Sink,
-    format: Format,
+    written: &dyn Fn(&StudyReport) -> String,
     charts: &Charts,
 ) -> anyhow::Result<StudyReport> {
     // A bar on a terminal only: the study never wrote progress to a batch log.
@@ -438,7 +452,7 @@ fn measure_plan(
                 format!("{current}: case {}/{cases} {label} done", case + 1),
             );
             if !sink.is_stdout() && write_error.is_none() {
-                if let Err(e) = sink.write(&partial.render(format)) {
+                if let Err(e) = sink.write(&written(partial)) {
                     write_error = Some(e);
                 }
             }

@@ -413,6 +413,7 @@ pub fn run_case(case: &CasePlan, cfg: &RunConfig) -> Result<CaseResult, StudyErr
         total: summary(samples.iter().map(|s| s.total_s).collect()),
         wall,
         samples,
+        sketch: None,
         percent: 100.0,
     })
 }
