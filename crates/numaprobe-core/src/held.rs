@@ -182,6 +182,8 @@ mod tests {
         assert!(thread_cpu_ns().is_some() && involuntary_switches().is_some());
         assert!(h.wall_ns >= 2_000_000, "{h:?}");
         assert!(h.cpu_ns <= h.wall_ns + 4_000_000, "{h:?}");
+        // A thread that spun for 2 ms ran for some of them.
+        assert!(h.cpu_ns > 0, "{h:?}");
     }
 
     #[test]
@@ -191,7 +193,83 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(5));
         let h = p.stop();
         assert!(h.lost().is_some(), "{h:?}");
+        assert!(p.lost().is_some(), "{h:?}");
+        // The thread's CPU time leaves the sleep out: at least one of its
+        // 5 ms is wall time alone.
+        assert!(h.cpu_ns + 1_000_000 <= h.wall_ns, "{h:?}");
         assert_eq!(Lost::Preempted.words(), "preempted");
         assert!(Lost::OffCpu.words().starts_with("off its CPU"));
+    }
+
+    /// The thread's CPU time in µs as `getrusage` reports it: a reading
+    /// apart from the probe's clock, to know when a second has passed.
+    fn rusage_cpu_us() -> u64 {
+        // SAFETY: an all-zero rusage is a valid value for the call to fill.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: ru is a valid rusage.
+        assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) }, 0);
+        let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        us(ru.ru_utime) + us(ru.ru_stime)
+    }
+
+    #[test]
+    fn a_thread_past_a_second_of_cpu_time_counts_the_whole_seconds() {
+        // A measuring thread of a long run has used seconds of CPU: its
+        // readings carry whole seconds, which a sample's CPU time must
+        // count. Spin until getrusage says 1.1 s more were used.
+        let a = thread_cpu_ns().unwrap();
+        let start = rusage_cpu_us();
+        let mut x = 0u64;
+        while rusage_cpu_us() < start + 1_100_000 {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let b = thread_cpu_ns().unwrap();
+        assert!(b >= a + 1_000_000_000, "{a} ns, then {b} ns");
+    }
+
+    /// The involuntary switches of the calling thread as procfs reports
+    /// them: a reading apart from the probe's.
+    fn nonvoluntary_switches() -> u64 {
+        let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_thread_sharing_its_cpu_with_a_busy_one_is_preempted() {
+        // Two busy threads on one CPU: the scheduler takes it from this one
+        // at the end of a time slice, an involuntary switch. The sample
+        // ends once procfs has counted one.
+        use crate::placement::{current_affinity, set_current_affinity};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let cpu = current_affinity().unwrap()[0];
+        set_current_affinity(&[cpu]).unwrap();
+        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let rival = {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                set_current_affinity(&[cpu]).unwrap();
+                while !done.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        let p = Probe::start();
+        let before = nonvoluntary_switches();
+        while nonvoluntary_switches() == before {
+            std::hint::spin_loop();
+        }
+        let h = p.stop();
+        let lost = p.lost();
+        done.store(true, Ordering::Relaxed);
+        rival.join().unwrap();
+        assert!(h.switches >= 1, "{h:?}");
+        assert_eq!(h.lost(), Some(Lost::Preempted), "{h:?}");
+        assert_eq!(lost, Some(Lost::Preempted), "{h:?}");
     }
 }
