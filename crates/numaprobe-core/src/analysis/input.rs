@@ -10,11 +10,13 @@
 //! run.json.
 
 use super::csv::parse_csv;
-use super::matrix::{parse_json_value, Matrix, MatrixError, Unit};
+use super::matrix::{Matrix, MatrixError, Unit};
+use super::matrix_json::{build, error_of, DocSeed, RunSeed, Stash};
 use super::mlc::{self, Select};
-use crate::model::document::{identify, pick, refuse_other_kind, Accepts, DocumentError, Kind};
+use crate::model::document::{pick, refuse_other_kind, Accepts, DocumentError, Head, Kind};
 use crate::model::input::{read_text, InputError};
-use serde_json::Value;
+use crate::model::lax::{Has, Node};
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// The numaprobe documents that hold a matrix: what a matrix reader takes
@@ -104,16 +106,9 @@ pub fn parse_with(text: &str, opts: ParseOptions) -> Result<Matrix, MatrixError>
         return Err(MatrixError::Empty);
     }
     if t.starts_with('{') {
-        // Any JSON form of a matrix is read, so as JSON values: their
-        // memory bounded by the text's size, as every document's is.
-        let mut doc: Value = crate::model::bounded::from_slice(t.as_bytes()).map_err(|e| {
-            // Valid JSON past its memory budget is no syntax error.
-            match e.classify() {
-                serde_json::error::Category::Data => MatrixError::Shape(e.to_string()),
-                _ => MatrixError::Json(e.to_string()),
-            }
-        })?;
-        return json(&mut doc, opts);
+        // Any JSON form of a matrix is read straight into its parts, its
+        // memory bounded by the text's size as every document's is.
+        return json(t.as_bytes(), opts);
     }
     // Before the JSON array test: a pasted MLC table can start with a shell
     // prompt such as `[root@host ~]#`.
@@ -149,25 +144,44 @@ pub fn parse_with(text: &str, opts: ParseOptions) -> Result<Matrix, MatrixError>
     parse_csv(t, opts.unit)
 }
 
-fn kind_of(v: &Value) -> Option<Select> {
-    v.get("kind")
-        .and_then(Value::as_str)
-        .and_then(Select::parse)
+/// Which keys a JSON document has at its top level, and its topology's
+/// `distances`: what decides how it is read, before it is.
+#[derive(Default, Deserialize)]
+struct Keys {
+    #[serde(default)]
+    matrix: Has,
+    #[serde(default)]
+    slit: Has,
+    #[serde(default)]
+    distances: Has,
+    #[serde(default)]
+    latency: Has,
+    #[serde(default)]
+    bandwidth: Has,
+    #[serde(default)]
+    topology: Node<TopoKeys>,
 }
 
-fn json(doc: &mut Value, opts: ParseOptions) -> Result<Matrix, MatrixError> {
+#[derive(Default, Deserialize)]
+struct TopoKeys {
+    #[serde(default)]
+    distances: Has,
+}
+
+fn json(bytes: &[u8], opts: ParseOptions) -> Result<Matrix, MatrixError> {
+    let stash = Stash::default();
+    let fail = |e| error_of(&stash, e);
     // What a numaprobe document is comes from the one reader of documents.
-    let kind = identify(doc);
-    let Some(obj) = doc.as_object_mut() else {
+    let head = Head::read(bytes).map_err(fail)?;
+    if !head.object {
         return Err(MatrixError::Unrecognised);
-    };
-    if kind == Some(Kind::Run) {
-        return run_json(obj, opts);
     }
-    if !["matrix", "slit", "distances"]
-        .iter()
-        .any(|k| obj.contains_key(*k))
-    {
+    let kind = head.kind();
+    let keys: Keys = crate::model::bounded::from_slice(bytes).map_err(fail)?;
+    if kind == Some(Kind::Run) {
+        return run_json(bytes, &keys, opts);
+    }
+    if !(keys.matrix.here() || keys.slit.here() || keys.distances.here()) {
         return Err(match kind {
             Some(k) => MatrixError::Shape(format!(
                 "a {k} document holds no matrix; give a latency, bandwidth, run or topo document (or a report folder holding one), MLC output or a CSV matrix"
@@ -177,7 +191,7 @@ fn json(doc: &mut Value, opts: ParseOptions) -> Result<Matrix, MatrixError> {
     }
     // latency.json / bandwidth.json name their kind; a selector that asks
     // for the other one is a mistake worth saying.
-    if let (Some(want), Some(have)) = (opts.select, kind_of(doc)) {
+    if let (Some(want), Some(have)) = (opts.select, head.kind.as_deref().and_then(Select::parse)) {
         if want != have {
             return Err(MatrixError::Shape(format!(
                 "this file holds a {} matrix, not a {} one",
@@ -186,27 +200,38 @@ fn json(doc: &mut Value, opts: ParseOptions) -> Result<Matrix, MatrixError> {
             )));
         }
     }
-    parse_json_value(doc, opts.unit)
+    let raw =
+        crate::model::bounded::from_slice_seed(bytes, DocSeed { stash: &stash }).map_err(fail)?;
+    build(raw, opts.unit)
 }
 
-fn run_json(
-    obj: &mut serde_json::Map<String, Value>,
-    opts: ParseOptions,
-) -> Result<Matrix, MatrixError> {
-    let present = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
+fn run_json(bytes: &[u8], keys: &Keys, opts: ParseOptions) -> Result<Matrix, MatrixError> {
     let want = match opts.select {
         Some(s) => s,
-        None if present("latency") => Select::Latency,
+        None if keys.latency.value() => Select::Latency,
         None => Select::Bandwidth,
     };
-    let Some(result) = obj.get_mut(want.as_str()).filter(|v| !v.is_null()) else {
+    let has = match want {
+        Select::Latency => keys.latency,
+        Select::Bandwidth => keys.bandwidth,
+    };
+    let stash = Stash::default();
+    let read = |part: Option<&'static str>| {
+        crate::model::bounded::from_slice_seed(
+            bytes,
+            RunSeed {
+                part,
+                stash: &stash,
+            },
+        )
+        .map_err(|e| error_of(&stash, e))
+    };
+    if !has.value() {
         // A run that measured nothing still holds its machine's SLIT.
-        if opts.select.is_none() {
-            if let Some(t) = obj
-                .get_mut("topology")
-                .filter(|t| t.get("distances").is_some_and(|d| !d.is_null()))
-            {
-                return parse_json_value(&t.take(), opts.unit);
+        let slit = keys.topology.get().is_some_and(|t| t.distances.value());
+        if opts.select.is_none() && slit {
+            if let (_, Some(topology)) = read(None)? {
+                return build(topology, opts.unit);
             }
         }
         return Err(MatrixError::Shape(format!(
@@ -214,17 +239,14 @@ fn run_json(
             want.as_str(),
             want.as_str()
         )));
-    };
-    // Taken, not copied: the document is not used again.
-    let mut doc = result.take();
-    // The machine's SLIT rides along, for the comparison.
-    if let (Some(d), Some(o)) = (
-        obj.get("topology").and_then(|t| t.get("distances")),
-        doc.as_object_mut(),
-    ) {
-        if !d.is_null() && !o.contains_key("slit") {
-            o.insert("distances".into(), d.clone());
-        }
     }
-    parse_json_value(&doc, opts.unit)
+    let (part, topology) = read(Some(want.as_str()))?;
+    let Some(mut part) = part else {
+        return Err(MatrixError::Unrecognised);
+    };
+    // The machine's SLIT rides along, for the comparison.
+    if let Some(d) = topology.and_then(|t| t.distances) {
+        part.ride_along(d);
+    }
+    build(part, opts.unit)
 }

@@ -32,6 +32,7 @@ pub mod levels;
 pub mod loaded;
 pub mod machine;
 pub mod matrix;
+mod matrix_json;
 pub mod mlc;
 mod pin_report;
 pub mod policy;

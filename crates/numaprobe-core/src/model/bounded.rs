@@ -52,6 +52,26 @@ pub fn from_slice_within<T: DeserializeOwned>(
     Ok(value)
 }
 
+/// [`from_slice`] read by a seed: a reader that carries what it has read
+/// so far (the dimensions a document declared, to bound what follows).
+pub fn from_slice_seed<'a, S: DeserializeSeed<'a>>(
+    bytes: &'a [u8],
+    seed: S,
+) -> Result<S::Value, serde_json::Error> {
+    let limit = budget(bytes.len());
+    let budget = Budget {
+        left: Cell::new(limit),
+        limit,
+    };
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = seed.deserialize(De {
+        d: &mut de,
+        b: &budget,
+    })?;
+    de.end()?;
+    Ok(value)
+}
+
 /// What may still be built.
 struct Budget {
     left: Cell<u64>,

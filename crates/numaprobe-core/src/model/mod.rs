@@ -25,6 +25,8 @@
 //! - `input`: reading a file from outside (regular files only, bounded size)
 //! - `bounded`: JSON read into its typed shape with the memory it builds
 //!   bounded by its size
+//! - `lax`: the loose typed shapes a reader takes of a document written by
+//!   another version (a field of another type is not there, not an error)
 //! - `shape`: declared dimensions of a document read from outside checked
 //!   against its data
 //! - `stamped`: a document's JSON text with its `kind` and provenance, as
@@ -52,6 +54,7 @@ pub mod hops_file;
 pub mod infer;
 pub mod input;
 pub mod label;
+pub mod lax;
 pub mod loaded;
 pub mod locks;
 pub mod matrix;

@@ -13,16 +13,17 @@
 //! measures it on synthetic fleets.
 
 pub mod robust;
+pub mod run_doc;
 pub mod signature;
 pub mod stream;
 
-use crate::analysis::compare::trust::{self, CellEvidence};
-use crate::model::document::{identify, Kind};
+use crate::analysis::compare::trust;
+use crate::model::document::{Head, Kind};
 use crate::model::fleet::{FleetNode, FleetReport, MetricStats, NodeStatus, Outlier, OutlierRule};
+use crate::model::lax::{Lax, Node};
 use crate::model::matrix::MatrixKind;
 use crate::model::ranking::Better;
-use serde::Deserialize;
-use serde_json::Value;
+use run_doc::{Phase, Phases, RunDoc};
 use std::collections::BTreeMap;
 
 /// Characters of a node's `reason` kept: it is written on each of the
@@ -92,11 +93,13 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                 nodes.push(node);
                 continue;
             }
-            // Read loosely (a node's partial report still counts), its
-            // memory bounded by its size as every document's is.
-            Some(text) => match crate::model::bounded::from_slice::<Value>(text.as_bytes()) {
-                Ok(d) if identify(&d) == Some(Kind::Run) => d,
-                Ok(_) => {
+            // Read loosely (a node's partial report still counts) into
+            // the shapes the fleet uses, straight from the text: its kind
+            // first, from its top level only, then its figures, every other
+            // field skipped unbuilt. Both bounded by its size.
+            Some(text) => match read_run(text.as_bytes()) {
+                Ok(Some(d)) => d,
+                Ok(None) => {
                     fail(
                         &mut node,
                         "run.json holds no topology: not a main-job report",
@@ -111,7 +114,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                 }
             },
         };
-        if node.status == NodeStatus::Ok && doc["complete"] == Value::Bool(false) {
+        if node.status == NodeStatus::Ok && doc.complete.copied() == Some(false) {
             node.status = NodeStatus::Incomplete;
             node.reason =
                 Some("the report says complete: false (interrupted or out of time)".into());
@@ -120,13 +123,17 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             (MatrixKind::Latency, "latency", Better::Lower),
             (MatrixKind::Bandwidth, "bandwidth", Better::Higher),
         ] {
-            let m = &doc[kind];
+            let m = doc.part(kind);
             let unit = mk.unit();
             // A matrix in another unit cannot be compared with the fleet's,
             // and its unit string would be repeated in every cell of the
             // report: refused, named with a short quote of what it says.
-            match m["unit"].as_str() {
-                _ if m.is_null() => {}
+            let m = match m {
+                Node::Null => continue,
+                Node::Other => None,
+                Node::Obj(p) => Some(p),
+            };
+            match m.and_then(|p| p.unit.get()) {
                 Some(u) if u == unit => {}
                 other => {
                     let said =
@@ -138,19 +145,18 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                     continue;
                 }
             }
-            for c in m["cells"].as_array().into_iter().flatten() {
-                let (Some(cpu), Some(mem), Some(v)) = (
-                    c["cpu_node"].as_u64(),
-                    c["mem_node"].as_u64(),
-                    c["median"].as_f64(),
-                ) else {
+            let Some(m) = m else { continue };
+            for c in m.cells.0.iter().filter_map(Node::get) {
+                let (Some(cpu), Some(mem), Some(v)) =
+                    (c.cpu_node.copied(), c.mem_node.copied(), c.median.copied())
+                else {
                     continue;
                 };
                 let id = format!("{kind} {cpu}->{mem}");
                 units.entry(id.clone()).or_insert((unit, better));
                 // A cell whose trust fields cannot be read is judged on
                 // what it has: no flags, no spread.
-                let evidence = CellEvidence::deserialize(c).unwrap_or_default();
+                let evidence = c.evidence();
                 if let Some(why) = trust::cell_trust(&evidence) {
                     node.untrusted.insert(id.clone(), why);
                 }
@@ -159,17 +165,17 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                 }
                 node.values.insert(id, v);
             }
-            for f in m["failed"].as_array().into_iter().flatten() {
-                let at = |key: &str| {
-                    f[key]
-                        .as_u64()
-                        .map_or_else(|| "?".into(), |n| n.to_string())
-                };
+            for f in &m.failed.0 {
+                let f = f.or_empty();
+                let at = |n: &Lax<u64>| n.copied().map_or_else(|| "?".into(), |n| n.to_string());
                 node.failed_cells.push(format!(
                     "{kind} {}->{}: {}",
-                    at("cpu_node"),
-                    at("mem_node"),
-                    clip(f["reason"].as_str().unwrap_or("failed"), MAX_CELL_REASON)
+                    at(&f.cpu_node),
+                    at(&f.mem_node),
+                    clip(
+                        f.reason.get().map_or("failed", String::as_str),
+                        MAX_CELL_REASON
+                    )
                 ));
             }
         }
@@ -182,7 +188,10 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             why.extend(node.failed_cells.iter().map(|c| format!("{c} (failed)")));
             node.reason = Some(clip(&why.join("; "), MAX_REASON));
         }
-        signatures.push((node.name.clone(), signature::of_run(&doc)));
+        signatures.push((
+            node.name.clone(),
+            signature::of_parts(&doc.topology, &doc.provenance),
+        ));
         nodes.push(node);
     }
 
@@ -304,20 +313,26 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
 /// reason comes from the report's `status` (which names each phase that
 /// fell short, and why) or else its `plan`; a missing matrix neither
 /// explains is still named.
-pub fn not_measured(doc: &Value) -> Vec<String> {
+pub fn not_measured(doc: &RunDoc) -> Vec<String> {
     let mut out = Vec::new();
-    let phases = doc["status"]["phases"].as_array();
+    let phases_of = |n: &Node<Phases>| n.get().map(|p| p.phases.0.clone()).unwrap_or_default();
+    let (status, plan) = (phases_of(&doc.status), phases_of(&doc.plan));
+    fn text(s: &Lax<String>) -> Option<&str> {
+        s.get().map(String::as_str)
+    }
     for kind in ["latency", "bandwidth"] {
-        let phase = phases
-            .into_iter()
-            .flatten()
-            .find(|p| p["phase"].as_str() == Some(kind));
-        let why = phase.map(|p| match p["shortfall"].as_str() {
+        let find = |phases: &[Node<Phase>]| {
+            phases
+                .iter()
+                .filter_map(Node::get)
+                .find(|p| text(&p.phase) == Some(kind))
+                .cloned()
+        };
+        let why = find(&status).map(|p| match text(&p.shortfall) {
             Some("budget") => "budget".to_string(),
             Some("interrupted") => "interrupted".to_string(),
             Some("failed") => "failed".to_string(),
-            _ => p["reason"]
-                .as_str()
+            _ => text(&p.reason)
                 .unwrap_or("no reason given")
                 .chars()
                 .take(120)
@@ -326,23 +341,18 @@ pub fn not_measured(doc: &Value) -> Vec<String> {
         // Reports without a `status` still carry the plan, whose phase says
         // how much of it was covered and why.
         let why = why.or_else(|| {
-            let p = doc["plan"]["phases"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|p| p["phase"].as_str() == Some(kind))?;
-            if p["coverage"].as_str() == Some("full") {
+            let p = find(&plan)?;
+            if text(&p.coverage) == Some("full") {
                 return None;
             }
-            let reason = p["reason"].as_str().unwrap_or("");
+            let reason = text(&p.reason).unwrap_or("");
             Some(if reason.contains("budget") {
                 "budget".to_string()
             } else {
                 reason.chars().take(120).collect()
             })
         });
-        let m = &doc[kind];
-        if m.is_null() {
+        if doc.part(kind).is_null() {
             out.push(format!(
                 "{kind} not measured ({})",
                 why.unwrap_or_else(|| "the report does not say why".into())
@@ -354,6 +364,15 @@ pub fn not_measured(doc: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+/// A node's report as the fleet reads it: None when it is valid JSON but no
+/// run document (told from its top level alone, as every reader tells it).
+fn read_run(bytes: &[u8]) -> Result<Option<RunDoc>, serde_json::Error> {
+    if Head::read(bytes)?.kind() != Some(Kind::Run) {
+        return Ok(None);
+    }
+    crate::model::bounded::from_slice(bytes).map(Some)
 }
 
 fn fail(node: &mut FleetNode, why: &str) {
@@ -397,6 +416,8 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
+    use serde_json::Value;
 
     #[test]
     fn natural_order_reads_numbers_as_numbers() {
@@ -471,6 +492,69 @@ mod tests {
         assert_eq!((r.nodes[1].group, r.groups.len()), (None, 1));
     }
 
+    /// A report is read into the fields the fleet uses, straight from its
+    /// text: fields it does not use are skipped unbuilt, so one that would
+    /// take many times its size as a JSON tree (here 300,000 empty arrays,
+    /// past the memory a document of its size may build) costs nothing and
+    /// the node's figures count.
+    #[test]
+    fn a_huge_field_the_fleet_does_not_use_is_skipped_unbuilt() {
+        let empties = format!("[{}[]]", "[],".repeat(300_000));
+        let huge = run(100.0, |d| {
+            d["topology"]["unused"] = Value::Null;
+            d["latency"]["cells"][0]["trace"] = Value::Null;
+        })
+        .replace(r#""unused":null"#, &format!(r#""unused":{empties}"#))
+        .replace(r#""trace":null"#, &format!(r#""trace":{empties}"#));
+        // Read whole, the same text is past its budget.
+        let whole = crate::model::bounded::from_slice::<Value>(huge.as_bytes()).unwrap_err();
+        assert!(whole.to_string().contains("too many values"), "{whole}");
+        let r = fleet(&[
+            ("h1", huge),
+            ("h2", run(101.0, |_| {})),
+            ("h3", run(102.0, |_| {})),
+        ]);
+        assert_eq!(r.nodes[0].status, NodeStatus::Ok, "{:?}", r.nodes[0]);
+        assert_eq!(r.nodes[0].values.get("latency 0->0"), Some(&100.0));
+        assert_eq!(r.groups.len(), 1, "{:?}", r.groups);
+    }
+
+    /// A field of another type than a report of this version writes reads
+    /// as not there: the cell without a usable median is left out, a
+    /// failed cell without numbers is named with `?`, a unit that is no
+    /// string is "none", and the rest of the report still counts.
+    #[test]
+    fn fields_of_another_type_read_as_missing_not_as_a_broken_report() {
+        let r = fleet(&[(
+            "t1",
+            run(100.0, |d| {
+                d["latency"]["cells"] = serde_json::json!([
+                    {"cpu_node": 0, "mem_node": 1, "median": "fast"},
+                    {"cpu_node": 0, "mem_node": 0, "median": 90.0, "min": "x", "flagged": true, "flags": ["spread"]},
+                    7
+                ]);
+                d["latency"]["failed"] = serde_json::json!([{"cpu_node": -1, "reason": 3}, "x"]);
+                d["bandwidth"]["unit"] = serde_json::json!(5);
+            }),
+        )]);
+        let n = &r.nodes[0];
+        assert_eq!(n.values.len(), 1, "{:?}", n.values);
+        // The flagged cell's evidence does not all read: judged without it.
+        assert!(n.untrusted.is_empty(), "{:?}", n.untrusted);
+        assert_eq!(
+            n.failed_cells,
+            ["latency ?->?: failed", "latency ?->?: failed"]
+        );
+        assert_eq!(n.status, NodeStatus::Failed);
+        assert!(
+            n.reason
+                .as_deref()
+                .is_some_and(|r| r.contains("bandwidth unit none is not GB/s")),
+            "{:?}",
+            n.reason
+        );
+    }
+
     /// What a matrix lacks is said in the words of the report's status (its
     /// shortfall) or else of its plan (the phase's coverage and reason); a
     /// matrix its plan covered in full is not named.
@@ -521,7 +605,8 @@ mod tests {
             ),
         ];
         for (d, want) in cases {
-            assert_eq!(not_measured(&d), want, "{d}");
+            let read = RunDoc::deserialize(&d).unwrap();
+            assert_eq!(not_measured(&read), want, "{d}");
         }
     }
 }

@@ -1,67 +1,82 @@
 //! A node's topology and firmware signature, read from its `run.json`, and
-//! the grouping of a fleet by it. The signature is read from the JSON
-//! document (not the typed `Topology`) so that reports written by other
-//! numaprobe versions still group as long as they carry the fields.
+//! the grouping of a fleet by it. The signature is read from the loose
+//! shapes of `run_doc` (not the typed `Topology`) so that reports written
+//! by other numaprobe versions still group as long as they carry the fields.
 
+use super::run_doc::{Provenance, SigDoc, SigTopology};
 use crate::model::fleet::{FieldDiff, Signature, SignatureGroup};
+use crate::model::lax::{Lax, Node};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// The signature of one run document (`run.json`): its `topology` and the
-/// kernel from its `provenance`.
+/// The signature of one run document (`run.json`) held as a JSON value:
+/// its `topology` and the kernel from its `provenance`.
 pub fn of_run(doc: &Value) -> Signature {
-    let topo = &doc["topology"];
-    let str_of = |v: &Value| v.as_str().unwrap_or("").to_string();
-    let len_of = |v: &Value| v.as_array().map_or(0, Vec::len);
-    let packages = len_of(&topo["packages"]);
-    let nodes = topo["numa_nodes"].as_array().cloned().unwrap_or_default();
-    let cpu_nodes = nodes.iter().filter(|n| len_of(&n["cpus"]) > 0).count();
+    // A JSON value reads as these loose shapes whatever it holds.
+    let d = SigDoc::deserialize(doc).unwrap_or_default();
+    of_parts(&d.topology, &d.provenance)
+}
+
+/// The signature of a topology and provenance as the fleet reads them.
+pub fn of_parts(topo: &Node<SigTopology>, provenance: &Node<Provenance>) -> Signature {
+    let topo = topo.or_empty();
+    let str_of = |v: &Lax<String>| v.cloned().unwrap_or_default();
+    let packages = topo.packages.len();
+    let nodes = &topo.numa_nodes.0;
+    let cpu_nodes = nodes
+        .iter()
+        .filter(|n| n.get().is_some_and(|n| !n.cpus.is_empty()))
+        .count();
     let memory_gib = nodes
         .iter()
-        .map(|n| (n["memory_bytes"].as_f64().unwrap_or(0.0) / GIB).round() as u64)
+        .map(|n| {
+            let bytes = n.get().and_then(|n| n.memory_bytes.copied());
+            (bytes.unwrap_or(0.0) / GIB).round() as u64
+        })
         .collect();
-    let slit = topo["distances"]["matrix"]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .map(|r| {
-                    r.as_array()
-                        .map(|c| c.iter().map(|v| v.as_u64().unwrap_or(0) as u32).collect())
-                        .unwrap_or_default()
-                })
+    let slit = topo
+        .distances
+        .get()
+        .map(|d| {
+            d.matrix
+                .0
+                .iter()
+                .map(|r| r.0.iter().map(|v| v.copied().unwrap_or(0) as u32).collect())
                 .collect()
         })
         .unwrap_or_default();
-    let llc_bytes = topo["caches"]
-        .as_array()
-        .and_then(|cs| {
-            cs.iter()
-                .filter(|c| c["type"].as_str() != Some("Instruction"))
-                .max_by_key(|c| c["level"].as_u64().unwrap_or(0))
-                .and_then(|c| c["size_bytes"].as_u64())
-        })
+    let llc_bytes = topo
+        .caches
+        .0
+        .iter()
+        .map(|c| c.or_empty())
+        .filter(|c| c.kind.get().map(String::as_str) != Some("Instruction"))
+        .max_by_key(|c| c.level.copied().unwrap_or(0))
+        .and_then(|c| c.size_bytes.copied())
         .unwrap_or(0);
+    let numbering = topo.numbering.or_empty();
     let numbering = format!(
         "{} / {}",
-        str_of(&topo["numbering"]["packages"]),
-        str_of(&topo["numbering"]["smt"])
+        str_of(&numbering.packages),
+        str_of(&numbering.smt)
     );
-    let kernel = match doc["provenance"]["kernel"].as_str() {
-        Some(k) => k.to_string(),
-        None => String::new(),
-    };
+    let kernel = provenance
+        .get()
+        .and_then(|p| p.kernel.cloned())
+        .unwrap_or_default();
     Signature {
-        cpu_model: str_of(&topo["cpu_model"]),
+        cpu_model: str_of(&topo.cpu_model),
         packages,
         numa_nodes: nodes.len(),
         nodes_per_package: cpu_nodes.checked_div(packages).unwrap_or(0),
-        cpus: len_of(&topo["cpus"]),
-        allowed_cpus: len_of(&topo["allowed"]["cpus"]),
+        cpus: topo.cpus.len(),
+        allowed_cpus: topo.allowed.get().map_or(0, |a| a.cpus.len()),
         numbering,
         slit,
-        thp: str_of(&topo["thp_mode"]),
+        thp: str_of(&topo.thp_mode),
         kernel,
         memory_gib,
         llc_bytes,
