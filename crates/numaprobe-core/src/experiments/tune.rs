@@ -9,7 +9,9 @@
 //! rest beyond noise.
 
 use crate::model::ranking::{Better, RankEntry, Ranking};
-use crate::model::tune::{Candidate, Comparison, Failure, Run, Skipped, TuneReport, Winner};
+use crate::model::tune::{
+    untrusted_pair, Candidate, Comparison, Failure, Run, Skipped, TuneReport, Winner,
+};
 use crate::placement::binding::{self, cpulist, BindError, Request, Smt, Strategy};
 use crate::placement::{PlacementError, TaskPolicy};
 use crate::stats::mann_whitney::mann_whitney;
@@ -544,20 +546,6 @@ pub fn wall_flags(times: &[f64], s: &Summary) -> Vec<String> {
         .collect();
     flags.extend(crate::stats::two_modes(times).map(|m| m.flag("s")));
     flags
-}
-
-/// The label of the flagged one of the fastest candidate (`top`) and the
-/// one it is compared with, the fastest first; None when both hold. A
-/// winner over or by an untrusted time would be a verdict from noise.
-pub fn untrusted_pair<'a>(cands: &'a [Candidate], c: &'a Candidate) -> Option<&'a str> {
-    if !c.flags.is_empty() {
-        return Some(&c.label);
-    }
-    let next = &c.vs_next.as_ref()?.next;
-    cands
-        .iter()
-        .find(|o| &o.label == next && !o.flags.is_empty())
-        .map(|o| o.label.as_str())
 }
 
 /// A word for a shell: quoted when it holds anything but safe characters.

@@ -141,3 +141,17 @@ pub struct Winner {
     pub omp: String,
     pub srun: String,
 }
+
+/// The label of the flagged one of the fastest candidate (`top`) and the
+/// one it is compared with, the fastest first; None when both hold. A
+/// winner over or by an untrusted time would be a verdict from noise.
+pub fn untrusted_pair<'a>(cands: &'a [Candidate], c: &'a Candidate) -> Option<&'a str> {
+    if !c.flags.is_empty() {
+        return Some(&c.label);
+    }
+    let next = &c.vs_next.as_ref()?.next;
+    cands
+        .iter()
+        .find(|o| &o.label == next && !o.flags.is_empty())
+        .map(|o| o.label.as_str())
+}

@@ -3,7 +3,7 @@
 //! row per run, so every figure can be re-analysed). JSON is the model
 //! itself through `report::to_json`.
 
-use crate::experiments::tune::untrusted_pair;
+use crate::model::tune::untrusted_pair;
 use crate::model::tune::NumaMaps;
 use crate::model::tune::{Candidate, Run, TuneReport};
 use crate::render::table::Align;
