@@ -85,7 +85,15 @@ fn a_valid_document_that_would_grow_past_its_budget_is_refused_while_it_is_read(
     std::fs::write(r.join("run.json"), text).unwrap();
     for args in readers("run.json") {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let err = usage_error(&numaprobe_in(&args, t.path()));
+        let out = numaprobe_in(&args, t.path());
+        if args[0] == "infer" {
+            // infer reads a run.json's matrix and topology only: the notes
+            // are skipped as they are read, never built, so nothing grows
+            // and the matrix is inferred.
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+            continue;
+        }
+        let err = usage_error(&out);
         assert!(err.contains("run.json"), "{args:?}: {err}");
         assert!(
             err.contains("too many values for its size"),
