@@ -361,6 +361,33 @@ mod tests {
     }
 
     #[test]
+    fn summaries_follow_the_samples_a_document_still_has() {
+        // Left out when written: the written summaries stand.
+        let mut o = outcome(PolicyKind::FirstTouch, &[10.0, 10.1, 9.9]);
+        o.leave_out_samples();
+        let written = o.throughput;
+        assert!(written.is_some());
+        o.summarise();
+        assert_eq!(o.throughput, written);
+        // Samples there: they decide, whatever else the document says.
+        let mut o = outcome(PolicyKind::FirstTouch, &[10.0, 10.1, 9.9]);
+        o.left_out = Some(crate::model::policy::LeftOut {
+            samples: 1,
+            set_aside: 0,
+            gbps: None,
+        });
+        o.throughput = None;
+        o.summarise();
+        assert_eq!(o.throughput.map(|t| t.median), Some(10.0));
+        // Neither samples nor what they left: no figure, no flag.
+        let mut o = outcome(PolicyKind::FirstTouch, &[]);
+        o.throughput = Summary::of(&[5.0]);
+        o.flags = vec!["stale".into()];
+        o.summarise();
+        assert_eq!((o.throughput, o.flags.len()), (None, 0));
+    }
+
+    #[test]
     fn shared_data_interleave_win_and_independent_loss_are_said_with_margins() {
         let shared = CaseResult {
             case: DataCase::Shared,

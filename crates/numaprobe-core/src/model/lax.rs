@@ -9,6 +9,30 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 use serde_json::Value;
 use std::fmt;
 
+/// A visitor's answer to every JSON scalar but null (a boolean, a number,
+/// a string): `Ok(value)`, the same for all five, for the readers here and
+/// in `analysis` that take none of them.
+macro_rules! scalars_answer {
+    ($v:expr) => {
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+    };
+}
+pub(crate) use scalars_answer;
+
 /// A leaf field (a number, a string, a short list): the value when it
 /// reads as a `T`, [`Lax::Not`] when it is there as something else (null
 /// included), [`Lax::Absent`] when it is not there (the field's default).
@@ -119,21 +143,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Node<T> {
             fn visit_none<E: de::Error>(self) -> Result<Node<T>, E> {
                 Ok(Node::Null)
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Node<T>, E> {
-                Ok(Node::Other)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Node<T>, E> {
-                Ok(Node::Other)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Node<T>, E> {
-                Ok(Node::Other)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Node<T>, E> {
-                Ok(Node::Other)
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Node<T>, E> {
-                Ok(Node::Other)
-            }
+            crate::model::lax::scalars_answer!(Node::Other);
         }
         d.deserialize_any(V(std::marker::PhantomData))
     }
@@ -175,21 +185,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Items<T> {
             fn visit_none<E: de::Error>(self) -> Result<Items<T>, E> {
                 Ok(Items::default())
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Items<T>, E> {
-                Ok(Items::default())
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Items<T>, E> {
-                Ok(Items::default())
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Items<T>, E> {
-                Ok(Items::default())
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Items<T>, E> {
-                Ok(Items::default())
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Items<T>, E> {
-                Ok(Items::default())
-            }
+            crate::model::lax::scalars_answer!(Items::default());
         }
         d.deserialize_any(V(std::marker::PhantomData))
     }
@@ -245,21 +241,7 @@ impl<'de> Visitor<'de> for CountVisitor {
     fn visit_none<E: de::Error>(self) -> Result<Lax<usize>, E> {
         Ok(Lax::Not)
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Lax<usize>, E> {
-        Ok(Lax::Not)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Lax<usize>, E> {
-        Ok(Lax::Not)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Lax<usize>, E> {
-        Ok(Lax::Not)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Lax<usize>, E> {
-        Ok(Lax::Not)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Lax<usize>, E> {
-        Ok(Lax::Not)
-    }
+    crate::model::lax::scalars_answer!(Lax::Not);
 }
 
 /// Whether a key is there, and null or not, its value skipped unbuilt.
