@@ -7,9 +7,12 @@
 mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
+#[path = "cli/dump.rs"]
+mod dump;
 
 use cli::{numaprobe, usage_error};
 use common::TempDir;
+use dump::{dumps, Dumps};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -19,55 +22,6 @@ fn s(p: &Path) -> &str {
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-const NODE1_MEMINFO: &str = "sys/devices/system/node/node1/meminfo";
-
-/// The Opteron dump, its saved topology, and a copy whose node 1 reports
-/// `node1_kb` of memory (8 GiB in the dump).
-struct Dumps {
-    _dir: TempDir,
-    _dump: common::Unpacked,
-    root: PathBuf,
-    expect: PathBuf,
-    changed: PathBuf,
-}
-
-fn dumps(tag: &str, node1_kb: u64) -> Dumps {
-    let dir = TempDir::new(tag);
-    let dump = common::unpack("16amd64-8n2c");
-    let expect = dir.path().join("expect.json");
-    cli::ok(&numaprobe(&[
-        "topo",
-        "--sysfs-root",
-        s(&dump.root),
-        "-o",
-        s(&expect),
-    ]));
-    let changed = dir.path().join("changed");
-    let st = Command::new("cp")
-        .args(["-a", s(&dump.root), s(&changed)])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let meminfo = changed.join(NODE1_MEMINFO);
-    let old = std::fs::read_to_string(&meminfo).unwrap();
-    assert!(old.contains("MemTotal:      8388608 kB"), "{old}");
-    std::fs::write(
-        &meminfo,
-        old.replace(
-            "MemTotal:      8388608 kB",
-            &format!("MemTotal:      {node1_kb} kB"),
-        ),
-    )
-    .unwrap();
-    Dumps {
-        root: dump.root.clone(),
-        _dump: dump,
-        _dir: dir,
-        expect,
-        changed,
-    }
 }
 
 fn check(d: &Dumps, root: &Path, more: &[&str]) -> Output {

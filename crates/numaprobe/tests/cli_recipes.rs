@@ -1,0 +1,441 @@
+//! The production page's recipes run as the page writes them: each command
+//! line or file an administrator copies from doc/production.md is read from
+//! the page (the code block after `<!-- recipe: NAME -->`), only its paths
+//! replaced, and run through `sh` with the built numaprobe first on PATH.
+//! So the page and what is tested cannot drift apart: the NHC check
+//! function and its nhc.conf lines, `check --skip allowed`, `--skip memory`
+//! and `--mem-tolerance`, the two steps of `run` then `check --measured`,
+//! and `fleet --from` re-judging a gathered folder then `check --expect
+//! fleet.json` (with `--group`). Recipes that need Slurm, node_exporter or
+//! hwloc run in `scripts/slurm-test` and `scripts/export-test`.
+
+mod cli;
+#[path = "../../numaprobe-core/tests/common/mod.rs"]
+mod common;
+#[path = "cli/dump.rs"]
+mod dump;
+
+use common::TempDir;
+use dump::dumps;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The body of the code block after `<!-- recipe: NAME -->` in
+/// `doc/PAGE`, its fence's indentation (a block inside a list item) taken
+/// off every line.
+fn recipe(page: &str, name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../doc")
+        .join(page);
+    let page_text = std::fs::read_to_string(&path).unwrap();
+    let marker = format!("<!-- recipe: {name} -->");
+    let at = page_text
+        .find(&marker)
+        .unwrap_or_else(|| panic!("doc/{page}: no {marker}"));
+    let mut lines = page_text[at + marker.len()..].lines().skip(1);
+    let fence = lines.next().unwrap_or_default();
+    let indent = fence.len() - fence.trim_start().len();
+    assert!(
+        fence.trim_start().starts_with("```"),
+        "doc/{page}: {marker} is not followed by a code block: {fence:?}"
+    );
+    let mut body = String::new();
+    for line in lines {
+        if line.trim_start().starts_with("```") {
+            return body;
+        }
+        body.push_str(line.get(indent..).unwrap_or(""));
+        body.push('\n');
+    }
+    panic!("doc/{page}: {marker}'s code block never ends");
+}
+
+/// The recipe's command lines (comments and blank lines left out).
+fn commands(recipe: &str) -> Vec<String> {
+    recipe
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
+/// A folder holding `numaprobe` (a link to the built binary), to put first
+/// on PATH as an installed numaprobe would be.
+fn bin_dir(t: &TempDir) -> PathBuf {
+    let bin = t.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_numaprobe"), bin.join("numaprobe")).unwrap();
+    bin
+}
+
+/// `line` run by `sh -c` in `cwd` with `bin` first on PATH.
+fn sh(line: &str, bin: &Path, cwd: &Path) -> Output {
+    Command::new("sh")
+        .args(["-c", line])
+        .current_dir(cwd)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// NHC's driver as a check function sees it (lbnl-nhc 1.4 and 1.5, the
+/// `nhc` script): it sets its own PATH, turns globbing off and extended
+/// globs on, sources every `*.nhc` of its scripts folder, then for each
+/// `MASK || CHECK` line of nhc.conf `eval`s CHECK unquoted in its own shell.
+/// `die [N] MSG` logs `Health check failed:  MSG` and exits N (1 by
+/// default): the first check that dies ends the run and marks the node; a
+/// check that returns non-zero without dying fails it too; `log` writes a
+/// line. Only the mask `*` is used here. NHC itself is not packaged for
+/// Debian 13, so this is what runs the recipe.
+const NHC_DRIVER: &str = r#"
+PATH="/sbin:/usr/sbin:/bin:/usr/bin"
+export PATH
+set -f
+shopt -s expand_aliases extglob
+function log() { printf '%s\n' "$*"; }
+function die() {
+    local RET=1
+    if [[ -n "$1" && "$1" == +([0-9]) ]]; then RET="$1"; shift; fi
+    CHECK_DIED=1
+    log "Health check failed:  $*"
+    exit $RET
+}
+set +f
+for SCRIPT in "$1"/*.nhc; do . "$SCRIPT"; done
+set -f
+while IFS= read -r LINE; do
+    [[ "$LINE" == *'||'* && "$LINE" != '#'* ]] || continue
+    MASK="${LINE%%||*}"
+    [[ "${MASK//[[:space:]]}" == '*' ]] || { log "mask not handled here: $MASK"; exit 99; }
+    CHECK="${LINE#*||}"
+    CHECK="${CHECK#"${CHECK%%[![:space:]]*}"}"
+    CHECK_DIED=0
+    eval $CHECK
+    RET=$?
+    if (( RET == 127 )); then die 127 "No such check \"${CHECK%% *}\""; fi
+    if (( RET != 0 )) && (( CHECK_DIED == 0 )); then die $RET "Check $CHECK returned $RET"; fi
+done <"$2"
+log "Node Health Check completed successfully"
+exit 0
+"#;
+
+/// The NHC recipe installed under `t`: `scripts/numaprobe.nhc` as the page
+/// writes it, and nhc.conf from the page with the tarball's
+/// `/usr/local/bin` replaced by `bin` and the expectation by `expect`
+/// followed by `more`.
+fn nhc_setup(t: &TempDir, tag: &str, bin: &Path, expect: &str, keep_export: bool) -> PathBuf {
+    let dir = t.path().join(tag);
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(
+        dir.join("scripts/numaprobe.nhc"),
+        recipe("production.md", "nhc-function"),
+    )
+    .unwrap();
+    let conf = recipe("production.md", "nhc-conf");
+    assert!(
+        conf.contains("* || export PATH=\"$PATH:/usr/local/bin\"")
+            && conf.contains("* || check_numaprobe /etc/numaprobe/expect.json"),
+        "doc/production.md's nhc.conf changed shape:\n{conf}"
+    );
+    let conf: String = conf
+        .lines()
+        .filter(|l| keep_export || !l.contains("export PATH"))
+        .map(|l| {
+            l.replace("/usr/local/bin", s(bin))
+                .replace("/etc/numaprobe/expect.json", expect)
+                + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("nhc.conf"), conf).unwrap();
+    dir
+}
+
+fn nhc(dir: &Path) -> Output {
+    Command::new("bash")
+        .args([
+            "-c",
+            NHC_DRIVER,
+            "nhc",
+            s(&dir.join("scripts")),
+            s(&dir.join("nhc.conf")),
+        ])
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_nhc_check_function_fails_a_node_only_on_a_difference() {
+    let t = TempDir::new("recipe-nhc");
+    let bin = bin_dir(&t);
+    // The expectation saved as the page says, then checked through NHC.
+    let save = commands(&recipe("production.md", "expect"));
+    assert_eq!(save, ["numaprobe topo -o /etc/numaprobe/expect.json"]);
+    let expect = t.path().join("expect.json");
+    let o = sh(
+        &save[0].replace("/etc/numaprobe/expect.json", s(&expect)),
+        &bin,
+        t.path(),
+    );
+    assert!(o.status.success(), "{o:?}");
+    let o = nhc(&nhc_setup(&t, "match", &bin, s(&expect), true));
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        text(&o.stdout).contains("completed successfully")
+            && !text(&o.stdout).contains("could not"),
+        "{o:?}"
+    );
+    // Without the export line NHC's own PATH does not hold the tarball's
+    // folder: the check cannot run, is logged and passes (exit 127).
+    let o = nhc(&nhc_setup(&t, "nopath", &bin, s(&expect), false));
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        text(&o.stdout).contains("check_numaprobe: numaprobe could not check (exit 127)"),
+        "{o:?}"
+    );
+    // A node whose node 1 lost half its memory: NHC fails it, the first
+    // difference as its message; options after the expectation reach
+    // numaprobe check (--skip memory lets it pass).
+    let d = dumps("recipe-nhc-dump", 4_194_304);
+    let arg = format!("{} --sysfs-root {}", s(&d.expect), s(&d.changed));
+    let o = nhc(&nhc_setup(&t, "half", &bin, &arg, true));
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(
+        text(&o.stdout).trim(),
+        "Health check failed:  check_numaprobe: memory: node 1: memory: expected 8 GiB, found 4 GiB"
+    );
+    let o = nhc(&nhc_setup(
+        &t,
+        "skip",
+        &bin,
+        &format!("{arg} --skip memory"),
+        true,
+    ));
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    // A half-written expectation (exit 2) never fails the node: logged.
+    let half = t.path().join("half.json");
+    let whole = std::fs::read(&expect).unwrap();
+    std::fs::write(&half, &whole[..whole.len() / 2]).unwrap();
+    let o = nhc(&nhc_setup(&t, "broken", &bin, s(&half), true));
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        text(&o.stdout).contains(&format!(
+            "check_numaprobe: numaprobe could not check (exit 2); run it by hand: numaprobe check --expect {}",
+            s(&half)
+        )),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn skip_allowed_checks_an_expectation_saved_inside_a_job() {
+    let t = TempDir::new("recipe-skip-allowed");
+    let bin = bin_dir(&t);
+    let line = commands(&recipe("production.md", "skip-allowed"));
+    assert_eq!(
+        line,
+        ["numaprobe check --expect /etc/numaprobe/expect.json --skip allowed"]
+    );
+    // Saved inside a job's cpuset: one CPU (taskset stands for the job).
+    let expect = t.path().join("expect.json");
+    let o = Command::new("taskset")
+        .args(["-c", "0", env!("CARGO_BIN_EXE_numaprobe"), "topo", "-o"])
+        .arg(&expect)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let line = line[0].replace("/etc/numaprobe/expect.json", s(&expect));
+    let o = sh(&line, &bin, t.path());
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let o = sh(&line.replace(" --skip allowed", ""), &bin, t.path());
+    if allowed > 1 {
+        // The whole node's view differs in the allowed CPUs alone.
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        let out = text(&o.stdout);
+        assert!(
+            out.lines()
+                .next()
+                .unwrap_or("")
+                .starts_with("allowed: allowed CPUs: expected 0, found 0-"),
+            "{out}"
+        );
+        assert!(
+            out.lines()
+                .all(|l| !l.contains(": expected ") || l.starts_with("allowed: ")),
+            "{out}"
+        );
+    } else {
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+    }
+}
+
+#[test]
+fn skip_memory_and_a_wider_tolerance_pass_a_node_whose_memory_moved() {
+    let t = TempDir::new("recipe-memory");
+    let bin = bin_dir(&t);
+    let lines = commands(&recipe("production.md", "memory"));
+    assert_eq!(
+        lines,
+        [
+            "numaprobe check --expect /etc/numaprobe/expect.json --skip memory",
+            "numaprobe check --expect /etc/numaprobe/expect.json --mem-tolerance 10%",
+        ]
+    );
+    // 7.5 GiB where 8 were: one DIMM of sixteen, or a hot-plug step.
+    let d = dumps("recipe-memory-dump", 7_864_320);
+    let half = dumps("recipe-memory-half", 4_194_304);
+    let run = |line: &str, d: &dump::Dumps, root: &Path| {
+        let line = line.replace("/etc/numaprobe/expect.json", s(&d.expect));
+        let o = sh(&format!("{line} --sysfs-root {}", s(root)), &bin, t.path());
+        o.status.code()
+    };
+    let plain = "numaprobe check --expect /etc/numaprobe/expect.json";
+    assert_eq!(run(plain, &d, &d.changed), Some(1));
+    for line in &lines {
+        assert_eq!(run(line, &d, &d.changed), Some(0), "{line}");
+        assert_eq!(run(line, &d, &d.root), Some(0), "{line}");
+    }
+    // Half the memory is past 10 %: the tolerance still finds it.
+    assert_eq!(run(&lines[1], &half, &half.changed), Some(1));
+    assert_eq!(run(&lines[0], &half, &half.changed), Some(0));
+}
+
+#[test]
+fn run_then_check_measured_compares_the_cells() {
+    let t = TempDir::new("recipe-measured");
+    let bin = bin_dir(&t);
+    let lines = commands(&recipe("production.md", "measured"));
+    assert_eq!(
+        lines,
+        [
+            "numaprobe run --report-dir /var/lib/numaprobe/last",
+            "numaprobe check --expect /etc/numaprobe/run.json --measured /var/lib/numaprobe/last",
+        ]
+    );
+    let last = t.path().join("last");
+    let trusted = t.path().join("run.json");
+    let at = |line: &str| {
+        line.replace("/var/lib/numaprobe/last", s(&last))
+            .replace("/etc/numaprobe/run.json", s(&trusted))
+    };
+    // The maintenance job's run, with a budget and buffer a test can afford.
+    let o = sh(
+        &format!("{} --budget 6s --size 16MiB", at(&lines[0])),
+        &bin,
+        t.path(),
+    );
+    assert!(o.status.success(), "{o:?}");
+    // This node's own run saved as the trusted one: every cell matches.
+    std::fs::copy(last.join("run.json"), &trusted).unwrap();
+    let o = sh(&at(&lines[1]), &bin, t.path());
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = text(&o.stdout);
+    assert!(out.starts_with("/ matches "), "{out}");
+    assert!(
+        out.contains(
+            "latency cells within 15 % of the expected medians; bandwidth cells within 15 %"
+        ),
+        "the cells were not compared: {out}"
+    );
+    assert!(
+        !text(&o.stderr).contains("--measured"),
+        "a note says the cells were not compared: {o:?}"
+    );
+}
+
+#[test]
+fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
+    let t = TempDir::new("recipe-fleet");
+    let bin = bin_dir(&t);
+    let lines = commands(&recipe("production.md", "fleet"));
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert!(
+        lines[0].starts_with("numaprobe fleet --nodelist "),
+        "{lines:?}"
+    );
+    // The gathered folder of the page's date: the five real reports of
+    // tests/fixtures/fleet, and the fleet.json a gathering writes.
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fleet/taskset-one-cpu");
+    let dir = t.path().join("fleet-2026-11-27");
+    assert!(Command::new("cp")
+        .args(["-a", s(&src), s(&dir)])
+        .status()
+        .unwrap()
+        .success());
+    let o = cli::numaprobe(&["fleet", "--from", s(&dir), "--replace"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let original = std::fs::read(dir.join("fleet.json")).unwrap();
+    // less fleet-*/fleet.md: the summary is there.
+    assert!(lines[1].starts_with("less fleet-*/fleet.md"), "{lines:?}");
+    assert!(dir.join("fleet.md").is_file());
+    // Judged again with other thresholds: into fleet-2026-11-27-judged/,
+    // the folder's own fleet.json untouched.
+    let judge = lines[2].split(" #").next().unwrap().trim();
+    assert_eq!(
+        judge,
+        "numaprobe fleet --from fleet-2026-11-27 --outlier-pct 10 --outlier-sd 5"
+    );
+    let o = sh(judge, &bin, t.path());
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "node5 is configured unlike the others: {o:?}"
+    );
+    assert!(lines[2].ends_with("# judge again into fleet-2026-11-27-judged/"));
+    let judged: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(t.path().join("fleet-2026-11-27-judged/fleet.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        judged["rule"]["min_off_percent"], 10.0,
+        "{}",
+        judged["rule"]
+    );
+    assert_eq!(judged["rule"]["min_robust_z"], 5.0, "{}", judged["rule"]);
+    assert_eq!(std::fs::read(dir.join("fleet.json")).unwrap(), original);
+    // This node against the fleet's largest group, then against group 1
+    // (fleet.md's group 2, node5's): each a check (0 or 1), never bad input.
+    for (line, group) in lines[3..].iter().zip([
+        "group 0 of 2 (4 nodes: node1, node2, node3, node4)",
+        "group 1 of 2 (1 node: node5)",
+    ]) {
+        let line = line.split(" #").next().unwrap().trim();
+        assert!(line.starts_with("numaprobe check --expect fleet-2026-11-27/fleet.json"));
+        let o = sh(line, &bin, t.path());
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{line}: {o:?}");
+        let out = text(&o.stdout);
+        assert!(
+            out.contains(&format!("checked: signature of {group}")),
+            "{line}: {out}"
+        );
+        assert!(
+            out.lines()
+                .all(|l| !l.contains(": expected ") || l.contains(", found ")),
+            "{out}"
+        );
+    }
+    assert!(lines[4].contains("--group 1"), "{lines:?}");
+    let o = sh(
+        "numaprobe check --expect fleet-2026-11-27/fleet.json --group 2",
+        &bin,
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        text(&o.stderr).contains("0 is the largest; valid: 0-1"),
+        "{o:?}"
+    );
+}
