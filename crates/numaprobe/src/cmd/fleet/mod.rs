@@ -305,20 +305,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let _ = top.remove_empty_dir(NODES);
         let _ = std::fs::remove_dir(&dir);
         let line = launch::srun_failure(&gathered);
-        // srun's own words for a selection that cannot be had are bad input.
-        let bad_input = gathered.srun_stderr.iter().any(|l| {
-            l.contains("Invalid partition")
-                || l.contains("Invalid account")
-                || l.contains("Invalid node name")
-                || l.contains("Invalid time limit")
-                || l.contains("Invalid qos")
-                || l.contains("reservation is invalid")
-                || l.contains("Invalid reservation")
-                || l.contains("unrecognized option")
-                || l.contains("invalid option")
-                || l.contains("configuration is not available")
-        });
-        return Err(if bad_input {
+        return Err(if start::input_refused(&gathered.srun_stderr) {
             usage(line)
         } else if start::allocation_failed(&gathered.srun_stderr) {
             anyhow::Error::new(NotStarted(format!("{line}; nothing run")))

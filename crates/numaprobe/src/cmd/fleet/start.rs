@@ -92,9 +92,56 @@ pub fn allocation_failed(srun_stderr: &[String]) -> bool {
     })
 }
 
+/// srun's stderr said the selection it was given cannot be had (a
+/// partition, account, node, QOS, reservation or constraint Slurm does not
+/// know, an option it does not take): bad input, which waiting never cures.
+pub fn input_refused(srun_stderr: &[String]) -> bool {
+    srun_stderr.iter().any(|l| {
+        [
+            "Invalid partition",
+            "Invalid account",
+            "Invalid node name",
+            "Invalid time limit",
+            "Invalid qos",
+            "reservation is invalid",
+            "Invalid reservation",
+            "Invalid feature specification",
+            "unrecognized option",
+            "invalid option",
+            "configuration is not available",
+        ]
+        .iter()
+        .any(|k| l.contains(k))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn srun_s_refusals_of_the_selection_are_bad_input() {
+        let l = |s: &str| vec!["srun: job 7 queued".to_string(), s.to_string()];
+        for refused in [
+            "srun: error: Unable to allocate resources: Invalid feature specification",
+            "srun: error: Unable to allocate resources: Invalid node name specified",
+            "srun: error: Unable to allocate resources: Invalid partition name specified",
+            "srun: error: Unable to allocate resources: Invalid account or account/partition combination specified",
+            "srun: error: Unable to allocate resources: Invalid qos specification",
+            "srun: error: Unable to allocate resources: Requested reservation is invalid",
+            "srun: error: Invalid reservation name",
+            "srun: error: Invalid time limit specification",
+            "srun: unrecognized option '--bogus'",
+            "srun: invalid option -- 'Z'",
+            "srun: error: Unable to allocate resources: Requested node configuration is not available",
+        ] {
+            assert!(input_refused(&l(refused)), "{refused}");
+        }
+        assert!(!input_refused(&l(
+            "srun: error: Unable to allocate resources: Requested nodes are busy"
+        )));
+        assert!(!input_refused(&[]));
+    }
 
     #[test]
     fn an_overdue_start_is_given_up_unless_the_job_runs() {
