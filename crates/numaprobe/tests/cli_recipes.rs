@@ -6,7 +6,8 @@
 //! function and its nhc.conf lines, `check --skip allowed`, `--skip memory`
 //! and `--mem-tolerance`, the two steps of `run` then `check --measured`,
 //! and `fleet --from` re-judging a gathered folder then `check --expect
-//! fleet.json` (with `--group`). Recipes that need Slurm, node_exporter or
+//! fleet.json` (with `--group`); and doc/commands/diff-check.md's job-script
+//! lines. Recipes that need Slurm, node_exporter or
 //! hwloc run in `scripts/slurm-test` and `scripts/export-test`.
 
 mod cli;
@@ -438,4 +439,64 @@ fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
         text(&o.stderr).contains("0 is the largest; valid: 0-1"),
         "{o:?}"
     );
+}
+
+/// doc/commands/diff-check.md's job-script lines: the layout and a binding
+/// saved once, then checked at the top of a job; a job confined to fewer
+/// CPUs than the binding names stops (`|| exit 1`).
+#[test]
+fn a_job_script_checks_its_saved_layout_and_binding() {
+    let t = TempDir::new("recipe-job-script");
+    let bin = bin_dir(&t);
+    let lines = commands(&recipe("commands/diff-check.md", "job-script"));
+    let cut = |l: &String| l.split("  #").next().unwrap().trim().to_string();
+    let lines: Vec<String> = lines.iter().map(cut).collect();
+    assert_eq!(
+        lines,
+        [
+            "numaprobe topo -o expected-topo.json",
+            "numaprobe pin --threads 8 --strategy scatter -o expected-pin.json",
+            "numaprobe check --expect expected-topo.json || exit 1",
+            "numaprobe check --expect expected-pin.json  || exit 1",
+        ]
+    );
+    // As many threads as this machine allows (the page's 8 where it has them).
+    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = allowed.min(8);
+    let save = format!(
+        "{} && {}",
+        lines[0],
+        lines[1].replace("--threads 8", &format!("--threads {threads}"))
+    );
+    let o = sh(&save, &bin, t.path());
+    assert!(o.status.success(), "{o:?}");
+    let job = format!("{}\n{}\necho job ran\n", lines[2], lines[3]);
+    let o = sh(&job, &bin, t.path());
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(text(&o.stdout).contains("job ran"), "{o:?}");
+    if threads > 1 {
+        // The same job inside a one-CPU cpuset: the topology check fails
+        // first (allowed CPUs), and the job stops there.
+        let o = Command::new("taskset")
+            .args(["-c", "0", "sh", "-c", &job])
+            .current_dir(t.path())
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        let out = text(&o.stdout);
+        assert!(
+            out.starts_with("allowed: allowed CPUs: expected 0-"),
+            "{out}"
+        );
+        assert!(!out.contains("job ran"), "{out}");
+        let o = Command::new("taskset")
+            .args(["-c", "0", "sh", "-c", &lines[3]])
+            .current_dir(t.path())
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        assert!(text(&o.stdout).contains("found not allowed"), "{o:?}");
+    }
 }
