@@ -3,20 +3,25 @@
 //! (thread binding x memory policy, from the topology), what each sets in
 //! the child (CPU set, task memory policy, OpenMP variables), and, from the
 //! runs, the ranking by median wall time, whether each gap is beyond noise
-//! (the stats layer's Mann–Whitney U test) and the winner in the forms
-//! people paste. Candidates that resolve to the same placement on this
+//! (the stats layer's Mann–Whitney U test) and the winner (its forms to
+//! paste are `winner`'s). Candidates that resolve to the same placement on this
 //! machine are run once; a winner is named only when it is faster than the
 //! rest beyond noise.
 
 use crate::model::ranking::{Better, RankEntry, Ranking};
 use crate::model::tune::{
-    untrusted_pair, Candidate, Comparison, Failure, Run, Skipped, TuneReport, Winner,
+    untrusted_pair, Candidate, Comparison, Failure, Run, Skipped, TuneReport,
 };
 use crate::placement::binding::{self, cpulist, BindError, Request, Smt, Strategy};
 use crate::placement::{PlacementError, TaskPolicy};
 use crate::stats::mann_whitney::mann_whitney;
 use crate::stats::Summary;
 use crate::topology::Topology;
+
+mod winner;
+#[cfg(test)]
+use winner::hex_mask;
+pub use winner::winner;
 
 /// A gap is beyond noise at this two-sided p-value or below.
 pub const ALPHA: f64 = 0.05;
@@ -548,97 +553,5 @@ pub fn wall_flags(times: &[f64], s: &Summary) -> Vec<String> {
     flags
 }
 
-/// A word for a shell: quoted when it holds anything but safe characters.
-fn shell_word(s: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !s.is_empty() && s.chars().all(safe) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-/// `0x...` mask of a CPU or node set, for srun's mask_cpu / mask_mem.
-fn hex_mask(ids: &[u32]) -> String {
-    let top = ids.iter().max().copied().unwrap_or(0) as usize;
-    let mut nibbles = vec![0u8; top / 4 + 1];
-    for &i in ids {
-        nibbles[i as usize / 4] |= 1 << (i % 4);
-    }
-    let hex: String = nibbles
-        .iter()
-        .rev()
-        .map(|n| char::from_digit(u32::from(*n), 16).unwrap())
-        .collect();
-    format!("0x{hex}")
-}
-
-/// The candidate as commands to paste.
-pub fn winner(p: &Planned, threads: usize, command: &[String]) -> Winner {
-    let cmd = command
-        .iter()
-        .map(|w| shell_word(w))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let nodes = cpulist(&p.policy_nodes);
-    let bound = p.binding != BindingKind::None;
-    let numactl_mem = match p.memory {
-        MemoryKind::FirstTouch => None,
-        MemoryKind::LocalBind => Some(format!("--membind={nodes}")),
-        MemoryKind::Interleave => Some(format!("--interleave={nodes}")),
-        MemoryKind::WeightedInterleave => Some(format!("--weighted-interleave={nodes}")),
-    };
-    let omp = p
-        .env
-        .iter()
-        .map(|(k, v)| format!("{k}={}", shell_word(v)))
-        .chain(p.env_remove.iter().map(|k| format!("-u {k}")))
-        .collect::<Vec<_>>();
-    // `env -u` for a removed variable keeps the line one paste.
-    let omp = if p.env_remove.is_empty() {
-        omp.join(" ")
-    } else {
-        format!("env {}", omp.join(" "))
-    };
-    let mut numactl = vec!["numactl".to_string()];
-    if bound {
-        numactl.push(format!("--physcpubind={}", cpulist(&p.cpus)));
-    }
-    numactl.extend(numactl_mem.clone());
-    let numactl = if numactl.len() == 1 {
-        format!("{omp} {cmd}")
-    } else {
-        format!("{omp} {} {cmd}", numactl.join(" "))
-    };
-    let cpu_bind = if bound {
-        format!("--cpu-bind=mask_cpu:{}", hex_mask(&p.cpus))
-    } else {
-        "--cpu-bind=none".into()
-    };
-    // srun binds memory per task to a node set, but has no interleave:
-    // that goes through numactl inside the step.
-    let srun = match p.memory {
-        MemoryKind::FirstTouch => {
-            format!("{omp} srun -n 1 -c {threads} {cpu_bind} {cmd}")
-        }
-        MemoryKind::LocalBind => format!(
-            "{omp} srun -n 1 -c {threads} {cpu_bind} --mem-bind=mask_mem:{} {cmd}",
-            hex_mask(&p.policy_nodes)
-        ),
-        _ => format!(
-            "{omp} srun -n 1 -c {threads} {cpu_bind} numactl {} {cmd}",
-            numactl_mem.unwrap_or_default()
-        ),
-    };
-    Winner {
-        label: p.label.clone(),
-        numactl,
-        taskset: bound.then(|| format!("{omp} taskset -c {} {cmd}", cpulist(&p.cpus))),
-        omp,
-        srun,
-    }
-}
-
 #[cfg(test)]
-#[path = "tune_tests.rs"]
 mod tests;
