@@ -1,0 +1,194 @@
+//! Fixtures of the matrix model for every module's tests (a sample
+//! latency matrix, cells, a failed cell) and the model's own tests: the
+//! failure summary, placements over threads, set-aside samples and the
+//! busy-machine flags.
+
+use super::*;
+use crate::timer::ClockSource;
+
+pub(crate) fn cell(cpu: u32, mem: u32, median: f64, fraction: f64) -> Cell {
+    let flagged = fraction < crate::placement::PLACEMENT_THRESHOLD;
+    Cell {
+        cpu_node: cpu,
+        mem_node: mem,
+        median,
+        min: median - 1.0,
+        max: median + 1.0,
+        cv: 0.005,
+        set_aside: Default::default(),
+        others_busy_cpus: None,
+        samples: vec![median - 1.0, median, median + 1.0],
+        sketch: None,
+        stop: StopReason::CvReached,
+        placement: CellPlacement {
+            fraction_on_intended: fraction,
+            pages: 100,
+            page_size: 4096,
+            per_node: [(mem, (fraction * 100.0) as u64)].into_iter().collect(),
+            not_present: 0,
+            thp_fraction: None,
+        },
+        cpus: vec![cpu],
+        params: CellParams {
+            size_bytes: 1 << 20,
+            stride_bytes: Some(64),
+            pattern: Some("random".into()),
+            window_pages: None,
+            pages: PageKind::Small,
+            threads: 1,
+            op: None,
+            policy: format!("bind:{mem}"),
+        },
+        kernel: crate::kernels::chase::spec(crate::kernels::ChasePattern::Random {
+            window_pages: None,
+        }),
+        vector_width: VectorWidth::Scalar,
+        flagged,
+        flags: if flagged {
+            vec![format!("placement {:.1} % < 99 %", fraction * 100.0)]
+        } else {
+            vec![]
+        },
+        elapsed_s: 0.1,
+        setup_s: 0.0,
+    }
+}
+
+pub(crate) fn sample() -> MatrixResult {
+    let timer = TimerInfo {
+        source: ClockSource::MonotonicRaw,
+        tsc_hz: None,
+        overhead_ns: 20.0,
+        resolution_ns: 1.0,
+    };
+    let mut m = MatrixResult::new(
+        MatrixKind::Latency,
+        vec![0, 1],
+        vec![0, 1, 2],
+        StopRule::default(),
+        timer,
+    );
+    m.push(cell(0, 0, 90.0, 1.0));
+    m.push(cell(0, 1, 140.25, 0.5));
+    m.push(cell(1, 1, 91.0, 1.0));
+    m
+}
+
+pub(crate) fn with_a_failure() -> MatrixResult {
+    let mut m = sample();
+    m.failed.push(FailedCell {
+        cpu_node: 1,
+        mem_node: 2,
+        cpus: vec![4],
+        reason: "70 MiB does not fit in node 2's allocatable memory (51 MiB now)".into(),
+    });
+    m
+}
+
+#[test]
+fn the_failure_summary_names_the_count_and_the_first_cell() {
+    assert_eq!(sample().failure_summary(6), None);
+    let mut m = with_a_failure();
+    m.failed.push(FailedCell {
+        cpu_node: 0,
+        mem_node: 0,
+        cpus: vec![0, 1],
+        reason: "mbind failed: Invalid argument".into(),
+    });
+    assert_eq!(
+        m.failure_summary(256).unwrap(),
+        "2 of 256 cells failed (first: CPU 4 (node 1) -> memory node 2: 70 MiB does not fit in node 2's allocatable memory (51 MiB now)); the other cells are in the output"
+    );
+    assert!(m.failed[1].to_string().starts_with("CPUs 0-1 (node 0)"));
+}
+
+#[test]
+fn placements_of_threads_combine_weighted() {
+    let a = PlacementCheck {
+        pages: 100,
+        page_size: 4096,
+        per_node: [(0, 100)].into_iter().collect(),
+        not_present: 0,
+        intended_nodes: vec![0],
+        fraction_on_intended: 1.0,
+        thp_fraction: None,
+    };
+    let mut b = a.clone();
+    b.per_node = [(0, 50), (1, 50)].into_iter().collect();
+    b.fraction_on_intended = 0.5;
+    let c = CellPlacement::combine(&[a, b]);
+    assert_eq!(c.pages, 200);
+    assert_eq!(c.fraction_on_intended, 0.75);
+    assert_eq!(c.per_node[&0], 150);
+}
+
+#[test]
+fn set_aside_samples_are_summed_flagged_when_too_few_held_and_said() {
+    use crate::stats::SetAside;
+    let mut m = sample();
+    assert_eq!(m.set_aside_summary(), None);
+    assert!(m.trust_summaries().is_empty());
+    let mut held = cell(0, 1, 150.0, 1.0);
+    held.samples = vec![150.0; 6];
+    held.set_aside = SetAside {
+        preempted: 4,
+        off_cpu: 1,
+        shortened: 8,
+        used_anyway: false,
+    };
+    let mut starved = cell(1, 1, 400.0, 1.0);
+    starved.samples = vec![400.0, 401.0];
+    starved.set_aside = SetAside {
+        preempted: 30,
+        shortened: 2,
+        ..SetAside::default()
+    };
+    m.cells.clear();
+    m.push(held);
+    m.push(starved);
+    // Six samples held: a figure to trust, whatever was set aside.
+    assert!(!m.cells[0].flagged, "{:?}", m.cells[0].flags);
+    // Two held: flagged, with the share lost.
+    assert!(m.cells[1].flagged);
+    assert!(
+        m.cells[1].flags[0].starts_with("preempted in 94 % of samples"),
+        "{:?}",
+        m.cells[1].flags
+    );
+    // Pushed again, the flag is not repeated.
+    let again = m.cells[1].clone();
+    m.push(again);
+    assert_eq!(m.cells[2].flags.len(), 1);
+    assert_eq!(
+        m.set_aside_summary().unwrap(),
+        "65 of 75 latency samples set aside in 3 of 3 cells, the measuring thread having lost its CPU (64 preempted, 1 off its CPU (stolen or interrupted)); each figure is the median of the samples that held it, shortened up to 8x to fit between preemptions"
+    );
+    assert_eq!(m.trust_summaries().len(), 1);
+}
+
+#[test]
+fn cells_measured_beside_busy_tasks_are_flagged_and_named() {
+    let mut m = sample();
+    m.cells.clear();
+    let mut quiet = cell(0, 0, 100.0, 1.0);
+    quiet.others_busy_cpus = Some(0.2);
+    let mut busy = cell(0, 1, 180.0, 1.0);
+    busy.others_busy_cpus = Some(3.86);
+    let unread = cell(1, 1, 100.0, 1.0);
+    m.push(quiet);
+    m.push(busy);
+    m.push(unread);
+    assert!(!m.cells[0].flagged && !m.cells[2].flagged);
+    assert!(m.cells[1].flagged);
+    assert!(m.cells[1].flags[0].starts_with("memory traffic from other tasks: they kept 3.9 CPUs"));
+    assert_eq!(
+        m.beside_summary().unwrap(),
+        "1 of 3 latency cells were measured while other tasks kept up to 3.9 CPUs busy (0->1): their memory traffic may make these figures read slower; they are flagged"
+    );
+    assert_eq!(m.trust_summaries().len(), 1);
+    assert!(m.cells[1].flags.iter().all(|f| is_busy_machine_flag(f)));
+    assert!(!is_busy_machine_flag("placement 80.0 % on node 1 < 99 %"));
+    let again = m.cells[1].clone();
+    m.push(again);
+    assert_eq!(m.cells[3].flags.len(), 1);
+}
