@@ -93,11 +93,14 @@ impl FootprintLimit {
     /// the process's memory cgroup, both read below `live`'s root.
     /// Remembered for the documents' provenance ([`last`]).
     pub fn live(live: &LiveSystem) -> Self {
-        let nodes: u64 = live
+        // Each node's figure is checked as it is read, the sum saturates:
+        // two nodes claiming near 2^64 bytes each are "more than any
+        // buffer needs", never a wrapped-round few bytes.
+        let nodes = live
             .mems_allowed
             .iter()
             .filter_map(|&n| live.allocatable_bytes(n).ok())
-            .sum();
+            .fold(0u64, u64::saturating_add);
         // An unreadable cgroup is no limit we can keep (`cgroup_memory`
         // gives none); the node share still bounds the run.
         let limit = Self::from_parts(nodes, live.cgroup_memory());
@@ -334,6 +337,32 @@ mod tests {
         assert_eq!(none.limit_bytes, 0);
         assert_eq!(none.per_buffer(256 * MIB, 4), 2 * MIB);
         assert_eq!(none.per_buffer(MIB, 4), MIB);
+    }
+
+    /// Two nodes whose meminfo each claims the most bytes a kB figure can
+    /// hold: the nodes' total saturates rather than wrapping to a tiny
+    /// limit (or stopping a build with overflow checks on).
+    #[test]
+    fn hostile_node_totals_saturate_instead_of_wrapping() {
+        let huge = format!(
+            "Node 0 MemTotal: {0} kB\nNode 0 MemFree: {0} kB\n",
+            u64::MAX / 1024
+        );
+        let root = crate::topology::testing::root_with(&[
+            ("sys/devices/system/node/online", "0-1\n"),
+            ("sys/devices/system/node/node0/meminfo", &huge),
+            (
+                "sys/devices/system/node/node1/meminfo",
+                &huge.replace("Node 0", "Node 1"),
+            ),
+        ]);
+        let mut live = LiveSystem::read_below(root.path()).unwrap();
+        live.mems_allowed = vec![0, 1];
+        let one = live.allocatable_bytes(0).unwrap();
+        assert!(one > u64::MAX / 2, "{one}");
+        let l = FootprintLimit::live(&live);
+        assert_eq!(l.nodes_allocatable_bytes, u64::MAX);
+        assert_eq!(l.limit_bytes, percent_of(u64::MAX, NODE_SHARE_PERCENT));
     }
 
     #[test]
