@@ -8,6 +8,64 @@
 use crate::model::ranking::Better;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A metric's id (`latency 0->1`), one allocation shared by every node that
+/// measured it: a fleet of 2,000 nodes of 2,000 cells holds 2,000 ids, not
+/// 4 million copies of them. Written and read as the plain string.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MetricId(Arc<str>);
+
+impl MetricId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for MetricId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Looked up by `&str` (`values.get("latency 0->1")`): the derived order
+/// is the order of the strings, as `Borrow` requires.
+impl std::borrow::Borrow<str> for MetricId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for MetricId {
+    fn from(s: &str) -> Self {
+        MetricId(s.into())
+    }
+}
+
+impl From<String> for MetricId {
+    fn from(s: String) -> Self {
+        MetricId(s.into())
+    }
+}
+
+impl std::fmt::Display for MetricId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for MetricId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for MetricId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(MetricId::from)
+    }
+}
 
 /// What a node's run came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,7 +111,7 @@ pub struct FleetNode {
     /// Index into `FleetReport::groups` (None for a node without a report).
     pub group: Option<usize>,
     /// The node's figure per metric id (`latency 0->1`), as measured.
-    pub values: BTreeMap<String, f64>,
+    pub values: BTreeMap<MetricId, f64>,
     /// Cells the node's run could not measure, in words.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_cells: Vec<String>,
@@ -65,12 +123,12 @@ pub struct FleetNode {
     /// spread, placement), by metric id, with why: they set no fleet median
     /// and make no outlier.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub untrusted: BTreeMap<String, String>,
+    pub untrusted: BTreeMap<MetricId, String>,
     /// Each figure's noise on this node (its samples' standard deviation,
     /// in the metric's unit), by metric id, where the report says: a node
     /// is an outlier only beyond it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub noise: BTreeMap<String, f64>,
+    pub noise: BTreeMap<MetricId, f64>,
 }
 
 impl FleetNode {

@@ -264,19 +264,24 @@ pub fn stamp(pretty: &str, cancelled: bool) -> String {
     if !pretty.starts_with('{') {
         return pretty.to_string();
     }
-    let top = |l: &str, key: &str| l.starts_with(&format!("  \"{key}\": "));
-    let lines: Vec<&str> = pretty.lines().collect();
-    let Some(at) = lines.iter().position(|l| top(l, "schema")) else {
+    // The lines are walked, never collected: a fleet's document has
+    // millions of them, and a list of them would cost 16 bytes each beside
+    // the text and its copy.
+    let (schema, complete) = ("  \"schema\": ", "  \"complete\": ");
+    let Some(at) = pretty.lines().position(|l| l.starts_with(schema)) else {
         return pretty.to_string();
     };
-    let own_complete = lines
-        .iter()
-        .find(|l| top(l, "complete"))
+    let own_complete = pretty
+        .lines()
+        .find(|l| l.starts_with(complete))
         .map(|l| !l.trim_end_matches(',').ends_with("false"));
     let prov = now(own_complete.unwrap_or(true) && !cancelled);
     let body = serde_json::to_string_pretty(&prov).expect("provenance serializes");
     let mut out = String::with_capacity(pretty.len() + body.len() + 64);
-    for (i, l) in lines.iter().enumerate() {
+    for (i, l) in pretty.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
         out.push_str(l);
         if i == at {
             let last = !l.ends_with(',');
@@ -293,9 +298,6 @@ pub fn stamp(pretty: &str, cancelled: bool) -> String {
             if !last {
                 out.push(',');
             }
-        }
-        if i + 1 < lines.len() {
-            out.push('\n');
         }
     }
     out

@@ -114,7 +114,7 @@ Hover a cell for its value.</p>\n",
             n.group.map(|g| (g + 1).to_string()).unwrap_or_default()
         ));
         for m in &r.metrics {
-            let Some(v) = n.values.get(&m.id) else {
+            let Some(v) = n.values.get(m.id.as_str()) else {
                 s.push_str("<td class=\"v\">&ndash;</td>");
                 continue;
             };

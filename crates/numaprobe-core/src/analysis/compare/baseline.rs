@@ -157,8 +157,8 @@ fn medians(fleet: &FleetReport, g: usize, this: &This, opts: &Options, out: &mut
             // The group's figures that hold: a flagged one sets no baseline.
             let values: Vec<f64> = members
                 .iter()
-                .filter(|n| !n.untrusted.contains_key(&m.id))
-                .filter_map(|n| n.values.get(&m.id).copied())
+                .filter(|n| !n.untrusted.contains_key(m.id.as_str()))
+                .filter_map(|n| n.values.get(m.id.as_str()).copied())
                 .collect();
             if let Some(med) = robust::median(&values) {
                 expected.insert(

@@ -19,12 +19,15 @@ pub mod stream;
 
 use crate::analysis::compare::trust;
 use crate::model::document::{Head, Kind};
-use crate::model::fleet::{FleetNode, FleetReport, MetricStats, NodeStatus, Outlier, OutlierRule};
+use crate::model::fleet::{
+    FleetNode, FleetReport, MetricId, MetricStats, NodeStatus, Outlier, OutlierRule,
+};
 use crate::model::lax::{Lax, Node};
 use crate::model::matrix::MatrixKind;
 use crate::model::ranking::Better;
 use run_doc::{Phase, Phases, RunDoc};
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 /// Characters of a node's `reason` kept: it is written on each of the
 /// node's lines of `fleet.csv` and in every table, so a reason as long as
@@ -67,7 +70,9 @@ pub fn analyse(inputs: &[NodeInput]) -> FleetReport {
 pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {
     let mut nodes = Vec::new();
     let mut signatures = Vec::new();
-    let mut units: BTreeMap<String, (&'static str, Better)> = BTreeMap::new();
+    // Every metric's id, held once: each node's figures share it.
+    let mut units: BTreeMap<MetricId, (&'static str, Better)> = BTreeMap::new();
+    let mut name = String::new();
     for input in inputs {
         let mut node = FleetNode {
             name: input.name.clone(),
@@ -152,8 +157,16 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                 else {
                     continue;
                 };
-                let id = format!("{kind} {cpu}->{mem}");
-                units.entry(id.clone()).or_insert((unit, better));
+                name.clear();
+                let _ = write!(name, "{kind} {cpu}->{mem}");
+                let id = match units.get_key_value(name.as_str()) {
+                    Some((id, _)) => id.clone(),
+                    None => {
+                        let id = MetricId::from(name.as_str());
+                        units.insert(id.clone(), (unit, better));
+                        id
+                    }
+                };
                 // A cell whose trust fields cannot be read is judged on
                 // what it has: no flags, no spread.
                 let evidence = c.evidence();
@@ -231,7 +244,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
         let noises: Vec<f64> = named.iter().map(|(_, _, n)| *n).collect();
         let typical = robust::median(&noises).unwrap_or(0.0);
         metrics.push(MetricStats {
-            id: id.clone(),
+            id: id.to_string(),
             unit: unit.to_string(),
             better: *better,
             count,
@@ -245,7 +258,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             if j.outlier && trust::beyond_noise(v - med, &[noise, typical]) {
                 outliers.push(Outlier {
                     node: node.to_string(),
-                    metric: id.clone(),
+                    metric: id.to_string(),
                     unit: unit.to_string(),
                     value: v,
                     median: med,

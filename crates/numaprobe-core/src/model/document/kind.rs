@@ -174,11 +174,10 @@ impl<P, C, T> Typed for RunReport<P, C, T> {
 /// `latency` or `bandwidth`, which are its document kind) keeps it; text
 /// without a top-level `schema` is returned unchanged.
 pub fn stamp_kind(pretty: &str, kind: Kind) -> String {
-    let top = |l: &str, key: &str| l.starts_with(&format!("  \"{key}\": "));
-    if !pretty.starts_with('{') || pretty.lines().any(|l| top(l, "kind")) {
+    if !pretty.starts_with('{') || pretty.lines().any(|l| l.starts_with("  \"kind\": ")) {
         return pretty.to_string();
     }
-    let Some(at) = pretty.lines().position(|l| top(l, "schema")) else {
+    let Some(at) = pretty.lines().position(|l| l.starts_with("  \"schema\": ")) else {
         return pretty.to_string();
     };
     let mut out = String::with_capacity(pretty.len() + 32);

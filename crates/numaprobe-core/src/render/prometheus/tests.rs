@@ -198,7 +198,7 @@ fn signature(memory_gib: u64) -> Signature {
 
 fn node(name: &str, status: NodeStatus, reason: Option<&str>, group: Option<usize>) -> FleetNode {
     let values = if group.is_some() {
-        [("latency 0->0".to_string(), 90.0)].into_iter().collect()
+        [("latency 0->0".into(), 90.0)].into_iter().collect()
     } else {
         Default::default()
     };
