@@ -342,9 +342,16 @@ fn a_uniform_fleet_has_no_findings_and_an_odd_one_names_them() {
         .collect();
     let r = analyse(&inputs);
     assert!(r.findings().is_empty(), "{:?}", r.findings());
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
     let mut odd = inputs.clone();
     odd.push(node("n5", Some(run_doc(2, 150.0, 50.0))));
-    let f = analyse(&odd).findings();
+    let odd = analyse(&odd);
+    // The report says the fleet is not configured alike, and how many ways.
+    assert_eq!(
+        odd.notes,
+        ["2 different signatures: nodes outside the largest group are not configured like it (see groups)"]
+    );
+    let f = odd.findings();
     assert_eq!(
         f,
         [
