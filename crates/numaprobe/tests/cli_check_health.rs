@@ -214,12 +214,13 @@ fn a_fleet_group_is_a_baseline_for_measured_cells() {
         a.extend_from_slice(more);
         numaprobe(&a)
     };
-    // node5 alone is group 1: its own figures are the group's medians.
+    // node5 alone is group 2 (as fleet.md numbers it): its own figures are
+    // the group's medians.
     let n5 = node("node5");
-    let o = cells(&["--group", "1", "--measured", s(&n5), "--band", "0%"]);
+    let o = cells(&["--group", "2", "--measured", s(&n5), "--band", "0%"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert!(
-        text(&o.stdout).contains("group 1 of 2 (1 node: node5)"),
+        text(&o.stdout).contains("group 2 of 2 (1 node: node5)"),
         "{o:?}"
     );
     // Against the largest group with a 0.1 % band: node5's bandwidth cell
@@ -266,7 +267,7 @@ fn a_fleet_group_is_a_baseline_for_measured_cells() {
     assert!(text(&o.stderr).contains("give this node's own run.json with --measured"));
     let e = usage_error(&cells(&["--group", "9"]));
     assert!(
-        e.contains("--group 9: the fleet has 2 signature groups"),
+        e.contains("--group 9: the fleet has 2 signature groups (1 is the largest; valid: 1-2)"),
         "{e}"
     );
 }

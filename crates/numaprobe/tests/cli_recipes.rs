@@ -407,11 +407,27 @@ fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
     );
     assert_eq!(judged["rule"]["min_robust_z"], 5.0, "{}", judged["rule"]);
     assert_eq!(std::fs::read(dir.join("fleet.json")).unwrap(), original);
-    // This node against the fleet's largest group, then against group 1
-    // (fleet.md's group 2, node5's): each a check (0 or 1), never bad input.
+    // This node against the fleet's largest group, then against the group
+    // the page copies from fleet.md: each a check (0 or 1), never bad input.
+    let md = std::fs::read_to_string(dir.join("fleet.md")).unwrap();
+    let copied = lines[4]
+        .split_once("--group ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap();
+    // The number the page copies is the one fleet.md shows node5's group
+    // under, and --group selects that same group.
+    assert!(
+        md.lines()
+            .any(|l| { l.split('|').nth(1).map(str::trim) == Some(copied) && l.contains("node5") }),
+        "fleet.md has no group {copied} holding node5: {md}"
+    );
+    assert!(
+        lines[4].ends_with(&format!("# against fleet.md's group {copied}")),
+        "{lines:?}"
+    );
     for (line, group) in lines[3..].iter().zip([
-        "group 0 of 2 (4 nodes: node1, node2, node3, node4)",
-        "group 1 of 2 (1 node: node5)",
+        "group 1 of 2 (4 nodes: node1, node2, node3, node4)",
+        &format!("group {copied} of 2 (1 node: node5)"),
     ]) {
         let line = line.split(" #").next().unwrap().trim();
         assert!(line.starts_with("numaprobe check --expect fleet-2026-11-27/fleet.json"));
@@ -428,17 +444,21 @@ fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
             "{out}"
         );
     }
-    assert!(lines[4].contains("--group 1"), "{lines:?}");
-    let o = sh(
-        "numaprobe check --expect fleet-2026-11-27/fleet.json --group 2",
-        &bin,
-        t.path(),
-    );
-    assert_eq!(o.status.code(), Some(2), "{o:?}");
-    assert!(
-        text(&o.stderr).contains("0 is the largest; valid: 0-1"),
-        "{o:?}"
-    );
+    // A number fleet.md does not show is bad input, named with the valid range.
+    for wrong in ["0", "3"] {
+        let o = sh(
+            &format!("numaprobe check --expect fleet-2026-11-27/fleet.json --group {wrong}"),
+            &bin,
+            t.path(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let e = text(&o.stderr);
+        assert!(
+            e.contains(&format!("--group {wrong}: ")) && e.contains("1 is the largest; valid: 1-2"),
+            "{o:?}"
+        );
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    }
 }
 
 /// doc/commands/diff-check.md's job-script lines: the layout and a binding

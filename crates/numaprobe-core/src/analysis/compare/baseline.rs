@@ -12,6 +12,7 @@ use crate::analysis::fleet::{robust, signature};
 use crate::model::diff::{Difference, Section};
 use crate::model::fleet::FleetReport;
 use crate::model::topo::TopoReport;
+use crate::topology::cpulist::format_list;
 use std::collections::BTreeMap;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -34,7 +35,10 @@ fn section_of(field: &str) -> Option<Section> {
     })
 }
 
-/// Check `this` against group `opts.group` (0 when None) of `fleet`.
+/// Check `this` against group `opts.group` (1, the largest, when None) of
+/// `fleet`. Groups are numbered from 1 as fleet.md, fleet.html and the
+/// Prometheus export print them; `FleetNode::group` stays the index into
+/// `groups`, so a fleet.json of any age reads the same.
 pub(super) fn against_fleet(
     fleet: &FleetReport,
     path: &str,
@@ -42,29 +46,32 @@ pub(super) fn against_fleet(
     opts: &Options,
     out: &mut Outcome,
 ) -> Result<(), CompareError> {
-    let g = opts.group.unwrap_or(0);
+    let number = opts.group.unwrap_or(1);
     let bad = |what: String| CompareError::Unsupported {
         path: path.into(),
         what,
     };
-    let Some(group) = fleet.groups.get(g) else {
+    let Some((g, group)) = number
+        .checked_sub(1)
+        .and_then(|g| fleet.groups.get(g).map(|group| (g, group)))
+    else {
         return Err(bad(if fleet.groups.is_empty() {
             "holds no signature group (no node sent a usable report): nothing to check against"
                 .into()
         } else {
             format!(
-                "--group {g}: the fleet has {} signature group{} (0 is the largest; valid: 0-{})",
+                "--group {number}: the fleet has {} signature group{} (1 is the largest; valid: {})",
                 fleet.groups.len(),
                 if fleet.groups.len() == 1 { "" } else { "s" },
-                fleet.groups.len() - 1
+                valid_groups(fleet.groups.len())
             )
         }));
     };
     if opts.group.is_none() && fleet.baseline_tied() {
         return Err(bad(format!(
-            "no group is the largest (groups 0 and 1 hold {} node(s) each): choose the one to check against with --group (valid: 0-{})",
+            "no group is the largest (groups 1 and 2 hold {} node(s) each): choose the one to check against with --group (valid: {})",
             fleet.groups[0].nodes.len(),
-            fleet.groups.len() - 1
+            valid_groups(fleet.groups.len())
         )));
     }
     let on = |s: Section| opts.sections.contains(&s);
@@ -95,14 +102,21 @@ pub(super) fn against_fleet(
             memory(expected.memory_gib.as_slice(), this, opts, out);
             continue;
         }
-        compared.push(field.replace('_', " "));
+        let item = item_name(field);
+        compared.push(item.clone());
         if want != got {
+            let got = match field {
+                // fleet.json keeps the count only; this machine's list says
+                // which CPUs it is allowed, as the topology check names them.
+                "allowed_cpus" => format!("{got} ({})", format_list(&this.topology.allowed.cpus)),
+                _ => got,
+            };
             out.differences
-                .push(Difference::new(section, field.replace('_', " "), want, got));
+                .push(Difference::new(section, item, want, got));
         }
     }
     out.checked.push(format!(
-        "signature of group {g} of {} ({} node{}: {}): {}",
+        "signature of group {number} of {} ({} node{}: {}): {}",
         fleet.groups.len(),
         group.nodes.len(),
         if group.nodes.len() == 1 { "" } else { "s" },
@@ -112,6 +126,29 @@ pub(super) fn against_fleet(
     medians(fleet, g, this, opts, out);
     Ok(())
 }
+/// `1-3`, or `1` for a fleet of one group: the numbers `--group` takes.
+fn valid_groups(n: usize) -> String {
+    if n == 1 {
+        "1".into()
+    } else {
+        format!("1-{n}")
+    }
+}
+
+/// A signature field in the check's words, with the case the topology
+/// check uses (`allowed CPUs`, `CPU model`).
+fn item_name(field: &str) -> String {
+    match field {
+        "cpu_model" => "CPU model".into(),
+        "cpus" => "CPUs".into(),
+        "allowed_cpus" => "allowed CPUs".into(),
+        "slit" => "SLIT".into(),
+        "thp" => "transparent huge pages".into(),
+        "llc_bytes" => "LLC bytes".into(),
+        other => other.replace('_', " "),
+    }
+}
+
 /// Memory per node: the group's figure is rounded to the GiB, so half a GiB
 /// of rounding is allowed on top of the tolerance.
 fn memory(expected_gib: &[u64], this: &This, opts: &Options, out: &mut Outcome) {

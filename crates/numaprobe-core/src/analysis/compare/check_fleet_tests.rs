@@ -58,13 +58,14 @@ fn a_fleet_baseline_is_its_largest_group_or_the_one_chosen() {
     let r = run(&fleet, &good, None, &o);
     assert!(r.matches, "{:?}", r.differences);
     assert_eq!(r.expect_kind, "fleet");
-    assert!(r.checked[0].starts_with("signature of group 0 of 2 (3 nodes: n1, n2, n3)"));
+    assert!(r.checked[0].starts_with("signature of group 1 of 2 (3 nodes: n1, n2, n3)"));
     let r = run(&fleet, &machine("/", [96 * GIB, 48 * GIB]), None, &o);
     assert_eq!(items(&r), [(Section::Memory, "node 1: memory".into())]);
     assert_eq!(r.differences[0].a, "96 GiB");
-    // Group 1 (the node with 64 GiB on node 1) is what the smaller machine matches.
+    // Group 2 (the node with 64 GiB on node 1) is what the smaller machine
+    // matches: the number fleet.md prints is the one --group takes.
     let g1 = Options {
-        group: Some(1),
+        group: Some(2),
         ..Options::default()
     };
     assert!(run(&fleet, &machine("/", [96 * GIB, 64 * GIB]), None, &g1).matches);
@@ -73,20 +74,28 @@ fn a_fleet_baseline_is_its_largest_group_or_the_one_chosen() {
         kernel: Some("6.1.0"),
         measured: None,
     };
-    let e = check(
-        &fleet,
-        &this,
-        &Options {
-            group: Some(2),
-            ..Options::default()
-        },
-    )
-    .unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("--group 2: the fleet has 2 signature groups (0 is the largest; valid: 0-1)"),
-        "{e}"
-    );
+    for (n, words) in [
+        (
+            3,
+            "--group 3: the fleet has 2 signature groups (1 is the largest; valid: 1-2)",
+        ),
+        (
+            0,
+            "--group 0: the fleet has 2 signature groups (1 is the largest; valid: 1-2)",
+        ),
+    ] {
+        let e = check(
+            &fleet,
+            &this,
+            &Options {
+                group: Some(n),
+                ..Options::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(words), "{e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+    }
 }
 
 #[test]
@@ -141,9 +150,9 @@ fn the_check_names_every_signature_field_it_compared() {
     let r = run(&fleet, &good, None, &Options::default());
     assert_eq!(
         r.checked[0],
-        "signature of group 0 of 2 (3 nodes: n1, n2, n3): cpu model, packages, numa nodes, \
-         nodes per package, cpus, allowed cpus, numbering, slit, thp, kernel, \
-         memory per node (within 3 % and the GiB the fleet rounds to), llc bytes"
+        "signature of group 1 of 2 (3 nodes: n1, n2, n3): CPU model, packages, numa nodes, \
+         nodes per package, CPUs, allowed CPUs, numbering, SLIT, transparent huge pages, kernel, \
+         memory per node (within 3 % and the GiB the fleet rounds to), LLC bytes"
     );
     // Without measurements here, the group's medians are not compared, and
     // the check says how to give them.
@@ -245,7 +254,7 @@ fn a_tied_fleet_wants_a_group() {
     let e = check(&fleet, &this, &Options::default()).unwrap_err();
     assert!(
         e.to_string().contains(
-            "no group is the largest (groups 0 and 1 hold 2 node(s) each): choose the one to check against with --group (valid: 0-1)"
+            "no group is the largest (groups 1 and 2 hold 2 node(s) each): choose the one to check against with --group (valid: 1-2)"
         ),
         "{e}"
     );
@@ -253,7 +262,21 @@ fn a_tied_fleet_wants_a_group() {
         group: Some(n),
         ..Options::default()
     };
-    // Group 0 holds n1, the first node by name.
-    assert!(run(&fleet, &good, None, &g(0)).matches);
-    assert!(!run(&fleet, &good, None, &g(1)).matches);
+    // Group 1 holds n1, the first node by name.
+    assert!(run(&fleet, &good, None, &g(1)).matches);
+    assert!(!run(&fleet, &good, None, &g(2)).matches);
+}
+
+/// fleet.json keeps the count of allowed CPUs only: the difference says the
+/// count the group expects and this machine's count with its list, in the
+/// topology check's words.
+#[test]
+fn fewer_allowed_cpus_are_named_with_this_machines_list() {
+    let fleet = fleet_side();
+    let mut fewer = machine("/", [96 * GIB, 96 * GIB]);
+    fewer.allowed.cpus = vec![0, 1, 2];
+    let r = run(&fleet, &fewer, None, &Options::default());
+    assert_eq!(items(&r), [(Section::Allowed, "allowed CPUs".into())]);
+    assert_eq!(r.differences[0].a, "4");
+    assert_eq!(r.differences[0].b, "3 (0-2)");
 }

@@ -86,7 +86,8 @@ pub struct Options {
     pub memory_tolerance: f64,
     /// See [`DEFAULT_BAND_PCT`].
     pub band_pct: f64,
-    /// Against a fleet: the signature group (0, the largest, when None).
+    /// Against a fleet: the signature group as the pages number it, from 1
+    /// (1, the largest, when None).
     pub group: Option<usize>,
     /// Count a measured cell off in the harmless direction too (faster
     /// latency, more bandwidth); by default only the harmful one fails.

@@ -64,7 +64,7 @@ pub(super) fn families(f: &FleetReport, p: Option<&Provenance>) -> Vec<Family> {
     );
     let mut flag = Family::new(
         "numaprobe_fleet_node_outlier",
-        "1 when a measured figure of the node lies far from the fleet's median, else 0; only nodes with figures; group is its signature group.",
+        "1 when a measured figure of the node lies far from the fleet's median, else 0; only nodes with figures; group is its signature group, numbered from 1 (the largest) as in fleet.md.",
     );
     let mut count = Family::new(
         "numaprobe_fleet_node_outlier_metrics",
@@ -86,7 +86,8 @@ pub(super) fn families(f: &FleetReport, p: Option<&Provenance>) -> Vec<Family> {
         let (Some(group), false) = (n.group, n.values.is_empty()) else {
             continue;
         };
-        let labels = vec![node(), ("group", group.to_string())];
+        // Numbered from 1, as fleet.md prints the group and --group takes it.
+        let labels = vec![node(), ("group", (group + 1).to_string())];
         let k = per_node.get(n.name.as_str()).copied().unwrap_or(0);
         flag.push(labels.clone(), gauge(k > 0));
         count.push(labels, k as f64);

@@ -431,7 +431,7 @@ fn every_fleet_node_has_one_state_of_its_own() {
             assert_eq!(v, f64::from(u8::from(s == state)), "{n} {s}");
         }
     }
-    // The odd configuration is a state of its own, not `group!="0"`.
+    // The odd configuration is a state of its own, not `group!="1"`.
     for (n, config) in [
         ("n01", "baseline"),
         ("n03", "odd"),
@@ -449,20 +449,21 @@ fn every_fleet_node_has_one_state_of_its_own() {
         }
     }
     // Outliers only for nodes with figures: never zeros for a lost,
-    // drained or failed node.
+    // drained or failed node. The group label is the number fleet.md prints
+    // and --group takes: 1 for the largest (index 0 of fleet.json's groups).
     assert_eq!(
-        value(&t, "numaprobe_fleet_node_outlier{node=\"n04\",group=\"0\"}"),
+        value(&t, "numaprobe_fleet_node_outlier{node=\"n04\",group=\"1\"}"),
         1.0
     );
     assert_eq!(
         value(
             &t,
-            "numaprobe_fleet_node_outlier_metrics{node=\"n04\",group=\"0\"}"
+            "numaprobe_fleet_node_outlier_metrics{node=\"n04\",group=\"1\"}"
         ),
         1.0
     );
     assert_eq!(
-        value(&t, "numaprobe_fleet_node_outlier{node=\"n03\",group=\"1\"}"),
+        value(&t, "numaprobe_fleet_node_outlier{node=\"n03\",group=\"2\"}"),
         0.0
     );
     for n in ["n05", "n06", "n07", "n08", "n09"] {

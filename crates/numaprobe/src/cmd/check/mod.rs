@@ -37,7 +37,7 @@ pub struct Args {
     /// This node's own measurements (a run.json or report folder of `numaprobe run`), judged against the expectation's matrices; check itself never measures
     #[arg(long, value_name = "FILE")]
     pub measured: Option<PathBuf>,
-    /// Against a fleet.json: the signature group to check against (0, the largest, by default)
+    /// Against a fleet.json: the signature group to check against, as fleet.md numbers it (1, the largest, by default)
     #[arg(long, value_name = "N")]
     pub group: Option<usize>,
     /// Slurm HealthCheckProgram mode: on a difference, drain this node with the first difference as the reason; never on a failure; nothing on a match
