@@ -300,3 +300,122 @@ fn cells_that_fill_the_time_exactly_still_fit() {
     let got = fit(&c, 64 << 20, &ph, exact, 0.1).expect("fits exactly");
     assert!((got - 0.1).abs() < 1e-6, "{got}");
 }
+
+/// Four nodes whose SLIT puts node i + 2 farthest from node i.
+fn ring_slit() -> Distances {
+    Distances {
+        node_ids: vec![0, 1, 2, 3],
+        matrix: vec![
+            vec![10, 16, 22, 16],
+            vec![16, 10, 16, 22],
+            vec![22, 16, 10, 16],
+            vec![16, 22, 16, 10],
+        ],
+    }
+}
+
+#[test]
+fn a_budget_between_the_ladder_s_steps_keeps_latency_whole_and_bandwidth_on_the_diagonal_and_farthest(
+) {
+    // Enough for the whole latency matrix and the bandwidth diagonal with
+    // its farthest cells, not for both whole matrices: step 3 of the ladder.
+    let n = nodes(4);
+    let all = all_cells(&n, &n);
+    let diag = diagonal_and_farthest(&n, &n, Some(&ring_slit()));
+    let c = plain(CostModel::SERVER);
+    let size = 32 << 20;
+    let at_floor = |bw: &[(u32, u32)]| {
+        c.phase_s(Load::of(Phase::Latency, &all), size, 0.0)
+            + c.phase_s(Load::of(Phase::Bandwidth, bw), size, 0.0)
+    };
+    let budget = (at_floor(&diag) + at_floor(&all)) / 2.0;
+    let mut r = request(4, budget);
+    r.distances = Some(ring_slit());
+    let p = plan(&r);
+    assert_eq!(p.phases[0].cells, all);
+    assert!(p.phases[0].skipped.is_empty());
+    let bw = &p.phases[1];
+    assert_eq!(bw.coverage, Coverage::Subset);
+    assert_eq!(bw.cells, diag);
+    assert_eq!(bw.skipped.len(), 16 - diag.len());
+    assert!(p.estimated_s <= budget + 1e-6, "{}", p.estimated_s);
+    let s = p.statement.unwrap();
+    assert!(
+        s.contains("bandwidth only on the diagonal and the farthest remote node of each row (8 cells skipped)"),
+        "{s}"
+    );
+}
+
+#[test]
+fn bandwidth_re_planned_alone_falls_back_to_the_diagonal_and_farthest() {
+    // What the main job does when bandwidth begins with less time left
+    // than planned: the phase alone, its whole matrix not fitting.
+    let n = nodes(4);
+    let all = all_cells(&n, &n);
+    let diag = diagonal_and_farthest(&n, &n, Some(&ring_slit()));
+    let c = plain(CostModel::SERVER);
+    let size = 32 << 20;
+    let at_floor = |cells: &[(u32, u32)]| c.phase_s(Load::of(Phase::Bandwidth, cells), size, 0.0);
+    let avail = (at_floor(&diag) + at_floor(&all)) / 2.0;
+    let (v, got_size) = plan_phases(
+        &c,
+        &[size],
+        &[(Phase::Bandwidth, all.clone())],
+        &n,
+        &n,
+        Some(&ring_slit()),
+        avail,
+    );
+    assert_eq!(got_size, size);
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0].coverage, Coverage::Subset);
+    assert_eq!(v[0].cells, diag);
+    assert!(v[0].estimated_s <= avail + 1e-6, "{}", v[0].estimated_s);
+    // Short of even that, the phase is skipped rather than overrun.
+    let (v, _) = plan_phases(
+        &c,
+        &[size],
+        &[(Phase::Bandwidth, all)],
+        &n,
+        &n,
+        Some(&ring_slit()),
+        at_floor(&diag) / 2.0,
+    );
+    assert_eq!(v[0].coverage, Coverage::Skipped);
+    assert!(v[0].cells.is_empty());
+}
+
+#[test]
+fn the_latency_matrix_planned_alone_keeps_its_diagonal_first() {
+    // Time for the diagonal's cells and buffers and nothing more.
+    let n = nodes(4);
+    let all = all_cells(&n, &n);
+    let c = plain(CostModel::SERVER);
+    let size = 32 << 20;
+    let diag: Vec<(u32, u32)> = n.iter().map(|&i| (i, i)).collect();
+    let avail = c.phase_s(Load::of(Phase::Latency, &diag), size, 0.0);
+    let (v, _) = plan_phases(&c, &[size], &[(Phase::Latency, all)], &n, &n, None, avail);
+    assert_eq!(v[0].coverage, Coverage::Subset);
+    assert_eq!(v[0].cells, diag);
+    assert_eq!(v[0].skipped.len(), 12);
+}
+
+#[test]
+fn the_sound_budget_counts_what_was_spent_before_the_measurements() {
+    // Two seconds of the given budget went before the plan (discovery,
+    // calibration): a budget that measures soundly has to hold them too.
+    let r = request(8, 5.0);
+    let base = plan(&r);
+    let mut spent = r.clone();
+    spent.budget_given = Duration::from_secs(7);
+    let p = plan(&spent);
+    assert!(
+        (p.sound_budget_s - base.sound_budget_s - 2.0).abs() < 1e-9,
+        "{} vs {}",
+        p.sound_budget_s,
+        base.sound_budget_s
+    );
+    assert_eq!(p.budget_s, 7.0);
+    let s = p.statement.unwrap();
+    assert!(s.contains("--budget 7s is too short"), "{s}");
+}
