@@ -406,6 +406,9 @@ fn the_sound_budget_counts_what_was_spent_before_the_measurements() {
     // calibration): a budget that measures soundly has to hold them too.
     let r = request(8, 5.0);
     let base = plan(&r);
+    // With nothing spent the budget named is the matrices' need, whatever
+    // too short a budget was given.
+    assert_eq!(base.sound_budget_s, plan(&request(8, 50.0)).sound_budget_s);
     let mut spent = r.clone();
     spent.budget_given = Duration::from_secs(7);
     let p = plan(&spent);
