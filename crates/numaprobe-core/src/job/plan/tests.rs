@@ -194,15 +194,7 @@ fn the_ladder_gives_up_bandwidth_before_latency() {
 
 #[test]
 fn bandwidth_subset_is_the_diagonal_and_the_farthest_node() {
-    let d = Distances {
-        node_ids: vec![0, 1, 2, 3],
-        matrix: vec![
-            vec![10, 16, 22, 16],
-            vec![16, 10, 16, 22],
-            vec![22, 16, 10, 16],
-            vec![16, 22, 16, 10],
-        ],
-    };
+    let d = ring_slit();
     let v = diagonal_and_farthest(&nodes(4), &nodes(4), Some(&d));
     assert_eq!(
         v,
