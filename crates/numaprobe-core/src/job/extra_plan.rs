@@ -73,11 +73,10 @@ pub fn plan(left_s: f64) -> Vec<ExtraPlan> {
             let s = share_s(e, later, left);
             let p = ExtraPlan {
                 phase: e,
-                fraction_of_left: if left > 0.0 {
-                    s / left
-                } else {
-                    share_s(e, later, 1.0)
-                },
+                // The phase's part of one second left: the same whatever
+                // is left, and exact (s / left can be a unit in the last
+                // place off, 0.19999999999999998 for a fifth).
+                fraction_of_left: share_s(e, later, 1.0),
                 estimated_share_s: s,
             };
             left -= s;

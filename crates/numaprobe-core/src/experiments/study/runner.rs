@@ -161,8 +161,9 @@ pub fn run(
                 .get(e.baseline)
                 .map(|b| b.total.median)
                 .unwrap_or(result.total.median);
+            // The ratio first: a case against itself is then exactly 100.
             result.percent = if base > 0.0 {
-                100.0 * result.total.median / base
+                100.0 * (result.total.median / base)
             } else {
                 100.0
             };
