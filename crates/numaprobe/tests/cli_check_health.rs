@@ -10,19 +10,11 @@ mod common;
 #[path = "cli/dump.rs"]
 mod dump;
 
-use cli::{numaprobe, usage_error};
+use cli::{numaprobe, s, text, usage_error};
 use common::TempDir;
 use dump::{dumps, Dumps};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn check(d: &Dumps, root: &Path, more: &[&str]) -> Output {
     let mut args = vec!["check", "--expect", s(&d.expect), "--sysfs-root", s(root)];

@@ -8,14 +8,10 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{main_job_in, numaprobe, ok, usage_error};
+use cli::{main_job_in, numaprobe, ok, s, usage_error};
 use common::TempDir;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

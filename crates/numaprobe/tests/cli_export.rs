@@ -8,13 +8,9 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{numaprobe, ok, usage_error};
+use cli::{numaprobe, ok, s, usage_error};
 use common::TempDir;
 use std::path::{Path, PathBuf};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// `numaprobe run --no-measure` of a dump into DIR/report; the guard keeps the dump.
 fn report_of(fixture: &str, dir: &Path) -> (common::Unpacked, PathBuf) {

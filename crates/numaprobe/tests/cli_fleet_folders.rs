@@ -9,7 +9,7 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{bounded_with, mkfifo, usage_error};
+use cli::{bounded_with, mkfifo, s, usage_error};
 use common::TempDir;
 use numaprobe_core::analysis::fleet::stream::Frame;
 use std::os::unix::fs::PermissionsExt;
@@ -33,10 +33,6 @@ fn refused(o: &Output) -> String {
 /// Run numaprobe with `srun` (a folder holding a stand-in) first on PATH.
 fn run(args: &[&str], srun: Option<&Path>) -> Output {
     bounded_with(args, Path::new("."), srun)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// A gathered folder of two fixture nodes in `layout` ("" flat, "nodes").

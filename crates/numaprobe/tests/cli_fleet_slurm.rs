@@ -10,20 +10,12 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{bounded_with, usage_error};
+use cli::{bounded_with, s, text, usage_error};
 use common::TempDir;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A stand-in for Slurm's `name` in `bin`: it appends its arguments to
 /// `bin/name.calls`, then runs `body` (a shell script).

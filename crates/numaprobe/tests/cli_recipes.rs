@@ -16,18 +16,11 @@ mod common;
 #[path = "cli/dump.rs"]
 mod dump;
 
+use cli::{s, text};
 use common::TempDir;
 use dump::dumps;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// The body of the code block after `<!-- recipe: NAME -->` in
 /// `doc/PAGE`, its fence's indentation (a block inside a list item) taken

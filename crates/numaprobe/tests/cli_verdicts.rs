@@ -7,19 +7,11 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::numaprobe;
+use cli::{numaprobe, s, text};
 use common::TempDir;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A real node's run.json (a 2-CPU VM) with its latency cell 0->0 set to
 /// `lat` ns (1 % spread, 20 samples), its bandwidth cell 0->0 to `bw` GB/s,

@@ -265,24 +265,8 @@ mod tests {
     use super::*;
     use crate::model::matrix::tests::{cell, sample};
     use crate::model::matrix::MatrixKind;
+    use crate::topology::testing::two_packages as two_nodes;
     use crate::topology::testing::{build, CpuSpec, NodeSpec};
-
-    /// Two packages, one node each, two cores each, with a SLIT.
-    fn two_nodes(slit: Option<Vec<Vec<u32>>>) -> Topology {
-        let cpus = [
-            CpuSpec::new(0, 0, 0, 0),
-            CpuSpec::new(1, 0, 1, 0),
-            CpuSpec::new(2, 1, 0, 1),
-            CpuSpec::new(3, 1, 1, 1),
-        ];
-        let nodes = [0, 1].map(|n| NodeSpec {
-            os_index: n,
-            memory_bytes: 1 << 30,
-            free_bytes: 1 << 30,
-            allowed: true,
-        });
-        build("/", &cpus, &nodes, slit)
-    }
 
     #[test]
     fn the_slit_is_analysed_in_place_of_a_measurement() {

@@ -43,6 +43,24 @@ pub(crate) struct NodeSpec {
     pub allowed: bool,
 }
 
+/// Two packages, one node each, two cores each (CPUs 0,1 on node 0; 2,3 on
+/// node 1), 1 GiB free on each node, with `slit` as its distance table.
+pub(crate) fn two_packages(slit: Option<Vec<Vec<u32>>>) -> Topology {
+    let cpus = [
+        CpuSpec::new(0, 0, 0, 0),
+        CpuSpec::new(1, 0, 1, 0),
+        CpuSpec::new(2, 1, 0, 1),
+        CpuSpec::new(3, 1, 1, 1),
+    ];
+    let nodes = [0, 1].map(|n| NodeSpec {
+        os_index: n,
+        memory_bytes: 1 << 30,
+        free_bytes: 1 << 30,
+        allowed: true,
+    });
+    build("/", &cpus, &nodes, slit)
+}
+
 /// The model of a machine made of `cpus` and `nodes`, with `slit` (rows and
 /// columns in ascending node order) as its distance table.
 pub(crate) fn build(

@@ -48,6 +48,16 @@ pub fn bounded_with<S: AsRef<OsStr>>(args: &[S], cwd: &Path, first: Option<&Path
 }
 
 /// Make a FIFO at `p`.
+/// A path as the `&str` an argument list takes (test paths are UTF-8).
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A process's output bytes as text, invalid UTF-8 replaced.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 pub fn mkfifo(p: &Path) {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();

@@ -1,26 +1,13 @@
 //! Tests of `tune`'s plan, ranking, noise test and paste-ready winner.
 
 use super::*;
-use crate::topology::testing::{build, CpuSpec, NodeSpec};
+use crate::topology::testing::{build, two_packages, CpuSpec, NodeSpec};
 
 const GIB: u64 = 1 << 30;
 
-/// Two packages, one node each, two cores each (CPUs 0,1 on node 0; 2,3
-/// on node 1).
+/// Two packages, one node each, two cores each, no SLIT.
 fn two_nodes() -> Topology {
-    let cpus = [
-        CpuSpec::new(0, 0, 0, 0),
-        CpuSpec::new(1, 0, 1, 0),
-        CpuSpec::new(2, 1, 0, 1),
-        CpuSpec::new(3, 1, 1, 1),
-    ];
-    let nodes = [0, 1].map(|n| NodeSpec {
-        os_index: n,
-        memory_bytes: GIB,
-        free_bytes: GIB,
-        allowed: true,
-    });
-    build("/", &cpus, &nodes, None)
+    two_packages(None)
 }
 
 fn one_node() -> Topology {
