@@ -17,20 +17,23 @@ use std::collections::BTreeMap;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// The section each signature field belongs to (`Signature::fields` names).
-fn section_of(field: &str) -> Option<Section> {
+/// Each signature field (`Signature::fields` names): the section it belongs
+/// to and its name in the check's words, with the case the topology check
+/// uses (`allowed CPUs`, `CPU model`).
+fn field_of(field: &str) -> Option<(Section, &'static str)> {
     Some(match field {
-        "cpu_model" => Section::Machine,
-        "packages" | "nodes_per_package" => Section::Packages,
-        "numa_nodes" => Section::Nodes,
-        "cpus" => Section::Cpus,
-        "allowed_cpus" => Section::Allowed,
-        "numbering" => Section::Numbering,
-        "slit" => Section::Slit,
-        "thp" => Section::Thp,
-        "kernel" => Section::Kernel,
-        "memory_per_node" => Section::Memory,
-        "llc_bytes" => Section::Caches,
+        "cpu_model" => (Section::Machine, "CPU model"),
+        "packages" => (Section::Packages, "packages"),
+        "nodes_per_package" => (Section::Packages, "nodes per package"),
+        "numa_nodes" => (Section::Nodes, "numa nodes"),
+        "cpus" => (Section::Cpus, "CPUs"),
+        "allowed_cpus" => (Section::Allowed, "allowed CPUs"),
+        "numbering" => (Section::Numbering, "numbering"),
+        "slit" => (Section::Slit, "SLIT"),
+        "thp" => (Section::Thp, "transparent huge pages"),
+        "kernel" => (Section::Kernel, "kernel"),
+        "memory_per_node" => (Section::Memory, "memory per node"),
+        "llc_bytes" => (Section::Caches, "LLC bytes"),
         _ => return None,
     })
 }
@@ -84,7 +87,7 @@ pub(super) fn against_fleet(
     let theirs = mine.fields();
     let mut compared = Vec::new();
     for ((field, want), (_, got)) in expected.fields().into_iter().zip(theirs) {
-        let Some(section) = section_of(field).filter(|&s| on(s)) else {
+        let Some((section, item)) = field_of(field).filter(|&(s, _)| on(s)) else {
             continue;
         };
         if section == Section::Kernel && (this.kernel.is_none() || expected.kernel.is_empty()) {
@@ -102,8 +105,7 @@ pub(super) fn against_fleet(
             memory(expected.memory_gib.as_slice(), this, opts, out);
             continue;
         }
-        let item = item_name(field);
-        compared.push(item.clone());
+        compared.push(item.to_string());
         if want != got {
             let got = match field {
                 // fleet.json keeps the count only; this machine's list says
@@ -126,26 +128,13 @@ pub(super) fn against_fleet(
     medians(fleet, g, this, opts, out);
     Ok(())
 }
+
 /// `1-3`, or `1` for a fleet of one group: the numbers `--group` takes.
 fn valid_groups(n: usize) -> String {
     if n == 1 {
         "1".into()
     } else {
         format!("1-{n}")
-    }
-}
-
-/// A signature field in the check's words, with the case the topology
-/// check uses (`allowed CPUs`, `CPU model`).
-fn item_name(field: &str) -> String {
-    match field {
-        "cpu_model" => "CPU model".into(),
-        "cpus" => "CPUs".into(),
-        "allowed_cpus" => "allowed CPUs".into(),
-        "slit" => "SLIT".into(),
-        "thp" => "transparent huge pages".into(),
-        "llc_bytes" => "LLC bytes".into(),
-        other => other.replace('_', " "),
     }
 }
 
