@@ -136,7 +136,7 @@ pub fn section(r: &C2cResult, file: &str) -> String {
     if !flagged.is_empty() {
         s.push_str("<ul class=\"findings\">\n");
         for f in &flagged {
-            s.push_str(&format!("<li>flagged: {}</li>\n", escape(f)));
+            s.push_str(&format!("<li>flagged: {}</li>\n", prose(f)));
         }
         s.push_str("</ul>\n");
     }
@@ -147,7 +147,7 @@ pub fn section(r: &C2cResult, file: &str) -> String {
                 "<li>failed: CPU {} -> CPU {}: {}</li>\n",
                 f.a,
                 f.b,
-                escape(&f.reason)
+                prose(&f.reason)
             ));
         }
         s.push_str("</ul>\n");
@@ -300,7 +300,9 @@ mod tests {
         assert!(!good.contains("flag"), "{good}");
         assert!(s.contains("colour: none, no two trusted pairs differ beyond their spread"));
         assert!(
-            s.contains("<li>flagged: CPU 0 -&gt; CPU 1, HITM 158.0 ns*: unstable: CV 71.8 %"),
+            s.contains(
+                "<li>flagged: CPU 0 -&gt; CPU 1, HITM 158.0&#160;ns*: unstable: CV 71.8&#160;%"
+            ),
             "{s}"
         );
         assert!(s.contains(">158.0*<") && s.contains("same L3"), "{s}");

@@ -50,7 +50,7 @@ fn legend(best: f64, worst: f64, unit: &str) -> String {
     let u = if unit.is_empty() {
         String::new()
     } else {
-        format!(" {}", escape(unit))
+        format!("&#160;{}", escape(unit))
     };
     format!(
         "<p class=\"legend\">colour: <span class=\"swatch\" style=\"background:{}\"></span>best {}{u} <span class=\"swatch\" style=\"background:{}\"></span>worst {}{u}; rows: CPU node, columns: memory node</p>\n",
@@ -147,7 +147,7 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
                 "<li>* \u{2691} CPU node {} -> memory node {}: {} (placement {:.1}&#160;% on the intended node)</li>",
                 c.cpu_node,
                 c.mem_node,
-                escape(&c.flags.join("; ")),
+                prose(&c.flags.join("; ")),
                 100.0 * c.placement.fraction_on_intended
             )
         })
@@ -155,7 +155,7 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
         .collect();
     if flagged.is_empty() {
         s.push_str(&format!(
-            "<p class=\"legend\">Placement: every cell had at least {:.0} % of its pages on the intended node; no cell is flagged.</p>\n",
+            "<p class=\"legend\">Placement: every cell had at least {:.0}&#160;% of its pages on the intended node; no cell is flagged.</p>\n",
             100.0 * m.placement_threshold
         ));
     } else {

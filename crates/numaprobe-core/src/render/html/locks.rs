@@ -23,7 +23,7 @@ pub fn section(input: &ReportInput) -> String {
         s.push_str(&table(&runs_table(r)));
         s.push_str("<p class=\"note\">Mops/s: all threads together; ns/op: one thread's wall time per operation.</p>\n");
         for f in flagged_lines(r) {
-            s.push_str(&format!("<p class=\"warn\">Flagged: {}</p>\n", escape(&f)));
+            s.push_str(&format!("<p class=\"warn\">Flagged: {}</p>\n", prose(&f)));
         }
         for n in &r.notes {
             s.push_str(&format!("<p class=\"note\">Note: {}</p>\n", prose(n)));
@@ -34,7 +34,7 @@ pub fn section(input: &ReportInput) -> String {
                 escape(&f.op),
                 escape(&f.sharing),
                 escape(&f.placement),
-                escape(&f.reason)
+                prose(&f.reason)
             ));
         }
     }

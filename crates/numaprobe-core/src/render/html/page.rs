@@ -102,7 +102,7 @@ pub fn page(input: &ReportInput, bodies: &[String]) -> String {
     s.push_str(CSS);
     s.push_str("</style>\n</head>\n<body>\n<header>\n");
     s.push_str(&format!("<h1>{}</h1>\n", escape(&title)));
-    s.push_str(&format!("<p>{}</p>\n", escape(&subtitle(input))));
+    s.push_str(&format!("<p>{}</p>\n", prose(&subtitle(input))));
     s.push_str("</header>\n<nav>");
     let shown: Vec<bool> = bodies.iter().map(|b| !b.trim().is_empty()).collect();
     for ((id, heading, _), &on) in SECTIONS.iter().zip(&shown) {
@@ -139,7 +139,7 @@ fn banner(input: &ReportInput) -> Option<String> {
     match &input.run_status {
         Some(st) if !st.complete => Some(format!(
             "<p class=\"warn\" id=\"status\">This run is {}.</p>\n",
-            escape(&crate::render::run_status::line(st))
+            prose(&crate::render::run_status::line(st))
         )),
         Some(_) => None,
         None if !input.complete => Some(
@@ -220,7 +220,7 @@ fn subtitle(input: &ReportInput) -> String {
 }
 
 /// Units a figure in the report's sentences and cells is written with.
-const UNITS: [&str; 18] = [
+pub(super) const UNITS: [&str; 18] = [
     "%", "ns", "us", "\u{b5}s", "ms", "s", "B", "KiB", "MiB", "GiB", "TiB", "GB", "MB/s", "GB/s",
     "Mops/s", "MHz", "GHz", "W",
 ];
@@ -236,7 +236,7 @@ pub fn figures(escaped: &str) -> String {
     while let Some(part) = parts.next() {
         out.push_str(part);
         let Some(next) = parts.peek() else { break };
-        let unit = next.trim_end_matches([',', ';', '.', ')', ':']);
+        let unit = next.trim_end_matches([',', ';', '.', ')', ':', '*']);
         let number = part.ends_with(|c: char| c.is_ascii_digit());
         out.push_str(if number && UNITS.contains(&unit) {
             "&#160;"
@@ -267,7 +267,7 @@ pub fn noted_table(t: &Table, note: &str) -> String {
     }
     s.push_str("<div class=\"scroll\"><table class=\"data\">\n<thead><tr>");
     for h in &t.headers {
-        s.push_str(&format!("<th>{}</th>", escape(h)));
+        s.push_str(&format!("<th>{}</th>", prose(h)));
     }
     s.push_str("</tr></thead>\n<tbody>\n");
     for row in &t.rows {

@@ -30,7 +30,7 @@ pub fn section(input: &ReportInput) -> String {
             s.push_str(&table(&node_table(r)));
         }
         for l in flag_lines(r) {
-            s.push_str(&format!("<p class=\"note flag\">{}</p>\n", escape(&l)));
+            s.push_str(&format!("<p class=\"note flag\">{}</p>\n", prose(&l)));
         }
         let lines: Vec<String> = peak_lines(r)
             .iter()

@@ -39,7 +39,7 @@ pub fn machine(input: &ReportInput) -> String {
                 ("Written", words(&escape(&v.end))),
             ];
             if let Some(b) = &v.budget {
-                rows.push(("Budget", escape(&format!("{} {} s", b.option, b.seconds))));
+                rows.push(("Budget", prose(&format!("{} {} s", b.option, b.seconds))));
             }
             // Completeness is a measurement's: with nothing measured there
             // is none to state.
@@ -86,7 +86,7 @@ pub fn machine(input: &ReportInput) -> String {
                     }
                 ),
             ),
-            ("Memory", escape(&crate::render::topo::total_memory_text(t))),
+            ("Memory", prose(&crate::render::topo::total_memory_text(t))),
             ("CPU numbering", escape(&t.numbering.summary)),
             (
                 "Transparent huge pages",

@@ -350,3 +350,39 @@ fn every_chart_has_a_viewbox_and_scales_to_the_page() {
     // The loaded-latency, sweep and study charts at least.
     assert!(charts >= 3, "{charts} charts");
 }
+
+/// Every figure in the report's prose and cells keeps its unit on its own
+/// line: a plain space between "5.7" and "MiB" lets a narrow window put
+/// the unit alone at the start of the next line (the sweep's plateaus,
+/// the flag lines and the subtitle went through plain escaping once).
+#[test]
+fn no_figure_is_separated_from_its_unit_by_a_breaking_space() {
+    let page = render(&full_input());
+    let doc = parse(&page);
+    let mut split = Vec::new();
+    for n in doc.descendants().filter(|n| n.is_text()) {
+        let inside_code = n.ancestors().any(|a| {
+            ["code", "pre", "svg", "style", "script", "title"].contains(&a.tag_name().name())
+        });
+        if inside_code {
+            continue;
+        }
+        let text = n.text().unwrap_or("");
+        let words: Vec<&str> = text.split(' ').collect();
+        for w in words.windows(2) {
+            let unit = w[1].trim_end_matches([',', ';', '.', ')', ':', '*']);
+            if w[0].ends_with(|c: char| c.is_ascii_digit()) && page::UNITS.contains(&unit) {
+                let parent = n.parent().map(|p| p.tag_name().name()).unwrap_or("");
+                let section = n
+                    .ancestors()
+                    .find_map(|a| a.attribute("id").filter(|_| a.has_tag_name("section")))
+                    .unwrap_or("?");
+                split.push(format!("{} {} (a {parent} in {section})", w[0], w[1]));
+            }
+        }
+    }
+    assert!(split.is_empty(), "{split:?}");
+    // The sweep's plateaus are among the figures checked.
+    let sweep = text_of(section(&doc, "sweep"));
+    assert!(sweep.contains("\u{a0}ns"), "{sweep}");
+}

@@ -3,7 +3,7 @@
 //! marked), the analysis sentences and the curve table, from
 //! `render::sweep` and `render::sweep_chart`.
 
-use super::page::{escape, inline_svg, table};
+use super::page::{escape, inline_svg, prose, table};
 use super::ReportInput;
 
 pub fn section(input: &ReportInput) -> String {
@@ -29,16 +29,16 @@ pub fn section(input: &ReportInput) -> String {
         if !lines.is_empty() {
             s.push_str("<ul>\n");
             for l in &lines {
-                s.push_str(&format!("<li>{}</li>\n", escape(l)));
+                s.push_str(&format!("<li>{}</li>\n", prose(l)));
             }
             s.push_str("</ul>\n");
         }
         s.push_str(&table(&r.curve_table()));
         for l in r.flag_lines() {
-            s.push_str(&format!("<p class=\"note flag\">{}</p>\n", escape(&l)));
+            s.push_str(&format!("<p class=\"note flag\">{}</p>\n", prose(&l)));
         }
         for n in r.notes.iter().chain(&r.failed) {
-            s.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
+            s.push_str(&format!("<p class=\"note\">{}</p>\n", prose(n)));
         }
     }
     s

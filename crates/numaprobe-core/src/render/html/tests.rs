@@ -208,7 +208,13 @@ fn figures_appear_in_their_sections() {
     let page = render(&full_input());
     let doc = parse(&page);
     let machine = text_of(section(&doc, "machine"));
-    for want in ["node-a", "Test CPU", "6.1.0", "--budget 60 s", "a note"] {
+    for want in [
+        "node-a",
+        "Test CPU",
+        "6.1.0",
+        "--budget 60\u{a0}s",
+        "a note",
+    ] {
         assert!(machine.contains(want), "{want} not in {machine}");
     }
     let topo = text_of(section(&doc, "topology"));
@@ -370,7 +376,7 @@ fn a_heatmap_of_one_flagged_cell_is_hatched_neutral_without_best_or_worst() {
         "{text}"
     );
     assert!(text.contains("colour: none"), "{text}");
-    assert!(text.contains("unstable: CV 41.7 %"), "{text}");
+    assert!(text.contains("unstable: CV 41.7\u{a0}%"), "{text}");
     let tds: Vec<_> = heat
         .descendants()
         .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag none"))
