@@ -1,0 +1,59 @@
+//! The matrix document readers' bounds, seen from the text.
+
+use crate::analysis::{parse, MatrixError};
+
+/// A row or a matrix longer than the nodes it names is refused as it is
+/// read, at the first value too many (so "more than"): the values after
+/// it are never built.
+#[test]
+fn arrays_longer_than_their_declared_nodes_are_refused_while_read() {
+    let cases = [
+        (
+            r#"{"unit":"ns","cpu_nodes":[0,1],"mem_nodes":[0,1],"matrix":[[1,2,3,4,5],[1,2]]}"#,
+            "row 0 has more than 2 values, expected 2 (one per memory node)",
+        ),
+        (
+            r#"{"unit":"ns","cpu_nodes":[0],"mem_nodes":[0,1],"matrix":[[1,2],[3,4],[5,6]]}"#,
+            "the matrix has more than 1 rows but 1 row nodes are named",
+        ),
+        (
+            r#"{"node_ids":[0,1],"slit":[[10,20],[20,10],[1]]}"#,
+            "the SLIT must be square over its 2 nodes",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(
+            parse(text, None),
+            Err(MatrixError::Shape(want.into())),
+            "{text}"
+        );
+    }
+    // Nothing named: no more rows than a matrix may name nodes.
+    let long = format!(r#"{{"unit":"ns","matrix":[{}[1]]}}"#, "[1],".repeat(2049));
+    let e = parse(&long, None).unwrap_err().to_string();
+    assert!(e.starts_with("`matrix` has more than 2048 rows"), "{e}");
+}
+
+/// Fields a matrix is not made of are skipped unbuilt: one that would
+/// take many times its size as a JSON tree (300,000 empty arrays, past
+/// what a document of its size may build) costs nothing.
+#[test]
+fn a_huge_field_a_matrix_does_not_use_is_skipped_unbuilt() {
+    let empties = format!("[{}[]]", "[],".repeat(300_000));
+    let text = format!(r#"{{"unit":"ns","trace":{empties},"matrix":[[10,20],[21,11]]}}"#);
+    let whole = crate::model::bounded::from_slice::<serde_json::Value>(text.as_bytes());
+    assert!(whole.is_err());
+    let m = parse(&text, None).unwrap();
+    assert_eq!(m.get(1, 0), Some(21.0));
+    // A run's other matrix and fields are skipped alike.
+    let run = format!(
+        r#"{{"topology":{{"distances":{{"node_ids":[0,1],"matrix":[[10,20],[20,10]]}},"pci_devices":{empties}}},
+            "bandwidth":{{"unit":"GB/s","matrix":{empties}}},
+            "latency":{{"unit":"ns","cpu_nodes":[0,1],"mem_nodes":[0,1],"matrix":[[90,130],[131,91]],
+              "cells":[{{"cpu_node":1,"mem_node":0,"flagged":true,"flags":["spread",3]}},{{"cpu_node":0,"mem_node":0,"trace":{empties}}}]}}}}"#
+    );
+    let m = parse(&run, None).unwrap();
+    assert_eq!(m.get(1, 0), Some(131.0));
+    assert_eq!(m.slit.as_ref().and_then(|s| s.get(0, 1)), Some(20.0));
+    assert_eq!(m.flagged, vec![([1, 0], vec!["spread".to_string()])]);
+}
