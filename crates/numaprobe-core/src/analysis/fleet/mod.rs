@@ -6,58 +6,26 @@
 //! (a figure its own report does not trust, or one off by less than its
 //! noise, never is: [`crate::analysis::compare::trust`]);
 //! nodes that failed, timed out or sent an incomplete report are listed with
-//! why and their other results kept.
+//! why and their other results kept. Reading each node's own report is
+//! [`node`]'s; this file holds what is judged across the nodes: groups,
+//! each metric's statistics, the outliers and the notes.
 //!
 //! Cost: one pass over each node's cells plus a sort per metric, so
 //! O(nodes x cells x log nodes); the bench script `bench/fleet-analysis`
 //! measures it on synthetic fleets.
 
+pub mod node;
 pub mod robust;
 pub mod run_doc;
 pub mod signature;
 pub mod stream;
 
+pub use node::{not_measured, NodeInput, MAX_REASON};
+
 use crate::analysis::compare::trust;
-use crate::model::document::{Head, Kind};
-use crate::model::fleet::{
-    FleetNode, FleetReport, MetricId, MetricStats, NodeStatus, Outlier, OutlierRule,
-};
-use crate::model::lax::{Lax, Node};
-use crate::model::matrix::MatrixKind;
+use crate::model::fleet::{FleetReport, MetricStats, Outlier, OutlierRule};
 use crate::model::ranking::Better;
-use run_doc::{Phase, Phases, RunDoc};
 use std::collections::BTreeMap;
-use std::fmt::Write;
-
-/// Characters of a node's `reason` kept: it is written on each of the
-/// node's lines of `fleet.csv` and in every table, so a reason as long as
-/// its input would multiply the report's size by the node's metrics. The
-/// whole of what is missing stays in `failed_cells` and `not_measured`,
-/// written once.
-pub const MAX_REASON: usize = 240;
-/// Characters of one failed cell's reason kept (as `not_measured` keeps).
-const MAX_CELL_REASON: usize = 120;
-
-/// `s` cut to `max` characters, saying how much was left out.
-fn clip(s: &str, max: usize) -> String {
-    let total = s.chars().count();
-    if total <= max {
-        return s.to_string();
-    }
-    let kept: String = s.chars().take(max).collect();
-    format!("{kept}... ({} more characters)", total - max)
-}
-
-/// What the launcher (or the folder) knows about one node.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NodeInput {
-    pub name: String,
-    /// The node's `run.json`, when it sent one.
-    pub run_json: Option<String>,
-    /// How the node's run ended, when not normally: a failed or timed-out
-    /// run may still have sent a (partial) report, which is then compared.
-    pub failure: Option<(NodeStatus, String)>,
-}
 
 /// Analyse a fleet with the default outlier rule.
 pub fn analyse(inputs: &[NodeInput]) -> FleetReport {
@@ -70,141 +38,12 @@ pub fn analyse(inputs: &[NodeInput]) -> FleetReport {
 pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {
     let mut nodes = Vec::new();
     let mut signatures = Vec::new();
-    // Every metric's id, held once: each node's figures share it.
-    let mut units: BTreeMap<MetricId, (&'static str, Better)> = BTreeMap::new();
-    let mut name = String::new();
+    let mut reader = node::Reader::default();
     for input in inputs {
-        let mut node = FleetNode {
-            name: input.name.clone(),
-            status: NodeStatus::Ok,
-            reason: None,
-            group: None,
-            values: BTreeMap::new(),
-            failed_cells: Vec::new(),
-            not_measured: Vec::new(),
-            untrusted: BTreeMap::new(),
-            noise: BTreeMap::new(),
-        };
-        if let Some((status, why)) = &input.failure {
-            node.status = *status;
-            node.reason = Some(clip(why, MAX_REASON));
+        let (node, signature) = reader.read(&input);
+        if let Some(signature) = signature {
+            signatures.push((node.name.clone(), signature));
         }
-        let doc = match &input.run_json {
-            None => {
-                if node.status == NodeStatus::Ok {
-                    node.status = NodeStatus::Failed;
-                    node.reason = Some("sent no run.json".into());
-                }
-                nodes.push(node);
-                continue;
-            }
-            // Read loosely (a node's partial report still counts) into
-            // the shapes the fleet uses, straight from the text: its kind
-            // first, from its top level only, then its figures, every other
-            // field skipped unbuilt. Both bounded by its size.
-            Some(text) => match read_run(text.as_bytes()) {
-                Ok(Some(d)) => d,
-                Ok(None) => {
-                    fail(
-                        &mut node,
-                        "run.json holds no topology: not a main-job report",
-                    );
-                    nodes.push(node);
-                    continue;
-                }
-                Err(e) => {
-                    fail(&mut node, &format!("run.json is not valid JSON: {e}"));
-                    nodes.push(node);
-                    continue;
-                }
-            },
-        };
-        if node.status == NodeStatus::Ok && doc.complete.copied() == Some(false) {
-            node.status = NodeStatus::Incomplete;
-            node.reason =
-                Some("the report says complete: false (interrupted or out of time)".into());
-        }
-        for (mk, kind, better) in [
-            (MatrixKind::Latency, "latency", Better::Lower),
-            (MatrixKind::Bandwidth, "bandwidth", Better::Higher),
-        ] {
-            let m = doc.part(kind);
-            let unit = mk.unit();
-            // A matrix in another unit cannot be compared with the fleet's,
-            // and its unit string would be repeated in every cell of the
-            // report: refused, named with a short quote of what it says.
-            let m = match m {
-                Node::Null => continue,
-                Node::Other => None,
-                Node::Obj(p) => Some(p),
-            };
-            match m.and_then(|p| p.unit.get()) {
-                Some(u) if u == unit => {}
-                other => {
-                    let said =
-                        other.map_or_else(|| "none".to_string(), |u| format!("{:?}", clip(u, 16)));
-                    fail(
-                        &mut node,
-                        &format!("{kind} unit {said} is not {unit}: its figures are not compared"),
-                    );
-                    continue;
-                }
-            }
-            let Some(m) = m else { continue };
-            for c in m.cells.0.iter().filter_map(Node::get) {
-                let (Some(cpu), Some(mem), Some(v)) =
-                    (c.cpu_node.copied(), c.mem_node.copied(), c.median.copied())
-                else {
-                    continue;
-                };
-                name.clear();
-                let _ = write!(name, "{kind} {cpu}->{mem}");
-                let id = match units.get_key_value(name.as_str()) {
-                    Some((id, _)) => id.clone(),
-                    None => {
-                        let id = MetricId::from(name.as_str());
-                        units.insert(id.clone(), (unit, better));
-                        id
-                    }
-                };
-                // A cell whose trust fields cannot be read is judged on
-                // what it has: no flags, no spread.
-                let evidence = c.evidence();
-                if let Some(why) = trust::cell_trust(&evidence) {
-                    node.untrusted.insert(id.clone(), why);
-                }
-                if evidence.noise() > 0.0 {
-                    node.noise.insert(id.clone(), evidence.noise());
-                }
-                node.values.insert(id, v);
-            }
-            for f in &m.failed.0 {
-                let f = f.or_empty();
-                let at = |n: &Lax<u64>| n.copied().map_or_else(|| "?".into(), |n| n.to_string());
-                node.failed_cells.push(format!(
-                    "{kind} {}->{}: {}",
-                    at(&f.cpu_node),
-                    at(&f.mem_node),
-                    clip(
-                        f.reason.get().map_or("failed", String::as_str),
-                        MAX_CELL_REASON
-                    )
-                ));
-            }
-        }
-        node.not_measured = not_measured(&doc);
-        if node.status == NodeStatus::Ok
-            && !(node.not_measured.is_empty() && node.failed_cells.is_empty())
-        {
-            node.status = NodeStatus::Partial;
-            let mut why = node.not_measured.clone();
-            why.extend(node.failed_cells.iter().map(|c| format!("{c} (failed)")));
-            node.reason = Some(clip(&why.join("; "), MAX_REASON));
-        }
-        signatures.push((
-            node.name.clone(),
-            signature::of_parts(&doc.topology, &doc.provenance),
-        ));
         nodes.push(node);
     }
 
@@ -219,6 +58,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
         n.group = group_of.get(n.name.as_str()).copied();
     }
 
+    let units = reader.units;
     let mut metrics = Vec::with_capacity(units.len());
     let mut outliers = Vec::new();
     let mut untrusted = 0;
@@ -320,83 +160,6 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
         complete,
     }
 }
-
-/// The matrices a report lacks or holds only in part, in words: `bandwidth not measured (budget)`,
-/// `latency partial (interrupted)` (failed cells are in `failed_cells`). The
-/// reason comes from the report's `status` (which names each phase that
-/// fell short, and why) or else its `plan`; a missing matrix neither
-/// explains is still named.
-pub fn not_measured(doc: &RunDoc) -> Vec<String> {
-    let mut out = Vec::new();
-    let phases_of = |n: &Node<Phases>| n.get().map(|p| p.phases.0.clone()).unwrap_or_default();
-    let (status, plan) = (phases_of(&doc.status), phases_of(&doc.plan));
-    fn text(s: &Lax<String>) -> Option<&str> {
-        s.get().map(String::as_str)
-    }
-    for kind in ["latency", "bandwidth"] {
-        let find = |phases: &[Node<Phase>]| {
-            phases
-                .iter()
-                .filter_map(Node::get)
-                .find(|p| text(&p.phase) == Some(kind))
-                .cloned()
-        };
-        let why = find(&status).map(|p| match text(&p.shortfall) {
-            Some("budget") => "budget".to_string(),
-            Some("interrupted") => "interrupted".to_string(),
-            Some("failed") => "failed".to_string(),
-            _ => text(&p.reason)
-                .unwrap_or("no reason given")
-                .chars()
-                .take(120)
-                .collect(),
-        });
-        // Reports without a `status` still carry the plan, whose phase says
-        // how much of it was covered and why.
-        let why = why.or_else(|| {
-            let p = find(&plan)?;
-            if text(&p.coverage) == Some("full") {
-                return None;
-            }
-            let reason = text(&p.reason).unwrap_or("");
-            Some(if reason.contains("budget") {
-                "budget".to_string()
-            } else {
-                reason.chars().take(120).collect()
-            })
-        });
-        if doc.part(kind).is_null() {
-            out.push(format!(
-                "{kind} not measured ({})",
-                why.unwrap_or_else(|| "the report does not say why".into())
-            ));
-            continue;
-        }
-        if let Some(why) = why {
-            out.push(format!("{kind} partial ({why})"));
-        }
-    }
-    out
-}
-
-/// A node's report as the fleet reads it: None when it is valid JSON but no
-/// run document (told from its top level alone, as every reader tells it).
-fn read_run(bytes: &[u8]) -> Result<Option<RunDoc>, serde_json::Error> {
-    if Head::read(bytes)?.kind() != Some(Kind::Run) {
-        return Ok(None);
-    }
-    crate::model::bounded::from_slice(bytes).map(Some)
-}
-
-fn fail(node: &mut FleetNode, why: &str) {
-    node.status = NodeStatus::Failed;
-    let why = match node.reason.take() {
-        Some(r) => format!("{r}; {why}"),
-        None => why.to_string(),
-    };
-    node.reason = Some(clip(&why, MAX_REASON));
-}
-
 /// Node names in the order people read them: `node2` before `node10`.
 pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     fn parts(s: &str) -> Vec<(bool, &str)> {
@@ -428,7 +191,9 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 #[cfg(test)]
 mod tests {
+    use super::run_doc::RunDoc;
     use super::*;
+    use crate::model::fleet::NodeStatus;
     use serde::Deserialize;
     use serde_json::Value;
 
