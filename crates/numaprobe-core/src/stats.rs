@@ -257,7 +257,8 @@ pub struct Measured {
 /// shortened the samples to get some that held.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SetAside {
-    /// Samples in which the scheduler switched a measuring thread out.
+    /// Samples in which the scheduler switched a measuring thread out for
+    /// more than [`crate::held::OFF_CPU_SHARE`] of the sample.
     pub preempted: usize,
     /// Samples in which a measuring thread was off its CPU without a
     /// switch (a VM's stolen time, interrupts).

@@ -243,7 +243,13 @@ impl Team {
 #[cfg(test)]
 mod tests {
     use super::{Lost, Part, TeamSample, LATE_START_SHARE};
+    use crate::held::Hold;
+    use crate::stats::flags::star;
+    use crate::stats::{repeat_held_with, Measured, StopRule, Taken, MAX_SHORTEN};
     use crate::timer::{Stamp, Timer};
+    use std::cell::Cell;
+    use std::convert::Infallible;
+    use std::time::Duration;
 
     #[test]
     fn a_worker_that_starts_late_loses_the_sample() {
@@ -272,6 +278,127 @@ mod tests {
             Some(Lost::OffCpu)
         );
         assert_eq!(s(vec![], None).lost_or_late(&t), None);
+    }
+
+    /// A cell of two workers as the coordinator judges it, from what the
+    /// kernel said of each worker's hold over each sample: `sample(k,
+    /// shorten)` gives the k-th sample's figure and both holds; each
+    /// sample's wall time passes on the cell's clock, so a 2 s budget ends
+    /// it. Returns the measurement and how many samples had a switch in
+    /// some worker.
+    fn team_cell(sample: impl Fn(u64, u32) -> (f64, [Hold; 2])) -> (Measured, usize) {
+        let t = Timer::monotonic_raw();
+        let rule = StopRule {
+            warmup: 0,
+            min_samples: 5,
+            max_samples: 1000,
+            cv_target: 0.0,
+            budget: Duration::from_secs(2),
+        };
+        let (clock, k, switched) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0usize));
+        let m = repeat_held_with(
+            &rule,
+            |shorten| {
+                let (value, holds) = sample(k.get(), shorten);
+                k.set(k.get() + 1);
+                let wall = holds.iter().map(|h| h.wall_ns).max().unwrap_or(0);
+                clock.set(clock.get() + wall);
+                switched.set(switched.get() + holds.iter().any(|h| h.switches > 0) as usize);
+                let s = TeamSample {
+                    stamps: holds
+                        .iter()
+                        .map(|h| (Stamp(0), Stamp(h.wall_ns), 0))
+                        .collect(),
+                    lost: holds.iter().find_map(Hold::lost),
+                };
+                Ok::<_, Infallible>(Taken {
+                    value,
+                    lost: s.lost_or_late(&t),
+                })
+            },
+            || Duration::from_nanos(clock.get()),
+            || false,
+        )
+        .unwrap();
+        (m, switched.get())
+    }
+
+    /// A hold of `wall_ns` with `switches` that together took `off_ns`.
+    fn hold(wall_ns: u64, off_ns: u64, switches: u64) -> Hold {
+        Hold {
+            wall_ns,
+            cpu_ns: wall_ns - off_ns,
+            switches,
+        }
+    }
+
+    const SAMPLE_NS: u64 = 100_000_000;
+
+    #[test]
+    fn a_steady_team_switched_out_briefly_in_every_sample_keeps_them_all_unstarred() {
+        // Both CPUs run a worker, so every wake-up of another task (a
+        // kernel worker, the coordinator on its way to the barrier) takes
+        // one of them for some microseconds: every sample has a switch.
+        let (m, switched) = team_cell(|k, shorten| {
+            let wall = SAMPLE_NS / shorten as u64;
+            let figure = 27.0 * (1.0 + 0.005 * ((k % 5) as f64 - 2.0));
+            let w0 = hold(wall, 20_000 * (1 + k % 3), 1 + k % 3);
+            let w1 = hold(wall, 10_000 * (k % 2), k % 2);
+            (figure, [w0, w1])
+        });
+        assert_eq!(switched, m.samples.len());
+        assert_eq!(m.samples.len(), 20, "{m:?}");
+        assert_eq!(m.set_aside.total(), 0, "{:?}", m.set_aside);
+        assert_eq!(m.set_aside.shortened, 1);
+        assert_eq!(m.summary.median, 27.0);
+        assert_eq!(m.flags("GB/s"), Vec::<String>::new());
+        assert_eq!(star(!m.flags("GB/s").is_empty()), "");
+    }
+
+    #[test]
+    fn a_team_whose_thread_loses_a_slice_in_every_sample_is_starred() {
+        // A busy neighbour on worker 1's CPU takes 3 ms slices: a sample
+        // of any length loses half of it (a slice, or as much of one as
+        // fits), and reads slow by as much.
+        let (m, switched) = team_cell(|_, shorten| {
+            let wall = SAMPLE_NS / shorten as u64;
+            let off = (3_000_000).min(wall / 2);
+            let figure = 27.0 * (1.0 - off as f64 / wall as f64);
+            (figure, [hold(wall, 0, 0), hold(wall, off, 1)])
+        });
+        assert!(switched >= 3, "{m:?}");
+        assert_eq!(m.set_aside.preempted, switched, "{:?}", m.set_aside);
+        assert!(m.set_aside.used_anyway);
+        assert_eq!(m.set_aside.shortened, MAX_SHORTEN);
+        let flags = m.flags("GB/s");
+        assert!(
+            flags.iter().any(|f| f.starts_with("preempted: the measuring thread lost its CPU in every one")),
+            "{flags:?}"
+        );
+        assert_eq!(star(!flags.is_empty()), "*");
+    }
+
+    #[test]
+    fn a_team_that_loses_a_slice_now_and_then_sets_those_samples_aside() {
+        // Every fourth sample a slice of 3 ms is lost: those are set aside
+        // (and the samples shorten, a quarter being lost), the figure is
+        // the held samples' and holds.
+        let (m, _) = team_cell(|k, shorten| {
+            let wall = SAMPLE_NS / shorten as u64;
+            if k % 4 == 3 {
+                let off = (3_000_000).min(wall / 2);
+                (13.5, [hold(wall, off, 1), hold(wall, 0, 0)])
+            } else {
+                let figure = 27.0 + 0.1 * (k % 3) as f64;
+                (figure, [hold(wall, 5_000, 1), hold(wall, 0, 0)])
+            }
+        });
+        assert!(m.set_aside.preempted >= 2, "{:?}", m.set_aside);
+        assert!(m.set_aside.shortened > 1, "{:?}", m.set_aside);
+        assert!(!m.set_aside.used_anyway);
+        assert!(m.samples.iter().all(|&v| v >= 27.0), "{:?}", m.samples);
+        assert_eq!(m.summary.median, 27.1);
+        assert_eq!(m.flags("GB/s"), Vec::<String>::new());
     }
 
     #[test]
