@@ -356,7 +356,7 @@ fn a_uniform_fleet_has_no_findings_and_an_odd_one_names_them() {
         f,
         [
             "1 outlier figure(s) on n5",
-            "n5 configured unlike the largest group (cpus, allowed_cpus)"
+            "n5 configured unlike the largest group (CPUs, allowed CPUs)"
         ],
         "{f:?}"
     );

@@ -41,7 +41,7 @@ fn from_a_gathered_folder_writes_the_fleet_files_and_names_the_odd_node() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(
         err.trim_end(),
-        "numaprobe: the fleet is not uniform: node5 configured unlike the largest group (allowed_cpus); node2: bandwidth not measured (budget)"
+        "numaprobe: the fleet is not uniform: node5 configured unlike the largest group (allowed CPUs); node2: bandwidth not measured (budget)"
     );
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["nodes"][1]["status"], "partial");
@@ -69,10 +69,10 @@ fn from_a_gathered_folder_writes_the_fleet_files_and_names_the_odd_node() {
     assert!(csv
         .lines()
         .any(|l| l.starts_with("node5,ok,2,latency 0->0,")));
-    // The table names the group difference too.
+    // The table names the group difference too, in words.
     let o = numaprobe(&["fleet", "--replace", "--from", dir]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("allowed_cpus: 1 (group 1: 2)"), "{text}");
+    assert!(text.contains("allowed CPUs: 1 (group 1: 2)"), "{text}");
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //! function and its nhc.conf lines, `check --skip allowed`, `--skip memory`
 //! and `--mem-tolerance`, the two steps of `run` then `check --measured`,
 //! and `fleet --from` re-judging a gathered folder then `check --expect
-//! fleet.json` (with `--group`); and doc/commands/diff-check.md's job-script
-//! lines. Recipes that need Slurm, node_exporter or
+//! fleet.json` (with `--group`), then `--replace` keeping the thresholds;
+//! doc/commands/fleet.md's three places `fleet --from` writes to; and
+//! doc/commands/diff-check.md's job-script lines. Recipes that need Slurm, node_exporter or
 //! hwloc run in `scripts/slurm-test` and `scripts/export-test`.
 
 mod cli;
@@ -354,7 +355,7 @@ fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
     let t = TempDir::new("recipe-fleet");
     let bin = bin_dir(&t);
     let lines = commands(&recipe("production.md", "fleet"));
-    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(lines.len(), 6, "{lines:?}");
     assert!(
         lines[0].starts_with("numaprobe fleet --nodelist "),
         "{lines:?}"
@@ -418,7 +419,7 @@ fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
         lines[4].ends_with(&format!("# against fleet.md's group {copied}")),
         "{lines:?}"
     );
-    for (line, group) in lines[3..].iter().zip([
+    for (line, group) in lines[3..5].iter().zip([
         "group 1 of 2 (4 nodes: node1, node2, node3, node4)",
         &format!("group {copied} of 2 (1 node: node5)"),
     ]) {
@@ -452,6 +453,120 @@ fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
         );
         assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     }
+    // Keeping the new thresholds: the folder's own fleet.json is rewritten
+    // with them, and no other folder is made beside it.
+    let keep = lines[5].split(" #").next().unwrap().trim();
+    assert_eq!(
+        keep,
+        "numaprobe fleet --from fleet-2026-11-27 --outlier-pct 10 --outlier-sd 5 --replace"
+    );
+    assert!(
+        lines[5].ends_with("# keep those thresholds: the folder's own fleet.json rewritten"),
+        "{lines:?}"
+    );
+    let o = sh(keep, &bin, t.path());
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let kept: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("fleet.json")).unwrap()).unwrap();
+    assert_eq!(
+        (
+            &kept["rule"]["min_off_percent"],
+            &kept["rule"]["min_robust_z"]
+        ),
+        (&10.0.into(), &5.0.into()),
+        "{}",
+        kept["rule"]
+    );
+    assert!(!t.path().join("fleet-2026-11-27-judged-2").exists());
+}
+
+/// Every file under `dir`, by its path below it, with its bytes.
+fn files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// doc/commands/fleet.md's three ways to judge a gathered folder again, run
+/// in order as the page writes them: beside it, into --report-dir, then
+/// into the folder itself with --replace; each writes the four fleet files
+/// where its comment says, with the new threshold, and nothing else moves.
+#[test]
+fn fleet_from_writes_where_each_line_of_the_fleet_page_says() {
+    let t = TempDir::new("recipe-fleet-judge");
+    let bin = bin_dir(&t);
+    let lines = commands(&recipe("commands/fleet.md", "fleet-judge"));
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fleet/taskset-one-cpu");
+    let dir = t.path().join("fleet-2026-11-27");
+    assert!(Command::new("cp")
+        .args(["-a", s(&src), s(&dir)])
+        .status()
+        .unwrap()
+        .success());
+    // The folder as a gathering leaves it: its nodes and its own fleet files.
+    let o = cli::numaprobe(&["fleet", "--from", s(&dir), "--replace"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let gathered = files(&dir);
+    let rule = |folder: &str| -> serde_json::Value {
+        let doc: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(t.path().join(folder).join("fleet.json")).unwrap(),
+        )
+        .unwrap();
+        doc["rule"]["min_off_percent"].clone()
+    };
+    assert_eq!(rule("fleet-2026-11-27"), 5.0);
+    let fleet_files = ["fleet.json", "fleet.md", "fleet.csv", "fleet.html"];
+    for (line, into) in lines
+        .iter()
+        .zip(["fleet-2026-11-27-judged", "judged", "fleet-2026-11-27"])
+    {
+        let (command, comment) = line.split_once(" #").unwrap();
+        assert!(
+            comment.trim().starts_with(&format!("into {into}/")),
+            "{line}"
+        );
+        let o = sh(command.trim(), &bin, t.path());
+        assert_eq!(o.status.code(), Some(1), "{line}: {o:?}");
+        for f in fleet_files {
+            assert!(t.path().join(into).join(f).is_file(), "{line}: no {f}");
+        }
+        assert_eq!(rule(into), 10.0, "{line}");
+        if into != "fleet-2026-11-27" {
+            assert_eq!(files(&dir), gathered, "{line} changed the gathered folder");
+        }
+    }
+    // --replace rewrote the fleet files alone: every node's report is as it
+    // was, and no folder was made beside it.
+    let now = files(&dir);
+    assert_eq!(
+        now.keys().collect::<Vec<_>>(),
+        gathered.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &gathered {
+        if !fleet_files.iter().any(|f| path == Path::new(f)) {
+            assert_eq!(&now[path], bytes, "{}", path.display());
+        }
+    }
+    assert_ne!(
+        now[Path::new("fleet.json")],
+        gathered[Path::new("fleet.json")]
+    );
+    assert!(!t.path().join("fleet-2026-11-27-judged-2").exists());
 }
 
 /// doc/commands/diff-check.md's job-script lines: the layout and a binding

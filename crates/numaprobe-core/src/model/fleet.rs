@@ -211,6 +211,28 @@ impl Signature {
             ("llc_bytes", self.llc_bytes.to_string()),
         ]
     }
+
+    /// A field of [`Signature::fields`] in a reader's words, as every
+    /// report and check prints it (`allowed_cpus` is "allowed CPUs");
+    /// fleet.json keeps the field's name. A name this version does not
+    /// know is printed as it is.
+    pub fn field_words(field: &str) -> &str {
+        match field {
+            "cpu_model" => "CPU model",
+            "packages" => "packages",
+            "numa_nodes" => "NUMA nodes",
+            "nodes_per_package" => "NUMA nodes per package",
+            "cpus" => "CPUs",
+            "allowed_cpus" => "allowed CPUs",
+            "numbering" => "CPU numbering",
+            "slit" => "SLIT",
+            "thp" => "transparent huge pages",
+            "kernel" => "kernel",
+            "memory_per_node" => "memory per node",
+            "llc_bytes" => "last-level cache bytes",
+            other => other,
+        }
+    }
 }
 
 /// Nodes that share one signature.
@@ -358,7 +380,11 @@ impl FleetReport {
             ));
         }
         for g in self.groups.iter().skip(1) {
-            let fields: Vec<&str> = g.differs.iter().map(|d| d.field.as_str()).collect();
+            let fields: Vec<&str> = g
+                .differs
+                .iter()
+                .map(|d| Signature::field_words(&d.field))
+                .collect();
             f.push(format!(
                 "{} configured unlike the largest group ({})",
                 crate::units::some_names(&g.nodes, 4),
@@ -403,4 +429,52 @@ pub struct NodeRunStatus {
     /// period (its slurmd, slurmstepd or the machine died).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lost: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field a signature has is printed in words: a field added
+    /// without them would show its JSON name in the reports.
+    #[test]
+    fn every_signature_field_has_words_and_an_unknown_one_keeps_its_name() {
+        let s = Signature {
+            cpu_model: "m".into(),
+            packages: 1,
+            numa_nodes: 1,
+            nodes_per_package: 1,
+            cpus: 2,
+            allowed_cpus: 2,
+            numbering: "linear".into(),
+            slit: vec![vec![10]],
+            thp: "always".into(),
+            kernel: "6.1".into(),
+            memory_gib: vec![16],
+            llc_bytes: 1 << 20,
+        };
+        let words: Vec<&str> = s
+            .fields()
+            .iter()
+            .map(|(f, _)| Signature::field_words(f))
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "CPU model",
+                "packages",
+                "NUMA nodes",
+                "NUMA nodes per package",
+                "CPUs",
+                "allowed CPUs",
+                "CPU numbering",
+                "SLIT",
+                "transparent huge pages",
+                "kernel",
+                "memory per node",
+                "last-level cache bytes"
+            ]
+        );
+        assert_eq!(Signature::field_words("gpu_count"), "gpu_count");
+    }
 }

@@ -3,7 +3,7 @@
 //! farthest off first, signature groups with what differs, then every
 //! metric's median and spread.
 
-use crate::model::fleet::{FleetReport, NodeStatus, Outlier, SignatureGroup};
+use crate::model::fleet::{FleetReport, NodeStatus, Outlier, Signature, SignatureGroup};
 use crate::render::table::Table;
 
 /// A status in words.
@@ -76,7 +76,10 @@ pub fn differs_text(i: usize, g: &SignatureGroup, tied: bool) -> String {
     }
     g.differs
         .iter()
-        .map(|d| format!("{}: {} (group 1: {})", d.field, d.value, d.majority))
+        .map(|d| {
+            let field = Signature::field_words(&d.field);
+            format!("{field}: {} (group 1: {})", d.value, d.majority)
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }

@@ -10,30 +10,27 @@ use super::judge::{band, describe, pct, Expected, Options, Outcome, This};
 use super::CompareError;
 use crate::analysis::fleet::{robust, signature};
 use crate::model::diff::{Difference, Section};
-use crate::model::fleet::FleetReport;
+use crate::model::fleet::{FleetReport, Signature};
 use crate::model::topo::TopoReport;
 use crate::topology::cpulist::format_list;
 use std::collections::BTreeMap;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// Each signature field (`Signature::fields` names): the section it belongs
-/// to and its name in the check's words, with the case the topology check
-/// uses (`allowed CPUs`, `CPU model`).
-fn field_of(field: &str) -> Option<(Section, &'static str)> {
+/// The section each signature field (`Signature::fields` names) belongs to.
+fn section_of(field: &str) -> Option<Section> {
     Some(match field {
-        "cpu_model" => (Section::Machine, "CPU model"),
-        "packages" => (Section::Packages, "packages"),
-        "nodes_per_package" => (Section::Packages, "nodes per package"),
-        "numa_nodes" => (Section::Nodes, "numa nodes"),
-        "cpus" => (Section::Cpus, "CPUs"),
-        "allowed_cpus" => (Section::Allowed, "allowed CPUs"),
-        "numbering" => (Section::Numbering, "numbering"),
-        "slit" => (Section::Slit, "SLIT"),
-        "thp" => (Section::Thp, "transparent huge pages"),
-        "kernel" => (Section::Kernel, "kernel"),
-        "memory_per_node" => (Section::Memory, "memory per node"),
-        "llc_bytes" => (Section::Caches, "LLC bytes"),
+        "cpu_model" => Section::Machine,
+        "packages" | "nodes_per_package" => Section::Packages,
+        "numa_nodes" => Section::Nodes,
+        "cpus" => Section::Cpus,
+        "allowed_cpus" => Section::Allowed,
+        "numbering" => Section::Numbering,
+        "slit" => Section::Slit,
+        "thp" => Section::Thp,
+        "kernel" => Section::Kernel,
+        "memory_per_node" => Section::Memory,
+        "llc_bytes" => Section::Caches,
         _ => return None,
     })
 }
@@ -87,9 +84,10 @@ pub(super) fn against_fleet(
     let theirs = mine.fields();
     let mut compared = Vec::new();
     for ((field, want), (_, got)) in expected.fields().into_iter().zip(theirs) {
-        let Some((section, item)) = field_of(field).filter(|&(s, _)| on(s)) else {
+        let Some(section) = section_of(field).filter(|&s| on(s)) else {
             continue;
         };
+        let item = Signature::field_words(field);
         if section == Section::Kernel && (this.kernel.is_none() || expected.kernel.is_empty()) {
             out.notes.push(
                 "kernel not compared: a dump (--sysfs-root) does not say its machine's kernel"

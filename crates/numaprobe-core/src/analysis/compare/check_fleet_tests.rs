@@ -150,9 +150,9 @@ fn the_check_names_every_signature_field_it_compared() {
     let r = run(&fleet, &good, None, &Options::default());
     assert_eq!(
         r.checked[0],
-        "signature of group 1 of 2 (3 nodes: n1, n2, n3): CPU model, packages, numa nodes, \
-         nodes per package, CPUs, allowed CPUs, numbering, SLIT, transparent huge pages, kernel, \
-         memory per node (within 3 % and the GiB the fleet rounds to), LLC bytes"
+        "signature of group 1 of 2 (3 nodes: n1, n2, n3): CPU model, packages, NUMA nodes, \
+         NUMA nodes per package, CPUs, allowed CPUs, CPU numbering, SLIT, transparent huge pages, kernel, \
+         memory per node (within 3 % and the GiB the fleet rounds to), last-level cache bytes"
     );
     // Without measurements here, the group's medians are not compared, and
     // the check says how to give them.
