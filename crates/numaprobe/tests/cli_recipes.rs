@@ -350,18 +350,10 @@ fn run_then_check_measured_compares_the_cells() {
     );
 }
 
-#[test]
-fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
-    let t = TempDir::new("recipe-fleet");
-    let bin = bin_dir(&t);
-    let lines = commands(&recipe("production.md", "fleet"));
-    assert_eq!(lines.len(), 6, "{lines:?}");
-    assert!(
-        lines[0].starts_with("numaprobe fleet --nodelist "),
-        "{lines:?}"
-    );
-    // The gathered folder of the page's date: the five real reports of
-    // tests/fixtures/fleet, and the fleet.json a gathering writes.
+/// The gathered folder of the pages' date, `fleet-2026-11-27` in `t`: the
+/// five real reports of tests/fixtures/fleet, and the fleet files a
+/// gathering writes beside them.
+fn gathered(t: &TempDir) -> PathBuf {
     let src =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fleet/taskset-one-cpu");
     let dir = t.path().join("fleet-2026-11-27");
@@ -372,6 +364,20 @@ fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
         .success());
     let o = cli::numaprobe(&["fleet", "--from", s(&dir), "--replace"]);
     assert_eq!(o.status.code(), Some(1), "{o:?}");
+    dir
+}
+
+#[test]
+fn fleet_from_judges_again_beside_the_folder_and_check_takes_its_groups() {
+    let t = TempDir::new("recipe-fleet");
+    let bin = bin_dir(&t);
+    let lines = commands(&recipe("production.md", "fleet"));
+    assert_eq!(lines.len(), 6, "{lines:?}");
+    assert!(
+        lines[0].starts_with("numaprobe fleet --nodelist "),
+        "{lines:?}"
+    );
+    let dir = gathered(&t);
     let original = std::fs::read(dir.join("fleet.json")).unwrap();
     // less fleet-*/fleet.md: the summary is there.
     assert!(lines[1].starts_with("less fleet-*/fleet.md"), "{lines:?}");
@@ -510,18 +516,8 @@ fn fleet_from_writes_where_each_line_of_the_fleet_page_says() {
     let bin = bin_dir(&t);
     let lines = commands(&recipe("commands/fleet.md", "fleet-judge"));
     assert_eq!(lines.len(), 3, "{lines:?}");
-    let src =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fleet/taskset-one-cpu");
-    let dir = t.path().join("fleet-2026-11-27");
-    assert!(Command::new("cp")
-        .args(["-a", s(&src), s(&dir)])
-        .status()
-        .unwrap()
-        .success());
-    // The folder as a gathering leaves it: its nodes and its own fleet files.
-    let o = cli::numaprobe(&["fleet", "--from", s(&dir), "--replace"]);
-    assert_eq!(o.status.code(), Some(1), "{o:?}");
-    let gathered = files(&dir);
+    let dir = gathered(&t);
+    let before = files(&dir);
     let rule = |folder: &str| -> serde_json::Value {
         let doc: serde_json::Value = serde_json::from_slice(
             &std::fs::read(t.path().join(folder).join("fleet.json")).unwrap(),
@@ -547,7 +543,7 @@ fn fleet_from_writes_where_each_line_of_the_fleet_page_says() {
         }
         assert_eq!(rule(into), 10.0, "{line}");
         if into != "fleet-2026-11-27" {
-            assert_eq!(files(&dir), gathered, "{line} changed the gathered folder");
+            assert_eq!(files(&dir), before, "{line} changed the gathered folder");
         }
     }
     // --replace rewrote the fleet files alone: every node's report is as it
@@ -555,16 +551,16 @@ fn fleet_from_writes_where_each_line_of_the_fleet_page_says() {
     let now = files(&dir);
     assert_eq!(
         now.keys().collect::<Vec<_>>(),
-        gathered.keys().collect::<Vec<_>>()
+        before.keys().collect::<Vec<_>>()
     );
-    for (path, bytes) in &gathered {
+    for (path, bytes) in &before {
         if !fleet_files.iter().any(|f| path == Path::new(f)) {
             assert_eq!(&now[path], bytes, "{}", path.display());
         }
     }
     assert_ne!(
         now[Path::new("fleet.json")],
-        gathered[Path::new("fleet.json")]
+        before[Path::new("fleet.json")]
     );
     assert!(!t.path().join("fleet-2026-11-27-judged-2").exists());
 }

@@ -147,7 +147,7 @@ impl FleetNode {
 /// The parts of a node's description that identical nodes share. Figures
 /// that drift a little between identical machines (memory a kernel keeps
 /// for itself) are rounded so they do not split a fleet.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Signature {
     pub cpu_model: String,
     pub packages: usize,
@@ -439,21 +439,7 @@ mod tests {
     /// without them would show its JSON name in the reports.
     #[test]
     fn every_signature_field_has_words_and_an_unknown_one_keeps_its_name() {
-        let s = Signature {
-            cpu_model: "m".into(),
-            packages: 1,
-            numa_nodes: 1,
-            nodes_per_package: 1,
-            cpus: 2,
-            allowed_cpus: 2,
-            numbering: "linear".into(),
-            slit: vec![vec![10]],
-            thp: "always".into(),
-            kernel: "6.1".into(),
-            memory_gib: vec![16],
-            llc_bytes: 1 << 20,
-        };
-        let words: Vec<&str> = s
+        let words: Vec<&str> = Signature::default()
             .fields()
             .iter()
             .map(|(f, _)| Signature::field_words(f))
