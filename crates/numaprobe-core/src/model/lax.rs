@@ -5,33 +5,96 @@
 //! and a value of no interest skipped without being built. A reader that
 //! needs only a few fields of a large document so never holds a tree of it.
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::Value;
 use std::fmt;
+use std::marker::PhantomData;
 
-/// A visitor's answer to every JSON scalar but null (a boolean, a number,
-/// a string): `Ok(value)`, the same for all five, for the readers here and
-/// in `analysis` that take none of them.
-macro_rules! scalars_answer {
-    ($v:expr) => {
-        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-    };
+/// A reader of one shape of JSON value (an object, or an array) with an
+/// answer of its own for every other value: the shapes here and the
+/// matrix readers in `analysis` are each one of these, read through the one
+/// visitor [`AnyValue`] instead of each answering every JSON value.
+pub(crate) trait OneShape<'de>: Sized {
+    type Value;
+
+    /// The answer for a value of another shape: a scalar, or an object or
+    /// an array this reader does not take, skipped unbuilt unless the
+    /// answer is a refusal (which comes before anything of it is read).
+    fn other<E: de::Error>(self) -> Result<Self::Value, E>;
+
+    /// The answer for null.
+    fn null<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.other()
+    }
+
+    fn object<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let answer = self.other()?;
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(answer)
+    }
+
+    fn array<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let answer = self.other()?;
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(answer)
+    }
+
+    /// What a serde error says was expected.
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    /// The value `d` holds, whatever its shape.
+    fn read<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(AnyValue(self))
+    }
 }
-pub(crate) use scalars_answer;
+
+/// A [`OneShape`] reader as serde's seed and visitor of any JSON value.
+pub(crate) struct AnyValue<S>(pub S);
+
+impl<'de, S: OneShape<'de>> DeserializeSeed<'de> for AnyValue<S> {
+    type Value = S::Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, S: OneShape<'de>> Visitor<'de> for AnyValue<S> {
+    type Value = S::Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.expecting(f)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<S::Value, A::Error> {
+        self.0.object(map)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<S::Value, A::Error> {
+        self.0.array(seq)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<S::Value, E> {
+        self.0.null()
+    }
+    fn visit_none<E: de::Error>(self) -> Result<S::Value, E> {
+        self.0.null()
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<S::Value, E> {
+        self.0.other()
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<S::Value, E> {
+        self.0.other()
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<S::Value, E> {
+        self.0.other()
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<S::Value, E> {
+        self.0.other()
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<S::Value, E> {
+        self.0.other()
+    }
+}
 
 /// A leaf field (a number, a string, a short list): the value when it
 /// reads as a `T`, [`Lax::Not`] when it is there as something else (null
@@ -124,28 +187,20 @@ impl<T: Default> Node<T> {
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Node<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        struct NodeOf<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> OneShape<'de> for NodeOf<T> {
             type Value = Node<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Node<T>, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(Node::Obj)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<T>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
+            fn other<E: de::Error>(self) -> Result<Node<T>, E> {
                 Ok(Node::Other)
             }
-            fn visit_unit<E: de::Error>(self) -> Result<Node<T>, E> {
+            fn null<E: de::Error>(self) -> Result<Node<T>, E> {
                 Ok(Node::Null)
             }
-            fn visit_none<E: de::Error>(self) -> Result<Node<T>, E> {
-                Ok(Node::Null)
+            fn object<A: MapAccess<'de>>(self, map: A) -> Result<Node<T>, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(Node::Obj)
             }
-            crate::model::lax::scalars_answer!(Node::Other);
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+        NodeOf(PhantomData).read(d)
     }
 }
 
@@ -162,32 +217,21 @@ impl<T> Default for Items<T> {
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Items<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        struct ItemsOf<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> OneShape<'de> for ItemsOf<T> {
             type Value = Items<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
+            fn other<E: de::Error>(self) -> Result<Items<T>, E> {
+                Ok(Items::default())
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items<T>, A::Error> {
+            fn array<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items<T>, A::Error> {
                 let mut out = Vec::new();
                 while let Some(t) = seq.next_element()? {
                     out.push(t);
                 }
                 Ok(Items(out))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Items<T>, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Items::default())
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Items<T>, E> {
-                Ok(Items::default())
-            }
-            fn visit_none<E: de::Error>(self) -> Result<Items<T>, E> {
-                Ok(Items::default())
-            }
-            crate::model::lax::scalars_answer!(Items::default());
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+        ItemsOf(PhantomData).read(d)
     }
 }
 
@@ -212,36 +256,22 @@ impl<T: Copy> Copy for Lax<T> {}
 impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         // Any value is read through: only an array has a length.
-        let items = d.deserialize_any(CountVisitor)?;
-        Ok(Count(items))
-    }
-}
-
-struct CountVisitor;
-
-impl<'de> Visitor<'de> for CountVisitor {
-    type Value = Lax<usize>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Lax<usize>, A::Error> {
-        let mut n = 0;
-        while seq.next_element::<IgnoredAny>()?.is_some() {
-            n += 1;
+        struct Length;
+        impl<'de> OneShape<'de> for Length {
+            type Value = Lax<usize>;
+            fn other<E: de::Error>(self) -> Result<Lax<usize>, E> {
+                Ok(Lax::Not)
+            }
+            fn array<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Lax<usize>, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Lax::Is(n))
+            }
         }
-        Ok(Lax::Is(n))
+        Length.read(d).map(Count)
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lax<usize>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Lax::Not)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Lax<usize>, E> {
-        Ok(Lax::Not)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Lax<usize>, E> {
-        Ok(Lax::Not)
-    }
-    crate::model::lax::scalars_answer!(Lax::Not);
 }
 
 /// Whether a key is there, and null or not, its value skipped unbuilt.

@@ -12,20 +12,14 @@ use serde::Deserialize;
 
 /// The parts of a run document the fleet uses.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct RunDoc {
-    #[serde(default)]
     pub complete: Lax<bool>,
-    #[serde(default)]
     pub latency: Node<Part>,
-    #[serde(default)]
     pub bandwidth: Node<Part>,
-    #[serde(default)]
     pub status: Node<Phases>,
-    #[serde(default)]
     pub plan: Node<Phases>,
-    #[serde(default)]
     pub topology: Node<SigTopology>,
-    #[serde(default)]
     pub provenance: Node<Provenance>,
 }
 
@@ -44,53 +38,41 @@ impl RunDoc {
 /// (for a document that is not read whole, such as the machine `check`
 /// compares).
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct SigDoc {
-    #[serde(default)]
     pub topology: Node<SigTopology>,
-    #[serde(default)]
     pub provenance: Node<Provenance>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Provenance {
-    #[serde(default)]
     pub kernel: Lax<String>,
 }
 
 /// One matrix of a run: its unit, measured cells and failed cells.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Part {
-    #[serde(default)]
     pub unit: Lax<String>,
-    #[serde(default)]
     pub cells: Items<Node<Cell>>,
-    #[serde(default)]
     pub failed: Items<Node<Failed>>,
 }
 
 /// A measured cell: where, its median, and what its trust is judged from
 /// (the fields of [`CellEvidence`], each as the document has it).
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Cell {
-    #[serde(default)]
     pub cpu_node: Lax<u64>,
-    #[serde(default)]
     pub mem_node: Lax<u64>,
-    #[serde(default)]
     pub median: Lax<f64>,
-    #[serde(default)]
     min: Lax<f64>,
-    #[serde(default)]
     max: Lax<f64>,
-    #[serde(default)]
     cv: Lax<f64>,
-    #[serde(default)]
     samples: Count,
-    #[serde(default)]
     flagged: Lax<bool>,
-    #[serde(default)]
     flags: Lax<Vec<String>>,
-    #[serde(default)]
     set_aside: Lax<SetAside>,
 }
 
@@ -124,92 +106,76 @@ impl Cell {
 
 /// A cell the run could not measure.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Failed {
-    #[serde(default)]
     pub cpu_node: Lax<u64>,
-    #[serde(default)]
     pub mem_node: Lax<u64>,
-    #[serde(default)]
     pub reason: Lax<String>,
 }
 
 /// A `status` or `plan`: its phases.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Phases {
-    #[serde(default)]
     pub phases: Items<Node<Phase>>,
 }
 
 /// One phase as the status (`shortfall`) or the plan (`coverage`) says it.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Phase {
-    #[serde(default)]
     pub phase: Lax<String>,
-    #[serde(default)]
     pub shortfall: Lax<String>,
-    #[serde(default)]
     pub coverage: Lax<String>,
-    #[serde(default)]
     pub reason: Lax<String>,
 }
 
 /// The topology fields of a signature.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct SigTopology {
-    #[serde(default)]
     pub cpu_model: Lax<String>,
-    #[serde(default)]
     pub packages: Count,
-    #[serde(default)]
     pub numa_nodes: Items<Node<SigNode>>,
-    #[serde(default)]
     pub cpus: Count,
-    #[serde(default)]
     pub allowed: Node<Allowed>,
-    #[serde(default)]
     pub numbering: Node<Numbering>,
-    #[serde(default)]
     pub distances: Node<Distances>,
-    #[serde(default)]
     pub caches: Items<Node<Cache>>,
-    #[serde(default)]
     pub thp_mode: Lax<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct SigNode {
-    #[serde(default)]
     pub cpus: Count,
-    #[serde(default)]
     pub memory_bytes: Lax<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Allowed {
-    #[serde(default)]
     pub cpus: Count,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Numbering {
-    #[serde(default)]
     pub packages: Lax<String>,
-    #[serde(default)]
     pub smt: Lax<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Distances {
-    #[serde(default)]
     pub matrix: Items<Items<Lax<u64>>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Cache {
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     pub kind: Lax<String>,
-    #[serde(default)]
     pub level: Lax<u64>,
-    #[serde(default)]
     pub size_bytes: Lax<u64>,
 }

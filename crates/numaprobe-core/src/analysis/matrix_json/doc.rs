@@ -4,11 +4,11 @@
 //! skipped unbuilt, and the node lists that bound the grids after them.
 
 use super::flagged::FlaggedSeed;
-use super::grid::{Grid, GridSeed, Limit};
+use super::grid::{Grid, GridSeed};
 use super::stash::{refuse, Stash};
 use crate::analysis::matrix::MatrixError;
-use crate::model::lax::Lax;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use crate::model::lax::{AnyValue, Lax, OneShape};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
 
@@ -85,29 +85,17 @@ impl<'de> Visitor<'de> for DocSeed<'_> {
                 "mem_nodes" => raw.mem_nodes = node_list(&mut map, "mem_nodes")?,
                 "slit" => {
                     let n = raw.node_ids.as_ref().map(Vec::len);
-                    raw.slit = map.next_value_seed(GridSeed {
-                        what: "slit",
-                        rows: n.map_or(Limit::Nodes, Limit::Slit),
-                        cols: n.map_or(Limit::Nodes, Limit::Slit),
-                        stash,
-                    })?;
+                    raw.slit = map.next_value_seed(AnyValue(GridSeed::slit("slit", n, stash)))?;
                 }
-                "distances" => raw.distances = map.next_value_seed(DistancesSeed { stash })?,
+                "distances" => {
+                    raw.distances = map.next_value_seed(AnyValue(DistancesSeed { stash }))?
+                }
                 "matrix" => {
-                    raw.matrix = map.next_value_seed(GridSeed {
-                        what: "matrix",
-                        rows: raw
-                            .cpu_nodes
-                            .as_ref()
-                            .map_or(Limit::Nodes, |n| Limit::Rows(n.len())),
-                        cols: raw
-                            .mem_nodes
-                            .as_ref()
-                            .map_or(Limit::Nodes, |n| Limit::Cols(n.len())),
-                        stash,
-                    })?;
+                    let (rows, cols) = (raw.cpu_nodes.as_ref(), raw.mem_nodes.as_ref());
+                    let grid = GridSeed::matrix(rows.map(Vec::len), cols.map(Vec::len), stash);
+                    raw.matrix = map.next_value_seed(AnyValue(grid))?;
                 }
-                "cells" => raw.flagged = map.next_value_seed(FlaggedSeed)?,
+                "cells" => raw.flagged = map.next_value_seed(AnyValue(FlaggedSeed))?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -140,7 +128,7 @@ impl<'de> Visitor<'de> for RunSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut part, mut topology) = (None, None);
-        let doc = || ObjSeed(DocSeed { stash: self.stash });
+        let doc = || AnyValue(ObjSeed(DocSeed { stash: self.stash }));
         while let Some(key) = map.next_key::<String>()? {
             if Some(key.as_str()) == self.part {
                 part = map.next_value_seed(doc())?;
@@ -158,29 +146,14 @@ impl<'de> Visitor<'de> for RunSeed<'_> {
 /// value is none (skipped unbuilt).
 struct ObjSeed<'s>(DocSeed<'s>);
 
-impl<'de> DeserializeSeed<'de> for ObjSeed<'_> {
+impl<'de> OneShape<'de> for ObjSeed<'_> {
     type Value = Option<RawDoc>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<RawDoc>, D::Error> {
-        d.deserialize_any(self)
+    fn other<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
     }
-}
-
-impl<'de> Visitor<'de> for ObjSeed<'_> {
-    type Value = Option<RawDoc>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+    fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         self.0.visit_map(map).map(Some)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    crate::model::lax::scalars_answer!(None);
 }
 
 /// A topology's `distances`, when it is an object; anything else is
@@ -189,19 +162,12 @@ struct DistancesSeed<'s> {
     stash: &'s Stash,
 }
 
-impl<'de> DeserializeSeed<'de> for DistancesSeed<'_> {
+impl<'de> OneShape<'de> for DistancesSeed<'_> {
     type Value = Option<Distances>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Distances>, D::Error> {
-        d.deserialize_any(self)
+    fn other<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
     }
-}
-
-impl<'de> Visitor<'de> for DistancesSeed<'_> {
-    type Value = Option<Distances>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn object<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut d = Distances::default();
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -212,12 +178,8 @@ impl<'de> Visitor<'de> for DistancesSeed<'_> {
                 }
                 "matrix" => {
                     let n = d.node_ids.as_ref().map(Vec::len);
-                    d.matrix = map.next_value_seed(GridSeed {
-                        what: "distances.matrix",
-                        rows: n.map_or(Limit::Nodes, Limit::Slit),
-                        cols: n.map_or(Limit::Nodes, Limit::Slit),
-                        stash: self.stash,
-                    })?;
+                    let grid = GridSeed::slit("distances.matrix", n, self.stash);
+                    d.matrix = map.next_value_seed(AnyValue(grid))?;
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -226,14 +188,6 @@ impl<'de> Visitor<'de> for DistancesSeed<'_> {
         }
         Ok(Some(d))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    crate::model::lax::scalars_answer!(None);
 }
 
 fn ids(v: Option<&Value>, what: &str) -> Result<Option<Vec<u32>>, MatrixError> {

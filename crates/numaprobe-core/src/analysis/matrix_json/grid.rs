@@ -5,6 +5,7 @@
 
 use super::stash::{refuse, Stash};
 use crate::analysis::matrix::{MatrixError, MAX_NODES};
+use crate::model::lax::{AnyValue, OneShape};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
@@ -15,7 +16,7 @@ pub(super) type Grid = Vec<Vec<Option<f64>>>;
 /// How long an array of a grid may be: as many as the nodes named for it,
 /// else the most nodes a matrix may name.
 #[derive(Clone, Copy)]
-pub(super) enum Limit {
+enum Limit {
     /// Rows of a matrix, one per named CPU node.
     Rows(usize),
     /// Values of a row, one per named memory node.
@@ -61,72 +62,61 @@ impl Limit {
 
 /// A grid of cells (`matrix`, `slit`, `distances.matrix`): null is none.
 pub(super) struct GridSeed<'s> {
-    pub what: &'static str,
-    pub rows: Limit,
-    pub cols: Limit,
-    pub stash: &'s Stash,
+    what: &'static str,
+    rows: Limit,
+    cols: Limit,
+    stash: &'s Stash,
 }
 
-impl<'de> DeserializeSeed<'de> for GridSeed<'_> {
-    type Value = Option<Grid>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Grid>, D::Error> {
-        d.deserialize_any(self)
+impl<'s> GridSeed<'s> {
+    /// A SLIT `what`, square over its `n` named nodes.
+    pub fn slit(what: &'static str, n: Option<usize>, stash: &'s Stash) -> Self {
+        let limit = n.map_or(Limit::Nodes, Limit::Slit);
+        GridSeed {
+            what,
+            rows: limit,
+            cols: limit,
+            stash,
+        }
+    }
+
+    /// A measured `matrix`, a row per named CPU node and a value per named
+    /// memory node.
+    pub fn matrix(rows: Option<usize>, cols: Option<usize>, stash: &'s Stash) -> Self {
+        GridSeed {
+            what: "matrix",
+            rows: rows.map_or(Limit::Nodes, Limit::Rows),
+            cols: cols.map_or(Limit::Nodes, Limit::Cols),
+            stash,
+        }
     }
 }
 
-impl<'de> Visitor<'de> for GridSeed<'_> {
+impl<'de> OneShape<'de> for GridSeed<'_> {
     type Value = Option<Grid>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "`{}` as an array of rows", self.what)
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Option<Grid>, E> {
+    fn null<E: de::Error>(self) -> Result<Option<Grid>, E> {
         Ok(None)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Grid>, A::Error> {
-        let mut out = Vec::new();
-        loop {
-            let row = RowSeed {
-                what: self.what,
-                r: out.len(),
-                cols: self.cols,
-                stash: self.stash,
-            };
-            let Some(row) = seq.next_element_seed(row)? else {
-                break;
-            };
-            if out.len() == self.rows.max() {
-                return Err(refuse(self.stash, self.rows.refusal(self.what, None)));
-            }
-            out.push(row);
-        }
-        Ok(Some(out))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Option<Grid>, A::Error> {
-        Err(self.not_rows())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<Grid>, E> {
-        Err(self.not_rows())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<Grid>, E> {
-        Err(self.not_rows())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<Grid>, E> {
-        Err(self.not_rows())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<Grid>, E> {
-        Err(self.not_rows())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<Grid>, E> {
-        Err(self.not_rows())
-    }
-}
-
-impl GridSeed<'_> {
-    fn not_rows<E: de::Error>(&self) -> E {
-        refuse(
+    fn other<E: de::Error>(self) -> Result<Option<Grid>, E> {
+        Err(refuse(
             self.stash,
             MatrixError::Shape(format!("`{}` must be an array of rows", self.what)),
-        )
+        ))
+    }
+    fn array<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<Grid>, A::Error> {
+        let row = |r| {
+            AnyValue(RowSeed {
+                what: self.what,
+                r,
+                cols: self.cols,
+                stash: self.stash,
+            })
+        };
+        let too_many = || refuse(self.stash, self.rows.refusal(self.what, None));
+        up_to(seq, self.rows.max(), row, too_many).map(Some)
     }
 }
 
@@ -138,69 +128,49 @@ struct RowSeed<'s> {
     stash: &'s Stash,
 }
 
-impl<'de> DeserializeSeed<'de> for RowSeed<'_> {
-    type Value = Vec<Option<f64>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for RowSeed<'_> {
+impl<'de> OneShape<'de> for RowSeed<'_> {
     type Value = Vec<Option<f64>>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "`{}` row {} as an array", self.what, self.r)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::new();
-        loop {
-            let cell = CellSeed {
-                r: self.r,
-                c: out.len(),
-                stash: self.stash,
-            };
-            let Some(v) = seq.next_element_seed(cell)? else {
-                break;
-            };
-            if out.len() == self.cols.max() {
-                return Err(refuse(
-                    self.stash,
-                    self.cols.refusal(self.what, Some(self.r)),
-                ));
-            }
-            out.push(v);
-        }
-        Ok(out)
+    fn other<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(refuse(
+            self.stash,
+            MatrixError::Shape(format!("`{}` row {} is not an array", self.what, self.r)),
+        ))
     }
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(self.not_array())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Err(self.not_array())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(self.not_array())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(self.not_array())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(self.not_array())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(self.not_array())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(self.not_array())
+    fn array<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        let cell = |c| CellSeed {
+            r: self.r,
+            c,
+            stash: self.stash,
+        };
+        let too_many = || refuse(self.stash, self.cols.refusal(self.what, Some(self.r)));
+        up_to(seq, self.cols.max(), cell, too_many)
     }
 }
 
-impl RowSeed<'_> {
-    fn not_array<E: de::Error>(&self) -> E {
-        refuse(
-            self.stash,
-            MatrixError::Shape(format!("`{}` row {} is not an array", self.what, self.r)),
-        )
+/// The elements of an array, the `i`th read by `seed(i)`: refused with
+/// `too_many()` once an element past the first `max` has been read, before
+/// the rest of the array is.
+fn up_to<'de, A, S>(
+    mut seq: A,
+    max: usize,
+    seed: impl Fn(usize) -> S,
+    too_many: impl FnOnce() -> A::Error,
+) -> Result<Vec<S::Value>, A::Error>
+where
+    A: SeqAccess<'de>,
+    S: DeserializeSeed<'de>,
+{
+    let mut out = Vec::new();
+    while let Some(v) = seq.next_element_seed(seed(out.len()))? {
+        if out.len() == max {
+            return Err(too_many());
+        }
+        out.push(v);
     }
+    Ok(out)
 }
 
 /// One cell: a number, null, or an object with its statistics.

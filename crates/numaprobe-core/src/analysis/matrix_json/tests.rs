@@ -57,3 +57,99 @@ fn a_huge_field_a_matrix_does_not_use_is_skipped_unbuilt() {
     assert_eq!(m.slit.as_ref().and_then(|s| s.get(0, 1)), Some(20.0));
     assert_eq!(m.flagged, vec![([1, 0], vec!["spread".to_string()])]);
 }
+
+/// Each bound of a grid refuses the first element past it with one line
+/// naming the array and what it may hold: the values of a row and the rows
+/// of a SLIT, by its named nodes or, with none named, by the most nodes a
+/// matrix may name; the firmware's `distances` alike.
+#[test]
+fn every_grid_bound_refuses_in_one_line_naming_the_array_and_its_limit() {
+    let values = |n: usize| vec!["1"; n].join(",");
+    let rows = |n: usize| vec!["[10]"; n].join(",");
+    let cases = [
+        (
+            format!(r#"{{"unit":"ns","matrix":[[{}]]}}"#, values(2049)),
+            "`matrix` row 0 has more than 2048 values; at most 2048 nodes can be analysed \
+             (Linux has at most 1024 NUMA nodes)",
+        ),
+        (
+            r#"{"node_ids":[0,1],"slit":[[10,20,30],[20,10]]}"#.to_string(),
+            "the SLIT must be square over its 2 nodes",
+        ),
+        (
+            r#"{"distances":{"node_ids":[0,1],"matrix":[[10,20],[20,10],[10,10]]}}"#.to_string(),
+            "the SLIT must be square over its 2 nodes",
+        ),
+        (
+            format!(r#"{{"distances":{{"matrix":[{}]}}}}"#, rows(2049)),
+            "`distances.matrix` has more than 2048 rows; at most 2048 nodes can be analysed \
+             (Linux has at most 1024 NUMA nodes)",
+        ),
+        (
+            format!(r#"{{"slit":[[{}]]}}"#, values(2049)),
+            "`slit` row 0 has more than 2048 values; at most 2048 nodes can be analysed \
+             (Linux has at most 1024 NUMA nodes)",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = parse(&text, None).unwrap_err();
+        assert_eq!(
+            e,
+            MatrixError::Shape(want.into()),
+            "{}",
+            &text[..60.min(text.len())]
+        );
+        assert!(!e.to_string().contains('\n'), "{e}");
+    }
+    // At the limit itself nothing is refused while reading.
+    let at = r#"{"unit":"ns","cpu_nodes":[0],"mem_nodes":[0,1],"matrix":[[1,2]]}"#;
+    assert_eq!(parse(at, None).unwrap().get(0, 1), Some(2.0));
+}
+
+/// A grid or a row of another shape is refused as soon as it is met, a
+/// null grid is none, and a field nested past what serde_json reads (128
+/// levels) is one line naming where, unless it is a field a matrix does not
+/// use, which is skipped unbuilt.
+#[test]
+fn a_grid_of_another_shape_or_nested_too_deep_is_one_line() {
+    let refused = [
+        (
+            r#"{"unit":"ns","matrix":{"a":[[1]]}}"#,
+            "`matrix` must be an array of rows",
+        ),
+        (
+            r#"{"unit":"ns","matrix":"[[1]]"}"#,
+            "`matrix` must be an array of rows",
+        ),
+        (
+            r#"{"unit":"ns","matrix":[[1],2]}"#,
+            "`matrix` row 1 is not an array",
+        ),
+        (
+            r#"{"unit":"ns","matrix":[[1],null]}"#,
+            "`matrix` row 1 is not an array",
+        ),
+    ];
+    for (text, want) in refused {
+        assert_eq!(
+            parse(text, None),
+            Err(MatrixError::Shape(want.into())),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        parse(r#"{"unit":"ns","matrix":null}"#, None),
+        Err(MatrixError::Empty)
+    );
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let e = parse(&format!(r#"{{"unit":{deep},"matrix":[[1]]}}"#), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("recursion limit exceeded at line 1 column"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
+    let skipped = format!(r#"{{"unit":"ns","trace":{deep},"matrix":[[7]]}}"#);
+    assert_eq!(parse(&skipped, None).unwrap().get(0, 0), Some(7.0));
+}

@@ -5,6 +5,7 @@
 //! does not need (no tree of the document is built).
 
 use super::kind::Kind;
+use crate::model::lax::OneShape;
 use crate::model::provenance::Provenance;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -156,20 +157,25 @@ pub fn identify(v: &Value) -> Option<Kind> {
 
 impl<'de> Deserialize<'de> for Head {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Head, D::Error> {
-        d.deserialize_any(HeadVisitor)
+        HeadOf.read(d)
     }
 }
 
-struct HeadVisitor;
+/// A document's head when it is an object; any other value has none.
+struct HeadOf;
 
-impl<'de> Visitor<'de> for HeadVisitor {
+impl<'de> OneShape<'de> for HeadOf {
     type Value = Head;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON document")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
+    fn other<E: de::Error>(self) -> Result<Head, E> {
+        Ok(Head::default())
+    }
+
+    fn object<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
         let mut head = Head {
             object: true,
             ..Head::default()
@@ -206,30 +212,6 @@ impl<'de> Visitor<'de> for HeadVisitor {
             }
         }
         Ok(head)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Head, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Head::default())
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Head, E> {
-        Ok(Head::default())
     }
 }
 
