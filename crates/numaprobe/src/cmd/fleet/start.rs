@@ -5,7 +5,7 @@
 //! busy, the controller unreachable). Either way the job never ran: exit
 //! [`crate::output::EXIT_NOT_STARTED`].
 
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// What Slurm says of the fleet's job when its start is overdue.
@@ -59,6 +59,13 @@ pub fn job_state(name: &str) -> JobState {
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output();
+    read_squeue(out)
+}
+
+/// What squeue answered: its `%T|%r` line when it ran and succeeded;
+/// Unknown when it could not be run or failed, whatever it printed (a
+/// squeue that failed says nothing of the job that can be trusted).
+fn read_squeue(out: std::io::Result<Output>) -> JobState {
     match out {
         Ok(o) if o.status.success() => parse_state(&String::from_utf8_lossy(&o.stdout)),
         _ => JobState::Unknown,
@@ -169,6 +176,35 @@ mod tests {
         assert_eq!(
             c.give_up(&JobState::Unknown).unwrap(),
             "the job did not start within --start-timeout 600 s"
+        );
+    }
+
+    /// Only a squeue that ran and succeeded is read: a failed one is
+    /// Unknown even when it printed a state, and a pending job's reason
+    /// comes through.
+    #[test]
+    fn only_a_squeue_that_succeeded_is_read() {
+        use std::os::unix::process::ExitStatusExt;
+        let out = |code: i32, stdout: &str| {
+            Ok(Output {
+                status: std::process::ExitStatus::from_raw(code << 8),
+                stdout: stdout.as_bytes().to_vec(),
+                stderr: Vec::new(),
+            })
+        };
+        assert_eq!(
+            read_squeue(out(0, "PENDING|Resources\n")),
+            JobState::Pending("Resources".into())
+        );
+        assert_eq!(read_squeue(out(0, "RUNNING|None\n")), JobState::Running);
+        assert_eq!(read_squeue(out(1, "RUNNING|None\n")), JobState::Unknown);
+        assert_eq!(
+            read_squeue(out(1, "PENDING|Resources\n")),
+            JobState::Unknown
+        );
+        assert_eq!(
+            read_squeue(Err(std::io::ErrorKind::NotFound.into())),
+            JobState::Unknown
         );
     }
 
