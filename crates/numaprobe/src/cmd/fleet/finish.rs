@@ -30,17 +30,18 @@ pub(super) fn finish(
     if stopped {
         r.complete = false;
     }
-    // One file's text at a time, each dropped once written (the chosen
-    // format's kept for the screen): a fleet of thousands of nodes' cells
-    // holds the report and one rendering, never all four at once.
+    // One file's text at a time, each dropped once written, the chosen
+    // format's last (kept for the screen): a fleet of thousands of nodes'
+    // cells holds the report and one rendering, never two at once.
     let chosen = out.format();
     let mut shown = None;
-    let files: [(&str, Option<Format>, Renders); 4] = [
+    let mut files: [(&str, Option<Format>, Renders); 4] = [
         ("fleet.json", Some(Format::Json), |r| render::to_json(r)),
         ("fleet.md", Some(Format::Markdown), fleet_table::to_markdown),
         ("fleet.csv", Some(Format::Csv), fleet_csv::to_csv),
         ("fleet.html", None, fleet_html::to_html),
     ];
+    files.sort_by_key(|(_, format, _)| *format == Some(chosen));
     for (name, format, to_text) in files {
         let text = to_text(&r);
         dir.write(name, text.as_bytes())?;
