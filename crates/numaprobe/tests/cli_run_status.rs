@@ -86,11 +86,18 @@ fn agree(run: &Value, md: &str, html: &str) {
         .split("\n\n")
         .find(|p| p.starts_with("**Status:** "))
         .map(|p| p.lines().collect::<Vec<_>>().join(" "));
-    assert_eq!(
-        para.as_deref(),
-        Some(format!("**Status:** {line}").as_str()),
-        "{md}"
-    );
+    // A status longer than the paragraph's six lines (on a busy host more
+    // phases are cut short, each with its reason) ends in the cut mark;
+    // what is shown is the sentence's start, report.html has it whole.
+    let para = para.expect("a status paragraph in summary.md");
+    let shown = para.strip_prefix("**Status:** ").unwrap_or(&para);
+    match shown.strip_suffix(" ...") {
+        Some(head) => {
+            assert!(line.starts_with(head), "{md}");
+            assert!(head.len() > 200, "cut early: {md}");
+        }
+        None => assert_eq!(shown, line, "{md}"),
+    }
     let row = html_escape(&line);
     assert!(html.contains(&row), "{row} not in report.html");
     if complete {
