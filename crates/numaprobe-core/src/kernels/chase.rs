@@ -5,7 +5,8 @@
 //! Layouts (each line's first word holds the address of the next line):
 //! - random: one cycle through *every* line of the buffer in a random order,
 //!   built with Sattolo's algorithm (a plain shuffle would leave several short
-//!   cycles, and a chase stuck in a short cycle measures a cache, not memory).
+//!   cycles, and a chase stuck in a short cycle measures a cache, not memory)
+//!   in the lines themselves, with no index of the lines beside the buffer.
 //!   Hardware prefetchers cannot guess the next address.
 //! - random with a TLB window (multichase's `-T`): lines are shuffled within
 //!   windows of N pages and the windows are chained in a random order, so the
@@ -67,18 +68,107 @@ pub enum ChaseError {
 
 pub use crate::rng::SplitMix64;
 
-/// Sattolo's algorithm: a uniformly random permutation `p` of `0..n` that is a
-/// single cycle when read as `i -> p[i]`.
-pub fn sattolo(n: u32, rng: &mut SplitMix64) -> Vec<u32> {
-    let mut p: Vec<u32> = (0..n).collect();
-    let mut i = n as usize;
+/// Where a chain's "next line" entries are written while it is built: each
+/// line's own first word in the buffer, or a plain slice in the tests. The
+/// chain is built in the lines themselves so that building it takes no
+/// memory beside the buffer: an index of the lines (4 bytes a line, 1/16 of
+/// the buffer at 64-byte lines) held at the same time would raise the
+/// command's peak above the buffer it sized to the footprint limit.
+trait Slots {
+    fn get(&self, i: u32) -> u32;
+    fn set(&mut self, i: u32, v: u32);
+    fn swap(&mut self, i: u32, j: u32) {
+        let (a, b) = (self.get(i), self.get(j));
+        self.set(i, b);
+        self.set(j, a);
+    }
+}
+
+impl Slots for [u32] {
+    fn get(&self, i: u32) -> u32 {
+        self[i as usize]
+    }
+    fn set(&mut self, i: u32, v: u32) {
+        self[i as usize] = v;
+    }
+}
+
+/// The first word of each of a buffer's lines.
+struct LineWords {
+    base: *mut u8,
+    stride: usize,
+}
+
+impl LineWords {
+    fn word(&self, i: u32) -> *mut usize {
+        // SAFETY (of every use): `build`'s caller guarantees the buffer
+        // holds every line below `lines`, the only indices passed here.
+        unsafe { self.base.add(i as usize * self.stride) as *mut usize }
+    }
+}
+
+impl Slots for LineWords {
+    fn get(&self, i: u32) -> u32 {
+        // SAFETY: see `word`; the word was written by `set` before.
+        unsafe { *self.word(i) as u32 }
+    }
+    fn set(&mut self, i: u32, v: u32) {
+        // SAFETY: see `word`.
+        unsafe { *self.word(i) = v as usize }
+    }
+}
+
+/// Sattolo's algorithm on slots `from..from + m`: afterwards slot `i` holds
+/// the line after `i` on one uniformly random cycle through all `m` lines.
+fn sattolo_in<S: Slots + ?Sized>(s: &mut S, from: u32, m: u32, rng: &mut SplitMix64) {
+    for k in 0..m {
+        s.set(from + k, from + k);
+    }
+    let mut i = m;
     while i > 1 {
         i -= 1;
         // j < i strictly: that is what makes a single cycle.
-        let j = rng.below(i as u32) as usize;
-        p.swap(i, j);
+        let j = rng.below(i);
+        s.swap(from + i, from + j);
     }
-    p
+}
+
+/// One uniformly random cycle through lines `0..n`: slot `i` holds the line
+/// after `i`.
+fn link_random<S: Slots + ?Sized>(s: &mut S, n: u32, rng: &mut SplitMix64) {
+    sattolo_in(s, 0, n, rng);
+}
+
+/// One cycle through lines `0..n` that visits windows of `per_window` lines
+/// whole, the windows in a random order and each window's lines in a random
+/// order. A window is a Sattolo cycle cut after a random line of it: the
+/// path from that line's successor round to it is a uniformly random order
+/// of the window (a cycle and a cut point are one of the m! orders each),
+/// and its last line leads to the next window's first.
+fn link_windowed<S: Slots + ?Sized>(s: &mut S, n: u32, per_window: u32, rng: &mut SplitMix64) {
+    let per_window = per_window.max(1);
+    // One entry per window, at most 1/512 of the lines (a window is at
+    // least one page): small beside the buffer.
+    let mut wins: Vec<u32> = (0..n.div_ceil(per_window)).collect();
+    shuffle(&mut wins, rng);
+    let mut first_and_last: Option<(u32, u32)> = None;
+    for w in wins {
+        let start = w * per_window;
+        let m = per_window.min(n - start);
+        sattolo_in(s, start, m, rng);
+        let last = start + rng.below(m);
+        let entry = s.get(last);
+        first_and_last = Some(match first_and_last {
+            None => (entry, last),
+            Some((first, before)) => {
+                s.set(before, entry);
+                (first, last)
+            }
+        });
+    }
+    if let Some((first, last)) = first_and_last {
+        s.set(last, first);
+    }
 }
 
 fn shuffle(v: &mut [u32], rng: &mut SplitMix64) {
@@ -88,26 +178,6 @@ fn shuffle(v: &mut [u32], rng: &mut SplitMix64) {
         i -= 1;
         v.swap(i, j);
     }
-}
-
-/// The visiting order of a windowed random chase: windows of `per_window`
-/// lines in a random order, and within each window its lines in a random
-/// order. Every line appears exactly once; the chase links the order into
-/// one cycle.
-pub fn windowed_order(n: u32, per_window: u32, rng: &mut SplitMix64) -> Vec<u32> {
-    let per_window = per_window.max(1);
-    let windows = n.div_ceil(per_window);
-    let mut wins: Vec<u32> = (0..windows).collect();
-    shuffle(&mut wins, rng);
-    let mut order = Vec::with_capacity(n as usize);
-    for w in wins {
-        let start = w * per_window;
-        let end = (start + per_window).min(n);
-        let from = order.len();
-        order.extend(start..end);
-        shuffle(&mut order[from..], rng);
-    }
-    order
 }
 
 /// A chase laid out in a buffer, ready to run.
@@ -147,30 +217,30 @@ pub unsafe fn build(
     let n = lines as u32;
     let addr = |i: u32| base.add(i as usize * stride) as *mut usize;
     let mut rng = SplitMix64::new(seed);
+    let mut words = LineWords { base, stride };
     match pattern {
         ChasePattern::Stride => {
             for i in 0..n {
                 *addr(i) = addr((i + 1) % n) as usize;
             }
+            return Ok(ChaseSetup {
+                start: addr(0),
+                lines,
+                stride,
+            });
         }
-        ChasePattern::Random { window_pages: None } => {
-            // Written in address order (line i gets the address of p[i]):
-            // sequential stores, so building 1 GiB takes a fraction of a second.
-            let p = sattolo(n, &mut rng);
-            for i in 0..n {
-                *addr(i) = addr(p[i as usize]) as usize;
-            }
-        }
+        ChasePattern::Random { window_pages: None } => link_random(&mut words, n, &mut rng),
         ChasePattern::Random {
             window_pages: Some(w),
         } => {
             let per_window = lines_per_window(w, crate::pagesize::base() as usize, stride);
-            let order = windowed_order(n, per_window, &mut rng);
-            for k in 0..order.len() {
-                let next = order[(k + 1) % order.len()];
-                *addr(order[k]) = addr(next) as usize;
-            }
+            link_windowed(&mut words, n, per_window, &mut rng);
         }
+    }
+    // Each line holds the index of the next; make it its address, in address
+    // order (sequential stores).
+    for i in 0..n {
+        *addr(i) = addr(words.get(i)) as usize;
     }
     Ok(ChaseSetup {
         start: addr(0),
@@ -230,48 +300,116 @@ mod tests {
         assert_eq!(lines_per_window(0, 4096, 128), 32);
     }
 
-    fn cycle_len(p: &[u32]) -> usize {
-        let mut i = 0usize;
-        let mut n = 0;
-        loop {
-            i = p[i] as usize;
-            n += 1;
-            if i == 0 {
-                return n;
-            }
+    /// The lines in the order the chain of `next` visits them from line 0,
+    /// asserting it comes back to line 0 after exactly every line once: one
+    /// cycle through all of them.
+    fn cycle(next: &[u32]) -> Vec<u32> {
+        let mut order = vec![0u32];
+        let mut i = next[0];
+        while i != 0 {
+            assert!(order.len() < next.len(), "a cycle that misses line 0");
+            order.push(i);
+            i = next[i as usize];
         }
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..next.len() as u32).collect::<Vec<_>>());
+        order
+    }
+
+    fn random(n: u32, seed: u64) -> Vec<u32> {
+        let mut next = vec![u32::MAX; n as usize];
+        link_random(next.as_mut_slice(), n, &mut SplitMix64::new(seed));
+        next
+    }
+
+    fn windowed(n: u32, per_window: u32, seed: u64) -> Vec<u32> {
+        let mut next = vec![u32::MAX; n as usize];
+        link_windowed(
+            next.as_mut_slice(),
+            n,
+            per_window,
+            &mut SplitMix64::new(seed),
+        );
+        next
     }
 
     #[test]
-    fn sattolo_is_one_cycle_over_every_line() {
-        let mut rng = SplitMix64::new(42);
+    fn random_chain_is_one_cycle_over_every_line() {
         for n in [2u32, 3, 7, 64, 1000, 4097] {
-            let p = sattolo(n, &mut rng);
-            let mut seen = p.clone();
-            seen.sort_unstable();
-            assert_eq!(seen, (0..n).collect::<Vec<_>>(), "a permutation");
-            assert_eq!(cycle_len(&p), n as usize, "a single cycle for n={n}");
+            let next = random(n, 42);
+            assert_eq!(cycle(&next).len(), n as usize, "n={n}");
             assert!(
-                p.iter().enumerate().all(|(i, &v)| i as u32 != v),
-                "no fixed point"
+                next.iter().enumerate().all(|(i, &v)| i as u32 != v),
+                "no line leads to itself"
+            );
+        }
+    }
+
+    /// How often each cycle comes out of `seeds` seeds of `link`: every one
+    /// of `expect` cycles, each about equally often.
+    fn counts(link: impl Fn(u64) -> Vec<u32>, seeds: u64, expect: usize) {
+        let mut seen: std::collections::BTreeMap<Vec<u32>, u64> = Default::default();
+        for seed in 0..seeds {
+            *seen.entry(cycle(&link(seed))).or_default() += 1;
+        }
+        assert_eq!(seen.len(), expect, "{seen:?}");
+        let mean = seeds as f64 / expect as f64;
+        for (c, &k) in &seen {
+            // 6000 draws over 6 outcomes: a standard deviation of 29 around
+            // 1000; 15 % is more than five of them.
+            assert!(
+                (k as f64 - mean).abs() < 0.15 * mean,
+                "{c:?} came {k} times of {seeds}"
             );
         }
     }
 
     #[test]
-    fn window_order_covers_all_lines_and_stays_in_windows() {
-        let mut rng = SplitMix64::new(7);
-        let (n, w) = (1000u32, 64u32);
-        let order = windowed_order(n, w, &mut rng);
-        let mut seen = order.clone();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..n).collect::<Vec<_>>());
-        // The order is a sequence of whole windows: the window index changes
-        // exactly windows-1 times.
-        let changes = order.windows(2).filter(|p| p[0] / w != p[1] / w).count();
-        assert_eq!(changes as u32, n.div_ceil(w) - 1);
-        // And it is shuffled within a window, not address order.
-        assert!(order.windows(2).any(|p| p[1] != p[0] + 1));
+    fn random_chain_is_uniform_over_the_cycles() {
+        // 4 lines make (4-1)! = 6 cycles.
+        counts(|seed| random(4, seed), 6000, 6);
+    }
+
+    #[test]
+    fn windowed_chain_is_uniform_over_its_orders() {
+        // Two windows of 2 lines: from line 0, the rest of its window, then
+        // the other window in either order, then the first of line 0's
+        // window if line 0 was not first: 2 x 2 cycles.
+        counts(|seed| windowed(4, 2, seed), 4000, 4);
+        // Three windows of 2 lines, the last of 1: the two other windows in
+        // either order (2), each of the two full windows in either order (4).
+        counts(|seed| windowed(5, 2, seed), 8000, 8);
+    }
+
+    #[test]
+    fn windowed_chain_enters_every_window_once() {
+        for (n, w) in [
+            (1000u32, 64u32),
+            (1000, 1000),
+            (1000, 2000),
+            (1000, 1),
+            (4097, 512),
+        ] {
+            let order = cycle(&windowed(n, w, 7));
+            let windows = n.div_ceil(w);
+            // Round the cycle, back to line 0: the window changes once per
+            // window when there are two or more.
+            let changes = (0..order.len())
+                .filter(|&k| order[k] / w != order[(k + 1) % order.len()] / w)
+                .count() as u32;
+            assert_eq!(
+                changes,
+                if windows > 1 { windows } else { 0 },
+                "n={n} w={w}"
+            );
+            if w > 1 {
+                assert!(
+                    order.windows(2).any(|p| p[1] != p[0] + 1),
+                    "shuffled within a window, not address order"
+                );
+            }
+        }
     }
 
     fn walk(setup: &ChaseSetup) -> Vec<usize> {
@@ -298,6 +436,12 @@ mod tests {
                     window_pages: Some(2),
                 },
                 64,
+            ),
+            (
+                ChasePattern::Random {
+                    window_pages: Some(1),
+                },
+                192,
             ),
             (ChasePattern::Stride, 128),
         ] {
