@@ -141,7 +141,7 @@ fn assert_direction(m: &Matrix, inf: &Inference) {
         }
     }
     if let Some(a) = inf.advice.iter().find(|a| a.kind == "nearest") {
-        for e in a.data.as_array().unwrap() {
+        for e in a.data.to_value().as_array().unwrap() {
             let n = e["node"].as_u64().unwrap() as u32;
             let row: Vec<f64> = m
                 .col_nodes
@@ -285,7 +285,7 @@ fn advice_nodes(inf: &Inference, kind: &str, key: &str) -> BTreeSet<u64> {
     inf.advice
         .iter()
         .filter(|a| a.kind == kind)
-        .flat_map(|a| a.data.as_array().cloned().unwrap_or_default())
+        .flat_map(|a| a.data.to_value().as_array().cloned().unwrap_or_default())
         .filter_map(|e| e[key].as_u64())
         .collect()
 }
@@ -331,7 +331,7 @@ fn cpuless_nodes_never_get_threads() {
     d["cpu_nodes"] = serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7]);
     let inf = analyse_with_advice(&parse(&d.to_string(), None).unwrap());
     let mo = inf.advice.iter().find(|a| a.kind == "memory-only").unwrap();
-    for e in mo.data["users"].as_array().unwrap() {
+    for e in mo.data.to_value()["users"].as_array().unwrap() {
         let n = e["node"].as_u64().unwrap();
         assert!(n >= 8);
         assert_eq!(e["cpu_nodes"], serde_json::json!([n - 8]));

@@ -12,8 +12,10 @@
 
 use super::levels::{GAP_SIGMAS, NOISE_FLOOR};
 use super::matrix::{Matrix, Unit};
-use super::work::{compute, cost_of, Work};
-use crate::model::infer::{fmt_value, groups_text, Finding, Inference, Level};
+use super::work::{compute, cost_of, first_links, Work};
+use crate::model::infer::{
+    fmt_value, groups_text, Finding, FindingData, Inference, Level, LevelLinks, PairPath,
+};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -77,14 +79,14 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
                    which gives relative distances, not times or bandwidths; measure (numaprobe latency, \
                    numaprobe bandwidth) before relying on it"
                 .into(),
-            data: json!({}),
+            data: json!({}).into(),
         });
     }
     let Some(local) = inf.levels.iter().find(|l| l.kind == "local") else {
         out.push(Finding {
             kind: "no-local".into(),
             text: "no local cell was measured: penalties cannot be given".into(),
-            data: json!({}),
+            data: json!({}).into(),
         });
         return out;
     };
@@ -102,7 +104,8 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
                 relative_words(m.unit, l.value, local.value)
             ),
             data: json!({"level": l.name, "value": l.value, "local": local.value,
-                "ratio": l.value / local.value, "hops": l.hops, "source": inf.source}),
+                "ratio": l.value / local.value, "hops": l.hops, "source": inf.source})
+            .into(),
         });
     }
 
@@ -151,7 +154,7 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
                 if m.slit_only { " (by firmware distance)" } else { "" },
                 parts.join("; then ")
             ),
-            data: json!({"tiers": cpu_tiers.iter().map(|(i, t)| json!({"tier": i + 1, "level": t.level, "groups": t.groups})).collect::<Vec<_>>()}),
+            data: json!({"tiers": cpu_tiers.iter().map(|(i, t)| json!({"tier": i + 1, "level": t.level, "groups": t.groups})).collect::<Vec<_>>()}).into(),
         });
     } else if !w.pairs.is_empty() {
         out.push(Finding {
@@ -160,7 +163,7 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
                 "keep each thread's data on its own node (first touch by the thread that uses it, or numactl --localalloc); local is {}",
                 v(local.value)
             ),
-            data: json!({"local": local.value}),
+            data: json!({"local": local.value}).into(),
         });
     }
 
@@ -186,7 +189,8 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
             data: json!(spill
                 .iter()
                 .map(|(n, os, x)| json!({"node": n, "nearest": os, "value": x}))
-                .collect::<Vec<_>>()),
+                .collect::<Vec<_>>())
+            .into(),
         });
     }
     let cpuless = m.cpuless_nodes();
@@ -212,7 +216,7 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
                     )
                 }
             ),
-            data: json!({"nodes": cpuless, "users": users.iter().map(|(n, os, x)| json!({"node": n, "cpu_nodes": os, "value": x})).collect::<Vec<_>>()}),
+            data: json!({"nodes": cpuless, "users": users.iter().map(|(n, os, x)| json!({"node": n, "cpu_nodes": os, "value": x})).collect::<Vec<_>>()}).into(),
         });
     }
 
@@ -306,7 +310,7 @@ fn interleave(m: &Matrix, bw: bool) -> Finding {
             kind: "interleave".into(),
             text: "interleaving: no CPU node's row has a local and a remote cell to judge it"
                 .into(),
-            data: json!({}),
+            data: json!({}).into(),
         };
     }
     // The worst node speaks for all ("up to"); the data carry every node.
@@ -351,7 +355,8 @@ fn interleave(m: &Matrix, bw: bool) -> Finding {
         data: json!(rows
             .iter()
             .map(|(n, l, i)| json!({"node": n, "local": l, "interleaved": i}))
-            .collect::<Vec<_>>()),
+            .collect::<Vec<_>>())
+        .into(),
     }
 }
 
@@ -362,8 +367,12 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     let unit = m.unit.as_str();
     let v = |x: f64| format!("{} {unit}", fmt_value(x));
     let mut out = Vec::new();
-    // Link -> the pairs whose shortest paths use it, and pair -> its links.
-    let mut load: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
+    // How many pairs' shortest paths use each link, and the links of each
+    // pair two or more hops apart. A pair one hop apart loads its own link
+    // and nothing else, so no list is kept for it: where every pair is a
+    // link (a million of them at 1500 nodes), such lists were most of the
+    // analysis's memory.
+    let mut load: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     let mut via: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
     let links: Vec<(u32, u32, usize, usize)> = w
         .links
@@ -377,8 +386,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         }
         let Some(h) = w.hops(a, b) else { continue };
         if h == 1 {
-            load.entry((a, b)).or_default().push((a, b));
-            via.entry((a, b)).or_default().push((a, b));
+            *load.entry((a, b)).or_default() += 1;
             continue;
         }
         let (ia, ib) = (w.idx(a), w.idx(b));
@@ -386,30 +394,22 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             // Link x-y is on a shortest a..b path if it closes the distance.
             let on = |p: usize, q: usize| matches!((w.hops[ia][p], w.hops[q][ib]), (Some(d1), Some(d2)) if d1 + 1 + d2 == h);
             if on(ix, iy) || on(iy, ix) {
-                load.entry((x, y)).or_default().push((a, b));
+                *load.entry((x, y)).or_default() += 1;
                 via.entry((a, b)).or_default().push((x, y));
             }
         }
     }
-    let multi: Vec<(u32, u32)> = via
-        .keys()
-        .copied()
-        .filter(|&(a, b)| w.hops(a, b).is_some_and(|h| h >= 2))
-        .collect();
-    if !multi.is_empty() {
-        let mut parts: Vec<String> = multi
+    if !via.is_empty() {
+        let mut parts: Vec<String> = via
             .iter()
             .take(6)
-            .map(|&(a, b)| {
-                let links: Vec<String> = via
-                    .get(&(a, b))
-                    .map(|ls| ls.iter().map(|(x, y)| format!("{x}-{y}")).collect())
-                    .unwrap_or_default();
+            .map(|(&(a, b), ls)| {
+                let links: Vec<String> = ls.iter().map(|(x, y)| format!("{x}-{y}")).collect();
                 format!("{a}<->{b} over links {}", links.join(", "))
             })
             .collect();
-        if multi.len() > parts.len() {
-            parts.push(format!("and {} more pair(s)", multi.len() - parts.len()));
+        if via.len() > parts.len() {
+            parts.push(format!("and {} more pair(s)", via.len() - parts.len()));
         }
         out.push(Finding {
             kind: "crossfire".into(),
@@ -418,17 +418,21 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                  and share those links with the direct pairs: {}",
                 parts.join("; ")
             ),
-            data: json!(multi
-                .iter()
-                .map(|&(a, b)| json!({"pair": [a, b], "links": via.get(&(a, b)).cloned().unwrap_or_default()}))
-                .collect::<Vec<_>>()),
+            data: FindingData::PairPaths(
+                via.into_iter()
+                    .map(|((a, b), links)| PairPath {
+                        pair: [a, b],
+                        links,
+                    })
+                    .collect(),
+            ),
         });
     }
     // The most shared links (every link with the top count is named).
-    if let Some(max) = load.values().map(Vec::len).max().filter(|&n| n > 1) {
+    if let Some(max) = load.values().copied().max().filter(|&n| n > 1) {
         let busiest: Vec<String> = load
             .iter()
-            .filter(|(_, ps)| ps.len() == max)
+            .filter(|(_, &n)| n == max)
             .map(|(&(x, y), _)| format!("{x}-{y}"))
             .collect();
         let shown = if busiest.len() > 8 {
@@ -445,9 +449,10 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             text: format!(
                 "the most shared link(s) {shown} carry the traffic of {max} node pairs each; do not run two memory-heavy jobs whose data sit across them"
             ),
-            data: json!({"links": busiest, "pairs_per_link": max}),
+            data: json!({"links": busiest, "pairs_per_link": max}).into(),
         });
     }
+    drop(load);
     // The slowest links between CPU nodes, as a level: links of one level
     // are equal within the noise, so none of them is singled out.
     let cpu_links: Vec<(u32, u32, usize)> = w
@@ -463,21 +468,26 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             .iter()
             .filter(|l| l.kind == "remote")
             .nth(worst - 1);
-        let members: Vec<String> = cpu_links
-            .iter()
-            .filter(|l| l.2 == worst)
-            .map(|l| format!("{}-{}", l.0, l.1))
-            .collect();
-        let shown = if members.len() > 8 {
-            format!(
-                "{} (and {} more)",
-                members[..8].join(", "),
-                members.len() - 8
-            )
+        let (members, all) = first_links(
+            cpu_links
+                .iter()
+                .filter(|l| l.2 == worst)
+                .map(|l| (l.0, l.1)),
+            8,
+        );
+        let shown = if all > members.len() {
+            format!("{} (and {} more)", members.join(", "), all - members.len())
         } else {
             members.join(", ")
         };
         let (name, value) = lv.map_or(("?".to_string(), f64::NAN), |l| (l.name.clone(), l.value));
+        let links_at = |rank: usize| -> Vec<[u32; 2]> {
+            cpu_links
+                .iter()
+                .filter(|l| l.2 == rank)
+                .map(|l| [l.0, l.1])
+                .collect()
+        };
         if cpu_links.len() == 1 {
             let (a, b) = (cpu_links[0].0, cpu_links[0].1);
             out.push(Finding {
@@ -488,19 +498,28 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                     v(value),
                     relative_words(m.unit, value, local.value)
                 ),
-                data: json!({"level": name, "links": [[a, b]], "value": value, "local": local.value}),
+                data: FindingData::Links(LevelLinks {
+                    level: name,
+                    links: vec![[a, b]],
+                    local: Some(local.value),
+                    value: Some(value),
+                }),
             });
         } else if cpu_links.iter().all(|l| l.2 == worst) {
             out.push(Finding {
                 kind: "links-equal".into(),
                 text: format!(
-                    "all {} direct link(s) between CPU nodes are equal within noise (level {name}, {}, {}): no link is slower than another, \
+                    "all {all} direct link(s) between CPU nodes are equal within noise (level {name}, {}, {}): no link is slower than another, \
                      so no pair of nodes is worse to share than another",
-                    members.len(),
                     v(value),
                     relative_words(m.unit, value, local.value)
                 ),
-                data: json!({"level": name, "links": cpu_links.iter().map(|l| [l.0, l.1]).collect::<Vec<_>>()}),
+                data: FindingData::Links(LevelLinks {
+                    level: name,
+                    links: links_at(worst),
+                    local: None,
+                    value: None,
+                }),
             });
         } else {
             let best = cpu_links.iter().map(|l| l.2).min().unwrap_or(worst);
@@ -519,8 +538,12 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                     v(value),
                     relative_words(m.unit, value, local.value)
                 ),
-                data: json!({"level": name, "links": cpu_links.iter().filter(|l| l.2 == worst).map(|l| [l.0, l.1]).collect::<Vec<_>>(),
-                    "value": value, "local": local.value}),
+                data: FindingData::Links(LevelLinks {
+                    level: name,
+                    links: links_at(worst),
+                    local: Some(local.value),
+                    value: Some(value),
+                }),
             });
         }
     }

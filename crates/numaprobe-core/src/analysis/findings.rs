@@ -6,8 +6,10 @@
 
 use super::levels::GAP_SIGMAS;
 use super::matrix::Matrix;
-use super::work::{best_value, cell_str, level_name, pair_str, pct_worse, proper_tier, Cell, Work};
-use crate::model::infer::{fmt_value, groups_text, Finding, Inference};
+use super::work::{
+    best_value, cell_str, first_links, level_name, pair_str, pct_worse, proper_tier, Cell, Work,
+};
+use crate::model::infer::{fmt_value, groups_text, Finding, FindingData, Inference, LevelLinks};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,7 +25,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             text: "no measurement in the input: the firmware distance table (SLIT) is analysed in its place; \
                    its levels are what the firmware claims, not what the machine does"
                 .into(),
-            data: json!({}),
+            data: json!({}).into(),
         });
     }
     if w.nodes.len() < 2 || w.pairs.is_empty() {
@@ -33,7 +35,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 "{} node(s) and no remote cell: there is no interconnect to infer",
                 w.nodes.len()
             ),
-            data: json!({"nodes": w.nodes}),
+            data: json!({"nodes": w.nodes}).into(),
         });
     }
 
@@ -76,7 +78,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                     )
                 }
             ),
-            data: json!({"missing": missing, "hops_unknown": unknown}),
+            data: json!({"missing": missing, "hops_unknown": unknown}).into(),
         });
     }
 
@@ -98,7 +100,8 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 .flagged
                 .iter()
                 .map(|(c, why)| json!({"cell": c, "flags": why}))
-                .collect::<Vec<_>>()),
+                .collect::<Vec<_>>())
+            .into(),
         });
     }
 
@@ -119,7 +122,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 c.from,
                 mir.map_or("-".into(), v)
             ),
-            data: json!({"cell": [c.from, c.to], "value": c.value, "mirror_value": mir}),
+            data: json!({"cell": [c.from, c.to], "value": c.value, "mirror_value": mir}).into(),
         });
     }
 
@@ -160,7 +163,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 .iter()
                 .map(|(_, _, bt, wr, _)| json!({"better": [bt.from, bt.to], "better_value": bt.value,
                     "worse": [wr.from, wr.to], "worse_value": wr.value}))
-                .collect::<Vec<_>>()),
+                .collect::<Vec<_>>()).into(),
         });
     }
 
@@ -180,7 +183,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                         v(wl.value),
                         pct_worse(bl.cost, wl.cost)
                     ),
-                    data: json!({"local": w.local.iter().map(|c| json!({"node": c.from, "value": c.value})).collect::<Vec<_>>()}),
+                    data: json!({"local": w.local.iter().map(|c| json!({"node": c.from, "value": c.value})).collect::<Vec<_>>()}).into(),
                 });
             }
         }
@@ -218,7 +221,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                     "remote_cell": [best_remote.from, best_remote.to],
                     "remote_value": best_remote.value,
                     "local": worse_locals.iter().map(|l| json!({"node": l.from, "value": l.value})).collect::<Vec<_>>()
-                }),
+                }).into(),
             });
         }
     }
@@ -229,15 +232,10 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         let parts: Vec<String> = link_ranks
             .iter()
             .map(|&r| {
-                let ls: Vec<String> = w
-                    .links
-                    .iter()
-                    .filter(|k| w.rank[k] == r)
-                    .map(|&(a, b)| pair_str(a, b))
-                    .collect();
+                let (ls, all) = first_links(w.links.iter().copied().filter(|k| w.rank[k] == r), 6);
                 let lv = inf.levels.iter().find(|l| l.name == level_name(r - 1));
-                let shown = if ls.len() > 6 {
-                    format!("{} (+{} more)", ls[..6].join(", "), ls.len() - 6)
+                let shown = if all > ls.len() {
+                    format!("{} (+{} more)", ls.join(", "), all - ls.len())
                 } else {
                     ls.join(", ")
                 };
@@ -256,10 +254,22 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 link_ranks.len(),
                 parts.join("; ")
             ),
-            data: json!(link_ranks.iter().map(|&r| json!({
-                "level": level_name(r - 1),
-                "links": w.links.iter().filter(|k| w.rank[k] == r).map(|&(a, b)| [a, b]).collect::<Vec<_>>()
-            })).collect::<Vec<_>>()),
+            data: FindingData::LinksByLevel(
+                link_ranks
+                    .iter()
+                    .map(|&r| LevelLinks {
+                        level: level_name(r - 1),
+                        links: w
+                            .links
+                            .iter()
+                            .filter(|k| w.rank[k] == r)
+                            .map(|&(a, b)| [a, b])
+                            .collect(),
+                        local: None,
+                        value: None,
+                    })
+                    .collect(),
+            ),
         });
     }
 
@@ -299,7 +309,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             ),
             data: json!({"comparisons": count, "example": {
                 "fewer_hops": [p.0, p.1], "fewer_hops_count": hp,
-                "more_hops": [q.0, q.1], "more_hops_count": hq}}),
+                "more_hops": [q.0, q.1], "more_hops_count": hq}}).into(),
         });
     }
 
@@ -331,7 +341,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 if far.len() == 1 { "is" } else { "are" },
                 diameter
             ),
-            data: json!({"diameter": diameter, "pairs": far}),
+            data: json!({"diameter": diameter, "pairs": far}).into(),
         });
     }
 
@@ -375,7 +385,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         out.push(Finding {
             kind: "hierarchy".into(),
             text: format!("groups within groups: {}; {verdict}", tiers.join("; ")),
-            data: json!({"tiers": inf.hierarchy.len(), "consistent": clash.is_none()}),
+            data: json!({"tiers": inf.hierarchy.len(), "consistent": clash.is_none()}).into(),
         });
     }
 
@@ -432,6 +442,6 @@ fn sub_numa(w: &Work, inf: &Inference, v: &dyn Fn(f64) -> String) -> Option<Find
             groups_text(&inf.on_package, false),
             near.join(", ")
         ),
-        data: json!({"packages": inf.on_package, "levels": (1..=w.on_package).map(|r| level_name(r - 1)).collect::<Vec<_>>()}),
+        data: json!({"packages": inf.on_package, "levels": (1..=w.on_package).map(|r| level_name(r - 1)).collect::<Vec<_>>()}).into(),
     })
 }

@@ -81,7 +81,7 @@ pub fn compare(m: &Matrix, hmat: &[HmatAccess]) -> Vec<Finding> {
                     "the HMAT names node(s) {:?} as the best initiators of memory node {}, but the measurement's best are {:?}",
                     h.initiators, h.node, best_rows
                 ),
-                data: json!({"node": h.node, "hmat_initiators": h.initiators, "measured_best": best_rows}),
+                data: json!({"node": h.node, "hmat_initiators": h.initiators, "measured_best": best_rows}).into(),
             });
         }
         let from_init = measured_rows
@@ -124,7 +124,7 @@ pub fn compare(m: &Matrix, hmat: &[HmatAccess]) -> Vec<Finding> {
                 .collect::<Vec<_>>()
                 .join("; "),
             data: json!(inverted.iter().map(|(a, b)| json!({"hmat_better": a.0, "hmat_worse": b.0,
-                "hmat": [a.1, b.1], "measured": [a.2, b.2]})).collect::<Vec<_>>()),
+                "hmat": [a.1, b.1], "measured": [a.2, b.2]})).collect::<Vec<_>>()).into(),
         });
     }
     if let Some(reference) = rows
@@ -156,7 +156,7 @@ pub fn compare(m: &Matrix, hmat: &[HmatAccess]) -> Vec<Finding> {
                         .collect::<Vec<_>>()
                         .join("; ")
                 ),
-                data: json!(far.iter().map(|(n, hr, mr)| json!({"node": n, "hmat_ratio": hr, "measured_ratio": mr})).collect::<Vec<_>>()),
+                data: json!(far.iter().map(|(n, hr, mr)| json!({"node": n, "hmat_ratio": hr, "measured_ratio": mr})).collect::<Vec<_>>()).into(),
             });
         }
     }

@@ -47,7 +47,7 @@ use super::matrix::Matrix;
 use super::work::{
     best_value, compute, distances, groups, key, level_name, packages, tiers, Cell, Work,
 };
-use crate::model::infer::{CellInfo, Inference, Level, Link, Tier};
+use crate::model::infer::{CellInfo, Inference, Level, LevelName, Link, Tier};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
@@ -99,7 +99,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
         let vals: Vec<f64> = cells.iter().map(|c| c.value).collect();
         let hops: BTreeSet<u32> = ps.iter().filter_map(|&(a, b)| w.hops(a, b)).collect();
         let name = level_name(r - 1);
-        level_names.insert(r, name.clone());
+        level_names.insert(r, LevelName::from(name.as_str()));
         levels.push(Level {
             kind: "remote".into(),
             name,
@@ -127,7 +127,17 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
 
     let tiers = tiers(w);
     let dist = distances(w, &tiers);
-    let levels_ref = levels.clone();
+    let hierarchy = tiers
+        .iter()
+        .map(|(r, gs)| Tier {
+            level: level_names
+                .get(r)
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
+            value: levels_value(&levels, level_names.get(r)),
+            groups: gs.clone(),
+        })
+        .collect();
     let mut inf = Inference {
         schema: crate::SCHEMA.into(),
         machine: m.label.clone(),
@@ -146,17 +156,10 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
         link_details,
         groups: groups(w),
         on_package: packages(w),
-        hierarchy: tiers
-            .iter()
-            .map(|(r, gs)| Tier {
-                level: level_names.get(r).cloned().unwrap_or_default(),
-                value: levels_value(&levels_ref, level_names.get(r)),
-                groups: gs.clone(),
-            })
-            .collect(),
-        distance: dist.clone(),
-        cpuless_nodes: m.cpuless_nodes(),
+        hierarchy,
         cells: cells_info(m, w, &level_names, &dist),
+        distance: dist,
+        cpuless_nodes: m.cpuless_nodes(),
         stray_cells: w
             .stray
             .iter()
@@ -169,18 +172,20 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
     inf
 }
 
-fn levels_value(levels: &[Level], name: Option<&String>) -> f64 {
-    name.and_then(|n| levels.iter().find(|l| &l.name == n))
+fn levels_value(levels: &[Level], name: Option<&LevelName>) -> f64 {
+    name.and_then(|n| levels.iter().find(|l| *n == l.name))
         .map_or(f64::NAN, |l| l.value)
 }
 
 fn cells_info(
     m: &Matrix,
     w: &Work,
-    level_names: &BTreeMap<usize, String>,
+    level_names: &BTreeMap<usize, LevelName>,
     dist: &[Vec<Option<u32>>],
 ) -> Vec<CellInfo> {
-    let mut out = Vec::new();
+    // Every cell of a level names it through one shared name.
+    let local = LevelName::from("L");
+    let mut out = Vec::with_capacity(m.values.iter().flatten().filter(|v| v.is_some()).count());
     let stray: HashSet<(u32, u32)> = w
         .stray
         .iter()
@@ -194,7 +199,7 @@ fn cells_info(
             };
             let stray = stray.contains(&(from, to));
             let level = if from == to {
-                Some("L".to_string())
+                Some(local.clone())
             } else if stray {
                 None
             } else {

@@ -45,7 +45,7 @@ pub(crate) fn compare(m: &Matrix, w: &Work, inf: &Inference, s: &Slit) -> Vec<Fi
         out.push(Finding {
             kind: "slit-disjoint".into(),
             text: "the SLIT names none of the measured node pairs: nothing to compare".into(),
-            data: json!({"slit_nodes": s.nodes}),
+            data: json!({"slit_nodes": s.nodes}).into(),
         });
         return out;
     }
@@ -100,7 +100,7 @@ pub(crate) fn compare(m: &Matrix, w: &Work, inf: &Inference, s: &Slit) -> Vec<Fi
                 "slit_values": slit_values.iter().map(|b| f64::from_bits(*b)).collect::<Vec<_>>(),
                 "measured_levels": measured.len(),
                 "merged": merged.iter().map(|(d, rs)| json!({"slit": d, "levels": rs.iter().map(|&r| name(r)).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-            }),
+            }).into(),
         });
     }
 
@@ -140,7 +140,7 @@ pub(crate) fn compare(m: &Matrix, w: &Work, inf: &Inference, s: &Slit) -> Vec<Fi
             ),
             data: json!(inverted.iter().take(50).map(|(p, q)| json!({
                 "slit_nearer": [p.0, p.1], "slit_nearer_distance": p.3,
-                "measured_better": [q.0, q.1], "other_distance": q.3})).collect::<Vec<_>>()),
+                "measured_better": [q.0, q.1], "other_distance": q.3})).collect::<Vec<_>>()).into(),
         });
     }
 
@@ -201,7 +201,7 @@ pub(crate) fn compare(m: &Matrix, w: &Work, inf: &Inference, s: &Slit) -> Vec<Fi
                     "level": name(*r), "slit_ratio": sr,
                     "measured_ratio": if bw { 1.0 / mr } else { *mr },
                     "measured_cost_ratio": mr}))
-                    .collect::<Vec<_>>()),
+                    .collect::<Vec<_>>()).into(),
             });
         }
     }

@@ -66,7 +66,9 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     let nodes = m.nodes();
     let floor = if m.unit.is_exact() { 0.0 } else { NOISE_FLOOR };
     let mut local = Vec::new();
-    let mut remote = Vec::new();
+    // Sized once: grown by doubling, a matrix of millions of cells would
+    // hold up to twice its cells, and both copies while it moves.
+    let mut remote = Vec::with_capacity(m.values.iter().flatten().filter(|v| v.is_some()).count());
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
             if let Some(v) = m.values[r][c] {
@@ -554,6 +556,24 @@ pub(crate) fn level_name(i: usize) -> String {
     } else {
         format!("{letter}{}", i / 26)
     }
+}
+
+/// The first `show` of `links` as `a-b` and how many there are in all: a
+/// finding names a few of a level's links and counts the rest, without a
+/// text of its own for each of a million links.
+pub(crate) fn first_links(
+    links: impl Iterator<Item = (u32, u32)>,
+    show: usize,
+) -> (Vec<String>, usize) {
+    let mut shown = Vec::new();
+    let mut all = 0;
+    for (a, b) in links {
+        if shown.len() < show {
+            shown.push(pair_str(a, b));
+        }
+        all += 1;
+    }
+    (shown, all)
 }
 
 pub(crate) fn pair_str(a: u32, b: u32) -> String {

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::infer_data::{FindingData, LevelLinks, LevelName, PairPath};
+
 /// One performance level: cells whose values cannot be told apart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Level {
@@ -44,7 +46,7 @@ impl Level {
 pub struct Link {
     pub nodes: [u32; 2],
     /// Name of the level the link's pair belongs to.
-    pub level: String,
+    pub level: LevelName,
     /// The pair's value (its better direction), in the input's unit.
     pub value: f64,
 }
@@ -69,7 +71,7 @@ pub struct CellInfo {
     /// The measured (or firmware) value, in the input's unit.
     pub value: f64,
     /// The level it belongs to; None for a stray cell.
-    pub level: Option<String>,
+    pub level: Option<LevelName>,
     pub hops: Option<u32>,
     pub distance: Option<u32>,
     /// Set aside as a disturbed measurement.
@@ -84,7 +86,7 @@ pub struct Finding {
     /// A stable identifier, e.g. `requester-dependent`, `slit-fewer-levels`.
     pub kind: String,
     pub text: String,
-    pub data: serde_json::Value,
+    pub data: FindingData,
 }
 
 /// The whole inference: what `numaprobe infer --format json` writes.

@@ -194,7 +194,7 @@ impl Inference {
                 c.mem_node.to_string(),
                 fmt_value(c.value),
                 self.unit.clone(),
-                c.level.clone().unwrap_or_default(),
+                c.level.as_deref().unwrap_or_default().to_string(),
                 level.map_or(String::new(), |l| l.kind.clone()),
                 level.map_or(String::new(), |l| fmt_value(l.value)),
                 level
@@ -251,7 +251,7 @@ impl Inference {
         for l in &self.link_details {
             t.push([
                 format!("{}-{}", l.nodes[0], l.nodes[1]),
-                l.level.clone(),
+                l.level.to_string(),
                 fmt_value(l.value),
             ]);
         }
@@ -285,7 +285,7 @@ impl Inference {
         let link_level: HashMap<[u32; 2], &str> = self
             .link_details
             .iter()
-            .map(|l| (l.nodes, l.level.as_str()))
+            .map(|l| (l.nodes, &*l.level))
             .collect();
         let w = self
             .nodes
