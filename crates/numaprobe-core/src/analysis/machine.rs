@@ -40,12 +40,7 @@ mod tests {
     fn the_machines_slit_and_memory_only_nodes_join_a_bare_matrix() {
         // Two nodes with CPUs and a third, memory only.
         let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 1, 0, 1)];
-        let nodes = [0, 1, 2].map(|n| NodeSpec {
-            os_index: n,
-            memory_bytes: 1 << 30,
-            free_bytes: 1 << 30,
-            allowed: true,
-        });
+        let nodes = [0, 1, 2].map(NodeSpec::gib);
         let slit = vec![vec![10, 21, 31], vec![21, 10, 31], vec![31, 31, 10]];
         let t = build("/", &cpus, &nodes, Some(slit));
         let v = |x: f64| Some(x);

@@ -153,12 +153,7 @@ mod tests {
                 ..CpuSpec::new(c, i64::from(node), i64::from(c % 4 / 2), node)
             });
         }
-        let nodes = [0, 1].map(|n| NodeSpec {
-            os_index: n,
-            memory_bytes: 1 << 30,
-            free_bytes: 1 << 30,
-            allowed: true,
-        });
+        let nodes = [0, 1].map(NodeSpec::gib);
         build("/", &cpus, &nodes, None)
     }
 

@@ -388,12 +388,7 @@ mod tests {
     #[test]
     fn one_node_has_nothing_to_infer_and_says_why() {
         let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 0, 1, 0)];
-        let node = [NodeSpec {
-            os_index: 0,
-            memory_bytes: 1 << 30,
-            free_bytes: 1 << 30,
-            allowed: true,
-        }];
+        let node = [NodeSpec::gib(0)];
         let t = build("/", &cpus, &node, None);
         let doc = conclusions(&t, Measured::Declined).unwrap();
         assert!(doc.inference.is_none());
@@ -420,12 +415,7 @@ mod tests {
         assert!(infer_measured(&cell, &t).unwrap().is_none());
         // A SLIT of one node says nothing to infer.
         let cpus = [CpuSpec::new(0, 0, 0, 0)];
-        let node = [NodeSpec {
-            os_index: 0,
-            memory_bytes: 1 << 30,
-            free_bytes: 1 << 30,
-            allowed: true,
-        }];
+        let node = [NodeSpec::gib(0)];
         assert!(infer_slit(&build("/", &cpus, &node, Some(vec![vec![10]])))
             .unwrap()
             .is_none());

@@ -308,12 +308,7 @@ mod tests {
 
     fn sample() -> TuneReport {
         let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 1, 0, 1)];
-        let nodes = [0, 1].map(|n| NodeSpec {
-            os_index: n,
-            memory_bytes: 1 << 30,
-            free_bytes: 1 << 30,
-            allowed: true,
-        });
+        let nodes = [0, 1].map(NodeSpec::gib);
         let p = plan(&build("/", &cpus, &nodes, None), 2, false).unwrap();
         let mem = NumaMaps {
             anon: vec![

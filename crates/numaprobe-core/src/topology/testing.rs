@@ -21,6 +21,19 @@ pub(crate) struct CpuSpec {
     pub allowed: bool,
 }
 
+impl NodeSpec {
+    /// An allowed node of 1 GiB, all of it free: what most tests' machines
+    /// need of a node's memory.
+    pub(crate) fn gib(os_index: u32) -> Self {
+        NodeSpec {
+            os_index,
+            memory_bytes: 1 << 30,
+            free_bytes: 1 << 30,
+            allowed: true,
+        }
+    }
+}
+
 impl CpuSpec {
     pub(crate) fn new(os_index: u32, package: i64, core: i64, node: u32) -> Self {
         CpuSpec {
@@ -52,12 +65,7 @@ pub(crate) fn two_packages(slit: Option<Vec<Vec<u32>>>) -> Topology {
         CpuSpec::new(2, 1, 0, 1),
         CpuSpec::new(3, 1, 1, 1),
     ];
-    let nodes = [0, 1].map(|n| NodeSpec {
-        os_index: n,
-        memory_bytes: 1 << 30,
-        free_bytes: 1 << 30,
-        allowed: true,
-    });
+    let nodes = [0, 1].map(NodeSpec::gib);
     build("/", &cpus, &nodes, slit)
 }
 

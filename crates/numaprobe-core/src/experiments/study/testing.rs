@@ -13,14 +13,7 @@ pub fn synthetic(nodes: u32, cores_per_node: u32, slit: Option<Vec<Vec<u32>>>) -
                 .map(move |c| CpuSpec::new(n * cores_per_node + c, i64::from(n), i64::from(c), n))
         })
         .collect();
-    let mem: Vec<NodeSpec> = (0..nodes)
-        .map(|n| NodeSpec {
-            os_index: n,
-            memory_bytes: 1 << 30,
-            free_bytes: 1 << 30,
-            allowed: true,
-        })
-        .collect();
+    let mem: Vec<NodeSpec> = (0..nodes).map(NodeSpec::gib).collect();
     let mut t = build("/synthetic", &cpus, &mem, slit);
     t.allowed.sources = vec!["synthetic".into()];
     t

@@ -151,12 +151,7 @@ fn topo(allowed: usize) -> Topology {
             ..CpuSpec::new(c, 0, i64::from(c), 0)
         })
         .collect();
-    let nodes = [NodeSpec {
-        os_index: 0,
-        memory_bytes: 1 << 30,
-        free_bytes: 1 << 30,
-        allowed: true,
-    }];
+    let nodes = [NodeSpec::gib(0)];
     build("/", &cpus, &nodes, None)
 }
 
