@@ -56,6 +56,14 @@ pub fn flag(others: f64) -> Option<String> {
     })
 }
 
+/// Add the star of a figure measured beside `others` busy CPUs ([`flag`])
+/// to its `flags`, unless one is there; true when it was added.
+pub fn mark(flags: &mut Vec<String>, others: Option<f64>) -> bool {
+    let before = flags.len();
+    crate::stats::flags::merge(flags, others.and_then(flag).into_iter().collect());
+    flags.len() > before
+}
+
 /// CPU time of this process and of the children it has waited for (a
 /// program `tune` runs is ours, not another task), ns.
 fn own_cpu_ns() -> Option<u64> {
@@ -142,6 +150,20 @@ mod tests {
             "{f}"
         );
         assert!(flag(3.86).unwrap().contains("kept 3.9 CPUs"));
+    }
+
+    #[test]
+    fn a_star_is_added_once_and_only_beside_busy_cpus() {
+        let mut flags = vec!["unstable: CV 12 %".to_string()];
+        assert!(!mark(&mut flags, None));
+        assert!(!mark(&mut flags, Some(0.2)));
+        assert_eq!(flags.len(), 1);
+        assert!(mark(&mut flags, Some(1.7)));
+        assert_eq!(flags.len(), 2);
+        assert!(flags[1].contains("kept 1.7 CPUs busy"), "{flags:?}");
+        // A figure judged twice is starred once.
+        assert!(!mark(&mut flags, Some(3.0)));
+        assert_eq!(flags.len(), 2);
     }
 
     #[test]

@@ -101,6 +101,13 @@ impl Figure {
 }
 
 impl Figure {
+    /// Star the figure when other tasks kept CPUs busy beside its
+    /// measurement ([`crate::beside::flag`]): their traffic moves a line's
+    /// transfer as it moves a chase, and a tight spread does not show it.
+    pub fn mark_beside(&mut self, others_busy_cpus: Option<f64>) {
+        self.flagged |= crate::beside::mark(&mut self.flags, others_busy_cpus);
+    }
+
     /// How many samples the figure kept, whether or not the document has them.
     pub fn kept(&self) -> usize {
         sketch::kept(&self.samples, self.sketch.as_ref())
@@ -232,5 +239,42 @@ impl C2cResult {
             p.hitm.iter_mut().for_each(Figure::leave_out_samples);
             p.shared.iter_mut().for_each(Figure::leave_out_samples);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figure_measured_beside_busy_cpus_is_starred_with_the_reason() {
+        let mut f = Figure {
+            median: 80.0,
+            min: 79.0,
+            max: 81.0,
+            cv: 0.005,
+            samples: vec![79.0, 80.0, 80.0, 80.5, 81.0],
+            sketch: None,
+            stop: None,
+            set_aside: SetAside::default(),
+            flagged: false,
+            flags: Vec::new(),
+        };
+        f.mark_beside(Some(0.3));
+        assert!(!f.flagged && f.flags.is_empty());
+        f.mark_beside(None);
+        assert!(!f.flagged);
+        f.mark_beside(Some(1.7));
+        assert!(f.flagged);
+        assert_eq!(f.flags.len(), 1);
+        assert!(
+            f.flags[0].starts_with("memory traffic from other tasks"),
+            "{:?}",
+            f.flags
+        );
+        // Starred already: a second reading neither adds nor clears.
+        f.mark_beside(Some(0.0));
+        assert!(f.flagged);
+        assert_eq!(f.flags.len(), 1);
     }
 }

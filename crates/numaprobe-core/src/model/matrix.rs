@@ -311,13 +311,7 @@ impl MatrixResult {
         );
         let before = cell.flags.len();
         crate::stats::flags::merge(&mut cell.flags, new);
-        crate::stats::flags::merge(
-            &mut cell.flags,
-            cell.others_busy_cpus
-                .and_then(crate::beside::flag)
-                .into_iter()
-                .collect(),
-        );
+        crate::beside::mark(&mut cell.flags, cell.others_busy_cpus);
         cell.flagged |= cell.flags.len() > before;
         let r = self.cpu_nodes.iter().position(|&n| n == cell.cpu_node);
         let c = self.mem_nodes.iter().position(|&n| n == cell.mem_node);
