@@ -56,6 +56,15 @@ pub fn flag(others: f64) -> Option<String> {
     })
 }
 
+/// Other tasks' busy CPUs beside one step of a longer phase: the step's
+/// own reading where it lasted long enough for the tick counters, else the
+/// phase's so far (a step that reaches its spread target in five samples
+/// takes milliseconds).
+pub fn beside_step(step: Option<Watch>, phase: Option<Watch>) -> Option<f64> {
+    step.and_then(|w| w.others_busy_cpus())
+        .or_else(|| phase.and_then(|w| w.others_busy_cpus()))
+}
+
 /// Add the star of a figure measured beside `others` busy CPUs ([`flag`])
 /// to its `flags`, unless one is there; true when it was added.
 pub fn mark(flags: &mut Vec<String>, others: Option<f64>) -> bool {
@@ -164,6 +173,35 @@ mod tests {
         // A figure judged twice is starred once.
         assert!(!mark(&mut flags, Some(3.0)));
         assert_eq!(flags.len(), 2);
+    }
+
+    /// A watch as if started `ago` seconds back, the machine having been
+    /// busy for `ticks` more ticks since than now (this process's own time
+    /// as now, so they read as others').
+    fn started_before(ago: f64, ticks: u64) -> Watch {
+        let now = Watch::start().expect("/proc/stat and getrusage on Linux");
+        Watch {
+            busy_ticks: now.busy_ticks - ticks,
+            own_ns: now.own_ns,
+            at: now.at - std::time::Duration::from_secs_f64(ago),
+        }
+    }
+
+    #[test]
+    fn a_step_is_judged_by_its_own_reading_else_by_the_phase_so_far() {
+        let hz = ticks_per_second();
+        let phase = started_before(2.0, (4.0 * hz) as u64);
+        let long_step = started_before(1.0, hz as u64);
+        let short_step = Watch::start().unwrap();
+        // The step's own reading wins where it lasted long enough: about
+        // one CPU (busy only grows, so at least that less our own).
+        let own = beside_step(Some(long_step), Some(phase)).unwrap();
+        assert!((0.8..1.9).contains(&own), "{own}");
+        // Too short for the ticks: the phase's two CPUs stand in.
+        let phase_only = beside_step(Some(short_step), Some(phase)).unwrap();
+        assert!(phase_only >= 1.8, "{phase_only}");
+        assert_eq!(beside_step(Some(short_step), None), None);
+        assert_eq!(beside_step(None, None), None);
     }
 
     #[test]

@@ -53,9 +53,6 @@ pub fn run_with(
     };
     let total = plan.pairs.len();
     let mut done = 0;
-    // What other tasks did beside each pair: its own reading where it
-    // lasted long enough for the kernel's tick counters, else the phase's
-    // so far (a pair that stops at its fifth sample takes milliseconds).
     let phase = crate::beside::Watch::start();
     for (i, (&(a, b), &d)) in plan.pairs.iter().zip(&plan.domains).enumerate() {
         progress.step_started(i, total, &format!("CPU {a} -> CPU {b} ({})", d.name()));
@@ -105,9 +102,7 @@ pub fn run_with(
         let mut shared = (plan.states.shared() && !crate::cancel::requested())
             .then(|| one(LineState::Shared, "shared"))
             .flatten();
-        let others = watch
-            .and_then(|w| w.others_busy_cpus())
-            .or_else(|| phase.and_then(|w| w.others_busy_cpus()));
+        let others = crate::beside::beside_step(watch, phase);
         for f in [hitm.as_mut(), shared.as_mut()].into_iter().flatten() {
             f.mark_beside(others);
         }

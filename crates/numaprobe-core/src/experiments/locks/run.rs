@@ -331,6 +331,7 @@ pub fn run(
     };
     let total = plan.runs.len();
     let mut finished = true;
+    let phase = crate::beside::Watch::start();
     for (i, (op, sharing, placement, cpus)) in plan.runs.iter().enumerate() {
         if crate::cancel::requested() {
             result.interrupted = true;
@@ -348,10 +349,12 @@ pub fn run(
         );
         progress.step_started(i, total, &label);
         let rule = progress.rule_for_step(i, plan.rule);
+        let watch = crate::beside::Watch::start();
         match measure_run(plan, &rule, op, sharing, cpus, &mut result.notes) {
             Ok((m, memory_node)) => {
                 let ops = m.summary.median;
-                let flags = m.flags("ops/s");
+                let mut flags = m.flags("ops/s");
+                crate::beside::mark(&mut flags, crate::beside::beside_step(watch, phase));
                 result.runs.push(LockRun {
                     op: op.clone(),
                     sharing: sharing.clone(),

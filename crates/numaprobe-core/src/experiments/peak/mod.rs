@@ -237,6 +237,7 @@ pub fn run_with(
     let steps = plan.step_list();
     let total = steps.len();
     let (mut stopped, mut failed) = (false, false);
+    let phase = crate::beside::Watch::start();
     for (i, &(m, alone)) in steps.iter().enumerate() {
         let label = match alone {
             None => format!("{}: every node at once", m.name()),
@@ -260,8 +261,12 @@ pub fn run_with(
             .iter()
             .flat_map(|&k| plan.cpus[k].iter().map(move |&c| (plan.nodes[k], c)))
             .collect();
+        let watch = crate::beside::Watch::start();
         match measure(plan, m, &threads, &rule, &timer) {
-            Ok(mm) => record(&mut result, m, alone.is_none(), &threads, mm),
+            Ok(mm) => {
+                let others = crate::beside::beside_step(watch, phase);
+                record(&mut result, m, alone.is_none(), &threads, mm, others)
+            }
             Err(e) => {
                 failed = true;
                 result.notes.push(format!("{label}: not measured: {e}"));
@@ -303,7 +308,16 @@ struct StepMeasure {
     checks: Vec<PlacementCheck>,
 }
 
-fn record(r: &mut PeakResult, m: Mix, system: bool, threads: &[(u32, u32)], mm: StepMeasure) {
+/// One step's figures into `r`; `others` is what other tasks kept busy
+/// beside the step ([`crate::beside::beside_step`]).
+fn record(
+    r: &mut PeakResult,
+    m: Mix,
+    system: bool,
+    threads: &[(u32, u32)],
+    mm: StepMeasure,
+    others: Option<f64>,
+) {
     let mut all_flags = Vec::new();
     let mut node_peaks = Vec::new();
     for (&node, samples) in &mm.per_node {
@@ -341,6 +355,7 @@ fn record(r: &mut PeakResult, m: Mix, system: bool, threads: &[(u32, u32)], mm: 
                 "GB/s",
             ));
         }
+        crate::beside::mark(&mut flags, others);
         node_peaks.push(NodePeak {
             node,
             mix: m.name(),
@@ -357,6 +372,7 @@ fn record(r: &mut PeakResult, m: Mix, system: bool, threads: &[(u32, u32)], mm: 
     }
     if system {
         all_flags.extend(mm.system.flags("GB/s"));
+        crate::beside::mark(&mut all_flags, others);
         r.system.push(SystemPeak {
             mix: m.name(),
             threads: threads.len(),

@@ -123,6 +123,7 @@ fn run_kind(
     total: usize,
 ) -> bool {
     let largest = *plan.sizes.last().unwrap_or(&0) as usize;
+    let phase = crate::beside::Watch::start();
     std::thread::scope(|s| {
         let (go_tx, go_rx) = mpsc::channel::<(u64, StopRule)>();
         let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
@@ -174,23 +175,33 @@ fn run_kind(
                 ),
             );
             let rule = progress.rule_for_step(*index, plan.rule);
+            let watch = crate::beside::Watch::start();
             if go_tx.send((size, rule)).is_err() {
                 break;
             }
             match msg_rx.recv() {
-                Ok(Msg::Point(Ok(m))) => result.points.push(SweepPoint {
-                    flagged: !m.flags("ns").is_empty(),
-                    size_bytes: size,
-                    pages: kind,
-                    ns: m.summary.median,
-                    min_ns: m.summary.min,
-                    max_ns: m.summary.max,
-                    cv: m.summary.cv,
-                    samples: m.samples.len(),
-                    stop: m.stop,
-                    flags: m.flags("ns"),
-                    set_aside: m.set_aside,
-                }),
+                Ok(Msg::Point(Ok(m))) => {
+                    let mut flags = m.flags("ns");
+                    // Within the core's own caches other cores' traffic
+                    // does not reach the chase; time they took from its
+                    // CPU is set aside already.
+                    if size > plan.private_bytes {
+                        crate::beside::mark(&mut flags, crate::beside::beside_step(watch, phase));
+                    }
+                    result.points.push(SweepPoint {
+                        flagged: !flags.is_empty(),
+                        size_bytes: size,
+                        pages: kind,
+                        ns: m.summary.median,
+                        min_ns: m.summary.min,
+                        max_ns: m.summary.max,
+                        cv: m.summary.cv,
+                        samples: m.samples.len(),
+                        stop: m.stop,
+                        flags,
+                        set_aside: m.set_aside,
+                    })
+                }
                 Ok(Msg::Point(Err(e))) => result.failed.push(format!(
                     "{} with {} pages: {e}",
                     format_size(size),

@@ -6,7 +6,7 @@ use super::super::{cpus, ExperimentError};
 use crate::model::sweep::CacheLevel;
 use crate::placement::{BufferSpec, LiveSystem, MemPolicy, PageKind};
 use crate::stats::StopRule;
-use crate::topology::Topology;
+use crate::topology::{Cache, Topology};
 use crate::units::format_size;
 use std::time::Duration;
 
@@ -80,6 +80,10 @@ pub struct SweepPlan {
     pub rule: StopRule,
     pub seed: u64,
     pub caches: Vec<CacheLevel>,
+    /// The largest cache of `cpu` that no other core shares (0 when none is
+    /// known): a working set within it is not moved by other cores' memory
+    /// traffic, so only larger points are starred for it.
+    pub private_bytes: u64,
     pub notes: Vec<String>,
 }
 
@@ -264,6 +268,18 @@ pub fn default_max(live: &LiveSystem, mem_node: u32) -> u64 {
 
 /// The data and unified caches `cpu` uses, nearest first, plus the
 /// memory-side caches in front of `mem_node`.
+/// The largest data or unified cache serving `cpu` that only `siblings`
+/// (its core's CPUs) share; 0 when none is known.
+pub fn private_bytes(caches: &[Cache], cpu: u32, siblings: &[u32]) -> u64 {
+    caches
+        .iter()
+        .filter(|c| !c.kind.eq_ignore_ascii_case("instruction"))
+        .filter(|c| c.cpus.contains(&cpu) && c.cpus.iter().all(|x| siblings.contains(x)))
+        .filter_map(|c| c.size_bytes)
+        .max()
+        .unwrap_or(0)
+}
+
 pub fn caches_of(topo: &Topology, cpu: u32, mem_node: u32) -> Vec<CacheLevel> {
     let mut v: Vec<(u32, CacheLevel)> = topo
         .caches
@@ -400,6 +416,11 @@ pub fn plan(topo: &Topology, cfg: &SweepConfig) -> Result<SweepPlan, ExperimentE
         rule: cfg.rule.unwrap_or_else(default_rule),
         seed: cfg.seed.unwrap_or(super::super::latency::DEFAULT_SEED),
         caches,
+        private_bytes: private_bytes(
+            &topo.caches,
+            cpu,
+            topo.cpu(cpu).map_or(&[][..], |c| &c.smt_siblings),
+        ),
         notes,
     })
 }

@@ -125,6 +125,7 @@ fn plan_of(sizes: Vec<u64>, pages: Vec<PageKind>) -> SweepPlan {
         rule: default_rule(),
         seed: 1,
         caches: Vec::new(),
+        private_bytes: 0,
         notes: Vec::new(),
     }
 }
@@ -237,4 +238,35 @@ fn bad_requests_fail_in_the_plan() {
     cfg.points_per_octave = Some(64);
     let e = plan(&topo, &cfg).unwrap_err().to_string();
     assert!(e.contains("at most 1000"), "{e}");
+}
+
+#[test]
+fn the_private_caches_are_those_no_other_core_shares() {
+    let c = |level: u32, kind: &str, kib: u64, cpus: &[u32]| Cache {
+        level,
+        kind: kind.into(),
+        size_bytes: Some(kib << 10),
+        line_size: Some(64),
+        cpus: cpus.to_vec(),
+    };
+    let caches = [
+        c(1, "Data", 48, &[0, 4]),
+        c(1, "Instruction", 4096, &[0, 4]),
+        c(2, "Unified", 2048, &[0, 4]),
+        c(3, "Unified", 32768, &[0, 1, 2, 3, 4, 5, 6, 7]),
+        c(2, "Unified", 9999, &[1, 5]),
+    ];
+    // CPU 0's core (CPUs 0 and 4) alone has its L1d and L2; the L3 is
+    // shared and another core's L2 is not CPU 0's.
+    assert_eq!(private_bytes(&caches, 0, &[0, 4]), 2048 << 10);
+    // An L2 shared by a cluster of cores is not private.
+    let cluster = [c(1, "Data", 64, &[0]), c(2, "Unified", 4096, &[0, 1, 2, 3])];
+    assert_eq!(private_bytes(&cluster, 0, &[0]), 64 << 10);
+    // Caches not known: none.
+    assert_eq!(private_bytes(&[], 0, &[0]), 0);
+    let unsized_l1 = Cache {
+        size_bytes: None,
+        ..c(1, "Data", 0, &[0])
+    };
+    assert_eq!(private_bytes(&[unsized_l1], 0, &[0]), 0);
 }
