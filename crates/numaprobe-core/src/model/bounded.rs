@@ -12,6 +12,12 @@
 //! names of fields and ignored values are never built and cost nothing.
 //! What is charged is an upper bound of what is built, so a document read
 //! within its budget holds at most [`budget`] bytes besides its text.
+//!
+//! Nesting is bounded too, skipped values included: serde_json refuses a
+//! value nested past [`MAX_DEPTH`] arrays and objects, and a skipped value
+//! is walked through the same deserializer so that its nesting counts
+//! (serde_json's own skipping has no such limit). The refusal says the
+//! limit, where it was passed, in one line.
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, Visitor};
 use std::cell::Cell;
@@ -27,6 +33,11 @@ pub fn budget(len: usize) -> u64 {
     (len as u64).saturating_mul(2).saturating_add(BUDGET_BASE)
 }
 
+/// How deep arrays and objects may nest in a document, the outermost one
+/// counted: serde_json's recursion limit, which is what keeps reading a
+/// deep document from overflowing the stack.
+pub const MAX_DEPTH: usize = 127;
+
 /// `bytes` as a `T`, with the memory it may build bounded by [`budget`] of
 /// its length. The error is serde_json's (one line, with the line and
 /// column where reading stopped).
@@ -39,17 +50,7 @@ pub fn from_slice_within<T: DeserializeOwned>(
     bytes: &[u8],
     limit: u64,
 ) -> Result<T, serde_json::Error> {
-    let budget = Budget {
-        left: Cell::new(limit),
-        limit,
-    };
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = T::deserialize(De {
-        d: &mut de,
-        b: &budget,
-    })?;
-    de.end()?;
-    Ok(value)
+    read(bytes, limit, std::marker::PhantomData::<T>)
 }
 
 /// [`from_slice`] read by a seed: a reader that carries what it has read
@@ -58,18 +59,40 @@ pub fn from_slice_seed<'a, S: DeserializeSeed<'a>>(
     bytes: &'a [u8],
     seed: S,
 ) -> Result<S::Value, serde_json::Error> {
-    let limit = budget(bytes.len());
+    read(bytes, budget(bytes.len()), seed)
+}
+
+fn read<'a, S: DeserializeSeed<'a>>(
+    bytes: &'a [u8],
+    limit: u64,
+    seed: S,
+) -> Result<S::Value, serde_json::Error> {
     let budget = Budget {
         left: Cell::new(limit),
         limit,
     };
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = seed.deserialize(De {
-        d: &mut de,
-        b: &budget,
-    })?;
+    let value = seed
+        .deserialize(De {
+            d: &mut de,
+            b: &budget,
+        })
+        .map_err(too_deep_said)?;
     de.end()?;
     Ok(value)
+}
+
+/// serde_json's "recursion limit exceeded" with the limit said: which
+/// nesting is refused and what is allowed, at the same place.
+fn too_deep_said(e: serde_json::Error) -> serde_json::Error {
+    if !e.to_string().starts_with("recursion limit exceeded") {
+        return e;
+    }
+    de::Error::custom(format_args!(
+        "an array or object nested more than {MAX_DEPTH} levels deep at line {} column {}: at most {MAX_DEPTH} levels of nesting are allowed",
+        e.line(),
+        e.column()
+    ))
 }
 
 /// What may still be built.
@@ -182,12 +205,15 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for De<'_, D> {
         deserialize_map,
     );
 
-    // A field's name is matched, never kept; an ignored value is skipped.
+    // A field's name is matched, never kept.
     fn deserialize_identifier<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
         self.d.deserialize_identifier(v)
     }
+    // An ignored value is walked, never built, through the deserializer's
+    // own arrays and objects, so that its nesting counts against the limit.
     fn deserialize_ignored_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
-        self.d.deserialize_ignored_any(v)
+        self.d.deserialize_any(Skip)?;
+        v.visit_unit()
     }
 
     fn deserialize_unit_struct<V: Visitor<'de>>(
@@ -329,6 +355,50 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seed<'_, S> {
     type Value = S::Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         self.s.deserialize(De { d, b: self.b })
+    }
+}
+
+/// A value read and dropped as it is met: strings and numbers are parsed
+/// (the text must be JSON), nothing is kept.
+struct Skip;
+
+impl<'de> DeserializeSeed<'de> for Skip {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(Skip)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        while a.next_element_seed(Skip)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        while a.next_entry_seed(Skip, Skip)?.is_some() {}
+        Ok(())
     }
 }
 

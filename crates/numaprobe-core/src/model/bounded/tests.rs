@@ -121,3 +121,58 @@ fn bad_json_and_trailing_text_are_errors_as_serde_json_says_them() {
     assert!(from_slice::<Vec<u8>>(b"[1] x").is_err());
     assert!(from_slice::<Vec<u8>>(b"[256]").is_err());
 }
+
+/// `depth` arrays, one inside the other.
+fn nested(depth: usize) -> String {
+    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+#[test]
+fn nesting_past_the_limit_is_one_line_saying_where_and_what_is_allowed() {
+    // The outermost array counts: MAX_DEPTH arrays read, one more does not.
+    assert!(from_slice::<serde_json::Value>(nested(MAX_DEPTH).as_bytes()).is_ok());
+    let e = from_slice::<serde_json::Value>(nested(MAX_DEPTH + 1).as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "an array or object nested more than {MAX_DEPTH} levels deep at line 1 column {}: at most {MAX_DEPTH} levels of nesting are allowed",
+            MAX_DEPTH + 1
+        )
+    );
+    // Other errors are serde_json's own.
+    let e = from_slice::<Vec<u8>>(b"[256]").unwrap_err().to_string();
+    assert!(e.starts_with("invalid value: integer `256`"), "{e}");
+}
+
+#[test]
+fn a_skipped_values_nesting_is_bounded_like_the_rest() {
+    // Inside a struct's unknown field, one level below the top.
+    let within = format!(
+        r#"{{"x": 1, "y": 2, "ignored": {}}}"#,
+        nested(MAX_DEPTH - 1)
+    );
+    assert_eq!(from_slice::<Point>(within.as_bytes()).unwrap().x, 1);
+    let past = format!(r#"{{"x": 1, "y": 2, "ignored": {}}}"#, nested(MAX_DEPTH));
+    let e = from_slice::<Point>(past.as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "an array or object nested more than {MAX_DEPTH} levels deep at line 1 column "
+        )),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
+    // Objects and strings inside a skipped value are walked too, and must be
+    // JSON.
+    let objects = format!(
+        r#"{{"x": 1, "y": 2, "ignored": {}1{}}}"#,
+        r#"{"a":"s","b":"#.repeat(MAX_DEPTH),
+        "}".repeat(MAX_DEPTH)
+    );
+    assert!(from_slice::<Point>(objects.as_bytes()).is_err());
+    let bad = br#"{"x": 1, "y": 2, "ignored": [tru]}"#;
+    assert!(from_slice::<Point>(bad).is_err());
+}
