@@ -28,58 +28,122 @@ struct Open {
 /// line as the module says. Text that is not such JSON comes back with at
 /// most its whitespace changed.
 pub fn layout(pretty: &str) -> String {
-    let mut out = String::with_capacity(pretty.len());
-    let mut stack: Vec<Open> = Vec::new();
-    let mut chars = pretty.chars();
-    while let Some(c) = chars.next() {
+    let mut out = Layout::default();
+    out.extend(pretty.as_bytes());
+    out.finish()
+}
+
+/// `member`, a top-level key with its pretty value as serde_json indents
+/// it inside an object (`  "key": {...}`), laid out as [`layout`] lays it
+/// out inside a document: the same columns, the same folds.
+pub fn layout_member(member: &str) -> String {
+    let doc = layout(&format!("{{\n{member}\n}}"));
+    doc[2..doc.len() - 2].to_string()
+}
+
+/// Put `member` (one top-level member, `  "key": value`, without a
+/// comma) right after the top-level `"schema"` line of `text` (serde_json's
+/// pretty text or its layout: top-level keys indented by exactly two
+/// spaces, every string on one line), in place: the text is moved along,
+/// never copied. False, and nothing changed, when there is no such line.
+pub fn insert_after_schema(text: &mut String, member: &str) -> bool {
+    let mut at = 0;
+    let end = loop {
+        let line_end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+        if text[at..line_end].starts_with("  \"schema\": ") {
+            break line_end;
+        }
+        if line_end == text.len() {
+            return false;
+        }
+        at = line_end + 1;
+    };
+    let (open, close) = if text[..end].ends_with(',') {
+        ("\n", ",")
+    } else {
+        (",\n", "")
+    };
+    text.reserve_exact(open.len() + member.len() + close.len());
+    text.insert_str(end, close);
+    text.insert_str(end, member);
+    text.insert_str(end, open);
+    true
+}
+
+/// [`layout`] as the text is written: serde_json's pretty writer feeds it,
+/// and only the laid-out text is ever held, never the pretty one beside it.
+/// The bytes that matter are ASCII, which never occur inside a UTF-8
+/// sequence, so the text is walked byte by byte.
+#[derive(Default)]
+pub struct Layout {
+    out: Vec<u8>,
+    stack: Vec<Open>,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Layout {
+    fn extend(&mut self, bytes: &[u8]) {
+        for &c in bytes {
+            self.push(c);
+        }
+    }
+
+    fn push(&mut self, c: u8) {
+        let out = &mut self.out;
+        if self.in_string {
+            out.push(c);
+            if self.escaped {
+                self.escaped = false;
+            } else if c == b'\\' {
+                self.escaped = true;
+            } else if c == b'"' {
+                self.in_string = false;
+            }
+            return;
+        }
         match c {
-            '"' => {
-                if let Some(top) = stack.last_mut() {
+            b'"' => {
+                if let Some(top) = self.stack.last_mut() {
                     // A key starts every member of an object; a string
                     // inside an array is a value.
                     top.not_numbers |= !top.object;
                 }
                 out.push(c);
-                let mut escaped = false;
-                for s in chars.by_ref() {
-                    out.push(s);
-                    if escaped {
-                        escaped = false;
-                    } else if s == '\\' {
-                        escaped = true;
-                    } else if s == '"' {
-                        break;
-                    }
-                }
+                self.in_string = true;
             }
-            '[' | '{' => {
-                if let Some(top) = stack.last_mut() {
+            b'[' | b'{' => {
+                if let Some(top) = self.stack.last_mut() {
                     top.nested = true;
                 }
-                stack.push(Open {
+                self.stack.push(Open {
                     start: out.len(),
-                    object: c == '{',
+                    object: c == b'{',
                     nested: false,
                     not_numbers: false,
                 });
                 out.push(c);
             }
-            ']' | '}' => {
+            b']' | b'}' => {
                 out.push(c);
-                let Some(open) = stack.pop() else { continue };
-                if stack.is_empty() || open.nested {
-                    continue;
+                let Some(open) = self.stack.pop() else { return };
+                if self.stack.is_empty() || open.nested {
+                    return;
                 }
                 let one_line = one_line(&out[open.start..]);
-                let column = open.start - out[..open.start].rfind('\n').map_or(0, |n| n + 1);
+                let column = open.start
+                    - out[..open.start]
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |n| n + 1);
                 let numbers = !open.object && !open.not_numbers;
                 if numbers || column + one_line.len() <= WIDTH {
                     out.truncate(open.start);
-                    out.push_str(&one_line);
+                    out.extend_from_slice(&one_line);
                 }
             }
-            't' | 'f' | 'n' => {
-                if let Some(top) = stack.last_mut() {
+            b't' | b'f' | b'n' => {
+                if let Some(top) = self.stack.last_mut() {
                     top.not_numbers |= !top.object;
                 }
                 out.push(c);
@@ -87,36 +151,52 @@ pub fn layout(pretty: &str) -> String {
             _ => out.push(c),
         }
     }
-    out
+
+    /// The laid-out text.
+    pub fn finish(self) -> String {
+        // Only ASCII is dropped or added, between whole UTF-8 sequences, so
+        // text written as UTF-8 (all serde_json writes) stays UTF-8.
+        String::from_utf8(self.out).expect("laid-out UTF-8 stays UTF-8")
+    }
+}
+
+impl std::io::Write for Layout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.extend(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A container without containers inside on one line: the line breaks and
 /// indentation between its values dropped, a space after each comma.
-fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+fn one_line(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut bytes = text.iter().copied().peekable();
+    while let Some(c) = bytes.next() {
         match c {
-            '"' => {
+            b'"' => {
                 out.push(c);
                 let mut escaped = false;
-                for s in chars.by_ref() {
+                for s in bytes.by_ref() {
                     out.push(s);
                     if escaped {
                         escaped = false;
-                    } else if s == '\\' {
+                    } else if s == b'\\' {
                         escaped = true;
-                    } else if s == '"' {
+                    } else if s == b'"' {
                         break;
                     }
                 }
             }
-            '\n' => {
-                while chars.peek() == Some(&' ') {
-                    chars.next();
+            b'\n' => {
+                while bytes.peek() == Some(&b' ') {
+                    bytes.next();
                 }
             }
-            ',' => out.push_str(", "),
+            b',' => out.extend_from_slice(b", "),
             _ => out.push(c),
         }
     }

@@ -255,52 +255,32 @@ pub fn unix_seconds(s: &str) -> Option<i64> {
     Some(days * 86_400 + h * 3600 + mi * 60 + sec)
 }
 
-/// Insert `"provenance"` right after the top-level `"schema"` key of a pretty
-/// JSON object (as serde_json writes it: top-level keys indented by exactly
-/// two spaces, every string on one line). `complete` comes from the
+/// Insert `"provenance"` right after the top-level `"schema"` key of `text`,
+/// a pretty JSON object or its layout (top-level keys indented by exactly
+/// two spaces, every string on one line), in place, laid out as
+/// [`crate::model::compact`] lays out a document. `complete` comes from the
 /// document's own top-level `complete` when it has one. Text without a
-/// top-level `schema` is returned unchanged.
-pub fn stamp(pretty: &str, cancelled: bool) -> String {
-    if !pretty.starts_with('{') {
-        return pretty.to_string();
+/// top-level `schema` is left unchanged.
+pub fn stamp(text: &mut String, cancelled: bool) {
+    if !text.starts_with('{') {
+        return;
     }
     // The lines are walked, never collected: a fleet's document has
     // millions of them, and a list of them would cost 16 bytes each beside
-    // the text and its copy.
+    // the text.
     let (schema, complete) = ("  \"schema\": ", "  \"complete\": ");
-    let Some(at) = pretty.lines().position(|l| l.starts_with(schema)) else {
-        return pretty.to_string();
-    };
-    let own_complete = pretty
+    if !text.lines().any(|l| l.starts_with(schema)) {
+        return;
+    }
+    let own_complete = text
         .lines()
         .find(|l| l.starts_with(complete))
         .map(|l| !l.trim_end_matches(',').ends_with("false"));
     let prov = now(own_complete.unwrap_or(true) && !cancelled);
     let body = serde_json::to_string_pretty(&prov).expect("provenance serializes");
-    let mut out = String::with_capacity(pretty.len() + body.len() + 64);
-    for (i, l) in pretty.lines().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(l);
-        if i == at {
-            let last = !l.ends_with(',');
-            if last {
-                out.push(',');
-            }
-            out.push_str("\n  \"provenance\": ");
-            for (k, pl) in body.lines().enumerate() {
-                if k > 0 {
-                    out.push_str("\n  ");
-                }
-                out.push_str(pl);
-            }
-            if !last {
-                out.push(',');
-            }
-        }
-    }
-    out
+    let member = format!("  \"provenance\": {}", body.replace('\n', "\n  "));
+    let member = crate::model::compact::layout_member(&member);
+    crate::model::compact::insert_after_schema(text, &member);
 }
 
 #[cfg(test)]
@@ -366,7 +346,8 @@ mod tests {
         let doc = serde_json::json!({"schema": "numaprobe/1", "complete": false, "x": [1, 2]});
         // serde_json's map without preserve_order sorts keys: `complete` first.
         let pretty = serde_json::to_string_pretty(&doc).unwrap();
-        let out = stamp(&pretty, false);
+        let mut out = pretty.clone();
+        stamp(&mut out, false);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["provenance"]["complete"], false);
         assert_eq!(v["x"], serde_json::json!([1, 2]));
@@ -382,11 +363,13 @@ mod tests {
     #[test]
     fn schema_as_last_key_and_cancellation() {
         let pretty = "{\n  \"a\": 1,\n  \"schema\": \"numaprobe/1\"\n}";
-        let out = stamp(pretty, true);
+        let mut out = pretty.to_string();
+        stamp(&mut out, true);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["provenance"]["complete"], false);
         assert_eq!(v["a"], 1);
-        let out = stamp(pretty, false);
+        let mut out = pretty.to_string();
+        stamp(&mut out, false);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["provenance"]["complete"], true);
         assert!(v["provenance"]["start"].as_str().unwrap().ends_with('Z'));
@@ -395,7 +378,10 @@ mod tests {
     #[test]
     fn documents_without_schema_are_left_alone() {
         let nested = "{\n  \"inner\": {\n    \"schema\": \"numaprobe/1\"\n  }\n}";
-        assert_eq!(stamp(nested, false), nested);
-        assert_eq!(stamp("[1, 2]", false), "[1, 2]");
+        for text in [nested, "[1, 2]"] {
+            let mut out = text.to_string();
+            stamp(&mut out, false);
+            assert_eq!(out, text);
+        }
     }
 }

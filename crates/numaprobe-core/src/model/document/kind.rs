@@ -174,29 +174,16 @@ impl<P, C, T> Typed for RunReport<P, C, T> {
 /// `latency` or `bandwidth`, which are its document kind) keeps it; text
 /// without a top-level `schema` is returned unchanged.
 pub fn stamp_kind(pretty: &str, kind: Kind) -> String {
-    if !pretty.starts_with('{') || pretty.lines().any(|l| l.starts_with("  \"kind\": ")) {
-        return pretty.to_string();
-    }
-    let Some(at) = pretty.lines().position(|l| l.starts_with("  \"schema\": ")) else {
-        return pretty.to_string();
-    };
-    let mut out = String::with_capacity(pretty.len() + 32);
-    for (i, l) in pretty.lines().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(l);
-        if i == at {
-            // The schema line may be the last key (no comma after it).
-            if l.ends_with(',') {
-                out.push_str(&format!("\n  \"kind\": \"{kind}\","));
-            } else {
-                out.push_str(&format!(",\n  \"kind\": \"{kind}\""));
-            }
-        }
-    }
-    if pretty.ends_with('\n') {
-        out.push('\n');
-    }
+    let mut out = pretty.to_string();
+    stamp_kind_into(&mut out, kind);
     out
+}
+
+/// [`stamp_kind`] in `text` itself, moved along rather than copied: a
+/// fleet's document is some hundred megabytes.
+pub fn stamp_kind_into(text: &mut String, kind: Kind) {
+    if !text.starts_with('{') || text.lines().any(|l| l.starts_with("  \"kind\": ")) {
+        return;
+    }
+    crate::model::compact::insert_after_schema(text, &format!("  \"kind\": \"{kind}\""));
 }

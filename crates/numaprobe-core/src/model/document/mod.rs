@@ -26,7 +26,7 @@ pub use accept::{a_kind, pick, refusal, refuse_other_kind, Accepts, Picked};
 pub use file::{from_bytes, head, parse, read_file, Document, DocumentError, Run, RunRead};
 pub use folder::{read_folder, Folder, Found, Other};
 pub use identify::{identify, is_numaprobe, Head, Stamps};
-pub use kind::{stamp_kind, Kind, Typed};
+pub use kind::{stamp_kind, stamp_kind_into, Kind, Typed};
 use std::path::Path;
 
 /// What a path holds: one document, or a folder of them.
