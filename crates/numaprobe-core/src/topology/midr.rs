@@ -135,7 +135,8 @@ impl Midr {
 }
 
 /// One MIDR per processor block of `/proc/cpuinfo` text, in order; blocks
-/// without `CPU implementer` and `CPU part` (x86, POWER) give none.
+/// without `CPU implementer` and `CPU part` (x86, POWER), or with a figure
+/// wider than its field of the register, give none.
 pub fn midrs_from_cpuinfo(text: &str) -> Vec<Midr> {
     let num = |v: &str| {
         let v = v.trim();
@@ -161,15 +162,24 @@ pub fn midrs_from_cpuinfo(text: &str) -> Vec<Midr> {
             };
             f[i] = num(v);
         }
-        if let (Some(imp), Some(part)) = (f[0], f[3]) {
+        // A figure wider than its field of the register is no MIDR: cut to
+        // the field, `0x141` would read as Arm's `0x41`.
+        let field = |v: Option<u32>, max: u32| v.filter(|&v| v <= max);
+        let known = (
+            field(f[0], 0xff),
+            field(f[1].or(Some(0)), 0xf),
+            field(f[3], 0xfff),
+            field(f[4].or(Some(0)), 0xf),
+        );
+        if let (Some(imp), Some(variant), Some(part), Some(revision)) = known {
             out.push(Midr {
                 implementer: imp as u8,
-                variant: f[1].unwrap_or(0) as u8,
+                variant: variant as u8,
                 // cpuinfo says "8" for every ARMv8+ core; the register's
                 // field is 0xf ("see the ID registers") on all of them.
                 architecture: 0xf,
                 part: part as u16,
-                revision: f[4].unwrap_or(0) as u8,
+                revision: revision as u8,
             });
         }
     }
@@ -253,5 +263,23 @@ mod tests {
         let x86 = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\n";
         assert!(midrs_from_cpuinfo(x86).is_empty());
         assert_eq!(names_of(&[]), None);
+    }
+
+    #[test]
+    fn a_figure_wider_than_its_field_is_no_midr_rather_than_cut_to_it() {
+        let block = |imp: &str, var: &str, part: &str, rev: &str| {
+            format!("CPU implementer\t: {imp}\nCPU variant\t: {var}\nCPU part\t: {part}\nCPU revision\t: {rev}\n")
+        };
+        let fits = midrs_from_cpuinfo(&block("0xff", "0xf", "0xfff", "15"));
+        assert_eq!(fits.len(), 1);
+        assert_eq!(fits[0].hex(), "0xffffffff");
+        for wide in [
+            block("0x141", "0x3", "0xd0c", "1"),
+            block("0x41", "0x13", "0xd0c", "1"),
+            block("0x41", "0x3", "0x1d0c", "1"),
+            block("0x41", "0x3", "0xd0c", "16"),
+        ] {
+            assert!(midrs_from_cpuinfo(&wide).is_empty(), "{wide}");
+        }
     }
 }
