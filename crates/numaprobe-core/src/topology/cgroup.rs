@@ -389,20 +389,23 @@ fn join_rel(a: &str, b: &str) -> String {
     }
 }
 
-/// `/proc/mounts` escapes blanks in paths as octal (`\040`).
+/// `/proc/mounts` escapes blanks in paths as octal (`\040`). An escape past
+/// a byte (`\777`) is no escape and stays as written, rather than being
+/// cut to the byte it would wrap to.
 fn unescape_mount(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            out.push(v as u8);
+        let escape = (b[i] == b'\\' && i + 3 < b.len())
+            .then(|| &b[i + 1..i + 4])
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)))
+            .and_then(|d| {
+                let v = d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));
+                u8::try_from(v).ok()
+            });
+        if let Some(v) = escape {
+            out.push(v);
             i += 4;
         } else {
             out.push(b[i]);
@@ -451,6 +454,8 @@ mod tests {
         assert_eq!(join_rel("/sys/fs/cgroup", "/a/b"), "sys/fs/cgroup/a/b");
         assert_eq!(join_rel("/dev/cpuset", "/"), "dev/cpuset");
         assert_eq!(unescape_mount("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(unescape_mount("/mnt/\\377"), "/mnt/\u{fffd}");
+        assert_eq!(unescape_mount("/mnt/a\\777b\\400"), "/mnt/a\\777b\\400");
     }
 
     use crate::topology::testing::root_with;
