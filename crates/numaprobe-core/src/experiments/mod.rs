@@ -475,7 +475,7 @@ mod tests {
     fn buffers_alive_at_once_share_the_footprint_limit() {
         let t = testing::live_topology();
         let live = LiveSystem::read().unwrap();
-        let limit = FootprintLimit::live(&live).limit_bytes;
+        let limit = FootprintLimit::live(&live).buffers_bytes();
         for buffers in [1usize, 4, 64] {
             let s = default_size_times_llc(&t, &live, &[0], 8, buffers);
             assert!(
@@ -495,8 +495,8 @@ mod tests {
         let eight = default_size(&t, &live, &[0]);
         let two = default_size_times_llc(&t, &live, &[0], 2, 1);
         assert!(two <= eight, "2 x LLC {two} > 8 x LLC {eight}");
-        let cap =
-            (live.allocatable_bytes(0).unwrap() / 2).min(FootprintLimit::live(&live).limit_bytes);
+        let cap = (live.allocatable_bytes(0).unwrap() / 2)
+            .min(FootprintLimit::live(&live).buffers_bytes());
         assert!(two >= (256 << 20).min(cap / (2 << 20) * (2 << 20)));
         if let Some(llc) = t.llc_bytes() {
             if 2 * llc > 256 << 20 && 2 * llc < cap {

@@ -11,6 +11,9 @@
 //! kernel reclaims the group's own cache and then kills it. The other half
 //! of the cgroup's room is for the process itself (code, page tables, the
 //! report's files in the page cache, which the group is charged for).
+//! The ceiling holds the whole run: its buffers get what is left of it once
+//! the program's own memory ([`PROGRAM_BYTES`]) and the buffers' page
+//! tables are set aside, so the run's peak resident memory stays under it.
 //!
 //! A command asks [`FootprintLimit::per_buffer`] with how many buffers it
 //! keeps alive at once; an explicit `--size` is the user's word and is not
@@ -57,7 +60,8 @@ impl Limiter {
 /// comes from; the `footprint` object of every document's provenance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FootprintLimit {
-    /// Bytes all buffers alive at once may take together.
+    /// Bytes the run may hold at once: its buffers together, the program
+    /// itself and the buffers' page tables ([`FootprintLimit::buffers_bytes`]).
     pub limit_bytes: u64,
     pub limited_by: Limiter,
     /// What the allowed memory nodes can give now, summed.
@@ -110,11 +114,17 @@ impl FootprintLimit {
         limit
     }
 
+    /// Bytes all buffers alive at once may take together: the limit less
+    /// the program's own memory and the buffers' page tables.
+    pub fn buffers_bytes(&self) -> u64 {
+        buffers_within(self.limit_bytes, PROGRAM_BYTES)
+    }
+
     /// The size of each of `count` buffers alive at once that would like
-    /// `want` bytes: `want`, or the limit's share for one buffer when that is
-    /// smaller, in 2 MiB steps and never below 2 MiB.
+    /// `want` bytes: `want`, or the buffers' share for one buffer when that
+    /// is smaller, in 2 MiB steps and never below 2 MiB.
     pub fn per_buffer(&self, want: u64, count: usize) -> u64 {
-        let share = self.limit_bytes / count.max(1) as u64 / STEP * STEP;
+        let share = self.buffers_bytes() / count.max(1) as u64 / STEP * STEP;
         want.min(share.max(STEP))
     }
 
@@ -160,12 +170,25 @@ impl FootprintLimit {
 /// the group is charged for.
 pub const CGROUP_SLACK: u64 = 32 << 20;
 
-/// The most bytes of new buffers the cgroup `c` takes without reaching its
-/// limit: its room less [`CGROUP_SLACK`] and the buffers' page tables (8
-/// bytes per 4 KiB page, 1/512; 1/256 leaves room for the upper levels).
-pub fn cgroup_fits(c: &CgroupMemory) -> u64 {
-    let room = c.headroom().saturating_sub(CGROUP_SLACK);
+/// Resident bytes of the program itself beside its buffers, at its peak:
+/// code, heap, thread stacks, samples and results. `c2c`, which holds no
+/// buffer, peaks at 9-10 MiB, and `latency` 10-11 MiB above its buffer
+/// (`bench/rss`, /usr/bin/time's maximum resident set size); the rest is
+/// room for a larger machine's results.
+pub const PROGRAM_BYTES: u64 = 16 << 20;
+
+/// The most bytes of buffers that fit in `bytes` beside `beside` bytes of
+/// the process's own and the buffers' page tables (8 bytes per 4 KiB page,
+/// 1/512; 1/256 leaves room for the upper levels).
+pub fn buffers_within(bytes: u64, beside: u64) -> u64 {
+    let room = bytes.saturating_sub(beside);
     room - room / 257
+}
+
+/// The most bytes of new buffers the cgroup `c` takes without reaching its
+/// limit: its room less [`CGROUP_SLACK`] and the buffers' page tables.
+pub fn cgroup_fits(c: &CgroupMemory) -> u64 {
+    buffers_within(c.headroom(), CGROUP_SLACK)
 }
 
 /// Error when `bytes` of new buffers (the user's `--size`, or what a plan
@@ -325,18 +348,56 @@ mod tests {
     fn buffers_alive_at_once_share_the_limit_in_2mib_steps() {
         let l = FootprintLimit::from_parts(100 * GIB, Some(cgroup(GIB, 0)));
         assert_eq!(l.limit_bytes, 512 * MIB);
+        // 512 MiB less the program's 16 MiB and 1/257 of the rest for page
+        // tables: 494.07 MiB of buffers.
+        assert_eq!(l.buffers_bytes(), 496 * MIB - 496 * MIB / 257);
+        assert_eq!(l.per_buffer(128 * MIB, 1), 128 * MIB);
+        assert!(!l.limits(128 * MIB, 3));
         assert_eq!(l.per_buffer(256 * MIB, 1), 256 * MIB);
-        assert!(!l.limits(256 * MIB, 2));
-        assert_eq!(l.per_buffer(256 * MIB, 2), 256 * MIB);
-        assert_eq!(l.per_buffer(256 * MIB, 3), 170 * MIB);
-        assert!(l.limits(256 * MIB, 3));
+        assert_eq!(l.per_buffer(256 * MIB, 2), 246 * MIB);
+        assert!(l.limits(256 * MIB, 2));
+        assert_eq!(l.per_buffer(256 * MIB, 3), 164 * MIB);
         // Count 0 is read as one buffer, not a division by zero.
-        assert_eq!(l.per_buffer(GIB, 0), 512 * MIB);
+        assert_eq!(l.per_buffer(GIB, 0), 494 * MIB);
         // Never below one 2 MiB step, even with no room at all.
         let none = FootprintLimit::from_parts(0, Some(cgroup(GIB, 2 * GIB)));
         assert_eq!(none.limit_bytes, 0);
         assert_eq!(none.per_buffer(256 * MIB, 4), 2 * MIB);
         assert_eq!(none.per_buffer(MIB, 4), MIB);
+    }
+
+    /// The ceiling holds the whole run: a buffer sized to all of it, with
+    /// the program's own memory and the buffer's page tables beside it,
+    /// stays under it, at every ceiling above what the program needs.
+    #[test]
+    fn the_buffers_leave_room_for_the_program_under_the_ceiling() {
+        for limit in [
+            64 * MIB,
+            100 * MIB + 12345,
+            GIB,
+            2692 * MIB,
+            (2692 * MIB) / 3,
+            48 * GIB + 7,
+        ] {
+            let l = FootprintLimit::from_parts(u64::MAX, Some(cgroup(2 * limit, 0)));
+            assert_eq!(l.limit_bytes, limit);
+            let buffer = l.per_buffer(u64::MAX, 1);
+            let page_tables = buffer / 512;
+            assert!(
+                buffer + PROGRAM_BYTES + page_tables <= limit,
+                "{buffer} B of buffer at a ceiling of {limit} B"
+            );
+            // Not more than one 2 MiB step and the page tables' margin
+            // below what fits.
+            assert!(
+                buffer + PROGRAM_BYTES + 2 * STEP + limit / 256 > limit,
+                "{limit}"
+            );
+        }
+        // A ceiling the program alone fills still gives the smallest buffer.
+        let tiny = FootprintLimit::from_parts(u64::MAX, Some(cgroup(2 * PROGRAM_BYTES, 0)));
+        assert_eq!(tiny.buffers_bytes(), 0);
+        assert_eq!(tiny.per_buffer(GIB, 1), STEP);
     }
 
     /// Two nodes whose meminfo each claims the most bytes a kB figure can

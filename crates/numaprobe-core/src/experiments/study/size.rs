@@ -117,7 +117,7 @@ fn does_not_fit(e: &ExperimentPlan, limit: &FootprintLimit, min: u64) -> DoesNot
     let buffers = buffers_at_once(e);
     let arrays = e.cases.iter().map(|c| c.threads.len()).max().unwrap_or(0);
     let background = buffers - arrays;
-    let fit = (limit.limit_bytes / min.max(1)) as usize;
+    let fit = (limit.buffers_bytes() / min.max(1)) as usize;
     let advice = if fit < arrays {
         format!("fewer threads per case (at most {fit})")
     } else {
@@ -194,13 +194,19 @@ mod tests {
         let t = quartet();
         let hm = HopMap::from_topology(&t);
         let mut p = plan_preset(&t, &hm, Preset::Crossfire, &PlanOptions::default()).unwrap();
-        // 8 buffers at once in the last experiment: 288 / 8 = 36 MiB, in
-        // 2 MiB steps, above the 32 MiB floor.
-        let size = fit(&mut p, &limit(288 * MIB), Some(16 * MIB), 64 * MIB).unwrap();
+        // 8 buffers at once in the last experiment: 312 MiB less the
+        // program's 16 MiB and the page tables is 294.8 MiB, / 8 = 36 MiB
+        // in 2 MiB steps, above the 32 MiB floor.
+        let l = limit(312 * MIB);
+        let size = fit(&mut p, &l, Some(16 * MIB), 64 * MIB).unwrap();
         assert_eq!(size, 36 * MIB);
         assert_eq!(p.experiments.len(), 6);
         for e in &p.experiments {
-            assert!(buffers_at_once(e) as u64 * size <= 288 * MIB, "{}", e.id);
+            assert!(
+                buffers_at_once(e) as u64 * size <= l.buffers_bytes(),
+                "{}",
+                e.id
+            );
         }
     }
 
@@ -213,8 +219,9 @@ mod tests {
         let before: Vec<usize> = p.experiments.iter().map(buffers_at_once).collect();
         assert_eq!(before, [2, 3, 3, 3, 3, 4]);
         let notes = p.notes.len();
-        let size = fit(&mut p, &limit(96 * MIB), Some(16 * MIB), 64 * MIB).unwrap();
-        assert_eq!(size, 32 * MIB);
+        // 103.6 MiB of buffers under a 120 MiB limit: 3 of 34 MiB.
+        let size = fit(&mut p, &limit(120 * MIB), Some(16 * MIB), 64 * MIB).unwrap();
+        assert_eq!(size, 34 * MIB);
         assert_eq!(p.experiments.len(), 5);
         assert!(p.experiments.iter().all(|e| buffers_at_once(e) <= 3));
         assert_eq!(p.notes.len(), notes + 1);
@@ -224,7 +231,7 @@ mod tests {
             note.contains("4 or more buffers of at least 32 MiB"),
             "{note}"
         );
-        assert!(note.contains("the limit of 96 MiB"), "{note}");
+        assert!(note.contains("the limit of 120 MiB"), "{note}");
         assert!(!note.contains('\n'));
     }
 
@@ -240,8 +247,8 @@ mod tests {
         let labels = parse_labels(&["0.0.w.1", "1.0.w.1"]).unwrap();
         let mut p = plan_custom(&t, &hm, &[labels], &opts).unwrap();
         // 2 arrays + 6 background buffers of at least 32 MiB: 256 MiB; a
-        // 96 MiB limit holds 3 of them.
-        let e = fit(&mut p, &limit(96 * MIB), Some(16 * MIB), 64 * MIB).unwrap_err();
+        // 120 MiB limit (103.6 MiB of buffers beside the program) holds 3.
+        let e = fit(&mut p, &limit(120 * MIB), Some(16 * MIB), 64 * MIB).unwrap_err();
         assert_eq!(e.fit, 3);
         let s = e.to_string();
         assert!(!s.contains('\n'));
@@ -250,17 +257,17 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("at least 32 MiB each, 256 MiB in total"), "{s}");
-        assert!(s.contains("at most 96 MiB"), "{s}");
+        assert!(s.contains("at most 120 MiB"), "{s}");
         assert!(s.contains("at most 1 background thread(s)"), "{s}");
         // Room for the arrays and nothing more: no background thread.
-        let e = fit(&mut p, &limit(72 * MIB), Some(16 * MIB), 64 * MIB).unwrap_err();
+        let e = fit(&mut p, &limit(84 * MIB), Some(16 * MIB), 64 * MIB).unwrap_err();
         assert_eq!(e.fit, 2);
         assert!(
             e.to_string().contains("at most 0 background thread(s)"),
             "{e}"
         );
         // Too small even for the arrays alone: fewer threads.
-        let e = fit(&mut p, &limit(36 * MIB), Some(16 * MIB), 64 * MIB).unwrap_err();
+        let e = fit(&mut p, &limit(60 * MIB), Some(16 * MIB), 64 * MIB).unwrap_err();
         assert!(
             e.to_string().contains("fewer threads per case (at most 1)"),
             "{e}"

@@ -256,11 +256,11 @@ pub fn sizes(from: u64, to: u64, per_octave: u32) -> Vec<u64> {
 
 /// The default largest size: [`DEFAULT_TO`], or the largest power of two
 /// not above a quarter of what `mem_node` can give now nor above the run's
-/// footprint limit ([`crate::placement::FootprintLimit`]; the sweep holds
-/// one buffer of that size at a time).
+/// footprint limit's room for buffers ([`crate::placement::FootprintLimit`];
+/// the sweep holds one buffer of that size at a time).
 pub fn default_max(live: &LiveSystem, mem_node: u32) -> u64 {
     let free = live.allocatable_bytes(mem_node).unwrap_or(DEFAULT_TO * 4);
-    let limit = crate::placement::FootprintLimit::live(live).limit_bytes;
+    let limit = crate::placement::FootprintLimit::live(live).buffers_bytes();
     let quarter = (free / 4).min(limit).max(DEFAULT_FROM * 2);
     let pow2 = 1u64 << (63 - quarter.leading_zeros());
     DEFAULT_TO.min(pow2)
