@@ -238,7 +238,7 @@ class Config:
         a += ["-kernel", kernel, "-initrd", initrd,
               # panic=-1: a panic reboots at once, and -no-reboot turns that
               # into QEMU exiting, so a broken guest never waits for the timeout.
-              "-append", f"console={self.arch.console} panic=-1"]
+              "-append", f"console={self.arch.console} panic=-1{self.arch.kernel_args}"]
         a += self.arch.result_channel(results)
         # QEMU builds SMBIOS tables for x86 machines only (arm64's virt has
         # them through UEFI, which the rig does not boot).
