@@ -189,7 +189,17 @@ fn the_ladder_gives_up_bandwidth_before_latency() {
             (3, 1)
         ]
     );
-    assert!(p.statement.unwrap().contains("latency on"));
+    let s = p.statement.unwrap();
+    assert!(
+        s.contains(
+            "measuring latency on 8 of 16 cells (the diagonal first, then row by row), no bandwidth matrix"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.ends_with("; run.json's plan names the skipped cells"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -238,6 +248,8 @@ fn budget_args_round_up_to_what_a_user_types() {
     // Two minutes exactly reads as minutes.
     assert_eq!(budget_arg(120.0), "2m");
     assert_eq!(duration_arg(Duration::from_millis(500)), "500ms");
+    // A second exactly is whole seconds, not a thousand milliseconds.
+    assert_eq!(duration_arg(Duration::from_secs(1)), "1s");
     assert_eq!(duration_arg(Duration::from_secs(5)), "5s");
     assert_eq!(duration_arg(Duration::from_millis(2500)), "2.5s");
 }
@@ -363,6 +375,13 @@ fn bandwidth_re_planned_alone_falls_back_to_the_diagonal_and_farthest() {
     assert_eq!(v[0].coverage, Coverage::Subset);
     assert_eq!(v[0].cells, diag);
     assert!(v[0].estimated_s <= avail + 1e-6, "{}", v[0].estimated_s);
+    let why = v[0].reason.as_deref().unwrap();
+    assert!(
+        why.starts_with(
+            "only the diagonal and the farthest remote node of each row; 8 of 16 cells skipped"
+        ),
+        "{why}"
+    );
     // Short of even that, the phase is skipped rather than overrun.
     let (v, _) = plan_phases(
         &c,
@@ -390,6 +409,16 @@ fn the_latency_matrix_planned_alone_keeps_its_diagonal_first() {
     assert_eq!(v[0].coverage, Coverage::Subset);
     assert_eq!(v[0].cells, diag);
     assert_eq!(v[0].skipped.len(), 12);
+    // Cells at the floor: the reason says how far below a sound
+    // measurement they are.
+    assert_eq!(v[0].cell_budget_s, 0.0);
+    assert_eq!(
+        v[0].reason.as_deref(),
+        Some(
+            "only the diagonal, then row by row as far as the budget goes: 12 of 16 cells skipped; \
+             0 ms of sampling per cell instead of at least 100 ms"
+        )
+    );
 }
 
 #[test]
@@ -413,4 +442,42 @@ fn the_sound_budget_counts_what_was_spent_before_the_measurements() {
     assert_eq!(p.budget_s, 7.0);
     let s = p.statement.unwrap();
     assert!(s.contains("--budget 7s is too short"), "{s}");
+}
+
+#[test]
+fn a_budget_short_of_sound_but_past_the_floor_measures_every_cell_with_fewer_samples() {
+    // Between every cell at the floor and every cell sound, at the smaller
+    // buffer: both matrices whole, each cell sampled less than 100 ms.
+    let n = nodes(2);
+    let all = all_cells(&n, &n);
+    let c = plain(CostModel::SERVER);
+    let loads = [
+        Load::of(Phase::Latency, &all),
+        Load::of(Phase::Bandwidth, &all),
+    ];
+    let size = 32 << 20;
+    let budget = (total_s(&c, size, &loads, 0.0) + total_s(&c, size, &loads, SOUND_CELL_S)) / 2.0;
+    let p = plan(&request(2, budget));
+    assert_eq!(p.size_bytes, size);
+    for ph in &p.phases {
+        assert_eq!(ph.coverage, Coverage::FewerSamples);
+        assert!(ph.skipped.is_empty());
+        assert!(ph.cell_budget_s > 0.0 && ph.cell_budget_s < SOUND_CELL_S);
+        let why = ph.reason.as_deref().unwrap();
+        assert!(
+            why.starts_with("every cell with fewer samples; ")
+                && why.ends_with(
+                    " ms of sampling per cell instead of at least 100 ms (at least a warm-up and 3 samples)"
+                ),
+            "{why}"
+        );
+    }
+    let s = p.statement.unwrap();
+    assert!(
+        s.ends_with(&format!(
+            "): measuring every cell with fewer samples ({:.0} ms of sampling per cell, at least 3 samples)",
+            p.phases[0].cell_budget_s * 1e3
+        )),
+        "{s}"
+    );
 }
