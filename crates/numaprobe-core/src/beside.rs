@@ -205,6 +205,28 @@ mod tests {
     }
 
     #[test]
+    fn our_own_cpu_time_counts_what_this_thread_spent() {
+        let thread_ns = || {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: ts is a valid timespec for the call to fill.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        };
+        let before = own_cpu_ns().unwrap();
+        let t0 = thread_ns();
+        let mut x = 0u64;
+        while thread_ns() - t0 < 50_000_000 {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let spent = own_cpu_ns().unwrap() - before;
+        // getrusage counts in microseconds, a tick's rounding at most.
+        assert!(spent >= 40_000_000, "{spent} ns");
+    }
+
+    #[test]
     fn the_live_counters_read_and_a_short_interval_says_nothing() {
         let w = Watch::start().expect("/proc/stat and getrusage on Linux");
         assert_eq!(w.others_busy_cpus(), None);
