@@ -119,7 +119,7 @@ impl SweepResult {
         }
         let tlb = |c: &TlbCost| {
             format!(
-                "{}: 4k {} ns vs thp {} ns (+{:.0} %)",
+                "{}: 4k {} ns vs thp {} ns ({:+.0} %)",
                 format_size(c.size_bytes),
                 ns(c.small_ns),
                 ns(c.thp_ns),
