@@ -7,9 +7,11 @@
 //! is less trustworthy than one that converged, and the reader should know.
 
 pub mod flags;
+pub mod length;
 pub mod mann_whitney;
 pub mod sketch;
 
+pub use length::{MAX_SHORTEN, SHORTEN_WINDOW};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
@@ -263,7 +265,8 @@ pub struct SetAside {
     /// Samples in which a measuring thread was off its CPU without a
     /// switch (a VM's stolen time, interrupts).
     pub off_cpu: usize,
-    /// The divisor the samples' length ended at (1: never shortened).
+    /// The most the samples' length was divided by (1: never shortened);
+    /// they lengthen back once they hold again ([`length`]).
     #[serde(default = "one")]
     pub shortened: u32,
     /// True when no sample held its CPU, so the figure is made of
@@ -275,14 +278,6 @@ pub struct SetAside {
 fn one() -> u32 {
     1
 }
-
-/// How many samples [`repeat_held`] looks back on to decide whether to
-/// shorten them: two lost in at most eight shortens; one may be bad luck.
-pub const SHORTEN_WINDOW: usize = 8;
-
-/// The most a sample is shortened (its length divided by), when many are
-/// set aside: 100 ms / 256 is 0.4 ms, below any scheduler's time slice.
-pub const MAX_SHORTEN: u32 = 256;
 
 impl SetAside {
     /// Samples set aside, all reasons.
@@ -395,7 +390,9 @@ pub fn repeat_with<E>(
 /// `shorten` and says whether it was lost ([`Taken`]). A lost sample is set
 /// aside and counted, never kept; when a quarter or more of the last
 /// [`SHORTEN_WINDOW`] samples are lost, the samples are shortened (halved, down to
-/// [`MAX_SHORTEN`]) so that more of them fit between two preemptions.
+/// [`MAX_SHORTEN`]) so that more of them fit between two preemptions, and
+/// they double back toward their usual length after a run of held ones
+/// ([`length`]).
 pub fn repeat_held<E>(
     rule: &StopRule,
     sample: impl FnMut(u32) -> Result<Taken, E>,
@@ -435,10 +432,11 @@ pub fn repeat_held_with<E>(
         shortened: 1,
         ..SetAside::default()
     };
-    let (mut window, mut window_lost) = (0usize, 0usize);
+    let mut length = length::Length::default();
     let stop = loop {
-        let t = sample(aside.shortened)?;
-        window += 1;
+        let t = sample(length.divisor())?;
+        length.record(t.lost.is_some());
+        aside.shortened = length.most();
         match t.lost {
             None => kept.push(t.value),
             Some(why) => {
@@ -447,17 +445,7 @@ pub fn repeat_held_with<E>(
                     crate::held::Lost::OffCpu => aside.off_cpu += 1,
                 }
                 lost_values.push(t.value);
-                window_lost += 1;
             }
-        }
-        // Two lost, a quarter or more of the samples since the last change:
-        // halve at once (a busy machine loses the first two long samples,
-        // and waiting for eight would spend the budget on lost ones).
-        if window_lost >= 2 && window_lost * 4 >= window && aside.shortened < MAX_SHORTEN {
-            aside.shortened *= 2;
-            (window, window_lost) = (0, 0);
-        } else if window >= SHORTEN_WINDOW {
-            (window, window_lost) = (0, 0);
         }
         let n = kept.len();
         if cancelled() {
