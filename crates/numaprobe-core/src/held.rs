@@ -64,8 +64,9 @@ pub const OFF_CPU_SHARE: f64 = 0.02;
 pub const OFF_CPU_FLOOR_NS: u64 = 50_000;
 
 /// What the kernel said of one sample: its wall time, the thread's CPU time
-/// over it, and the involuntary switches in it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// over it, and the involuntary switches in it (all zero: nothing read, an
+/// empty sample that lost nothing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Hold {
     pub wall_ns: u64,
     pub cpu_ns: u64,

@@ -6,7 +6,7 @@
 //! stop flag plus one more barrier ends them; every worker is joined and the
 //! first failure returned. Each worker reads its own thread's clocks around
 //! its passes ([`crate::held`]): a sample counts only when every worker held
-//! its CPU through it. A sample may be a part of a pass (the `k`-th of
+//! its CPU through it and started with the others. A sample may be a part of a pass (the `k`-th of
 //! `parts` equal parts of each worker's arrays), so that samples can be
 //! made shorter than a scheduler's time slice on a busy machine. The barrier is the breakable one
 //! ([`super::barrier`]): a panic on either side releases the others instead
@@ -15,7 +15,7 @@
 use super::barrier::Barrier;
 use super::workers::join_all;
 use super::ExperimentError;
-use crate::held::{Lost, Probe};
+use crate::held::{Hold, Lost, Probe};
 use crate::timer::{Stamp, Timer};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -65,30 +65,42 @@ pub(crate) fn shortened(reps: u64, shorten: u64, most_parts: u64, k: u64) -> (u6
     )
 }
 
-/// One sample as the coordinator sees it: every worker's stamps, and
-/// whether any of them lost its CPU during it.
+/// One sample as the coordinator sees it: every worker's stamps, and what
+/// the kernel said of each worker's hold on its CPU over its passes.
 pub(crate) struct TeamSample {
     pub stamps: Vec<Stamps>,
-    pub lost: Option<Lost>,
+    pub holds: Vec<Hold>,
 }
 
-/// The share of a sample by which the last worker may start after the
-/// first before the sample counts as lost: a worker released by the
-/// barrier starts within microseconds when it holds its CPU.
-pub(crate) const LATE_START_SHARE: f64 = 0.05;
-
 impl TeamSample {
-    /// Whether the sample was lost: a worker lost its CPU during its
-    /// passes, or one was not running when the barrier released the team
-    /// and started late, outside its own probe (the sample then times the
-    /// workers one after the other, and is lost all the same).
-    pub(crate) fn lost_or_late(&self, timer: &Timer) -> Option<Lost> {
+    /// Whether the sample was lost, judged for each worker by the rule of
+    /// [`Hold::lost`] over the team's whole sample (first start to last
+    /// end, the span its figure is timed over): the time the worker spent
+    /// off its CPU during its passes, plus the time it started after the
+    /// first. A worker that was not running when the barrier released the
+    /// team starts late, outside its own probe, and the sample's span grows
+    /// by as much as if it had been switched out inside it; so a late start
+    /// is judged as time off the CPU, by the same share (and, without a
+    /// switch, the same floor, which leaves a barrier's wake-up of a few
+    /// microseconds alone). A late start that pushed it over is
+    /// `Preempted`: another task had the worker's CPU when it was released.
+    pub(crate) fn lost(&self, timer: &Timer) -> Option<Lost> {
         let first = self.stamps.iter().map(|s| s.0).min()?;
-        let last_start = self.stamps.iter().map(|s| s.0).max()?;
         let end = self.stamps.iter().map(|s| s.1).max()?;
-        let whole = timer.elapsed_ns(first, end).max(1.0);
-        let late = timer.elapsed_ns(first, last_start) > LATE_START_SHARE * whole;
-        self.lost.or(late.then_some(Lost::Preempted))
+        let whole = timer.elapsed_ns(first, end).max(1.0) as u64;
+        self.stamps.iter().enumerate().find_map(|(i, s)| {
+            let late = timer.elapsed_ns(first, s.0).max(0.0) as u64;
+            let hold = self.holds.get(i).copied().unwrap_or_default();
+            let own = hold.wall_ns.saturating_sub(hold.cpu_ns);
+            let judged = Hold {
+                wall_ns: whole,
+                cpu_ns: whole.saturating_sub(late.saturating_add(own)),
+                switches: hold.switches,
+            };
+            judged
+                .lost()
+                .map(|why| if late > own { Lost::Preempted } else { why })
+        })
     }
 }
 
@@ -103,8 +115,8 @@ pub(crate) struct Team {
     /// Per worker: its last sample; a start of `Stamp(1)` before the first
     /// sample means "set up".
     stamps: Mutex<Vec<Stamps>>,
-    /// Per worker: whether it lost its CPU in its last sample.
-    lost: Mutex<Vec<Option<Lost>>>,
+    /// Per worker: its hold on its CPU over its last sample.
+    holds: Mutex<Vec<Hold>>,
 }
 
 impl Team {
@@ -124,7 +136,7 @@ impl Team {
             part_k: AtomicU64::new(0),
             parts: AtomicU64::new(1),
             stamps: Mutex::new(vec![(Stamp(0), Stamp(0), 0); threads]),
-            lost: Mutex::new(vec![None; threads]),
+            holds: Mutex::new(vec![Hold::default(); threads]),
         };
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
@@ -158,8 +170,8 @@ impl Team {
     }
 
     /// The coordinator's side of one sample: every worker runs `reps`
-    /// runs of one `part` of a pass; their stamps, with whether any worker
-    /// lost its CPU during it. A broken barrier (a worker panicked) is
+    /// runs of one `part` of a pass; their stamps, with each worker's hold
+    /// on its CPU ([`TeamSample::lost`] judges them). A broken barrier (a worker panicked) is
     /// `Panicked`: the sample never completes.
     pub(crate) fn sample_part(&self, reps: u64, part: Part) -> Result<TeamSample, ExperimentError> {
         self.reps.store(reps, Ordering::SeqCst);
@@ -168,14 +180,9 @@ impl Team {
         if !(self.barrier.wait() && self.barrier.wait()) {
             return Err(ExperimentError::Panicked);
         }
-        let lost = self
-            .lost
-            .lock()
-            .map(|v| v.iter().flatten().copied().next())
-            .unwrap_or(None);
         Ok(TeamSample {
             stamps: self.stamps.lock().map(|v| v.clone()).unwrap_or_default(),
-            lost,
+            holds: self.holds.lock().map(|v| v.clone()).unwrap_or_default(),
         })
     }
 
@@ -227,12 +234,12 @@ impl Team {
             let a = timer.now();
             let bytes = pass(&mut state, reps, part);
             let b = timer.now();
-            let lost = held.lost();
+            let hold = held.stop();
             if let Ok(mut v) = self.stamps.lock() {
                 v[index] = (a, b, bytes);
             }
-            if let Ok(mut v) = self.lost.lock() {
-                v[index] = lost;
+            if let Ok(mut v) = self.holds.lock() {
+                v[index] = hold;
             }
             self.barrier.wait(); // done
         }
@@ -242,8 +249,8 @@ impl Team {
 
 #[cfg(test)]
 mod tests {
-    use super::{Lost, Part, TeamSample, LATE_START_SHARE};
-    use crate::held::Hold;
+    use super::{Lost, Part, TeamSample};
+    use crate::held::{Hold, OFF_CPU_FLOOR_NS};
     use crate::stats::flags::star;
     use crate::stats::{repeat_held_with, Measured, StopRule, Taken, MAX_SHORTEN};
     use crate::timer::{Stamp, Timer};
@@ -252,75 +259,120 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn a_worker_that_starts_late_loses_the_sample() {
+    fn a_late_start_counts_as_time_off_the_cpu_by_the_same_rule() {
         let t = Timer::monotonic_raw();
-        let s = |stamps: Vec<(u64, u64)>, lost| TeamSample {
+        let s = |stamps: Vec<(u64, u64)>, holds: Vec<Hold>| TeamSample {
             stamps: stamps
                 .into_iter()
                 .map(|(a, b)| (Stamp(a), Stamp(b), 0))
                 .collect(),
-            lost,
+            holds,
         };
-        // Both start together: held.
-        let m = 1_000_000;
-        assert_eq!(s(vec![(0, m), (10, m)], None).lost_or_late(&t), None);
-        // The second starts at 5 % of the sample: still held; at 6 %, lost
-        // (the timer's overhead, a few ticks, is far below the step).
-        let edge = (LATE_START_SHARE * m as f64) as u64;
-        assert_eq!(s(vec![(0, m), (edge, m)], None).lost_or_late(&t), None);
+        let held = |wall| vec![hold(wall, 0, 0); 2];
+        // A 10 ms sample: 2 % is 200 us. Both start together: held.
+        let m = 10_000_000;
+        assert_eq!(s(vec![(0, m), (10, m)], held(m)).lost(&t), None);
+        // The second starts 1.5 % late: kept; 3 % late: lost, as a worker
+        // switched out for as long inside its passes would be.
+        let late = |d: u64| s(vec![(0, m - d), (d, m)], held(m - d)).lost(&t);
+        assert_eq!(late(m * 15 / 1000), None);
+        assert_eq!(late(m * 3 / 100), Some(Lost::Preempted));
         assert_eq!(
-            s(vec![(0, m / 2), (edge + m / 100, m)], None).lost_or_late(&t),
-            Some(Lost::Preempted)
+            hold(m, m * 3 / 100, 1).lost(),
+            Some(Lost::Preempted),
+            "the rule a late start is judged by"
         );
+        // A late start and time off inside the passes add up: 1.2 % late
+        // and 1.2 % off in its passes, after one switch, is 2.4 % lost.
+        let d = m * 12 / 1000;
+        let off = s(
+            vec![(0, m - d), (d, m)],
+            vec![hold(m, 0, 0), hold(m - d, d, 1)],
+        );
+        assert_eq!(off.lost(&t), Some(Lost::Preempted));
+        // ... reported for what pushed it over: the worker's own time off
+        // without a switch (a stolen vCPU) when it is the larger share.
+        let off = s(
+            vec![(0, m), (m / 200, m)],
+            vec![hold(m, 0, 0), hold(m - m / 200, m / 50, 0)],
+        );
+        assert_eq!(off.lost(&t), Some(Lost::OffCpu));
+        // A short sample: without a switch, a late start within the floor
+        // (a barrier's wake-up) is kept, as time off without a switch is
+        // in a worker's own probe; past it, lost.
+        let short = 500_000;
+        let wake = |d: u64| s(vec![(0, short), (d, short + d)], held(short)).lost(&t);
+        assert_eq!(wake(OFF_CPU_FLOOR_NS / 2), None);
+        assert_eq!(wake(OFF_CPU_FLOOR_NS + 20_000), Some(Lost::Preempted));
         // A worker's own loss stands, whatever the starts.
         assert_eq!(
-            s(vec![(0, m), (0, m)], Some(Lost::OffCpu)).lost_or_late(&t),
+            s(
+                vec![(0, m), (0, m)],
+                vec![hold(m, 0, 0), hold(m, m / 10, 0)]
+            )
+            .lost(&t),
             Some(Lost::OffCpu)
         );
-        assert_eq!(s(vec![], None).lost_or_late(&t), None);
+        // A worker whose hold was never read lost nothing of its own.
+        assert_eq!(s(vec![(0, m), (0, m)], vec![]).lost(&t), None);
+        assert_eq!(s(vec![], vec![]).lost(&t), None);
     }
 
     /// A cell of two workers as the coordinator judges it, from what the
-    /// kernel said of each worker's hold over each sample: `sample(k,
-    /// shorten)` gives the k-th sample's figure and both holds; each
-    /// sample's wall time passes on the cell's clock, so a 2 s budget ends
-    /// it. Returns the measurement and how many samples had a switch in
-    /// some worker.
-    fn team_cell(sample: impl Fn(u64, u32) -> (f64, [Hold; 2])) -> (Measured, usize) {
+    /// kernel said of each worker's hold over each sample and when each
+    /// started: `sample(now_ns, k, shorten)` gives the k-th sample's
+    /// figure, both workers' start offsets and both holds; each sample's
+    /// span passes on the cell's clock, so `budget` ends it. Returns the
+    /// measurement, how many samples had a switch in some worker, and each
+    /// sample's start on the clock, divisor, and whether it was lost.
+    fn team_run(
+        budget: Duration,
+        mut sample: impl FnMut(u64, u64, u32) -> (f64, [u64; 2], [Hold; 2]),
+    ) -> (Measured, usize, Vec<(u64, u32, bool)>) {
         let t = Timer::monotonic_raw();
         let rule = StopRule {
             warmup: 0,
             min_samples: 5,
-            max_samples: 1000,
+            max_samples: 1_000_000,
             cv_target: 0.0,
-            budget: Duration::from_secs(2),
+            budget,
         };
-        let (clock, k, switched) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0usize));
+        let (mut k, mut switched) = (0u64, 0usize);
+        let mut trace = Vec::new();
+        let clock = Cell::new(0u64);
         let m = repeat_held_with(
             &rule,
             |shorten| {
-                let (value, holds) = sample(k.get(), shorten);
-                k.set(k.get() + 1);
-                let wall = holds.iter().map(|h| h.wall_ns).max().unwrap_or(0);
-                clock.set(clock.get() + wall);
-                switched.set(switched.get() + holds.iter().any(|h| h.switches > 0) as usize);
-                let s = TeamSample {
-                    stamps: holds
-                        .iter()
-                        .map(|h| (Stamp(0), Stamp(h.wall_ns), 0))
-                        .collect(),
-                    lost: holds.iter().find_map(Hold::lost),
-                };
-                Ok::<_, Infallible>(Taken {
-                    value,
-                    lost: s.lost_or_late(&t),
-                })
+                let start = clock.get();
+                let (value, starts, holds) = sample(start, k, shorten);
+                k += 1;
+                let stamps: Vec<_> = (0..2)
+                    .map(|i| (Stamp(starts[i]), Stamp(starts[i] + holds[i].wall_ns), 0))
+                    .collect();
+                clock.set(clock.get() + stamps.iter().map(|s| s.1 .0).max().unwrap_or(0));
+                switched += holds.iter().any(|h| h.switches > 0) as usize;
+                let lost = TeamSample {
+                    stamps,
+                    holds: holds.to_vec(),
+                }
+                .lost(&t);
+                trace.push((start, shorten, lost.is_some()));
+                Ok::<_, Infallible>(Taken { value, lost })
             },
             || Duration::from_nanos(clock.get()),
             || false,
         )
         .unwrap();
-        (m, switched.get())
+        (m, switched, trace)
+    }
+
+    /// [`team_run`] over 2 s, both workers starting together.
+    fn team_cell(sample: impl Fn(u64, u32) -> (f64, [Hold; 2])) -> (Measured, usize) {
+        let (m, switched, _) = team_run(Duration::from_secs(2), |_, k, shorten| {
+            let (value, holds) = sample(k, shorten);
+            (value, [0, 0], holds)
+        });
+        (m, switched)
     }
 
     /// A hold of `wall_ns` with `switches` that together took `off_ns`.
@@ -412,5 +464,93 @@ mod tests {
         assert_eq!(p(3, 4).range(4100, 256), Some((3072, 1024)));
         assert_eq!(p(0, 32).range(4096, 256), None);
         assert_eq!(p(0, 0).range(512, 256), Some((0, 512)));
+    }
+
+    /// The k-th sample of `shorten`'s length beside a neighbour that takes
+    /// worker 1's CPU for 3 ms slices: a sample that spans the start of a
+    /// slice (`hit(length)`) loses it, and its figure reads slow by as
+    /// much; any other holds at 27-27.02 GB/s.
+    fn neighbour(k: u64, shorten: u32, hit: impl Fn(u64) -> bool) -> (f64, [u64; 2], [Hold; 2]) {
+        let len = SAMPLE_NS / shorten as u64;
+        let hit = hit(len);
+        let off = if hit { 3_000_000 } else { 0 };
+        let figure = (27.0 + 0.01 * (k % 3) as f64) * len as f64 / (len + off) as f64;
+        (
+            figure,
+            [0, 0],
+            [hold(len, 0, 0), hold(len + off, off, hit as u64)],
+        )
+    }
+
+    #[test]
+    fn samples_shorten_in_a_busy_phase_and_lengthen_back_after_it() {
+        // Quiet for 1 s, a neighbour every 10 ms until 4 s, quiet to 9 s.
+        let (busy_from, busy_to) = (1_000_000_000, 4_000_000_000);
+        let (m, _, trace) = team_run(Duration::from_secs(9), |now, k, shorten| {
+            let busy = (busy_from..busy_to).contains(&now);
+            let p = 10_000_000;
+            neighbour(k, shorten, |len| busy && (now / p + 1) * p < now + len)
+        });
+        let before: Vec<_> = trace.iter().filter(|t| t.0 < busy_from).collect();
+        let during: Vec<_> = trace
+            .iter()
+            .filter(|t| (busy_from..busy_to).contains(&t.0))
+            .collect();
+        let after: Vec<_> = trace.iter().filter(|t| t.0 >= busy_to).collect();
+        // Whole samples while quiet, none lost.
+        assert_eq!(before.len(), 10);
+        assert!(before.iter().all(|t| t.1 == 1 && !t.2), "{before:?}");
+        // Shortened in the busy phase, below the neighbour's period (an
+        // eighth of 100 ms always spans a slice's start).
+        let most = during.iter().map(|t| t.1).max().unwrap();
+        assert!(most >= 16, "{during:?}");
+        assert_eq!(m.set_aside.shortened, most);
+        assert!(during.iter().any(|t| t.2));
+        // After it: nothing lost, the length only grows, back to whole
+        // samples, and never past them.
+        assert!(after.iter().all(|t| !t.2), "{after:?}");
+        assert!(after.windows(2).all(|w| w[1].1 <= w[0].1), "{after:?}");
+        assert!(trace.iter().all(|t| t.1 >= 1));
+        let whole = after.iter().filter(|t| t.1 == 1).count();
+        assert!(whole >= 10, "{whole} whole samples after the busy phase");
+        assert_eq!(trace.last().unwrap().1, 1);
+        // The figure is the held samples', unstarred.
+        assert_eq!(m.set_aside.total(), trace.iter().filter(|t| t.2).count());
+        assert!(m.samples.iter().all(|&v| v >= 27.0), "{:?}", m.samples);
+        assert_eq!(m.flags("GB/s"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_steady_neighbour_settles_the_length_instead_of_trying_again_and_again() {
+        // A neighbour's slices at random (a fixed seed), 25 ms apart on
+        // average, for 3 s: a sample of length L spans one's start with
+        // chance about L / 25 ms. Runs of held samples come at every
+        // length, so the samples try to lengthen; each failed trial makes
+        // the next wait longer, and the length settles where few are lost.
+        // With a fixed wait of 16 the samples would keep trying lengths
+        // that lose 6-25 % of them.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = 0u64;
+        let (m, _, trace) = team_run(Duration::from_secs(3), |now, k, shorten| {
+            while next <= now {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                next += 1 + (x % 50_000_000);
+            }
+            neighbour(k, shorten, |len| next < now + len)
+        });
+        let lengthened = trace.windows(2).filter(|w| w[1].1 < w[0].1).count();
+        let lost = trace.iter().filter(|t| t.2).count();
+        let n = trace.len();
+        assert!(n > 1000, "{n} samples");
+        assert!(m.set_aside.shortened >= 16, "{:?}", m.set_aside);
+        assert!(
+            lengthened * 100 < n,
+            "{lengthened} lengthenings in {n} samples"
+        );
+        assert!(lost * 20 < n, "{lost} lost of {n} samples");
+        assert!(m.samples.iter().all(|&v| v >= 27.0));
+        assert_eq!(m.flags("GB/s"), Vec::<String>::new());
     }
 }

@@ -301,7 +301,7 @@ fn coordinate(
         Ok((
             timer.elapsed_ns(start, end).max(1.0),
             bytes as f64,
-            s.lost_or_late(timer),
+            s.lost(timer),
         ))
     };
     // Probe one pass to size the samples.

@@ -472,9 +472,10 @@ fn coordinate(
                 )
             })
             .collect();
-        taken.push((per_node, s.lost.is_some()));
+        let lost = s.lost(timer);
+        taken.push((per_node, lost.is_some()));
         let (g, ns) = gbs(&mut (0..threads.len()));
-        Ok((g, ns, s.lost))
+        Ok((g, ns, lost))
     };
     let (_, pass_ns, _) = sample(1, Part::WHOLE)?;
     let reps = (target_sample_ns(rule.budget) / pass_ns).clamp(1.0, 1e6) as u64;

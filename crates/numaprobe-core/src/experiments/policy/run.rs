@@ -20,7 +20,7 @@ use super::PolicyPlan;
 use crate::experiments::barrier::Barrier;
 use crate::experiments::team::TeamSample;
 use crate::experiments::{ExperimentError, NoProgress};
-use crate::held::{Lost, Probe};
+use crate::held::{Hold, Lost, Probe};
 use crate::kernels::stream::{self, Streams};
 use crate::model::policy::{DataCase, Distribution, PolicyKind, PolicyReport, PolicySample};
 use crate::placement::{
@@ -114,8 +114,8 @@ struct Shared {
     reps: AtomicU64,
     ready: Mutex<Vec<bool>>,
     stamps: Mutex<Vec<(Stamp, Stamp)>>,
-    /// Per worker: whether it lost its CPU during its last sample.
-    lost: Mutex<Vec<Option<Lost>>>,
+    /// Per worker: its hold on its CPU over its last sample.
+    holds: Mutex<Vec<Hold>>,
 }
 
 /// One worker's job.
@@ -254,12 +254,12 @@ fn worker(
             }
         }
         let b = timer.now();
-        let lost = held.lost();
+        let hold = held.stop();
         if let Ok(mut v) = sh.stamps.lock() {
             v[job.index] = (a, b);
         }
-        if let Ok(mut v) = sh.lost.lock() {
-            v[job.index] = lost;
+        if let Ok(mut v) = sh.holds.lock() {
+            v[job.index] = hold;
         }
         sh.barrier.wait(); // done
     }
@@ -348,7 +348,7 @@ fn measure(
         reps: AtomicU64::new(1),
         ready: Mutex::new(vec![false; t]),
         stamps: Mutex::new(vec![(Stamp(0), Stamp(0)); t]),
-        lost: Mutex::new(vec![None; t]),
+        holds: Mutex::new(vec![Hold::default(); t]),
     };
     let (outs, timing) = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
@@ -382,13 +382,9 @@ fn measure(
                 // span: the sample times the scheduler, not the policy.
                 let team = TeamSample {
                     stamps: st.iter().map(|&(a, b)| (a, b, 0)).collect(),
-                    lost: sh
-                        .lost
-                        .lock()
-                        .map(|v| v.iter().flatten().next().copied())
-                        .unwrap_or(None),
+                    holds: sh.holds.lock().map(|v| v.clone()).unwrap_or_default(),
                 };
-                Some((timer.elapsed_ns(a, b).max(1.0), team.lost_or_late(timer)))
+                Some((timer.elapsed_ns(a, b).max(1.0), team.lost(timer)))
             };
             // The warm-up pass sizes the sample; it is not a result.
             sample(1).and_then(|(warm, _)| {
