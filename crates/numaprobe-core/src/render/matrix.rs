@@ -7,11 +7,27 @@ use crate::model::matrix::{Cell, MatrixKind, MatrixResult};
 use crate::model::Format;
 
 impl MatrixResult {
+    /// The buffer every latency cell chased, as the title's words ("2
+    /// GiB buffer"): an idle latency depends on the buffer's size past the
+    /// caches (the TLB's reach, and a VM's nested paging, grow with it), so
+    /// a reader comparing it with another tool's needs the size beside it.
+    /// None for bandwidth, or when the cells chased buffers of several sizes
+    /// (each cell's parameters say its own).
+    pub(crate) fn buffer_words(&self) -> Option<String> {
+        let mut sizes = self.cells.iter().map(|c| c.params.size_bytes);
+        let first = sizes.next()?;
+        (self.kind == MatrixKind::Latency && first > 0 && sizes.all(|s| s == first))
+            .then(|| format!("{} buffer", crate::units::format_size(first)))
+    }
+
     fn title(&self) -> String {
         match self.kind {
             MatrixKind::Latency => format!(
-                "Idle latency ({}), median; rows: CPU node, columns: memory node",
-                self.unit
+                "Idle latency ({}){}, median; rows: CPU node, columns: memory node",
+                self.unit,
+                self.buffer_words()
+                    .map(|b| format!(", {b}"))
+                    .unwrap_or_default()
             ),
             MatrixKind::Bandwidth => format!(
                 "Bandwidth ({}), median; rows: CPU node, columns: memory node",
@@ -223,6 +239,38 @@ mod tests {
             "{s}"
         );
         assert!(s.lines().nth(2).unwrap().ends_with('-'), "{s}");
+    }
+
+    #[test]
+    fn an_idle_latency_title_states_the_buffer_its_cells_chased() {
+        let title = "Idle latency (ns), 1 MiB buffer, median; rows: CPU node, columns: memory node";
+        let m = sample();
+        assert_eq!(m.render(Format::Table).lines().next(), Some(title));
+        assert!(m.render(Format::Markdown).contains(title));
+        // Cells of several sizes: each cell's parameters say its own.
+        let mut mixed = sample();
+        mixed.cells[1].params.size_bytes = 2 << 20;
+        assert_eq!(mixed.buffer_words(), None);
+        assert!(mixed
+            .render(Format::Table)
+            .starts_with("Idle latency (ns), median; rows"));
+        mixed.cells[1].params.size_bytes = 1 << 20;
+        assert_eq!(mixed.buffer_words().as_deref(), Some("1 MiB buffer"));
+        // Bandwidth's figure is a stream's, past the caches at any size
+        // the plan takes: no size in its title.
+        let mut bw = sample();
+        bw.kind = MatrixKind::Bandwidth;
+        assert_eq!(bw.buffer_words(), None);
+        assert!(bw
+            .render(Format::Table)
+            .starts_with("Bandwidth (ns), median; rows"));
+        // No cells, or a size never recorded: nothing said.
+        let mut none = sample();
+        none.cells.clear();
+        assert_eq!(none.buffer_words(), None);
+        let mut zero = sample();
+        zero.cells.iter_mut().for_each(|c| c.params.size_bytes = 0);
+        assert_eq!(zero.buffer_words(), None);
     }
 
     #[test]

@@ -122,8 +122,11 @@ fn matrix(m: &MatrixResult, file: &str) -> String {
         cells.push(row);
     }
     let mut s = format!(
-        "<h3>{name} ({}), median <span class=\"note\">from {}{}</span></h3>\n",
+        "<h3>{name} ({}){}, median <span class=\"note\">from {}{}</span></h3>\n",
         escape(&m.unit),
+        m.buffer_words()
+            .map(|b| format!(", {}", escape(&b).replace(' ', "&#160;")))
+            .unwrap_or_default(),
         escape(file),
         if m.complete { "" } else { ", partial" }
     );

@@ -377,6 +377,13 @@ fn a_heatmap_of_one_flagged_cell_is_hatched_neutral_without_best_or_worst() {
     );
     assert!(text.contains("colour: none"), "{text}");
     assert!(text.contains("unstable: CV 41.7\u{a0}%"), "{text}");
+    // The heading states the buffer the figure was chased over.
+    let bytes = input.matrices[0].value.cells[0].params.size_bytes;
+    let size = crate::units::format_size(bytes).replace(' ', "\u{a0}");
+    assert!(
+        text.contains(&format!("Idle latency (ns), {size}\u{a0}buffer, median")),
+        "{text}"
+    );
     let tds: Vec<_> = heat
         .descendants()
         .filter(|n| n.has_tag_name("td") && n.attribute("class") == Some("flag none"))
