@@ -333,7 +333,7 @@ impl Rig<'_> {
         let others_busy_cpus = beside.and_then(|w| w.others_busy_cpus());
         let [median, p90, p99] = window_quantiles(&p.windows);
         let mut flags = p.measured.flags("ns");
-        flags.extend(others_busy_cpus.and_then(crate::beside::flag));
+        crate::beside::mark(&mut flags, others_busy_cpus);
         Ok(LoadPoint {
             delay,
             bandwidth_gbs: p.bandwidth_gbs,
