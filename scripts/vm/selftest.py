@@ -29,7 +29,7 @@ import loaded_checks  # noqa: E402
 import sweep_checks  # noqa: E402
 import footprint_checks  # noqa: E402
 import interleave_checks  # noqa: E402
-from unittests import GUEST_SKIPS  # noqa: E402
+from unittests import GUEST_SKIPS, failure_output  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -519,8 +519,25 @@ def check_configs():
     return failures, len(list(config_cases()))
 
 
+def failure_output_cases():
+    """A failed test's own section is what the check prints of it."""
+    out = ("test a::b ... FAILED\n\nfailures:\n\n---- a::b stdout ----\n"
+           "thread 'a::b' panicked at src/x.rs:3:5:\nassertion failed: r.complete\n\n"
+           "---- a::c stdout ----\nother\n\nfailures:\n    a::b\n")
+    got = [failure_output(out, "a::b"), failure_output(out, "a::c"), failure_output(out, "a::d"),
+           failure_output(out, "a::b", limit=10)]
+    want = ["thread 'a::b' panicked at src/x.rs:3:5:\nassertion failed: r.complete", "other", "",
+            "thread 'a: ..."]
+    bad = [(g, w) for g, w in zip(got, want) if g != w]
+    for g, w in bad:
+        print(f"selftest FAIL failure_output: expected {w!r}, got {g!r}")
+    return len(bad), len(want)
+
+
 def main():
     failures, count = check_configs()
+    f, c = failure_output_cases()
+    failures, count = failures + f, count + c
     # Every machine as every architecture boots it (arm64's has no HMAT,
     # so the same description expects none there).
     for f in sorted(os.listdir(CONFIG_DIR)):

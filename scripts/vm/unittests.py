@@ -43,6 +43,24 @@ sed 's/^/@@@ listed /' /tmp/list.txt
 """
 
 
+def failure_output(stdout, name, limit=1500):
+    """The section libtest prints for a failed test (`---- NAME stdout ----`
+    up to the next section or the list of failures): its panic message and
+    assertion values, so a failure read from CI's log says what failed
+    without the guest's console."""
+    lines, keep = [], False
+    for line in stdout.splitlines():
+        if line.startswith("---- ") and line.endswith(" ----"):
+            keep = line == f"---- {name} stdout ----"
+            continue
+        if keep and line.strip() == "failures:":
+            break
+        if keep:
+            lines.append(line)
+    text = "\n".join(lines).strip()
+    return text[:limit] + (" ..." if len(text) > limit else "")
+
+
 def parse(stdout):
     listed, outcome, summary = [], {}, None
     for line in stdout.splitlines():
@@ -69,6 +87,8 @@ def core_unit_tests(cfg, res, t):
     t.true(listed, "the test binary listed no tests")
     failed = sorted(n for n, r in outcome.items() if r not in ("ok", "ignored"))
     t.eq(failed, [], "tests that did not pass")
+    for name in failed:
+        t.note(f"{name}: {failure_output(res.stdout, name) or 'no output of its own'}")
     t.eq(res.rc, 0, "exit status of the test binary")
     if t.true(summary is not None, "no libtest summary line ('test result: ...')"):
         t.eq(summary.group(1), "ok", "libtest's verdict")

@@ -25,14 +25,16 @@ fn every_cpu_streams_its_own_node_and_each_node_alone() {
     let plan = plan(&topo, &small(&["read", "1:1", "nt-write"])).unwrap();
     assert_eq!(plan.steps(), 3 * (1 + plan.nodes.len()));
     let r = run(&plan, &mut NoProgress).unwrap();
-    assert!(r.complete && !r.interrupted);
-    assert_eq!(r.system.len(), 3);
+    // Every assertion prints the result: a failure in a guest is read from
+    // CI's log alone.
+    assert!(r.complete && !r.interrupted, "{r:?}");
+    assert_eq!(r.system.len(), 3, "{r:?}");
     let all: usize = plan.cpus.iter().map(Vec::len).sum();
     for s in &r.system {
-        assert_eq!(s.threads, all);
-        assert!(s.gbs > 0.0);
-        assert_eq!(s.placement, 1.0);
-        assert!(s.sum_of_nodes_alone_gbs.is_some());
+        assert_eq!(s.threads, all, "{s:?}");
+        assert!(s.gbs > 0.0, "{s:?}");
+        assert_eq!(s.placement, 1.0, "{r:?}");
+        assert!(s.sum_of_nodes_alone_gbs.is_some(), "{r:?}");
     }
     for n in &r.nodes {
         let k = plan.nodes.iter().position(|&x| x == n.node).unwrap();
@@ -40,14 +42,19 @@ fn every_cpu_streams_its_own_node_and_each_node_alone() {
         cpus.sort_unstable();
         let mut want = plan.cpus[k].clone();
         want.sort_unstable();
-        assert_eq!(cpus, want, "threads run on their node's CPUs");
-        assert_eq!(n.placement, 1.0);
+        assert_eq!(cpus, want, "threads run on their node's CPUs: {n:?}");
+        assert_eq!(n.placement, 1.0, "{n:?}");
     }
     assert_eq!(
         r.nodes.iter().filter(|n| n.concurrent).count(),
-        3 * plan.nodes.len()
+        3 * plan.nodes.len(),
+        "{r:?}"
     );
-    assert!(r.notes.iter().any(|n| n.contains("write-allocate")));
+    assert!(
+        r.notes.iter().any(|n| n.contains("write-allocate")),
+        "{:?}",
+        r.notes
+    );
 }
 
 #[test]
