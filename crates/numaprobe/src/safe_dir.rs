@@ -260,7 +260,7 @@ impl SafeDir {
         if !m.is_file() {
             return Err(not_regular(&path, &m));
         }
-        numaprobe_core::model::input::read_stream(file, &path)
+        numaprobe_core::model::input::read_opened(file, &path)
             .map(Some)
             .map_err(|e| usage(e.to_string()))
     }

@@ -154,3 +154,23 @@ fn only_regular_files_are_removed_and_read() {
     std::fs::remove_dir_all(&d).unwrap();
     std::fs::remove_dir_all(&keep).unwrap();
 }
+
+#[test]
+fn a_file_past_the_input_limit_is_refused_by_its_size_in_one_line() {
+    let d = tempdir("too-large");
+    let dir = SafeDir::own(&d, "--report-dir", false).unwrap();
+    let f = std::fs::File::create(d.join("latency.json")).unwrap();
+    // Sparse: refused by its size, so nothing of it is read.
+    f.set_len(numaprobe_core::model::input::MAX_INPUT_BYTES + 1)
+        .unwrap();
+    let err = dir.read_text("latency.json").unwrap_err();
+    assert_eq!(exit_code(&err), 2);
+    let said = format!("{err:#}");
+    assert!(!said.contains('\n'), "{said}");
+    assert!(
+        said.contains(&d.join("latency.json").display().to_string()),
+        "{said}"
+    );
+    assert!(said.contains("256 MiB"), "{said}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

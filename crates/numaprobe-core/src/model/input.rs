@@ -99,7 +99,24 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
         .map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
+    opened_within(file, path, limit)
+}
+
+/// The whole of a file already opened (relative to a folder's handle, say)
+/// as text: checked on its descriptor as [`read_text`] checks a path, a
+/// file past the limit refused by its size before a byte is read.
+pub fn read_opened(file: std::fs::File, path: &Path) -> Result<String, InputError> {
+    let bytes = opened_within(file, path, limit()?)?;
+    String::from_utf8(bytes).map_err(|_| InputError::NotText {
+        path: path.to_path_buf(),
+    })
+}
+
+fn opened_within(file: std::fs::File, path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+    let meta = file.metadata().map_err(|e| InputError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     regular(path, &meta)?;
     if meta.len() > limit {
         return Err(InputError::TooLarge {

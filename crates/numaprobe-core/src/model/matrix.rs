@@ -444,15 +444,16 @@ impl MatrixResult {
 }
 
 /// How many cells the matrix document `text` holds, read straight into
-/// its `cells` and nothing else; None when it has no such list (another
-/// document, or not JSON). The report folder compares a re-run's matrices
-/// with the ones it would replace by it.
+/// its `cells` and nothing else through the bounded reader
+/// ([`crate::model::bounded`]); None when it has no such list (another
+/// document, not JSON, or nested past what the reader allows). The report
+/// folder compares a re-run's matrices with the ones it would replace by it.
 pub fn cells_in(text: &str) -> Option<usize> {
     #[derive(Deserialize)]
     struct Cells {
         cells: Vec<serde::de::IgnoredAny>,
     }
-    serde_json::from_str::<Cells>(text)
+    crate::model::bounded::from_slice::<Cells>(text.as_bytes())
         .ok()
         .map(|c| c.cells.len())
 }

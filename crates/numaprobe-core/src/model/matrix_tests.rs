@@ -192,3 +192,23 @@ fn cells_measured_beside_busy_tasks_are_flagged_and_named() {
     m.push(again);
     assert_eq!(m.cells[3].flags.len(), 1);
 }
+
+#[test]
+fn cells_are_counted_through_the_bounded_reader() {
+    assert_eq!(
+        cells_in(r#"{"kind":"latency","cells":[{},{},{}]}"#),
+        Some(3)
+    );
+    assert_eq!(cells_in(r#"{"kind":"topo"}"#), None);
+    assert_eq!(cells_in("not json"), None);
+    // Nesting past the reader's limit is refused wherever it is, in a field
+    // that is skipped or in a cell that is only counted.
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let depth = crate::model::bounded::MAX_DEPTH;
+    let skipped = format!(r#"{{"cells":[],"other":{}}}"#, deep(depth + 10));
+    assert_eq!(cells_in(&skipped), None);
+    let counted = format!(r#"{{"cells":[{}]}}"#, deep(depth + 10));
+    assert_eq!(cells_in(&counted), None);
+    let within = format!(r#"{{"cells":[{}]}}"#, deep(depth - 2));
+    assert_eq!(cells_in(&within), Some(1));
+}

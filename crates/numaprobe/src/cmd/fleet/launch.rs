@@ -358,7 +358,7 @@ fn gather(
                     continue;
                 }
                 if name == STATUS_FILE {
-                    match serde_json::from_slice::<NodeRunStatus>(&bytes) {
+                    match numaprobe_core::model::bounded::from_slice::<NodeRunStatus>(&bytes) {
                         Ok(st) => {
                             progress(&node, &st);
                             g.ended.insert(node, st);

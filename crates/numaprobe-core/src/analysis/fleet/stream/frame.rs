@@ -226,7 +226,7 @@ pub fn parse_line(line: &[u8]) -> Option<Result<Frame, FrameError>> {
     };
     let json = text[at + PREFIX.len()..].trim_end();
     Some(
-        serde_json::from_str::<Frame>(json)
+        crate::model::bounded::from_slice::<Frame>(json.as_bytes())
             .map_err(|e| FrameError::Malformed(clip_line(&e.to_string())))
             .and_then(|f| f.check().map(|()| f)),
     )
