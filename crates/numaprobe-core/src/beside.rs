@@ -38,7 +38,13 @@ pub fn busy_ticks(stat: &str) -> Option<u64> {
         .take(7)
         .map(|x| x.parse().ok())
         .collect::<Option<_>>()?;
-    (v.len() == 7).then(|| v[0] + v[1] + v[2] + v[5] + v[6])
+    // Ticks that add past u64 are no reading (None), never a wrapped one.
+    if v.len() != 7 {
+        return None;
+    }
+    [v[0], v[1], v[2], v[5], v[6]]
+        .into_iter()
+        .try_fold(0u64, u64::checked_add)
 }
 
 /// CPUs kept busy by others over `wall_s`: busy CPU time less ours.
@@ -140,6 +146,12 @@ mod tests {
         assert_eq!(busy_ticks("cpu0 1 2 3 4 5 6 7 8\n"), None);
         assert_eq!(busy_ticks("cpu  1 2 3\n"), None);
         assert_eq!(busy_ticks("cpu  1 2 x 4 5 6 7 8\n"), None);
+        let max = u64::MAX;
+        assert_eq!(busy_ticks(&format!("cpu  {max} 1 0 0 0 0 0 0\n")), None);
+        assert_eq!(
+            busy_ticks(&format!("cpu  {max} 0 0 9 9 0 0 0\n")),
+            Some(max)
+        );
     }
 
     #[test]

@@ -280,9 +280,11 @@ fn one() -> u32 {
 }
 
 impl SetAside {
-    /// Samples set aside, all reasons.
+    /// Samples set aside, all reasons. The counts of a document read from
+    /// outside may be anything: their sum saturates, so a claim past
+    /// `usize::MAX` reads as that many, never as a wrapped-round few.
     pub fn total(&self) -> usize {
-        self.preempted + self.off_cpu
+        self.preempted.saturating_add(self.off_cpu)
     }
 
     /// Why a figure of `kept` samples cannot be trusted for what was set
@@ -294,7 +296,7 @@ impl SetAside {
         if total == 0 {
             return None;
         }
-        let all = kept + total;
+        let all = kept.saturating_add(total);
         if self.used_anyway {
             return Some(format!(
                 "preempted: the measuring thread lost its CPU in every one of {total} samples ({}); the figure is made of them and counts the time the thread was off its CPU as work: measure on a quieter machine",
@@ -326,10 +328,11 @@ impl SetAside {
         parts.join(", ")
     }
 
-    /// Add another measurement's counts (a figure made of several).
+    /// Add another measurement's counts (a figure made of several),
+    /// saturating as [`Self::total`] does.
     pub fn add(&mut self, other: &SetAside) {
-        self.preempted += other.preempted;
-        self.off_cpu += other.off_cpu;
+        self.preempted = self.preempted.saturating_add(other.preempted);
+        self.off_cpu = self.off_cpu.saturating_add(other.off_cpu);
         self.shortened = self.shortened.max(other.shortened);
         self.used_anyway |= other.used_anyway;
     }

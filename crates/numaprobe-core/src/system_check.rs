@@ -94,8 +94,10 @@ pub fn parse_stat(text: &str) -> StatSample {
             s.procs_running = w.next().and_then(|v| v.parse().ok());
         } else if let Some(n) = key.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) {
             let v: Vec<u64> = w.take(8).filter_map(|x| x.parse().ok()).collect();
-            if v.len() == 8 {
-                s.cpus.insert(n, (v.iter().sum(), v[7]));
+            // A line whose ticks add past u64 is read as unreadable.
+            let all = v.iter().try_fold(0u64, |a, &t| a.checked_add(t));
+            if let (8, Some(all)) = (v.len(), all) {
+                s.cpus.insert(n, (all, v[7]));
             }
         }
     }
@@ -108,8 +110,8 @@ pub fn steal_percent(before: &StatSample, after: &StatSample, cpus: &[u32]) -> O
     let (mut all, mut steal) = (0u64, 0u64);
     for c in cpus {
         if let (Some(a), Some(b)) = (before.cpus.get(c), after.cpus.get(c)) {
-            all += b.0.saturating_sub(a.0);
-            steal += b.1.saturating_sub(a.1);
+            all = all.saturating_add(b.0.saturating_sub(a.0));
+            steal = steal.saturating_add(b.1.saturating_sub(a.1));
         }
     }
     (all > 0).then(|| 100.0 * steal as f64 / all as f64)
@@ -260,6 +262,25 @@ procs_running 1
         assert_eq!(steal_percent(&a, &a, &[0]), None);
         assert_eq!(steal_percent(&a, &b, &[7]), None);
         assert_eq!(parse_stat("garbage\ncpu0 1 2\n"), StatSample::default());
+    }
+
+    #[test]
+    fn ticks_past_64_bits_are_no_reading_and_sums_saturate() {
+        let max = u64::MAX;
+        let s = parse_stat(&format!(
+            "cpu0 {max} 1 0 0 0 0 0 0\ncpu1 {max} 0 0 0 0 0 0 0\n"
+        ));
+        assert_eq!(s.cpus.get(&0), None, "a line past 64 bits is dropped");
+        assert_eq!(s.cpus.get(&1), Some(&(max, 0)));
+        let zero = StatSample {
+            cpus: [(0, (0, 0)), (1, (0, 0))].into(),
+            procs_running: None,
+        };
+        let full = StatSample {
+            cpus: [(0, (max, max)), (1, (max, max))].into(),
+            procs_running: None,
+        };
+        assert_eq!(steal_percent(&zero, &full, &[0, 1]), Some(100.0));
     }
 
     #[test]

@@ -362,7 +362,7 @@ impl MatrixResult {
         let mut total = crate::stats::SetAside::default();
         let (mut cells, mut kept) = (0usize, 0usize);
         for c in &self.cells {
-            kept += c.kept();
+            kept = kept.saturating_add(c.kept());
             if c.set_aside.total() > 0 {
                 cells += 1;
                 total.add(&c.set_aside);
@@ -374,7 +374,7 @@ impl MatrixResult {
         Some(format!(
             "{} of {} {} samples set aside in {cells} of {} cells, the measuring thread having lost its CPU ({}); each figure is the median of the samples that held it{}",
             total.total(),
-            total.total() + kept,
+            total.total().saturating_add(kept),
             self.matrix_name(),
             self.cells.len(),
             total.reasons(),

@@ -167,6 +167,31 @@ fn set_aside_samples_are_summed_flagged_when_too_few_held_and_said() {
 }
 
 #[test]
+fn set_aside_counts_past_the_largest_integer_are_summed_saturating() {
+    use crate::stats::SetAside;
+    let mut m = sample();
+    let hostile = |cpu| {
+        let mut c = cell(cpu, 0, 100.0, 1.0);
+        c.set_aside = SetAside {
+            preempted: usize::MAX,
+            off_cpu: usize::MAX,
+            shortened: 1,
+            used_anyway: false,
+        };
+        c
+    };
+    m.cells = vec![hostile(0), hostile(1)];
+    let said = m.set_aside_summary().unwrap();
+    let most = usize::MAX;
+    assert!(
+        said.starts_with(&format!(
+            "{most} of {most} latency samples set aside in 2 of 2 cells"
+        )),
+        "{said}"
+    );
+}
+
+#[test]
 fn cells_measured_beside_busy_tasks_are_flagged_and_named() {
     let mut m = sample();
     m.cells.clear();

@@ -301,7 +301,18 @@ impl Shape for PeakResult {
                 ));
             }
         }
-        let slots: usize = self.memory.sockets.iter().map(|s| s.slots).sum();
+        let Some(slots) = self
+            .memory
+            .sockets
+            .iter()
+            .try_fold(0usize, |n, s| n.checked_add(s.slots))
+        else {
+            return bad(format!(
+                "memory.sockets counts more slots than {} together; at most one slot per memory.devices entry ({})",
+                usize::MAX,
+                self.memory.devices.len()
+            ));
+        };
         if !self.memory.sockets.is_empty() && slots != self.memory.devices.len() {
             return bad(format!(
                 "memory.sockets counts {slots} slots but memory.devices lists {}",
@@ -552,6 +563,20 @@ mod tests {
         let mut p = ok.clone();
         p.memory.sockets[0].populated_slots = p.memory.sockets[0].slots + 1;
         assert!(err(&p).contains("slots and"));
+        // Slots whose sum wraps round to the devices' count: refused, not
+        // taken for a match (nor a stop with overflow checks on).
+        let mut p = ok.clone();
+        let devices = p.memory.devices.len();
+        p.memory.sockets[0].slots = usize::MAX;
+        p.memory.sockets[1].slots = devices + 1;
+        assert_eq!(
+            usize::MAX.wrapping_add(devices + 1),
+            devices,
+            "the hostile sum wraps to the count"
+        );
+        let e = err(&p);
+        assert!(e.contains("memory.sockets counts more slots than"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
         let mut p = ok;
         p.nodes.push(crate::model::peak::NodePeak {
             flagged: false,

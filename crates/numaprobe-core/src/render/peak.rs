@@ -230,7 +230,11 @@ pub fn peak_lines(r: &PeakResult) -> Vec<String> {
     match (&m.unknown_because, m.theoretical_gbs) {
         (Some(why), _) => out.push(format!("Theoretical DRAM peak: unknown ({why})")),
         (None, Some(t)) => {
-            let ch: usize = m.sockets.iter().map(|s| s.populated_channels).sum();
+            // A document's counts may be anything: summed saturating.
+            let ch = m
+                .sockets
+                .iter()
+                .fold(0usize, |n, s| n.saturating_add(s.populated_channels));
             out.push(format!(
                 "Theoretical DRAM peak: {t:.1} GB/s ({ch} populated channel{} x configured MT/s x data width; from {})",
                 if ch == 1 { "" } else { "s" },
@@ -381,4 +385,38 @@ fn csv(r: &PeakResult) -> String {
         ]);
     }
     t.to_csv()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn populated_channels_past_the_largest_integer_are_summed_saturating() {
+        let text = include_str!("../../../../tests/fixtures/smbios/balanced-2s.txt");
+        let mut memory = crate::smbios::from_dmidecode(text, "balanced-2s").unwrap();
+        assert!(memory.theoretical_gbs.is_some());
+        for s in &mut memory.sockets {
+            s.populated_channels = usize::MAX;
+        }
+        let r = PeakResult {
+            schema: crate::SCHEMA.into(),
+            system: Vec::new(),
+            nodes: Vec::new(),
+            memory,
+            achieved_fraction: None,
+            size_bytes: 0,
+            pages: String::new(),
+            vector: String::new(),
+            timer: crate::timer::Timer::get().info(),
+            notes: Vec::new(),
+            complete: true,
+            interrupted: false,
+        };
+        let lines = peak_lines(&r);
+        assert!(
+            lines[0].contains(&format!("({} populated channels x", usize::MAX)),
+            "{lines:?}"
+        );
+    }
 }

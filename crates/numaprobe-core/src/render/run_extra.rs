@@ -108,10 +108,11 @@ pub fn c2c_line(r: &C2cResult) -> String {
     if parts.is_empty() {
         return format!("{}: no CPU pair measured", Extra::C2c.name());
     }
-    let flagged: usize = domains
-        .iter()
-        .map(|d| d.hitm_flagged + d.shared_flagged)
-        .sum();
+    // A document's counts may be anything: summed saturating.
+    let flagged = domains.iter().fold(0usize, |n, d| {
+        n.saturating_add(d.hitm_flagged)
+            .saturating_add(d.shared_flagged)
+    });
     format!(
         "{}: {} (one way, line modified by the other CPU){}",
         Extra::C2c.name(),
@@ -272,6 +273,18 @@ mod tests {
         r.domains[1].hitm_flagged = 0;
         r.domains[1].shared_flagged = 1;
         assert!(c2c_line(&r).starts_with("c2c: same L3 31 ns, same node 20 ns*"));
+    }
+
+    #[test]
+    fn flagged_pair_counts_past_the_largest_integer_saturate() {
+        let mut r = c2c();
+        r.domains[1].hitm_flagged = usize::MAX;
+        r.domains[2].shared_flagged = usize::MAX;
+        assert!(
+            c2c_line(&r).contains(&format!("; {} pair figure(s) flagged*", usize::MAX)),
+            "{}",
+            c2c_line(&r)
+        );
     }
 
     #[test]

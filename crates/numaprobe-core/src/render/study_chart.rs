@@ -22,6 +22,8 @@ pub enum ChartError {
     Draw(String),
     #[error("encoding the PNG failed: {0}")]
     Png(String),
+    #[error("a {0}x{1} pixel picture has more bytes than this machine can address; draw fewer cases or threads at once")]
+    TooLarge(u32, u32),
 }
 
 fn draw_err<E: std::fmt::Debug>(e: E) -> ChartError {
@@ -53,16 +55,46 @@ fn drawn(report: &StudyReport) -> Vec<&ExperimentResult> {
         .collect()
 }
 
+// The counts come from a document: pixel sizes saturate at u32::MAX
+// instead of wrapping round to a small picture (or stopping with overflow
+// checks on).
 fn panel_width(e: &ExperimentResult) -> u32 {
-    (160 + BAR_SLOT * e.cases.len() as u32).max(MIN_WIDTH)
+    width_for(e.cases.len())
+}
+
+fn width_for(cases: usize) -> u32 {
+    let cases = u32::try_from(cases).unwrap_or(u32::MAX);
+    BAR_SLOT
+        .saturating_mul(cases)
+        .saturating_add(160)
+        .max(MIN_WIDTH)
 }
 
 fn x_label_lines(e: &ExperimentResult) -> u32 {
     e.cases
         .iter()
-        .map(|c| c.threads.len() as u32 + 1)
+        .map(|c| u32::try_from(c.threads.len()).map_or(u32::MAX, |n| n.saturating_add(1)))
         .max()
         .unwrap_or(1)
+}
+
+fn panel_height(e: &ExperimentResult) -> u32 {
+    height_for(x_label_lines(e))
+}
+
+fn height_for(label_lines: u32) -> u32 {
+    LINE_PX
+        .saturating_mul(label_lines)
+        .saturating_add(PANEL_HEIGHT)
+}
+
+/// Bytes of a `w` x `h` RGB picture, checked: sizes saturated at u32::MAX
+/// multiply past a 64-bit count.
+fn rgb_bytes(w: u32, h: u32) -> Result<usize, ChartError> {
+    (w as usize)
+        .checked_mul(h as usize)
+        .and_then(|n| n.checked_mul(3))
+        .ok_or(ChartError::TooLarge(w, h))
 }
 
 /// Size of the whole image: panels stacked vertically.
@@ -74,8 +106,7 @@ fn size(experiments: &[&ExperimentResult]) -> (u32, u32) {
         .unwrap_or(MIN_WIDTH);
     let h = experiments
         .iter()
-        .map(|e| PANEL_HEIGHT + LINE_PX * x_label_lines(e))
-        .sum();
+        .fold(0u32, |h, e| h.saturating_add(panel_height(e)));
     (w, h)
 }
 
@@ -103,7 +134,7 @@ pub fn png(report: &StudyReport) -> Result<Vec<u8>, ChartError> {
     }
     register_font()?;
     let (w, h) = size(&experiments);
-    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    let mut rgb = vec![0u8; rgb_bytes(w, h)?];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
         draw_all(&root, &experiments)?;
@@ -135,7 +166,7 @@ fn draw_all<DB: DrawingBackend>(
     root.fill(&WHITE).map_err(draw_err)?;
     let mut rest = root.clone();
     for e in experiments {
-        let h = PANEL_HEIGHT + LINE_PX * x_label_lines(e);
+        let h = panel_height(e);
         let (panel, below) = rest.split_vertically(h);
         draw_panel(&panel, e)?;
         rest = below;
@@ -333,6 +364,23 @@ fn draw_panel<DB: DrawingBackend>(
 mod tests {
     use super::*;
     use crate::model::study::tests::sample_report;
+
+    #[test]
+    fn pixel_sizes_from_counts_past_32_bits_saturate() {
+        assert_eq!(width_for(0), MIN_WIDTH);
+        assert_eq!(width_for(10), 160 + 10 * BAR_SLOT);
+        assert_eq!(width_for(usize::MAX), u32::MAX);
+        // Wrapped round, this count would make a picture 160 px wide.
+        assert_eq!(width_for((1usize << 32) / BAR_SLOT as usize + 1), u32::MAX);
+        assert_eq!(height_for(2), PANEL_HEIGHT + 2 * LINE_PX);
+        assert_eq!(height_for(u32::MAX), u32::MAX);
+        assert_eq!(rgb_bytes(900, 560).unwrap(), 900 * 560 * 3);
+        let e = rgb_bytes(u32::MAX, u32::MAX).unwrap_err().to_string();
+        assert!(
+            e.starts_with("a 4294967295x4294967295 pixel picture"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn png_has_the_signature_and_svg_is_an_svg_document() {

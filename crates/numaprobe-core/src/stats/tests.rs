@@ -434,6 +434,25 @@ fn set_aside_counts_add_up_across_measurements() {
 }
 
 #[test]
+fn set_aside_counts_from_a_hostile_document_saturate() {
+    let hostile: SetAside = crate::model::bounded::from_slice(
+        format!(r#"{{"preempted":{m},"off_cpu":{m}}}"#, m = usize::MAX).as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(hostile.total(), usize::MAX);
+    let flag = hostile.flag(usize::MAX).unwrap_or_default();
+    assert_eq!(flag, "", "as many held as the most there can be: no flag");
+    let flag = hostile.flag(1).unwrap();
+    assert!(
+        flag.contains(&format!("only 1 of {} held", usize::MAX)),
+        "{flag}"
+    );
+    let mut sum = hostile;
+    sum.add(&hostile);
+    assert_eq!((sum.preempted, sum.off_cpu), (usize::MAX, usize::MAX));
+}
+
+#[test]
 fn two_groups_far_apart_are_two_modes_and_one_spread_is_not() {
     let bimodal = [27.7, 28.0, 28.1, 27.9, 55.3, 55.0, 54.8, 28.2];
     let m = two_modes(&bimodal).unwrap();

@@ -37,6 +37,8 @@ pub fn of_parts(topo: &Node<SigTopology>, provenance: &Node<Provenance>) -> Sign
             (bytes.unwrap_or(0.0) / GIB).round() as u64
         })
         .collect();
+    // A distance past u32 saturates: cut to its low bits it could read as
+    // another node's 10 or 20 and put the node in that node's group.
     let slit = topo
         .distances
         .get()
@@ -44,7 +46,11 @@ pub fn of_parts(topo: &Node<SigTopology>, provenance: &Node<Provenance>) -> Sign
             d.matrix
                 .0
                 .iter()
-                .map(|r| r.0.iter().map(|v| v.copied().unwrap_or(0) as u32).collect())
+                .map(|r| {
+                    r.0.iter()
+                        .map(|v| u32::try_from(v.copied().unwrap_or(0)).unwrap_or(u32::MAX))
+                        .collect()
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -214,6 +220,14 @@ mod tests {
                 llc_bytes: 33554432,
             }
         );
+        // A distance past 32 bits saturates: its low bits (10, 21) would
+        // put the node in the group of the nodes that say 10 and 21.
+        let hostile = (1u64 << 32) + 10;
+        let mut wide = doc.clone();
+        wide["topology"]["distances"]["matrix"] = serde_json::json!([[hostile, 21], [21, 10]]);
+        let w = of_run(&wide);
+        assert_eq!(w.slit, vec![vec![u32::MAX, 21], vec![21, 10]]);
+        assert_ne!(w, s);
         // A report without a topology reads as empty fields, never a guess.
         let empty = of_run(&serde_json::json!({}));
         assert_eq!((empty.nodes_per_package, empty.llc_bytes), (0, 0));
