@@ -540,22 +540,7 @@ mod tests {
 
     #[test]
     fn a_peak_document_counts_its_cpus_and_slots() {
-        let text = include_str!("../../../../tests/fixtures/smbios/balanced-2s.txt");
-        let mem = crate::smbios::from_dmidecode(text, "balanced-2s").unwrap();
-        let ok = PeakResult {
-            schema: crate::SCHEMA.into(),
-            system: Vec::new(),
-            nodes: Vec::new(),
-            memory: mem,
-            achieved_fraction: None,
-            size_bytes: 0,
-            pages: String::new(),
-            vector: String::new(),
-            timer: crate::timer::Timer::get().info(),
-            notes: Vec::new(),
-            complete: true,
-            interrupted: false,
-        };
+        let ok = crate::smbios::fixture_peak();
         ok.check_shape().unwrap();
         let mut p = ok.clone();
         p.memory.sockets[0].slots += 1;

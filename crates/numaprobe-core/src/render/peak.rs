@@ -393,26 +393,11 @@ mod tests {
 
     #[test]
     fn populated_channels_past_the_largest_integer_are_summed_saturating() {
-        let text = include_str!("../../../../tests/fixtures/smbios/balanced-2s.txt");
-        let mut memory = crate::smbios::from_dmidecode(text, "balanced-2s").unwrap();
-        assert!(memory.theoretical_gbs.is_some());
-        for s in &mut memory.sockets {
+        let mut r = crate::smbios::fixture_peak();
+        assert!(r.memory.theoretical_gbs.is_some());
+        for s in &mut r.memory.sockets {
             s.populated_channels = usize::MAX;
         }
-        let r = PeakResult {
-            schema: crate::SCHEMA.into(),
-            system: Vec::new(),
-            nodes: Vec::new(),
-            memory,
-            achieved_fraction: None,
-            size_bytes: 0,
-            pages: String::new(),
-            vector: String::new(),
-            timer: crate::timer::Timer::get().info(),
-            notes: Vec::new(),
-            complete: true,
-            interrupted: false,
-        };
         let lines = peak_lines(&r);
         assert!(
             lines[0].contains(&format!("({} populated channels x", usize::MAX)),

@@ -83,3 +83,26 @@ pub fn population(source: &str, devices: Vec<MemoryDevice>) -> MemoryPopulation 
         findings,
     }
 }
+
+/// A peak document of the two-socket SMBIOS fixture's memory and nothing
+/// measured, for tests that edit its counts (here, beside the reader of
+/// that memory, which the document's model does not import).
+#[cfg(test)]
+pub(crate) fn fixture_peak() -> crate::model::peak::PeakResult {
+    let text = include_str!("../../../../tests/fixtures/smbios/balanced-2s.txt");
+    let memory = from_dmidecode(text, "balanced-2s").unwrap();
+    crate::model::peak::PeakResult {
+        schema: crate::SCHEMA.into(),
+        system: Vec::new(),
+        nodes: Vec::new(),
+        memory,
+        achieved_fraction: None,
+        size_bytes: 0,
+        pages: String::new(),
+        vector: String::new(),
+        timer: crate::timer::Timer::get().info(),
+        notes: Vec::new(),
+        complete: true,
+        interrupted: false,
+    }
+}
