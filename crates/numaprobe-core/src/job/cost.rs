@@ -238,58 +238,132 @@ pub const CALIBRATION_BYTES: usize = 8 << 20;
 
 /// Time what a buffer's set-up does (allocate and touch a buffer bound to
 /// `mem_node`, build a random chain in it), what a cell adds on it (flush
-/// it from the caches, check its pages) and one read pass, on a small buffer, in a thread of its own so the caller's affinity
-/// is untouched. The result is extrapolated per GiB; the first measured
-/// cells correct it.
+/// it from the caches, check its pages) and one read pass, on a small
+/// buffer, in a thread of its own so the caller's affinity is untouched.
+/// The result is extrapolated per GiB ([`Calibration::model`]); the first
+/// real buffer and the measured cells correct it.
 pub fn calibrate(mem_node: u32, pages: PageKind) -> Result<CostModel, ExperimentError> {
     std::thread::scope(|s| {
         s.spawn(|| calibrate_here(mem_node, pages))
             .join()
             .map_err(|_| ExperimentError::Panicked)?
     })
+    .map(|c| c.model())
 }
 
-fn calibrate_here(mem_node: u32, pages: PageKind) -> Result<CostModel, ExperimentError> {
+/// One part of the calibration as it ran: its wall time and the thread's
+/// own CPU time (None where the kernel does not give it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timed {
+    pub wall_s: f64,
+    pub cpu_s: Option<f64>,
+}
+
+impl Timed {
+    /// Time `f` on the calling thread.
+    fn run<T>(f: impl FnOnce() -> T) -> (T, Timed) {
+        let cpu0 = crate::held::thread_cpu_ns();
+        let t0 = Instant::now();
+        let out = f();
+        let wall_s = t0.elapsed().as_secs_f64();
+        let cpu_s = cpu0
+            .zip(crate::held::thread_cpu_ns())
+            .map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
+        (out, Timed { wall_s, cpu_s })
+    }
+
+    /// What the work cost: the thread's CPU time. The wall time adds the
+    /// time the thread waited for a CPU, which on a busy machine can be
+    /// most of a probe this short, and does not grow with the buffer the
+    /// way the work does: extrapolated per GiB, a probe of 10 ms that
+    /// waited a second for its CPU becomes two minutes per GiB, and the
+    /// plan refuses a budget that holds the real buffer many times over.
+    /// The real buffer's set-up ([`super::real_buffer`]) then brings the
+    /// machine's load back in, measured on the scale it costs at. The wall
+    /// time where the CPU time is missing or reads zero (a clock too coarse
+    /// for the part).
+    pub fn cost_s(&self) -> f64 {
+        match self.cpu_s {
+            Some(c) if c > 0.0 => c.min(self.wall_s),
+            _ => self.wall_s,
+        }
+    }
+}
+
+/// What the calibration measured on its [`CALIBRATION_BYTES`] buffer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    pub bytes: usize,
+    /// Allocate and touch.
+    pub touch: Timed,
+    /// Build the chain.
+    pub chain: Timed,
+    /// Flush from the caches and check the pages: a cell's own overhead.
+    pub cell: Timed,
+    /// One read pass.
+    pub pass: Timed,
+}
+
+impl Calibration {
+    /// The rates per GiB, from what each part cost ([`Timed::cost_s`]).
+    pub fn model(&self) -> CostModel {
+        let per_gib = GIB / self.bytes.max(1) as f64;
+        let touched = self.touch.cost_s();
+        CostModel {
+            fixed_s: CostModel::ASSUMED.fixed_s,
+            latency_setup_s_per_gib: (touched + self.chain.cost_s()) * per_gib,
+            bandwidth_setup_s_per_gib: touched * per_gib,
+            cell_s_per_gib: self.cell.cost_s() * per_gib,
+            pass_s_per_gib: self.pass.cost_s() * per_gib,
+            source: "calibration",
+        }
+    }
+}
+
+fn calibrate_here(mem_node: u32, pages: PageKind) -> Result<Calibration, ExperimentError> {
     let spec = BufferSpec::new(CALIBRATION_BYTES, MemPolicy::Bind(mem_node), pages);
-    let t0 = Instant::now();
-    let mut buf = NodeBuffer::alloc(&spec)?;
-    buf.touch();
-    let touched = t0.elapsed().as_secs_f64();
-    let t1 = Instant::now();
-    // SAFETY: the buffer is ours, page-aligned, and outlives the chain.
-    unsafe {
-        chase::build(
-            buf.as_mut_ptr(),
-            buf.len(),
-            64,
-            ChasePattern::Random { window_pages: None },
-            1,
-        )
-    }?;
-    let chained = t1.elapsed().as_secs_f64();
-    let t2 = Instant::now();
-    buf.flush_caches();
-    buf.verify()?;
-    let per_cell = t2.elapsed().as_secs_f64();
-    let t3 = Instant::now();
+    let (buf, touch) = Timed::run(|| {
+        NodeBuffer::alloc(&spec).map(|mut buf| {
+            buf.touch();
+            buf
+        })
+    });
+    let mut buf = buf?;
+    let (built, chain) = Timed::run(|| {
+        // SAFETY: the buffer is ours, page-aligned, and outlives the chain.
+        unsafe {
+            chase::build(
+                buf.as_mut_ptr(),
+                buf.len(),
+                64,
+                ChasePattern::Random { window_pages: None },
+                1,
+            )
+        }
+    });
+    built?;
+    let (checked, cell) = Timed::run(|| {
+        buf.flush_caches();
+        buf.verify()
+    });
+    checked?;
     let words = buf.len() / 8;
     let p = buf.as_ptr() as *const u64;
-    let mut sum = 0u64;
-    for i in (0..words).step_by(8) {
-        // SAFETY: i < words, inside the mapping; one word per cache line is
-        // enough to bring every line in, which is what a pass costs.
-        sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(p.add(i)) });
-    }
-    std::hint::black_box(sum);
-    let pass = t3.elapsed().as_secs_f64();
-    let per_gib = GIB / buf.len() as f64;
-    Ok(CostModel {
-        fixed_s: CostModel::ASSUMED.fixed_s,
-        latency_setup_s_per_gib: (touched + chained) * per_gib,
-        bandwidth_setup_s_per_gib: touched * per_gib,
-        cell_s_per_gib: per_cell * per_gib,
-        pass_s_per_gib: pass * per_gib,
-        source: "calibration",
+    let ((), pass) = Timed::run(|| {
+        let mut sum = 0u64;
+        for i in (0..words).step_by(8) {
+            // SAFETY: i < words, inside the mapping; one word per cache line
+            // is enough to bring every line in, which is what a pass costs.
+            sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(p.add(i)) });
+        }
+        std::hint::black_box(sum);
+    });
+    Ok(Calibration {
+        bytes: buf.len(),
+        touch,
+        chain,
+        cell,
+        pass,
     })
 }
 
@@ -352,6 +426,30 @@ mod tests {
         let cell = c.cell_s(Phase::Bandwidth, size, 1.0);
         assert!(cell >= 1.0, "{cell}");
         assert!(c.overhead < 0.2, "{c:?}");
+    }
+
+    #[test]
+    fn a_part_costs_its_cpu_time_and_the_wall_time_only_without_it() {
+        let t = |wall_s, cpu_s| Timed { wall_s, cpu_s };
+        assert_eq!(t(1.2, Some(0.01)).cost_s(), 0.01);
+        // A CPU clock a little ahead of the wall clock is held to it.
+        assert_eq!(t(0.01, Some(0.0102)).cost_s(), 0.01);
+        assert_eq!(t(0.5, None).cost_s(), 0.5);
+        assert_eq!(t(0.5, Some(0.0)).cost_s(), 0.5);
+        // Per GiB: an 8 MiB part is 1/128 of one.
+        let c = Calibration {
+            bytes: CALIBRATION_BYTES,
+            touch: t(1.0, Some(0.002)),
+            chain: t(1.0, Some(0.003)),
+            cell: t(1.0, Some(0.001)),
+            pass: t(1.0, Some(0.0005)),
+        }
+        .model();
+        assert!((c.latency_setup_s_per_gib - 0.64).abs() < 1e-9, "{c:?}");
+        assert!((c.bandwidth_setup_s_per_gib - 0.256).abs() < 1e-9, "{c:?}");
+        assert!((c.cell_s_per_gib - 0.128).abs() < 1e-9, "{c:?}");
+        assert!((c.pass_s_per_gib - 0.064).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.source, "calibration");
     }
 
     #[test]

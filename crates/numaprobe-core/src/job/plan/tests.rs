@@ -481,3 +481,60 @@ fn a_budget_short_of_sound_but_past_the_floor_measures_every_cell_with_fewer_sam
         "{s}"
     );
 }
+
+/// The calibration's probe as it ran on the 2-CPU development machine
+/// beside four busy loops (load average 11.9; its L3 of 260 MiB makes
+/// 520 MiB the smallest buffer): the flush and page check of its 8 MiB took
+/// 18 ms of CPU in 274 ms, the thread off its CPU for the rest. Costed by
+/// the CPU time, a 10 s budget plans a measurement, and the real buffer's
+/// set-up then judges the load; by the wall clock the wait, extrapolated
+/// per GiB (35 s/GiB of flush and check), refused the budget before a real
+/// buffer was tried ("--budget 10s is too short to measure even one
+/// latency cell; --budget 13m measures every cell").
+#[test]
+fn a_calibration_that_waited_for_its_cpu_still_plans_a_short_budget() {
+    use crate::job::cost::{Calibration, Timed, CALIBRATION_BYTES};
+    let held = |s: f64| Timed {
+        wall_s: s,
+        cpu_s: Some(s),
+    };
+    let busy = Calibration {
+        bytes: CALIBRATION_BYTES,
+        touch: held(0.0014),
+        chain: held(0.0026),
+        cell: Timed {
+            wall_s: 0.274,
+            cpu_s: Some(0.018),
+        },
+        pass: held(0.0005),
+    };
+    let quiet = Calibration {
+        cell: held(0.018),
+        ..busy
+    };
+    assert_eq!(busy.model(), quiet.model());
+    let mut r = request(1, 9.1);
+    r.budget_given = Duration::from_secs(10);
+    r.sizes = vec![1740 << 20, 520 << 20];
+    r.costs = busy.model();
+    let p = plan(&r);
+    assert!(!p.is_empty(), "{:?}", p.statement);
+    assert_eq!(p.phases[0].cells, vec![(0, 0)]);
+    // Where the kernel gives no CPU time the wall clock is all there is:
+    // the same probe then refuses, which is what the CPU time avoids.
+    let blind = |t: Timed| Timed { cpu_s: None, ..t };
+    let wall_only = Calibration {
+        touch: blind(busy.touch),
+        chain: blind(busy.chain),
+        cell: blind(busy.cell),
+        pass: blind(busy.pass),
+        ..busy
+    };
+    r.costs = wall_only.model();
+    let refused = plan(&r);
+    assert!(refused.is_empty());
+    assert!(refused
+        .statement
+        .unwrap()
+        .contains("--budget 10s is too short to measure even one latency cell"));
+}
