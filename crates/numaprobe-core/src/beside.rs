@@ -135,6 +135,40 @@ impl Watch {
     }
 }
 
+/// Watches with a past of their own, for the tests of every figure
+/// judged beside other tasks.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// A watch as if started `ago` seconds back, the machine having been
+    /// busy for `ticks` more ticks since than now (this process's own time
+    /// as now, so they read as others').
+    pub(crate) fn started_before(ago: f64, ticks: u64) -> Watch {
+        let now = Watch::start().expect("/proc/stat and getrusage on Linux");
+        Watch {
+            busy_ticks: now.busy_ticks - ticks,
+            own_ns: now.own_ns,
+            at: now.at - std::time::Duration::from_secs_f64(ago),
+        }
+    }
+
+    /// The kernel's ticks per second.
+    pub(crate) fn hz() -> f64 {
+        ticks_per_second()
+    }
+
+    /// A watch that has seen no time yet however slowly the test runs
+    /// (started an hour ahead): a step too short for the tick counters.
+    pub(crate) fn just_started() -> Watch {
+        let now = Watch::start().expect("/proc/stat and getrusage on Linux");
+        Watch {
+            at: now.at + std::time::Duration::from_secs(3600),
+            ..now
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,17 +221,7 @@ mod tests {
         assert_eq!(flags.len(), 2);
     }
 
-    /// A watch as if started `ago` seconds back, the machine having been
-    /// busy for `ticks` more ticks since than now (this process's own time
-    /// as now, so they read as others').
-    fn started_before(ago: f64, ticks: u64) -> Watch {
-        let now = Watch::start().expect("/proc/stat and getrusage on Linux");
-        Watch {
-            busy_ticks: now.busy_ticks - ticks,
-            own_ns: now.own_ns,
-            at: now.at - std::time::Duration::from_secs_f64(ago),
-        }
-    }
+    use super::testing::started_before;
 
     #[test]
     fn a_step_is_judged_by_its_own_reading_else_by_the_phase_so_far() {

@@ -80,6 +80,7 @@ pub fn run_with(
     result.notes.extend(mix_notes(&plan.mixes));
     let total = plan.steps();
     let mut stopped = false;
+    let phase = crate::beside::Watch::start();
     for (k, (&(cn, mn), cpus)) in plan.pairs.iter().zip(&plan.cpus).enumerate() {
         if stopped || stop_now(progress, &mut result) {
             stopped = true;
@@ -93,6 +94,7 @@ pub fn run_with(
             first_step: (0..k).map(|j| plan.pair_steps(j)).sum(),
             total,
             stopped: false,
+            phase,
         };
         if let Err(e) = ctx.measure_pair(cpus, progress, &mut result, partial) {
             result
@@ -141,6 +143,8 @@ struct PairRun<'a> {
     first_step: usize,
     total: usize,
     stopped: bool,
+    /// The run's watch, for a point too short for its own.
+    phase: Option<crate::beside::Watch>,
 }
 
 impl PairRun<'_> {
@@ -238,7 +242,7 @@ impl PairRun<'_> {
                 let delay = (pi > 0).then(|| self.plan.delays[pi - 1]);
                 progress.step_started(step, self.total, &self.label(&mix, delay));
                 let rule = progress.rule_for_step(step, self.plan.rule);
-                let point = rig.point(mix, delay, rule)?;
+                let point = rig.point(mix, delay, rule, self.phase)?;
                 let curve = result.curves.last_mut().expect("pushed above");
                 curve.points.push(point);
                 crate::analysis::loaded::finish_curve(curve);
@@ -269,6 +273,18 @@ impl PairRun<'_> {
     }
 }
 
+/// A point's flags and the CPUs other tasks kept busy beside it, by its own
+/// watch or, too short for the ticks, the run's ([`crate::beside::beside_step`]).
+pub(super) fn point_flags(
+    mut flags: Vec<String>,
+    step: Option<crate::beside::Watch>,
+    phase: Option<crate::beside::Watch>,
+) -> (Option<f64>, Vec<String>) {
+    let others = crate::beside::beside_step(step, phase);
+    crate::beside::mark(&mut flags, others);
+    (others, flags)
+}
+
 fn recv(rx: &Receiver<Reply>) -> Result<Reply, String> {
     rx.recv()
         .map_err(|_| "a measuring thread stopped (panicked)".to_string())
@@ -285,7 +301,13 @@ struct Rig<'a> {
 impl Rig<'_> {
     /// One point: load threads on (unless idle), the chase measures, load
     /// threads off and every one back before the next point.
-    fn point(&self, mix: Mix, delay: Option<u32>, rule: StopRule) -> Result<LoadPoint, String> {
+    fn point(
+        &self,
+        mix: Mix,
+        delay: Option<u32>,
+        rule: StopRule,
+        phase: Option<crate::beside::Watch>,
+    ) -> Result<LoadPoint, String> {
         let load_threads = if delay.is_some() { self.loads.len() } else { 0 };
         if let Some(delay) = delay {
             self.shared.running.store(true, Ordering::SeqCst);
@@ -330,10 +352,8 @@ impl Rig<'_> {
             Reply::Point(p) => (*p)?,
             _ => return Err("the chase thread answered out of turn".into()),
         };
-        let others_busy_cpus = beside.and_then(|w| w.others_busy_cpus());
+        let (others_busy_cpus, flags) = point_flags(p.measured.flags("ns"), beside, phase);
         let [median, p90, p99] = window_quantiles(&p.windows);
-        let mut flags = p.measured.flags("ns");
-        crate::beside::mark(&mut flags, others_busy_cpus);
         Ok(LoadPoint {
             delay,
             bandwidth_gbs: p.bandwidth_gbs,
