@@ -282,31 +282,45 @@ mod tests {
     fn a_thread_sharing_its_cpu_with_a_busy_one_is_preempted() {
         // Two busy threads on one CPU: the scheduler takes it from this one
         // at the end of a time slice, an involuntary switch. The sample
-        // ends once procfs has counted one.
+        // ends once the rival has run on that CPU since it began, which it
+        // can only do while this thread is off it: a switch that merely
+        // counted (the kernel's migration thread moving the rival here, a
+        // worker of a few microseconds) is not yet the preemption this
+        // test is about.
         use crate::placement::{current_affinity, set_current_affinity};
-        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
         let cpu = current_affinity().unwrap()[0];
         set_current_affinity(&[cpu]).unwrap();
-        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let turns = Arc::new(AtomicU64::new(0));
         let rival = {
-            let done = done.clone();
+            let (done, turns) = (done.clone(), turns.clone());
             std::thread::spawn(move || {
                 set_current_affinity(&[cpu]).unwrap();
                 while !done.load(Ordering::Relaxed) {
+                    turns.fetch_add(1, Ordering::Relaxed);
                     std::hint::spin_loop();
                 }
             })
         };
-        let p = Probe::start();
+        // The rival is on this CPU once it counts.
+        while turns.load(Ordering::Relaxed) == 0 {
+            std::hint::spin_loop();
+        }
         let before = nonvoluntary_switches();
-        while nonvoluntary_switches() == before {
+        let p = Probe::start();
+        let seen = turns.load(Ordering::Relaxed);
+        while turns.load(Ordering::Relaxed) == seen {
             std::hint::spin_loop();
         }
         let h = p.stop();
         let lost = p.lost();
+        let after = nonvoluntary_switches();
         done.store(true, Ordering::Relaxed);
         rival.join().unwrap();
         assert!(h.switches >= 1, "{h:?}");
+        assert!(after > before, "procfs counted no switch: {h:?}");
         assert_eq!(h.lost(), Some(Lost::Preempted), "{h:?}");
         assert_eq!(lost, Some(Lost::Preempted), "{h:?}");
     }
