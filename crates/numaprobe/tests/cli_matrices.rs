@@ -252,6 +252,13 @@ fn a_buffer_that_does_not_fit_fails_its_cells_and_exits_1() {
         .filter(|l| l.starts_with("failed: CPU") && l.contains("-> memory node 0: 8 MiB"))
         .collect();
     assert_eq!(failed.len(), 2, "{stdout}");
+    // The table's last line says why it is incomplete (the manual's
+    // `latency --size 20GiB` example shows the same line).
+    assert!(
+        stdout
+            .contains("(incomplete: 2 cell(s) failed (each listed as `failed`, with its reason))"),
+        "{stdout}"
+    );
 }
 
 #[test]
