@@ -5,7 +5,8 @@
 //! slowest and matrix entry that follow from the samples with them (the CV
 //! does not move with a scale). The slower node fails with one line per
 //! difference and one summary line; the faster node passes, saying so; a
-//! cell too spread to be trusted is named and never judged.
+//! cell too spread to be trusted is named and never judged. The summary
+//! names what was compared: the documents, or this machine and its run.
 
 mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
@@ -121,7 +122,11 @@ fn a_slower_node_fails_in_one_line_and_a_faster_one_passes() {
         lines[..2],
         [
             "bandwidth: CPU node 0 -> memory node 0: expected 0.6 GB/s, found 0.4 GB/s (-30 %, band 15 %)",
-            &format!("/ differs from {} (report): 1 difference", s(&expect)),
+            &format!(
+                "{} differs from {} (report): 1 difference",
+                s(&slow),
+                s(&expect)
+            ),
         ],
         "{out}"
     );
@@ -129,7 +134,8 @@ fn a_slower_node_fails_in_one_line_and_a_faster_one_passes() {
         err.lines().last(),
         Some(
             format!(
-                "numaprobe: / differs from {} (report): 1 difference",
+                "numaprobe: {} differs from {} (report): 1 difference",
+                s(&slow),
                 s(&expect)
             )
             .as_str()
@@ -152,7 +158,7 @@ fn a_slower_node_fails_in_one_line_and_a_faster_one_passes() {
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let (out, err) = (text(&o.stdout), text(&o.stderr));
     assert!(
-        out.starts_with(&format!("/ matches {} (report)", s(&expect))),
+        out.starts_with(&format!("{} matches {} (report)", s(&fast), s(&expect))),
         "{out}"
     );
     assert!(
@@ -160,4 +166,51 @@ fn a_slower_node_fails_in_one_line_and_a_faster_one_passes() {
         "{err}"
     );
     assert!(err.contains(LATENCY_NOT_JUDGED), "{err}");
+}
+
+/// The summary names what was held against the expectation: the measured
+/// document when only cells were compared, this machine and its measured
+/// document when the machine was read too; never the system root `/`.
+#[test]
+fn the_summary_names_what_was_compared() {
+    let t = TempDir::new("check-names");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/documents/latency.json");
+    let (a, b) = (t.path().join("a.json"), t.path().join("b.json"));
+    std::fs::copy(&fixture, &a).unwrap();
+    std::fs::copy(&fixture, &b).unwrap();
+    // A latency document against another: only their cells are compared.
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(["check", "--expect", s(&a), "--measured", s(&b)])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = text(&o.stdout);
+    assert_eq!(
+        out.lines().next(),
+        Some(format!("{} matches {} (latency)", s(&b), s(&a)).as_str()),
+        "{out}"
+    );
+
+    // A run against this node's run with every section: the machine is
+    // read as well as the measured run. Whether it matches depends on the
+    // host (the expectation is another machine's), what the line names
+    // does not.
+    let expect = t.path().join("run.json");
+    std::fs::copy(real_run(), &expect).unwrap();
+    let slow = node(t.path(), "slow", 1.25, 0.7);
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(["check", "--expect", s(&expect), "--measured", s(&slow)])
+        .output()
+        .unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{o:?}");
+    let out = text(&o.stdout);
+    let summary = out
+        .lines()
+        .find(|l| l.contains(&format!(" {} (report)", s(&expect))))
+        .unwrap_or_else(|| panic!("no summary: {out}"));
+    assert!(
+        summary.starts_with(&format!("this machine (measured: {}) ", s(&slow))),
+        "{summary}"
+    );
 }

@@ -337,7 +337,10 @@ fn run_then_check_measured_compares_the_cells() {
     let o = sh(&at(&lines[1]), &bin, t.path());
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let out = text(&o.stdout);
-    assert!(out.starts_with("/ matches "), "{out}");
+    assert!(
+        out.starts_with(&format!("this machine (measured: {}) matches ", s(&last))),
+        "{out}"
+    );
     assert!(
         out.contains(
             "latency cells within 15 % of the expected medians; bandwidth cells within 15 %"

@@ -308,6 +308,10 @@ pub struct CheckReport {
     pub expect_kind: String,
     /// The machine checked (`/` is this one).
     pub root: String,
+    /// This node's own measurements the cells were judged against
+    /// (`--measured`), the path as given; absent without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<String>,
     /// What was compared, in words (one entry per aspect).
     pub checked: Vec<String>,
     /// True when nothing differs (exit status 0).

@@ -3,7 +3,7 @@
 //! JSON contract. They read only `model::diff`.
 
 use crate::clean;
-use crate::model::diff::{CellDiff, CheckReport, DiffReport, Difference, Origin};
+use crate::model::diff::{CellDiff, CheckReport, DiffReport, Difference, Origin, Section};
 use crate::model::format::Format;
 use crate::render::table::Align;
 use crate::render::table::Table;
@@ -315,16 +315,44 @@ fn check_lines(r: &CheckReport) -> String {
         .collect()
 }
 
+/// A check's one-line answer: what was compared, with what, and how many
+/// differences.
 pub fn check_summary(r: &CheckReport) -> String {
-    let (root, expect, kind) = (shown(&r.root), shown(&r.expect), shown(&r.expect_kind));
+    let (what, expect, kind) = (compared(r), shown(&r.expect), shown(&r.expect_kind));
     if r.matches {
-        format!("{root} matches {expect} ({kind})")
+        format!("{what} matches {expect} ({kind})")
     } else {
         let n = r.differences.len();
         format!(
-            "{root} differs from {expect} ({kind}): {n} difference{}",
+            "{what} differs from {expect} ({kind}): {n} difference{}",
             if n == 1 { "" } else { "s" }
         )
+    }
+}
+
+/// What a check held against the expectation, in the user's words: this
+/// machine (the system root), or the dump `--sysfs-root` named; with
+/// `--measured` its document too, alone when only cells were compared (a
+/// matrix expectation, or `--only latency,bandwidth`), since then nothing
+/// of the machine itself was read.
+fn compared(r: &CheckReport) -> String {
+    let machine = if r.root == "/" {
+        "this machine".to_string()
+    } else {
+        shown(&r.root)
+    };
+    let Some(measured) = &r.measured else {
+        return machine;
+    };
+    let cells_only = matches!(r.expect_kind.as_str(), "latency" | "bandwidth")
+        || (!r.sections.is_empty()
+            && r.sections
+                .iter()
+                .all(|s| matches!(s, Section::Latency | Section::Bandwidth)));
+    if cells_only {
+        shown(measured)
+    } else {
+        format!("{machine} (measured: {})", shown(measured))
     }
 }
 

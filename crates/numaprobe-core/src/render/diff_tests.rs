@@ -11,6 +11,7 @@ fn report(differences: Vec<Difference>) -> CheckReport {
         expect: "t.json".into(),
         expect_kind: "topo".into(),
         root: "/".into(),
+        measured: None,
         checked: vec![],
         matches: differences.is_empty(),
         differences,
@@ -355,28 +356,31 @@ fn a_diff_shows_each_side_and_each_cell_with_its_verdict() {
 fn a_check_s_answer_says_whether_the_machine_matches_and_how_far_not() {
     let mem = Difference::new(Section::Memory, "node 1: memory", "96 GiB", "64 GiB");
     let cpus = Difference::new(Section::Allowed, "allowed CPUs", "0-1", "0");
-    assert_eq!(check_summary(&report(vec![])), "/ matches t.json (topo)");
+    assert_eq!(
+        check_summary(&report(vec![])),
+        "this machine matches t.json (topo)"
+    );
     assert_eq!(
         check_summary(&report(vec![mem.clone()])),
-        "/ differs from t.json (topo): 1 difference"
+        "this machine differs from t.json (topo): 1 difference"
     );
     let mut r = report(vec![mem, cpus]);
     r.checked = vec!["memory".into(), "allowed CPUs".into()];
     assert_eq!(
         check_summary(&r),
-        "/ differs from t.json (topo): 2 differences"
+        "this machine differs from t.json (topo): 2 differences"
     );
     assert_eq!(
         check(&r, Format::Table),
         "memory: node 1: memory: expected 96 GiB, found 64 GiB\n\
          allowed: allowed CPUs: expected 0-1, found 0\n\
-         / differs from t.json (topo): 2 differences\n\
+         this machine differs from t.json (topo): 2 differences\n\
          checked: memory; allowed CPUs\n"
     );
     let md = check(&r, Format::Markdown);
     assert!(
         md.starts_with(
-            "# numaprobe check\n\n**/ differs from t.json (topo): 2 differences**\n\n\
+            "# numaprobe check\n\n**this machine differs from t.json (topo): 2 differences**\n\n\
              Checked:\n\n- memory\n- allowed CPUs\n\n## Differences\n\n"
         ),
         "{md}"
@@ -389,4 +393,44 @@ fn a_check_s_answer_says_whether_the_machine_matches_and_how_far_not() {
     );
     let back: CheckReport = serde_json::from_str(&check(&r, Format::Json)).unwrap();
     assert_eq!(back.differences, r.differences);
+}
+
+/// The answer names what was held against the saved file: a dump by the
+/// folder given, the measured document alone when only cells were
+/// compared, this machine with it when the machine was read too.
+#[test]
+fn a_check_s_answer_names_the_dump_or_the_measured_document() {
+    let mut r = report(vec![]);
+    r.root = "dumps/half".into();
+    assert_eq!(check_summary(&r), "dumps/half matches t.json (topo)");
+    r.root = "/".into();
+    r.measured = Some("b.json".into());
+    r.sections = vec![Section::Memory, Section::Latency];
+    assert_eq!(
+        check_summary(&r),
+        "this machine (measured: b.json) matches t.json (topo)"
+    );
+    r.sections = vec![Section::Latency, Section::Bandwidth];
+    assert_eq!(check_summary(&r), "b.json matches t.json (topo)");
+    r.sections = vec![Section::Memory];
+    r.expect_kind = "latency".into();
+    assert_eq!(check_summary(&r), "b.json matches t.json (latency)");
+    r.expect_kind = "bandwidth".into();
+    assert_eq!(check_summary(&r), "b.json matches t.json (bandwidth)");
+    r.expect_kind = "report".into();
+    r.sections = vec![];
+    assert_eq!(
+        check_summary(&r),
+        "this machine (measured: b.json) matches t.json (report)"
+    );
+    let json = check(&r, Format::Json);
+    let back: CheckReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.measured.as_deref(), Some("b.json"));
+    // Without measurements the field is left out, and older documents
+    // without it still read.
+    r.measured = None;
+    let json = check(&r, Format::Json);
+    assert!(!json.contains("\"measured\""), "{json}");
+    let back: CheckReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.measured, None);
 }

@@ -82,6 +82,7 @@ fn label_values_and_help_are_escaped() {
         expect: "t.json".into(),
         expect_kind: "topo\"\n".into(),
         root: "/".into(),
+        measured: None,
         checked: vec![],
         matches: false,
         differences: vec![
@@ -171,6 +172,7 @@ fn check_report(matches: bool) -> CheckReport {
         expect: "t.json".into(),
         expect_kind: "topo".into(),
         root: "/".into(),
+        measured: None,
         checked: vec![],
         matches,
         differences: vec![],
