@@ -6,12 +6,13 @@
 //! any thread starts; `--output` is rewritten after every sample.
 
 use super::measure;
-use super::progress::Line;
+use super::progress::{kind_eta, Line};
 use crate::args::{OutputArgs, SamplesArgs};
 use crate::output::{usage, PartialFile};
 use anyhow::Context;
 use numaprobe_core::analysis::{self, policy as advice};
 use numaprobe_core::experiments::policy::{self, PolicyConfig, PolicyProgress, Threads};
+use numaprobe_core::job::observer::Status;
 use numaprobe_core::kernels::StreamOp;
 use numaprobe_core::model::document::{self, Accepts, Kind};
 use numaprobe_core::model::format::Format;
@@ -238,6 +239,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         file: PartialFile::new(&sink),
         format,
         keep: args.samples.keep_samples,
+        kinds: policy::steps(&plan)
+            .iter()
+            .map(|s| (s.case, s.policy))
+            .collect(),
+        ended_s: Vec::new(),
         started: Instant::now(),
     };
     let mut report = policy::run(&plan, &mut progress)
@@ -277,13 +283,25 @@ struct Progress {
     format: Format,
     /// `--keep-samples`.
     keep: bool,
+    /// Each sample's data case and policy, in the order they run: the
+    /// cases and policies cost unlike (see `kind_eta`).
+    kinds: Vec<(usize, PolicyKind)>,
+    /// How long each ended sample took, its file written.
+    ended_s: Vec<f64>,
     started: Instant,
 }
 
 impl PolicyProgress for Progress {
     fn sample_started(&mut self, index: usize, total: usize, label: &str) {
-        self.line
-            .step_started("policy", self.started, index, total, label, None);
+        self.line.set_label(label);
+        let elapsed = self.started.elapsed().as_secs_f64();
+        self.line.show(&Status::single(
+            "policy",
+            index,
+            total,
+            elapsed,
+            kind_eta(&self.kinds, &self.ended_s),
+        ));
     }
 
     fn sample_finished(&mut self, partial: &PolicyReport) {
@@ -293,5 +311,8 @@ impl PolicyProgress for Progress {
             advice::finish(&mut r);
             document(&r, format, keep)
         });
+        let before: f64 = self.ended_s.iter().sum();
+        self.ended_s
+            .push(self.started.elapsed().as_secs_f64() - before);
     }
 }

@@ -17,7 +17,7 @@ mod run;
 
 pub use document::empty_report;
 pub use promise::{distribution, expected_share};
-pub use run::{run, PolicyProgress};
+pub use run::{run, steps, PolicyProgress, Step};
 
 use super::bandwidth::cpus_for;
 use super::ExperimentError;

@@ -41,6 +41,42 @@ pub trait PolicyProgress {
 
 impl PolicyProgress for NoProgress {}
 
+/// One sample of a plan: which round, data case (its index in the plan's
+/// cases) and policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub round: u32,
+    pub case: usize,
+    pub policy: PolicyKind,
+}
+
+/// The plan's samples in the order [`run`] measures them: round after
+/// round, every data case, every runnable policy in an order turned by one
+/// each round. Steps of one case and policy cost alike; the cases and
+/// policies do not (a shared array is streamed whole by every thread; a
+/// serial initialiser touches all the data alone).
+pub fn steps(plan: &PolicyPlan) -> Vec<Step> {
+    let runnable: Vec<PolicyKind> = plan
+        .policies
+        .iter()
+        .copied()
+        .filter(|&p| plan.skip_reason(p).is_none())
+        .collect();
+    let mut out = Vec::with_capacity(plan.rounds as usize * plan.cases.len() * runnable.len());
+    for round in 0..plan.rounds {
+        for case in 0..plan.cases.len() {
+            for k in 0..runnable.len() {
+                out.push(Step {
+                    round,
+                    case,
+                    policy: runnable[(k + round as usize) % runnable.len()],
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Measure every round of the plan. A sample that fails is recorded in its
 /// policy's `failures` and the run goes on; a stop request ends the run
 /// after the sample in progress.
@@ -50,51 +86,42 @@ pub fn run(
 ) -> Result<PolicyReport, ExperimentError> {
     let timer = *Timer::get();
     let mut report = empty_report(plan);
-    let runnable: Vec<PolicyKind> = plan
-        .policies
-        .iter()
-        .copied()
-        .filter(|&p| plan.skip_reason(p).is_none())
-        .collect();
-    let total = plan.rounds as usize * plan.cases.len() * runnable.len();
-    let mut index = 0;
-    'rounds: for round in 0..plan.rounds {
-        for (ci, &case) in plan.cases.iter().enumerate() {
-            for k in 0..runnable.len() {
-                let policy = runnable[(k + round as usize) % runnable.len()];
-                if crate::cancel::requested() {
-                    report.interrupted = true;
-                    break 'rounds;
-                }
-                progress.sample_started(
-                    index,
-                    total,
-                    &format!(
-                        "round {}/{}: {} data, {}",
-                        round + 1,
-                        plan.rounds,
-                        case.name(),
-                        policy.name()
-                    ),
-                );
-                index += 1;
-                let outcome = report.cases[ci]
-                    .policies
-                    .iter_mut()
-                    .find(|o| o.policy == policy)
-                    .expect("every runnable policy has an outcome");
-                match measure(plan, case, policy, &timer) {
-                    Ok((mut sample, dist)) => {
-                        sample.round = round + 1;
-                        outcome.samples.push(sample);
-                        outcome.placement = Some(dist);
-                        outcome.summarise();
-                    }
-                    Err(e) => outcome.failures.push(format!("round {}: {e}", round + 1)),
-                }
-                progress.sample_finished(&report);
-            }
+    let steps = steps(plan);
+    let total = steps.len();
+    for (index, step) in steps.into_iter().enumerate() {
+        if crate::cancel::requested() {
+            report.interrupted = true;
+            break;
         }
+        let case = plan.cases[step.case];
+        progress.sample_started(
+            index,
+            total,
+            &format!(
+                "round {}/{}: {} data, {}",
+                step.round + 1,
+                plan.rounds,
+                case.name(),
+                step.policy.name()
+            ),
+        );
+        let outcome = report.cases[step.case]
+            .policies
+            .iter_mut()
+            .find(|o| o.policy == step.policy)
+            .expect("every runnable policy has an outcome");
+        match measure(plan, case, step.policy, &timer) {
+            Ok((mut sample, dist)) => {
+                sample.round = step.round + 1;
+                outcome.samples.push(sample);
+                outcome.placement = Some(dist);
+                outcome.summarise();
+            }
+            Err(e) => outcome
+                .failures
+                .push(format!("round {}: {e}", step.round + 1)),
+        }
+        progress.sample_finished(&report);
     }
     report.interrupted |= crate::cancel::requested();
     report.complete = !report.interrupted
@@ -443,6 +470,45 @@ mod tests {
             rounds: Some(2),
             sample_target_s: Some(0.002),
             ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_steps_run_every_case_and_policy_once_a_round_in_a_turning_order() {
+        let topo = testing::live_topology();
+        let mut cfg = small(StreamOp::Read);
+        cfg.rounds = Some(3);
+        let p = plan(&topo, &cfg).unwrap();
+        let runnable: Vec<PolicyKind> = p
+            .policies
+            .iter()
+            .copied()
+            .filter(|&k| p.skip_reason(k).is_none())
+            .collect();
+        let s = steps(&p);
+        assert_eq!(s.len(), 3 * p.cases.len() * runnable.len());
+        let per_round = p.cases.len() * runnable.len();
+        for (i, st) in s.iter().enumerate() {
+            assert_eq!(st.round as usize, i / per_round, "{i}");
+            assert_eq!(st.case, (i % per_round) / runnable.len(), "{i}");
+            let k = i % runnable.len();
+            assert_eq!(
+                st.policy,
+                runnable[(k + st.round as usize) % runnable.len()],
+                "{i}"
+            );
+        }
+        // Each round holds every case and policy exactly once.
+        for round in s.chunks(per_round) {
+            for c in 0..p.cases.len() {
+                for &k in &runnable {
+                    let n = round
+                        .iter()
+                        .filter(|x| x.case == c && x.policy == k)
+                        .count();
+                    assert_eq!(n, 1, "{c} {k:?}");
+                }
+            }
         }
     }
 

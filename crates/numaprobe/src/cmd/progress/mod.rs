@@ -331,6 +331,43 @@ mod tests {
     }
 
     #[test]
+    fn the_kind_eta_prices_each_step_left_at_its_own_kind() {
+        // Two data cases under two policies, the policies turning each
+        // round: the shared case's samples take 4.5 s, the independent
+        // case's 3 s (as `policy` measured them on a loaded 2-CPU VM).
+        let round = |r: usize| {
+            let p = |k: usize| (k + r) % 2;
+            [(0, p(0)), (0, p(1)), (1, p(0)), (1, p(1))]
+        };
+        let kinds: Vec<(usize, usize)> = (0..5).flat_map(round).collect();
+        let cost = |k: &(usize, usize)| if k.0 == 0 { 3.0 } else { 4.5 };
+        let times: Vec<f64> = kinds.iter().map(cost).collect();
+        let truth = |done: usize| times[done..].iter().sum::<f64>();
+        assert_eq!(kind_eta(&kinds, &[]), None);
+        // Before a kind has ended, the mean of all ended steps stands in.
+        assert_eq!(kind_eta(&kinds, &times[..1]), Some(19.0 * 3.0));
+        // Once every kind has ended, each step left at its own kind's time:
+        // exact mid-round, where the mean of all steps is off.
+        for done in 4..=20 {
+            let eta = kind_eta(&kinds, &times[..done]).unwrap();
+            assert!((eta - truth(done)).abs() < 1e-9, "{done}: {eta}");
+        }
+        let mean = step_eta(times[..6].iter().sum(), 6, 20, None).unwrap();
+        assert!((mean - 49.0).abs() < 1e-9 && truth(6) == 54.0, "{mean}");
+        // A slower step moves only its own kind's price.
+        let mut slow = times[..4].to_vec();
+        slow[0] = 9.0;
+        let eta = kind_eta(&kinds, &slow).unwrap();
+        let left_of_first_kind = kinds[4..].iter().filter(|&&k| k == kinds[0]).count() as f64;
+        assert!(
+            (eta - truth(4) - 6.0 * left_of_first_kind).abs() < 1e-9,
+            "{eta}"
+        );
+        // Steps past the kinds given: nothing left.
+        assert_eq!(kind_eta(&kinds[..2], &[1.0, 2.0, 3.0]), Some(0.0));
+    }
+
+    #[test]
     fn a_stated_total_is_stated_again_only_when_it_moves_past_a_quarter() {
         // 30 of 100 steps in 10 s, 16 s to go: 26 s against 20 stated.
         assert_eq!(restated_total(20.0, 10.0, 16.0, 30, 100), Some(26.0));

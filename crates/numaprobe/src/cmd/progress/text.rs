@@ -118,6 +118,37 @@ pub fn planned_eta(elapsed_s: f64, done: usize, planned: &[f64]) -> f64 {
     left * scale
 }
 
+/// The ETA of a run whose steps come in kinds that cost alike within a
+/// kind and unlike across them, each kind recurring (policy's data cases
+/// and policies, round after round): every step left costs the mean time
+/// of the ended steps of its kind, or, while none of its kind has ended,
+/// the mean of all ended steps. `kinds` holds every step's kind in run
+/// order, `ended_s` the ended steps' times in order. A mean over all steps
+/// would price the steps left at the mix of those ended, which is not the
+/// mix left until a round ends. None before the first step ends.
+pub fn kind_eta<K: PartialEq>(kinds: &[K], ended_s: &[f64]) -> Option<f64> {
+    let done = ended_s.len().min(kinds.len());
+    if done == 0 {
+        return None;
+    }
+    let mean = |of: &dyn Fn(&K) -> bool| {
+        let times: Vec<f64> = kinds[..done]
+            .iter()
+            .zip(ended_s)
+            .filter(|(k, _)| of(k))
+            .map(|(_, &t)| t)
+            .collect();
+        (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64)
+    };
+    let all = mean(&|_| true).unwrap_or(0.0);
+    Some(
+        kinds[done..]
+            .iter()
+            .map(|k| mean(&|x| x == k).unwrap_or(all))
+            .sum(),
+    )
+}
+
 /// How far the expected total of a planned run may move from the one stated
 /// before it is stated again.
 pub const RESTATE_BY: f64 = 0.25;
