@@ -125,6 +125,15 @@ impl PolicyPlan {
         }
     }
 
+    /// The plan's policies that run on this machine, in the plan's order.
+    pub fn runnable(&self) -> Vec<PolicyKind> {
+        self.policies
+            .iter()
+            .copied()
+            .filter(|&p| self.skip_reason(p).is_none())
+            .collect()
+    }
+
     /// Why `policy` does not run on this machine, if it does not.
     pub fn skip_reason(&self, policy: PolicyKind) -> Option<String> {
         match policy {

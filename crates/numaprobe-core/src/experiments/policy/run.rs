@@ -56,12 +56,7 @@ pub struct Step {
 /// policies do not (a shared array is streamed whole by every thread; a
 /// serial initialiser touches all the data alone).
 pub fn steps(plan: &PolicyPlan) -> Vec<Step> {
-    let runnable: Vec<PolicyKind> = plan
-        .policies
-        .iter()
-        .copied()
-        .filter(|&p| plan.skip_reason(p).is_none())
-        .collect();
+    let runnable = plan.runnable();
     let mut out = Vec::with_capacity(plan.rounds as usize * plan.cases.len() * runnable.len());
     for round in 0..plan.rounds {
         for case in 0..plan.cases.len() {
@@ -479,12 +474,7 @@ mod tests {
         let mut cfg = small(StreamOp::Read);
         cfg.rounds = Some(3);
         let p = plan(&topo, &cfg).unwrap();
-        let runnable: Vec<PolicyKind> = p
-            .policies
-            .iter()
-            .copied()
-            .filter(|&k| p.skip_reason(k).is_none())
-            .collect();
+        let runnable = p.runnable();
         let s = steps(&p);
         assert_eq!(s.len(), 3 * p.cases.len() * runnable.len());
         let per_round = p.cases.len() * runnable.len();
