@@ -129,8 +129,8 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     // Asymmetric pairs.
     let mut asym = Vec::new();
     for ((a, b), (_, cells)) in &w.pairs {
-        if cells.len() == 2 {
-            let (x, y) = (&w.remote[cells[0]], &w.remote[cells[1]]);
+        if let Some((x, y)) = cells.both() {
+            let (x, y) = (&w.remote[x], &w.remote[y]);
             let d = (x.cost - y.cost).abs();
             if d > sig && d > 0.0 {
                 let (better, worse) = if x.cost < y.cost { (x, y) } else { (y, x) };

@@ -93,7 +93,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
     for (r, ps) in by_rank.iter().enumerate().skip(1) {
         let mut cells: Vec<&Cell> = ps
             .iter()
-            .flat_map(|k| w.pairs[k].1.iter().map(|&i| &w.remote[i]))
+            .flat_map(|k| w.pairs[k].1.iter().map(|i| &w.remote[i]))
             .collect();
         cells.sort_by_key(|c| (c.from, c.to));
         let vals: Vec<f64> = cells.iter().map(|c| c.value).collect();

@@ -24,7 +24,7 @@ pub(crate) struct Work {
     pub remote: Vec<Cell>,
     pub stray: Vec<usize>,
     /// (a, b) with a < b -> pair cost and the remote cell indices it uses.
-    pub pairs: BTreeMap<(u32, u32), (f64, Vec<usize>)>,
+    pub pairs: BTreeMap<(u32, u32), (f64, PairCells)>,
     /// Pair -> remote level rank (1 = best remote level).
     pub rank: BTreeMap<(u32, u32), usize>,
     pub links: BTreeSet<(u32, u32)>,
@@ -42,6 +42,39 @@ impl Work {
     }
     pub fn hops(&self, a: u32, b: u32) -> Option<u32> {
         self.hops[self.idx(a)][self.idx(b)]
+    }
+}
+
+/// The remote cells of one pair, held inline: a pair has its two
+/// directions at most (a matrix's rows and columns name each node once,
+/// `Matrix::new` checks), and a vector each cost a heap block per pair,
+/// half a million of them in a 1000-node matrix. Indices fit 32 bits: a
+/// matrix has at most `MAX_NODES` squared cells.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PairCells {
+    ids: [u32; 2],
+    len: u8,
+}
+
+impl PairCells {
+    /// Add remote cell `i`; a third direction cannot exist and is not kept.
+    pub fn push(&mut self, i: usize) {
+        if let (Some(slot), Ok(i)) = (self.ids.get_mut(usize::from(self.len)), u32::try_from(i)) {
+            *slot = i;
+            self.len += 1;
+        }
+    }
+
+    /// Both directions' cells, when the pair has both.
+    pub fn both(&self) -> Option<(usize, usize)> {
+        (self.len == 2).then(|| (self.ids[0] as usize, self.ids[1] as usize))
+    }
+
+    /// The remote cell indices, in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.ids[..usize::from(self.len)]
+            .iter()
+            .map(|&i| i as usize)
     }
 }
 
@@ -118,14 +151,14 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     for &i in &stray {
         is_stray[i] = true;
     }
-    let mut pairs: BTreeMap<(u32, u32), (f64, Vec<usize>)> = BTreeMap::new();
+    let mut pairs: BTreeMap<(u32, u32), (f64, PairCells)> = BTreeMap::new();
     for (i, c) in remote.iter().enumerate() {
         if is_stray[i] {
             continue;
         }
         let e = pairs
             .entry(key(c.from, c.to))
-            .or_insert((f64::INFINITY, Vec::new()));
+            .or_insert((f64::INFINITY, PairCells::default()));
         e.0 = e.0.min(c.cost);
         e.1.push(i);
     }
@@ -141,7 +174,7 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             .iter()
             .map(|g| {
                 g.iter()
-                    .flat_map(|&p| pairs[&pair_keys[p]].1.iter().map(|&i| remote[i].cost))
+                    .flat_map(|&p| pairs[&pair_keys[p]].1.iter().map(|i| remote[i].cost))
                     .collect()
             })
             .collect();
@@ -589,7 +622,7 @@ pub(crate) fn best_value(w: &Work, k: (u32, u32)) -> f64 {
     let (cost, cells) = &w.pairs[&k];
     cells
         .iter()
-        .map(|&i| &w.remote[i])
+        .map(|i| &w.remote[i])
         .find(|c| c.cost == *cost)
         .map_or(f64::NAN, |c| c.value)
 }

@@ -1,7 +1,7 @@
 //! Tests of the inference's working state: which levels count as on the
 //! package (below the link step).
 
-use super::on_package_ranks;
+use super::{on_package_ranks, PairCells};
 
 fn ranks(ratios: &[f64]) -> usize {
     let c: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
@@ -35,4 +35,19 @@ fn on_package_levels_are_the_mesh_near_ones_below_the_link_step() {
     // long: a ladder of hops, not a package.
     assert_eq!(ranks(&[1.3, 1.6, 1.9]), 0);
     assert_eq!(ranks(&[]), 0);
+}
+
+#[test]
+fn a_pair_holds_its_two_directions_in_order_and_no_more() {
+    let mut p = PairCells::default();
+    assert_eq!(p.iter().count(), 0);
+    assert_eq!(p.both(), None);
+    p.push(7);
+    assert_eq!(p.iter().collect::<Vec<_>>(), [7]);
+    assert_eq!(p.both(), None);
+    p.push(3);
+    assert_eq!(p.iter().collect::<Vec<_>>(), [7, 3]);
+    assert_eq!(p.both(), Some((7, 3)));
+    p.push(9);
+    assert_eq!(p.iter().collect::<Vec<_>>(), [7, 3]);
 }
