@@ -176,13 +176,12 @@ pub fn budget_arg(secs: f64) -> String {
 
 /// A duration as `--budget` takes it: `500ms`, `5s`, `2.5s`.
 pub fn duration_arg(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 1.0 {
+    if d < Duration::from_secs(1) {
         format!("{}ms", d.as_millis())
-    } else if (s - s.round()).abs() < 1e-9 {
-        format!("{}s", s.round() as u64)
+    } else if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
     } else {
-        format!("{s:.1}s")
+        format!("{:.1}s", d.as_secs_f64())
     }
 }
 
@@ -271,23 +270,26 @@ fn build(
         .map(|((phase, all), (_, cells))| {
             let skipped: Vec<(u32, u32)> =
                 all.iter().filter(|c| !cells.contains(c)).copied().collect();
+            // One test decides both the coverage and the sampling words, so
+            // a reason never says a sound cell is short of samples.
+            let sound = b >= SOUND_CELL_S;
             let coverage = if cells.is_empty() {
                 Coverage::Skipped
             } else if !skipped.is_empty() {
                 Coverage::Subset
-            } else if b >= SOUND_CELL_S {
+            } else if sound {
                 Coverage::Full
             } else {
                 Coverage::FewerSamples
             };
-            let samples = if b < SOUND_CELL_S {
+            let samples = if sound {
+                String::new()
+            } else {
                 format!(
                     "; {:.0} ms of sampling per cell instead of at least {:.0} ms",
                     b * 1e3,
                     SOUND_CELL_S * 1e3
                 )
-            } else {
-                String::new()
             };
             let reason = match coverage {
                 Coverage::Full => None,

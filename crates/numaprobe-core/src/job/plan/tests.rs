@@ -538,3 +538,18 @@ fn a_calibration_that_waited_for_its_cpu_still_plans_a_short_budget() {
         .unwrap()
         .contains("--budget 10s is too short to measure even one latency cell"));
 }
+
+#[test]
+fn cells_sampled_exactly_the_sound_minimum_are_a_sound_full_matrix() {
+    // A budget that holds every cell at exactly the sound sampling and not
+    // a nanosecond more: the matrix is sound and whole, its reason empty.
+    let n = nodes(2);
+    let all = all_cells(&n, &n);
+    let c = plain(CostModel::SERVER);
+    let size = 32 << 20;
+    let avail = total_s(&c, size, &[Load::of(Phase::Latency, &all)], SOUND_CELL_S);
+    let (v, _) = plan_phases(&c, &[size], &[(Phase::Latency, all)], &n, &n, None, avail);
+    assert_eq!(v[0].cell_budget_s, SOUND_CELL_S);
+    assert_eq!(v[0].coverage, Coverage::Full);
+    assert_eq!(v[0].reason, None);
+}
