@@ -128,8 +128,14 @@ impl Watch {
             return None;
         }
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let busy = busy_ticks(&stat)?.saturating_sub(self.busy_ticks);
-        let own = own_cpu_ns()?.saturating_sub(self.own_ns);
+        self.others_until(busy_ticks(&stat)?, own_cpu_ns()?, wall_s)
+    }
+
+    /// Other tasks' busy CPUs from this watch's readings to `busy_ticks`
+    /// and `own_ns` read `wall_s` later, to two decimals.
+    fn others_until(&self, busy_ticks: u64, own_ns: u64, wall_s: f64) -> Option<f64> {
+        let busy = busy_ticks.saturating_sub(self.busy_ticks);
+        let own = own_ns.saturating_sub(self.own_ns);
         others_busy(busy as f64 / ticks_per_second(), own as f64 / 1e9, wall_s)
             .map(|x| (x * 100.0).round() / 100.0)
     }
@@ -260,6 +266,107 @@ mod tests {
         let spent = own_cpu_ns().unwrap() - before;
         // getrusage counts in microseconds, a tick's rounding at most.
         assert!(spent >= 40_000_000, "{spent} ns");
+    }
+
+    #[test]
+    fn the_counters_read_again_give_others_cpus_to_two_decimals() {
+        let hz = ticks_per_second();
+        let w = Watch {
+            busy_ticks: 1_000,
+            own_ns: 5_000_000_000,
+            at: Instant::now(),
+        };
+        // Two CPU-seconds busy in one second, 0.766 of them ours (whole
+        // seconds of our own time count as well as their fractions).
+        let busy = 1_000 + (2.0 * hz) as u64;
+        assert_eq!(w.others_until(busy, 5_766_000_000, 1.0), Some(1.23));
+        assert_eq!(
+            w.others_until(busy + hz as u64, 6_500_000_000, 1.0),
+            Some(1.5)
+        );
+        // Over two seconds, half as many.
+        assert_eq!(w.others_until(busy, 5_000_000_000, 2.0), Some(1.0));
+    }
+
+    /// /proc/stat's total ticks over all CPUs since boot, and how many CPUs.
+    fn ticks_since_boot() -> (f64, usize) {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap();
+        let total = stat
+            .lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .map(|x| x.parse::<f64>().unwrap())
+            .sum();
+        (
+            total,
+            stat.lines()
+                .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+                .count(),
+        )
+    }
+
+    #[test]
+    fn the_tick_rate_is_the_one_proc_stat_counts_in() {
+        // Every CPU counts a tick of some kind (busy, idle, waiting or
+        // stolen) at the kernel's rate since boot: the rate read from
+        // those counters and the uptime is the one busy ticks are divided
+        // by, within a factor of two (CPUs brought online late count less).
+        let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let (total, cpus) = ticks_since_boot();
+        let rate = total / (uptime * cpus as f64);
+        let hz = ticks_per_second();
+        assert!(
+            (hz / 2.0..hz * 2.0).contains(&rate),
+            "{rate} ticks a second, {hz} read"
+        );
+    }
+
+    /// This process's own CPU time (`who`: itself or its waited-for
+    /// children) in ns, read apart from `own_cpu_ns`.
+    fn rusage_ns(who: libc::c_int) -> u128 {
+        // SAFETY: an all-zero rusage is a valid value for the call to fill.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: ru is a valid rusage.
+        assert_eq!(unsafe { libc::getrusage(who, &mut ru) }, 0);
+        let d = |t: libc::timeval| {
+            std::time::Duration::from_secs(t.tv_sec as u64)
+                + std::time::Duration::from_micros(t.tv_usec as u64)
+        };
+        (d(ru.ru_utime) + d(ru.ru_stime)).as_nanos()
+    }
+
+    #[test]
+    fn our_own_cpu_time_is_ours_and_our_childrens_user_and_system_time() {
+        // A child that spun: its CPU time is ours once waited for (a
+        // program `tune` runs is no other task).
+        for _ in 0..100 {
+            if rusage_ns(libc::RUSAGE_CHILDREN) >= 1_000_000 {
+                break;
+            }
+            let spin = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
+            let ok = std::process::Command::new("sh").args(["-c", spin]).status();
+            assert!(ok.unwrap().success());
+        }
+        let children = rusage_ns(libc::RUSAGE_CHILDREN);
+        assert!(children >= 1_000_000, "{children} ns");
+        // Both only grow: ours read between two readings of both lies
+        // between their sums.
+        let before = rusage_ns(libc::RUSAGE_SELF) + rusage_ns(libc::RUSAGE_CHILDREN);
+        let own = own_cpu_ns().unwrap() as u128;
+        let after = rusage_ns(libc::RUSAGE_SELF) + rusage_ns(libc::RUSAGE_CHILDREN);
+        assert!(
+            (before..=after).contains(&own),
+            "{before} <= {own} <= {after}"
+        );
     }
 
     #[test]

@@ -318,6 +318,25 @@ mod tests {
         assert_eq!(s(vec![], vec![]).lost(&t), None);
     }
 
+    #[test]
+    fn a_late_start_as_long_as_the_workers_own_time_off_leaves_its_own_reason() {
+        // 1.5 % late and as long off its CPU in its passes without a
+        // switch: 3 % lost, neither share the larger, so the worker's own
+        // reason stands; with a nanosecond less of its own, the late start
+        // is what pushed it over.
+        let t = Timer::monotonic_raw();
+        let m = 10_000_000;
+        let d = m * 15 / 1000;
+        // The late start as this timer reads it.
+        let late = t.elapsed_ns(Stamp(0), Stamp(d)) as u64;
+        let s = |own: u64| TeamSample {
+            stamps: vec![(Stamp(0), Stamp(m), 0), (Stamp(d), Stamp(m), 0)],
+            holds: vec![hold(m, 0, 0), hold(m - d, own, 0)],
+        };
+        assert_eq!(s(late).lost(&t), Some(Lost::OffCpu));
+        assert_eq!(s(late - 1).lost(&t), Some(Lost::Preempted));
+    }
+
     /// A cell of two workers as the coordinator judges it, from what the
     /// kernel said of each worker's hold over each sample and when each
     /// started: `sample(now_ns, k, shorten)` gives the k-th sample's

@@ -80,10 +80,11 @@ impl Length {
         } else {
             self.run += 1;
         }
-        // Two lost, a quarter or more of the samples since the last change:
-        // halve at once (a busy machine loses the first two long samples,
-        // and waiting for eight would spend the budget on lost ones).
-        if self.window_lost >= 2 && self.window_lost * 4 >= self.window {
+        // Two lost since the last change or window (so a quarter or more
+        // of at most eight samples): halve at once (a busy machine loses
+        // the first two long samples, and waiting for eight would spend
+        // the budget on lost ones).
+        if self.window_lost >= 2 {
             if self.divisor < MAX_SHORTEN {
                 self.divisor *= 2;
                 self.most = self.most.max(self.divisor);
@@ -158,6 +159,19 @@ mod tests {
         assert_eq!(l.divisor(), 2);
         l.record(false);
         assert_eq!(l.divisor(), 1);
+    }
+
+    #[test]
+    fn two_lost_anywhere_in_eight_halve_and_sixteen_held_double_back() {
+        // Two lost at the end of a window of eight: halved for the ninth.
+        let (d, _) = lengths([false; 6].into_iter().chain([true; 2]).chain([false]));
+        assert_eq!(d[..8], [1; 8]);
+        assert_eq!(d[8], 2);
+        // Then sixteen held samples at that length, and the next is whole.
+        let (d, l) = lengths([true, true].into_iter().chain([false; 17]));
+        assert_eq!(d[2..18], [2; 16]);
+        assert_eq!(d[18], 1);
+        assert_eq!(l.most(), 2);
     }
 
     #[test]
