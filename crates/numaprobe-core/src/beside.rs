@@ -95,14 +95,11 @@ fn own_cpu_ns() -> Option<u64> {
     Some(of(libc::RUSAGE_SELF)? + of(libc::RUSAGE_CHILDREN).unwrap_or(0))
 }
 
+/// The rate of `/proc/stat`'s ticks (the kernel's `USER_HZ`).
 fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if hz > 0 {
-        hz as f64
-    } else {
-        100.0
-    }
+    // SAFETY: sysconf has no preconditions. For the tick rate it cannot
+    // fail: glibc answers with the kernel's AT_CLKTCK, musl with 100.
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) as f64 }
 }
 
 impl Watch {
@@ -124,16 +121,17 @@ impl Watch {
     /// second: ten ticks at the usual 100 Hz).
     pub fn others_busy_cpus(&self) -> Option<f64> {
         let wall_s = self.at.elapsed().as_secs_f64();
-        if wall_s < 0.1 {
-            return None;
-        }
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         self.others_until(busy_ticks(&stat)?, own_cpu_ns()?, wall_s)
     }
 
     /// Other tasks' busy CPUs from this watch's readings to `busy_ticks`
-    /// and `own_ns` read `wall_s` later, to two decimals.
+    /// and `own_ns` read `wall_s` later, to two decimals; None below a
+    /// tenth of a second.
     fn others_until(&self, busy_ticks: u64, own_ns: u64, wall_s: f64) -> Option<f64> {
+        if wall_s < 0.1 {
+            return None;
+        }
         let busy = busy_ticks.saturating_sub(self.busy_ticks);
         let own = own_ns.saturating_sub(self.own_ns);
         others_busy(busy as f64 / ticks_per_second(), own as f64 / 1e9, wall_s)
@@ -286,6 +284,9 @@ mod tests {
         );
         // Over two seconds, half as many.
         assert_eq!(w.others_until(busy, 5_000_000_000, 2.0), Some(1.0));
+        // A tenth of a second is the least the ticks say anything of.
+        assert_eq!(w.others_until(busy, 5_000_000_000, 0.1), Some(20.0));
+        assert_eq!(w.others_until(busy, 5_000_000_000, 0.0999), None);
     }
 
     /// /proc/stat's total ticks over all CPUs since boot, and how many CPUs.
