@@ -93,8 +93,12 @@ fn set_aside_note(r: &PolicyReport) -> Option<String> {
         .cases
         .iter()
         .flat_map(|c| &c.policies)
-        .fold((0, 0), |(t, a), o| {
-            (t + o.sample_count(), a + o.set_aside_count())
+        // A document's `left_out` counts may be anything: summed saturating.
+        .fold((0usize, 0usize), |(t, a), o| {
+            (
+                t.saturating_add(o.sample_count()),
+                a.saturating_add(o.set_aside_count()),
+            )
         });
     (aside > 0).then(|| {
         format!(
@@ -397,6 +401,25 @@ mod tests {
         let mut empty = r.cases[0].policies[1].clone();
         empty.leave_out_samples();
         assert!(empty.left_out.is_none());
+        // Counts past the largest integer, two outcomes of them: the note
+        // says the most there can be, where the sum wrapped or stopped.
+        let mut hostile = slim.clone();
+        let twin = hostile.cases[0].policies[0].clone();
+        hostile.cases[0].policies.push(twin);
+        for o in &mut hostile.cases[0].policies {
+            o.samples.clear();
+            o.left_out = Some(crate::model::policy::LeftOut {
+                samples: usize::MAX,
+                set_aside: usize::MAX,
+                gbps: None,
+            });
+        }
+        let note = set_aside_note(&hostile).unwrap();
+        let most = usize::MAX;
+        assert!(
+            note.starts_with(&format!("{most} of {most} samples set aside")),
+            "{note}"
+        );
     }
 
     #[test]
