@@ -34,6 +34,7 @@ pub mod machine;
 pub mod matrix;
 mod matrix_json;
 pub mod mlc;
+mod node_sets;
 mod pin_report;
 pub mod policy;
 pub mod slit;
