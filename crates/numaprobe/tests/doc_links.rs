@@ -8,6 +8,12 @@
 //! `<!-- bench: COMMAND -->` ... `<!-- /bench -->` that bench/refresh-docs
 //! fills from the bench's output, and every region must be closed, name an
 //! executable `bench/` script and say first when it was measured.
+//!
+//! And it keeps the production page's recipes run as written: every code
+//! block of doc/production.md follows a `<!-- recipe: NAME -->` marker, a
+//! check reads that block from the page (`cli_recipes.rs`, or
+//! `scripts/slurm-test` and `scripts/export-test` through their `recipe`
+//! function), and doc/testing.md's table names the check for it.
 
 use std::path::{Path, PathBuf};
 
@@ -361,5 +367,91 @@ fn broken_measured_regions_are_caught() {
     assert_eq!(
         shell_words("A=1 CMDS=\"x y\" bench/good ''"),
         ["A=1", "CMDS=x y", "bench/good", ""]
+    );
+}
+
+/// What is wrong with the recipes of a page: a code block without a
+/// `<!-- recipe: NAME -->` marker on the line before it, a recipe no reader
+/// reads (`recipe("PAGE", "NAME")` in a Rust test, `recipe PAGE NAME` in a
+/// script), one testing.md's table has no row for (`| `NAME` |`).
+fn recipe_gaps(page: &str, text: &str, readers: &[&str], table: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut fenced = false;
+    let mut before = "";
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            if !fenced {
+                let name = before
+                    .strip_prefix("<!-- recipe: ")
+                    .and_then(|r| r.strip_suffix(" -->"));
+                match name {
+                    None => bad.push(format!(
+                        "{page}:{}: a code block without a <!-- recipe: NAME --> marker",
+                        i + 1
+                    )),
+                    Some(n) => {
+                        let rust = format!("recipe(\"{page}\", \"{n}\")");
+                        let script = format!("recipe {page} {n}");
+                        if !readers
+                            .iter()
+                            .any(|r| r.contains(&rust) || r.contains(&script))
+                        {
+                            bad.push(format!("{page}:{}: recipe {n} is read by no check", i + 1));
+                        }
+                        if !table.contains(&format!("| `{n}` |")) {
+                            bad.push(format!(
+                                "{page}:{}: recipe {n} has no row in doc/testing.md's recipe table",
+                                i + 1
+                            ));
+                        }
+                    }
+                }
+            }
+            fenced = !fenced;
+        }
+        if !t.is_empty() {
+            before = t;
+        }
+    }
+    bad
+}
+
+fn recipe_readers(root: &Path) -> Vec<String> {
+    [
+        "crates/numaprobe/tests/cli_recipes.rs",
+        "scripts/slurm-test",
+        "scripts/export-test",
+    ]
+    .iter()
+    .map(|f| std::fs::read_to_string(root.join(f)).unwrap())
+    .collect()
+}
+
+#[test]
+fn every_production_recipe_is_run_as_written_by_a_named_check() {
+    let root = repo_root();
+    let text = std::fs::read_to_string(root.join("doc/production.md")).unwrap();
+    let table = std::fs::read_to_string(root.join("doc/testing.md")).unwrap();
+    let readers = recipe_readers(&root);
+    let readers: Vec<&str> = readers.iter().map(String::as_str).collect();
+    let bad = recipe_gaps("production.md", &text, &readers, &table);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(text.matches("<!-- recipe: ").count() >= 12);
+}
+
+#[test]
+fn recipe_gaps_are_caught() {
+    let page = "<!-- recipe: read -->\n```sh\nx\n```\n\n```sh\ny\n```\n\n<!-- recipe: unread -->\n  ```sh\n  z\n  ```\n<!-- recipe: untabled -->\n```text\nw\n```\n";
+    let readers = ["recipe(\"p.md\", \"read\")", "recipe p.md untabled"];
+    let table = "| `read` | x |\n| `unread` | y |\n";
+    let bad = recipe_gaps("p.md", page, &readers, table);
+    assert_eq!(
+        bad,
+        [
+            "p.md:6: a code block without a <!-- recipe: NAME --> marker",
+            "p.md:11: recipe unread is read by no check",
+            "p.md:15: recipe untabled has no row in doc/testing.md's recipe table",
+        ]
     );
 }
