@@ -192,6 +192,39 @@ fn the_summary_names_what_was_compared() {
         "{out}"
     );
 
+    // A report folder of matrices (no topology, no run.json) against a
+    // measured document: nothing of the machine is read, so the answer
+    // names the document, and the JSON its cell sections alone.
+    let folder = t.path().join("matrices");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::copy(&fixture, folder.join("latency.json")).unwrap();
+    let bw = fixture.with_file_name("bandwidth.json");
+    std::fs::copy(&bw, folder.join("bandwidth.json")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(["check", "--expect", s(&folder), "--measured", s(&b)])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = text(&o.stdout);
+    assert_eq!(
+        out.lines().next(),
+        Some(format!("{} matches {} (report)", s(&b), s(&folder)).as_str()),
+        "{out}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(["check", "--expect", s(&folder), "--measured", s(&b)])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["expect_kind"], "report", "{doc}");
+    assert_eq!(doc["measured"], s(&b), "{doc}");
+    assert_eq!(
+        doc["sections"],
+        serde_json::json!(["latency", "bandwidth"]),
+        "{doc}"
+    );
+
     // A run against this node's run with every section: the machine is
     // read as well as the measured run. Whether it matches depends on the
     // host (the expectation is another machine's), what the line names

@@ -245,7 +245,7 @@ fn a_buffer_that_does_not_fit_fails_its_cells_and_exits_1() {
     assert!(stderr.contains("does not fit in node 0's allocatable memory (0 B now)"));
     assert!(stderr
         .trim_end()
-        .ends_with("the other cells are in the output"));
+        .ends_with("each failure is listed in the output"));
     // Both cells shared the buffer that did not fit; each failure is shown.
     let failed: Vec<&str> = stdout
         .lines()
@@ -259,6 +259,42 @@ fn a_buffer_that_does_not_fit_fails_its_cells_and_exits_1() {
             .contains("(incomplete: 2 cell(s) failed (each listed as `failed`, with its reason))"),
         "{stdout}"
     );
+}
+
+/// The manual's fault-injected `bandwidth --scaling` example is what this
+/// build prints for the command it shows: the progress's `cell failed`
+/// lines, stdout, then the closing error, line for line. The system check's
+/// warnings (the load at the time) are left out on both sides.
+#[test]
+fn the_manuals_failed_scaling_example_is_what_the_build_prints() {
+    let page =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../doc/commands/latency-bandwidth.md");
+    let page = std::fs::read_to_string(page).unwrap();
+    let prompt = "$ NUMAPROBE_FAULT_FULL_CELL=0 numaprobe ";
+    let at = page.find(prompt).expect("the example's command line");
+    let block = &page[at..];
+    let block = &block[..block.find("\n```").expect("the example's end")];
+    let mut lines = block.lines();
+    let command = lines.next().unwrap().strip_prefix(prompt).unwrap();
+    let args: Vec<&str> = command.split_whitespace().collect();
+    let not_warning = |l: &&str| !l.starts_with("numaprobe: warning: system check:");
+    let shown: Vec<&str> = lines.filter(not_warning).collect();
+
+    let out = numaprobe_with_full_cell(0, &args, Path::new("."));
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    let progress = |l: &&str| l.starts_with("numaprobe: cell failed:");
+    let exit = format!("[exit {}]", out.status.code().unwrap());
+    let printed: Vec<&str> = stderr
+        .lines()
+        .filter(progress)
+        .chain(stdout.lines())
+        .chain(stderr.lines().filter(|l| !progress(l)).filter(not_warning))
+        .chain([exit.as_str()])
+        .collect();
+    assert_eq!(shown, printed, "\n{stdout}\n{stderr}");
 }
 
 #[test]

@@ -323,11 +323,17 @@ impl MatrixResult {
 
     /// One line for the end of a run with failed cells (None without):
     /// how many of the `planned` cells failed, the first one and why, and
-    /// that the others are in the output.
+    /// where the rest is: the other cells, or when none was measured each
+    /// failure, in the output.
     pub fn failure_summary(&self, planned: usize) -> Option<String> {
         let first = self.failed.first()?;
+        let rest = if self.cells.is_empty() {
+            "each failure is listed in the output"
+        } else {
+            "the other cells are in the output"
+        };
         Some(format!(
-            "{} of {planned} cells failed (first: {first}); the other cells are in the output",
+            "{} of {planned} cells failed (first: {first}); {rest}",
             self.failed.len()
         ))
     }

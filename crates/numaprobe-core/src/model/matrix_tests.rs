@@ -100,6 +100,12 @@ fn the_failure_summary_names_the_count_and_the_first_cell() {
         "2 of 256 cells failed (first: CPU 4 (node 1) -> memory node 2: 70 MiB does not fit in node 2's allocatable memory (51 MiB now)); the other cells are in the output"
     );
     assert!(m.failed[1].to_string().starts_with("CPUs 0-1 (node 0)"));
+    // With no cell measured there are no others to point to.
+    m.cells.clear();
+    assert!(m
+        .failure_summary(2)
+        .unwrap()
+        .ends_with("); each failure is listed in the output"));
 }
 
 #[test]

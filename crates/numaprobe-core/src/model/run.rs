@@ -123,8 +123,13 @@ impl<P, C, T> RunReport<P, C, T> {
             }
         }
         (failed > 0).then(|| {
+            let rest = if failed == planned {
+                "each failure is listed in the output and the report"
+            } else {
+                "the other cells are in the output and the report"
+            };
             format!(
-                "{failed} of {planned} planned cells failed ({}); the other cells are in the output and the report",
+                "{failed} of {planned} planned cells failed ({}); {rest}",
                 parts.join("; ")
             )
         })
