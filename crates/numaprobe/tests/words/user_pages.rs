@@ -46,7 +46,7 @@ const INTERNALS: [&str; 5] = [
 /// Acronyms a user page expands at its first use in prose, with the
 /// expansion that must stand before it or right after it (compared in
 /// lowercase, a hyphen read as a space).
-const ACRONYMS: [(&str, &str); 33] = [
+const ACRONYMS: [(&str, &str); 37] = [
     ("SLIT", "system locality information table"),
     ("HMAT", "heterogeneous memory attribute table"),
     ("NUMA", "non-uniform memory access"),
@@ -80,6 +80,10 @@ const ACRONYMS: [(&str, &str); 33] = [
     ("MCS", "mellor-crummey and scott"),
     ("QOS", "quality of service"),
     ("SD", "standard deviation"),
+    ("VM", "virtual machine"),
+    ("KVM", "kernel-based virtual machine"),
+    ("ETA", "estimated time of arrival"),
+    ("SPR", "sapphire rapids"),
 ];
 
 fn user_pages(root: &Path) -> Vec<PathBuf> {
@@ -263,12 +267,26 @@ fn rust_files(line: &str) -> Vec<String> {
     out
 }
 
+/// The source folders `line` names (`crates/numaprobe-core/src/analysis/`):
+/// a path through a crate's `src/` that is not a panic's location as the
+/// program prints it (`src/fault.rs:108`). Where the code lies belongs in
+/// doc/architecture.md.
+fn source_folders(line: &str) -> Vec<String> {
+    line.split(|c: char| c.is_whitespace() || "`()[],;\"'".contains(c))
+        .filter(|w| w.contains("src/") && !w.ends_with(".rs") && !w.contains(".rs:"))
+        .map(str::to_string)
+        .collect()
+}
+
 /// What a user page says that is not the user's: (line, finding).
 fn user_page_findings(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         for file in rust_files(line) {
             out.push((n + 1, format!("\"{file}\" is one of the code's files")));
+        }
+        for folder in source_folders(line) {
+            out.push((n + 1, format!("\"{folder}\" is one of the code's folders")));
         }
     }
     for (line, name) in names(text) {
@@ -376,6 +394,13 @@ fn a_user_page_with_a_rig_an_internal_or_a_bare_acronym_is_caught() {
     assert!(caught("the heuristics are listed in smbios/slots.rs)\n"));
     assert!(caught("`numaprobe_core::job::conclusions`\n"));
     assert!(caught("`MatrixResult::push` adds a cell\n"));
+    assert!(caught(
+        "How it works (`crates/numaprobe-core/src/analysis/`):\n"
+    ));
+    assert!(caught("see src/job for the plan\n"));
+    assert!(caught("a 2-vCPU KVM guest\n"));
+    assert!(caught("on this VM the figures spread\n"));
+    assert!(caught("the ETA counts each step\n"));
     assert!(!caught(
         "the System Locality Information Table (SLIT) says 10; the SLIT\n"
     ));
@@ -403,4 +428,7 @@ fn a_user_page_with_a_rig_an_internal_or_a_bare_acronym_is_caught() {
         "```text\ninjected panic at crates/numaprobe-core/src/fault.rs:108; the\n```\n"
     ));
     assert!(!caught("`run.json`, `a.rst`, `x.rsa`, the .rs extension\n"));
+    assert!(!caught(
+        "a virtual machine (VM); the VM's cache; an estimated time of arrival (ETA)\n"
+    ));
 }
