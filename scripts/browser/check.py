@@ -53,10 +53,13 @@ SECTIONS = {
                 "rankings", "binding"],
 }
 # Pictures every report of that kind must show (and, for the fixture's 64
-# nodes, the interconnect picture it must not draw).
+# nodes, the interconnect picture it must not draw). Between them the two
+# reports hold every chart the report can draw (loaded latency, sweep,
+# study, interconnect, rankings), each named, so that each is checked at
+# both widths.
 REQUIRED = {
     "live": ["section#topology svg.topology", "section#matrices table.heat",
-             "section#study svg"],
+             "section#study svg", "section#loaded svg", "section#sweep svg"],
     "fixture": ["section#topology svg.topology", "section#matrices table.heat",
                 "section#interconnect svg", "section#rankings svg.ranking", "#absent"],
 }
