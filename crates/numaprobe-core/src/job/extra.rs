@@ -359,6 +359,17 @@ fn sweep_config(ctx: &Context) -> (sweep::SweepConfig, Option<String>) {
 
 /// One phase: its share, the skip conditions, the experiment through a
 /// step keeper, and its status.
+/// How far a phase got when it was stopped. A phase stopped during its
+/// set-up has not yet said how many steps it plans, and "after 0 of 0
+/// steps" would read as a phase with nothing to do.
+fn so_far(done: usize, total: usize) -> String {
+    if done == 0 {
+        "before its first step".into()
+    } else {
+        format!("after {done} of {total} steps")
+    }
+}
+
 fn phase<T: Ends>(
     ctx: &Context,
     extra: Extra,
@@ -427,10 +438,16 @@ fn phase<T: Ends>(
         Ok(r) if r.complete() => (ExtraStatus::Measured, None, Some(r)),
         Ok(r) => {
             let why = if r.interrupted() {
-                format!("interrupted after {done} of {total} steps")
+                format!("interrupted {}", so_far(done, total))
             } else if spent {
+                let rest = if done == 0 {
+                    ""
+                } else {
+                    "; the rest were skipped"
+                };
                 format!(
-                    "{SHARE_SPENT} ({share:.1} s) was spent after {done} of {total} steps; the rest were skipped"
+                    "{SHARE_SPENT} ({share:.1} s) was spent {}{rest}",
+                    so_far(done, total)
                 )
             } else if let Some(f) = r.failures() {
                 format!("{done} of {total} steps measured; {f}")

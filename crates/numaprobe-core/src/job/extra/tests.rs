@@ -55,6 +55,9 @@ enum Act {
     /// Run `steps` steps of `secs` each on the fake clock, stopping when
     /// the keeper says time is out.
     Steps(usize, f64),
+    /// Spend `secs` setting up on the fake clock, then stop before any
+    /// step if the keeper says time is out.
+    SetUp(f64),
 }
 
 struct Fake<'a> {
@@ -84,6 +87,10 @@ impl Fake<'_> {
                     p.step_finished(s, n);
                 }
                 Ok(true)
+            }
+            Act::SetUp(secs) => {
+                self.now.set(self.now.get() + secs);
+                Ok(!p.out_of_time())
             }
         }
     }
@@ -270,6 +277,30 @@ fn a_phase_stops_between_steps_when_its_share_is_spent() {
     // What c2c left goes to the later phases.
     assert_eq!(out.loaded_latency.record.status, ExtraStatus::Measured);
     assert!(!out.interrupted());
+}
+
+#[test]
+fn a_share_spent_in_set_up_says_so_rather_than_after_0_of_0_steps() {
+    let t = topo(2);
+    // c2c's 1.6 s share goes on its set-up before it has planned a step.
+    let (out, _seen, _fake) = run_fake(
+        &t,
+        10.0,
+        2.0,
+        [
+            Act::SetUp(2.0),
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+            Act::Steps(1, 0.1),
+        ],
+    );
+    let r = &out.c2c.record;
+    assert_eq!(r.status, ExtraStatus::Partial);
+    assert_eq!((r.steps_done, r.steps_planned), (0, 0));
+    assert_eq!(
+        r.reason.as_deref(),
+        Some("its share of the budget (1.6 s) was spent before its first step")
+    );
 }
 
 #[test]
