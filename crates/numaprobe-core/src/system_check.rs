@@ -6,8 +6,11 @@
 //! manner of pyperf's system check: what it finds goes into every
 //! document's provenance and, as warnings, onto the terminal.
 //!
-//! Everything is read below a root path; [`assess`] works on the parsed
-//! values alone, so every verdict is tested with written samples.
+//! Everything is read below a root path, through the bounded reader of
+//! outside files (`model::input`): a FIFO or device where a procfs or sysfs
+//! file should be, or a file past the size limit, reads as unknown instead
+//! of blocking or filling memory. [`assess`] works on the parsed values
+//! alone, so every verdict is tested with written samples.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -179,7 +182,7 @@ pub fn assess(c: &SystemCheck) -> Vec<String> {
 /// Read the machine below `root` for a run on `cpus`, sampling steal over
 /// `interval` (the calling thread sleeps that long).
 pub fn read_below(root: &Path, cpus: &[u32], interval: Duration) -> SystemCheck {
-    let read = |rel: &str| std::fs::read_to_string(root.join(rel)).ok();
+    let read = |rel: &str| crate::model::input::read_text(&root.join(rel)).ok();
     let before = read("proc/stat").map(|t| parse_stat(&t));
     std::thread::sleep(interval);
     let after = read("proc/stat").map(|t| parse_stat(&t));
@@ -353,6 +356,30 @@ procs_running 1
         assert_eq!(c.steal_percent, None);
         assert!(c.governors.is_empty() && c.thp.is_none());
         assert!(c.quiet());
+    }
+
+    #[test]
+    fn a_fifo_or_device_in_place_of_a_file_reads_as_unknown_and_the_rest_is_read() {
+        let root = std::env::temp_dir().join(format!("numaprobe-syscheck-odd-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let gov = root.join("sys/devices/system/cpu/cpu0/cpufreq");
+        std::fs::create_dir_all(root.join("proc")).unwrap();
+        std::fs::create_dir_all(&gov).unwrap();
+        // A device that never ends: read whole, it fills memory.
+        std::os::unix::fs::symlink("/dev/zero", root.join("proc/stat")).unwrap();
+        // A FIFO without a writer: opened and read, it blocks for ever.
+        let fifo = std::ffi::CString::new(
+            gov.join("scaling_governor").into_os_string().into_encoded_bytes(),
+        )
+        .unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::write(root.join("proc/loadavg"), "0.50 0.40 0.30 1/100 42\n").unwrap();
+        let c = read_below(&root, &[0], Duration::from_millis(1));
+        assert_eq!(c.steal_percent, None);
+        assert_eq!(c.other_running, None);
+        assert!(c.governors.is_empty());
+        assert_eq!(c.load_1m, Some(0.5));
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
