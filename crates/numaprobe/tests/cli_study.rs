@@ -448,3 +448,42 @@ fn bad_distance_files_name_the_file_and_what_was_expected() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_chart_past_the_pixel_budget_is_refused_before_measuring() {
+    // 451 one-thread bars in one experiment: a 54280x590 pixel chart, past
+    // the 32 million pixels of one picture (450 fit).
+    let mut cases = vec!["study"];
+    for i in 0..451 {
+        if i > 0 {
+            cases.push("/");
+        }
+        cases.push("0.0.w.0");
+    }
+    let json = temp("past-budget.json");
+    let png = temp("past-budget.png");
+    let dir = temp("past-budget-charts");
+    let json_s = json.to_str().unwrap();
+    for chart in [
+        ["--chart-png", png.to_str().unwrap()],
+        ["--chart-svg", png.to_str().unwrap()],
+        ["--chart", dir.to_str().unwrap()],
+    ] {
+        let mut args = cases.clone();
+        args.extend(["--output", json_s]);
+        args.extend(chart);
+        args.extend(TINY);
+        let err = usage_error(
+            &args,
+            &[
+                chart[0],
+                "54280x590 pixel chart (32025200 pixels)",
+                "32000000",
+            ],
+        );
+        // Refused before the first case: --output is written after each.
+        assert!(!json.exists(), "{err}");
+        assert!(!png.exists() && !dir.exists(), "{err}");
+    }
+    remove(&[&json, &png, &dir]);
+}

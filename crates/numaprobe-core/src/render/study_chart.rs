@@ -10,6 +10,7 @@
 use super::chart::{self, FONT};
 use crate::model::hops::hop_words;
 use crate::model::study::{CaseResult, ExperimentResult, StudyReport};
+use crate::model::study_plan::{ExperimentPlan, StudyPlan};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -24,7 +25,17 @@ pub enum ChartError {
     Png(String),
     #[error("a {0}x{1} pixel picture has more bytes than this machine can address; draw fewer cases or threads at once")]
     TooLarge(u32, u32),
+    #[error("a {w}x{h} pixel chart ({} pixels) is past the {MAX_PIXELS} pixels numaprobe draws in one picture; the table, CSV and JSON hold every case: draw fewer cases or threads at once", u64::from(*w) * u64::from(*h))]
+    PastBudget { w: u32, h: u32 },
 }
+
+/// The most pixels one chart may have: 32 million, 96 MiB of RGB while the
+/// PNG is drawn. One experiment fits 450 one-thread bars (`(120 x 450 +
+/// 160) x 590` pixels) or 439 two-thread bars (`52840 x 605`); the presets'
+/// largest panel (`myths`, at most 64 cases) is 4.7 million. Past this a bar chart is no longer
+/// read bar by bar, and its picture would cost memory in proportion to
+/// cases times threads (1000 cases of 1000 threads: 5.6 GB).
+pub const MAX_PIXELS: u64 = 32_000_000;
 
 fn draw_err<E: std::fmt::Debug>(e: E) -> ChartError {
     ChartError::Draw(format!("{e:?}"))
@@ -60,6 +71,50 @@ fn drawn(report: &StudyReport) -> Vec<&ExperimentResult> {
 // checks on).
 fn panel_width(e: &ExperimentResult) -> u32 {
     width_for(e.cases.len())
+}
+
+/// A panel's size from its number of cases and the most threads in one.
+fn panel_size(cases: usize, max_threads: usize) -> (u32, u32) {
+    let lines = u32::try_from(max_threads).map_or(u32::MAX, |n| n.saturating_add(1));
+    (width_for(cases), height_for(lines))
+}
+
+/// Panels stacked vertically: the widest one's width, the heights summed.
+fn stacked(panels: impl Iterator<Item = (u32, u32)>) -> (u32, u32) {
+    panels.fold((MIN_WIDTH, 0u32), |(w, h), (pw, ph)| {
+        (w.max(pw), h.saturating_add(ph))
+    })
+}
+
+/// Refused past [`MAX_PIXELS`], before a pixel is allocated.
+fn within_budget((w, h): (u32, u32)) -> Result<(), ChartError> {
+    if u64::from(w) * u64::from(h) > MAX_PIXELS {
+        return Err(ChartError::PastBudget { w, h });
+    }
+    Ok(())
+}
+
+fn planned_panels<'a>(
+    experiments: impl Iterator<Item = &'a ExperimentPlan> + 'a,
+) -> impl Iterator<Item = (u32, u32)> + 'a {
+    experiments.filter(|e| !e.cases.is_empty()).map(|e| {
+        let threads = e.cases.iter().map(|c| c.threads.len()).max().unwrap_or(0);
+        panel_size(e.cases.len(), threads)
+    })
+}
+
+/// Whether the whole study's chart (every experiment, one panel each) fits
+/// [`MAX_PIXELS`], known from the plan before anything is measured: a run
+/// draws at most the cases it planned.
+pub fn plan_fits(plan: &StudyPlan) -> Result<(), ChartError> {
+    within_budget(stacked(planned_panels(plan.experiments.iter())))
+}
+
+/// Whether every experiment's chart alone fits [`MAX_PIXELS`].
+pub fn plan_fits_each(plan: &StudyPlan) -> Result<(), ChartError> {
+    planned_panels(plan.experiments.iter())
+        .map(|size| within_budget(stacked(std::iter::once(size))))
+        .collect()
 }
 
 fn width_for(cases: usize) -> u32 {
@@ -99,15 +154,11 @@ fn rgb_bytes(w: u32, h: u32) -> Result<usize, ChartError> {
 
 /// Size of the whole image: panels stacked vertically.
 fn size(experiments: &[&ExperimentResult]) -> (u32, u32) {
-    let w = experiments
-        .iter()
-        .map(|e| panel_width(e))
-        .max()
-        .unwrap_or(MIN_WIDTH);
-    let h = experiments
-        .iter()
-        .fold(0u32, |h, e| h.saturating_add(panel_height(e)));
-    (w, h)
+    stacked(
+        experiments
+            .iter()
+            .map(|e| (panel_width(e), panel_height(e))),
+    )
 }
 
 /// The whole study as one SVG document.
@@ -116,10 +167,12 @@ pub fn svg(report: &StudyReport) -> Result<String, ChartError> {
     if experiments.is_empty() {
         return Err(ChartError::Empty);
     }
+    let size = size(&experiments);
+    within_budget(size)?;
     register_font()?;
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, size(&experiments)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         draw_all(&root, &experiments)?;
         root.present().map_err(draw_err)?;
     }
@@ -132,8 +185,9 @@ pub fn png(report: &StudyReport) -> Result<Vec<u8>, ChartError> {
     if experiments.is_empty() {
         return Err(ChartError::Empty);
     }
-    register_font()?;
     let (w, h) = size(&experiments);
+    within_budget((w, h))?;
+    register_font()?;
     let mut rgb = vec![0u8; rgb_bytes(w, h)?];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
@@ -417,6 +471,79 @@ mod tests {
         let (_, height) = size(&drawn(&r));
         assert!(ys[0] < panel && ys[1] > panel, "{ys:?}");
         assert!(ys[1] < f64::from(height), "{ys:?} beyond the image");
+    }
+
+    fn with_cases(n: usize) -> StudyReport {
+        let mut r = sample_report();
+        let one = r.experiments[0].cases[0].clone();
+        r.experiments[0].cases = vec![one; n];
+        r
+    }
+
+    #[test]
+    fn the_pixel_budget_is_held_at_its_edge() {
+        // One experiment: 450 one-thread bars fit, 451 do not; 439
+        // two-thread bars (a line more of labels below each) fit, 440 not.
+        assert!(within_budget(panel_size(450, 1)).is_ok());
+        assert!(within_budget(panel_size(439, 2)).is_ok());
+        assert!(within_budget(panel_size(440, 2)).is_err());
+        let e = within_budget(panel_size(451, 1)).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "a 54280x590 pixel chart (32025200 pixels) is past the 32000000 pixels numaprobe draws in one picture; the table, CSV and JSON hold every case: draw fewer cases or threads at once"
+        );
+        // Threads lengthen the panel: one case of 2332 threads fits, 2333 not.
+        assert!(within_budget(panel_size(1, 2332)).is_ok());
+        assert!(within_budget(panel_size(1, 2333)).is_err());
+        // 1000 cases of 1000 threads (5.6 GB of pixels) and counts past 32
+        // bits are refused, not allocated.
+        assert!(within_budget(panel_size(1000, 1000)).is_err());
+        assert!(within_budget(panel_size(usize::MAX, usize::MAX)).is_err());
+    }
+
+    #[test]
+    fn a_chart_past_the_budget_is_refused_before_a_pixel_is_allocated() {
+        // The sample's cases have two threads.
+        let (w, h) = size(&drawn(&with_cases(439)));
+        assert!(u64::from(w) * u64::from(h) <= MAX_PIXELS);
+        let r = with_cases(440);
+        assert!(matches!(
+            png(&r),
+            Err(ChartError::PastBudget { w: 52960, h: 605 })
+        ));
+        assert!(matches!(svg(&r), Err(ChartError::PastBudget { .. })));
+        // Two experiments of 300 cases fit alone, not stacked in one picture.
+        let mut two = with_cases(300);
+        let mut second = two.experiments[0].clone();
+        second.id = "second".into();
+        two.experiments.push(second);
+        assert!(matches!(png(&two), Err(ChartError::PastBudget { .. })));
+        assert!(experiment_svg(&two, "second").is_ok());
+    }
+
+    #[test]
+    fn a_plan_is_checked_as_its_charts_would_be_drawn() {
+        use crate::experiments::study::testing::synthetic;
+        use crate::experiments::study::{parse_labels, plan_custom, HopMap, PlanOptions};
+        let t = synthetic(2, 2, None);
+        let hm = HopMap::from_topology(&t);
+        let case = parse_labels(&["0.0.w.0", "1.0.w.1"]).unwrap();
+        let plan = |n: usize| {
+            plan_custom(&t, &hm, &vec![case.clone(); n], &PlanOptions::default()).unwrap()
+        };
+        assert!(plan_fits(&plan(439)).is_ok());
+        assert!(plan_fits_each(&plan(439)).is_ok());
+        assert!(matches!(
+            plan_fits(&plan(440)),
+            Err(ChartError::PastBudget { w: 52960, h: 605 })
+        ));
+        assert!(plan_fits_each(&plan(440)).is_err());
+        let mut two = plan(300);
+        let mut second = two.experiments[0].clone();
+        second.id = "second".into();
+        two.experiments.push(second);
+        assert!(plan_fits(&two).is_err());
+        assert!(plan_fits_each(&two).is_ok());
     }
 
     #[test]

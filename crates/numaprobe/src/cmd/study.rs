@@ -318,7 +318,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         svg: args.chart_svg.clone(),
         png: args.chart_png.clone(),
     };
-    charts.prepare()?;
+    charts.prepare(&plan)?;
     let keep = args.samples.keep_samples;
     let written = |r: &StudyReport| document(r, format, keep);
     let report = measure_plan(&topo, &plan, &cfg, &sink, &written, &charts)?;
@@ -348,8 +348,24 @@ impl Charts {
         self.dir.is_some() || self.svg.is_some() || self.png.is_some()
     }
 
-    /// Fail before measuring when a chart cannot be written.
-    fn prepare(&self) -> anyhow::Result<()> {
+    /// Fail before measuring when a chart cannot be written, or would be
+    /// past the pixels one chart may have: the run draws at most the cases
+    /// it planned, and a refusal after hours of measuring would come too late.
+    fn prepare(&self, plan: &StudyPlan) -> anyhow::Result<()> {
+        if let Some(d) = &self.dir {
+            study_chart::plan_fits_each(plan)
+                .map_err(|e| usage(format!("--chart {}: {e}", d.display())))?;
+        }
+        for (flag, f) in [("--chart-svg", &self.svg), ("--chart-png", &self.png)] {
+            if let Some(f) = f {
+                study_chart::plan_fits(plan).map_err(|e| {
+                    usage(format!(
+                        "{flag} {}: {e}; --chart DIR draws one picture per experiment",
+                        f.display()
+                    ))
+                })?;
+            }
+        }
         if let Some(d) = &self.dir {
             std::fs::create_dir_all(d)
                 .map_err(|e| usage(format!("--chart {}: {e}", d.display())))?;
