@@ -360,7 +360,8 @@ procs_running 1
 
     #[test]
     fn a_fifo_or_device_in_place_of_a_file_reads_as_unknown_and_the_rest_is_read() {
-        let root = std::env::temp_dir().join(format!("numaprobe-syscheck-odd-{}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("numaprobe-syscheck-odd-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let gov = root.join("sys/devices/system/cpu/cpu0/cpufreq");
         std::fs::create_dir_all(root.join("proc")).unwrap();
@@ -369,7 +370,9 @@ procs_running 1
         std::os::unix::fs::symlink("/dev/zero", root.join("proc/stat")).unwrap();
         // A FIFO without a writer: opened and read, it blocks for ever.
         let fifo = std::ffi::CString::new(
-            gov.join("scaling_governor").into_os_string().into_encoded_bytes(),
+            gov.join("scaling_governor")
+                .into_os_string()
+                .into_encoded_bytes(),
         )
         .unwrap();
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
