@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 pub const STATUS_FILE: &str = "fleet-node.json";
 /// Lines of the run's stderr kept for the fleet's report.
 const TAIL_LINES: usize = 5;
+/// Bytes of the run's stderr held while it runs: the last lines are taken
+/// from these, however much the run writes.
+const STDERR_KEEP: usize = 8192;
 /// After SIGTERM at the time limit, how long the run may take to write its
 /// partial report before it is killed.
 const TERM_GRACE: Duration = Duration::from_secs(15);
@@ -211,13 +214,7 @@ fn run_main_job(
     };
     // Read stderr on its own thread so a chatty run never blocks on a full pipe.
     let mut stderr = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(e) = stderr.as_mut() {
-            let _ = e.read_to_string(&mut s);
-        }
-        s
-    });
+    let reader = std::thread::spawn(move || stderr.as_mut().map(stderr_tail).unwrap_or_default());
     let limit = Duration::from_secs_f64(args.timeout_s.max(1.0));
     let mut termed: Option<Instant> = None;
     let mut said_alive = Instant::now();
@@ -267,6 +264,27 @@ fn run_main_job(
     status
 }
 
+/// The last [`STDERR_KEEP`] or so bytes of a stream read to its end (so the
+/// writer never blocks on a full pipe), as text with any bad UTF-8
+/// replaced: a chatty or binary stderr costs a fixed amount of memory and
+/// still leaves its last lines.
+fn stderr_tail(r: &mut impl Read) -> String {
+    let mut tail: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => tail.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+        if tail.len() > 2 * STDERR_KEEP {
+            tail.drain(..tail.len() - STDERR_KEEP);
+        }
+    }
+    String::from_utf8_lossy(&tail).into_owned()
+}
+
 /// Send every plain file of the report folder (the manifest too, so the
 /// gathered folder is one `numaprobe run` would recognise).
 fn send_folder(out: &mut impl Write, node: &str, folder: &Path) -> anyhow::Result<()> {
@@ -299,6 +317,17 @@ fn send_folder(out: &mut impl Write, node: &str, folder: &Path) -> anyhow::Resul
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_stderr_tail_is_bounded_and_keeps_the_last_lines() {
+        // 10 MB of chatter, a byte that is not UTF-8, then the last words.
+        let mut text = "warning: chatter\n".repeat(600_000).into_bytes();
+        text.extend_from_slice(b"\xff\nthe run failed: no memory on node 1\n");
+        let tail = stderr_tail(&mut text.as_slice());
+        assert!(tail.len() <= 2 * STDERR_KEEP + 4, "{}", tail.len());
+        assert!(tail.ends_with("\u{fffd}\nthe run failed: no memory on node 1\n"));
+        assert_eq!(stderr_tail(&mut &b"one line\n"[..]), "one line\n");
+    }
 
     #[test]
     fn the_scratch_folder_is_new_private_and_never_reused() {
