@@ -113,8 +113,7 @@ pub fn plan_fits(plan: &StudyPlan) -> Result<(), ChartError> {
 /// Whether every experiment's chart alone fits [`MAX_PIXELS`].
 pub fn plan_fits_each(plan: &StudyPlan) -> Result<(), ChartError> {
     planned_panels(plan.experiments.iter())
-        .map(|size| within_budget(stacked(std::iter::once(size))))
-        .collect()
+        .try_for_each(|size| within_budget(stacked(std::iter::once(size))))
 }
 
 fn width_for(cases: usize) -> u32 {
