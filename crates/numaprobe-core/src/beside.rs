@@ -79,6 +79,19 @@ pub fn mark(flags: &mut Vec<String>, others: Option<f64>) -> bool {
     flags.len() > before
 }
 
+/// Judge one step by its own watch or, too short for the ticks, the
+/// phase's ([`beside_step`]) and star its `flags` ([`mark`]); the busy
+/// CPUs judged, for a figure that records them beside its flags.
+pub fn mark_step(
+    flags: &mut Vec<String>,
+    step: Option<Watch>,
+    phase: Option<Watch>,
+) -> Option<f64> {
+    let others = beside_step(step, phase);
+    mark(flags, others);
+    others
+}
+
 /// CPU time of this process and of the children it has waited for (a
 /// program `tune` runs is ours, not another task), ns.
 fn own_cpu_ns() -> Option<u64> {
@@ -157,11 +170,6 @@ pub(crate) mod testing {
         }
     }
 
-    /// The kernel's ticks per second.
-    pub(crate) fn hz() -> f64 {
-        ticks_per_second()
-    }
-
     /// A watch that has seen no time yet however slowly the test runs
     /// (started an hour ahead): a step too short for the tick counters.
     pub(crate) fn just_started() -> Watch {
@@ -225,7 +233,7 @@ mod tests {
         assert_eq!(flags.len(), 2);
     }
 
-    use super::testing::started_before;
+    use super::testing::{just_started, started_before};
 
     #[test]
     fn a_step_is_judged_by_its_own_reading_else_by_the_phase_so_far() {
@@ -242,6 +250,60 @@ mod tests {
         assert!(phase_only >= 1.8, "{phase_only}");
         assert_eq!(beside_step(Some(short_step), None), None);
         assert_eq!(beside_step(None, None), None);
+    }
+
+    // Fake watches reach back 100 s or more: a test thread that waits a
+    // second for its CPU, every CPU busy meanwhile, moves a reading by a
+    // hundredth per CPU at most.
+    #[test]
+    fn a_long_step_is_judged_by_its_own_watch_whatever_the_phase_says() {
+        let hz = ticks_per_second();
+        let busy_phase = started_before(200.0, (800.0 * hz) as u64);
+        let own = vec!["unstable: CV 12.0 %".to_string()];
+        // A quiet step beside a busy phase: the step's near nothing, no star.
+        let mut flags = own.clone();
+        let quiet = started_before(100.0, 0);
+        let others = mark_step(&mut flags, Some(quiet), Some(busy_phase)).unwrap();
+        assert!(others < 0.1, "{others}");
+        assert_eq!(flags, own);
+        // A step beside one and a half busy CPUs: that figure, and its star.
+        let busy = started_before(100.0, (150.0 * hz) as u64);
+        let others = mark_step(&mut flags, Some(busy), None).unwrap();
+        assert!((1.45..1.6).contains(&others), "{others}");
+        assert_eq!(flags, [own[0].clone(), flag(others).unwrap()]);
+    }
+
+    #[test]
+    fn a_step_too_short_for_the_ticks_is_judged_and_starred_by_the_phase() {
+        let hz = ticks_per_second();
+        let phase = started_before(100.0, (300.0 * hz) as u64);
+        let own = vec!["unstable: CV 12.0 %".to_string()];
+        let mut flags = own.clone();
+        let others = mark_step(&mut flags, Some(just_started()), Some(phase));
+        let others = others.unwrap();
+        assert!((2.95..3.1).contains(&others), "{others}");
+        // The step's own flags stay, the star with its reason beside them.
+        assert_eq!(flags, [own[0].clone(), flag(others).unwrap()]);
+        assert!(
+            flags[1].starts_with("memory traffic from other tasks"),
+            "{flags:?}"
+        );
+        // Judged again, it is starred once.
+        let again = mark_step(&mut flags, Some(just_started()), Some(phase));
+        assert!((2.95..3.1).contains(&again.unwrap()), "{again:?}");
+        assert_eq!(flags.len(), 2, "{flags:?}");
+    }
+
+    #[test]
+    fn a_step_no_watch_can_judge_returns_none_and_leaves_its_flags() {
+        let own = vec!["unstable: CV 12.0 %".to_string()];
+        let mut flags = own.clone();
+        let short = || Some(just_started());
+        assert_eq!(mark_step(&mut flags, short(), None), None);
+        assert_eq!(mark_step(&mut flags, None, short()), None);
+        assert_eq!(mark_step(&mut flags, short(), short()), None);
+        assert_eq!(mark_step(&mut flags, None, None), None);
+        assert_eq!(flags, own);
     }
 
     #[test]

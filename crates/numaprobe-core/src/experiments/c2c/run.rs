@@ -102,6 +102,8 @@ pub fn run_with(
         let mut shared = (plan.states.shared() && !crate::cancel::requested())
             .then(|| one(LineState::Shared, "shared"))
             .flatten();
+        // Not `mark_step`: one reading of the pair stars both its figures,
+        // and each keeps its `flagged` with its flags (`mark_beside`).
         let others = crate::beside::beside_step(watch, phase);
         for f in [hitm.as_mut(), shared.as_mut()].into_iter().flatten() {
             f.mark_beside(others);

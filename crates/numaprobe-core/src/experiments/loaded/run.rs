@@ -273,18 +273,6 @@ impl PairRun<'_> {
     }
 }
 
-/// A point's flags and the CPUs other tasks kept busy beside it, by its own
-/// watch or, too short for the ticks, the run's ([`crate::beside::beside_step`]).
-pub(super) fn point_flags(
-    mut flags: Vec<String>,
-    step: Option<crate::beside::Watch>,
-    phase: Option<crate::beside::Watch>,
-) -> (Option<f64>, Vec<String>) {
-    let others = crate::beside::beside_step(step, phase);
-    crate::beside::mark(&mut flags, others);
-    (others, flags)
-}
-
 fn recv(rx: &Receiver<Reply>) -> Result<Reply, String> {
     rx.recv()
         .map_err(|_| "a measuring thread stopped (panicked)".to_string())
@@ -352,7 +340,8 @@ impl Rig<'_> {
             Reply::Point(p) => (*p)?,
             _ => return Err("the chase thread answered out of turn".into()),
         };
-        let (others_busy_cpus, flags) = point_flags(p.measured.flags("ns"), beside, phase);
+        let mut flags = p.measured.flags("ns");
+        let others_busy_cpus = crate::beside::mark_step(&mut flags, beside, phase);
         let [median, p90, p99] = window_quantiles(&p.windows);
         Ok(LoadPoint {
             delay,

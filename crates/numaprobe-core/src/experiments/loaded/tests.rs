@@ -238,32 +238,3 @@ fn step_costs_are_the_sampling_plus_each_pairs_buffers_on_its_first_step() {
         .iter()
         .all(|&x| (x - sampling).abs() < 1e-12));
 }
-
-/// A point that reaches its spread target in a few samples lasts less than
-/// the tick counters can see: the run's watch, beside which other tasks
-/// kept four CPUs busy for two seconds, stars it, as `peak` stars a short
-/// step; without the run's watch such a point says nothing.
-#[test]
-fn a_point_too_short_for_its_own_watch_is_judged_by_the_run_so_far() {
-    use crate::beside::testing::{hz, just_started, started_before};
-    let phase = started_before(2.0, (8.0 * hz()) as u64);
-    let (others, flags) = run::point_flags(Vec::new(), Some(just_started()), Some(phase));
-    assert!(
-        others.unwrap() >= crate::beside::BESIDE_WARN_CPUS,
-        "{others:?}"
-    );
-    assert_eq!(flags.len(), 1, "{flags:?}");
-    assert!(
-        flags[0].starts_with("memory traffic from other tasks"),
-        "{flags:?}"
-    );
-    assert_eq!(
-        run::point_flags(Vec::new(), Some(just_started()), None),
-        (None, Vec::new())
-    );
-    // The point's own flags stay, the star beside them once.
-    let own = vec!["unstable: CV 12.0 %".to_string()];
-    let (_, flags) = run::point_flags(own.clone(), Some(just_started()), Some(phase));
-    assert_eq!(flags.len(), 2, "{flags:?}");
-    assert_eq!(flags[0], own[0]);
-}

@@ -354,7 +354,7 @@ pub fn run(
             Ok((m, memory_node)) => {
                 let ops = m.summary.median;
                 let mut flags = m.flags("ops/s");
-                crate::beside::mark(&mut flags, crate::beside::beside_step(watch, phase));
+                crate::beside::mark_step(&mut flags, watch, phase);
                 result.runs.push(LockRun {
                     op: op.clone(),
                     sharing: sharing.clone(),

@@ -264,6 +264,8 @@ pub fn run_with(
         let watch = crate::beside::Watch::start();
         match measure(plan, m, &threads, &rule, &timer) {
             Ok(mm) => {
+                // Not `mark_step`: one step's reading stars several figures
+                // (each node's and the system's), whose flags `record` builds.
                 let others = crate::beside::beside_step(watch, phase);
                 record(&mut result, m, alone.is_none(), &threads, mm, others)
             }

@@ -186,7 +186,7 @@ fn run_kind(
                     // does not reach the chase; time they took from its
                     // CPU is set aside already.
                     if size > plan.private_bytes {
-                        crate::beside::mark(&mut flags, crate::beside::beside_step(watch, phase));
+                        crate::beside::mark_step(&mut flags, watch, phase);
                     }
                     result.points.push(SweepPoint {
                         flagged: !flags.is_empty(),
