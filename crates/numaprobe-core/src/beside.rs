@@ -252,58 +252,60 @@ mod tests {
         assert_eq!(beside_step(None, None), None);
     }
 
-    // Fake watches reach back 100 s or more: a test thread that waits a
-    // second for its CPU, every CPU busy meanwhile, moves a reading by a
-    // hundredth per CPU at most.
+    /// A watch started `ago` seconds back, other tasks having kept `cpus`
+    /// busy since. Reaching back 100 s or more, a test thread that waits a
+    /// second for its CPU, every CPU busy meanwhile, moves the reading by a
+    /// hundredth per CPU at most.
+    fn busy_for(ago: f64, cpus: f64) -> Watch {
+        started_before(ago, (cpus * ago * ticks_per_second()) as u64)
+    }
+
+    /// A step's flags of its own, before it is judged beside other tasks.
+    fn unstable() -> Vec<String> {
+        vec!["unstable: CV 12.0 %".to_string()]
+    }
+
     #[test]
     fn a_long_step_is_judged_by_its_own_watch_whatever_the_phase_says() {
-        let hz = ticks_per_second();
-        let busy_phase = started_before(200.0, (800.0 * hz) as u64);
-        let own = vec!["unstable: CV 12.0 %".to_string()];
         // A quiet step beside a busy phase: the step's near nothing, no star.
-        let mut flags = own.clone();
-        let quiet = started_before(100.0, 0);
-        let others = mark_step(&mut flags, Some(quiet), Some(busy_phase)).unwrap();
-        assert!(others < 0.1, "{others}");
-        assert_eq!(flags, own);
+        let mut flags = unstable();
+        let quiet = busy_for(100.0, 0.0);
+        let others = mark_step(&mut flags, Some(quiet), Some(busy_for(200.0, 4.0)));
+        assert!(others.unwrap() < 0.1, "{others:?}");
+        assert_eq!(flags, unstable());
         // A step beside one and a half busy CPUs: that figure, and its star.
-        let busy = started_before(100.0, (150.0 * hz) as u64);
-        let others = mark_step(&mut flags, Some(busy), None).unwrap();
+        let others = mark_step(&mut flags, Some(busy_for(100.0, 1.5)), None).unwrap();
         assert!((1.45..1.6).contains(&others), "{others}");
-        assert_eq!(flags, [own[0].clone(), flag(others).unwrap()]);
+        assert_eq!(flags, [unstable()[0].clone(), flag(others).unwrap()]);
     }
 
     #[test]
     fn a_step_too_short_for_the_ticks_is_judged_and_starred_by_the_phase() {
-        let hz = ticks_per_second();
-        let phase = started_before(100.0, (300.0 * hz) as u64);
-        let own = vec!["unstable: CV 12.0 %".to_string()];
-        let mut flags = own.clone();
-        let others = mark_step(&mut flags, Some(just_started()), Some(phase));
-        let others = others.unwrap();
+        let phase = Some(busy_for(100.0, 3.0));
+        let mut flags = unstable();
+        let others = mark_step(&mut flags, Some(just_started()), phase).unwrap();
         assert!((2.95..3.1).contains(&others), "{others}");
         // The step's own flags stay, the star with its reason beside them.
-        assert_eq!(flags, [own[0].clone(), flag(others).unwrap()]);
+        assert_eq!(flags, [unstable()[0].clone(), flag(others).unwrap()]);
         assert!(
             flags[1].starts_with("memory traffic from other tasks"),
             "{flags:?}"
         );
         // Judged again, it is starred once.
-        let again = mark_step(&mut flags, Some(just_started()), Some(phase));
+        let again = mark_step(&mut flags, Some(just_started()), phase);
         assert!((2.95..3.1).contains(&again.unwrap()), "{again:?}");
         assert_eq!(flags.len(), 2, "{flags:?}");
     }
 
     #[test]
     fn a_step_no_watch_can_judge_returns_none_and_leaves_its_flags() {
-        let own = vec!["unstable: CV 12.0 %".to_string()];
-        let mut flags = own.clone();
+        let mut flags = unstable();
         let short = || Some(just_started());
         assert_eq!(mark_step(&mut flags, short(), None), None);
         assert_eq!(mark_step(&mut flags, None, short()), None);
         assert_eq!(mark_step(&mut flags, short(), short()), None);
         assert_eq!(mark_step(&mut flags, None, None), None);
-        assert_eq!(flags, own);
+        assert_eq!(flags, unstable());
     }
 
     #[test]
