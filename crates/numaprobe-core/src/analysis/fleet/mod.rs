@@ -25,6 +25,7 @@ pub use node::{not_measured, NodeInput, MAX_REASON};
 use crate::analysis::compare::trust;
 use crate::model::fleet::{FleetReport, MetricStats, Outlier, OutlierRule};
 use crate::model::ranking::Better;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// Analyse a fleet with the default outlier rule.
@@ -93,6 +94,13 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
             min: values.iter().copied().fold(f64::INFINITY, f64::min),
             max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         });
+        // Which side of the median is worse for this metric. A figure at
+        // the median is on neither side, and never an outlier anyway (a
+        // change of zero is beyond no noise), so only the side is asked.
+        let worse_side = match better {
+            Better::Lower => Ordering::Greater,
+            Better::Higher => Ordering::Less,
+        };
         for (node, v, noise) in named {
             let j = robust::judge(v, med, mad, count, &rule);
             if j.outlier && trust::beyond_noise(v - med, &[noise, typical]) {
@@ -104,10 +112,7 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
                     median: med,
                     robust_z: j.robust_z,
                     off_percent: j.off_percent,
-                    worse: match better {
-                        Better::Lower => v > med,
-                        Better::Higher => v < med,
-                    },
+                    worse: v.partial_cmp(&med) == Some(worse_side),
                 });
             }
         }
