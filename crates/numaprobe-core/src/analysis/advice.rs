@@ -263,7 +263,7 @@ fn nearest(
                 let (a, b) = if outward { (n, o) } else { (o, n) };
                 m.get(a, b).is_some()
             })
-            .filter_map(|o| w.rank.get(&(n.min(o), n.max(o))).map(|&r| (o, r)))
+            .filter_map(|o| w.rank.get((n.min(o), n.max(o))).map(|&r| (o, r as usize)))
             .collect();
         let Some(best) = cands.iter().map(|c| c.1).min() else {
             continue;
@@ -379,7 +379,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         .iter()
         .map(|&(x, y)| (x, y, w.idx(x), w.idx(y)))
         .collect();
-    for &(a, b) in w.rank.keys() {
+    for ((a, b), _) in w.ranks() {
         // Only pairs with threads on both ends make crossfire.
         if !(m.has_cpus(a) && m.has_cpus(b)) {
             continue;
@@ -459,7 +459,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         .links
         .iter()
         .filter(|&&(a, b)| m.has_cpus(a) && m.has_cpus(b))
-        .map(|&(a, b)| (a, b, w.rank[&(a, b)]))
+        .map(|&(a, b)| (a, b, w.rank_of((a, b))))
         .collect();
     let local = inf.levels.iter().find(|l| l.kind == "local");
     if let (Some(worst), Some(local)) = (cpu_links.iter().map(|l| l.2).max(), local) {

@@ -106,11 +106,11 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     }
 
     // Stray cells.
-    let value_of: std::collections::HashMap<(u32, u32), f64> =
-        w.remote.iter().map(|x| ((x.from, x.to), x.value)).collect();
+    // The mirror is read from the matrix itself: a map of every remote
+    // cell's value, for the few stray cells, held tens of bytes a cell.
     for &i in &w.stray {
         let c = &w.remote[i];
-        let mir = value_of.get(&(c.to, c.from)).copied();
+        let mir = m.get(c.to, c.from);
         out.push(Finding {
             kind: "stray-cell".into(),
             text: format!(
@@ -128,7 +128,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
 
     // Asymmetric pairs.
     let mut asym = Vec::new();
-    for ((a, b), (_, cells)) in &w.pairs {
+    for ((a, b), (_, cells)) in w.pairs.iter() {
         if let Some((x, y)) = cells.both() {
             let (x, y) = (&w.remote[x], &w.remote[y]);
             let d = (x.cost - y.cost).abs();
@@ -227,12 +227,13 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     }
 
     // Links of more than one speed.
-    let link_ranks: BTreeSet<usize> = w.links.iter().map(|k| w.rank[k]).collect();
+    let link_ranks: BTreeSet<usize> = w.links.iter().map(|&k| w.rank_of(k)).collect();
     if link_ranks.len() > 1 {
         let parts: Vec<String> = link_ranks
             .iter()
             .map(|&r| {
-                let (ls, all) = first_links(w.links.iter().copied().filter(|k| w.rank[k] == r), 6);
+                let (ls, all) =
+                    first_links(w.links.iter().copied().filter(|&k| w.rank_of(k) == r), 6);
                 let lv = inf.levels.iter().find(|l| l.name == level_name(r - 1));
                 let shown = if all > ls.len() {
                     format!("{} (+{} more)", ls.join(", "), all - ls.len())
@@ -262,7 +263,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                         links: w
                             .links
                             .iter()
-                            .filter(|k| w.rank[k] == r)
+                            .filter(|&&k| w.rank_of(k) == r)
                             .map(|&(a, b)| [a, b])
                             .collect(),
                         local: None,
@@ -277,20 +278,22 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     // pairs of one tier of the hierarchy (across tiers the hierarchy orders
     // them). Counted from a (distance, hops, level) histogram: big machines
     // have thousands of pairs.
-    let mut hist: BTreeMap<(u32, u32, usize), Vec<(u32, u32)>> = BTreeMap::new();
-    for (&p, &r) in &w.rank {
+    // Each bucket keeps its count and its first pair, all the finding
+    // quotes, not a list of its pairs.
+    let mut hist: BTreeMap<(u32, u32, usize), (usize, (u32, u32))> = BTreeMap::new();
+    for (p, r) in w.ranks() {
         let d = inf.distance[w.idx(p.0)][w.idx(p.1)].unwrap_or(0);
         if let Some(h) = w.hops(p.0, p.1) {
-            hist.entry((d, h, r)).or_default().push(p);
+            hist.entry((d, h, r)).or_insert((0, p)).0 += 1;
         }
     }
     let mut count = 0usize;
     let mut example = None;
-    for (&(d1, h1, r1), ps) in &hist {
-        for (&(d2, h2, r2), qs) in &hist {
+    for (&(d1, h1, r1), &(ps, p0)) in &hist {
+        for (&(d2, h2, r2), &(qs, q0)) in &hist {
             if d1 == d2 && h1 < h2 && r1 > r2 {
-                count += ps.len() * qs.len();
-                example.get_or_insert((ps[0], h1, qs[0], h2));
+                count += ps * qs;
+                example.get_or_insert((p0, h1, q0, h2));
             }
         }
     }
@@ -323,10 +326,10 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         .unwrap_or(0);
     if diameter >= 2 {
         let far: Vec<String> = w
-            .rank
-            .keys()
-            .filter(|&&(a, b)| w.hops(a, b) == Some(diameter))
-            .map(|&(a, b)| pair_str(a, b))
+            .ranks()
+            .map(|(k, _)| k)
+            .filter(|&(a, b)| w.hops(a, b) == Some(diameter))
+            .map(|(a, b)| pair_str(a, b))
             .collect();
         let shown = if far.len() > 8 {
             format!("{} and {} more pairs", far[..8].join(", "), far.len() - 8)
@@ -351,7 +354,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         // hierarchy explains the levels when every distance's pairs are
         // all worse than every pair of a smaller distance.
         let mut span: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
-        for (&p, &r) in &w.rank {
+        for (p, r) in w.ranks() {
             if let Some(d) = inf.distance[w.idx(p.0)][w.idx(p.1)] {
                 let e = span.entry(d).or_insert((r, r));
                 e.0 = e.0.min(r);

@@ -47,7 +47,7 @@ use super::matrix::Matrix;
 use super::work::{
     best_value, compute, distances, groups, key, level_name, packages, tiers, Cell, Work,
 };
-use crate::model::infer::{CellInfo, Inference, Level, LevelName, Link, Tier};
+use crate::model::infer::{CellInfo, Cells, Inference, Level, LevelName, Link, Tier};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
@@ -84,16 +84,21 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
             ratio_to_local: Some(1.0),
         });
     }
-    let max_rank = w.rank.values().copied().max().unwrap_or(0);
+    let max_rank = w.max_rank();
     let mut level_names = BTreeMap::new();
     let mut by_rank: Vec<Vec<(u32, u32)>> = vec![Vec::new(); max_rank + 1];
-    for (&k, &r) in &w.rank {
+    for (k, r) in w.ranks() {
         by_rank[r].push(k);
     }
     for (r, ps) in by_rank.iter().enumerate().skip(1) {
         let mut cells: Vec<&Cell> = ps
             .iter()
-            .flat_map(|k| w.pairs[k].1.iter().map(|i| &w.remote[i]))
+            .flat_map(|&k| {
+                w.pairs
+                    .get(k)
+                    .into_iter()
+                    .flat_map(|e| e.1.iter().map(|i| &w.remote[i]))
+            })
             .collect();
         cells.sort_by_key(|c| (c.from, c.to));
         let vals: Vec<f64> = cells.iter().map(|c| c.value).collect();
@@ -118,7 +123,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
         .map(|&(a, b)| Link {
             nodes: [a, b],
             level: level_names
-                .get(&w.rank[&(a, b)])
+                .get(&w.rank_of((a, b)))
                 .cloned()
                 .unwrap_or_default(),
             value: best_value(w, (a, b)),
@@ -182,10 +187,10 @@ fn cells_info(
     w: &Work,
     level_names: &BTreeMap<usize, LevelName>,
     dist: &[Vec<Option<u32>>],
-) -> Vec<CellInfo> {
+) -> Cells {
     // Every cell of a level names it through one shared name.
     let local = LevelName::from("L");
-    let mut out = Vec::with_capacity(m.values.iter().flatten().filter(|v| v.is_some()).count());
+    let mut out = Cells::with_capacity(m.values.iter().flatten().filter(|v| v.is_some()).count());
     let stray: HashSet<(u32, u32)> = w
         .stray
         .iter()
@@ -204,11 +209,13 @@ fn cells_info(
                 None
             } else {
                 w.rank
-                    .get(&key(from, to))
-                    .and_then(|r| level_names.get(r))
+                    .get(key(from, to))
+                    .and_then(|&r| level_names.get(&(r as usize)))
                     .cloned()
             };
-            out.push(CellInfo {
+            // Hop counts and distances stay below the node count, so
+            // every cell is held (`Cells::push` refuses only u32::MAX).
+            let _ = out.push(CellInfo {
                 cpu_node: from,
                 mem_node: to,
                 value,

@@ -177,9 +177,16 @@ impl Matrix {
 
     /// The value from node `from` to node `to`, if measured.
     pub fn get(&self, from: u32, to: u32) -> Option<f64> {
-        let r = index_of(&self.row_nodes, from)?;
-        let c = index_of(&self.col_nodes, to)?;
+        let (r, c) = self.position(from, to)?;
         self.values[r][c]
+    }
+
+    /// The row and column of the cell from `from` to `to`, when both are named.
+    pub(crate) fn position(&self, from: u32, to: u32) -> Option<(usize, usize)> {
+        Some((
+            index_of(&self.row_nodes, from)?,
+            index_of(&self.col_nodes, to)?,
+        ))
     }
 
     /// Build from parts, checking shape and values. `node_ids` names rows and

@@ -35,6 +35,7 @@ pub mod matrix;
 mod matrix_json;
 pub mod mlc;
 mod node_sets;
+mod pair_table;
 mod pin_report;
 pub mod policy;
 pub mod slit;

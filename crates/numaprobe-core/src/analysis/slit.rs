@@ -35,7 +35,7 @@ pub(crate) fn compare(m: &Matrix, w: &Work, inf: &Inference, s: &Slit) -> Vec<Fi
     // Pairs with both a measured level and a SLIT distance.
     let mut by_slit: BTreeMap<u64, BTreeSet<usize>> = BTreeMap::new();
     let mut rows = Vec::new();
-    for (&(a, b), &r) in &w.rank {
+    for ((a, b), r) in w.ranks() {
         if let Some(d) = pair_slit(s, a, b) {
             by_slit.entry(d.to_bits()).or_default().insert(r);
             rows.push((a, b, r, d));
@@ -155,7 +155,7 @@ pub(crate) fn compare(m: &Matrix, w: &Work, inf: &Inference, s: &Slit) -> Vec<Fi
             let cs: Vec<f64> = rows
                 .iter()
                 .filter(|x| x.2 == r)
-                .map(|x| w.pairs[&(x.0, x.1)].0)
+                .map(|x| w.pairs.get((x.0, x.1)).map_or(f64::NAN, |e| e.0))
                 .collect();
             let slit_ratio = super::levels::median(&ds) / ls;
             let meas_ratio = (super::levels::median(&cs) - lc).exp();

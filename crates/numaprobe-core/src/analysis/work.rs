@@ -7,6 +7,7 @@
 use super::levels::{cluster, cluster_with, median, pooled_sd, NOISE_FLOOR};
 use super::matrix::Matrix;
 use super::node_sets::{components, components_index, Bits, Sets};
+use super::pair_table::{PairTable, Slot};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A directed cell of the matrix.
@@ -25,9 +26,9 @@ pub(crate) struct Work {
     pub remote: Vec<Cell>,
     pub stray: Vec<usize>,
     /// (a, b) with a < b -> pair cost and the remote cell indices it uses.
-    pub pairs: BTreeMap<(u32, u32), (f64, PairCells)>,
+    pub pairs: PairTable<(f64, PairCells)>,
     /// Pair -> remote level rank (1 = best remote level).
-    pub rank: BTreeMap<(u32, u32), usize>,
+    pub rank: PairTable<u32>,
     pub links: BTreeSet<(u32, u32)>,
     pub hops: Vec<Vec<Option<u32>>>,
     pub floor: f64,
@@ -43,6 +44,25 @@ impl Work {
     }
     pub fn hops(&self, a: u32, b: u32) -> Option<u32> {
         self.hops[self.idx(a)][self.idx(b)]
+    }
+    /// Every measured pair with its remote level rank, in key order.
+    pub fn ranks(&self) -> impl Iterator<Item = ((u32, u32), usize)> + '_ {
+        self.rank.iter().map(|(k, &r)| (k, r as usize))
+    }
+    /// The rank of pair `k`; 0 (no remote level) for a pair not measured.
+    pub fn rank_of(&self, k: (u32, u32)) -> usize {
+        self.rank.get(k).map_or(0, |&r| r as usize)
+    }
+    /// The highest rank, 0 without pairs.
+    pub fn max_rank(&self) -> usize {
+        self.ranks().map(|(_, r)| r).max().unwrap_or(0)
+    }
+}
+
+/// A pair's slot is set once a cell of it is in.
+impl Slot for (f64, PairCells) {
+    fn is_set(&self) -> bool {
+        self.1.len > 0
     }
 }
 
@@ -130,15 +150,28 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             group_of[i] = g;
         }
     }
-    let at: BTreeMap<(u32, u32), usize> = remote
-        .iter()
-        .enumerate()
-        .map(|(i, c)| ((c.from, c.to), i))
-        .collect();
-    let mirror = |i: usize| at.get(&(remote[i].to, remote[i].from)).copied();
     let stray: Vec<usize> = if m.unit.is_exact() {
         Vec::new() // a firmware table has no disturbed measurements
     } else {
+        // Remote cell index by matrix position, 4 bytes a cell: a map of
+        // cell keys held some 40.
+        let cols = m.col_nodes.len();
+        let mut at = vec![u32::MAX; m.row_nodes.len() * cols];
+        let mut next = 0u32;
+        for (r, &from) in m.row_nodes.iter().enumerate() {
+            for (c, &to) in m.col_nodes.iter().enumerate() {
+                if from != to && m.values[r][c].is_some() {
+                    at[r * cols + c] = next;
+                    next += 1;
+                }
+            }
+        }
+        let mirror = |i: usize| {
+            let (r, c) = m.position(remote[i].to, remote[i].from)?;
+            at.get(r * cols + c)
+                .filter(|&&j| j != u32::MAX)
+                .map(|&j| j as usize)
+        };
         (0..remote.len())
             .filter(|&i| {
                 groups[group_of[i]].len() == 1
@@ -146,26 +179,32 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             })
             .collect()
     };
+    // Held to the end of `compute`, they would sit beside the pair tables.
+    drop((costs, groups, group_of));
 
     // Pairs (step 4).
     let mut is_stray = vec![false; remote.len()];
     for &i in &stray {
         is_stray[i] = true;
     }
-    let mut pairs: BTreeMap<(u32, u32), (f64, PairCells)> = BTreeMap::new();
+    let mut pairs: PairTable<(f64, PairCells)> = PairTable::new(&nodes);
     for (i, c) in remote.iter().enumerate() {
         if is_stray[i] {
             continue;
         }
-        let e = pairs
-            .entry(key(c.from, c.to))
-            .or_insert((f64::INFINITY, PairCells::default()));
-        e.0 = e.0.min(c.cost);
-        e.1.push(i);
+        // Every remote cell's nodes are in `nodes`, and from != to.
+        if let Some(e) = pairs.slot_mut((c.from, c.to)) {
+            if !e.is_set() {
+                e.0 = f64::INFINITY;
+            }
+            e.0 = e.0.min(c.cost);
+            e.1.push(i);
+        }
     }
-    let pair_keys: Vec<(u32, u32)> = pairs.keys().copied().collect();
-    let pair_costs: Vec<f64> = pair_keys.iter().map(|k| pairs[k].0).collect();
-    let mut rank = BTreeMap::new();
+    drop(is_stray);
+    let pair_keys: Vec<(u32, u32)> = pairs.iter().map(|(k, _)| k).collect();
+    let pair_costs: Vec<f64> = pairs.iter().map(|(_, e)| e.0).collect();
+    let mut rank: PairTable<u32> = PairTable::new(&nodes);
     // The noise a pair level is judged against is the scatter of all its
     // directed cells: the two directions of a path are two measurements of
     // it, and the pair's summary (its better direction) hides how far apart
@@ -175,7 +214,10 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             .iter()
             .map(|g| {
                 g.iter()
-                    .flat_map(|&p| pairs[&pair_keys[p]].1.iter().map(|i| remote[i].cost))
+                    .flat_map(|&p| {
+                        let e = pairs.get(pair_keys[p]).into_iter();
+                        e.flat_map(|e| e.1.iter().map(|i| remote[i].cost))
+                    })
                     .collect()
             })
             .collect();
@@ -183,7 +225,9 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     });
     for (g, members) in pair_groups.iter().enumerate() {
         for &i in members {
-            rank.insert(pair_keys[i], g + 1);
+            if let (Some(slot), Ok(r)) = (rank.slot_mut(pair_keys[i]), u32::try_from(g + 1)) {
+                *slot = r;
+            }
         }
     }
 
@@ -223,7 +267,8 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     // Pairs in rank order; `below` holds, per node, the nodes it reaches at
     // a rank lower than the one being judged, so "some third node reaches
     // both ends at strictly better levels" is one AND of two bit rows.
-    let mut by_rank: Vec<(usize, (u32, u32))> = rank.iter().map(|(&k, &r)| (r, k)).collect();
+    let mut by_rank: Vec<(usize, (u32, u32))> =
+        rank.iter().map(|(k, &r)| (r as usize, k)).collect();
     by_rank.sort_unstable();
     let mut below = Bits::new(n);
     let mut links = BTreeSet::new();
@@ -248,8 +293,8 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     let place = components_index(
         &nodes,
         rank.iter()
-            .filter(|(_, &x)| x <= on_package)
-            .map(|(k, _)| *k),
+            .filter(|(_, &x)| x as usize <= on_package)
+            .map(|(k, _)| k),
     );
     let places = place.iter().copied().max().map_or(0, |m| m + 1);
     let mut adj = Bits::new(places);
@@ -269,7 +314,7 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     // two memory-only nodes never access each other at all).
     for (i, row) in hops.iter_mut().enumerate() {
         for (j, h) in row.iter_mut().enumerate() {
-            if i != j && !pairs.contains_key(&key(nodes[i], nodes[j])) {
+            if i != j && !pairs.contains_key(key(nodes[i], nodes[j])) {
                 *h = None;
             }
         }
@@ -336,10 +381,9 @@ pub(crate) fn packages(w: &Work) -> Vec<Vec<u32>> {
     }
     components(
         &w.nodes,
-        w.rank
-            .iter()
-            .filter(|(_, &x)| x <= w.on_package)
-            .map(|(k, _)| *k),
+        w.ranks()
+            .filter(|&(_, x)| x <= w.on_package)
+            .map(|(k, _)| k),
     )
     .into_iter()
     .filter(|g| g.len() > 1)
@@ -348,7 +392,7 @@ pub(crate) fn packages(w: &Work) -> Vec<Vec<u32>> {
 
 /// Groups (step 6).
 pub(crate) fn groups(w: &Work) -> Vec<Vec<u32>> {
-    let paired: BTreeSet<u32> = w.rank.keys().flat_map(|&(a, b)| [a, b]).collect();
+    let paired: BTreeSet<u32> = w.ranks().flat_map(|((a, b), _)| [a, b]).collect();
     let mut found = None;
     partitions(w, |_, comps| {
         let comps: Vec<Vec<u32>> = comps
@@ -427,7 +471,7 @@ pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> Vec<Vec<O
                 *cell = Some(0);
                 continue;
             }
-            if !w.pairs.contains_key(&key(a, b)) {
+            if !w.pairs.contains_key(key(a, b)) {
                 continue;
             }
             let t = group_of.partition_point(|g| g[i] != g[j]);
@@ -441,9 +485,8 @@ pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> Vec<Vec<O
 /// ... up to the highest rank, handed to `visit` until it says stop: one
 /// union-find fed rank by rank, not a new one per rank.
 fn partitions(w: &Work, mut visit: impl FnMut(usize, Vec<Vec<u32>>) -> bool) {
-    let max_rank = w.rank.values().copied().max().unwrap_or(0);
-    let mut by_rank: Vec<Vec<(u32, u32)>> = vec![Vec::new(); max_rank + 1];
-    for (&k, &r) in &w.rank {
+    let mut by_rank: Vec<Vec<(u32, u32)>> = vec![Vec::new(); w.max_rank() + 1];
+    for (k, r) in w.ranks() {
         by_rank[r].push(k);
     }
     let mut sets = Sets::new(w.nodes.len());
@@ -497,7 +540,9 @@ pub(crate) fn cell_str(c: &Cell) -> String {
 
 /// The value of a pair's better direction, in the input unit.
 pub(crate) fn best_value(w: &Work, k: (u32, u32)) -> f64 {
-    let (cost, cells) = &w.pairs[&k];
+    let Some((cost, cells)) = w.pairs.get(k) else {
+        return f64::NAN;
+    };
     cells
         .iter()
         .map(|i| &w.remote[i])

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::infer_cells::Cells;
 pub use super::infer_data::{FindingData, LevelLinks, LevelName, PairPath};
 
 /// One performance level: cells whose values cannot be told apart.
@@ -132,7 +133,7 @@ pub struct Inference {
     pub cpuless_nodes: Vec<u32>,
     /// Every cell of the input with its value, level, hops and distance.
     #[serde(default)]
-    pub cells: Vec<CellInfo>,
+    pub cells: Cells,
     /// Cells set aside as stray measurements.
     pub stray_cells: Vec<[u32; 2]>,
     pub findings: Vec<Finding>,

@@ -52,6 +52,7 @@ pub mod format;
 pub mod hops;
 pub mod hops_file;
 pub mod infer;
+mod infer_cells;
 mod infer_data;
 pub mod input;
 pub mod label;

@@ -1,0 +1,226 @@
+//! An inference's cells, held flat: one vector per field and a cell's
+//! level as an index into the few level names, about 29 bytes a cell where
+//! a record of its own with its name took 56. A 1500-node matrix has 2.25
+//! million cells, so this is the largest part of the result. It serializes
+//! as the list of `CellInfo` records the JSON contract names, one record
+//! made at a time, and reads that list back.
+
+use super::infer::CellInfo;
+use super::infer_data::LevelName;
+use serde::de::{Error as _, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::HashMap;
+use std::fmt;
+
+/// No level (a stray cell), no hop count, no distance.
+const NONE: u32 = u32::MAX;
+const STRAY: u8 = 1;
+const FLAGGED: u8 = 2;
+
+/// Every cell of the input with what the analysis made of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cells {
+    nodes: Vec<[u32; 2]>,
+    values: Vec<f64>,
+    /// Index into `names`, or `NONE`.
+    levels: Vec<u32>,
+    hops: Vec<u32>,
+    distances: Vec<u32>,
+    marks: Vec<u8>,
+    names: Vec<LevelName>,
+    /// Where each name sits in `names`, while cells are added.
+    index: HashMap<LevelName, u32>,
+}
+
+impl Cells {
+    pub fn with_capacity(n: usize) -> Cells {
+        Cells {
+            nodes: Vec::with_capacity(n),
+            values: Vec::with_capacity(n),
+            levels: Vec::with_capacity(n),
+            hops: Vec::with_capacity(n),
+            distances: Vec::with_capacity(n),
+            marks: Vec::with_capacity(n),
+            ..Cells::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Add a cell. A hop count or distance of `u32::MAX` cannot be held
+    /// (it marks "none"): such a cell is refused with what was wrong.
+    pub fn push(&mut self, c: CellInfo) -> Result<(), String> {
+        let held = |what: &str, x: Option<u32>| match x {
+            Some(NONE) => Err(format!(
+                "cell {}>{}: {what} {NONE} is out of range (at most {})",
+                c.cpu_node,
+                c.mem_node,
+                NONE - 1
+            )),
+            x => Ok(x.unwrap_or(NONE)),
+        };
+        let hops = held("hops", c.hops)?;
+        let distance = held("distance", c.distance)?;
+        let level = match c.level {
+            None => NONE,
+            Some(name) => match self.index.get(&name) {
+                Some(&i) => i,
+                None => {
+                    let i = u32::try_from(self.names.len())
+                        .ok()
+                        .filter(|&i| i != NONE)
+                        .ok_or("too many level names")?;
+                    self.names.push(name.clone());
+                    self.index.insert(name, i);
+                    i
+                }
+            },
+        };
+        self.nodes.push([c.cpu_node, c.mem_node]);
+        self.values.push(c.value);
+        self.levels.push(level);
+        self.hops.push(hops);
+        self.distances.push(distance);
+        self.marks
+            .push(u8::from(c.stray) * STRAY | u8::from(c.flagged) * FLAGGED);
+        Ok(())
+    }
+
+    /// Cell `i` as a record, when there is one.
+    pub fn get(&self, i: usize) -> Option<CellInfo> {
+        let [cpu_node, mem_node] = *self.nodes.get(i)?;
+        let opt = |x: u32| (x != NONE).then_some(x);
+        Some(CellInfo {
+            cpu_node,
+            mem_node,
+            value: self.values[i],
+            level: opt(self.levels[i]).map(|l| self.names[l as usize].clone()),
+            hops: opt(self.hops[i]),
+            distance: opt(self.distances[i]),
+            stray: self.marks[i] & STRAY != 0,
+            flagged: self.marks[i] & FLAGGED != 0,
+        })
+    }
+
+    /// The cells in order, each made as it is asked for.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter { cells: self, at: 0 }
+    }
+}
+
+/// The cells of a `Cells`, as records.
+pub struct Iter<'a> {
+    cells: &'a Cells,
+    at: usize,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = CellInfo;
+    fn next(&mut self) -> Option<CellInfo> {
+        let c = self.cells.get(self.at)?;
+        self.at += 1;
+        Some(c)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.cells.len() - self.at;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a Cells {
+    type Item = CellInfo;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl Serialize for Cells {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Cells {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Seq;
+        impl<'de> Visitor<'de> for Seq {
+            type Value = Cells;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of cells")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cells, A::Error> {
+                // The hint is the reader's guess; capped so that a forged
+                // one reserves nothing large.
+                let mut out = Cells::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+                while let Some(c) = seq.next_element::<CellInfo>()? {
+                    out.push(c).map_err(A::Error::custom)?;
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(Seq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(from: u32, to: u32, level: Option<&str>, hops: Option<u32>) -> CellInfo {
+        CellInfo {
+            cpu_node: from,
+            mem_node: to,
+            value: 100.0 + f64::from(from * 10 + to),
+            level: level.map(LevelName::from),
+            hops,
+            distance: hops.map(|h| h.saturating_add(1)),
+            stray: level.is_none(),
+            flagged: from == 1,
+        }
+    }
+
+    #[test]
+    fn cells_come_back_as_they_went_in_and_serialize_as_records() {
+        let given = vec![
+            cell(0, 0, Some("L"), Some(0)),
+            cell(0, 1, Some("A"), Some(1)),
+            cell(1, 0, None, None),
+            cell(1, 1, Some("L"), Some(0)),
+        ];
+        let mut cells = Cells::default();
+        for c in given.clone() {
+            cells.push(c).unwrap();
+        }
+        assert_eq!(cells.len(), 4);
+        assert_eq!(cells.iter().collect::<Vec<_>>(), given);
+        assert_eq!(cells.get(4), None);
+        // Two cells of level L share one name.
+        assert_eq!(cells.names.len(), 2);
+        let json = serde_json::to_string(&cells).unwrap();
+        assert_eq!(json, serde_json::to_string(&given).unwrap());
+        let back: Cells = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, cells);
+    }
+
+    #[test]
+    fn a_count_that_marks_none_is_refused_with_the_cell() {
+        let mut cells = Cells::default();
+        let e = cells
+            .push(cell(2, 3, Some("A"), Some(u32::MAX)))
+            .unwrap_err();
+        assert!(e.contains("2>3") && e.contains("hops 4294967295"), "{e}");
+        assert!(cells.is_empty(), "nothing half-added");
+        let json = r#"[{"cpu_node":0,"mem_node":1,"value":1.0,"level":"A","hops":1,"distance":4294967295,"stray":false,"flagged":false}]"#;
+        let e = serde_json::from_str::<Cells>(json).unwrap_err().to_string();
+        assert!(e.contains("distance 4294967295"), "{e}");
+    }
+}
