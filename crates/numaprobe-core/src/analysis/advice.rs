@@ -12,6 +12,7 @@
 
 use super::levels::{GAP_SIGMAS, NOISE_FLOOR};
 use super::matrix::{Matrix, Unit};
+use super::pair_table::PairTable;
 use super::work::{compute, cost_of, first_links, Work};
 use crate::model::infer::{
     fmt_value, groups_text, Finding, FindingData, Inference, Level, LevelLinks, PairPath,
@@ -372,7 +373,9 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     // and nothing else, so no list is kept for it: where every pair is a
     // link (a million of them at 1500 nodes), such lists were most of the
     // analysis's memory.
-    let mut load: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+    // Counted in a flat table over the pairs: a map held some 40 bytes a
+    // link, and every pair can be a link.
+    let mut load: PairTable<u32> = PairTable::new(&w.nodes);
     let mut via: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
     let links: Vec<(u32, u32, usize, usize)> = w
         .links
@@ -386,7 +389,9 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         }
         let Some(h) = w.hops(a, b) else { continue };
         if h == 1 {
-            *load.entry((a, b)).or_default() += 1;
+            if let Some(n) = load.slot_mut((a, b)) {
+                *n += 1;
+            }
             continue;
         }
         let (ia, ib) = (w.idx(a), w.idx(b));
@@ -394,7 +399,9 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             // Link x-y is on a shortest a..b path if it closes the distance.
             let on = |p: usize, q: usize| matches!((w.hops[ia][p], w.hops[q][ib]), (Some(d1), Some(d2)) if d1 + 1 + d2 == h);
             if on(ix, iy) || on(iy, ix) {
-                *load.entry((x, y)).or_default() += 1;
+                if let Some(n) = load.slot_mut((x, y)) {
+                    *n += 1;
+                }
                 via.entry((a, b)).or_default().push((x, y));
             }
         }
@@ -429,11 +436,11 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         });
     }
     // The most shared links (every link with the top count is named).
-    if let Some(max) = load.values().copied().max().filter(|&n| n > 1) {
+    if let Some(max) = load.iter().map(|(_, &n)| n).max().filter(|&n| n > 1) {
         let busiest: Vec<String> = load
             .iter()
             .filter(|(_, &n)| n == max)
-            .map(|(&(x, y), _)| format!("{x}-{y}"))
+            .map(|((x, y), _)| format!("{x}-{y}"))
             .collect();
         let shown = if busiest.len() > 8 {
             format!(
