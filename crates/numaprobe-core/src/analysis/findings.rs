@@ -280,7 +280,8 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     // have thousands of pairs.
     // Each bucket keeps its count and its first pair, all the finding
     // quotes, not a list of its pairs.
-    let mut hist: BTreeMap<(u32, u32, usize), (usize, (u32, u32))> = BTreeMap::new();
+    type Bucket = (usize, (u32, u32));
+    let mut hist: BTreeMap<(u32, u32, usize), Bucket> = BTreeMap::new();
     for (p, r) in w.ranks() {
         let d = inf.distance[w.idx(p.0)][w.idx(p.1)].unwrap_or(0);
         if let Some(h) = w.hops(p.0, p.1) {

@@ -88,7 +88,7 @@ impl Cells {
         self.hops.push(hops);
         self.distances.push(distance);
         self.marks
-            .push(u8::from(c.stray) * STRAY | u8::from(c.flagged) * FLAGGED);
+            .push((u8::from(c.stray) * STRAY) | (u8::from(c.flagged) * FLAGGED));
         Ok(())
     }
 
