@@ -30,6 +30,8 @@ pub mod keeper;
 pub mod observer;
 pub mod plan;
 mod real_buffer;
+#[cfg(test)]
+mod real_buffer_tests;
 pub mod status;
 pub mod step_keeper;
 
@@ -207,6 +209,7 @@ pub fn prepare(topo: &Topology, cfg: &Config) -> Result<Job, ExperimentError> {
         mem_nodes: mem_nodes.clone(),
         distances: topo.distances.clone(),
         sizes,
+        at_most: None,
         costs,
         matrix_share: extra_plan::MATRIX_SHARE,
     };

@@ -167,19 +167,6 @@ fn an_impossible_size_fails_before_measuring() {
 }
 
 #[test]
-fn the_real_buffer_may_take_twice_its_prediction_or_half_what_is_left() {
-    let s = |x: f64| Duration::from_secs_f64(x);
-    assert_eq!(real_buffer::calibration_allowance(1.0, s(10.0)), s(5.0));
-    assert_eq!(real_buffer::calibration_allowance(4.0, s(10.0)), s(8.0));
-    // Never past the budget.
-    assert_eq!(real_buffer::calibration_allowance(6.0, s(10.0)), s(10.0));
-    assert_eq!(
-        real_buffer::calibration_allowance(1.0, Duration::ZERO),
-        Duration::ZERO
-    );
-}
-
-#[test]
 fn a_set_up_cut_short_is_scaled_to_the_whole_buffer() {
     // A quarter touched in 2 s: 8 s for all of it.
     assert_eq!(

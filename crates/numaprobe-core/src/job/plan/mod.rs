@@ -113,6 +113,10 @@ pub struct Request {
     pub distances: Option<Distances>,
     /// Candidate buffer sizes, preferred first (one when given explicitly).
     pub sizes: Vec<u64>,
+    /// The largest of `sizes` the plan may take, when the larger ones are
+    /// ruled out by what a real buffer's set-up showed (or one is set up at
+    /// this size already); the preferred size still names the sound budget.
+    pub at_most: Option<u64>,
     pub costs: CostModel,
     /// Part of `budget` the matrices are planned into; the rest is held
     /// back for the extra phases ([`super::extra_plan`]). 1 plans the
@@ -340,10 +344,21 @@ pub fn plan(req: &Request) -> JobPlan {
     ];
     let share = req.matrix_share.clamp(0.01, 1.0);
     let left = req.budget.as_secs_f64();
+    let allowed: Vec<u64> = match req.at_most {
+        Some(most) => req.sizes.iter().copied().filter(|&s| s <= most).collect(),
+        None => req.sizes.clone(),
+    };
+    // A bound below every size leaves the smallest.
+    let smallest = req.sizes.last().map(|&s| vec![s]).unwrap_or_default();
+    let sizes = if allowed.is_empty() {
+        &smallest
+    } else {
+        &allowed
+    };
     let plan_into = |avail: f64| {
         plan_phases(
             &costs,
-            &req.sizes,
+            sizes,
             &phases,
             &req.cpu_nodes,
             &req.mem_nodes,

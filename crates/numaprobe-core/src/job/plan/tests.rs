@@ -14,6 +14,7 @@ fn request(n: u32, budget_s: f64) -> Request {
         mem_nodes: nodes(n),
         distances: None,
         sizes: vec![64 << 20, 32 << 20],
+        at_most: None,
         costs: CostModel::SERVER,
         matrix_share: 1.0,
     }
@@ -552,4 +553,21 @@ fn cells_sampled_exactly_the_sound_minimum_are_a_sound_full_matrix() {
     assert_eq!(v[0].cell_budget_s, SOUND_CELL_S);
     assert_eq!(v[0].coverage, Coverage::Full);
     assert_eq!(v[0].reason, None);
+}
+
+#[test]
+fn a_plan_held_to_a_smaller_size_names_the_preferred_size_s_sound_budget() {
+    let mut r = request(2, 60.0);
+    let free = plan(&r);
+    assert_eq!(free.size_bytes, 64 << 20);
+    r.at_most = Some(32 << 20);
+    let held = plan(&r);
+    assert_eq!(held.size_bytes, 32 << 20);
+    assert!(held.phases.iter().all(|p| p.coverage == Coverage::Full));
+    assert_eq!(held.sound_budget_s, free.sound_budget_s);
+    // Between two sizes: the smaller; below every size: the smallest.
+    r.at_most = Some(48 << 20);
+    assert_eq!(plan(&r).size_bytes, 32 << 20);
+    r.at_most = Some(1 << 20);
+    assert_eq!(plan(&r).size_bytes, 32 << 20);
 }

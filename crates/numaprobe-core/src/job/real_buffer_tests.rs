@@ -1,0 +1,184 @@
+//! Tests of the calibration on a real buffer's decisions, with simulated
+//! set-up rates: which size is set up first, how long each may take, and
+//! that a plan at the smallest buffer that fits the budget is never lost
+//! to the try at the preferred size.
+
+use super::real_buffer::{calibration_allowance, first_buffer_allowance, next, rescaled, Next};
+use super::*;
+
+const MIB: u64 = 1 << 20;
+/// The busy 2-CPU host's candidates: the preferred 1.7 GiB, the 520 MiB
+/// fallback.
+const PREFERRED: u64 = 1740 * MIB;
+const SMALLEST: u64 = 520 * MIB;
+
+/// The main job's request on one node with the probe's (CPU-time) rates.
+fn request(budget_s: f64) -> plan::Request {
+    plan::Request {
+        budget: Duration::from_secs_f64(budget_s),
+        budget_given: Duration::from_secs_f64(budget_s),
+        cpu_nodes: vec![0],
+        mem_nodes: vec![0],
+        distances: None,
+        sizes: vec![PREFERRED, SMALLEST],
+        at_most: None,
+        costs: CostModel::SERVER,
+        matrix_share: extra_plan::MATRIX_SHARE,
+    }
+}
+
+/// The probe's rates corrected to a latency set-up of `s_per_gib`.
+fn at_rate(s_per_gib: f64) -> CostModel {
+    let m = CostModel::SERVER;
+    rescaled(&m, m.latency_setup_s_per_gib, s_per_gib)
+}
+
+fn setup_s(costs: &CostModel, size: u64) -> f64 {
+    costs.setup_s(Phase::Latency, size)
+}
+
+/// The plan with sizes up to `at_most` (the sound budget still the
+/// preferred size's).
+fn plan_at(costs: CostModel, at_most: u64, budget_s: f64) -> JobPlan {
+    plan::plan(&plan::Request {
+        budget: Duration::from_secs_f64(budget_s.max(0.0)),
+        costs,
+        at_most: Some(at_most),
+        ..request(budget_s)
+    })
+}
+
+fn sound(p: &JobPlan) -> bool {
+    !p.is_empty()
+        && p.phases
+            .iter()
+            .all(|ph| ph.coverage == plan::Coverage::Full)
+}
+
+/// `--budget 30s` at load 12: 580 MiB were set up in 14.9 s (26 s/GiB).
+/// The smallest buffer is set up in its allowance, and the plan stays on
+/// it: a document, where a try at 1.7 GiB first left no room for it.
+#[test]
+fn a_busy_machine_keeps_the_smallest_buffer_it_set_up_first() {
+    let busy = at_rate(14.9 / (580.0 / 1024.0));
+    let left = 29.5;
+    let took = setup_s(&busy, SMALLEST);
+    assert!((13.0..14.0).contains(&took), "{took}");
+    assert!(first_buffer_allowance(&request(left), SMALLEST, left) >= took);
+    assert_eq!(
+        next(&request(left), &busy, SMALLEST, left - took, took),
+        Next::Keep
+    );
+    // The plan on it, the set-up given back as paid: it measures.
+    let p = plan_at(busy, SMALLEST, left);
+    assert!(!p.is_empty() && p.size_bytes == SMALLEST, "{p:?}");
+    // What the preferred size's set-up alone takes: more than the budget.
+    assert!(setup_s(&busy, PREFERRED) > 30.0);
+}
+
+/// An idle machine (0.3 s/GiB): the preferred size is tried, with twice
+/// its prediction, and the sound plan at the smallest still fits after it.
+#[test]
+fn an_idle_machine_tries_the_preferred_size_and_keeps_the_fallback_sound() {
+    let idle = at_rate(0.3);
+    let left = 59.0;
+    let took = setup_s(&idle, SMALLEST);
+    match next(&request(left), &idle, SMALLEST, left - took, took) {
+        Next::Calibrate { size, allowance } => {
+            assert_eq!(size, PREFERRED);
+            assert!(allowance >= 2.0 * setup_s(&idle, PREFERRED), "{allowance}");
+            assert!(sound(&plan_at(idle, SMALLEST, left - took - allowance)));
+        }
+        Next::Keep => panic!("the preferred size fits an idle minute"),
+    }
+}
+
+/// Over rates from an idle server's to a loaded host's and budgets from
+/// 5 s to 2 min: whenever a plan at the smallest buffer fits what is left,
+/// the run ends with one. Its set-up is not stopped, and either the plan
+/// stays on it, or the try at the preferred size is bounded so that the
+/// smallest buffer's plan, as good as it was, still fits after it.
+#[test]
+fn a_plan_that_fits_at_the_smallest_buffer_is_never_lost_to_the_preferred_one() {
+    let mut kept = 0;
+    let mut tried = 0;
+    for budget in [5.0, 10.0, 20.0, 30.0, 60.0, 120.0] {
+        for step in 0..60 {
+            let rate = 0.1 * 1.15f64.powi(step);
+            let costs = at_rate(rate);
+            let fits = plan_at(costs, SMALLEST, budget);
+            if fits.is_empty() {
+                continue;
+            }
+            let took = setup_s(&costs, SMALLEST);
+            let allowance = first_buffer_allowance(&request(budget), SMALLEST, budget);
+            assert!(
+                allowance >= took - 1e-6,
+                "{budget} s, {rate} s/GiB: {allowance} < {took}"
+            );
+            let left = budget - took;
+            match next(&request(budget), &costs, SMALLEST, left, took) {
+                Next::Keep => kept += 1,
+                Next::Calibrate { size, allowance } => {
+                    tried += 1;
+                    assert!(size > SMALLEST);
+                    let after = plan_at(costs, SMALLEST, left - allowance);
+                    assert!(
+                        !after.is_empty()
+                            && (sound(&after) || !sound(&plan_at(costs, SMALLEST, left))),
+                        "{budget} s, {rate} s/GiB: {after:?}"
+                    );
+                }
+            }
+        }
+    }
+    // Both branches were walked.
+    assert!(kept > 10 && tried > 10, "{kept} {tried}");
+}
+
+/// `--budget 10s` at load 12: the smallest buffer alone takes longer than
+/// the budget, so its set-up is stopped within it, where no plan on it
+/// fits any more; the refusal names how far it got.
+#[test]
+fn a_smallest_buffer_past_the_budget_is_stopped_where_its_plan_stops_fitting() {
+    let busy = at_rate(26.0);
+    let left = 9.5;
+    let allowance = first_buffer_allowance(&request(left), SMALLEST, left);
+    assert!(
+        allowance < left && allowance < setup_s(&busy, SMALLEST),
+        "{allowance}"
+    );
+    let fits_at = |t: f64| {
+        !plan_at(
+            rescaled(&CostModel::SERVER, setup_s(&CostModel::SERVER, SMALLEST), t),
+            SMALLEST,
+            left,
+        )
+        .is_empty()
+    };
+    assert!(
+        fits_at(allowance) && !fits_at(allowance + 0.01),
+        "{allowance}"
+    );
+}
+
+#[test]
+fn a_rescaled_model_sets_up_at_the_measured_rate() {
+    let m = CostModel::SERVER;
+    let c = rescaled(&m, 2.0, 6.0);
+    assert!((c.latency_setup_s_per_gib - 3.0 * m.latency_setup_s_per_gib).abs() < 1e-12);
+    assert!((c.bandwidth_setup_s_per_gib - 3.0 * m.bandwidth_setup_s_per_gib).abs() < 1e-12);
+    assert_eq!(c.cell_s_per_gib, m.cell_s_per_gib);
+    assert_eq!(c.source, "calibration on a real buffer");
+    assert_eq!(rescaled(&m, 0.0, 6.0), m);
+}
+
+#[test]
+fn the_real_buffer_may_take_twice_its_prediction_or_half_what_is_left() {
+    let s = |x: f64| Duration::from_secs_f64(x);
+    assert_eq!(calibration_allowance(1.0, s(10.0)), s(5.0));
+    assert_eq!(calibration_allowance(4.0, s(10.0)), s(8.0));
+    // Never past the budget.
+    assert_eq!(calibration_allowance(6.0, s(10.0)), s(10.0));
+    assert_eq!(calibration_allowance(1.0, Duration::ZERO), Duration::ZERO);
+}
