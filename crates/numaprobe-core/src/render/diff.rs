@@ -445,6 +445,14 @@ fn check_markdown(r: &CheckReport) -> String {
         out.push_str("\n## Differences\n\n");
         out.push_str(&differences_table(&r.differences, "expected", "found").to_markdown());
     }
+    // What was not compared belongs in the saved page too, not only on
+    // stderr: a section left unjudged is part of the answer.
+    if !r.notes.is_empty() {
+        out.push_str("\n## Notes\n\n");
+        for n in &r.notes {
+            out.push_str(&format!("- {}\n", shown(n)));
+        }
+    }
     out
 }
 

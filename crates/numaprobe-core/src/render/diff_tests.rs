@@ -387,6 +387,18 @@ fn a_check_s_answer_says_whether_the_machine_matches_and_how_far_not() {
     );
     assert!(md.contains("| allowed | allowed CPUs | 0-1 | 0 |"), "{md}");
     assert!(!check(&report(vec![]), Format::Markdown).contains("## Differences"));
+    // What was not compared is on the Markdown page, a line each.
+    assert!(!md.contains("## Notes"), "{md}");
+    let mut noted = report(vec![]);
+    noted.notes = vec![
+        "bandwidth not compared: measured with other parameters (threads: expected 2, found 1)"
+            .into(),
+    ];
+    assert!(
+        check(&noted, Format::Markdown).ends_with(
+            "\n## Notes\n\n- bandwidth not compared: measured with other parameters (threads: expected 2, found 1)\n"
+        )
+    );
     assert_eq!(
         check(&r, Format::Csv),
         "section,item,expected,found\nmemory,node 1: memory,96 GiB,64 GiB\nallowed,allowed CPUs,0-1,0\n"

@@ -276,8 +276,18 @@ pub(super) fn cell<'a>(
 }
 
 /// Measurement parameters whose values differ between the two matrices:
-/// each parameter's set of values over all cells, side by side.
+/// each parameter's set of values over all cells, side by side, its item
+/// led by the matrix's kind (`bandwidth: threads`).
 pub(super) fn parameters(kind: &str, a: &MatrixResult, b: &MatrixResult) -> Vec<Difference> {
+    differing(a, b)
+        .into_iter()
+        .map(|(name, x, y)| Difference::new(Section::Parameters, format!("{kind}: {name}"), x, y))
+        .collect()
+}
+
+/// Each parameter whose set of values differs: its name, A's values, B's.
+/// Empty when a side has no cells (it says nothing about its parameters).
+pub(super) fn differing(a: &MatrixResult, b: &MatrixResult) -> Vec<(&'static str, String, String)> {
     type Getter = fn(&Cell) -> String;
     let fields: [(&str, Getter); 7] = [
         ("buffer size", |c| format_size(c.params.size_bytes)),
@@ -300,20 +310,17 @@ pub(super) fn parameters(kind: &str, a: &MatrixResult, b: &MatrixResult) -> Vec<
         ("op", |c| c.params.op.clone().unwrap_or_else(|| "-".into())),
     ];
     let mut out = Vec::new();
+    if a.cells.is_empty() || b.cells.is_empty() {
+        return out;
+    }
     for (name, get) in fields {
         let set = |m: &MatrixResult| {
             let s: BTreeSet<String> = m.cells.iter().map(get).collect();
             s.into_iter().collect::<Vec<_>>().join(", ")
         };
         let (x, y) = (set(a), set(b));
-        // A side without cells says nothing about its parameters.
-        if x != y && !a.cells.is_empty() && !b.cells.is_empty() {
-            out.push(Difference::new(
-                Section::Parameters,
-                format!("{kind}: {name}"),
-                x,
-                y,
-            ));
+        if x != y {
+            out.push((name, x, y));
         }
     }
     out

@@ -150,12 +150,16 @@ fn against_matrices(expect: &Side, this: &This, opts: &Options, out: &mut Outcom
             ));
             continue;
         };
+        // Figures measured with other parameters measure something else:
+        // the band would judge the parameters, not the machine. The section
+        // is named and left unjudged; a configuration behind it (fewer
+        // allowed CPUs) is the topology's difference to report.
+        let params = cells::differing(saved, found);
+        if !params.is_empty() {
+            out.notes.push(not_comparable(section, &params));
+            continue;
+        }
         out.checked.push(describe(section, opts));
-        out.differences.extend(
-            cells::parameters(section.name(), saved, found)
-                .into_iter()
-                .map(|d| Difference { section, ..d }),
-        );
         let conditions = trust::conditions_differ(
             expect.system.as_ref(),
             this.measured.and_then(|m| m.system.as_ref()),
@@ -170,6 +174,20 @@ fn against_matrices(expect: &Side, this: &This, opts: &Options, out: &mut Outcom
             out,
         );
     }
+}
+
+/// The note naming a matrix measured with other parameters than the
+/// expectation's: each parameter, expected then found.
+fn not_comparable(section: Section, params: &[(&str, String, String)]) -> String {
+    let each: Vec<String> = params
+        .iter()
+        .map(|(name, x, y)| format!("{name}: expected {x}, found {y}"))
+        .collect();
+    format!(
+        "{} not compared: measured with other parameters ({}); its cells are not judged against the band",
+        section.name(),
+        each.join("; ")
+    )
 }
 
 /// Each thread of a saved binding against this machine.

@@ -237,16 +237,19 @@ fn matrices_are_judged_within_the_band_and_only_with_measurements() {
         "{:?}",
         r.checked
     );
-    // Cells measured with another buffer: named under their matrix.
+    // Cells measured with another buffer: not judged, named in a note.
     let mut other = here.clone();
     for c in &mut other.latency.as_mut().unwrap().cells {
         c.params.size_bytes *= 2;
     }
     let r = run(&saved, &t, Some(&other), &Options::default());
+    assert!(r.matches, "{:?}", r.differences);
     assert!(
-        items(&r).contains(&(Section::Latency, "latency: buffer size".into())),
+        r.notes.iter().any(|n| n.starts_with(
+            "latency not compared: measured with other parameters (buffer size: expected "
+        )),
         "{:?}",
-        r.differences
+        r.notes
     );
     let wide = Options {
         band_pct: 25.0,
@@ -504,4 +507,66 @@ fn an_expected_cell_this_run_did_not_measure_fails_and_says_so() {
     // A cell measured here but not expected is not compared.
     let (saved, here) = saved_and_here(MatrixKind::Bandwidth, &[10.0], &[10.0, 3.0]);
     assert!(run(&saved, &t, Some(&here), &Options::default()).matches);
+}
+
+#[test]
+fn a_matrix_measured_with_other_parameters_is_named_and_not_judged() {
+    let t = machine("/", [GIB, GIB]);
+    // 2 threads expected, 1 found, and a cell 50 % below the expectation:
+    // the band is not applied, nothing differs, nothing could drain.
+    let (saved, mut here) = saved_and_here(MatrixKind::Bandwidth, &[10.0, 12.0], &[10.0, 6.0]);
+    let mut saved = saved;
+    for c in &mut saved.bandwidth.as_mut().unwrap().cells {
+        c.params.threads = 2;
+    }
+    for c in &mut here.bandwidth.as_mut().unwrap().cells {
+        c.params.threads = 1;
+        c.params.op = Some("copy".into());
+    }
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    assert!(r.matches, "{:?}", r.differences);
+    assert!(r.differences.is_empty());
+    assert_eq!(
+        r.notes,
+        ["bandwidth not compared: measured with other parameters (threads: expected 2, found 1; op: expected -, found copy); its cells are not judged against the band"]
+    );
+    assert!(
+        !r.checked.iter().any(|c| c.contains("bandwidth")),
+        "{:?}",
+        r.checked
+    );
+    // The latency matrix beside it, measured alike, is still judged.
+    let mut both = saved.clone();
+    both.latency = Some(matrix(MatrixKind::Latency, &[100.0, 150.0]));
+    let mut here2 = here.clone();
+    here2.latency = Some(matrix(MatrixKind::Latency, &[100.0, 300.0]));
+    let r = run(&both, &t, Some(&here2), &Options::default());
+    assert!(!r.matches);
+    assert_eq!(
+        items(&r),
+        [(Section::Latency, "CPU node 0 -> memory node 1".into())]
+    );
+    assert!(
+        r.checked.iter().any(|c| c.contains("latency")),
+        "{:?}",
+        r.checked
+    );
+    assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+    // The same threads on both sides: judged as before, the drop fails.
+    for c in &mut here.bandwidth.as_mut().unwrap().cells {
+        c.params.threads = 2;
+        c.params.op = None;
+    }
+    let r = run(&saved, &t, Some(&here), &Options::default());
+    assert!(!r.matches);
+    assert_eq!(
+        items(&r),
+        [(Section::Bandwidth, "CPU node 0 -> memory node 1".into())]
+    );
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    assert!(
+        r.checked.iter().any(|c| c.contains("bandwidth")),
+        "{:?}",
+        r.checked
+    );
 }
