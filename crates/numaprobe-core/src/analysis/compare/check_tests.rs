@@ -570,3 +570,23 @@ fn a_matrix_measured_with_other_parameters_is_named_and_not_judged() {
         r.checked
     );
 }
+
+#[test]
+fn a_matrix_alone_is_judged_and_names_its_kind() {
+    let t = machine("/", [GIB, GIB]);
+    // A latency, a bandwidth document and a report folder holding only
+    // matrices: each is checked against this node's own, named by its kind.
+    for (kind, m) in [
+        ("latency", MatrixKind::Latency),
+        ("bandwidth", MatrixKind::Bandwidth),
+        ("report", MatrixKind::Bandwidth),
+    ] {
+        let (mut saved, here) = saved_and_here(m, &[10.0, 12.0], &[10.0, 12.0]);
+        saved.topology = None;
+        saved.origin.kind = kind.into();
+        let r = run(&saved, &t, Some(&here), &Options::default());
+        assert!(r.matches, "{kind}: {:?}", r.differences);
+        assert_eq!(r.expect_kind, kind);
+        assert_eq!(r.checked.len(), 1, "{kind}: {:?}", r.checked);
+    }
+}
