@@ -119,7 +119,7 @@ fn a_thread_count_difference_is_named_not_judged_and_never_drains() {
     let o = check(&expect, &here, &bin, &["--format", "markdown"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let md = text(&o.stdout);
-    assert!(md.contains(&format!("## Notes\n\n")), "{md}");
+    assert!(md.contains("## Notes\n\n"), "{md}");
     assert!(md.contains(&format!("- {NOTE}\n")), "{md}");
     assert!(!md.contains("## Differences"), "{md}");
 
