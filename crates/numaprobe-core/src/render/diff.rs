@@ -319,7 +319,11 @@ fn check_lines(r: &CheckReport) -> String {
 /// differences.
 pub fn check_summary(r: &CheckReport) -> String {
     let (what, expect, kind) = (compared(r), shown(&r.expect), shown(&r.expect_kind));
-    if r.matches {
+    // Every section left out (each one's note says why: measured with other
+    // parameters, not given): no difference found is not a match.
+    if r.matches && r.checked.is_empty() {
+        format!("nothing of {what} was compared with {expect} ({kind}); the notes say why")
+    } else if r.matches {
         format!("{what} matches {expect} ({kind})")
     } else {
         let n = r.differences.len();
@@ -428,7 +432,11 @@ fn check_text(r: &CheckReport) -> String {
     out.push_str(&format!(
         "{}\nchecked: {}\n",
         check_summary(r),
-        r.checked.join("; ")
+        if r.checked.is_empty() {
+            "nothing".to_string()
+        } else {
+            r.checked.join("; ")
+        }
     ));
     out
 }

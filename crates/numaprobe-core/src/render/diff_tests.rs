@@ -12,7 +12,7 @@ fn report(differences: Vec<Difference>) -> CheckReport {
         expect_kind: "topo".into(),
         root: "/".into(),
         measured: None,
-        checked: vec![],
+        checked: vec!["memory".into()],
         matches: differences.is_empty(),
         differences,
         sections: vec![],
@@ -364,6 +364,14 @@ fn a_check_s_answer_says_whether_the_machine_matches_and_how_far_not() {
         check_summary(&report(vec![mem.clone()])),
         "this machine differs from t.json (topo): 1 difference"
     );
+    let mut nothing = report(vec![]);
+    nothing.checked.clear();
+    nothing.notes = vec!["bandwidth not compared: measured with other parameters".into()];
+    assert_eq!(
+        check_summary(&nothing),
+        "nothing of this machine was compared with t.json (topo); the notes say why"
+    );
+    assert!(check(&nothing, Format::Table).ends_with("\nchecked: nothing\n"));
     let mut r = report(vec![mem, cpus]);
     r.checked = vec!["memory".into(), "allowed CPUs".into()];
     assert_eq!(
