@@ -95,9 +95,14 @@ fn consistent(doc: &Value) {
 /// The health check's comparison of the cells: `--only latency,bandwidth`,
 /// since the expectation was measured on another machine than this one.
 fn check(expect: &Path, measured: &Path) -> Output {
+    check_with(expect, measured, &["--only", "latency,bandwidth"])
+}
+
+/// `check --expect EXPECT --measured MEASURED`, then `extra`.
+fn check_with(expect: &Path, measured: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_numaprobe"))
         .args(["check", "--expect", s(expect), "--measured", s(measured)])
-        .args(["--only", "latency,bandwidth"])
+        .args(extra)
         .output()
         .unwrap()
 }
@@ -180,10 +185,7 @@ fn the_summary_names_what_was_compared() {
     std::fs::copy(&fixture, &a).unwrap();
     std::fs::copy(&fixture, &b).unwrap();
     // A latency document against another: only their cells are compared.
-    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(["check", "--expect", s(&a), "--measured", s(&b)])
-        .output()
-        .unwrap();
+    let o = check_with(&a, &b, &[]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let out = text(&o.stdout);
     assert_eq!(
@@ -200,10 +202,7 @@ fn the_summary_names_what_was_compared() {
     std::fs::copy(&fixture, folder.join("latency.json")).unwrap();
     let bw = fixture.with_file_name("bandwidth.json");
     std::fs::copy(&bw, folder.join("bandwidth.json")).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(["check", "--expect", s(&folder), "--measured", s(&b)])
-        .output()
-        .unwrap();
+    let o = check_with(&folder, &b, &[]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let out = text(&o.stdout);
     assert_eq!(
@@ -211,11 +210,7 @@ fn the_summary_names_what_was_compared() {
         Some(format!("{} matches {} (report)", s(&b), s(&folder)).as_str()),
         "{out}"
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(["check", "--expect", s(&folder), "--measured", s(&b)])
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
+    let o = check_with(&folder, &b, &["--format", "json"]);
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["expect_kind"], "report", "{doc}");
     assert_eq!(doc["measured"], s(&b), "{doc}");
@@ -232,10 +227,7 @@ fn the_summary_names_what_was_compared() {
     let expect = t.path().join("run.json");
     std::fs::copy(real_run(), &expect).unwrap();
     let slow = node(t.path(), "slow", 1.25, 0.7);
-    let o = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(["check", "--expect", s(&expect), "--measured", s(&slow)])
-        .output()
-        .unwrap();
+    let o = check_with(&expect, &slow, &[]);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{o:?}");
     let out = text(&o.stdout);
     let summary = out
