@@ -357,8 +357,6 @@ fn sweep_config(ctx: &Context) -> (sweep::SweepConfig, Option<String>) {
     (cfg, None)
 }
 
-/// One phase: its share, the skip conditions, the experiment through a
-/// step keeper, and its status.
 /// How far a phase got when it was stopped. A phase stopped during its
 /// set-up has not yet said how many steps it plans, and "after 0 of 0
 /// steps" would read as a phase with nothing to do.
@@ -370,6 +368,8 @@ fn so_far(done: usize, total: usize) -> String {
     }
 }
 
+/// One phase: its share, the skip conditions, the experiment through a
+/// step keeper, and its status.
 fn phase<T: Ends>(
     ctx: &Context,
     extra: Extra,

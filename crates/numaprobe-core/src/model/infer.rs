@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::infer_cells::Cells;
+pub use super::infer_cells::{CellInfo, Cells};
 pub use super::infer_data::{FindingData, LevelLinks, LevelName, PairPath};
 
 /// One performance level: cells whose values cannot be told apart.
@@ -62,23 +62,6 @@ pub struct Tier {
     pub value: f64,
     /// A partition of all nodes (a node alone is a group of one).
     pub groups: Vec<Vec<u32>>,
-}
-
-/// One directed cell of the input with what the analysis made of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CellInfo {
-    pub cpu_node: u32,
-    pub mem_node: u32,
-    /// The measured (or firmware) value, in the input's unit.
-    pub value: f64,
-    /// The level it belongs to; None for a stray cell.
-    pub level: Option<LevelName>,
-    pub hops: Option<u32>,
-    pub distance: Option<u32>,
-    /// Set aside as a disturbed measurement.
-    pub stray: bool,
-    /// Marked as untrustworthy by the measurement itself.
-    pub flagged: bool,
 }
 
 /// Something the data show, in words, with the numbers behind it.

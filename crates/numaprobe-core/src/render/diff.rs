@@ -322,7 +322,12 @@ pub fn check_summary(r: &CheckReport) -> String {
     // Every section left out (each one's note says why: measured with other
     // parameters, not given): no difference found is not a match.
     if r.matches && r.checked.is_empty() {
-        format!("nothing of {what} was compared with {expect} ({kind}); the notes say why")
+        let why = if r.notes.is_empty() {
+            ""
+        } else {
+            "; the notes say why"
+        };
+        format!("nothing of {what} was compared with {expect} ({kind}){why}")
     } else if r.matches {
         format!("{what} matches {expect} ({kind})")
     } else {

@@ -372,6 +372,12 @@ fn a_check_s_answer_says_whether_the_machine_matches_and_how_far_not() {
         "nothing of this machine was compared with t.json (topo); the notes say why"
     );
     assert!(check(&nothing, Format::Table).ends_with("\nchecked: nothing\n"));
+    // Left out by the user (`--only`, `--skip`): no note to point to.
+    nothing.notes.clear();
+    assert_eq!(
+        check_summary(&nothing),
+        "nothing of this machine was compared with t.json (topo)"
+    );
     let mut r = report(vec![mem, cpus]);
     r.checked = vec!["memory".into(), "allowed CPUs".into()];
     assert_eq!(

@@ -285,12 +285,15 @@ pub(super) fn parameters(kind: &str, a: &MatrixResult, b: &MatrixResult) -> Vec<
         .collect()
 }
 
+/// The buffer-size parameter's name, as the notes and differences say it.
+pub(super) const BUFFER_SIZE: &str = "buffer size";
+
 /// Each parameter whose set of values differs: its name, A's values, B's.
 /// Empty when a side has no cells (it says nothing about its parameters).
 pub(super) fn differing(a: &MatrixResult, b: &MatrixResult) -> Vec<(&'static str, String, String)> {
     type Getter = fn(&Cell) -> String;
     let fields: [(&str, Getter); 7] = [
-        ("buffer size", |c| format_size(c.params.size_bytes)),
+        (BUFFER_SIZE, |c| format_size(c.params.size_bytes)),
         ("stride", |c| {
             c.params.stride_bytes.map_or("-".into(), format_size)
         }),

@@ -183,8 +183,16 @@ fn not_comparable(section: Section, params: &[(&str, String, String)]) -> String
         .iter()
         .map(|(name, x, y)| format!("{name}: expected {x}, found {y}"))
         .collect();
+    // A default run's buffer follows its budget, the node's free memory
+    // and the set-up rate, so two runs can differ in it on healthy nodes:
+    // the remedy is the user's, said where the difference is seen.
+    let remedy = if params.iter().any(|(name, ..)| *name == cells::BUFFER_SIZE) {
+        "; measure both runs with the same --size"
+    } else {
+        ""
+    };
     format!(
-        "{} not compared: measured with other parameters ({}); its cells are not judged against the band",
+        "{} not compared: measured with other parameters ({}); its cells are not judged against the band{remedy}",
         section.name(),
         each.join("; ")
     )
