@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 /// buffer's plan still fits after it ([`fallback_room`]). A buffer set up
 /// at the size the new plan keeps is handed to the latency phase (no
 /// set-up is paid twice); otherwise it is dropped and its time is spent.
-/// None when there is nothing to learn (no buffer larger than a few
-/// probes, no latency cell) or the set-up failed (the run's own set-up
-/// then says why).
+/// None when there is nothing to learn (no candidate larger than a few
+/// probes, no latency cell), the first set-up failed (the run's own set-up
+/// then says why) or was interrupted (the run then stops). A failed try
+/// at the preferred size falls back to the smaller sizes.
 pub(super) fn replan(
     lat: &latency::LatencyPlan,
     request: &plan::Request,
@@ -51,28 +52,19 @@ pub(super) fn replan(
         let deadline = Instant::now() + Duration::from_secs_f64(allowance);
         SetUp::run(lat, mem, toucher, size, predicted, deadline)
     };
-    let smallest = *request.sizes.last()?;
-    let large = |size: u64| size > 4 * cost::CALIBRATION_BYTES as u64;
-    if !large(smallest) {
-        // Nothing to learn at the smallest size: the planned one as it was.
-        if !large(first.size_bytes) {
-            return None;
-        }
-        let predicted = request.costs.setup_s(Phase::Latency, first.size_bytes);
-        let allowance = calibration_allowance(predicted, left()).as_secs_f64();
-        let done = set_up(first.size_bytes, &request.costs, allowance)?;
-        return Some(settle(lat, request, done, None, left()));
-    }
+    // The first buffer is the smallest candidate large enough to learn
+    // from: at 32 MiB (the smallest candidate whenever the last-level cache
+    // is 16 MiB or less) the set-up is mostly cache and fixed costs, so
+    // its rate says little about a larger buffer's.
+    let smallest = first_size(&request.sizes)?;
     let allowance = first_buffer_allowance(request, smallest, left().as_secs_f64());
-    let small = set_up(smallest, &request.costs, allowance)?;
+    let small = set_up(smallest, &request.costs, allowance).ok()?;
     let costs = small.corrected(&request.costs);
     let (preferred, allowance) = match &small {
-        SetUp::Done { measured, .. } => {
-            match next(request, &costs, smallest, left().as_secs_f64(), *measured) {
-                Next::Calibrate { size, allowance } => (size, allowance),
-                Next::Keep => return Some(settle(lat, request, small, Some(smallest), left())),
-            }
-        }
+        SetUp::Done { .. } => match next(request, &costs, smallest, left().as_secs_f64()) {
+            Next::Calibrate { size, allowance } => (size, allowance),
+            Next::Keep => return Some(settle(lat, request, small, Some(smallest), left())),
+        },
         SetUp::Cut { .. } => return Some(settle(lat, request, small, Some(smallest), left())),
     };
     drop(small);
@@ -80,28 +72,76 @@ pub(super) fn replan(
         costs,
         ..request.clone()
     };
-    let tried = set_up(preferred, &costs, allowance)?;
-    let cut = tried.stopped("the preferred size's buffer");
-    if cut.is_none() {
-        let (p, r) = settle(lat, &at, tried, None, left());
-        if !p.is_empty() && p.size_bytes == preferred {
-            return Some((p, r));
+    let why = match set_up(preferred, &costs, allowance) {
+        Ok(tried) => {
+            let cut = tried.stopped("the preferred size's buffer");
+            if cut.is_none() {
+                let (p, r) = settle(lat, &at, tried, None, left());
+                if !p.is_empty() && p.size_bytes == preferred {
+                    return Some((p, r));
+                }
+            }
+            cut
         }
-    }
-    // The preferred size was cut or no longer fits: the smaller sizes at
-    // the rate measured on the smallest (a set-up at the preferred size
-    // slower than that is the large mapping's, which the smaller buffers
-    // do not pay; the keeper corrects from their real set-up anyway).
+        // Ctrl-C ends the run: the caller's own set-up stops on it.
+        Err(Failed::Interrupted) => return None,
+        Err(Failed::Other(e)) => Some(format!(
+            "the preferred size's buffer could not be set up: {e}"
+        )),
+    };
+    Some(fallback(&at, preferred, left(), why))
+}
+
+/// The smallest of `sizes` (largest first) over 4x the probe's buffer,
+/// the first one set up; None when there is none.
+pub(super) fn first_size(sizes: &[u64]) -> Option<u64> {
+    sizes
+        .iter()
+        .rev()
+        .copied()
+        .find(|&s| s > 4 * cost::CALIBRATION_BYTES as u64)
+}
+
+/// The plan when the preferred size was cut, failed or no longer fits: the
+/// sizes below `preferred` at the rate measured on the smallest (a set-up
+/// at the preferred size slower than that is the large mapping's, which
+/// the smaller buffers do not pay; the keeper corrects from their real
+/// set-up anyway), with `left` of the budget and `why` in the statement.
+pub(super) fn fallback(
+    at: &plan::Request,
+    preferred: u64,
+    left: Duration,
+    why: Option<String>,
+) -> (JobPlan, plan::Request) {
     let again = plan::Request {
-        budget: left(),
-        at_most: request.sizes.iter().copied().find(|&s| s < preferred),
-        ..at
+        budget: left,
+        at_most: at.sizes.iter().copied().find(|&s| s < preferred),
+        ..at.clone()
     };
     let mut replanned = plan::plan(&again);
-    if let (Some(cut), Some(statement)) = (cut, replanned.statement.as_mut()) {
-        statement.push_str(&format!(" ({cut})"));
+    if let (Some(why), Some(statement)) = (why, replanned.statement.as_mut()) {
+        statement.push_str(&format!(" ({why})"));
     }
-    Some((replanned, again))
+    (replanned, again)
+}
+
+/// Why a set-up gave no buffer and was not cut at its deadline.
+#[derive(Debug, PartialEq)]
+pub(super) enum Failed {
+    /// Ctrl-C: the run stops.
+    Interrupted,
+    /// Allocation, binding or the chain failed, as this says.
+    Other(String),
+}
+
+impl From<ExperimentError> for Failed {
+    fn from(e: ExperimentError) -> Failed {
+        match e {
+            ExperimentError::Placement(PlacementError::Interrupted) => Failed::Interrupted,
+            _ if crate::cancel::requested() => Failed::Interrupted,
+            e => Failed::Other(e.to_string()),
+        }
+    }
 }
 
 /// A real buffer's set-up, as far as it got.
@@ -130,17 +170,17 @@ impl SetUp {
         size: u64,
         predicted: f64,
         deadline: Instant,
-    ) -> Option<SetUp> {
+    ) -> Result<SetUp, Failed> {
         let began = Instant::now();
         match latency::set_up_node_by(lat, mem, toucher, size, Some(deadline)) {
-            Ok(buffer) => Some(SetUp::Done {
+            Ok(buffer) => Ok(SetUp::Done {
                 measured: buffer.record.seconds,
                 buffer,
                 predicted,
             }),
             Err(ExperimentError::Placement(PlacementError::Late { touched, bytes })) => {
                 let spent = began.elapsed().as_secs_f64();
-                Some(SetUp::Cut {
+                Ok(SetUp::Cut {
                     measured: whole_from_part(spent, touched, bytes, predicted),
                     predicted,
                     touched,
@@ -148,7 +188,7 @@ impl SetUp {
                     spent,
                 })
             }
-            Err(_) => None,
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -239,20 +279,16 @@ pub(super) enum Next {
 }
 
 /// Whether the preferred size is tried after the smallest buffer's set-up
-/// took `measured_s` (`costs` corrected by it, `left_s` of the budget left
-/// now): only when the plan at that rate takes a larger size and twice its
-/// predicted set-up (the bound [`calibration_allowance`] gives it) still
-/// leaves a sound plan at the smallest room ([`fallback_room`]). Otherwise
-/// the buffer already set up is the one measured on.
-pub(super) fn next(
-    request: &plan::Request,
-    costs: &CostModel,
-    smallest: u64,
-    left_s: f64,
-    measured_s: f64,
-) -> Next {
+/// (`costs` corrected by it, `left_s` of the budget left now): only when
+/// the plan at that rate, with `left_s` (a larger buffer cannot reuse the
+/// smallest one's set-up, so its time is not given back), takes a larger
+/// size and twice its predicted set-up (the bound [`calibration_allowance`]
+/// gives it) still leaves a sound plan at the smallest room
+/// ([`fallback_room`]). Otherwise the buffer already set up is the one
+/// measured on.
+pub(super) fn next(request: &plan::Request, costs: &CostModel, smallest: u64, left_s: f64) -> Next {
     let at = plan::Request {
-        budget: Duration::from_secs_f64(left_s + measured_s),
+        budget: Duration::from_secs_f64(left_s),
         costs: *costs,
         ..request.clone()
     };
@@ -355,7 +391,7 @@ fn longest(limit: f64, ok: impl Fn(f64) -> bool) -> f64 {
 /// positive.
 pub(super) fn rescaled(costs: &CostModel, predicted_s: f64, measured_s: f64) -> CostModel {
     let mut c = *costs;
-    if predicted_s > 0.0 && measured_s >= 0.0 {
+    if predicted_s > 0.0 && measured_s > 0.0 {
         let ratio = measured_s / predicted_s;
         c.latency_setup_s_per_gib *= ratio;
         c.bandwidth_setup_s_per_gib *= ratio;

@@ -3,7 +3,10 @@
 //! that a plan at the smallest buffer that fits the budget is never lost
 //! to the try at the preferred size.
 
-use super::real_buffer::{calibration_allowance, first_buffer_allowance, next, rescaled, Next};
+use super::real_buffer::{
+    calibration_allowance, fallback, first_buffer_allowance, first_size, next, rescaled, Failed,
+    Next,
+};
 use super::*;
 
 const MIB: u64 = 1 << 20;
@@ -66,7 +69,7 @@ fn a_busy_machine_keeps_the_smallest_buffer_it_set_up_first() {
     assert!((13.0..14.0).contains(&took), "{took}");
     assert!(first_buffer_allowance(&request(left), SMALLEST, left) >= took);
     assert_eq!(
-        next(&request(left), &busy, SMALLEST, left - took, took),
+        next(&request(left), &busy, SMALLEST, left - took),
         Next::Keep
     );
     // The plan on it, the set-up given back as paid: it measures.
@@ -83,7 +86,7 @@ fn an_idle_machine_tries_the_preferred_size_and_keeps_the_fallback_sound() {
     let idle = at_rate(0.3);
     let left = 59.0;
     let took = setup_s(&idle, SMALLEST);
-    match next(&request(left), &idle, SMALLEST, left - took, took) {
+    match next(&request(left), &idle, SMALLEST, left - took) {
         Next::Calibrate { size, allowance } => {
             assert_eq!(size, PREFERRED);
             assert!(allowance >= 2.0 * setup_s(&idle, PREFERRED), "{allowance}");
@@ -117,7 +120,7 @@ fn a_plan_that_fits_at_the_smallest_buffer_is_never_lost_to_the_preferred_one() 
                 "{budget} s, {rate} s/GiB: {allowance} < {took}"
             );
             let left = budget - took;
-            match next(&request(budget), &costs, SMALLEST, left, took) {
+            match next(&request(budget), &costs, SMALLEST, left) {
                 Next::Keep => kept += 1,
                 Next::Calibrate { size, allowance } => {
                     tried += 1;
@@ -171,6 +174,119 @@ fn a_rescaled_model_sets_up_at_the_measured_rate() {
     assert_eq!(c.cell_s_per_gib, m.cell_s_per_gib);
     assert_eq!(c.source, "calibration on a real buffer");
     assert_eq!(rescaled(&m, 0.0, 6.0), m);
+    // Not positive: unchanged, as a measured 0 would make set-ups free.
+    assert_eq!(rescaled(&m, 2.0, 0.0), m);
+    assert_eq!(rescaled(&m, 2.0, -1.0), m);
+    assert_eq!(rescaled(&m, -2.0, 6.0), m);
+}
+
+/// With a last-level cache of 16 MiB or less the candidates end at 32 MiB
+/// (8 MiB: 256, 64, 32 MiB), too small to learn a rate from; the first
+/// buffer is then the 64 MiB above it, not the preferred 256 MiB.
+#[test]
+fn a_small_cache_starts_from_the_smallest_candidate_worth_learning_from() {
+    for llc in [8 * MIB, 16 * MIB] {
+        let sizes = buffer_sizes(Some(llc), 256 * MIB);
+        assert_eq!(sizes, vec![256 * MIB, 64 * MIB, 32 * MIB], "{llc}");
+        assert_eq!(first_size(&sizes), Some(64 * MIB), "{llc}");
+    }
+    // A larger cache's smallest candidate is already large enough.
+    let sizes = buffer_sizes(Some(32 * MIB), 256 * MIB);
+    assert_eq!(first_size(&sizes), sizes.last().copied());
+    // Nothing over 32 MiB: nothing to learn.
+    assert_eq!(first_size(&[32 * MIB]), None);
+}
+
+/// On the 8 MiB-cache candidates, a busy machine's 64 MiB buffer is the
+/// one set up first and kept: the preferred 256 MiB is never set up with
+/// a large allowance before it.
+#[test]
+fn a_small_cache_on_a_busy_machine_keeps_its_first_buffer() {
+    let req = |budget_s: f64| plan::Request {
+        sizes: buffer_sizes(Some(8 * MIB), 256 * MIB),
+        ..request(budget_s)
+    };
+    let busy = at_rate(60.0);
+    let left = 9.5;
+    let first = first_size(&req(left).sizes).unwrap();
+    let took = setup_s(&busy, first);
+    assert!(first_buffer_allowance(&req(left), first, left) >= took);
+    assert_eq!(next(&req(left), &busy, first, left - took), Next::Keep);
+}
+
+/// The preferred plan gets what is left, not the smallest buffer's set-up
+/// back: where that credit alone would make the preferred size fit, the
+/// smallest buffer is kept (the credit is the Keep decision's).
+#[test]
+fn the_smallest_buffers_set_up_is_not_given_back_to_the_preferred_size() {
+    let mut found = 0;
+    for budget in [5.0, 10.0, 20.0, 30.0, 60.0, 120.0] {
+        for step in 0..80 {
+            let costs = at_rate(0.05 * 1.1f64.powi(step));
+            let took = setup_s(&costs, SMALLEST);
+            let left = budget - took;
+            if left <= 0.0 {
+                continue;
+            }
+            let all = |b: f64| {
+                plan::plan(&plan::Request {
+                    budget: Duration::from_secs_f64(b),
+                    costs,
+                    ..request(budget)
+                })
+            };
+            let with_credit = all(left + took);
+            let without = all(left);
+            let decided = next(&request(budget), &costs, SMALLEST, left);
+            if let Next::Calibrate { size, .. } = decided {
+                assert_eq!(size, without.size_bytes, "{budget} s, {costs:?}");
+            }
+            if with_credit.size_bytes == PREFERRED
+                && (without.is_empty() || without.size_bytes < PREFERRED)
+            {
+                found += 1;
+                assert_eq!(decided, Next::Keep, "{budget} s, {costs:?}");
+            }
+        }
+    }
+    assert!(found > 0, "no budget where the credit decided");
+}
+
+/// A failed try at the preferred size (allocation, binding) falls back to
+/// the smaller sizes at the rate measured on the smallest, with what is
+/// left, and says why; Ctrl-C is told apart, as it ends the run.
+#[test]
+fn a_failed_try_at_the_preferred_size_falls_back_to_the_smaller_sizes() {
+    use crate::experiments::ExperimentError;
+    use crate::placement::PlacementError;
+    let measured = at_rate(0.3);
+    let at = plan::Request {
+        costs: measured,
+        ..request(59.0)
+    };
+    let why: Failed = ExperimentError::Invalid("mbind failed".into()).into();
+    let Failed::Other(why) = why else {
+        panic!("a bind failure is not an interruption")
+    };
+    let left = Duration::from_secs_f64(40.0);
+    let (p, r) = fallback(
+        &at,
+        PREFERRED,
+        left,
+        Some(format!("could not be set up: {why}")),
+    );
+    assert_eq!(p.size_bytes, SMALLEST, "{p:?}");
+    assert_eq!(
+        (r.at_most, r.budget, r.costs),
+        (Some(SMALLEST), left, measured)
+    );
+    if let Some(s) = &p.statement {
+        assert!(s.contains("mbind failed"), "{s}");
+    }
+    assert_eq!(
+        Failed::from(ExperimentError::Placement(PlacementError::Interrupted)),
+        Failed::Interrupted
+    );
 }
 
 #[test]
