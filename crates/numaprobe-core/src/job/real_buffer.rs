@@ -76,7 +76,10 @@ pub(super) fn replan(
         Ok(tried) => {
             let cut = tried.stopped("the preferred size's buffer");
             if cut.is_none() {
-                let (p, r) = settle(lat, &at, tried, None, left());
+                // Capped at the size tried: a plan that, with this set-up's
+                // time given back, picked a larger size would drop the
+                // buffer just made and set one up again.
+                let (p, r) = settle(lat, &at, tried, Some(preferred), left());
                 if !p.is_empty() && p.size_bytes == preferred {
                     return Some((p, r));
                 }
