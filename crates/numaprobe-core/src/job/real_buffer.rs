@@ -349,21 +349,29 @@ pub(super) fn fallback_room(
     }
 }
 
-/// How long the smallest buffer's set-up may take, of `left_s`: the longest
-/// after which a plan on it still measures at least a cell (its set-up paid
-/// and the rest of the set-ups at the rate it showed). A set-up past that
-/// is stopped: the budget could not hold that buffer's plan, and the
-/// refusal then comes within the budget with how far it got.
+/// How long the first buffer's set-up may take, of `left_s`: the longest
+/// after which a plan still measures at least a cell, at the rate the
+/// set-up showed. Either the plan keeps this buffer (its set-up, already
+/// paid, is part of `left_s`), or a smaller candidate's plan fits in what
+/// the set-up left: the time spent on a buffer that is then dropped is
+/// not given back. A set-up past that is stopped: the refusal then comes
+/// within the budget with how far it got.
 pub(super) fn first_buffer_allowance(request: &plan::Request, size: u64, left_s: f64) -> f64 {
     let predicted = request.costs.setup_s(Phase::Latency, size);
+    let smaller = request.sizes.iter().copied().find(|&s| s < size);
     let fits = |t: f64| {
-        !plan::plan(&plan::Request {
-            budget: Duration::from_secs_f64(left_s),
-            costs: rescaled(&request.costs, predicted, t),
-            at_most: Some(size),
-            ..request.clone()
-        })
-        .is_empty()
+        let costs = rescaled(&request.costs, predicted, t);
+        let within = |budget_s: f64, at_most: u64| {
+            plan::plan(&plan::Request {
+                budget: Duration::from_secs_f64(budget_s.max(0.0)),
+                costs,
+                at_most: Some(at_most),
+                ..request.clone()
+            })
+        };
+        let kept = within(left_s, size);
+        (!kept.is_empty() && kept.size_bytes == size)
+            || smaller.is_some_and(|s| !within(left_s - t, s).is_empty())
     };
     longest(left_s, fits)
 }

@@ -214,6 +214,59 @@ fn a_small_cache_on_a_busy_machine_keeps_its_first_buffer() {
     assert_eq!(next(&req(left), &busy, first, left - took), Next::Keep);
 }
 
+/// A cache of 8 MiB: 64 MiB is set up first, 32 MiB is still a candidate.
+/// Where the 64 MiB set-up cannot fit but a 32 MiB plan can, the first
+/// set-up may not take all that is left: the time spent on a buffer then
+/// dropped is not counted as given back.
+#[test]
+fn a_first_buffer_is_stopped_in_time_for_a_smaller_candidate_s_plan() {
+    let req = |budget_s: f64| plan::Request {
+        sizes: buffer_sizes(Some(8 * MIB), 256 * MIB),
+        ..request(budget_s)
+    };
+    let left = 9.5;
+    let first = first_size(&req(left).sizes).unwrap();
+    assert_eq!(first, 64 * MIB);
+    let mut seen = 0;
+    for step in 0..60 {
+        let s_per_gib = 20.0 * 1.08f64.powi(step);
+        let costs = at_rate(s_per_gib);
+        let plan_of = |budget_s: f64, at_most: u64| {
+            plan::plan(&plan::Request {
+                budget: Duration::from_secs_f64(budget_s.max(0.0)),
+                costs,
+                at_most: Some(at_most),
+                ..req(left)
+            })
+        };
+        let took = setup_s(&costs, first);
+        let small_fits = !plan_of(left, 32 * MIB).is_empty();
+        let kept = plan_of(left, first);
+        if took < left || !small_fits || (!kept.is_empty() && kept.size_bytes == first) {
+            continue;
+        }
+        seen += 1;
+        // The set-up may not take all that is left: a 64 MiB buffer done
+        // just within its allowance, at the rate that shows, still leaves
+        // the 32 MiB plan room (one slower than that is cut there, and the
+        // plan at its rate decides).
+        let allowance = first_buffer_allowance(&req(left), first, left);
+        assert!(allowance < left, "{s_per_gib} s/GiB: {allowance}");
+        let shown = rescaled(&costs, took, allowance);
+        let after = plan::plan(&plan::Request {
+            budget: Duration::from_secs_f64(left - allowance),
+            costs: shown,
+            at_most: Some(32 * MIB),
+            ..req(left)
+        });
+        assert!(
+            !after.is_empty(),
+            "{s_per_gib} s/GiB: done at {allowance} s, no room left for 32 MiB"
+        );
+    }
+    assert!(seen > 0, "no rate where only the smaller plan fits");
+}
+
 /// The preferred plan gets what is left, not the smallest buffer's set-up
 /// back: where that credit alone would make the preferred size fit, the
 /// smallest buffer is kept (the credit is the Keep decision's).
