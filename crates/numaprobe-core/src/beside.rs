@@ -164,7 +164,12 @@ pub(crate) mod testing {
     pub(crate) fn started_before(ago: f64, ticks: u64) -> Watch {
         let now = Watch::start().expect("/proc/stat and getrusage on Linux");
         Watch {
-            busy_ticks: now.busy_ticks - ticks,
+            busy_ticks: now.busy_ticks.checked_sub(ticks).unwrap_or_else(|| {
+                panic!(
+                    "{ticks} busy ticks faked before now, but this machine counted only {} since boot",
+                    now.busy_ticks
+                )
+            }),
             own_ns: now.own_ns,
             at: now.at - std::time::Duration::from_secs_f64(ago),
         }
