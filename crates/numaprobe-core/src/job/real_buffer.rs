@@ -326,14 +326,7 @@ pub(super) fn fallback_room(
     let Some(below) = request.sizes.iter().copied().find(|&s| s < size) else {
         return left_s;
     };
-    let plan_after = |spent: f64| {
-        plan::plan(&plan::Request {
-            budget: Duration::from_secs_f64((left_s - spent).max(0.0)),
-            costs: *costs,
-            at_most: Some(below),
-            ..request.clone()
-        })
-    };
+    let plan_after = |spent: f64| plan_within(request, *costs, left_s - spent, below);
     let sound = |p: &JobPlan| {
         !p.is_empty()
             && p.phases
@@ -361,19 +354,22 @@ pub(super) fn first_buffer_allowance(request: &plan::Request, size: u64, left_s:
     let smaller = request.sizes.iter().copied().find(|&s| s < size);
     let fits = |t: f64| {
         let costs = rescaled(&request.costs, predicted, t);
-        let within = |budget_s: f64, at_most: u64| {
-            plan::plan(&plan::Request {
-                budget: Duration::from_secs_f64(budget_s.max(0.0)),
-                costs,
-                at_most: Some(at_most),
-                ..request.clone()
-            })
-        };
-        let kept = within(left_s, size);
+        let kept = plan_within(request, costs, left_s, size);
         (!kept.is_empty() && kept.size_bytes == size)
-            || smaller.is_some_and(|s| !within(left_s - t, s).is_empty())
+            || smaller.is_some_and(|s| !plan_within(request, costs, left_s - t, s).is_empty())
     };
     longest(left_s, fits)
+}
+
+/// The request's plan at `costs` within `budget_s` (none below 0) and at
+/// sizes up to `at_most`: what the allowances ask of each time they try.
+fn plan_within(request: &plan::Request, costs: CostModel, budget_s: f64, at_most: u64) -> JobPlan {
+    plan::plan(&plan::Request {
+        budget: Duration::from_secs_f64(budget_s.max(0.0)),
+        costs,
+        at_most: Some(at_most),
+        ..request.clone()
+    })
 }
 
 /// The largest `t` in [0, `limit`] with `ok(t)`, for an `ok` true up to
