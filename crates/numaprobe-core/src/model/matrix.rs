@@ -79,6 +79,33 @@ impl CellPlacement {
     }
 }
 
+/// The least share of a latency buffer in huge pages, when transparent huge
+/// pages were asked for, at which the figure is still one of memory: each
+/// load that falls on a base page pays a page-table walk besides the
+/// memory's own latency. A 1 GiB random chase on base pages read 1.9 times
+/// the huge-page figure on the development VM (nested paging walks two
+/// tables; hardware walks one), so a buffer 5 % short reads at most about
+/// 4.5 % high there: within the 5 % a figure may move on a busy machine. doc/footprint-and-trust.md, "What makes some runs slower".
+pub const HUGE_PAGE_SHARE: f64 = 0.95;
+
+impl CellPlacement {
+    /// Why a latency figure on this memory reads high for its pages: THP
+    /// was asked for and less than [`HUGE_PAGE_SHARE`] of the buffer got
+    /// huge pages (the kernel fell back to base pages: fragmented memory,
+    /// or `defrag` that does not compact). None otherwise, and for pages
+    /// chosen on purpose (`4k`, hugetlbfs).
+    pub fn small_pages_flag(&self) -> Option<String> {
+        let share = self.thp_fraction?;
+        (share < HUGE_PAGE_SHARE).then(|| {
+            format!(
+                "small pages: {:.0} % of the buffer in huge pages where transparent huge pages were asked (trusted from {:.0} %); a load on a base page pays a page-table walk, so this latency reads higher than memory's own; compact memory (`echo 1 > /proc/sys/vm/compact_memory`) or use --pages 2m",
+                share * 100.0,
+                HUGE_PAGE_SHARE * 100.0
+            )
+        })
+    }
+}
+
 /// The parameters that produced a cell (DESIGN: every figure carries them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellParams {
@@ -311,6 +338,10 @@ impl MatrixResult {
         );
         let before = cell.flags.len();
         crate::stats::flags::merge(&mut cell.flags, new);
+        if self.kind == MatrixKind::Latency {
+            let pages = cell.placement.small_pages_flag().into_iter().collect();
+            crate::stats::flags::merge(&mut cell.flags, pages);
+        }
         crate::beside::mark(&mut cell.flags, cell.others_busy_cpus);
         cell.flagged |= cell.flags.len() > before;
         let r = self.cpu_nodes.iter().position(|&n| n == cell.cpu_node);

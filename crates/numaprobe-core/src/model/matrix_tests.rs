@@ -243,3 +243,40 @@ fn cells_are_counted_through_the_bounded_reader() {
     let within = format!(r#"{{"cells":[{}]}}"#, deep(depth - 2));
     assert_eq!(cells_in(&within), Some(1));
 }
+
+#[test]
+fn a_latency_cell_short_of_huge_pages_is_flagged_with_its_share() {
+    let with_thp = |share: Option<f64>| {
+        let mut c = cell(0, 0, 150.0, 1.0);
+        c.params.pages = PageKind::Thp;
+        c.placement.thp_fraction = share;
+        c
+    };
+    let mut m = sample();
+    m.cells.clear();
+    m.push(with_thp(Some(0.7)));
+    m.push(with_thp(Some(HUGE_PAGE_SHARE)));
+    m.push(with_thp(Some(0.949)));
+    m.push(with_thp(None));
+    let flagged: Vec<bool> = m.cells.iter().map(|c| c.flagged).collect();
+    assert_eq!(flagged, [true, false, true, false]);
+    assert_eq!(m.cells[0].flags.len(), 1);
+    assert!(
+        m.cells[0].flags[0].starts_with("small pages: 70 % of the buffer in huge pages where transparent huge pages were asked (trusted from 95 %)"),
+        "{:?}",
+        m.cells[0].flags
+    );
+    assert!(m.cells[2].flags[0].starts_with("small pages: 95 % "));
+    assert!(m.cells[1].flags.is_empty() && m.cells[3].flags.is_empty());
+    // Judged once: a cell pushed again keeps one such flag.
+    let again = m.cells[0].clone();
+    m.push(again);
+    assert_eq!(m.cells[4].flags.len(), 1);
+
+    // Bandwidth streams a page's 64 lines per walk: not flagged for it.
+    let mut b = sample();
+    b.kind = MatrixKind::Bandwidth;
+    b.cells.clear();
+    b.push(with_thp(Some(0.5)));
+    assert!(!b.cells[0].flagged && b.cells[0].flags.is_empty());
+}
