@@ -280,3 +280,15 @@ fn a_latency_cell_short_of_huge_pages_is_flagged_with_its_share() {
     b.push(with_thp(Some(0.5)));
     assert!(!b.cells[0].flagged && b.cells[0].flags.is_empty());
 }
+
+#[test]
+fn each_cell_median_lands_in_its_row_and_column() {
+    let m = sample();
+    assert_eq!(
+        m.matrix,
+        vec![
+            vec![Some(90.0), Some(140.25), None],
+            vec![None, Some(91.0), None],
+        ]
+    );
+}
