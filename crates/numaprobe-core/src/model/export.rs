@@ -1,7 +1,8 @@
 //! What `numaprobe export` hands to an exporter: the parts of one numaprobe
 //! document or report folder that another tool can take (the topology, the
-//! two matrices, a check's answer, a fleet's outliers, and the provenance
-//! that dates them), read with the one document reader
+//! two matrices and the run's extra phases, the rows of `c2c --locks`,
+//! `policy` and `tune`, a check's answer, a fleet's outliers, and the
+//! provenance that dates them), read with the one document reader
 //! ([`super::document`]). Which kinds each target takes is decided here, so
 //! the refusal names them; the exporters in `render::prometheus` and
 //! `render::hwloc_xml` only render what this holds.
@@ -40,6 +41,9 @@ impl Target {
                 Kind::Topo,
                 Kind::Latency,
                 Kind::Bandwidth,
+                Kind::Locks,
+                Kind::Policy,
+                Kind::Tune,
                 Kind::Check,
                 Kind::Fleet,
             ],
@@ -82,6 +86,11 @@ pub struct Exported {
     pub loaded: Option<super::loaded::LoadedResult>,
     pub peak: Option<super::peak::PeakResult>,
     pub sweep: Option<super::sweep::SweepResult>,
+    /// Documents of this machine measured apart from a run: their rows
+    /// carry trust flags as the run's figures do.
+    pub locks: Option<super::locks::LocksResult>,
+    pub policy: Option<super::policy::PolicyReport>,
+    pub tune: Option<super::tune::TuneReport>,
 }
 
 /// Why nothing can be exported: bad input, one line each.
@@ -141,6 +150,9 @@ pub fn load(path: &Path, target: Target) -> Result<Exported, ExportError> {
     let has_any = out.topology.is_some()
         || out.latency.is_some()
         || out.bandwidth.is_some()
+        || out.locks.is_some()
+        || out.policy.is_some()
+        || out.tune.is_some()
         || out.check.is_some()
         || out.fleet.is_some();
     match target {
@@ -176,6 +188,9 @@ impl Exported {
             || self.loaded.is_some()
             || self.peak.is_some()
             || self.sweep.is_some()
+            || self.locks.is_some()
+            || self.policy.is_some()
+            || self.tune.is_some()
     }
 }
 
@@ -237,6 +252,9 @@ fn take(doc: Document, out: &mut Exported) -> bool {
             super::matrix::MatrixKind::Latency => fill(&mut out.latency, Some(*m)),
             super::matrix::MatrixKind::Bandwidth => fill(&mut out.bandwidth, Some(*m)),
         },
+        Document::Locks(l) => fill(&mut out.locks, Some(*l)),
+        Document::Policy(p) => fill(&mut out.policy, Some(*p)),
+        Document::Tune(t) => fill(&mut out.tune, Some(*t)),
         Document::Check(c) => fill(&mut out.check, Some(*c)),
         Document::Fleet(f) => fill(&mut out.fleet, Some(*f)),
         _ => false,
@@ -281,7 +299,7 @@ mod tests {
         .unwrap();
         let e = load(&pin, Target::Prometheus).unwrap_err().to_string();
         assert!(
-            e.contains("a pin document cannot be exported to prometheus; it takes run, topo, latency, bandwidth, check, fleet"),
+            e.contains("a pin document cannot be exported to prometheus; it takes run, topo, latency, bandwidth, locks, policy, tune, check, fleet"),
             "{e}"
         );
         assert!(!e.contains('\n'));

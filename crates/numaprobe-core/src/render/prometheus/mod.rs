@@ -8,21 +8,29 @@
 //! The run's, the check's and the fleet's files share one textfile
 //! directory, so no two of them may write a series with the same name and
 //! labels (node_exporter refuses the second). Each family has one owner:
-//! `numaprobe_run_*`, the topology and the figures belong to the run,
+//! `numaprobe_run_*`, the topology and the figures (a run's, and the rows
+//! of `c2c --locks`, `policy` and `tune`) belong to the run,
 //! `numaprobe_check_*` to the check, `numaprobe_fleet_*` to the fleet, each
 //! with its own timestamps; `numaprobe_info`, which all three write, tells
 //! them apart by its `source` label. No sample carries a timestamp (the
 //! textfile collector refuses them): when a document was written is a
 //! metric of its own.
+//!
+//! Every figure has its trust beside it: a `..._flagged` gauge and the
+//! reason in a `..._flag_info` family ([`trust`] says why so).
 
 mod check;
 mod extras;
 mod fleet;
+mod rows;
 mod run;
 mod text;
+mod trust;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trust_tests;
 
 use crate::model::export::Exported;
 use crate::model::provenance::Provenance;
@@ -64,6 +72,7 @@ pub fn prometheus(e: &Exported) -> String {
         info_sample(&mut info, "run", e.provenance.as_ref());
         families.extend(run::families(e));
         families.extend(extras::families(e));
+        families.extend(rows::families(e));
     }
     if let Some(c) = &e.check {
         info_sample(&mut info, "check", e.check_provenance.as_ref());

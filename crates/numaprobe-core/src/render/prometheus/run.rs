@@ -2,8 +2,9 @@
 //! (`numaprobe_run_*`), the machine's topology, the latency and bandwidth
 //! matrices with a `path` label (`local` where the CPU node is the memory
 //! node, `remote` elsewhere, so an alert can take remote cells alone), and
-//! each cell's trust flag.
+//! each cell's trust flag and reason ([`super::trust`]).
 
+use super::trust::Trust;
 use super::{gauge, single, times, Family};
 use crate::model::export::Exported;
 use crate::model::matrix::{MatrixKind, MatrixResult};
@@ -49,9 +50,15 @@ pub(super) fn families(e: &Exported) -> Vec<Family> {
     }
     let measured: Vec<&MatrixResult> = [&e.latency, &e.bandwidth].into_iter().flatten().collect();
     if !measured.is_empty() {
-        let mut f = Family::new(
-            "numaprobe_cell_flagged",
-            "1 when a measured cell must not be trusted as is (placement below the threshold, samples spread too far, samples set aside), else 0.",
+        let mut f = Trust::new(
+            Family::new(
+                "numaprobe_cell_flagged",
+                "1 when a measured cell must not be trusted as is (placement below the threshold, samples spread too far, samples set aside), else 0.",
+            ),
+            Family::new(
+                "numaprobe_cell_flag_info",
+                "Why a measured cell is flagged (value always 1; one series per flagged cell, with its labels and reason).",
+            ),
         );
         for m in measured {
             let kind = match m.kind {
@@ -65,11 +72,12 @@ pub(super) fn families(e: &Exported) -> Vec<Family> {
                         ("cpu_node", c.cpu_node.to_string()),
                         ("mem_node", c.mem_node.to_string()),
                     ],
-                    gauge(c.flagged),
+                    c.flagged,
+                    &c.flags,
                 );
             }
         }
-        out.push(f);
+        out.extend(f.families());
     }
     out
 }

@@ -11,7 +11,7 @@ use crate::model::fleet::{
 use crate::model::matrix::{tests as mt, MatrixKind};
 use crate::model::provenance::Provenance;
 
-fn lines_of<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+pub(super) fn lines_of<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
     text.lines()
         .filter(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))
         .collect()
@@ -75,8 +75,8 @@ fn bandwidth_is_in_bytes_per_second_and_nan_is_never_written() {
 
 #[test]
 fn label_values_and_help_are_escaped() {
-    assert_eq!(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
-    assert_eq!(escape_help("x\\y\nz \"q\""), "x\\\\y\\nz \"q\"");
+    assert_eq!(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\\\nd");
+    assert_eq!(escape_help("x\\y\nz \"q\""), "x\\\\y\\\\nz \"q\"");
     let mut c = CheckReport {
         schema: crate::SCHEMA.into(),
         expect: "t.json".into(),
@@ -98,7 +98,7 @@ fn label_values_and_help_are_escaped() {
         ..Exported::default()
     });
     assert!(
-        t.contains("numaprobe_check_ok{expect_kind=\"topo\\\"\\n\"} 0\n"),
+        t.contains("numaprobe_check_ok{expect_kind=\"topo\\\"\\\\n\"} 0\n"),
         "{t}"
     );
     assert_eq!(
@@ -116,7 +116,7 @@ fn label_values_and_help_are_escaped() {
         ..Exported::default()
     });
     assert!(
-        t.contains("numaprobe_check_ok{expect_kind=\"topo\\\"\\n\"} 1\n"),
+        t.contains("numaprobe_check_ok{expect_kind=\"topo\\\"\\\\n\"} 1\n"),
         "{t}"
     );
     assert!(
@@ -289,7 +289,7 @@ fn series(text: &str) -> Vec<String> {
 }
 
 /// The value of the one sample line `name{labels}`.
-fn value(text: &str, name_labels: &str) -> f64 {
+pub(super) fn value(text: &str, name_labels: &str) -> f64 {
     let hits: Vec<f64> = text
         .lines()
         .filter_map(|l| l.strip_prefix(name_labels)?.strip_prefix(' '))
