@@ -185,7 +185,7 @@ fn bad_input_is_one_line_and_nothing_is_written() {
         s(&out),
     ]));
     assert!(
-        err.contains("a pin document cannot be exported to prometheus; it takes run, topo, latency, bandwidth, check, fleet"),
+        err.contains("a pin document cannot be exported to prometheus; it takes run, topo, latency, bandwidth, locks, policy, tune, check, fleet"),
         "{err}"
     );
     let infer = report.join("infer-latency.json");

@@ -333,6 +333,27 @@ mod tests {
     }
 
     #[test]
+    fn a_locks_document_exports_alone_and_beside_a_run_in_its_folder() {
+        let d = temp_dir("locks");
+        let mut locks = crate::render::locks::tests::sample();
+        locks.complete = false;
+        let p = d.join("locks.json");
+        std::fs::write(&p, written(&locks)).unwrap();
+        let got = load(&p, Target::Prometheus).unwrap();
+        assert_eq!(got.locks, Some(locks.clone()));
+        assert!(got.has_run() && !got.complete, "a partial locks run says so");
+        let e = load(&p, Target::Hwloc).unwrap_err().to_string();
+        assert!(e.contains("a locks document cannot be exported to hwloc"), "{e}");
+        let mut run = crate::model::run::tests::sample(crate::model::extra::ExtraStatus::Partial);
+        run.latency = Some(crate::model::matrix::tests::sample());
+        std::fs::write(d.join("run.json"), written(&run)).unwrap();
+        let got = load(&d, Target::Prometheus).unwrap();
+        assert_eq!(got.locks, Some(locks));
+        assert!(got.latency.is_some() && got.policy.is_none() && got.tune.is_none());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
     fn a_folder_gives_the_runs_matrices_before_a_loose_documents() {
         let d = temp_dir("folder");
         let mut run = crate::model::run::tests::sample(crate::model::extra::ExtraStatus::Partial);
