@@ -341,9 +341,15 @@ mod tests {
         std::fs::write(&p, written(&locks)).unwrap();
         let got = load(&p, Target::Prometheus).unwrap();
         assert_eq!(got.locks, Some(locks.clone()));
-        assert!(got.has_run() && !got.complete, "a partial locks run says so");
+        assert!(
+            got.has_run() && !got.complete,
+            "a partial locks run says so"
+        );
         let e = load(&p, Target::Hwloc).unwrap_err().to_string();
-        assert!(e.contains("a locks document cannot be exported to hwloc"), "{e}");
+        assert!(
+            e.contains("a locks document cannot be exported to hwloc"),
+            "{e}"
+        );
         let mut run = crate::model::run::tests::sample(crate::model::extra::ExtraStatus::Partial);
         run.latency = Some(crate::model::matrix::tests::sample());
         std::fs::write(d.join("run.json"), written(&run)).unwrap();

@@ -370,6 +370,20 @@ fn the_figures_beside_the_flags_are_in_base_units_and_a_row_without_one_is_absen
         ),
         80e-9
     );
+    assert_eq!(
+        value(
+            &t,
+            "numaprobe_peak_bandwidth_bytes_per_second{scope=\"node\",node=\"0\",mix=\"read\"}"
+        ),
+        29e9
+    );
+    assert_eq!(
+        value(
+            &t,
+            "numaprobe_loaded_latency_seconds{cpu_node=\"0\",mem_node=\"0\",mix=\"read\",delay=\"64\"}"
+        ),
+        104.0 / 1e9
+    );
     // Pair 1 -> 0 has no read-shared figure: no series, flagged or not.
     assert!(!t.contains("a=\"1\",b=\"0\",domain=\"same L3\",kind=\"shared\""));
     assert_eq!(
