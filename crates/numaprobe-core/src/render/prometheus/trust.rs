@@ -26,7 +26,7 @@ pub(super) type Labels = Vec<(&'static str, String)>;
 /// The characters a reason keeps (then `...`, so a clipped reason reads
 /// as clipped): a label a person reads on one line, and a document from
 /// elsewhere cannot make one of megabytes.
-pub(super) const REASON_MAX: usize = 240;
+pub(super) const REASON_MAX: usize = 1000;
 
 /// What `reason` says for a figure flagged without words (a document
 /// written before flags had them): said, not left empty, since an empty
