@@ -514,7 +514,7 @@ fn a_reason_joins_the_flags_clips_a_long_one_and_names_a_missing_one() {
         reason(&["unstable: CV 12.0 %".into(), "two modes".into()]),
         "unstable: CV 12.0 %; two modes"
     );
-    let long = reason(&["x".repeat(1000)]);
+    let long = reason(&["x".repeat(REASON_MAX + 760)]);
     assert_eq!(long, format!("{}...", "x".repeat(REASON_MAX)));
     assert_eq!(reason(&["x".repeat(REASON_MAX)]), "x".repeat(REASON_MAX));
     assert_eq!(reason(&[]), NO_REASON);
