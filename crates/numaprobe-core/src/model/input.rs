@@ -10,6 +10,11 @@
 //! nothing. A file larger than the limit is refused by its size before a
 //! byte is read, and a file that grows while it is read stops at the limit:
 //! a 2 GB sparse `latency.json` costs nothing.
+//!
+//! A stop request ([`crate::cancel`]) ends a read that waits: the signal
+//! handler is installed without SA_RESTART, so a read blocked on a silent
+//! pipe returns EINTR, and the loop here gives up instead of going back to
+//! wait (as `read_to_end` would, leaving the first SIGTERM unheard).
 
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -38,7 +43,12 @@ pub enum InputError {
     Io { path: PathBuf, message: String },
     #[error("{LIMIT_ENV}={value:?}: not a size; e.g. 1GiB or 512M")]
     BadLimit { value: String },
+    #[error("{}: {STOPPED}", path.display())]
+    Cancelled { path: PathBuf },
 }
+
+/// Why a read was given up before its end.
+const STOPPED: &str = "not read whole: stopped by SIGINT or SIGTERM";
 
 impl InputError {
     /// Why the file was not read, without its name: for a caller whose
@@ -54,6 +64,7 @@ impl InputError {
             InputError::NotText { .. } => "not UTF-8 text".into(),
             InputError::Io { message, .. } => message.clone(),
             InputError::BadLimit { .. } => self.to_string(),
+            InputError::Cancelled { .. } => STOPPED.into(),
         }
     }
 }
@@ -124,32 +135,79 @@ fn opened_within(file: std::fs::File, path: &Path, limit: u64) -> Result<Vec<u8>
             limit,
         });
     }
-    bounded(file, limit, path)
+    // The size known, the buffer is made once (no doubling past it).
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    bounded(file, limit, path, &mut bytes, crate::cancel::requested)?;
+    Ok(bytes)
 }
 
-/// At most `limit` bytes of a stream (stdin) as text: more is an error.
+/// At most `limit` bytes of a stream (stdin) as text: more is an error,
+/// and so is a stop request, whether it came before the read or while it
+/// waited for the writer.
 pub fn read_stream(r: impl Read, name: &Path) -> Result<String, InputError> {
-    let bytes = bounded(r, limit()?, name)?;
+    stream_with(r, name, limit()?, crate::cancel::requested)
+}
+
+/// [`read_stream`] with the stop request asked of `stopped`, so the tests
+/// need not raise the process's own flag.
+fn stream_with(
+    r: impl Read,
+    name: &Path,
+    limit: u64,
+    stopped: fn() -> bool,
+) -> Result<String, InputError> {
+    // A signal that came before the read began interrupts nothing: the
+    // read would wait for a writer who may never come.
+    if stopped() {
+        return Err(InputError::Cancelled {
+            path: name.to_path_buf(),
+        });
+    }
+    let mut bytes = Vec::new();
+    bounded(r, limit, name, &mut bytes, stopped)?;
     String::from_utf8(bytes).map_err(|_| InputError::NotText {
         path: name.to_path_buf(),
     })
 }
 
-fn bounded(r: impl Read, limit: u64, path: &Path) -> Result<Vec<u8>, InputError> {
-    let mut bytes = Vec::new();
-    r.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| InputError::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-    if bytes.len() as u64 > limit {
-        return Err(InputError::TooLarge {
-            path: path.to_path_buf(),
-            limit,
-        });
+/// Read `r` to its end into `bytes`, refusing it once past `limit`. A read
+/// interrupted by a signal is tried again unless `stopped()` says a stop
+/// was requested (see the module doc).
+fn bounded(
+    mut r: impl Read,
+    limit: u64,
+    path: &Path,
+    bytes: &mut Vec<u8>,
+    stopped: fn() -> bool,
+) -> Result<(), InputError> {
+    let mut chunk = [0u8; 16 << 10];
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                if stopped() {
+                    return Err(InputError::Cancelled {
+                        path: path.to_path_buf(),
+                    });
+                }
+                continue;
+            }
+            Err(e) => {
+                return Err(InputError::Io {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                })
+            }
+        };
+        if bytes.len() as u64 + n as u64 > limit {
+            return Err(InputError::TooLarge {
+                path: path.to_path_buf(),
+                limit,
+            });
+        }
+        bytes.extend_from_slice(&chunk[..n]);
     }
-    Ok(bytes)
 }
 
 fn regular(path: &Path, meta: &std::fs::Metadata) -> Result<(), InputError> {
@@ -239,13 +297,103 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
+    fn never() -> bool {
+        false
+    }
+
+    fn always() -> bool {
+        true
+    }
+
+    fn read_all(r: impl Read, limit: u64, stopped: fn() -> bool) -> Result<Vec<u8>, InputError> {
+        let mut bytes = Vec::new();
+        bounded(r, limit, Path::new("stdin"), &mut bytes, stopped).map(|()| bytes)
+    }
+
     #[test]
     fn a_stream_stops_at_the_limit() {
         let src = std::io::repeat(b'x');
-        let e = bounded(src, 10, Path::new("stdin")).unwrap_err();
+        let e = read_all(src, 10, never).unwrap_err();
         assert!(matches!(e, InputError::TooLarge { limit: 10, .. }), "{e}");
-        let ok = bounded(&b"0123456789"[..], 10, Path::new("stdin")).unwrap();
-        assert_eq!(ok.len(), 10);
+        let ok = read_all(&b"0123456789"[..], 10, never).unwrap();
+        assert_eq!(ok, b"0123456789");
+        // One byte over in the first read, then the end: refused all the same.
+        let e = read_all(&b"0123456789A"[..], 10, never).unwrap_err();
+        assert!(matches!(e, InputError::TooLarge { limit: 10, .. }), "{e}");
+        assert!(
+            e.to_string().starts_with("stdin: larger than the 10 B"),
+            "{e}"
+        );
+        // Over the limit only in the second read.
+        let two = Script(vec![Ok(b"01234".to_vec()), Ok(b"56789A".to_vec())]);
+        let e = read_all(two, 10, never).unwrap_err();
+        assert!(matches!(e, InputError::TooLarge { limit: 10, .. }), "{e}");
+    }
+
+    /// A reader that gives what it is told, one step a read, then its end.
+    struct Script(Vec<std::io::Result<Vec<u8>>>);
+
+    impl Read for Script {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Ok(0);
+            }
+            let bytes = self.0.remove(0)?;
+            buf[..bytes.len()].copy_from_slice(&bytes);
+            Ok(bytes.len())
+        }
+    }
+
+    fn interrupted() -> std::io::Result<Vec<u8>> {
+        Err(std::io::ErrorKind::Interrupted.into())
+    }
+
+    #[test]
+    fn an_interrupted_read_goes_on_unless_a_stop_was_requested() {
+        let script = || Script(vec![Ok(b"ab".to_vec()), interrupted(), Ok(b"cd".to_vec())]);
+        assert_eq!(read_all(script(), 10, never).unwrap(), b"abcd");
+        let e = read_all(script(), 10, always).unwrap_err();
+        assert!(matches!(e, InputError::Cancelled { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "stdin: not read whole: stopped by SIGINT or SIGTERM"
+        );
+        assert_eq!(e.reason(), "not read whole: stopped by SIGINT or SIGTERM");
+        // A stop request alone ends nothing: only a read it interrupted.
+        let done = Script(vec![Ok(b"ab".to_vec())]);
+        assert_eq!(read_all(done, 10, always).unwrap(), b"ab");
+    }
+
+    #[test]
+    fn a_read_error_is_one_error_naming_the_input() {
+        let broken = Script(vec![
+            Ok(b"ab".to_vec()),
+            Err(std::io::Error::other("the disk went away")),
+        ]);
+        let e = read_all(broken, 10, never).unwrap_err();
+        assert!(matches!(e, InputError::Io { .. }), "{e}");
+        assert_eq!(e.to_string(), "stdin: cannot read: the disk went away");
+        assert_eq!(e.reason(), "the disk went away");
+    }
+
+    #[test]
+    fn a_stream_asked_to_stop_before_it_is_read_is_not_read() {
+        struct Untouchable;
+        impl Read for Untouchable {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                panic!("read after a stop request");
+            }
+        }
+        let e = stream_with(Untouchable, Path::new("stdin"), 10, always).unwrap_err();
+        assert!(matches!(e, InputError::Cancelled { .. }), "{e}");
+        let text = stream_with(&b"{}"[..], Path::new("stdin"), 10, never).unwrap();
+        assert_eq!(text, "{}");
+        let e = stream_with(&b"\xff"[..], Path::new("stdin"), 10, never).unwrap_err();
+        assert!(matches!(e, InputError::NotText { .. }), "{e}");
+        // The process's own flag is not raised in these tests.
+        assert_eq!(read_stream(&b"[1]"[..], Path::new("stdin")).unwrap(), "[1]");
+        let e = read_stream(&b"\xfe"[..], Path::new("stdin")).unwrap_err();
+        assert_eq!(e.to_string(), "stdin: not UTF-8 text");
     }
 
     #[test]
