@@ -71,7 +71,12 @@ impl InputError {
 
 /// The limit in force: [`LIMIT_ENV`] when set, else [`MAX_INPUT_BYTES`].
 pub fn limit() -> Result<u64, InputError> {
-    match std::env::var_os(LIMIT_ENV) {
+    limit_from(std::env::var_os(LIMIT_ENV).as_deref())
+}
+
+/// The limit [`LIMIT_ENV`] set to `value` gives: a size above zero.
+fn limit_from(value: Option<&std::ffi::OsStr>) -> Result<u64, InputError> {
+    match value {
         None => Ok(MAX_INPUT_BYTES),
         Some(v) => {
             let text = v.to_string_lossy();
@@ -105,12 +110,17 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
     };
     // Checked before the open too: opening some devices does something.
     regular(path, &std::fs::metadata(path).map_err(io)?)?;
-    let file = std::fs::OpenOptions::new()
+    opened_within(open_unblocking(path).map_err(io)?, path, limit)
+}
+
+/// `path` opened for reading without waiting: a FIFO swapped in after the
+/// check opens at once (and is refused on its descriptor), and the
+/// descriptor is not passed on to what numaprobe starts.
+fn open_unblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
-        .map_err(io)?;
-    opened_within(file, path, limit)
 }
 
 /// The whole of a file already opened (relative to a folder's handle, say)
@@ -283,6 +293,67 @@ mod tests {
         let e = read_text(&fifo).unwrap_err();
         assert_eq!(e.reason(), "a FIFO, not a regular file");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_fifo_swapped_in_after_the_check_opens_without_waiting() {
+        let d = dir("swap");
+        let fifo = d.join("run.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Against a hang only: an open that waits for a writer is given one
+        // after a minute, and the assertions below fail.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let guard = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                if rx.recv_timeout(std::time::Duration::from_secs(60)).is_err() {
+                    let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+                    return true;
+                }
+                false
+            })
+        };
+        let file = open_unblocking(&fifo).unwrap();
+        tx.send(()).unwrap();
+        assert!(!guard.join().unwrap(), "the open waited for a writer");
+        use std::os::fd::AsRawFd;
+        // SAFETY: fcntl queries on a descriptor this test owns.
+        let (fd_flags, fl_flags) = unsafe {
+            (
+                libc::fcntl(file.as_raw_fd(), libc::F_GETFD),
+                libc::fcntl(file.as_raw_fd(), libc::F_GETFL),
+            )
+        };
+        assert_ne!(fd_flags & libc::FD_CLOEXEC, 0);
+        assert_ne!(fl_flags & libc::O_NONBLOCK, 0);
+        let e = opened_within(file, &fifo, 10).unwrap_err();
+        assert!(e.to_string().contains("run.json: a FIFO"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn the_limit_is_a_size_above_zero() {
+        use std::ffi::OsStr;
+        assert_eq!(limit_from(None).unwrap(), MAX_INPUT_BYTES);
+        assert_eq!(limit_from(Some(OsStr::new("1KiB"))).unwrap(), 1024);
+        assert_eq!(limit_from(Some(OsStr::new("1"))).unwrap(), 1);
+        for bad in ["0", "lots", ""] {
+            let e = limit_from(Some(OsStr::new(bad))).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("NUMAPROBE_MAX_INPUT={bad:?}: not a size; e.g. 1GiB or 512M")
+            );
+            assert_eq!(e.reason(), e.to_string());
+        }
+        let long = "9".repeat(500);
+        let e = limit_from(Some(OsStr::new(&long))).unwrap_err();
+        assert!(e.to_string().len() < 300, "{e}");
+        // Without the variable, in this test process, the default.
+        if std::env::var_os(LIMIT_ENV).is_none() {
+            assert_eq!(limit().unwrap(), MAX_INPUT_BYTES);
+        }
     }
 
     #[test]
