@@ -10,7 +10,10 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{bounded, mkfifo, numaprobe, numaprobe_in, ok, usage_error};
+use cli::{
+    bounded, give_away, like_its_parent, mkfifo, numaprobe, numaprobe_in, ok, plain_and_sticky,
+    usage_error,
+};
 use common::TempDir;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -47,68 +50,79 @@ fn a_symlink_planted_under_an_old_temporary_name_redirects_nothing() {
     assert!(meta.file_type().is_file(), "topo.json is a regular file");
 }
 
+/// A report folder made by a first run in `dir`, sticky and
+/// world-writable like `dir` when `dir` is: a folder others can plant in.
+fn first_run(dir: &Path) -> std::path::PathBuf {
+    ok(&quick_run("r", dir));
+    let r = dir.join("r");
+    like_its_parent(&r);
+    r
+}
+
 #[test]
 fn a_symlink_in_a_report_folder_is_refused_not_followed() {
     let t = TempDir::new("folder-link");
-    ok(&quick_run("r", t.path()));
-    let outside = t.path().join("outside");
-    std::fs::write(&outside, "precious").unwrap();
-    let summary = t.path().join("r/summary.md");
-    std::fs::remove_file(&summary).unwrap();
-    std::os::unix::fs::symlink(&outside, &summary).unwrap();
-    let err = usage_error(&quick_run("r", t.path()));
-    assert!(err.contains("r/summary.md: a symbolic link"), "{err}");
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
-    assert!(std::fs::symlink_metadata(&summary)
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    for dir in plain_and_sticky(t.path()) {
+        let r = first_run(&dir);
+        let outside = dir.join("outside");
+        std::fs::write(&outside, "precious").unwrap();
+        let summary = r.join("summary.md");
+        std::fs::remove_file(&summary).unwrap();
+        std::os::unix::fs::symlink(&outside, &summary).unwrap();
+        give_away(&summary);
+        let err = usage_error(&quick_run("r", &dir));
+        assert!(err.contains("r/summary.md: a symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+        assert!(std::fs::symlink_metadata(&summary)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
 }
 
 #[test]
 fn a_fifo_in_a_report_folder_is_refused_without_a_hang() {
     let t = TempDir::new("folder-fifo");
-    ok(&quick_run("r", t.path()));
-    let fifo = t.path().join("fifo");
-    mkfifo(&fifo);
-    let summary = t.path().join("r/summary.md");
-    std::fs::remove_file(&summary).unwrap();
-    std::os::unix::fs::symlink(&fifo, &summary).unwrap();
-    let err = usage_error(&bounded(
-        &[QUICK[0], QUICK[1], "--report-dir", "r"],
-        t.path(),
-    ));
-    assert!(err.contains("r/summary.md: a symbolic link"), "{err}");
-    // A FIFO right in the folder, under the name: the same.
-    std::fs::remove_file(&summary).unwrap();
-    mkfifo(&summary);
-    let err = usage_error(&bounded(
-        &[QUICK[0], QUICK[1], "--report-dir", "r"],
-        t.path(),
-    ));
-    assert!(err.contains("r/summary.md: a FIFO"), "{err}");
+    for dir in plain_and_sticky(t.path()) {
+        let r = first_run(&dir);
+        let fifo = dir.join("fifo");
+        mkfifo(&fifo);
+        give_away(&fifo);
+        let summary = r.join("summary.md");
+        std::fs::remove_file(&summary).unwrap();
+        std::os::unix::fs::symlink(&fifo, &summary).unwrap();
+        give_away(&summary);
+        let err = usage_error(&bounded(&[QUICK[0], QUICK[1], "--report-dir", "r"], &dir));
+        assert!(err.contains("r/summary.md: a symbolic link"), "{err}");
+        // A FIFO right in the folder, under the name: the same.
+        std::fs::remove_file(&summary).unwrap();
+        mkfifo(&summary);
+        give_away(&summary);
+        let err = usage_error(&bounded(&[QUICK[0], QUICK[1], "--report-dir", "r"], &dir));
+        assert!(err.contains("r/summary.md: a FIFO"), "{err}");
+    }
 }
 
 #[test]
 fn report_does_not_write_through_a_report_html_symlink() {
     let t = TempDir::new("report-link");
-    ok(&quick_run("r", t.path()));
-    let outside = t.path().join("outside");
-    std::fs::write(&outside, "precious").unwrap();
-    let page = t.path().join("r/report.html");
-    std::fs::remove_file(&page).unwrap();
-    std::os::unix::fs::symlink(&outside, &page).unwrap();
-    let err = usage_error(&numaprobe_in(&["report", "r"], t.path()));
-    assert!(err.contains("r/report.html: a symbolic link"), "{err}");
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
-    // `-o -` is standard output; `-o /dev/stdout`, a link, is refused.
-    let o = ok(&numaprobe_in(&["report", "r", "-o", "-"], t.path()));
-    assert!(o.contains("<html"), "{}", &o[..o.len().min(200)]);
-    let err = usage_error(&numaprobe_in(
-        &["report", "r", "-o", "/dev/stdout"],
-        t.path(),
-    ));
-    assert!(err.contains("/dev/stdout: a symbolic link"), "{err}");
+    for dir in plain_and_sticky(t.path()) {
+        let r = first_run(&dir);
+        let outside = dir.join("outside");
+        std::fs::write(&outside, "precious").unwrap();
+        let page = r.join("report.html");
+        std::fs::remove_file(&page).unwrap();
+        std::os::unix::fs::symlink(&outside, &page).unwrap();
+        give_away(&page);
+        let err = usage_error(&numaprobe_in(&["report", "r"], &dir));
+        assert!(err.contains("r/report.html: a symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+        // `-o -` is standard output; `-o /dev/stdout`, a link, is refused.
+        let o = ok(&numaprobe_in(&["report", "r", "-o", "-"], &dir));
+        assert!(o.contains("<html"), "{}", &o[..o.len().min(200)]);
+        let err = usage_error(&numaprobe_in(&["report", "r", "-o", "/dev/stdout"], &dir));
+        assert!(err.contains("/dev/stdout: a symbolic link"), "{err}");
+    }
 }
 
 /// Hold `dir`'s lock as a run would: flock its lock file, our pid in it.
@@ -386,6 +400,86 @@ fn the_size_limit_can_be_set_and_covers_stdin() {
         err.contains("NUMAPROBE_MAX_INPUT=\"lots\": not a size"),
         "{err}"
     );
+}
+
+/// Whether `pid`'s main thread waits in a read of its stdin, from
+/// `/proc/PID/syscall`; None where the kernel does not say.
+fn reading_stdin(pid: u32) -> Option<bool> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?;
+    let mut fields = text.split_whitespace();
+    let nr = fields.next()?;
+    Some(nr.parse::<i64>().ok() == Some(libc::SYS_read) && fields.next() == Some("0x0"))
+}
+
+/// Whether `pid` handles SIGTERM (its handler is installed), from
+/// `/proc/PID/status`.
+fn handles_sigterm(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|m| m & (1 << (libc::SIGTERM - 1)) != 0)
+}
+
+/// `infer --input -` waiting on a pipe that is open and never written: one
+/// SIGTERM ends it with 143, as a stop ends every command, with one line
+/// naming stdin and nothing written. The test waits (a minute at most,
+/// only against a hang) until numaprobe is blocked in the read, so the
+/// signal interrupts the read itself.
+#[test]
+fn a_read_of_a_silent_stdin_ends_at_the_first_sigterm() {
+    let t = TempDir::new("stdin-sigterm");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .args(["infer", "--input", "-", "-o", "out.json"])
+        .current_dir(t.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let writer = child.stdin.take();
+    let pid = child.id();
+    let guard = std::time::Duration::from_secs(60);
+    let began = std::time::Instant::now();
+    loop {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before the signal"
+        );
+        let ready = reading_stdin(pid).unwrap_or_else(|| handles_sigterm(pid));
+        if ready {
+            break;
+        }
+        if began.elapsed() > guard {
+            let _ = child.kill();
+            panic!("numaprobe never came to read stdin");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) to our own child, which has not been waited for.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) }, 0);
+    let began = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > guard {
+            let _ = child.kill();
+            panic!("numaprobe did not stop at the first SIGTERM: it waits on stdin");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(writer);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("stdin: not read whole: stopped by SIGINT or SIGTERM"),
+        "{err}"
+    );
+    assert!(err.contains("numaprobe: interrupted by SIGTERM"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(o.stdout.is_empty());
+    let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
+    assert!(left.is_empty(), "written: {left:?}");
 }
 
 /// pin and peak documents (report reads both, check reads pin) are checked

@@ -242,3 +242,49 @@ pub fn interrupted<S: AsRef<OsStr>>(
     assert_eq!(doc["interrupted"], true);
     (doc, stderr)
 }
+
+/// The two kinds of folder a planted name can be in, made under `t`: a
+/// plain one, and a sticky world-writable one (mode 1777, like /tmp).
+pub fn plain_and_sticky(t: &Path) -> [std::path::PathBuf; 2] {
+    use std::os::unix::fs::PermissionsExt;
+    let plain = t.join("plain");
+    let sticky = t.join("sticky");
+    std::fs::create_dir(&plain).unwrap();
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    [plain, sticky]
+}
+
+/// Make `dir` sticky and world-writable when it is in a sticky folder (the
+/// second of [`plain_and_sticky`]): a report folder others can plant in.
+pub fn like_its_parent(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = std::fs::metadata(dir.parent().unwrap()).unwrap();
+    if parent.permissions().mode() & 0o1000 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    }
+}
+
+/// Give `p` (not following a link) to another user, as a planting user's
+/// file would be; a no-op where the test cannot (not root).
+pub fn give_away(p: &Path) {
+    let _ = std::os::unix::fs::lchown(p, Some(4242), Some(4242));
+}
+
+/// A folder owned by another user than the one the tests run as: `made`,
+/// given to uid 4242 (only root can), else `/` when another user owns it.
+/// None, with the reason on stderr, where neither can be had.
+pub fn folder_of_another_user(made: &Path) -> Option<(std::path::PathBuf, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    if std::os::unix::fs::chown(made, Some(4242), None).is_ok() {
+        return Some((made.to_path_buf(), 4242));
+    }
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let me = unsafe { libc::geteuid() };
+    let root = std::fs::metadata("/").unwrap().uid();
+    if root != me {
+        return Some(("/".into(), root));
+    }
+    eprintln!("skipped: needs root to chown a folder to another uid, and / is this user's");
+    None
+}
