@@ -345,19 +345,15 @@ fn every_json_key_is_documented_in_the_manual() {
     );
 }
 
-/// A node's MemTotal past a 64-bit byte count is refused with a note naming
-/// its file, in the node's row and the machine's total alike: never
-/// 16384 PiB, never a wrapped small figure.
-#[test]
-fn a_memtotal_past_64_bits_is_refused_not_wrapped() {
-    let (_g, root) = unpack("16amd64-8n2c");
-    let meminfo = root.join("sys/devices/system/node/node1/meminfo");
+/// Write `kb` as node `node`'s MemTotal in the dump at `root`.
+fn forge_memtotal(root: &Path, node: u32, kb: &str) {
+    let meminfo = root.join(format!("sys/devices/system/node/node{node}/meminfo"));
     let old = std::fs::read_to_string(&meminfo).unwrap();
     let forged: String = old
         .lines()
         .map(|l| {
             if l.contains("MemTotal:") {
-                "Node 1 MemTotal:       18446744073709551615 kB".to_string()
+                format!("Node {node} MemTotal:       {kb} kB")
             } else {
                 l.to_string()
             }
@@ -365,6 +361,15 @@ fn a_memtotal_past_64_bits_is_refused_not_wrapped() {
         .collect::<Vec<_>>()
         .join("\n");
     std::fs::write(&meminfo, forged + "\n").unwrap();
+}
+
+/// A node's MemTotal past a 64-bit byte count is refused with a note naming
+/// its file, in the node's row and the machine's total alike: never
+/// 16384 PiB, never a wrapped small figure.
+#[test]
+fn a_memtotal_past_64_bits_is_refused_not_wrapped() {
+    let (_g, root) = unpack("16amd64-8n2c");
+    forge_memtotal(&root, 1, "18446744073709551615");
     let o = numaprobe(&["topo", "--sysfs-root", root.to_str().unwrap()]);
     assert!(o.status.success(), "{o:?}");
     let all = stdout(&o) + &stderr(&o);
@@ -390,4 +395,45 @@ fn a_memtotal_past_64_bits_is_refused_not_wrapped() {
     assert!(nodes
         .iter()
         .all(|n| n["memory_bytes"].as_u64().unwrap() < 1 << 40));
+}
+
+/// Two nodes whose MemTotal each fits a 64-bit byte count (2^54 - 1 kB, 1
+/// KiB under 16 EiB) but whose sum does not: each node keeps its figure,
+/// and the machine's total reads as unknown, never as a wrapped figure,
+/// in the dump's summary and in the page of its topo.json read back.
+#[test]
+fn memory_that_adds_up_past_64_bits_is_unknown_not_wrapped() {
+    let (g, root) = unpack("16amd64-8n2c");
+    let kb = "18014398509481983";
+    forge_memtotal(&root, 0, kb);
+    forge_memtotal(&root, 1, kb);
+    let each = 18014398509481983u64 * 1024;
+    let unknown = "memory unknown (the nodes' figures add up past 16 EiB)";
+    let o = numaprobe(&["topo", "--sysfs-root", root.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let flat = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(unknown), "{flat}");
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let saved = g.path().join("topo.json");
+    let o = numaprobe(&[
+        "topo",
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "-o",
+        saved.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let nodes = v["numa_nodes"].as_array().unwrap();
+    for n in [0, 1] {
+        let node = nodes.iter().find(|x| x["os_index"] == n).unwrap();
+        assert_eq!(node["memory_bytes"].as_u64(), Some(each), "{node}");
+    }
+    // Read back: the page made of the document says the same.
+    let o = numaprobe(&["report", saved.to_str().unwrap(), "-o", "-"]);
+    assert!(o.status.success(), "{o:?}");
+    let page = stdout(&o).replace("&#39;", "'").replace("&#x27;", "'");
+    assert!(page.contains(unknown), "{}", &page[..page.len().min(400)]);
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
 }
