@@ -356,6 +356,40 @@ mod tests {
         }
     }
 
+    /// Refused by its size before a byte is read: a descriptor opened
+    /// for writing only would fail any read, and is never read.
+    #[test]
+    fn a_file_past_the_limit_is_refused_before_a_byte_is_read() {
+        let d = dir("by-size");
+        let p = d.join("run.json");
+        std::fs::write(&p, "0123456789A").unwrap();
+        let write_only = || std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        let e = opened_within(write_only(), &p, 10).unwrap_err();
+        assert!(matches!(e, InputError::TooLarge { limit: 10, .. }), "{e}");
+        // At the limit exactly, it is read.
+        std::fs::write(&p, "0123456789").unwrap();
+        let e = opened_within(write_only(), &p, 10).unwrap_err();
+        assert!(matches!(e, InputError::Io { .. }), "{e}");
+        let file = std::fs::File::open(&p).unwrap();
+        assert_eq!(opened_within(file, &p, 10).unwrap(), b"0123456789");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_file_opened_elsewhere_is_read_and_checked_alike() {
+        let d = dir("opened");
+        std::fs::write(d.join("run.json"), "{\"a\":1}").unwrap();
+        std::fs::write(d.join("bad"), b"\xff").unwrap();
+        let open = |n: &str| std::fs::File::open(d.join(n)).unwrap();
+        let text = read_opened(open("run.json"), &d.join("run.json")).unwrap();
+        assert_eq!(text, "{\"a\":1}");
+        let e = read_opened(open("bad"), &d.join("bad")).unwrap_err();
+        assert!(matches!(e, InputError::NotText { .. }), "{e}");
+        let e = read_opened(std::fs::File::open(&d).unwrap(), &d).unwrap_err();
+        assert!(e.to_string().contains("a folder"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     #[test]
     fn a_sparse_file_past_the_limit_is_refused_by_its_size() {
         let d = dir("sparse");
