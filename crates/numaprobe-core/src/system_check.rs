@@ -132,51 +132,110 @@ pub fn parse_thp(text: &str) -> Option<String> {
     Some(text[a + 1..a + b].to_string())
 }
 
-/// The warnings for what was read (the fields of `c` but `warnings`).
+/// Other runnable tasks, when they are at least [`LOAD_WARN_SHARE`] of the
+/// allowed CPUs (at least one).
+fn busy_runnable(c: &SystemCheck) -> Option<u64> {
+    c.other_running
+        .filter(|&r| r as f64 >= busy_line(c.allowed_cpus))
+}
+
+/// The load average, when it is at least [`LOAD_WARN_SHARE`] of the
+/// allowed CPUs (at least one).
+fn busy_load(c: &SystemCheck) -> Option<f64> {
+    c.load_1m.filter(|&l| l >= busy_line(c.allowed_cpus))
+}
+
+/// Steal time above [`STEAL_WARN_PERCENT`].
+fn busy_steal(c: &SystemCheck) -> Option<f64> {
+    c.steal_percent.filter(|&s| s > STEAL_WARN_PERCENT)
+}
+
+/// Tasks or load from which on a machine of `cpus` allowed CPUs is busy.
+fn busy_line(cpus: usize) -> f64 {
+    (LOAD_WARN_SHARE * cpus.max(1) as f64).max(1.0)
+}
+
+/// The warnings for what was read (the fields of `c` but `warnings`): a
+/// busy machine's ([`busy_warnings`]), then the governor's.
 pub fn assess(c: &SystemCheck) -> Vec<String> {
+    let mut w = busy_warnings(c);
+    w.extend(governor_warning(c));
+    w
+}
+
+/// The warnings of a busy machine: other runnable tasks, load, steal.
+pub fn busy_warnings(c: &SystemCheck) -> Vec<String> {
     let mut w = Vec::new();
-    let cpus = c.allowed_cpus.max(1) as f64;
-    let busy = LOAD_WARN_SHARE * cpus;
-    if let Some(r) = c.other_running {
-        if r as f64 >= busy.max(1.0) {
-            w.push(format!(
-                "{r} other task(s) were runnable on a machine where this run may use {} CPU(s): they compete with the measuring threads; measure on a quieter machine (or with the CPUs to itself)",
-                c.allowed_cpus
-            ));
-        }
-    }
-    if let Some(l) = c.load_1m {
-        if l >= busy.max(1.0) {
-            w.push(format!(
-                "load average {l:.2} against {} allowed CPU(s): figures move with the load; measure on a quieter machine",
-                c.allowed_cpus
-            ));
-        }
-    }
-    if let Some(s) = c.steal_percent {
-        if s > STEAL_WARN_PERCENT {
-            w.push(format!(
-                "steal time {s:.1} % over {:.2} s: the hypervisor runs others on these CPUs; figures of a VM with stolen time are not the machine's",
-                c.interval_s
-            ));
-        }
-    }
-    let varying: Vec<&String> = c
-        .governors
-        .iter()
-        .filter(|g| g.as_str() != "performance")
-        .collect();
-    if !varying.is_empty() {
+    if let Some(r) = busy_runnable(c) {
         w.push(format!(
-            "CPU frequency governor {}: the clock follows the load, so latency and bandwidth move with it; `cpupower frequency-set -g performance` holds it",
-            varying
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join("/")
+            "{r} other task(s) were runnable on a machine where this run may use {} CPU(s): they compete with the measuring threads; measure on a quieter machine (or with the CPUs to itself)",
+            c.allowed_cpus
+        ));
+    }
+    if let Some(l) = busy_load(c) {
+        w.push(format!(
+            "load average {l:.2} against {} allowed CPU(s): figures move with the load; measure on a quieter machine",
+            c.allowed_cpus
+        ));
+    }
+    if let Some(s) = busy_steal(c) {
+        w.push(format!(
+            "steal time {s:.1} % over {:.2} s: the hypervisor runs others on these CPUs; figures of a VM with stolen time are not the machine's",
+            c.interval_s
         ));
     }
     w
+}
+
+/// The warning of a CPU frequency governor other than `performance`.
+pub fn governor_warning(c: &SystemCheck) -> Option<String> {
+    let varying: Vec<&str> = c
+        .governors
+        .iter()
+        .map(|s| s.as_str())
+        .filter(|g| *g != "performance")
+        .collect();
+    (!varying.is_empty()).then(|| {
+        format!(
+            "CPU frequency governor {}: the clock follows the load, so latency and bandwidth move with it; `cpupower frequency-set -g performance` holds it",
+            varying.join("/")
+        )
+    })
+}
+
+/// What the check found of a busy machine, in a few words, for a line that
+/// goes on to name the figures it touched: "load average 8.34 and 4 other
+/// runnable task(s) on 2 CPUs, steal 3.1 %"; or, when nothing warned,
+/// "quiet when the run began (load 0.40 on 2 CPUs)".
+pub fn busy_headline(c: &SystemCheck) -> String {
+    let mut on_cpus = Vec::new();
+    if let Some(l) = busy_load(c) {
+        on_cpus.push(format!("load average {l:.2}"));
+    }
+    if let Some(r) = busy_runnable(c) {
+        on_cpus.push(format!("{r} other runnable task(s)"));
+    }
+    let mut parts = Vec::new();
+    if !on_cpus.is_empty() {
+        parts.push(format!(
+            "{} on {} CPUs",
+            on_cpus.join(" and "),
+            c.allowed_cpus
+        ));
+    }
+    if let Some(s) = busy_steal(c) {
+        parts.push(format!("steal {s:.1} %"));
+    }
+    if !parts.is_empty() {
+        return parts.join(", ");
+    }
+    match c.load_1m {
+        Some(l) => format!(
+            "quiet when the run began (load {l:.2} on {} CPUs)",
+            c.allowed_cpus
+        ),
+        None => "quiet when the run began".into(),
+    }
 }
 
 /// Read the machine below `root` for a run on `cpus`, sampling steal over
@@ -345,6 +404,66 @@ procs_running 1
         let w = assess(&gov);
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("governor powersave") && w[0].contains("cpupower"));
+    }
+
+    #[test]
+    fn the_headline_names_what_warned_of_a_busy_machine_or_says_it_was_quiet() {
+        assert_eq!(
+            busy_headline(&quiet()),
+            "quiet when the run began (load 0.20 on 8 CPUs)"
+        );
+        let no_load = SystemCheck {
+            load_1m: None,
+            ..quiet()
+        };
+        assert_eq!(busy_headline(&no_load), "quiet when the run began");
+        let busy = SystemCheck {
+            load_1m: Some(8.339),
+            other_running: Some(4),
+            steal_percent: Some(3.14),
+            ..quiet()
+        };
+        assert_eq!(
+            busy_headline(&busy),
+            "load average 8.34 and 4 other runnable task(s) on 8 CPUs, steal 3.1 %"
+        );
+        // At the lines: half the CPUs (load, tasks), above 2 % (steal).
+        let edge = SystemCheck {
+            load_1m: Some(4.0),
+            other_running: Some(3),
+            steal_percent: Some(2.0),
+            ..quiet()
+        };
+        assert_eq!(busy_headline(&edge), "load average 4.00 on 8 CPUs");
+        let stolen = SystemCheck {
+            steal_percent: Some(2.01),
+            ..quiet()
+        };
+        assert_eq!(busy_headline(&stolen), "steal 2.0 %");
+        let tasks = SystemCheck {
+            other_running: Some(4),
+            ..quiet()
+        };
+        assert_eq!(busy_headline(&tasks), "4 other runnable task(s) on 8 CPUs");
+        // The governor is no busy machine: its warning stands apart.
+        let gov = SystemCheck {
+            governors: vec!["powersave".into()],
+            ..busy
+        };
+        assert_eq!(busy_warnings(&gov).len(), 3);
+        assert_eq!(assess(&gov).len(), 4);
+        assert!(governor_warning(&gov)
+            .unwrap()
+            .contains("governor powersave"));
+        assert_eq!(governor_warning(&quiet()), None);
+        // No CPU allowed reads as one: one task is then busy.
+        let none = SystemCheck {
+            allowed_cpus: 0,
+            other_running: Some(1),
+            load_1m: Some(0.99),
+            ..quiet()
+        };
+        assert_eq!(busy_headline(&none), "1 other runnable task(s) on 0 CPUs");
     }
 
     #[test]

@@ -48,6 +48,27 @@ pub const MAX_VALLEY: f64 = 0.5;
 /// software emulation).
 pub const SHARE_TOLERANCE: f64 = 0.1;
 
+/// The thresholds of a two-mode test: the interleave test's are the
+/// constants above ([`INTERLEAVE`]); the one-package node's test
+/// (`analysis::host_nodes`) asks more of every one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub min_samples: usize,
+    pub min_ashman_d: f64,
+    pub min_share: f64,
+    pub min_gap: f64,
+    pub max_valley: f64,
+}
+
+/// The interleave test's thresholds.
+pub const INTERLEAVE: Rule = Rule {
+    min_samples: MIN_SAMPLES,
+    min_ashman_d: MIN_ASHMAN_D,
+    min_share: MIN_SHARE,
+    min_gap: MIN_GAP,
+    max_valley: MAX_VALLEY,
+};
+
 /// What the samples show.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "kebab-case")]
@@ -101,24 +122,30 @@ fn around(v: &[f64], at: f64, half: f64) -> usize {
 }
 
 /// Whether sorted `v` is sparse half-way between `near` and `far`: at most
-/// [`MAX_VALLEY`] of what lies as near the sparser of the two modes.
-fn has_valley(v: &[f64], near: f64, far: f64) -> bool {
+/// `max_valley` ([`MAX_VALLEY`] for interleaving) of what lies as near the
+/// sparser of the two modes.
+fn has_valley(v: &[f64], near: f64, far: f64, max_valley: f64) -> bool {
     let half = (far - near) / 8.0;
     let peak = around(v, near, half).min(around(v, far, half));
     let valley = around(v, (near + far) / 2.0, half);
-    (valley as f64) <= MAX_VALLEY * peak as f64
+    (valley as f64) <= max_valley * peak as f64
 }
 
 /// Judge latency samples (any unit where lower is nearer; non-finite and
-/// non-positive values are dropped).
+/// non-positive values are dropped) by the interleave test's thresholds.
 pub fn judge(samples: &[f64]) -> Verdict {
+    judge_by(samples, &INTERLEAVE)
+}
+
+/// [`judge`] by the thresholds of `rule`.
+pub fn judge_by(samples: &[f64], rule: &Rule) -> Verdict {
     let mut v: Vec<f64> = samples
         .iter()
         .copied()
         .filter(|x| x.is_finite() && *x > 0.0)
         .collect();
     v.sort_by(f64::total_cmp);
-    if v.len() < MIN_SAMPLES {
+    if v.len() < rule.min_samples {
         return Verdict::TooFew { samples: v.len() };
     }
     let cap = 4.0 * median_sorted(&v);
@@ -152,10 +179,10 @@ pub fn judge(samples: &[f64]) -> Verdict {
     };
     let share = lo.len() as f64 / n as f64;
     let (near, far) = (median_sorted(lo), median_sorted(hi));
-    let two = d > MIN_ASHMAN_D
-        && share.min(1.0 - share) >= MIN_SHARE
-        && far >= MIN_GAP * near
-        && has_valley(&v, near, far);
+    let two = d > rule.min_ashman_d
+        && share.min(1.0 - share) >= rule.min_share
+        && far >= rule.min_gap * near
+        && has_valley(&v, near, far, rule.max_valley);
     if two {
         Verdict::TwoModes {
             near,
@@ -424,7 +451,7 @@ mod tests {
             v.extend(vec![180.0; 40]);
             v.extend(vec![140.0; mid]);
             v.sort_by(f64::total_cmp);
-            has_valley(&v, 100.0, 180.0)
+            has_valley(&v, 100.0, 180.0, MAX_VALLEY)
         };
         assert!(with(0) && with(20));
         assert!(!with(21));
@@ -438,7 +465,7 @@ mod tests {
         v.extend(vec![180.0; 10]);
         v.extend(vec![140.0; 6]);
         v.sort_by(f64::total_cmp);
-        assert!(!has_valley(&v, 100.0, 180.0));
+        assert!(!has_valley(&v, 100.0, 180.0, MAX_VALLEY));
     }
 
     #[test]

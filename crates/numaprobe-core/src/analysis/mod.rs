@@ -25,6 +25,7 @@ mod csv;
 mod findings;
 pub mod fleet;
 pub mod hmat;
+pub mod host_nodes;
 pub mod infer;
 pub mod input;
 pub mod interleave;

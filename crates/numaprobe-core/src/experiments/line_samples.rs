@@ -1,6 +1,9 @@
-//! Per-line latency samples on one memory node, for the question the
-//! analysis's interleave test answers: is a node that holds several packages
-//! uniform memory, or memory the firmware interleaves across the sockets?
+//! Per-line latency samples on one memory node, for the questions the
+//! analysis's interleave and host-node tests answer: is a node that holds
+//! several packages uniform memory, or memory the firmware interleaves
+//! across the sockets? Does the one node of a one-package machine (a
+//! virtual machine given no NUMA layout) answer in two groups, its memory
+//! on two of the host's nodes?
 //!
 //! One buffer bound to the node, set up and then sampled by one CPU of the
 //! node: random lines, each flushed and loaded alone
@@ -71,6 +74,26 @@ pub fn multi_package_nodes(topo: &Topology) -> Vec<u32> {
         .into_iter()
         .filter(|&n| packages_of_node(topo, n).len() > 1)
         .collect()
+}
+
+/// The machine's one NUMA node, when it has one and that node's allowed
+/// CPUs sit in one package: the node a virtual machine given no NUMA
+/// layout shows, whose memory may yet lie on two of the host's nodes.
+pub fn one_package_node(topo: &Topology) -> Option<u32> {
+    let [node] = topo.nodes.as_slice() else {
+        return None;
+    };
+    let n = node.os_index;
+    (topo.allowed_cpu_nodes() == [n] && packages_of_node(topo, n).len() == 1).then_some(n)
+}
+
+/// Every node the per-line check samples: each node of several packages
+/// ([`multi_package_nodes`]) and the one node of a one-node, one-package
+/// machine ([`one_package_node`]).
+pub fn nodes_to_check(topo: &Topology) -> Vec<u32> {
+    let mut v = multi_package_nodes(topo);
+    v.extend(one_package_node(topo));
+    v
 }
 
 /// Sample `samples` lines of a `bytes` buffer bound to `node`, from the

@@ -11,7 +11,9 @@ use crate::analysis::{self, binding, Matrix, MatrixError};
 use crate::model::infer::Inference;
 use crate::model::matrix::MatrixResult;
 use crate::model::pin::PinReport;
+use crate::model::run::BusyFigures;
 use crate::model::topo::TopoReport;
+use crate::system_check::{self, SystemCheck};
 use crate::topology::Topology;
 
 /// run.json as the main job writes it: the planner's record and the
@@ -44,6 +46,7 @@ pub enum ConclusionError {
 /// missing or cut and why.
 pub fn conclusions(topo: &Topology, measured: Measured) -> Result<RunReport, ConclusionError> {
     let mut notes = Vec::new();
+    let mut busy_figures = None;
     let (lat, bw, record, extras, status, interleave) = match measured {
         Measured::OtherMachine => {
             notes.push(format!(
@@ -58,7 +61,9 @@ pub fn conclusions(topo: &Topology, measured: Measured) -> Result<RunReport, Con
         }
         Measured::Job(out, interleave) => {
             let out = *out;
-            notes.extend(measured_notes(&out));
+            let check = crate::model::provenance::system_check();
+            busy_figures = super::busy_figures::of(&figures_of(&out), check.as_ref());
+            notes.extend(measured_notes(&out, check.as_ref(), busy_figures.as_ref()));
             notes.extend(interleave.iter().map(|c| c.statement.clone()));
             (
                 out.latency,
@@ -99,12 +104,10 @@ pub fn conclusions(topo: &Topology, measured: Measured) -> Result<RunReport, Con
         peak,
         sweep,
         interleave,
+        busy_figures,
     })
 }
 
-/// The remarks on a measured job: the planner's statement, the memory
-/// footprint's limit, unstable cells, the quiet-machine check's warnings and
-/// why each phase is less than a sound full matrix.
 /// The topology document as its own file is, its `kind` stamped, without
 /// the provenance: run.json's own provenance is the same one (same process,
 /// same machine), and a figure is stored once.
@@ -116,7 +119,29 @@ fn embedded_topology(topo: &Topology) -> serde_json::Value {
     v
 }
 
-fn measured_notes(out: &Outcome) -> Vec<String> {
+/// The figures of a measured job, for [`super::busy_figures::of`].
+fn figures_of(out: &Outcome) -> super::busy_figures::Figures<'_> {
+    let x = &out.extras;
+    super::busy_figures::Figures {
+        latency: out.latency.as_ref(),
+        bandwidth: out.bandwidth.as_ref(),
+        c2c: x.c2c.result.as_ref(),
+        loaded: x.loaded_latency.result.as_ref(),
+        peak: x.peak.result.as_ref(),
+        sweep: x.sweep.result.as_ref(),
+    }
+}
+
+/// The remarks on a measured job: the planner's statement, the memory
+/// footprint's limit, unstable cells, the quiet-machine check's warnings
+/// (a busy machine's given way to the sentence naming the figures it
+/// touched, when some were: `busy`) and why each phase is less than a
+/// sound full matrix.
+fn measured_notes(
+    out: &Outcome,
+    check: Option<&SystemCheck>,
+    busy: Option<&BusyFigures>,
+) -> Vec<String> {
     let mut notes: Vec<String> = out.record.statement.iter().cloned().collect();
     if let Some(f) = crate::placement::footprint::last() {
         notes.push(f.statement());
@@ -124,9 +149,13 @@ fn measured_notes(out: &Outcome) -> Vec<String> {
     for m in [&out.latency, &out.bandwidth].into_iter().flatten() {
         notes.extend(m.trust_summaries());
     }
-    if let Some(c) = crate::model::provenance::system_check() {
-        notes.extend(c.warnings.iter().map(|w| format!("system check: {w}")));
-    }
+    let warnings = match (check, busy) {
+        (Some(c), Some(_)) => system_check::governor_warning(c).into_iter().collect(),
+        (Some(c), None) => c.warnings.clone(),
+        (None, _) => Vec::new(),
+    };
+    notes.extend(warnings.iter().map(|w| format!("system check: {w}")));
+    notes.extend(busy.map(|b| b.statement.clone()));
     notes.extend(out.record.phases.iter().filter_map(|p| {
         p.plan
             .reason

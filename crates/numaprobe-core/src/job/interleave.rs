@@ -1,18 +1,39 @@
-//! The main job's answer for a NUMA node that holds several packages:
-//! uniform memory behind one bus or controller, or memory the firmware
-//! interleaves across the sockets ("node interleave" on, NUMA off)? The
-//! per-line samples come from [`experiments::line_samples`], the verdict
-//! and its words from [`analysis::interleave`]; this joins the two for
-//! run.json, its notes and the report.
+//! The main job's per-line latency check of a node's memory. On a node that
+//! holds several packages: uniform memory behind one bus or controller, or
+//! memory the firmware interleaves across the sockets ("node interleave"
+//! on, NUMA off)? On the one node of a one-package machine: one group of
+//! pages, or two, as a virtual machine's memory on two of the host's nodes
+//! gives? The per-line samples come from [`experiments::line_samples`],
+//! the verdicts and their words from [`analysis::interleave`] and
+//! [`analysis::host_nodes`]; this joins them for run.json, its notes and
+//! the report.
 //!
-//! Only nodes with CPUs of two or more packages are checked: one package's
-//! memory cannot be interleaved across sockets. The check costs one 32 MiB
-//! buffer per such node and about 0.1 s of sampling on hardware.
+//! A machine of several nodes with one package each has nothing checked:
+//! one package's memory cannot be interleaved across sockets, and a guest
+//! given a NUMA layout has its nodes' memory placed by it. The check costs
+//! one 32 MiB buffer per checked node and about 0.1 s of sampling on
+//! hardware; the job keeps [`reserve_s`] of its budget for it.
 
+use crate::analysis::host_nodes;
 use crate::analysis::interleave::{self, Verdict};
 use crate::experiments::line_samples::{self, LineSamples};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
+
+/// A checked node's cost besides its buffer's set-up: the thread, its
+/// pinning, [`line_samples::SAMPLES`] flushes and loads of a few
+/// microseconds each at most, and the placement of the buffer.
+pub const FIXED_S: f64 = 0.05;
+
+/// Seconds of the budget the check needs on `topo`: per checked node, the
+/// buffer's set-up at `setup_s_per_gib` (the job's calibrated rate of
+/// touching memory) and [`FIXED_S`]; nothing on a machine with no node to
+/// check. The job ends its extra phases that much before the budget, so
+/// the check runs within it.
+pub fn reserve_s(topo: &Topology, setup_s_per_gib: f64) -> f64 {
+    let gib = line_samples::BUFFER_BYTES as f64 / (1u64 << 30) as f64;
+    line_samples::nodes_to_check(topo).len() as f64 * (gib * setup_s_per_gib.max(0.0) + FIXED_S)
+}
 
 /// Fixed, so two runs sample the same lines of their buffers.
 const SEED: u64 = 0x696e_7465_726c_6561; // "interlea"
@@ -36,17 +57,30 @@ pub struct InterleaveCheck {
 
 /// The statement for a node that was not sampled, and why.
 fn not_checked(node: u32, packages: usize, why: &str) -> String {
-    format!(
-        "node {node} holds {packages} packages; uniform or interleaved memory not checked: {why}"
-    )
+    if packages > 1 {
+        format!(
+            "node {node} holds {packages} packages; uniform or interleaved memory not checked: {why}"
+        )
+    } else {
+        format!(
+            "node {node} holds one package; whether its memory answers in one group or two (memory on two host nodes) not checked: {why}"
+        )
+    }
 }
 
-/// Judge one node's samples.
+/// Judge one node's samples: by the interleave test on a node of several
+/// packages, by the one-package test ([`host_nodes`]) on a node of one.
 pub fn judge(s: &LineSamples) -> InterleaveCheck {
-    let verdict = interleave::judge_packages(&s.samples_ns, s.packages.len());
+    let packages = s.packages.len();
+    let verdict = if packages > 1 {
+        interleave::judge_packages(&s.samples_ns, packages)
+    } else {
+        host_nodes::judge(&s.samples_ns)
+    };
     let statement = match &s.skipped {
-        Some(why) => not_checked(s.node, s.packages.len(), why),
-        None => interleave::explain(s.node, s.packages.len(), &verdict),
+        Some(why) => not_checked(s.node, packages, why),
+        None if packages > 1 => interleave::explain(s.node, packages, &verdict),
+        None => host_nodes::explain(s.node, s.buffer_bytes, &verdict),
     };
     InterleaveCheck {
         node: s.node,
@@ -60,12 +94,13 @@ pub fn judge(s: &LineSamples) -> InterleaveCheck {
     }
 }
 
-/// Check every node of `topo` that holds CPUs of several packages (none on
-/// most machines: one node per package). A node that cannot be sampled
-/// (its memory cannot take the buffer, the clock is too coarse) is listed
-/// with the reason; the run goes on.
+/// Check every node of `topo` that holds CPUs of several packages, and the
+/// one node of a one-node, one-package machine
+/// ([`line_samples::nodes_to_check`]). A node that cannot be sampled (its
+/// memory cannot take the buffer, the clock is too coarse) is listed with
+/// the reason; the run goes on.
 pub fn check(topo: &Topology) -> Vec<InterleaveCheck> {
-    line_samples::multi_package_nodes(topo)
+    line_samples::nodes_to_check(topo)
         .into_iter()
         .map(|node| {
             match line_samples::sample_node(
@@ -177,14 +212,110 @@ mod tests {
     }
 
     #[test]
-    fn one_package_per_node_checks_nothing() {
-        // This machine's nodes: each one package (the development machine and
-        // CI have one node and one package), so no node is sampled.
+    fn a_node_of_one_package_is_judged_for_two_groups_of_pages() {
+        // A one-node VM whose memory lies 40 : 60 on two host nodes.
+        let mut r = SplitMix64::new(7);
+        let ns: Vec<f64> = (0..4096)
+            .map(|i| {
+                let base = if i % 5 < 2 { 110.0 } else { 180.0 };
+                base + r.index(100) as f64 / 10.0
+            })
+            .collect();
+        let c = judge(&samples(0, vec![0], ns.clone(), None));
+        assert!(
+            matches!(c.verdict, Verdict::TwoModes { .. }),
+            "{:?}",
+            c.verdict
+        );
+        assert!(
+            c.statement.starts_with(
+                "node 0 holds one package, yet its memory answers in two groups: 40 % of 4096 lines"
+            ),
+            "{}",
+            c.statement
+        );
+        // The same samples on two packages: the package count picks the
+        // test, and the words are the interleave test's.
+        let c2 = judge(&samples(0, vec![0, 1], ns, None));
+        assert!(
+            c2.statement
+                .starts_with("node 0 holds 2 packages and its memory answers in two modes"),
+            "{}",
+            c2.statement
+        );
+        // One group on one package: one mode, and the words say so.
+        let ns: Vec<f64> = (0..4096)
+            .map(|_| 140.0 + r.index(60) as f64 / 10.0)
+            .collect();
+        let c = judge(&samples(0, vec![0], ns, None));
+        assert!(matches!(c.verdict, Verdict::OneMode { .. }));
+        assert!(
+            c.statement.contains("answer in one group"),
+            "{}",
+            c.statement
+        );
+        // Not sampled: why, in the one-package words.
+        let c = judge(&samples(
+            0,
+            vec![3],
+            vec![],
+            Some("the clock ticks every 40.0 ns"),
+        ));
+        assert_eq!(
+            c.statement,
+            "node 0 holds one package; whether its memory answers in one group or two (memory on two host nodes) not checked: the clock ticks every 40.0 ns"
+        );
+    }
+
+    #[test]
+    fn the_reserve_counts_each_checked_node() {
+        use crate::topology::testing::{build, two_packages, CpuSpec, NodeSpec};
+        // A node of two packages: one node to check.
+        let one_node_two_packages = build(
+            "/",
+            &[CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 1, 0, 0)],
+            &[NodeSpec::gib(0)],
+            None,
+        );
+        assert_eq!(
+            line_samples::nodes_to_check(&one_node_two_packages),
+            vec![0]
+        );
+        let per = 1.0 / 32.0 * 2.0 + FIXED_S;
+        assert!((reserve_s(&one_node_two_packages, 2.0) - per).abs() < 1e-12);
+        // One node of one package: the one-package check.
+        let vm = build(
+            "/",
+            &[CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 0, 1, 0)],
+            &[NodeSpec::gib(0)],
+            None,
+        );
+        assert_eq!(line_samples::one_package_node(&vm), Some(0));
+        assert_eq!(line_samples::nodes_to_check(&vm), vec![0]);
+        assert!((reserve_s(&vm, 2.0) - per).abs() < 1e-12);
+        // Two nodes of one package each: nothing to check, nothing kept.
+        let two = two_packages(None);
+        assert_eq!(line_samples::one_package_node(&two), None);
+        assert!(line_samples::nodes_to_check(&two).is_empty());
+        assert_eq!(reserve_s(&two, 2.0), 0.0);
+        // A rate that cannot be (negative) keeps the fixed part only.
+        assert!((reserve_s(&vm, -1.0) - FIXED_S).abs() < 1e-12);
+    }
+
+    #[test]
+    fn this_machine_checks_its_nodes_of_several_packages_or_its_one_node() {
         let topo = crate::topology::sysfs::read(std::path::Path::new("/")).unwrap();
-        let multi = line_samples::multi_package_nodes(&topo);
-        assert_eq!(check(&topo).len(), multi.len());
-        for n in multi {
-            assert!(line_samples::packages_of_node(&topo, n).len() > 1);
+        let nodes = line_samples::nodes_to_check(&topo);
+        let checks = check(&topo);
+        assert_eq!(checks.iter().map(|c| c.node).collect::<Vec<_>>(), nodes);
+        for c in &checks {
+            let packages = line_samples::packages_of_node(&topo, c.node).len();
+            assert!(packages > 1 || topo.nodes.len() == 1);
+            assert!(
+                c.statement.starts_with(&format!("node {} holds", c.node)),
+                "{}",
+                c.statement
+            );
         }
     }
 }

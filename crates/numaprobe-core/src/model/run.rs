@@ -67,6 +67,23 @@ pub struct RunReport<Plan = Value, Check = Value, Topo = Value> {
     /// package per node, and when nothing was measured).
     #[serde(default = "Vec::new")]
     pub interleave: Vec<Check>,
+    /// The figures a busy machine touched, named; null when none was
+    /// (and when nothing was measured).
+    #[serde(default)]
+    pub busy_figures: Option<BusyFigures>,
+}
+
+/// The figures of a run that other tasks touched, each named as its
+/// document names it (`latency 0->1`, `system peak read`, `c2c CPUs 0-1
+/// hitm`, ...), and the sentence on them, also among the notes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BusyFigures {
+    /// Starred for memory traffic from other tasks (`crate::beside`).
+    pub memory_traffic: Vec<String>,
+    /// With samples set aside: their measuring thread lost its CPU
+    /// (preempted, or off its CPU), so those samples are not in the figure.
+    pub set_aside: Vec<String>,
+    pub statement: String,
 }
 
 fn yes() -> bool {
@@ -226,6 +243,7 @@ pub(crate) mod tests {
                 Some("the budget does not reach it"),
             )),
             interleave: vec![],
+            busy_figures: None,
         }
     }
 

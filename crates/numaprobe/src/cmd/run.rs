@@ -138,8 +138,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else if let Some(job) = job {
         let out = measure_job(&job, report_dir.as_ref(), args.keep_samples)?;
         save_extras(&out.extras, &save, args.keep_samples)?;
-        // After the budgeted phases: a 32 MiB buffer and ~0.1 s per node that
-        // holds several packages, none on most machines.
+        // Within the budget (the extras left it room): a 32 MiB buffer and
+        // ~0.1 s per node of several packages, or for the one node of a
+        // one-package machine.
         Measured::Job(Box::new(out), job::interleave::check(&topo))
     } else {
         Measured::Declined
