@@ -420,7 +420,7 @@ procs_running 1
         let busy = SystemCheck {
             load_1m: Some(8.339),
             other_running: Some(4),
-            steal_percent: Some(3.14),
+            steal_percent: Some(3.06),
             ..quiet()
         };
         assert_eq!(
