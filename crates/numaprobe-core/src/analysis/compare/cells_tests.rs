@@ -396,3 +396,34 @@ fn verdicts_are_reproducible() {
     let x = matrices(&a, &b, &default_criteria(), None);
     assert_eq!(x, matrices(&a, &b, &default_criteria(), None));
 }
+
+/// Many samples a cell (a document of raw samples) give the verdicts a
+/// few samples from the same distributions give, with an interval that
+/// holds the change and, for a change, excludes 0: the bootstrap's bounded
+/// work does not move a verdict.
+#[test]
+fn many_samples_a_cell_give_the_verdicts_of_few() {
+    for n in [60, 20_000] {
+        // Cell 0: the same samples in another order; cell 1: 10 % slower.
+        let same = samples(90.0, 0.02, n, 1);
+        let mut again = same.clone();
+        again.reverse();
+        let a = matrix(MatrixKind::Latency, &[same, samples(140.0, 0.02, n, 2)]);
+        let b = matrix(MatrixKind::Latency, &[again, samples(154.0, 0.02, n, 6)]);
+        let (_, d) = matrices(&a, &b, &default_criteria(), None);
+        assert_eq!(
+            verdicts(&d),
+            [Verdict::Unchanged, Verdict::Worse],
+            "n = {n}"
+        );
+        let (lo, hi) = (d[1].ci_low_pct.unwrap(), d[1].ci_high_pct.unwrap());
+        let pct = d[1].change_pct.unwrap();
+        assert!(
+            2.0 < lo && lo <= pct && pct <= hi,
+            "n = {n}: {lo} {pct} {hi}"
+        );
+        let (lo, hi) = (d[0].ci_low_pct.unwrap(), d[0].ci_high_pct.unwrap());
+        assert!(lo <= 0.0 && 0.0 <= hi, "n = {n}: {lo} {hi}");
+        assert_eq!(d[1].a.as_ref().unwrap().samples, n);
+    }
+}

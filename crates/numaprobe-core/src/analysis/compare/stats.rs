@@ -8,13 +8,30 @@
 //! Both are rank/resampling methods on purpose: timing samples are skewed
 //! (a few slow outliers from interrupts and other jobs), so a t-test's
 //! normality assumption does not hold and the mean is the wrong centre.
+//!
+//! The bootstrap's work is bounded per cell: [`RESAMPLES`] resamples of at
+//! most [`BOOTSTRAP_POINTS`] values a side, whatever the sample count, so a
+//! document of many samples per cell costs time linear in its size (the
+//! sort that picks the points) instead of resamples x samples.
 
 pub use crate::stats::mann_whitney::{mann_whitney, UTest};
+use std::borrow::Cow;
 
 /// Resamples of the bootstrap: the usual order for a 95 % percentile
 /// interval, and cheap for the few dozen samples a cell usually has (the
 /// seed is fixed, so the interval does not move between invocations).
 pub const RESAMPLES: usize = 1000;
+
+/// Values a side the bootstrap resamples at most. Up to this many it
+/// resamples the samples themselves; past it, this many evenly spaced
+/// order statistics of them (lowest and highest included): the samples'
+/// distribution at a fixed resolution. A median of fewer values varies
+/// more, so the interval comes out wider than the one of every sample,
+/// never narrower. That keeps the verdict sound: the verdict rests on the
+/// Mann–Whitney test, the change of the medians and both runs' noise, all
+/// of every sample; the interval is reported and only adds the note that a
+/// change is not ruled out, which a wider interval can only add more often.
+pub const BOOTSTRAP_POINTS: usize = 1000;
 
 /// The bootstrap's base seed; each cell mixes its coordinates in, so a
 /// cell's interval does not depend on which other cells were compared.
@@ -25,27 +42,66 @@ pub fn median(v: &[f64]) -> f64 {
     crate::stats::median(v).unwrap_or(f64::NAN)
 }
 
-fn median_sorted(s: &[f64]) -> f64 {
-    crate::stats::median_of_sorted(s).unwrap_or(f64::NAN)
+/// Median of a non-empty slice, reordering it: the order statistics a sort
+/// would put in the middle, found by selection (linear, not n log n).
+fn median_in_place(v: &mut [f64]) -> f64 {
+    let (n, mid) = (v.len(), v.len() / 2);
+    let (low, &mut hi, _) = v.select_nth_unstable_by(mid, f64::total_cmp);
+    if n % 2 == 1 {
+        return hi;
+    }
+    // Even: the other middle value is the largest of the lower half.
+    let lo = low.iter().copied().max_by(f64::total_cmp).unwrap_or(hi);
+    (lo + hi) / 2.0
+}
+
+/// What the bootstrap resamples of one side: the samples up to `points`,
+/// else `points` evenly spaced order statistics of them.
+fn bounded(v: &[f64], points: usize) -> Cow<'_, [f64]> {
+    if v.len() <= points {
+        return Cow::Borrowed(v);
+    }
+    let mut sorted = v.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let last = sorted.len() - 1;
+    Cow::Owned(
+        (0..points)
+            .map(|i| sorted[i * last / (points - 1).max(1)])
+            .collect(),
+    )
 }
 
 pub use crate::rng::SplitMix64;
 
 /// A 95 % percentile bootstrap interval of median(b) - median(a): both
-/// sides resampled with replacement `resamples` times. None when a side is
-/// empty.
+/// sides resampled with replacement `resamples` times, each side bounded to
+/// [`BOOTSTRAP_POINTS`] values. None when a side is empty.
 pub fn bootstrap_median_diff(
     a: &[f64],
     b: &[f64],
     resamples: usize,
     seed: u64,
 ) -> Option<(f64, f64)> {
+    bootstrap(a, b, resamples, seed, BOOTSTRAP_POINTS).map(|(interval, _)| interval)
+}
+
+/// The bootstrap with a side bounded to `points` values; also how many
+/// values it drew, the measure of its work.
+fn bootstrap(
+    a: &[f64],
+    b: &[f64],
+    resamples: usize,
+    seed: u64,
+    points: usize,
+) -> Option<((f64, f64), usize)> {
     if a.is_empty() || b.is_empty() || resamples == 0 {
         return None;
     }
+    let (a, b) = (bounded(a, points), bounded(b, points));
     let mut rng = SplitMix64::new(seed);
     let mut diffs = Vec::with_capacity(resamples);
     let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
+    let mut drawn = 0;
     for _ in 0..resamples {
         for x in ra.iter_mut() {
             *x = a[rng.index(a.len())];
@@ -53,14 +109,13 @@ pub fn bootstrap_median_diff(
         for x in rb.iter_mut() {
             *x = b[rng.index(b.len())];
         }
-        ra.sort_by(f64::total_cmp);
-        rb.sort_by(f64::total_cmp);
-        diffs.push(median_sorted(&rb) - median_sorted(&ra));
+        drawn += ra.len() + rb.len();
+        diffs.push(median_in_place(&mut rb) - median_in_place(&mut ra));
     }
     diffs.sort_by(f64::total_cmp);
     // q is 0.025 or 0.975: the index rounds to at most resamples - 1.
     let at = |q: f64| diffs[(q * (resamples - 1) as f64).round() as usize];
-    Some((at(0.025), at(0.975)))
+    Some(((at(0.025), at(0.975)), drawn))
 }
 
 /// A seed for one cell: the base seed with the cell's coordinates mixed in.
@@ -212,6 +267,83 @@ mod tests {
         assert_eq!(bootstrap_median_diff(&[], &[1.0], 10, 1), None);
         assert_eq!(bootstrap_median_diff(&[1.0], &[], 10, 1), None);
         assert_eq!(bootstrap_median_diff(&[1.0], &[2.0], 0, 1), None);
+    }
+
+    #[test]
+    fn the_median_by_selection_is_the_median_of_a_sort() {
+        for v in [
+            vec![3.0, 1.0, 2.0],
+            vec![4.0, 1.0, 2.0, 3.0],
+            vec![7.5],
+            vec![-1.0, 5.0],
+            vec![2.0, 9.0, 4.0, 8.0, 1.0, 6.0],
+            vec![5.0, 5.0, 1.0, 5.0],
+            noisy(80.0, 0.3, 101, 4),
+            noisy(80.0, 0.3, 100, 5),
+        ] {
+            let want = median(&v);
+            assert_eq!(median_in_place(&mut v.clone()), want, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn a_side_past_its_points_is_its_evenly_spaced_order_statistics() {
+        // 1999 values 0..=1998 shuffled: 1000 points are every second one,
+        // the lowest and the highest included.
+        let mut v: Vec<f64> = (0..1999).map(f64::from).collect();
+        v.reverse();
+        let b = bounded(&v, 1000);
+        let want: Vec<f64> = (0..1000).map(|i| f64::from(2 * i)).collect();
+        assert_eq!(&*b, &want[..]);
+        // Up to the points: the samples themselves, as given.
+        let few = [3.0, 1.0, 2.0];
+        assert!(matches!(bounded(&few, 3), Cow::Borrowed(x) if x == few));
+        assert_eq!(&*bounded(&few, 2), &[1.0, 3.0]);
+        assert_eq!(&*bounded(&few, 1), &[1.0]);
+    }
+
+    #[test]
+    fn the_bootstrap_draws_at_most_its_points_a_side() {
+        // Half a million samples a side: the work is that of
+        // BOOTSTRAP_POINTS a side, not of the samples.
+        let a = noisy(100.0, 0.02, 500_000, 31);
+        let b: Vec<f64> = noisy(100.0, 0.02, 400_000, 32)
+            .iter()
+            .map(|x| x * 1.10)
+            .collect();
+        let ((lo, hi), drawn) = bootstrap(&a, &b, RESAMPLES, 9, BOOTSTRAP_POINTS).unwrap();
+        assert_eq!(drawn, RESAMPLES * 2 * BOOTSTRAP_POINTS);
+        let d = median(&b) - median(&a);
+        assert!(lo > 0.0 && lo <= d && d <= hi && hi < 20.0, "{lo} {d} {hi}");
+        // A few samples are drawn whole, as many as they are.
+        let (_, drawn) = bootstrap(&a[..30], &b[..20], RESAMPLES, 9, BOOTSTRAP_POINTS).unwrap();
+        assert_eq!(drawn, RESAMPLES * 50);
+        let (_, drawn) = bootstrap(&a[..30], &b[..20], 7, 9, 25).unwrap();
+        assert_eq!(drawn, 7 * 45);
+    }
+
+    #[test]
+    fn bounded_sides_widen_the_interval_never_narrow_it() {
+        // 20,000 samples a side, a 3 % shift: the interval on 1000 points
+        // holds the one on every sample and, like it, excludes 0.
+        let a = noisy(100.0, 0.05, 20_000, 41);
+        let b: Vec<f64> = noisy(100.0, 0.05, 20_000, 42)
+            .iter()
+            .map(|x| x * 1.03)
+            .collect();
+        let (full, _) = bootstrap(&a, &b, 200, 3, usize::MAX).unwrap();
+        let capped = bootstrap_median_diff(&a, &b, 200, 3).unwrap();
+        assert!(
+            capped.0 <= full.0 && full.1 <= capped.1,
+            "{capped:?} {full:?}"
+        );
+        assert!(full.0 > 0.0 && capped.0 > 0.0, "{capped:?} {full:?}");
+        // Up to the points, bounded or not is the same interval.
+        let (whole, _) = bootstrap(&a[..999], &b[..1000], 50, 3, usize::MAX).unwrap();
+        assert_eq!(
+            bootstrap_median_diff(&a[..999], &b[..1000], 50, 3),
+            Some(whole)
+        );
     }
 
     #[test]
