@@ -403,7 +403,7 @@ fn verdicts_are_reproducible() {
 /// work does not move a verdict.
 #[test]
 fn many_samples_a_cell_give_the_verdicts_of_few() {
-    for n in [60, 20_000] {
+    for n in [60, 5000] {
         // Cell 0: the same samples in another order; cell 1: 10 % slower.
         let same = samples(90.0, 0.02, n, 1);
         let mut again = same.clone();

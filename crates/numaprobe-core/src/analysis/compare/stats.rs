@@ -304,10 +304,10 @@ mod tests {
 
     #[test]
     fn the_bootstrap_draws_at_most_its_points_a_side() {
-        // Half a million samples a side: the work is that of
+        // Tens of thousands of samples a side: the work is that of
         // BOOTSTRAP_POINTS a side, not of the samples.
-        let a = noisy(100.0, 0.02, 500_000, 31);
-        let b: Vec<f64> = noisy(100.0, 0.02, 400_000, 32)
+        let a = noisy(100.0, 0.02, 50_000, 31);
+        let b: Vec<f64> = noisy(100.0, 0.02, 40_000, 32)
             .iter()
             .map(|x| x * 1.10)
             .collect();
@@ -324,24 +324,24 @@ mod tests {
 
     #[test]
     fn bounded_sides_widen_the_interval_never_narrow_it() {
-        // 20,000 samples a side, a 3 % shift: the interval on 1000 points
+        // 5000 samples a side, a 3 % shift: the interval on 1000 points
         // holds the one on every sample and, like it, excludes 0.
-        let a = noisy(100.0, 0.05, 20_000, 41);
-        let b: Vec<f64> = noisy(100.0, 0.05, 20_000, 42)
+        let a = noisy(100.0, 0.05, 5000, 41);
+        let b: Vec<f64> = noisy(100.0, 0.05, 5000, 42)
             .iter()
             .map(|x| x * 1.03)
             .collect();
-        let (full, _) = bootstrap(&a, &b, 200, 3, usize::MAX).unwrap();
-        let capped = bootstrap_median_diff(&a, &b, 200, 3).unwrap();
+        let (full, _) = bootstrap(&a, &b, 100, 3, usize::MAX).unwrap();
+        let capped = bootstrap_median_diff(&a, &b, 100, 3).unwrap();
         assert!(
             capped.0 <= full.0 && full.1 <= capped.1,
             "{capped:?} {full:?}"
         );
         assert!(full.0 > 0.0 && capped.0 > 0.0, "{capped:?} {full:?}");
         // Up to the points, bounded or not is the same interval.
-        let (whole, _) = bootstrap(&a[..999], &b[..1000], 50, 3, usize::MAX).unwrap();
+        let (whole, _) = bootstrap(&a[..999], &b[..1000], 20, 3, usize::MAX).unwrap();
         assert_eq!(
-            bootstrap_median_diff(&a[..999], &b[..1000], 50, 3),
+            bootstrap_median_diff(&a[..999], &b[..1000], 20, 3),
             Some(whole)
         );
     }
