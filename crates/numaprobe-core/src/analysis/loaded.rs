@@ -6,9 +6,12 @@
 //! costs the chase (almost) nothing; past it latency climbs while bandwidth
 //! flattens. Ten per cent is well above the run-to-run noise of an idle
 //! chase (about 1 %) and early enough to mark the start of the climb rather
-//! than the wall. Peak: the highest achieved bandwidth of the curve, which
-//! need not be the heaviest point (past saturation more injected traffic
-//! can lower what is delivered).
+//! than the wall. Peak: the highest achieved bandwidth of the curve's
+//! trusted points, which need not be the heaviest (past saturation more
+//! injected traffic can lower what is delivered). Both come from trusted
+//! points only: a flagged point was measured while a thread lost its CPU,
+//! beside other tasks' traffic, or spread too wide, and its bandwidth is
+//! the machine's load as much as the memory system's.
 
 use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
 
@@ -38,10 +41,12 @@ pub fn knee(points: &[LoadPoint]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// The highest finite bandwidth of `points`; 0 for none.
+/// The highest finite bandwidth of the trusted points of `points` (no
+/// `LoadPoint::flags`); 0 for none, which no point matches.
 pub fn peak_gbs(points: &[LoadPoint]) -> f64 {
     points
         .iter()
+        .filter(|p| p.flags.is_empty())
         .map(|p| p.bandwidth_gbs)
         .filter(|b| b.is_finite())
         .fold(0.0, f64::max)
@@ -138,5 +143,54 @@ mod tests {
         ];
         assert_eq!(peak_gbs(&pts), 42.0);
         assert_eq!(peak_gbs(&[]), 0.0);
+    }
+
+    #[test]
+    fn the_peak_is_taken_from_trusted_points_only() {
+        let flag = |mut p: LoadPoint| {
+            p.flags = vec!["memory traffic from other tasks: ...".into()];
+            p
+        };
+        let pts = [
+            pt(None, 0.6, 100.0),
+            pt(Some(64), 30.0, 130.0),
+            flag(pt(Some(8), 55.0, 180.0)),
+            pt(Some(0), 39.0, 250.0),
+        ];
+        assert_eq!(peak_gbs(&pts), 39.0, "the flagged 55 GB/s is passed over");
+        // No trusted point: no peak, which no point's bandwidth matches.
+        let all: Vec<LoadPoint> = pts.iter().cloned().map(flag).collect();
+        assert_eq!(peak_gbs(&all), 0.0);
+        let mut c = Curve {
+            cpu_node: 0,
+            mem_node: 0,
+            mix: "read".into(),
+            chase_cpu: 0,
+            load_cpus: vec![1],
+            points: pts.to_vec(),
+            knee: None,
+            peak_gbs: 0.0,
+            placement: 1.0,
+            size_bytes: 0,
+            pages: "4k".into(),
+        };
+        finish_curve(&mut c);
+        assert_eq!((c.knee, c.peak_gbs), (Some(1), 39.0));
+        let mut r = LoadedResult {
+            schema: "numaprobe/1".into(),
+            curves: vec![Curve {
+                points: all,
+                ..c.clone()
+            }],
+            timer: crate::timer::Timer::get().info(),
+            rule: None,
+            vector: "scalar".into(),
+            notes: Vec::new(),
+            failed: Vec::new(),
+            complete: true,
+            interrupted: false,
+        };
+        finish(&mut r);
+        assert_eq!((r.curves[0].knee, r.curves[0].peak_gbs), (None, 0.0));
     }
 }

@@ -357,6 +357,9 @@ pub(crate) fn target_sample_ns(budget: std::time::Duration) -> f64 {
 }
 
 #[cfg(test)]
+pub(crate) mod rival;
+
+#[cfg(test)]
 pub(crate) mod testing {
     //! A minimal topology of the live machine, built from the placement
     //! layer's own reads, so experiments can be tested without the sysfs

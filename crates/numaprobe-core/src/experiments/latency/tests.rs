@@ -238,3 +238,47 @@ fn a_handed_buffer_is_measured_on_instead_of_a_second_set_up() {
     let again = run(&plan, &mut NoProgress).unwrap();
     assert_eq!((again.cells.len(), again.setups.len()), (1, 1));
 }
+
+#[test]
+fn a_cell_sharing_its_cpu_with_a_busy_thread_sets_its_lost_samples_aside() {
+    // A rival spins on the cell's CPU for the whole run: the chase is
+    // switched out at the end of every slice, so some of its samples of
+    // 5 ms (a zero budget's, the shortest) lose a slice. A zero budget ends
+    // each cell at its third sample, held or not.
+    let topo = testing::live_topology();
+    let mut cfg = small();
+    cfg.rule = Some(StopRule {
+        budget: Duration::ZERO,
+        ..StopRule::default()
+    });
+    let p = plan(&topo, &cfg).unwrap();
+    let cpu = p.cells[0].1;
+    let test = "a_cell_sharing_its_cpu_with_a_busy_thread_sets_its_lost_samples_aside";
+    let Some(_rival) = crate::experiments::rival::rival_or_skip(cpu, test) else {
+        return;
+    };
+    let mut preempted = 0;
+    for _ in 0..20 {
+        let r = run(&p, &mut NoProgress).unwrap();
+        for c in r.cells.iter().filter(|c| c.cpus == [cpu]) {
+            let kept = if c.set_aside.used_anyway {
+                0
+            } else {
+                c.samples.len()
+            };
+            assert_eq!(
+                kept + c.set_aside.total(),
+                crate::stats::BUDGET_MIN_SAMPLES,
+                "{c:?}"
+            );
+            preempted += c.set_aside.preempted;
+        }
+        if preempted > 0 {
+            break;
+        }
+    }
+    assert!(
+        preempted > 0,
+        "no sample on CPU {cpu} was set aside as preempted"
+    );
+}

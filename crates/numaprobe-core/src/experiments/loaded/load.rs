@@ -4,6 +4,7 @@
 //! chunks at the point's delay until told to stop, each chunk's bytes added
 //! to the thread's counter. `run.rs` drives it.
 
+use super::loads_held::LoadId;
 use super::rig::{setup, LoadCmd, Reply, Shared};
 use crate::kernels::mix::{self, Mix, MixBuffers, LINE};
 use crate::placement::BufferSpec;
@@ -29,6 +30,9 @@ pub(super) fn load_thread(
             return;
         }
     };
+    if let Ok(mut ids) = shared.ids.lock() {
+        ids[index] = LoadId::own();
+    }
     let _ = tx.send(Reply::Ready(Ok(observed)));
     let len = buf.len().min(spec.len);
     let base = buf.as_mut_ptr();

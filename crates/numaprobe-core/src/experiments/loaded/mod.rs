@@ -15,7 +15,9 @@
 //! curve of the idle point alone (and a note), so a one-CPU node can still
 //! measure a memory node, a CPU-less one included.
 
+mod chase;
 mod load;
+mod loads_held;
 mod rig;
 mod run;
 

@@ -3,11 +3,13 @@
 //! set-up every thread does first. The chase side (`run.rs`) and the load
 //! threads (`load.rs`) both use it.
 
+use super::loads_held::LoadId;
 use crate::kernels::mix::Mix;
 use crate::kernels::VectorWidth;
 use crate::placement::{pin_current_thread, BufferSpec, NodeBuffer, PlacementCheck};
 use crate::stats::{self, StopRule};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::Mutex;
 
 /// A load thread's byte counter, on its own lines so the counters do not
 /// share one.
@@ -22,6 +24,10 @@ pub(super) struct Shared {
     /// Load threads generating right now.
     pub(super) active: AtomicUsize,
     pub(super) bytes: Vec<Counter>,
+    /// Per load thread: how the chase reads its hold on its CPU
+    /// (`loads_held.rs`), set once it is set up; None where it could not
+    /// say.
+    pub(super) ids: Mutex<Vec<Option<LoadId>>>,
 }
 
 pub(super) enum LoadCmd {
@@ -35,7 +41,9 @@ pub(super) enum LoadCmd {
 }
 
 pub(super) enum ChaseCmd {
-    Measure(StopRule),
+    /// Measure a point under the rule; true when the load threads run
+    /// through it (their hold is read too).
+    Measure(StopRule, bool),
     Verify,
     Quit,
 }

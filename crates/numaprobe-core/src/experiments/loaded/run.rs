@@ -2,10 +2,10 @@
 //! all its mixes and points, so buffers are allocated, touched and chained
 //! once per pair.
 //!
-//! The chase thread (pinned, checked) maps its buffer bound to the memory
-//! node, writes a random chain through every 64-byte line (the `latency`
-//! kernel and layout), and measures on command. Each load thread (`load.rs`; pinned,
-//! checked) maps its own buffer bound to the memory node and, on command,
+//! The chase thread (`chase.rs`; pinned, checked) maps its buffer bound to
+//! the memory node, writes a random chain through every 64-byte line (the
+//! `latency` kernel and layout), and measures on command. Each load thread
+//! (`load.rs`; pinned, checked) maps its own buffer bound to the memory node and, on command,
 //! runs the mix kernel over it in chunks of about 64 KiB at the point's
 //! delay until told to stop, adding the bytes of every chunk to its own
 //! counter.
@@ -18,34 +18,27 @@
 //! distribution (see [`window_quantiles`]). The
 //! bandwidth is the median over the samples of every thread's bytes over
 //! the sample's span: the load counters' growth plus the chase's lines x
-//! 64 B (the median, as `bandwidth` takes it). The buffers'
-//! placement is checked with move_pages after each curve.
+//! 64 B (the median, as `bandwidth` takes it). A sample counts only when
+//! the chase and every load thread held their CPUs through it
+//! (`loads_held.rs`); the others are set aside and counted by reason. The
+//! buffers' placement is checked with move_pages after each curve.
 
+use super::chase::chase_thread;
 use super::load::load_thread;
-use super::rig::{setup, ChaseCmd, ChasePoint, Counter, LoadCmd, Reply, Shared};
+use super::rig::{ChaseCmd, Counter, LoadCmd, Reply, Shared};
 use super::{LoadedPlan, PairCpus};
-use crate::experiments::{target_sample_ns, ExperimentError, StepProgress};
-use crate::held::Probe;
-use crate::kernels::chase::{self, ChasePattern};
-use crate::kernels::mix::{Mix, LINE};
+use crate::experiments::{ExperimentError, StepProgress};
+use crate::kernels::mix::Mix;
 use crate::kernels::VectorWidth;
 use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
 use crate::model::matrix::CellPlacement;
 use crate::placement::{BufferSpec, MemPolicy};
-use crate::stats::{self, StopReason, StopRule, Taken};
+use crate::stats::StopRule;
 use crate::timer::Timer;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Mutex;
 use std::time::Duration;
-
-/// Seed of the chase chain: `latency`'s, so the idle point walks the same
-/// order `numaprobe latency` does at the same size.
-const SEED: u64 = crate::experiments::latency::DEFAULT_SEED;
-
-/// Target length of one timed window of the chase: short enough that the
-/// windows show the tail a burst of load causes, long enough (hundreds of
-/// loads) that the timer's cost is lost in it.
-const WINDOW_NS: f64 = 20_000.0;
 
 /// How long the load threads may take to start generating.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -160,6 +153,7 @@ impl PairRun<'_> {
             running: AtomicBool::new(false),
             active: AtomicUsize::new(0),
             bytes: (0..n).map(|_| Counter::default()).collect(),
+            ids: Mutex::new(vec![None; n]),
         };
         let spec = BufferSpec::new(
             self.plan.size as usize,
@@ -322,7 +316,7 @@ impl Rig<'_> {
             }
         }
         let beside = crate::beside::Watch::start();
-        let sent = self.chase.0.send(ChaseCmd::Measure(rule));
+        let sent = self.chase.0.send(ChaseCmd::Measure(rule, load_threads > 0));
         let measured = match sent {
             Ok(()) => recv(&self.chase.1),
             Err(_) => Err("the chase thread stopped".into()),
@@ -408,145 +402,6 @@ pub(crate) fn percentile(v: &[f64], q: f64) -> f64 {
     s.sort_by(f64::total_cmp);
     let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
     s[rank - 1]
-}
-
-fn chase_thread(
-    cpu: u32,
-    spec: &BufferSpec,
-    timer: &Timer,
-    shared: &Shared,
-    rx: Receiver<ChaseCmd>,
-    tx: Sender<Reply>,
-) {
-    let ready = setup(cpu, spec).and_then(|(observed, mut buf)| {
-        // SAFETY: the buffer is ours, page-aligned, and outlives the chase.
-        let chain = unsafe {
-            chase::build(
-                buf.as_mut_ptr(),
-                buf.len().min(spec.len),
-                LINE,
-                ChasePattern::Random { window_pages: None },
-                SEED,
-            )
-        }
-        .map_err(|e| e.to_string())?;
-        Ok((observed, buf, chain))
-    });
-    let (observed, buf, chain) = match ready {
-        Ok(x) => x,
-        Err(e) => {
-            let _ = tx.send(Reply::Ready(Err(e)));
-            return;
-        }
-    };
-    let _ = tx.send(Reply::Ready(Ok(observed)));
-    let mut p = chain.start;
-    while let Ok(cmd) = rx.recv() {
-        let reply = match cmd {
-            ChaseCmd::Measure(rule) => {
-                let r = chase_point(&mut p, chain.lines, &rule, timer, shared);
-                Reply::Point(Box::new(r))
-            }
-            ChaseCmd::Verify => Reply::Checked(buf.verify().map_err(|e| e.to_string())),
-            ChaseCmd::Quit => break,
-        };
-        if tx.send(reply).is_err() {
-            break;
-        }
-    }
-}
-
-/// The chase's side of a point; `p` walks on from point to point.
-fn chase_point(
-    p: &mut *const usize,
-    lines: usize,
-    rule: &StopRule,
-    timer: &Timer,
-    shared: &Shared,
-) -> Result<ChasePoint, String> {
-    // Probe: how long is one load now, to size windows and samples.
-    let probe = (lines as u64).clamp(1 << 10, 1 << 14);
-    let a = timer.now();
-    // SAFETY: p stays on the chain built by the chase thread.
-    *p = unsafe { chase::run(*p, probe) };
-    let per_load = (timer.elapsed_ns(a, timer.now()) / probe as f64).max(0.1);
-    let window = (WINDOW_NS / per_load).clamp(64.0, 4096.0) as u64;
-    let windows_per_sample =
-        ((target_sample_ns(rule.budget) / (per_load * window as f64)) as usize).max(1);
-    let mut windows: Vec<f64> = Vec::new();
-    let mut loads = 0u64;
-    // Samples shorten (fewer windows) when many are set aside, as
-    // `repeat_held` asks; the warm-up is full length.
-    let shorten = std::cell::Cell::new(1u32);
-    let mut sample = |keep: bool, windows: &mut Vec<f64>, loads: &mut u64| -> f64 {
-        let (mut ns, mut n) = (0.0, 0u64);
-        for _ in 0..windows_per_sample.div_ceil(shorten.get() as usize) {
-            let a = timer.now();
-            // SAFETY: as above.
-            *p = unsafe { chase::run(*p, window) };
-            let w = timer.elapsed_ns(a, timer.now());
-            ns += w;
-            n += window;
-            if keep {
-                windows.push(w / window as f64);
-            }
-        }
-        if keep {
-            *loads += n;
-        }
-        ns / n as f64
-    };
-    // Warm-up, discarded: the load threads' traffic settles here.
-    sample(false, &mut windows, &mut loads);
-    let load_bytes = |shared: &Shared| -> u64 {
-        shared
-            .bytes
-            .iter()
-            .map(|c| c.0.load(Ordering::Relaxed))
-            .sum()
-    };
-    // Each sample's bandwidth over its own span, as `bandwidth` takes its
-    // samples: a thread descheduled for a while on a busy machine spoils a
-    // sample, not the point (the median leaves it out).
-    // A sample in which the chase thread lost its CPU is set aside as every
-    // chase figure's is (`stats::repeat_held`): its windows hold the time
-    // off the CPU and would pass for the load's tail. Its windows and
-    // bandwidth are kept apart, used only when no sample held.
-    let mut gbs: Vec<f64> = Vec::new();
-    let (mut lost_windows, mut lost_gbs) = (Vec::new(), Vec::new());
-    let measured = stats::repeat_held(&StopRule { warmup: 0, ..*rule }, |s| {
-        shorten.set(s);
-        let mut own = Vec::new();
-        let held = Probe::start();
-        let (b0, l0, t0) = (load_bytes(shared), loads, timer.now());
-        let v = sample(true, &mut own, &mut loads);
-        let (b1, t1) = (load_bytes(shared), timer.now());
-        let lost = held.lost();
-        let ns = timer.elapsed_ns(t0, t1);
-        let bytes = (b1 - b0) as f64 + ((loads - l0) * LINE as u64) as f64;
-        let g = if ns > 0.0 { bytes / ns } else { 0.0 };
-        if lost.is_some() {
-            lost_windows.extend(own);
-            lost_gbs.push(g);
-        } else {
-            windows.extend(own);
-            gbs.push(g);
-        }
-        Ok::<Taken, String>(Taken { value: v, lost })
-    })?;
-    if measured.stop == StopReason::Interrupted && measured.samples.is_empty() {
-        return Err("interrupted before a sample".into());
-    }
-    if measured.set_aside.used_anyway {
-        windows = lost_windows;
-        gbs = lost_gbs;
-    }
-    let bandwidth_gbs = stats::Summary::of(&gbs).map(|s| s.median).unwrap_or(0.0);
-    Ok(ChasePoint {
-        measured,
-        windows,
-        bandwidth_gbs,
-    })
 }
 
 #[cfg(test)]

@@ -342,4 +342,43 @@ mod tests {
         let c = plan.step_costs_at(&r);
         assert_eq!(c.len(), plan.steps());
     }
+
+    #[test]
+    fn a_sweep_sharing_its_cpu_with_a_busy_thread_sets_its_lost_samples_aside() {
+        // As the latency cell's test: a rival on the sweep's CPU, a zero
+        // budget (three samples a point, held or not, of 5 ms each).
+        let topo = testing::live_topology();
+        let mut cfg = tiny();
+        cfg.rule = Some(StopRule {
+            budget: std::time::Duration::ZERO,
+            ..StopRule::default()
+        });
+        let plan = plan(&topo, &cfg).unwrap();
+        let test = "a_sweep_sharing_its_cpu_with_a_busy_thread_sets_its_lost_samples_aside";
+        let Some(_rival) = crate::experiments::rival::rival_or_skip(plan.cpu, test) else {
+            return;
+        };
+        let mut preempted = 0;
+        for _ in 0..20 {
+            let r = run(&plan, &mut crate::experiments::NoProgress).unwrap();
+            assert_eq!(r.points.len(), plan.sizes.len(), "{:?}", r.failed);
+            for p in &r.points {
+                let kept = if p.set_aside.used_anyway {
+                    0
+                } else {
+                    p.samples
+                };
+                assert_eq!(
+                    kept + p.set_aside.total(),
+                    crate::stats::BUDGET_MIN_SAMPLES,
+                    "{p:?}"
+                );
+                preempted += p.set_aside.preempted;
+            }
+            if preempted > 0 {
+                break;
+            }
+        }
+        assert!(preempted > 0, "no sweep sample was set aside as preempted");
+    }
 }
