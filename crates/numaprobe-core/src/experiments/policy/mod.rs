@@ -11,6 +11,7 @@
 //! ever work on one slice at once and over a pass all data is read by all).
 //! The run itself is in `run.rs`.
 
+mod busy;
 mod document;
 mod promise;
 mod run;

@@ -13,7 +13,25 @@
 //! last end. Every touching thread first resets its own memory policy to the
 //! default, so a policy numaprobe was started under (e.g. `numactl -i all
 //! numaprobe policy`) cannot blur first touch.
+//!
+//! A sample in which a thread lost its CPU, or started late, is set aside
+//! (`PolicySample::set_aside`), as a team's is. It is not shortened, as the
+//! samples of other figures are when many are lost: a sample is a round's
+//! only one for its policy, sized once by its own warm-up pass, and the
+//! next sample of that policy comes a whole round later, on data placed
+//! afresh. Shortening one policy's samples and not another's would rank
+//! samples of unequal length (fewer passes, so more of each is the first
+//! pass's page walks) against each other; the rounds already spread the
+//! losses over every policy alike, and an outcome none of whose samples
+//! held is flagged.
+//!
+//! A policy's figure is also starred when other tasks kept CPUs busy beside
+//! its samples ([`crate::beside`]): the mean over the samples its figure is
+//! made of, each judged by its own reading or, too short for the tick
+//! counters, the run's so far (`beside::beside_step`, as `mark_step` judges
+//! a step).
 
+use super::busy::Beside;
 use super::document::empty_report;
 use super::promise::{distribution, expected_share};
 use super::PolicyPlan;
@@ -83,6 +101,8 @@ pub fn run(
     let mut report = empty_report(plan);
     let steps = steps(plan);
     let total = steps.len();
+    let phase = crate::beside::Watch::start();
+    let mut beside = Beside::default();
     for (index, step) in steps.into_iter().enumerate() {
         if crate::cancel::requested() {
             report.interrupted = true;
@@ -105,12 +125,12 @@ pub fn run(
             .iter_mut()
             .find(|o| o.policy == step.policy)
             .expect("every runnable policy has an outcome");
+        let watch = crate::beside::Watch::start();
         match measure(plan, case, step.policy, &timer) {
             Ok((mut sample, dist)) => {
                 sample.round = step.round + 1;
-                outcome.samples.push(sample);
-                outcome.placement = Some(dist);
-                outcome.summarise();
+                let others = crate::beside::beside_step(watch, phase);
+                beside.add_sample(outcome, step.case, sample, dist, others);
             }
             Err(e) => outcome
                 .failures
