@@ -133,7 +133,12 @@ pub fn summary_line(c: &Curve) -> String {
         }
         None => "no knee (latency stayed under 1.10 x idle)".into(),
     };
-    format!("{knee}; peak {:.2} GB/s", c.peak_gbs)
+    // The peak is taken from trusted points only: none, none to give.
+    if c.peak_gbs > 0.0 {
+        format!("{knee}; peak {:.2} GB/s", c.peak_gbs)
+    } else {
+        format!("{knee}; no peak: no point is trusted")
+    }
 }
 
 fn text(r: &LoadedResult, md: bool) -> String {
@@ -360,6 +365,21 @@ pub(crate) mod tests {
         c.points[2].flags.clear();
         crate::analysis::loaded::finish_curve(&mut c);
         assert!(summary_line(&c).starts_with("knee at delay 0"));
+        assert!(summary_line(&c).contains("; peak "));
+        // No trusted point: no peak either, never a peak of 0 GB/s.
+        for p in &mut c.points {
+            p.flags = vec!["preempted".to_string()];
+        }
+        crate::analysis::loaded::finish_curve(&mut c);
+        let line = summary_line(&c);
+        assert!(line.ends_with("; no peak: no point is trusted"), "{line}");
+        let r = LoadedResult {
+            curves: vec![c],
+            ..doc()
+        };
+        let line = crate::render::run_extra::loaded_line(&r);
+        assert!(line.contains("no trusted peak"), "{line}");
+        assert!(!line.contains("peak 0"), "{line}");
     }
 
     #[test]

@@ -154,7 +154,11 @@ fn curve_text(c: &Curve) -> String {
         )),
         None => s.push_str(" no knee,"),
     }
-    s.push_str(&format!(" peak {:.1} GB/s", c.peak_gbs));
+    if c.peak_gbs > 0.0 {
+        s.push_str(&format!(" peak {:.1} GB/s", c.peak_gbs));
+    } else {
+        s.push_str(" no trusted peak");
+    }
     s
 }
 

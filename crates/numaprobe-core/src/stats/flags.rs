@@ -2,8 +2,20 @@
 //! cannot be taken as is (a spread past pyperf's and hyperfine's lines, two
 //! modes, too few samples that held their CPU), in the words every format
 //! prints, and the star that marks a flagged figure. One rule for every
-//! figure (matrix cells, sweep points, the system peak, loaded-latency
-//! points), so a figure is flagged for the same reasons wherever it appears.
+//! figure sampled under a stop rule (latency and bandwidth matrix cells,
+//! c2c pair figures, lock runs, sweep points, the system peak,
+//! loaded-latency points, a loaded point's samples held only when the chase
+//! and every load thread held their CPUs), so a figure is flagged for the
+//! same reasons wherever it appears. A figure made of rounds instead (a
+//! policy's throughput, a `tune` candidate's wall times) is judged by the
+//! same spread and two-modes lines ([`instability`], [`two_modes`]), and a
+//! policy's also when none of its rounds held its CPUs.
+//!
+//! Beside these, other tasks' busy CPUs ([`crate::beside`]) star every one
+//! of those figures (a sweep point only past the caches its core has to
+//! itself) and a policy's throughput; `tune` records them per run and names
+//! them in a note instead. The knee and the peak of a loaded-latency curve
+//! come from its trusted points only.
 
 use super::{instability, two_modes, Measured, SetAside};
 
