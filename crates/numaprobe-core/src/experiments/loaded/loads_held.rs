@@ -141,15 +141,17 @@ impl Loads {
             .iter()
             .zip(end)
             .zip(ids.iter().zip(switches.iter_mut()))
-            .find_map(|((&a, &b), (id, last))| {
-                judge(a, b, || {
-                    let now = id.switches();
-                    let grew = matches!((*last, now), (Some(x), Some(y)) if y > x);
-                    *last = now.or(*last);
-                    grew
-                })
-            })
+            .find_map(|((&a, &b), (id, last))| judge(a, b, || grew(last, id.switches())))
     }
+}
+
+/// Whether a thread's involuntary switches grew from `last` to `now`, and
+/// `now` kept as the next `last`; an unreadable count says no, and the
+/// last known stays.
+fn grew(last: &mut Option<u64>, now: Option<u64>) -> bool {
+    let more = matches!((*last, now), (Some(x), Some(y)) if y > x);
+    *last = now.or(*last);
+    more
 }
 
 #[cfg(test)]
@@ -190,6 +192,59 @@ mod tests {
         assert_eq!(judge(r(0, 0), gone, never), None);
         assert_eq!(judge(gone, r(20_000_000, 0), never), None);
         assert_eq!(judge(r(0, 0), r(1_000_000, 1_000_100), never), None);
+    }
+
+    #[test]
+    fn a_switch_is_counted_since_the_last_reading() {
+        let mut last = Some(5);
+        assert!(grew(&mut last, Some(6)));
+        assert_eq!(last, Some(6));
+        assert!(!grew(&mut last, Some(6)));
+        assert!(!grew(&mut last, Some(2)));
+        assert_eq!(last, Some(2));
+        // Unreadable now: no switch claimed, the last known kept.
+        assert!(!grew(&mut last, None));
+        assert_eq!(last, Some(2));
+        // Unreadable before: nothing to compare with yet.
+        let mut none = None;
+        assert!(!grew(&mut none, Some(3)));
+        assert_eq!(none, Some(3));
+    }
+
+    /// The third field of a thread's procfs `stat`: its state.
+    fn state(tid: libc::pid_t) -> char {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        after.chars().next().unwrap()
+    }
+
+    #[test]
+    fn a_load_thread_asleep_through_a_sample_is_off_its_cpu_not_preempted() {
+        // Asleep, it runs no instruction and no task takes its CPU from
+        // it: the time is lost without an involuntary switch.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (wake, sleep) = std::sync::mpsc::channel::<()>();
+        let sleeper = std::thread::spawn(move || {
+            tx.send(LoadId::own()).unwrap();
+            let _ = sleep.recv();
+        });
+        let id = rx.recv().unwrap().unwrap();
+        // Blocked in its receive before the point starts.
+        while state(id.tid) != 'S' {
+            std::thread::yield_now();
+        }
+        let mut loads = Loads::new(vec![id]);
+        let a = loads.read();
+        // A sample's worth of wall time, whatever this thread does meanwhile.
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_millis(2) {
+            std::hint::spin_loop();
+        }
+        let b = loads.read();
+        assert_eq!(state(id.tid), 'S');
+        drop(wake);
+        sleeper.join().unwrap();
+        assert_eq!(loads.lost(&a, &b), Some(Lost::OffCpu));
     }
 
     #[test]
