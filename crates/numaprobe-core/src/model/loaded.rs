@@ -27,8 +27,9 @@ pub struct LoadPoint {
     /// Why the point stopped sampling (`cv_reached`, `budget_spent`, ...).
     #[serde(default)]
     pub stop: Option<crate::stats::StopReason>,
-    /// Samples set aside because the chase thread lost its CPU during them
-    /// (their windows are not among the percentiles').
+    /// Samples set aside because the chase thread or a load thread lost its
+    /// CPU during them (their windows are not among the percentiles', nor
+    /// their bytes in the bandwidth).
     #[serde(default)]
     pub set_aside: crate::stats::SetAside,
     /// CPUs other tasks kept busy beside the point, on average
