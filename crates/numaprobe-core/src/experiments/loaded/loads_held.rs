@@ -52,7 +52,7 @@ impl LoadId {
         };
         // SAFETY: ts is a valid timespec for the call to fill.
         let rc = unsafe { libc::clock_gettime(self.clock, &mut ts) };
-        (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+        (rc == 0).then(|| ns(ts))
     }
 
     /// The thread's involuntary switches so far, from procfs.
@@ -61,6 +61,11 @@ impl LoadId {
             std::fs::read_to_string(format!("/proc/self/task/{}/status", self.tid)).ok()?;
         nonvoluntary_switches(&status)
     }
+}
+
+/// A clock's reading in ns.
+fn ns(ts: libc::timespec) -> u64 {
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// `nonvoluntary_ctxt_switches` of a procfs `status`.
@@ -192,6 +197,22 @@ mod tests {
         assert_eq!(judge(r(0, 0), gone, never), None);
         assert_eq!(judge(gone, r(20_000_000, 0), never), None);
         assert_eq!(judge(r(0, 0), r(1_000_000, 1_000_100), never), None);
+    }
+
+    #[test]
+    fn a_reading_counts_its_whole_seconds() {
+        // A load thread of a long run has used seconds of CPU.
+        let ts = libc::timespec {
+            tv_sec: 3,
+            tv_nsec: 250,
+        };
+        assert_eq!(ns(ts), 3_000_000_250);
+        // The calling thread read by its id is the thread's own CPU clock.
+        let me = LoadId::own().unwrap();
+        let before = crate::held::thread_cpu_ns().unwrap();
+        let mine = me.cpu_ns().unwrap();
+        let after = crate::held::thread_cpu_ns().unwrap();
+        assert!(before <= mine && mine <= after, "{before} {mine} {after}");
     }
 
     #[test]
