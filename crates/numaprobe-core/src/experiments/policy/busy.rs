@@ -7,17 +7,23 @@
 
 use crate::model::policy::{Distribution, PolicyKind, PolicyOutcome, PolicySample};
 
-/// Per (case, policy): for each sample with a reading, whether it held its
-/// CPUs and the busy CPUs other tasks kept beside it.
+/// A data case (its index in the plan's cases) and a policy.
+type Key = (usize, PolicyKind);
+
+/// For each sample with a reading: whether it held its CPUs, and the busy
+/// CPUs other tasks kept beside it.
+type Readings = Vec<(bool, f64)>;
+
+/// Per (case, policy), its samples' readings.
 #[derive(Debug, Default)]
-pub(super) struct Beside(Vec<((usize, PolicyKind), Vec<(bool, f64)>)>);
+pub(super) struct Beside(Vec<(Key, Readings)>);
 
 impl Beside {
     /// Record a sample's reading (None: none could be taken) under `key`;
     /// the mean over the samples the outcome's figure is made of (those
     /// that held, or all when none did, as `PolicyOutcome::summarise` takes
     /// them); None without a reading.
-    fn record(&mut self, key: (usize, PolicyKind), held: bool, others: Option<f64>) -> Option<f64> {
+    fn record(&mut self, key: Key, held: bool, others: Option<f64>) -> Option<f64> {
         let at = match self.0.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
