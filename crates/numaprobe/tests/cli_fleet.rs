@@ -7,7 +7,7 @@ mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
-use cli::{numaprobe, usage_error};
+use cli::{numaprobe, s, usage_error};
 use common::TempDir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -558,4 +558,176 @@ fn from_writes_beside_the_folder_unless_told_to_replace() {
     assert!(dir.join("fleet.json").is_file());
     let e = usage_error(&numaprobe(&["fleet", "--replace", "--nodes", "2"]));
     assert!(e.contains("--from"), "{e}");
+}
+
+/// What one node sends back: its start, its run.json (a fixture's), a
+/// status saying it ended well, its end.
+fn node_frames(node: &str, fixture_node: &str) -> String {
+    use numaprobe_core::analysis::fleet::stream::Frame;
+    let run = std::fs::read(
+        fixture("taskset-one-cpu")
+            .join(fixture_node)
+            .join("run.json"),
+    )
+    .unwrap();
+    let mut out = Frame::Start { node: node.into() }.line();
+    for f in Frame::file(node, "run.json", &run) {
+        out += &f.line();
+    }
+    let status = format!(
+        "{{\"node\":\"{node}\",\"exit_status\":0,\"signal\":null,\"timed_out\":false,\"error\":null,\"stderr_tail\":[],\"elapsed_s\":1.0}}"
+    );
+    for f in Frame::file(node, "fleet-node.json", status.as_bytes()) {
+        out += &f.line();
+    }
+    out + &Frame::End { node: node.into() }.line()
+}
+
+/// A stand-in for Slurm's `name` in `bin`, running `body` (a shell script).
+fn stand_in(bin: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(bin).unwrap();
+    let p = bin.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Run `fleet ARGS` with `bin` first on PATH; a run still going after
+/// 120 s is killed and the test fails (a guard against a hang only).
+fn fleet_with(bin: &Path, args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+        .arg("fleet")
+        .args(args)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("fleet did not end on its own deadline");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `--nodes 2`, no list: np1 sends its whole report, the other node never
+/// sends a line, and srun (a shell whose child sleeps, holding the job's
+/// output open) never ends. The launcher gives up on the missing node
+/// itself, names it from Slurm's list of the job's nodes, ends srun's
+/// whole process group and writes the report; when Slurm cannot name it,
+/// it is counted instead. Either way exit 4.
+#[test]
+fn a_node_of_a_count_that_never_starts_is_given_up_on_and_named() {
+    let t = TempDir::new("fleet-count-deadline");
+    let bin = t.path().join("bin");
+    let frames = t.path().join("frames");
+    std::fs::write(&frames, node_frames("np1", "node1")).unwrap();
+    let pids = t.path().join("pids");
+    stand_in(
+        &bin,
+        "srun",
+        &format!(
+            "cat '{}'\nsleep 100000 &\necho $$ $! > '{}'\nwait",
+            frames.display(),
+            pids.display()
+        ),
+    );
+    stand_in(
+        &bin,
+        "squeue",
+        "case \"$*\" in *%N*) echo 'np[1-2]';; *) echo 'RUNNING|None';; esac",
+    );
+    stand_in(
+        &bin,
+        "scontrol",
+        "[ \"$1 $2\" = 'show hostnames' ] && printf 'np1\\nnp2\\n'",
+    );
+    stand_in(&bin, "scancel", "exit 0");
+    let out = t.path().join("out");
+    let o = fleet_with(
+        &bin,
+        &[
+            "--nodes",
+            "2",
+            "--grace",
+            "10s",
+            "--report-dir",
+            s(&out),
+            "--format",
+            "json",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("numaprobe: np2: never started: its task had not started 10 s (--grace) after the first node's did; the others go on"),
+        "{err}"
+    );
+    assert!(
+        err.lines().last().unwrap().contains("1 of 2 nodes failed, timed out, were lost or not run: np2 (never started: its task had not started 10 s"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let st: Vec<(&str, &str)> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["name"].as_str().unwrap(), n["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(st, [("np1", "ok"), ("np2", "failed")], "{doc}");
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("never started: np2; srun was ended and the job cancelled"),
+        "{}",
+        doc["notes"]
+    );
+    assert!(out.join("fleet.md").is_file() && out.join("nodes/np1/run.json").is_file());
+    // srun and the child it left are both gone.
+    let ids = std::fs::read_to_string(&pids).unwrap();
+    for pid in ids.split_whitespace() {
+        let gone = !Path::new("/proc").join(pid).exists()
+            || std::fs::read_to_string(Path::new("/proc").join(pid).join("stat"))
+                .is_ok_and(|s| s.contains(") Z "));
+        assert!(gone, "{pid} of srun's group is still there");
+    }
+
+    // Slurm cannot say which nodes the job has: the missing one is counted.
+    stand_in(&bin, "squeue", "exit 1");
+    let out = t.path().join("out2");
+    let o = fleet_with(
+        &bin,
+        &[
+            "--nodes",
+            "2",
+            "--grace",
+            "10s",
+            "--report-dir",
+            s(&out),
+            "--format",
+            "json",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("numaprobe: 1 of the job's 2 nodes sent nothing and Slurm did not name them: given up on"),
+        "{err}"
+    );
+    assert!(
+        err.lines().last().unwrap().contains("1 of 2 nodes failed, timed out, were lost or not run: 1 node(s) Slurm did not name (sent nothing)"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 1, "{doc}");
+    assert!(
+        doc["notes"].to_string().contains("1 of 2 nodes sent nothing (their names are unknown without --nodelist, and Slurm did not say)"),
+        "{}",
+        doc["notes"]
+    );
 }

@@ -16,7 +16,9 @@ type Renders = fn(&FleetReport) -> String;
 /// planted under a name, whatever the folder's path names by then) and show the chosen format; then
 /// exit 4 when a node failed, timed out, was lost or not run, 1 when every
 /// node reported but the fleet is not uniform (outliers, signature groups
-/// beside the largest, a measurement missing), 0 otherwise. `stopped`: a
+/// beside the largest, a measurement missing), 0 otherwise; `unnamed`
+/// nodes of the job's count that sent nothing and have no name count as
+/// not run. `stopped`: a
 /// signal ended the gather; the report is marked incomplete, where it is is
 /// said on stderr, and `main` exits 128 + the signal.
 pub(super) fn finish(
@@ -25,6 +27,7 @@ pub(super) fn finish(
     mut r: FleetReport,
     notes: &[String],
     stopped: bool,
+    unnamed: usize,
 ) -> anyhow::Result<()> {
     r.notes.extend(notes.iter().cloned());
     if stopped {
@@ -68,15 +71,21 @@ pub(super) fn finish(
     if stopped {
         return Ok(());
     }
-    let bad: Vec<String> = r
+    let mut bad: Vec<String> = r
         .failures()
         .map(|n| format!("{} ({})", n.name, n.reason.as_deref().unwrap_or("failed")))
         .collect();
+    let named = bad.len();
+    if unnamed > 0 {
+        bad.push(format!(
+            "{unnamed} node(s) Slurm did not name (sent nothing)"
+        ));
+    }
     if !bad.is_empty() {
         return Err(anyhow::Error::new(PartlyFailed(format!(
             "{} of {} nodes failed, timed out, were lost or not run: {}; the other nodes' results are in the report",
-            bad.len(),
-            r.nodes.len(),
+            named + unnamed,
+            r.nodes.len() + unnamed,
             bad.join("; ")
         ))));
     }

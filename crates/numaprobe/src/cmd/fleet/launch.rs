@@ -1,14 +1,17 @@
 //! Running the fleet's one `srun` and reading its output back into
-//! `DIR/nodes/<node>/` folders as it comes: the stream of frames, a watchdog that
-//! gives up on a node silent for the grace period (instead of waiting for
-//! Slurm's SlurmdTimeout) or still running past its own time limit and the
-//! grace, and srun ended and reaped on every way out.
+//! `DIR/nodes/<node>/` folders as it comes: the stream of frames, the
+//! [`Watchdog`]'s verdicts acted on (a node lost, timed out or never
+//! started; the launcher's own deadline, so the gather ends however srun
+//! behaves), and srun with its process group ended and reaped on every way
+//! out.
 
 use super::node::STATUS_FILE;
 use super::start::{JobState, StartClock};
+use super::watchdog::{Gone, Watchdog};
 use crate::safe_dir::SafeDir;
 use anyhow::Context;
 use numaprobe_core::analysis::fleet::stream::{self, Collector, Event, FrameError, Line};
+use numaprobe_core::clean;
 use numaprobe_core::model::fleet::NodeRunStatus;
 use std::collections::BTreeMap;
 use std::io::{BufReader, Read as _};
@@ -37,6 +40,15 @@ pub struct Gathered {
     /// Nodes given up on: still running `--grace` past their
     /// `--node-timeout`, with why.
     pub timed_out: Vec<(String, String)>,
+    /// Nodes given up on: their task never sent a line (not started the
+    /// grace after the first node did, or by the launcher's deadline), with why.
+    pub not_started: Vec<(String, String)>,
+    /// Nodes of the job's count that sent nothing and that Slurm did not
+    /// name: given up on, counted.
+    pub unnamed: usize,
+    /// The launcher's deadline passed with srun still running after every
+    /// node had ended or been given up on.
+    pub overdue: bool,
     /// The job was given up on before it started (`--start-timeout`), with why.
     pub never_started: Option<String>,
     /// Nodes refused because something planted under their folder's or a
@@ -49,7 +61,12 @@ impl Gathered {
     /// The launcher gave up on a node (lost or timed out): srun and the
     /// job are ended rather than waited for.
     pub fn gave_up(&self) -> bool {
-        !self.lost.is_empty() || !self.timed_out.is_empty() || self.never_started.is_some()
+        !self.lost.is_empty()
+            || !self.timed_out.is_empty()
+            || !self.not_started.is_empty()
+            || self.unnamed > 0
+            || self.overdue
+            || self.never_started.is_some()
     }
 }
 
@@ -76,6 +93,10 @@ pub struct Watch {
     /// What Slurm says of the job when its start is overdue
     /// ([`start::job_state`] of this fleet's job), or a test's own.
     pub job_state: fn() -> JobState,
+    /// The job's nodes by name, when Slurm can say (`slurm::job_nodes`),
+    /// or a test's own: asked when the nodes were asked for by count and
+    /// some never sent a line, so they are named.
+    pub job_nodes: fn() -> Option<Vec<String>>,
 }
 
 /// After a stop request, how long the launcher keeps reading the nodes'
@@ -90,8 +111,11 @@ const SHOWN_SKIPS: usize = 3;
 const QUEUE: usize = 256;
 
 /// srun, ended and reaped on every way out of [`launch`] (an error, a
-/// panic, a stop request): SIGTERM first, which srun forwards to the
-/// step's tasks, then SIGKILL after [`SRUN_GRACE`].
+/// panic, a stop request): SIGTERM to its process group first, which srun
+/// forwards to the step's tasks, then SIGKILL after [`SRUN_GRACE`]. srun
+/// runs in a process group of its own, so that whatever it started (a
+/// wrapper's children) goes with it and no straggler keeps its output open;
+/// a terminal's Ctrl-C reaches numaprobe alone, which passes it on.
 struct SrunGuard(Child);
 
 impl Drop for SrunGuard {
@@ -101,21 +125,55 @@ impl Drop for SrunGuard {
 }
 
 impl SrunGuard {
+    /// The process group's id: srun's own pid.
+    fn group(&self) -> libc::pid_t {
+        self.0.id() as libc::pid_t
+    }
+
+    /// Whether srun has exited, without reaping it: while it is a zombie its
+    /// pid, and so its group's id, cannot be taken by another process.
+    fn exited(&self, block: bool) -> bool {
+        // SAFETY: waitid on our own child with WNOWAIT; the siginfo is ours.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOWAIT | if block { 0 } else { libc::WNOHANG };
+            libc::waitid(libc::P_PID, self.0.id(), &mut info, flags) == 0 && info.si_pid() != 0
+        }
+    }
+
+    /// End srun and its group (SIGTERM, then SIGKILL after [`SRUN_GRACE`])
+    /// and reap it.
     fn end(&mut self) {
         if matches!(self.0.try_wait(), Ok(Some(_))) {
             return;
         }
-        // SAFETY: kill(2) on our own child, not yet reaped (try_wait above).
-        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
-        let until = Instant::now() + SRUN_GRACE;
-        while Instant::now() < until {
-            if matches!(self.0.try_wait(), Ok(Some(_))) {
-                return;
+        if !self.exited(false) {
+            // SAFETY: kill(2) on our own child's group, the child not yet reaped.
+            unsafe { libc::kill(-self.group(), libc::SIGTERM) };
+            let until = Instant::now() + SRUN_GRACE;
+            while Instant::now() < until && !self.exited(false) {
+                std::thread::sleep(Duration::from_millis(50));
             }
-            std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = self.0.kill();
+        self.reap();
+    }
+
+    /// Kill what is left of srun's group, srun not yet reaped, and reap it.
+    fn reap(&mut self) {
+        // SAFETY: as in `end`: the group's leader is ours and unreaped.
+        unsafe { libc::kill(-self.group(), libc::SIGKILL) };
         let _ = self.0.wait();
+    }
+
+    /// srun ended by itself: wait for it, end what it left in its group.
+    fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        if let Ok(Some(st)) = self.0.try_wait() {
+            return Ok(st);
+        }
+        self.exited(true);
+        // SAFETY: as in `end`.
+        unsafe { libc::kill(-self.group(), libc::SIGKILL) };
+        self.0.wait()
     }
 }
 
@@ -140,8 +198,10 @@ pub fn launch(
     watch: Watch,
     progress: impl FnMut(&str, &NodeRunStatus),
 ) -> anyhow::Result<Gathered> {
+    use std::os::unix::process::CommandExt as _;
     let child = Command::new(srun)
         .args(args)
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -155,7 +215,8 @@ pub fn launch(
     let allocated = Arc::new(AtomicBool::new(false));
     let seen_allocation = Arc::clone(&allocated);
     let mut err = guard.0.stderr.take();
-    let err_reader = std::thread::spawn(move || {
+    let (err_tx, err_rx) = mpsc::channel();
+    std::thread::spawn(move || {
         // Only the tail is kept, whatever srun says and however long; what
         // it says about waiting for the allocation is shown as it comes, so
         // a pending job is never silent.
@@ -170,7 +231,8 @@ pub fn launch(
                     seen_allocation.store(true, Ordering::SeqCst);
                 }
                 if is_queue_news(&line) {
-                    eprintln!("numaprobe: {}", crate::output::clip_line(line.trim()));
+                    // srun's words, and whatever a task wrote to its stderr.
+                    eprintln!("numaprobe: {}", clean::line(line.trim(), clean::SHOWN_MAX));
                 }
                 shown += end + 1;
             }
@@ -180,17 +242,16 @@ pub fn launch(
                 shown = shown.saturating_sub(cut);
             }
         }
-        String::from_utf8_lossy(&tail).into_owned()
+        let _ = err_tx.send(String::from_utf8_lossy(&tail).into_owned());
     });
     let stdout = guard.0.stdout.take().context("srun's output")?;
-    let pid = guard.0.id() as libc::pid_t;
     let mut g = gather(
         stdout,
         dir,
         asked,
         watch,
         (clock, &allocated),
-        pid,
+        guard.group(),
         progress,
     )?;
     if g.stopped || g.gave_up() {
@@ -198,9 +259,10 @@ pub fn launch(
         // does not stop: end it now, and the allocation with it.
         guard.end();
     }
-    let st = guard.0.wait().context("cannot wait for srun")?;
+    let st = guard.wait().context("cannot wait for srun")?;
     g.srun_status = st.code();
-    let text = err_reader.join().unwrap_or_default();
+    // Its group is gone, so its stderr has ended; bounded all the same.
+    let text = err_rx.recv_timeout(SRUN_GRACE).unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     g.srun_stderr = lines[lines.len().saturating_sub(8)..]
         .iter()
@@ -232,10 +294,13 @@ fn gather(
     asked: &[String],
     watch: Watch,
     (clock, allocated): (StartClock, &AtomicBool),
-    srun_pid: libc::pid_t,
+    srun_group: libc::pid_t,
     mut progress: impl FnMut(&str, &NodeRunStatus),
 ) -> anyhow::Result<Gathered> {
-    let mut watchdog = Watchdog::new(asked, watch.grace).with_timeout(watch.timeout);
+    let mut watchdog = Watchdog::new(asked, watch.grace)
+        .with_timeout(watch.timeout)
+        .with_count(watch.count)
+        .with_latest_start(clock.since + clock.timeout);
     let (tx, rx) = mpsc::sync_channel::<Read>(QUEUE);
     let asked = asked.to_vec();
     std::thread::spawn(move || {
@@ -282,8 +347,8 @@ fn gather(
             // srun forwards SIGTERM to the nodes' runs, which write what
             // they measured and send it: read it for a while, then stop.
             g.stopped = true;
-            // SAFETY: kill(2) on our own child, reaped only after this returns.
-            unsafe { libc::kill(srun_pid, libc::SIGTERM) };
+            // SAFETY: kill(2) on our own child's group, reaped only after this returns.
+            unsafe { libc::kill(-srun_group, libc::SIGTERM) };
             drain_until = Some(Instant::now() + STOP_DRAIN);
         }
         if drain_until.is_some_and(|t| Instant::now() >= t) {
@@ -304,25 +369,8 @@ fn gather(
                 None => allocated.store(true, Ordering::SeqCst),
             }
         }
-        if drain_until.is_none() {
-            for gone in watchdog.check(Instant::now()) {
-                if gone.timed_out {
-                    eprintln!(
-                        "numaprobe: {}: timed out: {}; the others go on",
-                        gone.node, gone.why
-                    );
-                    g.timed_out.push((gone.node, gone.why));
-                } else {
-                    eprintln!(
-                        "numaprobe: {}: lost: {}; the others go on",
-                        gone.node, gone.why
-                    );
-                    g.lost.push(gone.node);
-                }
-            }
-            if watchdog.all_accounted() && g.gave_up() {
-                break;
-            }
+        if drain_until.is_none() && watch_over(&mut watchdog, &watch, &mut g, Instant::now()) {
+            break;
         }
         let item = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(item) => item,
@@ -396,133 +444,56 @@ fn gather(
     Ok(g)
 }
 
-/// A node the [`Watchdog`] gives up on, and why.
-#[derive(Debug, PartialEq)]
-pub struct GivenUp {
-    pub node: String,
-    /// Still running past its time limit and the grace (else: lost).
-    pub timed_out: bool,
-    pub why: String,
-}
-
-/// Which nodes are still heard from. A node is lost when it started and
-/// then said nothing for `grace`, or when it is one of the list and had not
-/// started `grace` after the first one did; it is timed out when it is
-/// still going `grace` past its `timeout`, counted from its first frame.
-/// The clock is the caller's (`now` in each call), so the rule is tested
-/// without waiting.
-#[derive(Debug)]
-pub struct Watchdog {
-    grace: Duration,
-    timeout: Option<Duration>,
-    asked: Vec<String>,
-    first_start: Option<Instant>,
-    began: BTreeMap<String, Instant>,
-    last: BTreeMap<String, Instant>,
-    done: std::collections::BTreeSet<String>,
-    lost: std::collections::BTreeSet<String>,
-}
-
-impl Watchdog {
-    pub fn new(asked: &[String], grace: Duration) -> Self {
-        Watchdog {
-            grace,
-            timeout: None,
-            asked: asked.to_vec(),
-            first_start: None,
-            began: BTreeMap::new(),
-            last: BTreeMap::new(),
-            done: Default::default(),
-            lost: Default::default(),
+/// Act on the watchdog at `now`: the count's missing nodes named (Slurm's
+/// list of the job's nodes) or else counted, the nodes given up on said
+/// and recorded; true when the gather is over: every node accounted for
+/// and one given up on (srun would wait for it), or the launcher's
+/// deadline come (srun has not ended by itself).
+fn watch_over(w: &mut Watchdog, watch: &Watch, g: &mut Gathered, now: Instant) -> bool {
+    if let Some(missing) = w.short(now) {
+        let names: Vec<String> = (watch.job_nodes)()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| stream::valid_node_name(n) && !w.was_heard(n))
+            .take(missing)
+            .collect();
+        w.expect(&names);
+        let unnamed = missing - names.len();
+        if unnamed > 0 {
+            eprintln!(
+                "numaprobe: {unnamed} of the job's {} nodes sent nothing and Slurm did not name them: given up on; the others go on",
+                watch.count.unwrap_or(unnamed)
+            );
+            w.unnamed(unnamed);
+            g.unnamed += unnamed;
         }
     }
-
-    /// Give up on a node still going `grace` past `timeout` after its
-    /// first frame.
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// A frame came from `node` at `now`.
-    pub fn heard(&mut self, node: &str, now: Instant) {
-        self.first_start.get_or_insert(now);
-        self.began.entry(node.to_string()).or_insert(now);
-        self.last.insert(node.to_string(), now);
-    }
-
-    /// `node` said it is done.
-    pub fn done(&mut self, node: &str) {
-        self.done.insert(node.to_string());
-    }
-
-    /// The nodes given up on by `now` (each once), with why.
-    pub fn check(&mut self, now: Instant) -> Vec<GivenUp> {
-        let mut out = Vec::new();
-        let g = self.grace.as_secs_f64();
-        let lost = |node: &String, why: String| GivenUp {
-            node: node.clone(),
-            timed_out: false,
-            why,
+    for gone in w.check(now) {
+        let what = match gone.gone {
+            Gone::Lost => "lost",
+            Gone::TimedOut => "timed out",
+            Gone::NeverStarted => "never started",
         };
-        for (node, at) in &self.last {
-            if self.done.contains(node) || self.lost.contains(node) {
-                continue;
-            }
-            if now.saturating_duration_since(*at) >= self.grace {
-                out.push(lost(
-                    node,
-                    format!("nothing from it for {g:.0} s (--grace) after it started; its slurmd, slurmstepd or the machine died"),
-                ));
-                continue;
-            }
-            let Some(limit) = self.timeout else { continue };
-            let ran = now.saturating_duration_since(self.began[node]);
-            if ran >= limit + self.grace {
-                out.push(GivenUp {
-                    node: node.clone(),
-                    timed_out: true,
-                    why: format!(
-                        "still running {:.0} s after it started, past its --node-timeout of {:.0} s and --grace of {g:.0} s; given up on and its task ended",
-                        ran.as_secs_f64(),
-                        limit.as_secs_f64()
-                    ),
-                });
-            }
+        eprintln!(
+            "numaprobe: {}: {what}: {}; the others go on",
+            gone.node, gone.why
+        );
+        match gone.gone {
+            Gone::Lost => g.lost.push(gone.node),
+            Gone::TimedOut => g.timed_out.push((gone.node, gone.why)),
+            Gone::NeverStarted => g.not_started.push((gone.node, gone.why)),
         }
-        if let Some(first) = self.first_start {
-            if now.saturating_duration_since(first) >= self.grace {
-                for node in &self.asked {
-                    if !self.last.contains_key(node) && !self.lost.contains(node) {
-                        out.push(lost(
-                            node,
-                            format!(
-                                "its task had not started {g:.0} s (--grace) after the others' did"
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        for n in &out {
-            self.lost.insert(n.node.clone());
-        }
-        out
     }
-
-    /// Every node of the list (or every node heard from, without a list)
-    /// is done or lost.
-    pub fn all_accounted(&self) -> bool {
-        let known: Vec<&String> = if self.asked.is_empty() {
-            self.last.keys().collect()
-        } else {
-            self.asked.iter().collect()
-        };
-        !known.is_empty()
-            && known
-                .iter()
-                .all(|n| self.done.contains(*n) || self.lost.contains(*n))
+    if w.overdue(now) {
+        if !g.gave_up() {
+            eprintln!(
+                "numaprobe: srun still running at the launcher's deadline, every node ended: srun is ended"
+            );
+            g.overdue = true;
+        }
+        return true;
     }
+    w.all_accounted() && g.gave_up()
 }
 
 /// Write a node's file; the names were checked by the stream's reader, and

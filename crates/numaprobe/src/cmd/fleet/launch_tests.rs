@@ -12,6 +12,7 @@ const WATCH: Watch = Watch {
     stop_requested: || false,
     start_timeout: Duration::from_secs(3600),
     job_state: || JobState::Running,
+    job_nodes: || None,
 };
 
 #[test]
@@ -28,11 +29,10 @@ fn a_silent_node_and_one_that_never_starts_are_lost_after_the_grace() {
     w.heard("np2", t0 + s(1));
     assert!(w.check(t0 + s(29)).is_empty());
     w.heard("np1", t0 + s(25));
-    // np2 silent since 1 s, np3 never started: both lost at 31 s.
+    // np2 silent since 1 s, np3 never started: both given up on at 31 s.
     let lost = w.check(t0 + s(31));
-    let names: Vec<&str> = lost.iter().map(|g| g.node.as_str()).collect();
-    assert_eq!(names, ["np2", "np3"]);
-    assert!(lost.iter().all(|g| !g.timed_out));
+    let names: Vec<(&str, Gone)> = lost.iter().map(|g| (g.node.as_str(), g.gone)).collect();
+    assert_eq!(names, [("np2", Gone::Lost), ("np3", Gone::NeverStarted)]);
     assert!(
         lost[0].why.contains("nothing from it for 30 s"),
         "{}",
@@ -74,7 +74,10 @@ fn a_node_alive_past_its_timeout_and_the_grace_is_timed_out() {
     }
     let when: Vec<(u64, &str, bool)> = gone
         .iter()
-        .flat_map(|(at, v)| v.iter().map(move |g| (*at, g.node.as_str(), g.timed_out)))
+        .flat_map(|(at, v)| {
+            v.iter()
+                .map(move |g| (*at, g.node.as_str(), g.gone == Gone::TimedOut))
+        })
         .collect();
     // 5 s of --node-timeout and 10 s of --grace from each one's first frame.
     assert_eq!(when, [(15, "np1", true), (20, "np3", true)]);

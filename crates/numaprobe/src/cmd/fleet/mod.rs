@@ -14,6 +14,7 @@ mod launch;
 pub mod node;
 mod slurm;
 mod start;
+mod watchdog;
 
 use crate::output::{usage, NotStarted, PartlyFailed};
 use anyhow::Context;
@@ -61,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 dir.display()
             ));
         }
-        return finish(&args.out, &held, analyse(inputs, rule), &notes, false);
+        return finish(&args.out, &held, analyse(inputs, rule), &notes, false, 0);
     }
     // Everything the user gave is checked before Slurm is asked for anything.
     let budget = match &args.budget {
@@ -247,6 +248,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             stop_requested: numaprobe_core::cancel::requested,
             start_timeout,
             job_state: || start::job_state(&slurm::job_name()),
+            job_nodes: slurm::job_nodes,
         };
         launch::launch(
             &srun,
@@ -293,6 +295,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         st.error = Some(format!("timed out: {why}"));
         write_status(&nodes_dir, &st, &mut refused)?;
     }
+    for (node, why) in &gathered.not_started {
+        let mut st = node::not_run(node);
+        st.error = Some(format!("never started: {why}"));
+        write_status(&nodes_dir, &st, &mut refused)?;
+    }
 
     if !gathered.stopped
         && not_run.is_empty()
@@ -320,8 +327,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Gather::Shared => subfolders(&dir)?,
     };
     for node in &expected {
-        let gave_up =
-            gathered.lost.contains(node) || gathered.timed_out.iter().any(|(n, _)| n == node);
+        let gave_up = gathered.lost.contains(node)
+            || gathered.timed_out.iter().any(|(n, _)| n == node)
+            || gathered.not_started.iter().any(|(n, _)| n == node);
         if !seen.contains(node) && !gave_up && !refused.contains_key(node) {
             let why = match (gathered.started.contains(node), gathered.stopped) {
                 (true, true) => "stopped by a signal before it sent its report",
@@ -334,14 +342,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             write_status(&nodes_dir, &status, &mut refused)?;
         }
     }
-    if expected.is_empty() {
-        if let Some(n) = args.nodes {
-            if (seen.len() as u32) < n {
-                notes.push(format!(
-                    "{} of {n} nodes sent nothing (their names are unknown without --nodelist)",
-                    n as usize - seen.len()
-                ));
-            }
+    // Asked for by count: the nodes neither heard from nor named by Slurm.
+    let mut unnamed = 0;
+    if let (true, Some(n)) = (expected.is_empty(), args.nodes) {
+        let named: std::collections::BTreeSet<&String> = seen
+            .iter()
+            .chain(&gathered.started)
+            .chain(&gathered.lost)
+            .chain(gathered.timed_out.iter().map(|(n, _)| n))
+            .chain(gathered.not_started.iter().map(|(n, _)| n))
+            .collect();
+        unnamed = (n as usize).saturating_sub(named.len());
+        if unnamed > 0 {
+            notes.push(format!(
+                "{unnamed} of {n} nodes sent nothing (their names are unknown without --nodelist, and Slurm did not say)"
+            ));
         }
     }
     if gathered.stopped {
@@ -367,6 +382,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 timeout.as_secs()
             ));
         }
+        if !gathered.not_started.is_empty() {
+            let names: Vec<&str> = gathered
+                .not_started
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect();
+            gone.push(format!("never started: {}", names.join(", ")));
+        }
+        if gathered.unnamed > 0 {
+            gone.push(format!(
+                "{} unnamed node(s) never started",
+                gathered.unnamed
+            ));
+        }
+        if gathered.overdue {
+            gone.push(
+                "srun still running at the launcher's deadline (--node-timeout and twice --grace after the first node started)"
+                    .into(),
+            );
+        }
         notes.push(format!(
             "{}; srun was ended and the job cancelled",
             gone.join("; ")
@@ -384,7 +419,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .cloned()
         .collect();
     let report = analyse(read_held(&nodes_dir, refused, known)?, rule);
-    finish(&args.out, &top, report, &notes, gathered.stopped)
+    finish(&args.out, &top, report, &notes, gathered.stopped, unnamed)
 }
 
 fn analyse(inputs: impl Iterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {

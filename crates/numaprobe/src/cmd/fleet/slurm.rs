@@ -139,6 +139,24 @@ pub fn node_states(nodes: &[String], in_reservation: bool) -> Option<Vec<(String
     )
 }
 
+/// The nodes of this fleet's running job by name (`squeue --me --name`'s
+/// node list, expanded by scontrol); None when Slurm cannot say.
+pub fn job_nodes() -> Option<Vec<String>> {
+    let out = Command::new("squeue")
+        .args(["--me", "-h", "-o", "%N"])
+        .arg(format!("--name={}", job_name()))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let list = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    expand_nodelist(list)
+}
+
 /// A program on PATH, or None.
 pub fn on_path(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
