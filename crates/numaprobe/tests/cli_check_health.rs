@@ -414,6 +414,19 @@ fn slurm_drain_dry_run_and_a_stale_reason() {
         );
     }
     assert!(!calls.exists());
+    // An administrator's reason carrying ESC and CR: shown escaped.
+    let t = TempDir::new("health-dry-admin-esc");
+    fake_scontrol(
+        t.path(),
+        "NodeName=np7 State=IDLE+DRAIN Reason=fan\u{1b}[31m check\r now [root@2026-11-27T20:01:02]",
+    );
+    let o = run(t.path(), &["--dry-run"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(!o.stderr.iter().any(|b| *b == 0x1b || *b == b'\r'), "{o:?}");
+    assert!(
+        text(&o.stderr).contains("already drained (fan\\u{1b}[31m check\\r now)"),
+        "{o:?}"
+    );
     // --dry-run alone means nothing: clap refuses it.
     let o = numaprobe(&["check", "--dry-run", "--expect", s(&d.expect)]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");

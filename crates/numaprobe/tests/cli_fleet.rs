@@ -731,3 +731,47 @@ fn a_node_of_a_count_that_never_starts_is_given_up_on_and_named() {
         doc["notes"]
     );
 }
+
+/// No ESC or CR of a folder's name, of a node's error output or of Slurm's
+/// words (srun's, sinfo's) reaches the terminal or the fleet's files.
+fn assert_clean(what: &str, bytes: &[u8]) {
+    assert!(
+        !bytes.iter().any(|b| *b == 0x1b || *b == b'\r'),
+        "{what}: {:?}",
+        String::from_utf8_lossy(bytes)
+    );
+}
+
+/// A node folder named `n` ESC `[31m` and a node whose error output ends
+/// in ESC and CR: `fleet --from` shows both escaped, in every format.
+#[test]
+fn from_a_node_named_with_control_characters_shows_them_escaped() {
+    let t = copy_fleet("taskset-one-cpu", "fleet-from-esc");
+    let odd = t.path().join("n\u{1b}[31m");
+    std::fs::create_dir(&odd).unwrap();
+    std::fs::copy(t.path().join("node1/run.json"), odd.join("run.json")).unwrap();
+    let failed = t.path().join("node6");
+    std::fs::create_dir(&failed).unwrap();
+    let status = serde_json::json!({
+        "node": "node6", "exit_status": 1, "signal": null, "timed_out": false,
+        "error": null, "stderr_tail": ["boom \u{1b}]0;owned\u{7}\r\u{1b}[2J"], "elapsed_s": 1.0
+    });
+    std::fs::write(failed.join("fleet-node.json"), status.to_string()).unwrap();
+    let dir = t.path().to_str().unwrap();
+    for format in ["table", "json", "markdown", "csv"] {
+        let o = numaprobe(&["fleet", "--replace", "--from", dir, "--format", format]);
+        assert_eq!(o.status.code(), Some(4), "{o:?}");
+        assert_clean(&format!("stdout ({format})"), &o.stdout);
+        assert_clean(&format!("stderr ({format})"), &o.stderr);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("boom \\u{1b}]0;owned\\u{7}\\r\\u{1b}[2J"),
+            "{err}"
+        );
+    }
+    for f in ["fleet.md", "fleet.csv", "fleet.html", "fleet.json"] {
+        assert_clean(f, &std::fs::read(t.path().join(f)).unwrap());
+    }
+    let md = std::fs::read_to_string(t.path().join("fleet.md")).unwrap();
+    assert!(md.contains("n\\u{1b}[31m"), "{md}");
+}

@@ -213,3 +213,73 @@ fn an_srun_that_cannot_be_run_is_no_slurm() {
     assert!(e.contains("no Slurm found: srun is not on PATH"), "{e}");
     assert!(!out.exists(), "left {}", out.display());
 }
+
+/// No ESC or CR of Slurm's words reaches the terminal or the fleet's files.
+fn assert_clean(what: &str, bytes: &[u8]) {
+    assert!(
+        !bytes.iter().any(|b| *b == 0x1b || *b == b'\r'),
+        "{what}: {:?}",
+        String::from_utf8_lossy(bytes)
+    );
+}
+
+/// sinfo's reason for a drained node, srun's lines about the allocation
+/// and a node's error output, each carrying ESC and CR: shown escaped on
+/// stderr, and never raw in stdout or the fleet's files.
+#[test]
+fn control_characters_from_slurm_and_a_node_are_shown_escaped() {
+    use numaprobe_core::analysis::fleet::stream::Frame;
+    let t = TempDir::new("fleet-slurm-esc");
+    let bin = t.path().join("bin");
+    tool(
+        &bin,
+        "scontrol",
+        "[ \"$1 $2\" = 'show hostnames' ] && printf 'np1\\nnp2\\n'",
+    );
+    tool(
+        &bin,
+        "sinfo",
+        "printf 'np1|idle|none\\nnp2|drained\\033[31m|bad\\rDIMM\\033]0;owned\\007\\n'",
+    );
+    tool(&bin, "scancel", "exit 0");
+    // np1's task ran and failed, its error output's last line hostile.
+    let status = "{\"node\":\"np1\",\"exit_status\":1,\"signal\":null,\"timed_out\":false,\"error\":null,\"stderr_tail\":[\"boom \\u001b[2J\\r\"],\"elapsed_s\":1.0}";
+    let mut frames = Frame::Start { node: "np1".into() }.line();
+    for f in Frame::file("np1", "fleet-node.json", status.as_bytes()) {
+        frames += &f.line();
+    }
+    frames += &Frame::End { node: "np1".into() }.line();
+    let frames_file = t.path().join("frames");
+    std::fs::write(&frames_file, frames).unwrap();
+    tool(
+        &bin,
+        "srun",
+        &format!(
+            "printf 'srun: job 9 queued and waiting for resources\\r\\033[2J now\\n' >&2\n\
+             printf 'srun: job 9 has been allocated resources\\033]0;owned\\007\\n' >&2\n\
+             cat '{}'",
+            frames_file.display()
+        ),
+    );
+    let out = t.path().join("out");
+    let o = bounded_with(
+        &["fleet", "--nodelist", "np[1-2]", "--report-dir", s(&out)],
+        t.path(),
+        Some(&bin),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert_clean("stdout", &o.stdout);
+    assert_clean("stderr", &o.stderr);
+    for want in [
+        "numaprobe: srun: job 9 queued and waiting for resources\\r\\u{1b}[2J now",
+        "numaprobe: srun: job 9 has been allocated resources\\u{1b}]0;owned\\u{7}",
+        "numaprobe: np2: drained\\u{1b}[31m: bad\\rDIMM\\u{1b}]0;owned\\u{7}: left out",
+        "numaprobe: np1: numaprobe run exited with status 1: boom \\u{1b}[2J\\r",
+    ] {
+        assert!(err.contains(want), "{want} not in {err}");
+    }
+    for f in ["fleet.md", "fleet.csv", "fleet.html", "fleet.json"] {
+        assert_clean(f, &std::fs::read(out.join(f)).unwrap());
+    }
+}

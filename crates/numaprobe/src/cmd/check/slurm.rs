@@ -11,6 +11,7 @@
 
 use crate::output::usage;
 use numaprobe_core::analysis::fleet::stream::valid_node_name;
+use numaprobe_core::clean;
 use numaprobe_core::model::diff::CheckReport;
 use numaprobe_core::render::diff::{drain_reason, is_numaprobe_drain, without_stamp};
 use std::process::Command;
@@ -81,10 +82,15 @@ pub fn act(report: &CheckReport, node: &str, dry_run: bool) -> anyhow::Result<()
     let shown = scontrol(&["show", "node", "-o", node])?;
     let (state, current) = state_and_reason(&shown);
     let would = if dry_run { "would be " } else { "" };
+    // scontrol's reasons are anyone's text: shown cleaned, passed on as they are.
+    let shown = |r: &str| clean::line(r, clean::SHOWN_MAX);
     match decide(reason, state, current) {
         Action::Nothing => {}
         Action::KeepOthers(r) => {
-            eprintln!("numaprobe: {node} is already drained ({r}); its reason {would}left as it is")
+            eprintln!(
+                "numaprobe: {node} is already drained ({}); its reason {would}left as it is",
+                shown(&r)
+            )
         }
         Action::Same => {
             if dry_run {
@@ -93,11 +99,12 @@ pub fn act(report: &CheckReport, node: &str, dry_run: bool) -> anyhow::Result<()
         }
         Action::Drain { reason, replaces } => {
             let was = replaces
-                .map(|r| format!(" (replacing {r})"))
+                .map(|r| format!(" (replacing {})", shown(&r)))
                 .unwrap_or_default();
             if dry_run {
                 eprintln!(
-                    "numaprobe: dry run: would run: scontrol update nodename={node} state=drain reason=\"{reason}\"{was}"
+                    "numaprobe: dry run: would run: scontrol update nodename={node} state=drain reason=\"{}\"{was}",
+                    shown(&reason)
                 );
                 return Ok(());
             }
@@ -107,7 +114,7 @@ pub fn act(report: &CheckReport, node: &str, dry_run: bool) -> anyhow::Result<()
                 "state=drain",
                 &format!("reason={reason}"),
             ])?;
-            eprintln!("numaprobe: drained {node}: {reason}{was}");
+            eprintln!("numaprobe: drained {node}: {}{was}", shown(&reason));
         }
     }
     Ok(())

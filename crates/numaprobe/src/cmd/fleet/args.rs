@@ -25,8 +25,8 @@ nodes per package (SNC/NPS), CPUs and allowed CPUs, numbering class, SLIT, THP, 
 per node, LLC) and the groups outside the largest are named with the fields that differ; every \
 measured cell is compared across the nodes with its median and MAD, and a node at least \
 --outlier-sd (3.5) robust standard deviations (1.4826 x MAD) and --outlier-pct (5) % off is an \
-outlier. Nodes that failed, timed out or sent an incomplete report are listed with why, nodes \
-that skipped a measurement are named with what is missing; the others' results are kept.\n\n\
+outlier. Nodes that failed, timed out, were lost, never started or sent an incomplete report \
+are listed with why, nodes that skipped a measurement are named with what is missing; the others' results are kept.\n\n\
 DIR then holds one folder per node (its report and fleet-node.json: how its run ended), \
 fleet.json, fleet.md, fleet.csv and fleet.html (a heatmap, odd nodes first).\n\n\
 Exit status, after everything is written: 0 every node reported in full and the fleet is \
@@ -93,13 +93,13 @@ pub struct Args {
     /// Every node's buffer size (numaprobe run --size)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// A node's run is stopped as timed out this long after it started, by the node; the launcher gives up on a node still running --grace later (lists it as timed out, ends the job). Default: the budget plus 120s
+    /// A node's run is stopped as timed out this long after it started, by the node; the launcher gives up on a node still running --grace later (lists it as timed out, ends the job), and stops waiting for anything this plus twice --grace after the first node started (or after --start-timeout, when none did): every node not done by then is named timed out or never started, srun is ended and the job cancelled. Default: the budget plus 120s
     #[arg(long, value_name = "DURATION")]
     pub node_timeout: Option<String>,
     /// Give up on a job that has not started this long after srun was run (pending: busy nodes, a reservation, a node Slurm will not give); nothing runs, exit 5
     #[arg(long, value_name = "DURATION", default_value = "10m")]
     pub start_timeout: String,
-    /// A running node silent this long (it says it is alive every 5 s) is lost: given up on, named, the others kept
+    /// A running node silent this long (it says it is alive every 5 s) is lost, and a node of the job not started this long after the first one did never started: given up on, named (with --nodes and no --nodelist, from Slurm's list of the job's nodes), the others kept
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub grace: String,
     /// Listed nodes that Slurm reports drained, down, reserved or not responding: leave them out, wait for them, or refuse to start

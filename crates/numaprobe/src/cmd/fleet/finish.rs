@@ -55,7 +55,10 @@ pub(super) fn finish(
     if stopped {
         eprintln!(
             "numaprobe: stopped: the nodes that finished and the fleet report (marked incomplete) are in {}/",
-            dir.path().display()
+            numaprobe_core::clean::line(
+                &dir.path().display().to_string(),
+                numaprobe_core::clean::UNCLIPPED
+            )
         );
     }
     let text = match shown {

@@ -431,7 +431,11 @@ fn gather(
         let seen = skips.entry(who.clone()).or_insert((0, why.clone()));
         seen.0 += 1;
         if seen.0 <= SHOWN_SKIPS {
-            eprintln!("numaprobe: warning: {who}: a line of the job's output skipped: {why}");
+            eprintln!(
+                "numaprobe: warning: {}: a line of the job's output skipped: {}",
+                clean::line(&who, clean::SHOWN_MAX),
+                clean::line(&why, clean::SHOWN_MAX)
+            );
         }
     }
     for (who, (n, first)) in skips {

@@ -51,11 +51,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let held = judged_dir(dir, args.report_dir.as_deref(), args.replace)?;
         let mut notes = Vec::new();
         if !args.replace {
+            let shown = |p: &std::path::Path| {
+                numaprobe_core::clean::line(
+                    &p.display().to_string(),
+                    numaprobe_core::clean::UNCLIPPED,
+                )
+            };
             eprintln!(
                 "numaprobe: judging the nodes of {} into {}/ ({} itself is left as it is; --replace writes there)",
-                dir.display(),
-                held.path().display(),
-                dir.display()
+                shown(dir),
+                shown(held.path()),
+                shown(dir)
             );
             notes.push(format!(
                 "judged from the nodes gathered in {}",
@@ -145,10 +151,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.reservation.is_some() || std::env::var_os("SLURM_RESERVATION").is_some();
     let mut not_run: Vec<(String, String)> = Vec::new();
     for (node, a) in slurm::node_states(&expected, in_reservation).unwrap_or_default() {
+        // sinfo's state and reason are anyone's text (an administrator's
+        // reason): shown cleaned, kept as they are in the node's status.
+        let shown = |s: &str| numaprobe_core::clean::line(s, numaprobe_core::clean::SHOWN_MAX);
         match a {
             slurm::Availability::Free => {}
             slurm::Availability::Busy(state) => eprintln!(
-                "numaprobe: {node}: {state}: busy with other jobs; the fleet's exclusive job waits until it is free"
+                "numaprobe: {node}: {}: busy with other jobs; the fleet's exclusive job waits until it is free",
+                shown(&state)
             ),
             slurm::Availability::Unavailable(state) => {
                 let then = match args.unavailable {
@@ -156,7 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     Unavailable::Wait => "the job waits for it (--unavailable wait; Ctrl-C stops waiting)",
                     Unavailable::Fail => "not run (--unavailable fail)",
                 };
-                eprintln!("numaprobe: {node}: {state}: {then}");
+                eprintln!("numaprobe: {node}: {}: {then}", shown(&state));
                 not_run.push((node, state));
             }
         }
@@ -240,7 +250,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("numaprobe: no listed node is available: nothing to run");
         launch::Gathered::default()
     } else {
-        eprintln!("numaprobe: {} {}", srun.display(), srun_args.join(" "));
+        eprintln!(
+            "numaprobe: {}",
+            numaprobe_core::clean::line(
+                &format!("{} {}", srun.display(), srun_args.join(" ")),
+                numaprobe_core::clean::UNCLIPPED
+            )
+        );
         let watch = launch::Watch {
             grace,
             timeout,
@@ -257,7 +273,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &expected,
             watch,
             |node, st| {
-                eprintln!("numaprobe: {node}: {}", ended_in_words(st));
+                // Its error output's last line is the node's own text.
+                eprintln!(
+                    "numaprobe: {node}: {}",
+                    numaprobe_core::clean::line(
+                        &ended_in_words(st),
+                        numaprobe_core::clean::SHOWN_MAX
+                    )
+                );
             },
         )?
     };

@@ -79,7 +79,10 @@ fn parse_state(out: &str) -> JobState {
     };
     let (state, reason) = line.split_once('|').unwrap_or((line, ""));
     match state.trim() {
-        "PENDING" => JobState::Pending(crate::output::clip_line(reason.trim())),
+        "PENDING" => JobState::Pending(numaprobe_core::clean::line(
+            reason.trim(),
+            numaprobe_core::clean::SHOWN_MAX,
+        )),
         "RUNNING" | "CONFIGURING" | "COMPLETING" => JobState::Running,
         _ => JobState::Unknown,
     }
