@@ -2,7 +2,8 @@
 //! write through a link or into a FIFO planted in the folder (plain, and
 //! world-writable with the sticky bit), a folder of another user is
 //! refused, and node folders live under `nodes/`, so a node named like one
-//! of the fleet's files cannot suppress the report. A gather runs against
+//! of the fleet's files cannot suppress the report (nor in a flat folder
+//! given to `--from --replace`: the files go beside it). A gather runs against
 //! a stand-in for srun on PATH that prints what nodes would send.
 
 mod cli;
@@ -271,18 +272,96 @@ fn a_node_folder_planted_during_a_gather_refuses_that_node_alone() {
 
 #[test]
 fn a_fleet_file_planted_during_a_gather_is_refused_not_followed() {
-    let t = TempDir::new("fleet-gather-planted-file");
-    let fleet = t.path().join("fleet");
-    let fifo = t.path().join("fifo");
-    mkfifo(&fifo);
-    let plant = format!("ln -s '{}' '{}/fleet.csv'", fifo.display(), fleet.display());
-    let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
-    let err = refused(&run(
-        &["fleet", "--nodes", "1", "--report-dir", s(&fleet)],
-        Some(&bin),
-    ));
-    assert!(err.contains("fleet.csv: a symbolic link"), "{err}");
-    assert!(fleet.join("nodes/np1/run.json").is_file());
+    // The fleet folder as it is made (mode 755 under a private temporary
+    // folder), and world-writable with the sticky bit, as shared scratch is.
+    for (tag, open_up) in [("plain", false), ("sticky", true)] {
+        let t = TempDir::new(&format!("fleet-gather-planted-file-{tag}"));
+        let fleet = t.path().join("fleet");
+        let fifo = t.path().join("fifo");
+        mkfifo(&fifo);
+        let mut plant = format!("ln -s '{}' '{}/fleet.csv'", fifo.display(), fleet.display());
+        if open_up {
+            plant = format!("chmod 1777 '{0}' '{0}/..'\n{plant}", fleet.display());
+        }
+        let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
+        let err = refused(&run(
+            &["fleet", "--nodes", "1", "--report-dir", s(&fleet)],
+            Some(&bin),
+        ));
+        assert!(err.contains("fleet.csv: a symbolic link"), "{tag}: {err}");
+        assert!(fleet.join("nodes/np1/run.json").is_file(), "{tag}");
+        if open_up {
+            let mode = std::fs::metadata(&fleet).unwrap().permissions().mode();
+            assert_eq!(mode & 0o7777, 0o1777, "{tag}: the plant ran");
+        }
+        assert!(
+            std::fs::symlink_metadata(fleet.join("fleet.csv"))
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{tag}: the planted link was replaced"
+        );
+    }
+}
+
+/// A flat gathered folder (`DIR/<node>/`) whose node is named `fleet.md`:
+/// `--replace` cannot write the fleet's fleet.md there, so the fleet's
+/// files go beside it (one line says so) and the node is judged with the
+/// others; a link planted under a fleet file's name is still refused.
+#[test]
+fn replace_on_a_flat_folder_with_a_node_named_like_a_fleet_file_writes_beside_it() {
+    let t = TempDir::new("fleet-flat-names");
+    let dir = t.path().join("g");
+    gathered(&dir, "");
+    for node in ["fleet.md", "fleet.json"] {
+        std::fs::create_dir(dir.join(node)).unwrap();
+        std::fs::copy(fixture_node("node1"), dir.join(node).join("run.json")).unwrap();
+    }
+    let o = run(
+        &["fleet", "--replace", "--from", s(&dir), "--format", "json"],
+        None,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(2), "{err}");
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("--replace")).collect();
+    assert_eq!(
+        said,
+        [format!(
+            "numaprobe: --replace: {0}/fleet.json is a node's folder, where the fleet's fleet.json would go; the fleet's files go to {0}-judged/ instead ({0} itself is left as it is)",
+            dir.display()
+        )],
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fleet.json", "fleet.md", "node1", "node2"], "{v}");
+    let judged = t.path().join("g-judged");
+    for f in ["fleet.json", "fleet.md", "fleet.csv", "fleet.html"] {
+        assert!(judged.join(f).is_file(), "{f}");
+        assert!(
+            dir.join(f).is_dir() || !dir.join(f).exists(),
+            "{f} written in DIR"
+        );
+    }
+    assert!(v["notes"]
+        .to_string()
+        .contains("judged from the nodes gathered in"));
+    // Without the clash, --replace writes into DIR; a link under a fleet
+    // file's name is refused, not a reason to write elsewhere.
+    std::fs::remove_dir_all(dir.join("fleet.md")).unwrap();
+    std::fs::remove_dir_all(dir.join("fleet.json")).unwrap();
+    let precious = t.path().join("precious");
+    std::fs::write(&precious, "keep\n").unwrap();
+    std::os::unix::fs::symlink(&precious, dir.join("fleet.md")).unwrap();
+    let err = usage_error(&run(&["fleet", "--replace", "--from", s(&dir)], None));
+    assert!(err.contains("fleet.md: a symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep\n");
+    assert!(!t.path().join("g-judged-2").exists());
 }
 
 /// A job that never starts ends the fleet with exit 5 and nothing written:

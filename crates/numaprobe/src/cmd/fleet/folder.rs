@@ -109,17 +109,38 @@ pub(super) fn prepare_dir(dir: &Path) -> anyhow::Result<(SafeDir, SafeDir)> {
     Ok((top, nodes))
 }
 
-/// Where `--from DIR` writes its fleet files: `--report-dir` (new or
-/// empty), DIR itself with `--replace`, else a new folder beside DIR
-/// (`DIR-judged`, `DIR-judged-2`, ...), so that a judgement with other
-/// thresholds never silently replaces the one the folder holds.
+/// The fleet's own files, written beside the node folders.
+const FLEET_FILES: [&str; 4] = ["fleet.json", "fleet.md", "fleet.csv", "fleet.html"];
+
+/// Where `--from DIR` writes its fleet files, and whether that is DIR
+/// itself: `--report-dir` (new or empty), DIR itself with `--replace`,
+/// else a new folder beside DIR (`DIR-judged`, `DIR-judged-2`, ...), so
+/// that a judgement with other thresholds never silently replaces the one
+/// the folder holds. With `--replace`, a flat gathered folder
+/// (`DIR/<node>/`) whose node is named like a fleet file (`fleet.md`)
+/// cannot take that file: the files go beside it, said in one line, so
+/// that no node's name can keep the report from being written.
 pub(super) fn judged_dir(
     from: &Path,
     report_dir: Option<&Path>,
     replace: bool,
-) -> anyhow::Result<SafeDir> {
+) -> anyhow::Result<(SafeDir, bool)> {
     if replace {
-        return SafeDir::own(from, "--from", false);
+        let held = SafeDir::own(from, "--from", false)?;
+        let Some(name) = node_named_like_a_fleet_file(&held)? else {
+            return Ok((held, true));
+        };
+        let beside = beside(from)?;
+        let shown = |p: &Path| {
+            numaprobe_core::clean::line(&p.display().to_string(), numaprobe_core::clean::UNCLIPPED)
+        };
+        eprintln!(
+            "numaprobe: --replace: {}/{name} is a node's folder, where the fleet's {name} would go; the fleet's files go to {}/ instead ({} itself is left as it is)",
+            shown(from),
+            shown(beside.path()),
+            shown(from)
+        );
+        return Ok((beside, false));
     }
     if let Some(out) = report_dir {
         let held = SafeDir::own(out, "--report-dir", true)?;
@@ -134,8 +155,28 @@ pub(super) fn judged_dir(
                 from.display()
             )));
         }
-        return Ok(held);
+        return Ok((held, false));
     }
+    Ok((beside(from)?, false))
+}
+
+/// The first fleet file name that a folder holds in `dir` (a node's, in
+/// the flat layout). Anything else under such a name (a link, a FIFO) is
+/// left for the write to refuse.
+fn node_named_like_a_fleet_file(dir: &SafeDir) -> anyhow::Result<Option<&'static str>> {
+    for name in FLEET_FILES {
+        let entry = dir
+            .entry(name)
+            .with_context(|| format!("cannot read {}", dir.path().join(name).display()))?;
+        if entry.is_some_and(|m| m.is_dir()) {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
+/// A new folder beside `from`: `DIR-judged`, `DIR-judged-2`, ...
+fn beside(from: &Path) -> anyhow::Result<SafeDir> {
     let full = from
         .canonicalize()
         .with_context(|| format!("cannot resolve {}", from.display()))?;

@@ -48,8 +48,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if let Some(dir) = &args.from {
         let inputs = read_folder(dir)?;
-        let held = judged_dir(dir, args.report_dir.as_deref(), args.replace)?;
+        let (held, in_place) = judged_dir(dir, args.report_dir.as_deref(), args.replace)?;
         let mut notes = Vec::new();
+        if !in_place {
+            notes.push(format!(
+                "judged from the nodes gathered in {}",
+                dir.display()
+            ));
+        }
         if !args.replace {
             let shown = |p: &std::path::Path| {
                 numaprobe_core::clean::line(
@@ -63,10 +69,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 shown(held.path()),
                 shown(dir)
             );
-            notes.push(format!(
-                "judged from the nodes gathered in {}",
-                dir.display()
-            ));
         }
         return finish(&args.out, &held, analyse(inputs, rule), &notes, false, 0);
     }
