@@ -775,3 +775,32 @@ fn from_a_node_named_with_control_characters_shows_them_escaped() {
     let md = std::fs::read_to_string(t.path().join("fleet.md")).unwrap();
     assert!(md.contains("n\\u{1b}[31m"), "{md}");
 }
+
+/// Asked for by count, a node that started and then sent nothing more
+/// before srun ended is named as such (exit 4), not left out of a report
+/// that would then look whole.
+#[test]
+fn a_count_s_node_that_started_and_never_reported_is_named() {
+    use numaprobe_core::analysis::fleet::stream::Frame;
+    let t = TempDir::new("fleet-count-unreported");
+    let bin = t.path().join("bin");
+    let frames = t.path().join("frames");
+    let text = Frame::Start { node: "np1".into() }.line() + &node_frames("np2", "node1");
+    std::fs::write(&frames, text).unwrap();
+    stand_in(&bin, "srun", &format!("cat '{}'", frames.display()));
+    stand_in(&bin, "scancel", "exit 0");
+    let out = t.path().join("out");
+    let o = fleet_with(
+        &bin,
+        &["--nodes", "2", "--report-dir", s(&out), "--format", "json"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["nodes"][0]["name"], "np1", "{doc}");
+    assert_eq!(
+        doc["nodes"][0]["reason"],
+        "its task started but never said how it ended (killed, or the job's time ran out)"
+    );
+    assert_eq!(doc["nodes"][1]["status"], "ok", "{doc}");
+}

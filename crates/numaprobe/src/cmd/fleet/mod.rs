@@ -345,13 +345,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             anyhow::Error::new(PartlyFailed(format!("{line}; no node ran")))
         });
     }
-    // Nodes that never said how they ended: named when the list was given.
+    // Nodes that never said how they ended: those of the list, and those
+    // that started (asked for by count, they are known by no other name).
     let mut notes: Vec<String> = gathered.problems.clone();
     let seen: Vec<String> = match args.gather {
         Gather::Stream => gathered.ended.keys().cloned().collect(),
         Gather::Shared => subfolders(&dir)?,
     };
-    for node in &expected {
+    let started_unlisted = gathered.started.iter().filter(|n| !expected.contains(n));
+    for node in expected.iter().chain(started_unlisted) {
         let gave_up = gathered.lost.contains(node)
             || gathered.timed_out.iter().any(|(n, _)| n == node)
             || gathered.not_started.iter().any(|(n, _)| n == node);
