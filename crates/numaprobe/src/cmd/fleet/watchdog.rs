@@ -270,7 +270,10 @@ mod tests {
         assert_eq!(w.short(t0 + S(9)), None);
         assert_eq!(w.short(t0 + S(10)), Some(1));
         assert_eq!(w.short(t0 + S(11)), None, "told once");
+        assert!(w.was_heard("np1") && !w.was_heard("np2"));
+        // Slurm's list names np1 too, and a name told twice is one node.
         w.expect(&["np1".to_string(), "np2".to_string()]);
+        w.expect(&["np2".to_string()]);
         let gone = w.check(t0 + S(10));
         assert_eq!(names(&gone), [("np2", Gone::NeverStarted)]);
         assert_eq!(
