@@ -236,7 +236,7 @@ impl Watchdog {
         let known: BTreeSet<&String> = self.asked.iter().chain(self.last.keys()).collect();
         let total = known.len() + self.unnamed;
         total > 0
-            && self.count.map_or(true, |c| total >= c)
+            && !matches!(self.count, Some(c) if total < c)
             && known
                 .iter()
                 .all(|n| self.done.contains(*n) || self.given_up.contains(*n))
