@@ -1,11 +1,16 @@
 //! The loaded-latency chart: latency (ns, median) against achieved
 //! bandwidth (GB/s), one line per curve (CPU node -> memory node, mix),
-//! points at the measured delays, the knee circled. Drawn with `plotters`
-//! in the house style of `study_chart` (the bundled font from `chart`);
-//! rendering goes to memory, the caller decides where the SVG goes.
+//! points at the measured delays, the knee circled. A flagged point is a
+//! hollow grey circle with a star and its reason as a tooltip, never a dot
+//! of its curve's colour, and the legend says so. Drawn with `plotters` in
+//! the house style of `study_chart` (the bundled font from `chart`); the
+//! flagged marks are SVG of their own, added over the picture, since
+//! plotters gives an element no tooltip. Rendering goes to memory, the
+//! caller decides where the SVG goes.
 
 use super::chart::{self, FONT};
-use crate::model::loaded::{Curve, LoadedResult};
+use crate::model::loaded::{Curve, LoadPoint, LoadedResult};
+use crate::stats::flags::STAR;
 use plotters::prelude::*;
 
 const WIDTH: u32 = 900;
@@ -33,12 +38,37 @@ fn draw_err<E: std::fmt::Debug>(e: E) -> ChartError {
     ChartError::Draw(format!("{e:?}"))
 }
 
+fn finite(p: &&LoadPoint) -> bool {
+    p.bandwidth_gbs.is_finite() && p.latency_ns.is_finite()
+}
+
 fn finite_points(c: &Curve) -> Vec<(f64, f64)> {
     c.points
         .iter()
-        .filter(|p| p.bandwidth_gbs.is_finite() && p.latency_ns.is_finite())
+        .filter(finite)
         .map(|p| (p.bandwidth_gbs, p.latency_ns))
         .collect()
+}
+
+/// The flagged mark's grey: the colour of no curve.
+const FLAG_GREY: RGBColor = RGBColor(107, 107, 107);
+
+/// A flagged point's mark at pixel (`x`, `y`): a hollow grey circle, a
+/// star, and the reason as the tooltip (text through [`crate::clean::html`]).
+fn flag_mark(x: i32, y: i32, c: &Curve, p: &LoadPoint) -> String {
+    let grey = "#6b6b6b";
+    format!(
+        "<g class=\"flagged\"><title>{}</title><circle cx=\"{x}\" cy=\"{y}\" r=\"5\" fill=\"white\" stroke=\"{grey}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\" fill=\"{grey}\" font-family=\"sans-serif\" font-size=\"16\" font-weight=\"bold\">{STAR}</text></g>\n",
+        crate::clean::html(&format!(
+            "{}, delay {}: {:.1} ns{STAR}: {}",
+            super::loaded::curve_title(c),
+            super::loaded::delay_text(p),
+            p.latency_ns,
+            p.flags.join("; ")
+        )),
+        x + 6,
+        y - 4
+    )
 }
 
 /// Every curve of `r` in one SVG document.
@@ -56,6 +86,7 @@ pub fn svg(r: &LoadedResult) -> Result<String, ChartError> {
     let x_max = all.iter().map(|p| p.0).fold(0.0f64, f64::max).max(1e-3) * 1.08;
     let y_max = all.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-3) * 1.12;
     let mut out = String::new();
+    let mut marks = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
@@ -88,8 +119,26 @@ pub fn svg(r: &LoadedResult) -> Result<String, ChartError> {
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
             });
-            ch.draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))
-                .map_err(draw_err)?;
+            // Trusted points as dots of the curve's colour; flagged ones
+            // get their own mark below, over every line.
+            let trusted = c
+                .points
+                .iter()
+                .filter(finite)
+                .filter(|p| p.flags.is_empty());
+            ch.draw_series(
+                trusted.map(|p| Circle::new((p.bandwidth_gbs, p.latency_ns), 3, colour.filled())),
+            )
+            .map_err(draw_err)?;
+            for p in c
+                .points
+                .iter()
+                .filter(finite)
+                .filter(|p| !p.flags.is_empty())
+            {
+                let (x, y) = ch.backend_coord(&(p.bandwidth_gbs, p.latency_ns));
+                marks.push_str(&flag_mark(x, y, c, p));
+            }
             if let Some(k) = c.knee.and_then(|k| c.points.get(k)) {
                 ch.draw_series(std::iter::once(Circle::new(
                     (k.bandwidth_gbs, k.latency_ns),
@@ -99,6 +148,15 @@ pub fn svg(r: &LoadedResult) -> Result<String, ChartError> {
                 .map_err(draw_err)?;
             }
         }
+        if !marks.is_empty() {
+            let hollow = FLAG_GREY.stroke_width(2);
+            ch.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+                .map_err(draw_err)?
+                .label(format!(
+                    "{STAR} flagged point, not trusted (its tooltip gives the reason)"
+                ))
+                .legend(move |(x, y)| Circle::new((x + 9, y), 5, hollow));
+        }
         ch.configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
             .label_font((FONT, 12))
@@ -107,6 +165,9 @@ pub fn svg(r: &LoadedResult) -> Result<String, ChartError> {
             .draw()
             .map_err(draw_err)?;
         root.present().map_err(draw_err)?;
+    }
+    if let Some(end) = out.rfind("</svg>") {
+        out.insert_str(end, &marks);
     }
     Ok(out)
 }
@@ -124,5 +185,40 @@ mod tests {
         let mut empty = r.clone();
         empty.curves[0].points.clear();
         assert!(matches!(svg(&empty), Err(ChartError::Empty)));
+    }
+
+    #[test]
+    fn a_flagged_point_is_a_hollow_grey_star_at_its_place_with_its_reason() {
+        let mut r = super::super::loaded::tests::doc();
+        let plain = svg(&r).unwrap();
+        assert!(!plain.contains("flagged"), "no mark, no legend line");
+        r.curves[0].points[1].flags = vec!["spread <wide>\u{1b}[31m".into()];
+        let s = svg(&r).unwrap();
+        let doc = roxmltree::Document::parse(&s).expect("the chart is well-formed XML");
+        let marks: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("flagged"))
+            .collect();
+        assert_eq!(marks.len(), 1);
+        let child = |tag: &str| marks[0].children().find(|n| n.has_tag_name(tag)).unwrap();
+        assert_eq!(
+            child("title").text(),
+            Some(
+                "CPU node 0 -> memory node 0, read, delay 64: 104.0 ns*: spread <wide>\\u{1b}[31m"
+            )
+        );
+        assert_eq!(child("text").text(), Some("*"));
+        let circle = child("circle");
+        assert_eq!(circle.attribute("fill"), Some("white"));
+        assert_eq!(circle.attribute("stroke"), Some("#6b6b6b"));
+        // Where plotters put the trusted dot it no longer draws.
+        let at = (
+            circle.attribute("cx").unwrap(),
+            circle.attribute("cy").unwrap(),
+        );
+        let dot = format!("<circle cx=\"{}\" cy=\"{}\" r=\"3\"", at.0, at.1);
+        assert!(plain.contains(&dot), "{dot} in {plain}");
+        assert!(!s.contains(&dot), "{s}");
+        assert!(s.contains("* flagged point, not trusted (its tooltip gives the reason)"));
     }
 }

@@ -264,12 +264,14 @@ fn csv(r: &PolicyReport) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::experiments::policy::{empty_report, plan, PolicyConfig, Threads};
     use crate::model::policy::{PolicyKind, PolicyOutcome, PolicySample};
 
-    fn doc() -> PolicyReport {
+    /// A one-sample report of the live machine (the HTML report's tests
+    /// use it too).
+    pub(crate) fn doc() -> PolicyReport {
         let topo = crate::experiments::testing::live_topology();
         let p = plan(
             &topo,

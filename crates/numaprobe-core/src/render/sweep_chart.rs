@@ -1,10 +1,15 @@
 //! The cache-size sweep as an SVG picture: latency (log y) against
 //! working-set size (log x), one line per page kind, a dashed vertical line
-//! at each cache size the topology reports, and the plateaus the analysis
-//! found as grey bands. Plain SVG text (no fonts to embed, no library): the
-//! picture only draws what the document holds.
+//! at each cache size the topology reports, the plateaus the analysis
+//! found as grey bands, and each flagged point as a hollow grey circle with
+//! a star and its reason as a tooltip (never a dot of its curve's colour: a
+//! flagged figure is not drawn like a trusted one). Plain SVG text (no
+//! fonts to embed, no library): the picture only draws what the document
+//! holds; every text from it goes through [`crate::clean::html`].
 
-use crate::model::sweep::{PageKind, SweepResult};
+use crate::clean::html as esc;
+use crate::model::sweep::{PageKind, SweepPoint, SweepResult};
+use crate::stats::flags::STAR;
 use crate::units::format_size;
 
 const W: f64 = 760.0;
@@ -23,10 +28,24 @@ fn colour(k: PageKind) -> &'static str {
     }
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// The flagged mark: neutral grey, the colour of no curve.
+pub const FLAG_GREY: &str = "#6b6b6b";
+
+/// A flagged point's hollow circle, its star and its reason as the
+/// tooltip, at (`x`, `y`).
+fn flag_mark(x: f64, y: f64, p: &SweepPoint) -> String {
+    format!(
+        "<g class=\"flagged\"><title>{}</title><circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4.5\" fill=\"white\" stroke=\"{FLAG_GREY}\" stroke-width=\"1.8\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{FLAG_GREY}\" font-size=\"14\" font-weight=\"bold\">{STAR}</text></g>\n",
+        esc(&format!(
+            "{} {} pages, {:.2} ns{STAR}: {}",
+            format_size(p.size_bytes),
+            p.pages.name(),
+            p.ns,
+            p.flags.join("; ")
+        )),
+        x + 5.0,
+        y - 3.0
+    )
 }
 
 /// The SVG document of `r` (an empty frame with a note when it has no point).
@@ -64,8 +83,9 @@ pub fn svg(r: &SweepResult) -> String {
         s.push_str("<text x=\"80\" y=\"200\">no point measured</text>\n</svg>\n");
         return s;
     }
-    // Plateaus of the first curve with an analysis, as bands.
-    if let Some(c) = r.analysis.as_ref().and_then(|a| a.curves.last()) {
+    // Plateaus of the last page kind's curve, as bands; the legend names it.
+    let banded = r.analysis.as_ref().and_then(|a| a.curves.last());
+    if let Some(c) = banded {
         for p in &c.plateaus {
             let (a, b) = (fx(p.from_bytes as f64), fx(p.to_bytes as f64));
             s.push_str(&format!(
@@ -138,23 +158,28 @@ pub fn svg(r: &SweepResult) -> String {
             esc(&format!("{} {}", c.name, format_size(c.size_bytes)))
         ));
     }
-    // One line per page kind, with its legend.
-    for (i, &k) in r.pages.iter().enumerate() {
-        let pts: Vec<String> = r
-            .curve(k)
-            .iter()
-            .filter(|p| p.ns > 0.0)
-            .map(|p| format!("{:.1},{:.1}", fx(p.size_bytes as f64), fy(p.ns)))
-            .collect();
-        if pts.is_empty() {
+    // One line per page kind, with its legend; flagged points marked.
+    let mut rows = 0usize;
+    let mut marks = String::new();
+    for &k in &r.pages {
+        let curve: Vec<&SweepPoint> = r.curve(k).into_iter().filter(|p| p.ns > 0.0).collect();
+        if curve.is_empty() {
             continue;
         }
+        let pts: Vec<String> = curve
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", fx(p.size_bytes as f64), fy(p.ns)))
+            .collect();
         s.push_str(&format!(
             "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" points=\"{}\"/>\n",
             colour(k),
             pts.join(" ")
         ));
-        let ly = TOP + 30.0 + 16.0 * i as f64;
+        for p in curve.iter().filter(|p| p.flagged) {
+            marks.push_str(&flag_mark(fx(p.size_bytes as f64), fy(p.ns), p));
+        }
+        let ly = TOP + 30.0 + 16.0 * rows as f64;
+        rows += 1;
         s.push_str(&format!(
             "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">{} pages</text>\n",
             LEFT + 10.0,
@@ -163,6 +188,29 @@ pub fn svg(r: &SweepResult) -> String {
             LEFT + 35.0,
             ly + 4.0,
             k.name()
+        ));
+    }
+    // The marks over every line, so no curve hides one.
+    s.push_str(&marks);
+    if let Some(c) = banded.filter(|c| !c.plateaus.is_empty()) {
+        let ly = TOP + 30.0 + 16.0 * rows as f64;
+        rows += 1;
+        s.push_str(&format!(
+            "<rect x=\"{}\" y=\"{}\" width=\"20\" height=\"10\" fill=\"#eeeeee\" stroke=\"#cccccc\"/><text x=\"{}\" y=\"{}\">plateaus of {} pages, from trusted points only</text>\n",
+            LEFT + 10.0,
+            ly - 5.0,
+            LEFT + 35.0,
+            ly + 4.0,
+            c.pages.name()
+        ));
+    }
+    if !marks.is_empty() {
+        let ly = TOP + 30.0 + 16.0 * rows as f64;
+        s.push_str(&format!(
+            "<circle cx=\"{}\" cy=\"{ly}\" r=\"4.5\" fill=\"white\" stroke=\"{FLAG_GREY}\" stroke-width=\"1.8\"/><text x=\"{}\" y=\"{}\">{STAR} flagged point, not trusted (its tooltip gives the reason)</text>\n",
+            LEFT + 20.0,
+            LEFT + 35.0,
+            ly + 4.0
         ));
     }
     s.push_str("</svg>\n");
@@ -208,5 +256,74 @@ mod tests {
         assert!(s.contains("L2 1 MiB"));
         assert!(s.contains("4k pages") && s.contains("thp pages"));
         assert!(!s.contains("NaN") && !s.contains("inf"));
+    }
+
+    #[test]
+    fn hostile_text_is_cleaned_as_everywhere_else_and_a_flagged_point_is_marked() {
+        let sizes = [4u64 << 10, 64 << 10, 1 << 20];
+        let point = |i: usize, s: u64, flags: Vec<String>| SweepPoint {
+            size_bytes: s,
+            pages: PageKind::Small,
+            ns: 2.0 * (i + 1) as f64,
+            min_ns: 1.0,
+            max_ns: 2.0,
+            cv: 0.01,
+            samples: 3,
+            stop: StopReason::CvReached,
+            set_aside: Default::default(),
+            flagged: !flags.is_empty(),
+            flags,
+        };
+        let hostile = "L2\u{202e}<b>\u{1b}[31m\u{fffe}&\r";
+        let points = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| point(i, s, if i == 1 { vec![hostile.into()] } else { vec![] }))
+            .collect();
+        let caches = vec![CacheLevel {
+            name: hostile.into(),
+            size_bytes: 64 << 10,
+        }];
+        let mut r = crate::render::sweep::tests::result(sizes.to_vec(), 1, caches, points);
+        r.pages = vec![PageKind::Small];
+        let s = svg(&r);
+        let cleaned = crate::clean::html(hostile);
+        assert_eq!(cleaned, "L2\\u{202e}&lt;b&gt;\\u{1b}[31m\\u{fffe}&amp;\\r");
+        assert!(s.contains(&format!(">{cleaned} 64 KiB</text>")), "{s}");
+        assert!(
+            !s.chars().any(|c| crate::clean::is_unsafe(c) && c != '\n'),
+            "{s:?}"
+        );
+        let doc = roxmltree::Document::parse(&s).expect("the chart is well-formed XML");
+        let marks: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("flagged"))
+            .collect();
+        assert_eq!(marks.len(), 1);
+        let tip = marks[0]
+            .children()
+            .find(|n| n.has_tag_name("title"))
+            .unwrap();
+        assert_eq!(
+            tip.text(),
+            Some("64 KiB 4k pages, 4.00 ns*: L2\\u{202e}<b>\\u{1b}[31m\\u{fffe}&\\r")
+        );
+        let circle = marks[0]
+            .children()
+            .find(|n| n.has_tag_name("circle"))
+            .unwrap();
+        assert_eq!(circle.attribute("fill"), Some("white"));
+        assert_eq!(circle.attribute("stroke"), Some(FLAG_GREY));
+        // At the point: 64 KiB is the middle of the x axis.
+        let cx: f64 = circle.attribute("cx").unwrap().parse().unwrap();
+        assert!((cx - (LEFT + (W - LEFT - RIGHT) / 2.0)).abs() < 0.1, "{cx}");
+        assert!(s.contains("* flagged point, not trusted (its tooltip gives the reason)"));
+        // Without a flag: no mark and no legend line for one.
+        for p in &mut r.points {
+            p.flagged = false;
+            p.flags.clear();
+        }
+        let s = svg(&r);
+        assert!(!s.contains("flagged"), "{s}");
     }
 }

@@ -1,9 +1,11 @@
 //! The report's loaded-latency section: per document the chart (latency
-//! against bandwidth, every curve) and a table per curve with its knee and
-//! peak, from `render::loaded`.
+//! against bandwidth, every curve, a flagged point hollow and grey) and a
+//! table per curve with its knee and peak, each starred latency's reason
+//! under it, from `render::loaded`.
 
 use super::page::{empty, escape, inline_svg, prose, table};
 use super::ReportInput;
+use crate::render::loaded::{curve_table, flagged_lines, summary_line};
 
 pub fn section(input: &ReportInput) -> String {
     if input.loaded.is_empty() {
@@ -25,11 +27,11 @@ pub fn section(input: &ReportInput) -> String {
             Err(e) => s.push_str(&empty(&e.to_string())),
         }
         for c in &r.curves {
-            s.push_str(&table(&crate::render::loaded::curve_table(c)));
-            s.push_str(&format!(
-                "<p>{}</p>\n",
-                prose(&crate::render::loaded::summary_line(c))
-            ));
+            s.push_str(&table(&curve_table(c)));
+            s.push_str(&format!("<p>{}</p>\n", prose(&summary_line(c))));
+            for l in flagged_lines(c) {
+                s.push_str(&format!("<p class=\"note flag\">{}</p>\n", prose(&l)));
+            }
         }
         for f in &r.failed {
             s.push_str(&format!("<p class=\"note\">failed: {}</p>\n", prose(f)));

@@ -13,6 +13,9 @@ use crate::topology::testing::{build, CpuSpec};
 #[path = "sections_tests.rs"]
 mod sections;
 
+#[path = "flags_tests.rs"]
+mod flags;
+
 fn provenance(host: &str) -> Provenance {
     Provenance {
         version: "0.1.0".into(),
