@@ -220,5 +220,28 @@ mod tests {
         assert!(plain.contains(&dot), "{dot} in {plain}");
         assert!(!s.contains(&dot), "{s}");
         assert!(s.contains("* flagged point, not trusted (its tooltip gives the reason)"));
+        // The legend's hollow circle sits under the middle of the curve's
+        // legend line.
+        let legend_line: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some("#466EB4"))
+            .filter_map(|n| n.attribute("points"))
+            .map(|p| p.split_whitespace().collect::<Vec<_>>())
+            .find(|p| p.len() == 2)
+            .unwrap();
+        let x = |p: &str| p.split(',').next().unwrap().parse::<i32>().unwrap();
+        let middle = (x(legend_line[0]) + x(legend_line[1])) / 2;
+        let legend_mark = doc
+            .descendants()
+            .find(|n| {
+                n.has_tag_name("circle")
+                    && n.attribute("stroke") == Some("#6B6B6B")
+                    && n.attribute("fill") == Some("none")
+            })
+            .unwrap();
+        assert_eq!(
+            legend_mark.attribute("cx"),
+            Some(middle.to_string().as_str())
+        );
     }
 }

@@ -275,17 +275,21 @@ mod tests {
             flags,
         };
         let hostile = "L2\u{202e}<b>\u{1b}[31m\u{fffe}&\r";
-        let points = sizes
+        let mut points: Vec<SweepPoint> = sizes
             .iter()
             .enumerate()
             .map(|(i, &s)| point(i, s, if i == 1 { vec![hostile.into()] } else { vec![] }))
             .collect();
+        // A flagged point with no time has no place on the chart: no mark.
+        let mut zero = point(0, 1 << 20, vec!["failed".into()]);
+        (zero.pages, zero.ns) = (PageKind::Thp, 0.0);
+        points.push(zero);
         let caches = vec![CacheLevel {
             name: hostile.into(),
             size_bytes: 64 << 10,
         }];
         let mut r = crate::render::sweep::tests::result(sizes.to_vec(), 1, caches, points);
-        r.pages = vec![PageKind::Small];
+        r.pages = vec![PageKind::Small, PageKind::Thp];
         let s = svg(&r);
         let cleaned = crate::clean::html(hostile);
         assert_eq!(cleaned, "L2\\u{202e}&lt;b&gt;\\u{1b}[31m\\u{fffe}&amp;\\r");
@@ -325,5 +329,45 @@ mod tests {
         }
         let s = svg(&r);
         assert!(!s.contains("flagged"), "{s}");
+    }
+
+    #[test]
+    fn the_legend_has_a_row_each_for_the_curves_the_plateaus_and_the_flag() {
+        let mut r = crate::render::sweep::tests::sample();
+        let legend = |r: &SweepResult| -> Vec<(String, f64)> {
+            let s = svg(r);
+            let doc = roxmltree::Document::parse(&s).unwrap();
+            doc.descendants()
+                .filter(|n| n.has_tag_name("text") && n.attribute("x") == Some("105"))
+                .map(|n| {
+                    let y = n.attribute("y").unwrap().parse().unwrap();
+                    (n.text().unwrap().to_string(), y)
+                })
+                .collect()
+        };
+        let rows = |texts: &[&str]| -> Vec<(String, f64)> {
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.to_string(), TOP + 34.0 + 16.0 * i as f64))
+                .collect()
+        };
+        let curves = ["4k pages", "thp pages"];
+        let bands = "plateaus of thp pages, from trusted points only";
+        let flag = "* flagged point, not trusted (its tooltip gives the reason)";
+        assert_eq!(legend(&r), rows(&[curves[0], curves[1], bands]));
+        let i = r
+            .points
+            .iter()
+            .position(|p| p.pages == PageKind::Thp && p.size_bytes == 128 << 10)
+            .unwrap();
+        r.points[i].ns = 1.0;
+        crate::analysis::sweep_trust::finish(&mut r);
+        assert_eq!(legend(&r), rows(&[curves[0], curves[1], bands, flag]));
+        // No plateau: no band and no row for one.
+        for c in &mut r.analysis.as_mut().unwrap().curves {
+            c.plateaus.clear();
+        }
+        assert_eq!(legend(&r), rows(&[curves[0], curves[1], flag]));
     }
 }
