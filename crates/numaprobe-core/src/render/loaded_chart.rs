@@ -218,6 +218,15 @@ mod tests {
         );
         let dot = format!("<circle cx=\"{}\" cy=\"{}\" r=\"3\"", at.0, at.1);
         assert!(plain.contains(&dot), "{dot} in {plain}");
+        // On the curve's line, which runs through all three points.
+        let line = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some("#466EB4"))
+            .filter_map(|n| n.attribute("points"))
+            .map(|p| p.split_whitespace().collect::<Vec<_>>())
+            .find(|p| p.len() == 3)
+            .unwrap();
+        assert_eq!(line[1], format!("{},{}", at.0, at.1));
         assert!(!s.contains(&dot), "{s}");
         assert!(s.contains("* flagged point, not trusted (its tooltip gives the reason)"));
         // The legend's hollow circle sits under the middle of the curve's
