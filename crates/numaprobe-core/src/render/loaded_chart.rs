@@ -253,4 +253,22 @@ mod tests {
             Some(middle.to_string().as_str())
         );
     }
+
+    #[test]
+    fn a_point_without_a_finite_figure_is_neither_dot_nor_mark() {
+        let mut r = super::super::loaded::tests::doc();
+        let dots = |s: &str| s.matches(" r=\"3\" ").count();
+        let marks = |s: &str| s.matches("class=\"flagged\"").count();
+        let plain = svg(&r).unwrap();
+        assert_eq!((dots(&plain), marks(&plain)), (3, 0));
+        // Either figure not finite, trusted or flagged: left off the chart.
+        for (gbs, ns) in [(f64::INFINITY, 104.0), (8.0, f64::NAN)] {
+            for flags in [vec![], vec!["unstable".to_string()]] {
+                let p = &mut r.curves[0].points[1];
+                (p.bandwidth_gbs, p.latency_ns, p.flags) = (gbs, ns, flags);
+                let s = svg(&r).unwrap();
+                assert_eq!((dots(&s), marks(&s)), (2, 0), "{gbs} GB/s, {ns} ns");
+            }
+        }
+    }
 }
