@@ -65,7 +65,9 @@ fn readers() -> Vec<Reader> {
         ),
         Reader::new(
             &["export", "--to", "prometheus", "{}"],
-            &[Run, Topo, Latency, Bandwidth, Locks, Policy, Tune, Check, Fleet],
+            &[
+                Run, Topo, Latency, Bandwidth, Locks, Policy, Tune, Check, Fleet,
+            ],
         ),
         Reader::new(&["export", "--to", "hwloc", "{}"], &[Run, Topo]),
         Reader::new(&["report", "{}", "-o", "-"], &Kind::ALL),
