@@ -72,3 +72,12 @@ pub(crate) fn rival_or_skip(cpu: u32, test: &str) -> Option<Rival> {
         }
     }
 }
+
+/// The samples a figure took, from what it records: those it kept (none
+/// when it had to be made of set-aside ones anyway) and those set aside.
+/// A zero budget takes a fixed count, held or not, which the rival tests
+/// assert for every figure they measure.
+pub(crate) fn taken(kept: usize, set_aside: &crate::stats::SetAside) -> usize {
+    let kept = if set_aside.used_anyway { 0 } else { kept };
+    kept + set_aside.total()
+}

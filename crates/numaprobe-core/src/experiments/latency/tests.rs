@@ -261,13 +261,8 @@ fn a_cell_sharing_its_cpu_with_a_busy_thread_sets_its_lost_samples_aside() {
     for _ in 0..20 {
         let r = run(&p, &mut NoProgress).unwrap();
         for c in r.cells.iter().filter(|c| c.cpus == [cpu]) {
-            let kept = if c.set_aside.used_anyway {
-                0
-            } else {
-                c.samples.len()
-            };
             assert_eq!(
-                kept + c.set_aside.total(),
+                crate::experiments::rival::taken(c.samples.len(), &c.set_aside),
                 crate::stats::BUDGET_MIN_SAMPLES,
                 "{c:?}"
             );

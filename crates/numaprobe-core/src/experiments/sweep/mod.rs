@@ -363,13 +363,8 @@ mod tests {
             let r = run(&plan, &mut crate::experiments::NoProgress).unwrap();
             assert_eq!(r.points.len(), plan.sizes.len(), "{:?}", r.failed);
             for p in &r.points {
-                let kept = if p.set_aside.used_anyway {
-                    0
-                } else {
-                    p.samples
-                };
                 assert_eq!(
-                    kept + p.set_aside.total(),
+                    crate::experiments::rival::taken(p.samples, &p.set_aside),
                     crate::stats::BUDGET_MIN_SAMPLES,
                     "{p:?}"
                 );
