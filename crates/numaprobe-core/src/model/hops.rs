@@ -10,6 +10,7 @@
 
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Relative gap below which two distances are the same level.
 pub const LEVEL_TOLERANCE: f64 = 0.05;
@@ -98,8 +99,9 @@ impl HopMap {
         let level_of = |v: Option<f64>| -> u32 {
             match v {
                 // Levels were built from the sorted values, so a value belongs
-                // to the last level whose first value is not above it.
-                Some(v) => levels.iter().rposition(|&l| l <= v).unwrap_or(0) as u32 + 1,
+                // to the last level whose first value is not above it; a
+                // binary search keeps a table of many levels linear in cells.
+                Some(v) => levels.partition_point(|&l| l <= v).max(1) as u32,
                 None => levels.len().max(1) as u32,
             }
         };
@@ -126,22 +128,29 @@ impl HopMap {
         let mut ids: Vec<u32> = rows.iter().chain(cols).copied().collect();
         ids.sort_unstable();
         ids.dedup();
+        // Each id's row and column looked up once, not searched per cell:
+        // the square is then linear in its cells (the first of a repeated id
+        // counts, as a search would find it).
+        let first = |list: &[u32]| -> BTreeMap<u32, usize> {
+            let mut at = BTreeMap::new();
+            for (i, &id) in list.iter().enumerate() {
+                at.entry(id).or_insert(i);
+            }
+            at
+        };
+        let (row_of, col_of) = (first(rows), first(cols));
         let square: Vec<Vec<f64>> = ids
             .iter()
             .map(|a| {
+                let row = row_of.get(a).and_then(|&r| matrix.get(r));
                 ids.iter()
                     .map(|b| {
-                        let r = rows.iter().position(|x| x == a);
-                        let c = cols.iter().position(|x| x == b);
-                        match (r, c) {
-                            (Some(r), Some(c)) => matrix
-                                .get(r)
-                                .and_then(|row| row.get(c))
-                                .copied()
-                                .flatten()
-                                .unwrap_or(f64::NAN),
-                            _ => f64::NAN,
-                        }
+                        col_of
+                            .get(b)
+                            .and_then(|&c| row.and_then(|row| row.get(c)))
+                            .copied()
+                            .flatten()
+                            .unwrap_or(f64::NAN)
                     })
                     .collect()
             })

@@ -139,7 +139,9 @@ pub fn assign(devices: &mut [MemoryDevice]) {
         .into_iter()
         .collect();
     for (d, r) in devices.iter_mut().zip(&raw) {
-        d.socket = r.and_then(|r| ranks.iter().position(|&x| x == r).map(|p| p as u32));
+        // `ranks` is sorted and distinct: a binary search keeps a table of
+        // many slots linear in them.
+        d.socket = r.and_then(|r| ranks.binary_search(&r).ok().map(|p| p as u32));
         d.channel = channel_of(&d.bank).or_else(|| channel_of(&d.locator));
     }
 }
@@ -264,11 +266,14 @@ pub fn findings(devices: &[MemoryDevice], sockets: &[SocketPopulation]) -> Vec<S
             }
         }
     }
+    // Whether every slot of a socket names its channel, in one pass over
+    // the slots (not one pass per socket).
+    let mut unnamed: BTreeSet<Option<u32>> = BTreeSet::new();
+    for d in devices.iter().filter(|d| d.channel.is_none()) {
+        unnamed.insert(d.socket);
+    }
     for s in sockets {
-        let named = devices
-            .iter()
-            .filter(|d| d.socket == s.socket)
-            .all(|d| d.channel.is_some());
+        let named = !unnamed.contains(&s.socket);
         if named && s.populated_channels > 0 && s.populated_channels < s.channels {
             out.push(format!(
                 "{}: {} of {} memory channels populated; every empty channel is bandwidth the socket does not have (one DIMM per channel in every channel gives the most)",
