@@ -5,8 +5,9 @@
 //! or system failure, or a panic (`panics.rs`), 2 bad input (arguments,
 //! files, a sysfs root that is not one), 4 part of the work could not be
 //! done (`fleet`: a node failed, was lost or not run; the others' results are
-//! written), 130 / 143 stopped by SIGINT / SIGTERM (after writing what was
-//! finished). `diff`, `check` and `fleet` exit 1 for an answer that is not
+//! written), 130 / 143 stopped by SIGINT / SIGTERM (a measurement after
+//! writing what was finished; a command that only reads at once,
+//! `stop_now.rs`). `diff`, `check` and `fleet` exit 1 for an answer that is not
 //! "the same" (a difference, an outlier), without "error"; `check` exits 3
 //! for its failures and panics (`output::set_failure_code`), so a health
 //! check never takes a broken tool for a broken node.
@@ -24,6 +25,7 @@ mod report_dir;
 mod report_names;
 mod safe_dir;
 mod signals;
+mod stop_now;
 
 use std::process::ExitCode;
 

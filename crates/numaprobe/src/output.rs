@@ -134,6 +134,9 @@ impl Sink {
     pub fn write(&self, content: &str) -> anyhow::Result<()> {
         match self {
             Sink::Stdout => {
+                // Standard output may be a file the shell opened: a stop
+                // signal waits for the whole answer (`stop_now`).
+                let _hold = crate::stop_now::Hold::take();
                 let mut out = std::io::stdout().lock();
                 out.write_all(content.as_bytes())?;
                 out.flush()?;

@@ -302,6 +302,9 @@ impl SafeDir {
     }
 
     fn replace(&self, name: &OsStr, bytes: &[u8]) -> std::io::Result<()> {
+        // A stop signal waits until the file is in place or its temporary
+        // removed (dropped after the guard below).
+        let _hold = crate::stop_now::Hold::take();
         let (mut file, tmp) = self.new_temp(name)?;
         // Until the rename, the temporary file is removed on every way out
         // (an error, or a panic: the test build's fault switch): the last

@@ -1,5 +1,6 @@
 //! SIGINT and SIGTERM: a stop request, not a kill. The handler records which
-//! signal came and raises the library's cancel flag; the measurement stops
+//! signal came and raises the library's cancel flag (a command that only
+//! reads ends at once instead: `stop_now.rs`); the measurement stops
 //! after its current sample, the command writes what it finished (marked
 //! `complete: false`) and returns normally, and `main` then exits 130 or 143.
 //!
@@ -15,9 +16,11 @@ use std::sync::atomic::{AtomicI32, Ordering};
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    // Async-signal-safe only: two atomic stores, nothing that allocates or locks.
+    // Async-signal-safe only: atomics, and in a command that only reads a
+    // write(2) and _exit(2) (`stop_now`); nothing that allocates or locks.
     let _ = RECEIVED.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
     numaprobe_core::cancel::request();
+    crate::stop_now::end_if_free(RECEIVED.load(Ordering::SeqCst));
 }
 
 /// How the handler is installed (see the module doc): no SA_RESTART.

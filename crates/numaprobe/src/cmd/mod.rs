@@ -53,10 +53,33 @@ fn measures(cli: &Cli) -> bool {
     }
 }
 
+/// Does this command line only read (documents, matrices, a dump, this
+/// machine's description) and write its answer at the end? A stop signal
+/// ends those at once (`stop_now`); the others stop gracefully.
+fn only_reads(cli: &Cli) -> bool {
+    match &cli.command {
+        Some(
+            Command::Topo(_)
+            | Command::Infer(_)
+            | Command::Report(_)
+            | Command::Diff(_)
+            | Command::Export(_)
+            | Command::Check(_),
+        ) => true,
+        Some(Command::Study(a)) => a.plan,
+        Some(Command::Peak(a)) => a.memory_only,
+        Some(Command::Fleet(a)) => a.from.is_some(),
+        _ => false,
+    }
+}
+
 /// Run the command; a measuring one with the quiet-machine check before it
 /// (in every document's provenance) and its warnings after it, on the
 /// terminal, unless the command line itself was refused (exit 2: one line).
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    if only_reads(&cli) {
+        crate::stop_now::nothing_to_save();
+    }
     if !measures(&cli) {
         return dispatch_command(cli);
     }

@@ -108,6 +108,8 @@ pub fn act(report: &CheckReport, node: &str, dry_run: bool) -> anyhow::Result<()
                 );
                 return Ok(());
             }
+            // The drain is this check's answer: a stop signal waits for it.
+            let _hold = crate::stop_now::Hold::take();
             scontrol(&[
                 "update",
                 &format!("nodename={node}"),

@@ -47,7 +47,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     if let Some(dir) = &args.from {
-        let inputs = read_folder(dir)?;
+        // The nodes are judged before the folder for the answer is made:
+        // a stop signal during the analysis (which ends the process at
+        // once) leaves no empty folder behind.
+        let report = analyse(read_folder(dir)?, rule);
         let (held, in_place) = judged_dir(dir, args.report_dir.as_deref(), args.replace)?;
         let mut notes = Vec::new();
         if !in_place {
@@ -70,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 shown(dir)
             );
         }
-        return finish(&args.out, &held, analyse(inputs, rule), &notes, false, 0);
+        return finish(&args.out, &held, report, &notes, false, 0);
     }
     // Everything the user gave is checked before Slurm is asked for anything.
     let budget = match &args.budget {

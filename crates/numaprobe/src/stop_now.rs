@@ -1,0 +1,154 @@
+//! SIGINT and SIGTERM in a command that only reads (a document, a matrix, a
+//! dump) and writes its answer at the end: the signal ends the process at
+//! once, from the handler, unless an output is being written; then it ends
+//! as soon as that write is done.
+//!
+//! Why the handler ends the process rather than raise the cancel flag and
+//! let the code stop itself, as a measurement does (`signals.rs`): such a
+//! command has nothing to save until its answer is whole, and its time goes
+//! into parsing and analysis (a parse of tens of megabytes, the levels of a
+//! large matrix, a page's rendering) with no place that asks for the flag.
+//! Checks inside those loops would have to reach into every parser and
+//! analysis of the library, each one a place to forget, and a serde parse
+//! cannot be stopped from inside at all; ending the process reaches all of
+//! them at once, at any depth and on any thread.
+//!
+//! Why that is sound: every output (a file replaced through its temporary,
+//! an answer on standard output) is written inside a [`Hold`]. While one is
+//! held the handler only records the signal, and the last hold's end ends
+//! the process, so a file is either renamed into place whole or was never
+//! begun, and its temporary is never left behind. One atomic word holds the
+//! mode, the holds and the decision to end, so the handler and a writer on
+//! another thread cannot both win: once the process is ending no hold can
+//! begin. The handler writes a fixed line with write(2) and calls _exit(2):
+//! nothing that allocates or locks. A second signal during a hold finds
+//! the default action back (SA_RESETHAND) and kills, as it does for a
+//! measurement: the way to end a write stuck on a full pipe.
+//!
+//! Measuring commands never enter this mode: what they measured is worth a
+//! partial document, so they keep the graceful stop.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The mode, the ending decision, whether a write has begun, and the number
+/// of holds, in one word (see the module doc).
+static STATE: AtomicU32 = AtomicU32::new(0);
+/// This command only reads: a signal ends it.
+const QUICK: u32 = 1 << 31;
+/// The process is ending: no hold may begin.
+const ENDING: u32 = 1 << 30;
+/// A hold was taken once: some output may be whole already.
+const WROTE: u32 = 1 << 29;
+/// The holds now taken.
+const HOLDS: u32 = WROTE - 1;
+
+/// Enter the mode for the rest of the process (called before the command
+/// starts reading). A signal that came before is acted on now.
+pub fn nothing_to_save() {
+    STATE.fetch_or(QUICK, Ordering::SeqCst);
+    if let Some(sig) = crate::signals::received() {
+        end_if_free(sig);
+    }
+}
+
+/// In the mode and with no hold taken: write the line and end the process
+/// with 128 + `sig`. Otherwise nothing. Async-signal-safe.
+pub fn end_if_free(sig: i32) {
+    let mut s = STATE.load(Ordering::SeqCst);
+    loop {
+        if !may_end(s) {
+            return;
+        }
+        match STATE.compare_exchange(s, s | ENDING, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => break,
+            Err(now) => s = now,
+        }
+    }
+    let line = message(sig, s & WROTE != 0);
+    // SAFETY: write(2) of a static buffer and _exit(2), both
+    // async-signal-safe; _exit runs no destructor and flushes nothing, and
+    // no output is open (no hold is taken).
+    unsafe {
+        libc::write(2, line.as_ptr().cast(), line.len());
+        libc::_exit(i32::from(crate::signals::exit_status(sig)));
+    }
+}
+
+/// May the process end in state `s`: in the mode, not already ending, no
+/// output being written.
+fn may_end(s: u32) -> bool {
+    s & QUICK != 0 && s & (ENDING | HOLDS) == 0
+}
+
+/// The line said on the way out: whether any output may have been written
+/// whole before the signal.
+fn message(sig: i32, wrote: bool) -> &'static [u8] {
+    match (sig == libc::SIGINT, wrote) {
+        (true, false) => b"numaprobe: interrupted by SIGINT before anything was written\n",
+        (false, false) => b"numaprobe: interrupted by SIGTERM before anything was written\n",
+        (true, true) => b"numaprobe: interrupted by SIGINT; what was already written is whole, the rest was not written\n",
+        (false, true) => b"numaprobe: interrupted by SIGTERM; what was already written is whole, the rest was not written\n",
+    }
+}
+
+/// An output being written: a stop signal waits for its end (see the module
+/// doc). Take one before a temporary file is created, drop it after the
+/// rename or after the temporary is removed.
+#[must_use]
+pub struct Hold(());
+
+impl Hold {
+    pub fn take() -> Hold {
+        let mut s = STATE.load(Ordering::SeqCst);
+        loop {
+            if s & ENDING != 0 {
+                // The handler is between its decision and _exit on another
+                // thread: nothing may be begun now.
+                loop {
+                    std::thread::park();
+                }
+            }
+            match STATE.compare_exchange(s, (s + 1) | WROTE, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => return Hold(()),
+                Err(now) => s = now,
+            }
+        }
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        STATE.fetch_sub(1, Ordering::SeqCst);
+        if let Some(sig) = crate::signals::received() {
+            end_if_free(sig);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_process_may_end_only_in_the_mode_with_no_output_being_written() {
+        assert!(!may_end(0));
+        assert!(may_end(QUICK));
+        assert!(may_end(QUICK | WROTE));
+        assert!(!may_end(QUICK | 1));
+        assert!(!may_end(QUICK | WROTE | 2));
+        assert!(!may_end(QUICK | ENDING));
+        assert!(!may_end(WROTE));
+    }
+
+    #[test]
+    fn the_line_names_the_signal_and_says_whether_anything_was_written() {
+        let text = |sig, wrote| String::from_utf8(message(sig, wrote).to_vec()).unwrap();
+        assert_eq!(
+            text(libc::SIGTERM, false),
+            "numaprobe: interrupted by SIGTERM before anything was written\n"
+        );
+        assert!(text(libc::SIGINT, false).contains("SIGINT before anything"));
+        assert!(text(libc::SIGINT, true).contains("SIGINT; what was already written is whole"));
+        assert!(text(libc::SIGTERM, true).contains("SIGTERM; what was already"));
+    }
+}
