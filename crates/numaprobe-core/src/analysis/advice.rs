@@ -406,6 +406,9 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             }
         }
     }
+    // Every pair can be a link: held on, this list would sit beside the
+    // lists below.
+    drop(links);
     if !via.is_empty() {
         let mut parts: Vec<String> = via
             .iter()
@@ -462,12 +465,17 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     drop(load);
     // The slowest links between CPU nodes, as a level: links of one level
     // are equal within the noise, so none of them is singled out.
-    let cpu_links: Vec<(u32, u32, usize)> = w
-        .links
-        .iter()
-        .filter(|&&(a, b)| m.has_cpus(a) && m.has_cpus(b))
-        .map(|&(a, b)| (a, b, w.rank_of((a, b))))
-        .collect();
+    // Sized once (counted first), as are the lists of links below: a list
+    // collected from a filter grows by doubling, up to twice its links.
+    let between_cpus = |&&(a, b): &&(u32, u32)| m.has_cpus(a) && m.has_cpus(b);
+    let mut cpu_links: Vec<(u32, u32, usize)> =
+        Vec::with_capacity(w.links.iter().filter(between_cpus).count());
+    cpu_links.extend(
+        w.links
+            .iter()
+            .filter(between_cpus)
+            .map(|&(a, b)| (a, b, w.rank_of((a, b)))),
+    );
     let local = inf.levels.iter().find(|l| l.kind == "local");
     if let (Some(worst), Some(local)) = (cpu_links.iter().map(|l| l.2).max(), local) {
         let lv = inf
@@ -489,11 +497,9 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         };
         let (name, value) = lv.map_or(("?".to_string(), f64::NAN), |l| (l.name.clone(), l.value));
         let links_at = |rank: usize| -> Vec<[u32; 2]> {
-            cpu_links
-                .iter()
-                .filter(|l| l.2 == rank)
-                .map(|l| [l.0, l.1])
-                .collect()
+            let mut out = Vec::with_capacity(cpu_links.iter().filter(|l| l.2 == rank).count());
+            out.extend(cpu_links.iter().filter(|l| l.2 == rank).map(|l| [l.0, l.1]));
+            out
         };
         if cpu_links.len() == 1 {
             let (a, b) = (cpu_links[0].0, cpu_links[0].1);

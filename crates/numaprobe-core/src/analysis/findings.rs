@@ -260,12 +260,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                     .iter()
                     .map(|&r| LevelLinks {
                         level: level_name(r - 1),
-                        links: w
-                            .links
-                            .iter()
-                            .filter(|&&k| w.rank_of(k) == r)
-                            .map(|&(a, b)| [a, b])
-                            .collect(),
+                        links: links_of_rank(w, r),
                         local: None,
                         value: None,
                     })
@@ -448,4 +443,14 @@ fn sub_numa(w: &Work, inf: &Inference, v: &dyn Fn(f64) -> String) -> Option<Find
         ),
         data: json!({"packages": inf.on_package, "levels": (1..=w.on_package).map(|r| level_name(r - 1)).collect::<Vec<_>>()}).into(),
     })
+}
+
+/// The links of level rank `r`, as node pairs, in a list sized once (counted
+/// first): collected from a filter it grows by doubling, and at a thousand
+/// nodes every pair can be a link.
+fn links_of_rank(w: &Work, r: usize) -> Vec<[u32; 2]> {
+    let of_rank = |&&k: &&(u32, u32)| w.rank_of(k) == r;
+    let mut out = Vec::with_capacity(w.links.iter().filter(of_rank).count());
+    out.extend(w.links.iter().filter(of_rank).map(|&(a, b)| [a, b]));
+    out
 }

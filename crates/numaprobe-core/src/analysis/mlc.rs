@@ -213,10 +213,12 @@ fn row(b: &mut Block, raw: &str, n: usize, lower: &str) -> Result<bool, MatrixEr
                     b.cols.len()
                 )));
             }
-            let row = vals
-                .iter()
-                .map(|v| value(v, n))
-                .collect::<Result<Vec<_>, _>>()?;
+            // Sized once: collected through a Result, a row would grow by
+            // doubling, up to twice its cells.
+            let mut row = Vec::with_capacity(vals.len());
+            for v in vals {
+                row.push(value(v, n)?);
+            }
             b.rows.push(node);
             b.values.push(row);
             Ok(true)
