@@ -233,6 +233,36 @@ mod tests {
     }
 
     #[test]
+    fn a_sample_is_the_mean_of_its_windows_and_its_bandwidth_the_chase_lines_over_its_span() {
+        // Every sample set aside and used (the sleeper): the point's windows
+        // are all the samples' windows, and each sample's figure, loads
+        // over time, is the mean of its own windows' ns per load.
+        let p = point_beside_a_sleeper(true);
+        assert!(p.measured.set_aside.used_anyway);
+        // The chase's own discarded first sample is the warm-up: the stop
+        // rule takes none more.
+        assert_eq!(p.measured.warmup_runs, 0);
+        let lo = p.windows.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = p.windows.iter().copied().fold(0.0, f64::max);
+        assert!(lo > 0.0 && hi.is_finite(), "{lo} {hi}");
+        for &v in &p.measured.samples {
+            assert!((lo..=hi).contains(&v), "{v} outside {lo}..={hi}");
+        }
+        // No load thread moved a byte: a sample's bandwidth is the chase's
+        // 64-byte lines over the sample's span, which holds its windows and
+        // the few timer reads between them. So at most a line per the
+        // fastest window's ns per load, and at least an eighth of a line
+        // per the slowest's (a preemption between two windows, not in one,
+        // would have to last seven times the sample's windows).
+        let (most, least) = (LINE as f64 / lo, LINE as f64 / hi / 8.0);
+        let g = p.bandwidth_gbs;
+        assert!(
+            g <= most * (1.0 + 1e-9) && g >= least,
+            "{least} <= {g} <= {most}"
+        );
+    }
+
+    #[test]
     fn a_load_thread_off_its_cpu_sets_every_sample_aside() {
         // A load thread that never runs held its CPU in no sample: every
         // one is set aside, whatever the chase's own hold, and the figure
