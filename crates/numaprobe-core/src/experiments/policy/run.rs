@@ -549,6 +549,10 @@ mod tests {
                     }
                     assert!(o.failures.is_empty(), "{:?}", o.failures);
                     assert_eq!(o.samples.len(), 2, "{:?} {:?}", c.case, o.policy);
+                    // One sample a round, numbered from 1 as the progress
+                    // line and a failure number it.
+                    let rounds: Vec<u32> = o.samples.iter().map(|s| s.round).collect();
+                    assert_eq!(rounds, (1..=p.rounds).collect::<Vec<_>>());
                     let d = o.placement.as_ref().unwrap();
                     let want_pages = (p.per_thread() * p.threads.len() as u64) / 4096;
                     assert_eq!(d.pages, want_pages, "{:?} {:?}", c.case, o.policy);
