@@ -31,6 +31,7 @@ pub(crate) fn flag_marks(n: roxmltree::Node) -> Vec<FlagMark> {
             let text = |tag: &str| {
                 child(tag)
                     .descendants()
+                    .filter(|d| d.is_text())
                     .filter_map(|d| d.text())
                     .collect::<String>()
             };
