@@ -506,8 +506,28 @@ procs_running 1
 
     #[test]
     fn the_live_machine_is_read() {
-        let c = read_below(Path::new("/"), &[0], Duration::from_millis(20));
+        // Over the check's own interval every CPU's ticks move (idle ones
+        // count idle ticks): the two readings give a steal figure.
+        let c = read_below(Path::new("/"), &[0], STEAL_INTERVAL);
         assert!(c.load_1m.is_some());
         assert!(c.other_running.is_some());
+        let steal = c.steal_percent.expect("two readings of /proc/stat");
+        assert!((0.0..=100.0).contains(&steal), "{steal}");
+    }
+
+    #[test]
+    fn an_empty_governor_file_names_no_governor() {
+        let root =
+            std::env::temp_dir().join(format!("numaprobe-syscheck-gov-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (cpu, text) in [(0, "\n"), (1, "powersave\n"), (2, "powersave\n")] {
+            let dir = root.join(format!("sys/devices/system/cpu/cpu{cpu}/cpufreq"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("scaling_governor"), text).unwrap();
+        }
+        let c = read_below(&root, &[0, 1, 2], Duration::from_millis(1));
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(c.governors, vec!["powersave".to_string()]);
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
     }
 }

@@ -195,27 +195,19 @@ mod tests {
         r.curves[0].points[1].flags = vec!["spread <wide>\u{1b}[31m".into()];
         let s = svg(&r).unwrap();
         let doc = roxmltree::Document::parse(&s).expect("the chart is well-formed XML");
-        let marks: Vec<_> = doc
-            .descendants()
-            .filter(|n| n.attribute("class") == Some("flagged"))
-            .collect();
-        assert_eq!(marks.len(), 1);
-        let child = |tag: &str| marks[0].children().find(|n| n.has_tag_name(tag)).unwrap();
+        let marks = crate::render::flag_marks::flag_marks(doc.root());
+        assert_eq!(marks.len(), 1, "{marks:?}");
+        let m = &marks[0];
         assert_eq!(
-            child("title").text(),
-            Some(
-                "CPU node 0 -> memory node 0, read, delay 64: 104.0 ns*: spread <wide>\\u{1b}[31m"
-            )
+            m.tip,
+            "CPU node 0 -> memory node 0, read, delay 64: 104.0 ns*: spread <wide>\\u{1b}[31m"
         );
-        assert_eq!(child("text").text(), Some("*"));
-        let circle = child("circle");
-        assert_eq!(circle.attribute("fill"), Some("white"));
-        assert_eq!(circle.attribute("stroke"), Some("#6b6b6b"));
+        assert_eq!(
+            (m.star.as_str(), m.fill.as_str(), m.stroke.as_str()),
+            ("*", "white", "#6b6b6b")
+        );
         // Where plotters put the trusted dot it no longer draws.
-        let at = (
-            circle.attribute("cx").unwrap(),
-            circle.attribute("cy").unwrap(),
-        );
+        let at = (m.cx.as_str(), m.cy.as_str());
         let dot = format!("<circle cx=\"{}\" cy=\"{}\" r=\"3\"", at.0, at.1);
         assert!(plain.contains(&dot), "{dot} in {plain}");
         // On the curve's line, which runs through all three points.

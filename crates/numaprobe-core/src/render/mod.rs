@@ -28,6 +28,8 @@ pub mod c2c;
 pub mod chart;
 pub mod diff;
 pub mod fit;
+#[cfg(test)]
+pub(crate) mod flag_marks;
 pub mod fleet_csv;
 pub mod fleet_html;
 pub mod fleet_table;

@@ -299,27 +299,19 @@ mod tests {
             "{s:?}"
         );
         let doc = roxmltree::Document::parse(&s).expect("the chart is well-formed XML");
-        let marks: Vec<_> = doc
-            .descendants()
-            .filter(|n| n.attribute("class") == Some("flagged"))
-            .collect();
-        assert_eq!(marks.len(), 1);
-        let tip = marks[0]
-            .children()
-            .find(|n| n.has_tag_name("title"))
-            .unwrap();
+        let marks = crate::render::flag_marks::flag_marks(doc.root());
+        assert_eq!(marks.len(), 1, "{marks:?}");
+        let m = &marks[0];
         assert_eq!(
-            tip.text(),
-            Some("64 KiB 4k pages, 4.00 ns*: L2\\u{202e}<b>\\u{1b}[31m\\u{fffe}&\\r")
+            m.tip,
+            "64 KiB 4k pages, 4.00 ns*: L2\\u{202e}<b>\\u{1b}[31m\\u{fffe}&\\r"
         );
-        let circle = marks[0]
-            .children()
-            .find(|n| n.has_tag_name("circle"))
-            .unwrap();
-        assert_eq!(circle.attribute("fill"), Some("white"));
-        assert_eq!(circle.attribute("stroke"), Some(FLAG_GREY));
+        assert_eq!(
+            (m.star.as_str(), m.fill.as_str(), m.stroke.as_str()),
+            ("*", "white", FLAG_GREY)
+        );
         // At the point: 64 KiB is the middle of the x axis.
-        let cx: f64 = circle.attribute("cx").unwrap().parse().unwrap();
+        let cx: f64 = m.cx.parse().unwrap();
         assert!((cx - (LEFT + (W - LEFT - RIGHT) / 2.0)).abs() < 0.1, "{cx}");
         assert!(s.contains("* flagged point, not trusted (its tooltip gives the reason)"));
         // Without a flag: no mark and no legend line for one.

@@ -185,7 +185,7 @@ mod tests {
     use super::super::rig::Counter;
     use super::*;
     use crate::placement::{current_affinity, MemPolicy, PageKind};
-    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
     use std::sync::{mpsc, Mutex};
     use std::time::Duration;
 
@@ -203,7 +203,9 @@ mod tests {
         let shared = Shared {
             running: AtomicBool::new(false),
             active: AtomicUsize::new(0),
-            bytes: vec![Counter::default()],
+            // A load thread's counter runs on from point to point: it
+            // holds the bytes of points before this one.
+            bytes: vec![Counter(AtomicU64::new(1 << 40))],
             ids: Mutex::new(vec![id_rx.recv().unwrap()]),
         };
         let spec = BufferSpec::new(4 << 20, MemPolicy::FirstTouch, PageKind::Small);
@@ -230,6 +232,42 @@ mod tests {
         drop(wake);
         sleeper.join().unwrap();
         point
+    }
+
+    #[test]
+    fn a_sample_is_the_mean_of_its_windows_and_its_bandwidth_the_chase_lines_over_its_span() {
+        // Every sample set aside and used (the sleeper): the point's windows
+        // are all the samples' windows, and each sample's figure, loads
+        // over time, is the mean of its own windows' ns per load.
+        let p = point_beside_a_sleeper(true);
+        assert!(p.measured.set_aside.used_anyway);
+        // The chase's own discarded first sample is the warm-up: the stop
+        // rule takes none more.
+        assert_eq!(p.measured.warmup_runs, 0);
+        let lo = p.windows.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = p.windows.iter().copied().fold(0.0, f64::max);
+        assert!(lo > 0.0 && hi.is_finite(), "{lo} {hi}");
+        for &v in &p.measured.samples {
+            assert!((lo..=hi).contains(&v), "{v} outside {lo}..={hi}");
+        }
+        // No load thread moved a byte (whatever its counter held before):
+        // a sample's bandwidth is the chase's 64-byte lines over the
+        // sample's span, which holds its windows and the few timer reads
+        // between them. So at most a line per the sample's ns per load,
+        // and at least an eighth of one (a preemption between two
+        // windows, not in one, would have to last seven times the
+        // sample's windows); the point's is the samples' median.
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let most = median(p.measured.samples.iter().map(|v| LINE as f64 / v).collect());
+        let g = p.bandwidth_gbs;
+        assert!(
+            g <= most * (1.0 + 1e-9) && g >= most / 8.0,
+            "{} <= {g} <= {most}",
+            most / 8.0
+        );
     }
 
     #[test]

@@ -100,9 +100,24 @@ pub fn run_with(
         stopped |= ctx.stopped;
     }
     crate::analysis::loaded::finish(&mut result);
-    result.interrupted |= crate::cancel::requested();
-    result.complete = !stopped && !result.interrupted && result.failed.is_empty();
+    settle(&mut result, stopped, crate::cancel::requested());
     Ok(result)
+}
+
+/// The run's end: interrupted when a stop was asked for at any time (`cancel`
+/// read at the end too: a request during the last point), complete only
+/// when nothing stopped it, nothing interrupted it and no pair failed.
+fn settle(result: &mut LoadedResult, stopped: bool, cancel: bool) {
+    result.interrupted |= cancel;
+    result.complete = !stopped && !result.interrupted && result.failed.is_empty();
+}
+
+/// A point's load threads: all of the pair's at a loaded point, none at
+/// idle; and whether their hold on their CPUs is judged (only when some
+/// run through the point: at idle they wait, off their CPUs by design).
+fn point_loads(delay: Option<u32>, pair_loads: usize) -> (usize, bool) {
+    let n = if delay.is_some() { pair_loads } else { 0 };
+    (n, n > 0)
 }
 
 /// Checked between points: a cancel (interrupted) or a spent budget ends
@@ -290,7 +305,7 @@ impl Rig<'_> {
         rule: StopRule,
         phase: Option<crate::beside::Watch>,
     ) -> Result<LoadPoint, String> {
-        let load_threads = if delay.is_some() { self.loads.len() } else { 0 };
+        let (load_threads, judged) = point_loads(delay, self.loads.len());
         if let Some(delay) = delay {
             self.shared.running.store(true, Ordering::SeqCst);
             for (tx, _) in &self.loads {
@@ -316,7 +331,7 @@ impl Rig<'_> {
             }
         }
         let beside = crate::beside::Watch::start();
-        let sent = self.chase.0.send(ChaseCmd::Measure(rule, load_threads > 0));
+        let sent = self.chase.0.send(ChaseCmd::Measure(rule, judged));
         let measured = match sent {
             Ok(()) => recv(&self.chase.1),
             Err(_) => Err("the chase thread stopped".into()),
@@ -407,6 +422,62 @@ pub(crate) fn percentile(v: &[f64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn result(interrupted: bool, failed: &[&str]) -> LoadedResult {
+        LoadedResult {
+            schema: "numaprobe/1".into(),
+            curves: Vec::new(),
+            timer: Timer::get().info(),
+            rule: None,
+            vector: "scalar".into(),
+            notes: Vec::new(),
+            failed: failed.iter().map(|f| f.to_string()).collect(),
+            complete: false,
+            interrupted,
+        }
+    }
+
+    #[test]
+    fn a_run_is_complete_only_when_nothing_stopped_interrupted_or_failed_it() {
+        let settled = |interrupted, failed: &[&str], stopped, cancel| {
+            let mut r = result(interrupted, failed);
+            settle(&mut r, stopped, cancel);
+            (r.complete, r.interrupted)
+        };
+        assert_eq!(settled(false, &[], false, false), (true, false));
+        // Out of time: stopped, not interrupted.
+        assert_eq!(settled(false, &[], true, false), (false, false));
+        // A stop asked for during the last point, after the last check.
+        assert_eq!(settled(false, &[], false, true), (false, true));
+        // One asked for between points stays said.
+        assert_eq!(settled(true, &[], true, false), (false, true));
+        assert_eq!(
+            settled(false, &["CPU node 0 -> memory node 1: x"], false, false),
+            (false, false)
+        );
+    }
+
+    #[test]
+    fn load_threads_run_and_are_judged_at_a_loaded_point_only() {
+        assert_eq!(point_loads(None, 3), (0, false));
+        assert_eq!(point_loads(Some(64), 3), (3, true));
+        // Delay 0 is the heaviest load, not idle.
+        assert_eq!(point_loads(Some(0), 1), (1, true));
+        // A pair without a CPU to spare for a load thread: nothing to judge.
+        assert_eq!(point_loads(Some(64), 0), (0, false));
+    }
+
+    #[test]
+    fn a_mix_with_ordinary_stores_says_they_are_read_first() {
+        let mixes = |m: &[&str]| mix_notes(&m.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let note = mixes(&["read", "2:1"]).expect("2:1 stores");
+        assert!(
+            note.contains("write-allocate") && note.contains("nt-write"),
+            "{note}"
+        );
+        assert_eq!(mixes(&["read", "nt-write", "4:0"]), None);
+        assert_eq!(mixes(&[]), None);
+    }
 
     #[test]
     fn percentiles_are_nearest_rank() {

@@ -194,7 +194,55 @@ fn out_of_time_stops_before_the_first_point() {
     let p = plan(&topo, &tiny()).unwrap();
     let r = run(&p, &mut Spent).unwrap();
     assert!(!r.complete);
-    assert!(r.curves.iter().all(|c| c.points.is_empty()));
+    assert!(!r.interrupted, "out of time is no interruption");
+    // No pair is set up: no buffer placed, no curve begun.
+    assert!(r.curves.is_empty(), "{:?}", r.curves);
+}
+
+/// Out of time once `left` steps have finished.
+struct SpentAfter {
+    left: usize,
+}
+impl StepProgress for SpentAfter {
+    fn step_finished(&mut self, _index: usize, _total: usize) {
+        self.left = self.left.saturating_sub(1);
+    }
+    fn out_of_time(&self) -> bool {
+        self.left == 0
+    }
+}
+
+#[test]
+fn steps_run_in_order_across_mixes_and_time_spent_mid_pair_leaves_the_run_incomplete() {
+    let topo = testing::live_topology();
+    let cpus = topo.allowed_cpus_of_node(0);
+    if cpus.len() < 2 {
+        return; // no CPU left for a load thread: one point a mix
+    }
+    let mut cfg = tiny();
+    cfg.pairs = Some(vec![(0, 0)]);
+    cfg.mixes = Some(vec!["read".into(), "2:1".into()]);
+    cfg.delays = Some(vec![0]);
+    cfg.chase_cpu = Some(cpus[0]);
+    cfg.load_cpus = Some(vec![cpus[1]]);
+    let p = plan(&topo, &cfg).unwrap();
+    // Idle and one delay, for each of two mixes: steps 0-3, in order.
+    let mut seen = Seen::default();
+    let r = run(&p, &mut seen).unwrap();
+    assert!(r.complete, "{:?}", r.failed);
+    let steps: Vec<(usize, usize)> = seen.0.iter().map(|s| (s.0, s.1)).collect();
+    assert_eq!(steps, [(0, 4), (1, 4), (2, 4), (3, 4)]);
+    assert!(
+        seen.0[2].2.ends_with("idle") && seen.0[3].2.contains("2:1"),
+        "{:?}",
+        seen.0
+    );
+    // Spent after the first point: the pair stops there, and the run says
+    // it is not complete (nor interrupted: nobody asked it to stop).
+    let r = run(&p, &mut SpentAfter { left: 1 }).unwrap();
+    assert!(!r.complete && !r.interrupted);
+    let points: usize = r.curves.iter().map(|c| c.points.len()).sum();
+    assert_eq!(points, 1);
 }
 
 #[test]

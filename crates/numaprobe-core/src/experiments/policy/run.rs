@@ -132,19 +132,30 @@ pub fn run(
                 let others = crate::beside::beside_step(watch, phase);
                 beside.add_sample(outcome, step.case, sample, dist, others);
             }
-            Err(e) => outcome
-                .failures
-                .push(format!("round {}: {e}", step.round + 1)),
+            Err(e) => outcome.failures.push(failure(step.round, &e)),
         }
         progress.sample_finished(&report);
     }
-    report.interrupted |= crate::cancel::requested();
+    settle(&mut report, crate::cancel::requested());
+    Ok(report)
+}
+
+/// A failed sample in its policy's `failures`: the round counted from 1,
+/// as the progress line counts it, then why.
+fn failure(round: u32, e: &ExperimentError) -> String {
+    format!("round {}: {e}", round + 1)
+}
+
+/// The run's end: interrupted when a stop was asked for at any time
+/// (`cancel` read at the end too: a request during the last sample),
+/// complete only when not interrupted and no sample of any policy failed.
+fn settle(report: &mut PolicyReport, cancel: bool) {
+    report.interrupted |= cancel;
     report.complete = !report.interrupted
         && report
             .cases
             .iter()
             .all(|c| c.policies.iter().all(|p| p.failures.is_empty()));
-    Ok(report)
 }
 
 /// What the workers share with the coordinating thread.
@@ -538,6 +549,10 @@ mod tests {
                     }
                     assert!(o.failures.is_empty(), "{:?}", o.failures);
                     assert_eq!(o.samples.len(), 2, "{:?} {:?}", c.case, o.policy);
+                    // One sample a round, numbered from 1 as the progress
+                    // line and a failure number it.
+                    let rounds: Vec<u32> = o.samples.iter().map(|s| s.round).collect();
+                    assert_eq!(rounds, (1..=p.rounds).collect::<Vec<_>>());
                     let d = o.placement.as_ref().unwrap();
                     let want_pages = (p.per_thread() * p.threads.len() as u64) / 4096;
                     assert_eq!(d.pages, want_pages, "{:?} {:?}", c.case, o.policy);
@@ -564,6 +579,36 @@ mod tests {
             }
             assert!(r.complete);
         }
+    }
+
+    #[test]
+    fn a_run_is_complete_only_when_not_interrupted_and_no_sample_failed() {
+        let topo = testing::live_topology();
+        let p = plan(&topo, &small(StreamOp::Read)).unwrap();
+        let settled = |interrupted: bool, failed: bool, cancel: bool| {
+            let mut r = empty_report(&p);
+            r.interrupted = interrupted;
+            if failed {
+                let e = ExperimentError::Invalid("a thread could not set up".into());
+                r.cases[0].policies[0].failures.push(failure(0, &e));
+            }
+            settle(&mut r, cancel);
+            (r.complete, r.interrupted)
+        };
+        assert_eq!(settled(false, false, false), (true, false));
+        // A stop asked for during the last sample, after the last check.
+        assert_eq!(settled(false, false, true), (false, true));
+        // One asked for between samples stays said.
+        assert_eq!(settled(true, false, false), (false, true));
+        assert_eq!(settled(false, true, false), (false, false));
+    }
+
+    #[test]
+    fn a_failed_sample_names_its_round_as_the_progress_counts_it() {
+        let e = ExperimentError::Invalid("a thread could not set up".into());
+        // Step rounds count from 0; the progress line and failures from 1.
+        assert_eq!(failure(0, &e), format!("round 1: {e}"));
+        assert_eq!(failure(2, &e), format!("round 3: {e}"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! the good-to-bad scale; the same document unflagged shows none of it.
 
 use super::*;
+use crate::render::flag_marks::flag_marks;
 
 /// A colour of the good-to-bad scale (`page::scale_colour`) anywhere in
 /// the markup.
@@ -17,24 +18,6 @@ fn markup_of(page: &str, id: &str) -> String {
     let start = page.find(&format!("<section id=\"{id}\">")).unwrap();
     let end = start + page[start..].find("</section>").unwrap();
     page[start..end].to_string()
-}
-
-/// Every `<g class="flagged">` of a node: (its tooltip, its circle's fill
-/// and stroke, its text).
-fn flag_marks(n: roxmltree::Node) -> Vec<(String, String, String, String)> {
-    n.descendants()
-        .filter(|g| g.has_tag_name("g") && g.attribute("class") == Some("flagged"))
-        .map(|g| {
-            let child = |tag: &str| g.children().find(|c| c.has_tag_name(tag)).unwrap();
-            let circle = child("circle");
-            (
-                text_of(child("title")),
-                circle.attribute("fill").unwrap_or_default().to_string(),
-                circle.attribute("stroke").unwrap_or_default().to_string(),
-                text_of(child("text")),
-            )
-        })
-        .collect()
 }
 
 #[test]
@@ -70,13 +53,13 @@ fn a_flagged_loaded_point_is_hollow_grey_starred_and_its_reason_given() {
     // tooltip, and the legend says what it means.
     let marks = flag_marks(s);
     assert_eq!(marks.len(), 1, "{marks:?}");
-    let (title, fill, stroke, star) = &marks[0];
+    let m = &marks[0];
     assert_eq!(
-        title,
+        m.tip,
         "CPU node 0 -> memory node 0, read, delay 64: 104.0 ns*: preempted in 80 % of samples"
     );
     assert_eq!(
-        (fill.as_str(), stroke.as_str(), star.as_str()),
+        (m.fill.as_str(), m.stroke.as_str(), m.star.as_str()),
         ("white", "#6b6b6b", "*")
     );
     assert!(
@@ -155,18 +138,19 @@ fn a_flagged_sweep_point_is_hollow_grey_starred_and_the_plateaus_say_whose() {
     );
     let marks = flag_marks(s);
     assert_eq!(marks.len(), flagged, "{marks:?}");
-    for (title, fill, stroke, star) in &marks {
+    for m in &marks {
         assert!(
-            title.contains(" thp pages, ") && title.contains("*: "),
-            "{title}"
+            m.tip.contains(" thp pages, ") && m.tip.contains("*: "),
+            "{}",
+            m.tip
         );
         assert_eq!(
-            (fill.as_str(), stroke.as_str(), star.as_str()),
+            (m.fill.as_str(), m.stroke.as_str(), m.star.as_str()),
             ("white", crate::render::sweep_chart::FLAG_GREY, "*")
         );
     }
     assert!(marks.iter().any(|m| m
-        .0
+        .tip
         .starts_with("128 KiB thp pages, 1.00 ns*: non-monotonic: 1.0 ns")));
     assert!(
         text.contains("* flagged point, not trusted (its tooltip gives the reason)"),

@@ -281,6 +281,61 @@ fn fleet_report() -> FleetReport {
 }
 
 /// The (name, labels) of every sample line.
+#[test]
+fn the_topology_is_counted_per_node_and_the_thp_mode_in_force_is_one() {
+    use crate::model::topo::TopoReport;
+    use crate::topology::testing::{build, CpuSpec, NodeSpec};
+    // Two CPUs on node 0 (package 0), one on node 1 (package 1), node 2
+    // memory only; node n has n + 1 GiB.
+    let cpus = [
+        CpuSpec::new(0, 0, 0, 0),
+        CpuSpec::new(1, 0, 1, 0),
+        CpuSpec::new(2, 1, 0, 1),
+    ];
+    let nodes = [0, 1, 2].map(|n| NodeSpec {
+        os_index: n,
+        memory_bytes: (n as u64 + 1) << 30,
+        free_bytes: 1 << 30,
+        allowed: true,
+    });
+    let mut topo = TopoReport::new(&build("/", &cpus, &nodes, None));
+    topo.thp_mode = Some("madvise".into());
+    let text = |topo: &TopoReport| {
+        prometheus(&Exported {
+            topology: Some(topo.clone()),
+            ..Exported::default()
+        })
+    };
+    let t = text(&topo);
+    assert_eq!(value(&t, "numaprobe_numa_nodes"), 3.0);
+    assert_eq!(value(&t, "numaprobe_packages"), 2.0);
+    for (node, cpus) in [(0, 2.0), (1, 1.0), (2, 0.0)] {
+        let labels = format!("{{node=\"{node}\"}}");
+        assert_eq!(value(&t, &format!("numaprobe_node_cpus{labels}")), cpus);
+        let bytes = ((node as u64 + 1) << 30) as f64;
+        assert_eq!(
+            value(&t, &format!("numaprobe_node_memory_bytes{labels}")),
+            bytes
+        );
+    }
+    let thp = |t: &str, mode: &str| value(t, &format!("numaprobe_thp_mode{{mode=\"{mode}\"}}"));
+    assert_eq!(
+        (thp(&t, "always"), thp(&t, "madvise"), thp(&t, "never")),
+        (0.0, 1.0, 0.0)
+    );
+    // A mode numaprobe does not know is said too, the known ones 0.
+    topo.thp_mode = Some("defer".into());
+    let t = text(&topo);
+    assert_eq!(thp(&t, "defer"), 1.0);
+    assert_eq!(
+        (thp(&t, "always"), thp(&t, "madvise"), thp(&t, "never")),
+        (0.0, 0.0, 0.0)
+    );
+    // Without a mode read, no series.
+    topo.thp_mode = None;
+    assert!(lines_of(&text(&topo), "numaprobe_thp_mode").is_empty());
+}
+
 fn series(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| !l.starts_with('#'))
