@@ -401,7 +401,10 @@ pub fn fleet_stream(data: &[u8]) {
                         assert!(stream::valid_node_name(&n), "{n:?}");
                     }
                 }
-                Some(Event::Started(n)) | Some(Event::Ended(n)) | Some(Event::Alive(n)) => {
+                Some(Event::Started(n))
+                | Some(Event::Ended(n))
+                | Some(Event::Alive(n))
+                | Some(Event::Piece(n)) => {
                     assert!(stream::valid_node_name(&n), "{n:?}")
                 }
                 None => {}
@@ -427,6 +430,7 @@ pub fn fleet_stream(data: &[u8]) {
         if let Some(e) = c.line(line.as_bytes()) {
             match e {
                 Event::File { bytes, .. } => whole = Some(bytes),
+                Event::Piece(n) => assert_eq!(n, "np1"),
                 other => panic!("a frame numaprobe wrote was not taken: {other:?}"),
             }
         }

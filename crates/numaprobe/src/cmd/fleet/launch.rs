@@ -74,8 +74,9 @@ impl Gathered {
 #[derive(Debug, Clone, Copy)]
 pub struct Watch {
     /// A started node silent this long (it says it is alive every
-    /// `node::ALIVE_EVERY`), or a node of the list not started this long
-    /// after the first one did, is lost.
+    /// `node::ALIVE_EVERY`, and each piece of its report counts as word
+    /// from it), or a node of the list not started this long after the
+    /// first one did, is lost.
     pub grace: Duration,
     /// A node's own time limit (`--node-timeout`), counted from its first
     /// frame: a node still running `grace` past it is given up on as timed
@@ -391,7 +392,10 @@ fn gather(
                 watchdog.done(&node);
                 continue;
             }
-            Read::Event(Event::Alive(node)) => {
+            // A piece of a file still coming is as good as an alive line:
+            // a node busy sending its report is not silent, however long
+            // the upload takes; its own limit and the deadline still hold.
+            Read::Event(Event::Alive(node) | Event::Piece(node)) => {
                 watchdog.heard(&node, Instant::now());
                 continue;
             }

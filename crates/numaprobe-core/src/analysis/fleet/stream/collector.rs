@@ -25,6 +25,10 @@ pub enum Event {
     Ended(String),
     /// A node said its run is still going.
     Alive(String),
+    /// A piece of a node's file was taken, the file not yet whole: a sign
+    /// of life, so a report whose upload outlasts the launcher's grace (a
+    /// slow link, a large report) is not taken for a dead node.
+    Piece(String),
     /// The line was not taken: the node it names (when it can be told) and why.
     Skipped {
         node: Option<String>,
@@ -148,7 +152,7 @@ impl Collector {
                 parts,
                 b64,
             } => match self.add(&node, &name, part, parts, b64) {
-                Ok(None) => return None,
+                Ok(None) => Event::Piece(node),
                 Ok(Some(bytes)) => Event::File { node, name, bytes },
                 Err(why) => Event::Skipped {
                     node: Some(node),

@@ -44,12 +44,13 @@ fn a_file_in_pieces_comes_back_whole_in_any_order() {
         let line = f.line();
         assert!(line.len() <= LINE, "{} bytes", line.len());
         match c.line(format!("0: {line}").as_bytes()) {
-            None => {}
+            // Each piece but the last is a sign of life of its node.
+            Some(Event::Piece(node)) => assert_eq!(node, "np1"),
             Some(Event::File { node, name, bytes }) => {
                 assert_eq!((node.as_str(), name.as_str()), ("np1", "run.json"));
                 whole = Some(bytes);
             }
-            Some(other) => panic!("{other:?}"),
+            other => panic!("{other:?}"),
         }
     }
     assert_eq!(whole.unwrap(), bytes);
@@ -110,7 +111,7 @@ fn a_huge_declared_piece_count_is_skipped_without_allocating() {
             &MAX_PARTS.to_string(),
             "QUJD"
         )),
-        None
+        Some(Event::Piece("np7".into()))
     );
     assert_eq!(c.unfinished(), [("np7".to_string(), "big".to_string())]);
 }
@@ -135,7 +136,7 @@ fn a_node_that_sends_too_much_is_cut_off_and_the_others_kept() {
     let mut last = None;
     for (i, p) in pieces.iter().enumerate() {
         last = c.line(&file_line("np1", "run.json", &i.to_string(), &n, p));
-        if last.is_some() {
+        if !matches!(last, Some(Event::Piece(_))) {
             break;
         }
     }
@@ -188,7 +189,10 @@ fn a_node_that_sends_too_much_is_cut_off_and_the_others_kept() {
 #[test]
 fn a_piece_twice_or_a_count_that_changes_drops_the_file() {
     let mut c = Collector::default();
-    assert_eq!(c.line(&file_line("np1", "x", "0", "2", "QUJD")), None);
+    assert_eq!(
+        c.line(&file_line("np1", "x", "0", "2", "QUJD")),
+        Some(Event::Piece("np1".into()))
+    );
     assert_eq!(
         skipped(c.line(&file_line("np1", "x", "0", "2", "QUJD"))).1,
         FrameError::Duplicate {
@@ -197,7 +201,10 @@ fn a_piece_twice_or_a_count_that_changes_drops_the_file() {
         }
     );
     assert!(c.unfinished().is_empty());
-    assert_eq!(c.line(&file_line("np1", "y", "0", "2", "QUJD")), None);
+    assert_eq!(
+        c.line(&file_line("np1", "y", "0", "2", "QUJD")),
+        Some(Event::Piece("np1".into()))
+    );
     assert_eq!(
         skipped(c.line(&file_line("np1", "y", "1", "3", "QUJD"))).1,
         FrameError::PartsDisagree {
@@ -464,7 +471,8 @@ fn the_stream_holds_a_bounded_total_and_drops_the_node_holding_most() {
     for part in 0..60 {
         for n in 0..25 {
             let node = format!("fake{n}");
-            if let Some(e) = c.line(&never_done(&node, "run.json", part)) {
+            let e = c.line(&never_done(&node, "run.json", part));
+            if let Some(e) = e.filter(|e| !matches!(e, Event::Piece(_))) {
                 let (who, why) = skipped(Some(e));
                 skips.push((who.unwrap(), why));
             }
@@ -494,7 +502,8 @@ fn the_stream_holds_a_bounded_total_and_drops_the_node_holding_most() {
     let bytes: Vec<u8> = (0..=255u8).cycle().take(3000).collect();
     let mut whole = None;
     for f in Frame::file("np1", "run.json", &bytes) {
-        if let Some(e) = c.line(f.line().as_bytes()) {
+        let e = c.line(f.line().as_bytes());
+        if let Some(e) = e.filter(|e| !matches!(e, Event::Piece(_))) {
             whole = Some(e);
         }
         assert!(c.held() <= lim.pending);
@@ -536,7 +545,7 @@ fn a_finished_file_gives_its_bytes_back_to_the_bound() {
                 "3",
                 &"QUJD".repeat(200),
             ));
-            assert_eq!(e.is_some(), part == 2, "{e:?}");
+            assert_eq!(matches!(e, Some(Event::File { .. })), part == 2, "{e:?}");
             assert!(!matches!(e, Some(Event::Skipped { .. })), "{e:?}");
         }
         assert_eq!(c.held(), 0);
@@ -547,7 +556,10 @@ fn a_finished_file_gives_its_bytes_back_to_the_bound() {
     c.line(&never_done("np0", "g", 1));
     c.line(&never_done("np1", "g", 0));
     assert_eq!(c.held(), 3 * cost);
-    assert_eq!(c.line(&never_done("np1", "g", 1)), None);
+    assert_eq!(
+        c.line(&never_done("np1", "g", 1)),
+        Some(Event::Piece("np1".into()))
+    );
     assert_eq!(c.held(), 2 * cost);
     assert_eq!(c.dropped().len(), 1);
     assert_eq!(c.dropped()[0].0, "np0");
