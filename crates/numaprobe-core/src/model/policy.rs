@@ -406,7 +406,9 @@ impl PolicyReport {
     }
 
     /// Per case, the policies by median throughput, best first; skipped or
-    /// failed ones last, unranked.
+    /// failed ones last, unranked. A policy whose pages were not where it
+    /// promises is flagged with why, as a spread past the trust lines is:
+    /// its figure times another placement than the one it is named for.
     pub fn rankings(&self) -> Vec<Ranking> {
         self.cases
             .iter()
@@ -421,11 +423,9 @@ impl PolicyReport {
                             min: s.min,
                             max: s.max,
                             samples: s.n,
-                            note: p.placement.as_ref().filter(|d| d.flagged).map(|d| {
-                                format!("pages not where the policy promises ({})", d.shares_text())
-                            }),
+                            note: None,
                             ranked: true,
-                            flags: p.flags.clone(),
+                            flags: p.flags.iter().cloned().chain(broken_promise(p)).collect(),
                         }),
                         None => unranked.push(RankEntry {
                             label: p.policy.name().into(),
@@ -455,4 +455,20 @@ impl PolicyReport {
             })
             .collect()
     }
+}
+
+/// Why a measured policy's figure is not its placement's: fewer than
+/// [`PLACEMENT_THRESHOLD`](crate::placement::PLACEMENT_THRESHOLD) of its
+/// pages where the policy promises them.
+fn broken_promise(p: &PolicyOutcome) -> Option<String> {
+    let d = p.placement.as_ref().filter(|d| d.flagged)?;
+    Some(match d.match_fraction {
+        Some(m) => format!(
+            "pages not where the policy promises: {:.1} % of them as promised, < {:.0} % ({})",
+            m * 100.0,
+            crate::placement::PLACEMENT_THRESHOLD * 100.0,
+            d.shares_text()
+        ),
+        None => format!("pages not where the policy promises ({})", d.shares_text()),
+    })
 }

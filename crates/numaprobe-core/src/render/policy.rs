@@ -296,8 +296,18 @@ pub(crate) mod tests {
                 set_aside: None,
             });
             o.summarise();
+            // Every page where first touch promised it.
+            let check = crate::placement::PlacementCheck {
+                pages: 1024,
+                page_size: 4096,
+                per_node: [(0, 1024)].into_iter().collect(),
+                not_present: 0,
+                intended_nodes: vec![0],
+                fraction_on_intended: 1.0,
+                thp_fraction: None,
+            };
             o.placement = Some(crate::experiments::policy::distribution(
-                &[],
+                &[check],
                 Some([(0, 1.0)].into_iter().collect()),
             ));
         }

@@ -262,8 +262,10 @@ fn place(found: Found, input: &mut ReportInput, topos: &mut Vec<Doc<TopoReport>>
         Document::Peak(p) => push_new(&mut input.peaks, file, *p),
         Document::Locks(l) => push_new(&mut input.locks, file, *l),
         Document::Loaded(l) => push_new(&mut input.loaded, file, *l),
+        // Ranked from its cases, whatever rankings it carries, so every
+        // flag of a policy (a page promise broken among them) is drawn.
         Document::Policy(p) => {
-            for r in p.rankings {
+            for r in p.rankings() {
                 push_new(&mut input.rankings, file, r);
             }
         }

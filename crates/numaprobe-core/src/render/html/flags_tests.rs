@@ -326,3 +326,84 @@ fn a_flagged_policy_reaches_the_rankings_with_its_reason() {
         "{tips:?}"
     );
 }
+
+/// A policy whose pages were not where it promises them (the placement
+/// check's match below 99 %) measured another placement than its name:
+/// its bar is the flagged grey, starred, its tooltip and the section's
+/// list say why; the same policy with its promise kept is the winner's
+/// green, without a star.
+#[test]
+fn a_policy_that_broke_its_page_promise_is_a_grey_starred_bar_with_why() {
+    let page_of = |kept: bool| {
+        let mut r = crate::render::policy::tests::doc();
+        for c in &mut r.cases {
+            let d = c.policies[0].placement.as_mut().unwrap();
+            d.pages = 1000;
+            d.per_node = if kept {
+                [(0, 1000)].into_iter().collect()
+            } else {
+                [(0, 900), (1, 100)].into_iter().collect()
+            };
+            d.match_fraction = Some(if kept { 1.0 } else { 0.9 });
+            d.flagged = !kept;
+        }
+        let input = ReportInput {
+            rankings: r
+                .rankings()
+                .into_iter()
+                .map(|k| Doc::new("policy.json", k))
+                .collect(),
+            ..ReportInput::default()
+        };
+        render(&input)
+    };
+    // (fill of each bar, its figure's text, its tooltip) in the section.
+    let bars = |page: &str| -> Vec<(String, String, String)> {
+        let doc = parse(page);
+        let s = section(&doc, "rankings");
+        s.descendants()
+            .filter(|g| g.has_tag_name("g"))
+            .filter_map(|g| {
+                let rect = g.children().find(|c| c.has_tag_name("rect"))?;
+                let texts: Vec<String> = g
+                    .children()
+                    .filter(|c| c.has_tag_name("text"))
+                    .map(text_of)
+                    .collect();
+                let title = g.children().find(|c| c.has_tag_name("title"))?;
+                Some((
+                    rect.attribute("fill")?.to_string(),
+                    texts.last()?.clone(),
+                    text_of(title),
+                ))
+            })
+            .collect()
+    };
+    let why = "pages not where the policy promises: 90.0 % of them as promised, < 99 % (0: 90 %, 1: 10 %)";
+    let page = page_of(false);
+    let broken = bars(&page);
+    // Each case: first-touch measured (12.5 GB/s), unpinned not run.
+    assert_eq!(broken.len(), 4, "{broken:?}");
+    for (fill, figure, tip) in [&broken[0], &broken[2]] {
+        assert_eq!(fill, "#9aa0aa", "{broken:?}");
+        assert_eq!(figure, "12.50* GB/s");
+        assert!(tip.starts_with("first-touch: median 12.50 GB/s"), "{tip}");
+        assert!(tip.ends_with(&format!("; {why}")), "{tip}");
+    }
+    let doc = parse(&page);
+    let text = text_of(section(&doc, "rankings"));
+    assert!(
+        text.contains("first-touch*: pages not where the policy promises: 90.0"),
+        "{text}"
+    );
+    assert!(!scaled(&markup_of(&page, "rankings")));
+    // The promise kept: the winner's green, no star, no reason.
+    let page = page_of(true);
+    let kept = bars(&page);
+    for (fill, figure, tip) in [&kept[0], &kept[2]] {
+        assert_eq!(fill, "#2e8b57", "{kept:?}");
+        assert_eq!(figure, "12.50 GB/s");
+        assert!(!tip.contains("promises"), "{tip}");
+    }
+    assert!(!page.contains("pages not where"));
+}
