@@ -6,17 +6,13 @@
 mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
+mod fleet;
 
 use cli::{numaprobe, s, usage_error};
 use common::TempDir;
-use std::path::{Path, PathBuf};
+use fleet::{assert_clean, fixture, fleet_with, node_frames, stand_in};
+use std::path::Path;
 use std::process::Command;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/fleet")
-        .join(name)
-}
 
 /// A copy of a fixture fleet in a temporary folder (`--from` writes there).
 fn copy_fleet(name: &str, tag: &str) -> TempDir {
@@ -432,49 +428,31 @@ fn a_long_reason_and_a_foreign_unit_do_not_multiply_the_report() {
 
 #[test]
 fn a_node_that_keeps_saying_it_is_alive_is_timed_out_by_the_launcher() {
-    use std::os::unix::fs::PermissionsExt;
     let t = TempDir::new("fleet-deadline");
     let bin = t.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
     // srun whose one node starts and then only says it is alive, for good.
-    let srun = bin.join("srun");
-    std::fs::write(
-        &srun,
-        "#!/bin/sh\necho 'NUMAPROBE-FLEET {\"kind\":\"start\",\"node\":\"np1\"}'\n\
-         while :; do echo 'NUMAPROBE-FLEET {\"kind\":\"alive\",\"node\":\"np1\"}'; sleep 1; done\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&srun, std::fs::Permissions::from_mode(0o755)).unwrap();
+    stand_in(
+        &bin,
+        "srun",
+        "echo 'NUMAPROBE-FLEET {\"kind\":\"start\",\"node\":\"np1\"}'\n\
+         while :; do echo 'NUMAPROBE-FLEET {\"kind\":\"alive\",\"node\":\"np1\"}'; sleep 1; done",
+    );
     let out = t.path().join("out");
-    let path = format!("{}:/usr/bin:/bin", bin.display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args([
-            "fleet",
+    // The launcher's own limit is 11 s here; the assertions are on how it
+    // ended and what it said.
+    let o = fleet_with(
+        &bin,
+        &[
             "--nodes",
             "1",
             "--node-timeout",
             "1s",
             "--grace",
             "10s",
-        ])
-        .arg("--report-dir")
-        .arg(&out)
-        .env("PATH", path)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A guard against a hang only (the launcher's own limit is 11 s here):
-    // the assertions are on how it ended and what it said.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(300);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > until {
-            let _ = child.kill();
-            panic!("fleet did not end on its own deadline");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    let o = child.wait_with_output().unwrap();
+            "--report-dir",
+            s(&out),
+        ],
+    );
     assert_eq!(o.status.code(), Some(4));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -558,61 +536,6 @@ fn from_writes_beside_the_folder_unless_told_to_replace() {
     assert!(dir.join("fleet.json").is_file());
     let e = usage_error(&numaprobe(&["fleet", "--replace", "--nodes", "2"]));
     assert!(e.contains("--from"), "{e}");
-}
-
-/// What one node sends back: its start, its run.json (a fixture's), a
-/// status saying it ended well, its end.
-fn node_frames(node: &str, fixture_node: &str) -> String {
-    use numaprobe_core::analysis::fleet::stream::Frame;
-    let run = std::fs::read(
-        fixture("taskset-one-cpu")
-            .join(fixture_node)
-            .join("run.json"),
-    )
-    .unwrap();
-    let mut out = Frame::Start { node: node.into() }.line();
-    for f in Frame::file(node, "run.json", &run) {
-        out += &f.line();
-    }
-    let status = format!(
-        "{{\"node\":\"{node}\",\"exit_status\":0,\"signal\":null,\"timed_out\":false,\"error\":null,\"stderr_tail\":[],\"elapsed_s\":1.0}}"
-    );
-    for f in Frame::file(node, "fleet-node.json", status.as_bytes()) {
-        out += &f.line();
-    }
-    out + &Frame::End { node: node.into() }.line()
-}
-
-/// A stand-in for Slurm's `name` in `bin`, running `body` (a shell script).
-fn stand_in(bin: &Path, name: &str, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(bin).unwrap();
-    let p = bin.join(name);
-    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// Run `fleet ARGS` with `bin` first on PATH; a run still going after
-/// 120 s is killed and the test fails (a guard against a hang only).
-fn fleet_with(bin: &Path, args: &[&str]) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .arg("fleet")
-        .args(args)
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > until {
-            let _ = child.kill();
-            panic!("fleet did not end on its own deadline");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    child.wait_with_output().unwrap()
 }
 
 /// `--nodes 2`, no list: np1 sends its whole report, the other node never
@@ -729,16 +652,6 @@ fn a_node_of_a_count_that_never_starts_is_given_up_on_and_named() {
         doc["notes"].to_string().contains("1 of 2 nodes sent nothing (their names are unknown without --nodelist, and Slurm did not say)"),
         "{}",
         doc["notes"]
-    );
-}
-
-/// No ESC or CR of a folder's name, of a node's error output or of Slurm's
-/// words (srun's, sinfo's) reaches the terminal or the fleet's files.
-fn assert_clean(what: &str, bytes: &[u8]) {
-    assert!(
-        !bytes.iter().any(|b| *b == 0x1b || *b == b'\r'),
-        "{what}: {:?}",
-        String::from_utf8_lossy(bytes)
     );
 }
 

@@ -9,20 +9,14 @@
 mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
+mod fleet;
 
 use cli::{bounded_with, mkfifo, s, usage_error};
 use common::TempDir;
-use numaprobe_core::analysis::fleet::stream::Frame;
+use fleet::fake_srun;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
-
-fn fixture_node(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/fleet/taskset-one-cpu")
-        .join(name)
-        .join("run.json")
-}
 
 /// A gather refused (exit 2): its stderr (the srun line, then the error).
 fn refused(o: &Output) -> String {
@@ -41,7 +35,7 @@ fn gathered(dir: &Path, layout: &str) {
     for n in ["node1", "node2"] {
         let to = dir.join(layout).join(n);
         std::fs::create_dir_all(&to).unwrap();
-        std::fs::copy(fixture_node(n), to.join("run.json")).unwrap();
+        std::fs::copy(fleet::fixture_run(n), to.join("run.json")).unwrap();
     }
 }
 
@@ -97,40 +91,6 @@ fn a_folder_of_another_user_is_refused_for_from_and_report_dir() {
     ));
     assert!(err.contains("owned by uid 4242"), "{err}");
     assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
-}
-
-/// What one node sends back: its start, its run.json (a fixture's), a
-/// status saying it ended well, its end.
-fn node_frames(node: &str, fixture: &str) -> String {
-    let mut out = Frame::Start { node: node.into() }.line();
-    for f in Frame::file(
-        node,
-        "run.json",
-        &std::fs::read(fixture_node(fixture)).unwrap(),
-    ) {
-        out += &f.line();
-    }
-    let status = format!(
-        "{{\"node\":\"{node}\",\"exit_status\":0,\"signal\":null,\"timed_out\":false,\"error\":null,\"stderr_tail\":[],\"elapsed_s\":1.0}}"
-    );
-    for f in Frame::file(node, "fleet-node.json", status.as_bytes()) {
-        out += &f.line();
-    }
-    out + &Frame::End { node: node.into() }.line()
-}
-
-/// A folder with an `srun` that runs `before` (a shell line) and then
-/// prints the frames of `nodes` (name, fixture).
-fn fake_srun(dir: &Path, before: &str, nodes: &[(&str, &str)]) -> PathBuf {
-    let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let frames = dir.join("frames");
-    let text: String = nodes.iter().map(|(n, f)| node_frames(n, f)).collect();
-    std::fs::write(&frames, text).unwrap();
-    let script = format!("#!/bin/sh\n{before}\ncat '{}'\n", frames.display());
-    std::fs::write(bin.join("srun"), script).unwrap();
-    std::fs::set_permissions(bin.join("srun"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    bin
 }
 
 #[test]
@@ -315,7 +275,7 @@ fn replace_on_a_flat_folder_with_a_node_named_like_a_fleet_file_writes_beside_it
     gathered(&dir, "");
     for node in ["fleet.md", "fleet.json"] {
         std::fs::create_dir(dir.join(node)).unwrap();
-        std::fs::copy(fixture_node("node1"), dir.join(node).join("run.json")).unwrap();
+        std::fs::copy(fleet::fixture_run("node1"), dir.join(node).join("run.json")).unwrap();
     }
     let o = run(
         &["fleet", "--replace", "--from", s(&dir), "--format", "json"],

@@ -12,7 +12,6 @@ use cli::s;
 use common::TempDir;
 use fleet::{fleet_with, node_frames, stand_in, statuses};
 use numaprobe_core::analysis::fleet::stream::Frame;
-use std::time::Duration;
 
 /// The grace given to the launcher, and the pause before each of the slow
 /// node's lines: a gap a thirteenth of the grace, so no busy host makes
@@ -65,7 +64,6 @@ fn a_report_sent_slower_than_the_grace_is_gathered_and_a_silent_node_lost() {
             "--format",
             "json",
         ],
-        Duration::from_secs(300),
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(4), "{err}");

@@ -9,33 +9,14 @@
 mod cli;
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
+mod fleet;
 
 use cli::{bounded_with, s, text, usage_error};
 use common::TempDir;
+use fleet::{assert_clean, calls, finish, recorded_stand_in as tool, spawn_fleet};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// A stand-in for Slurm's `name` in `bin`: it appends its arguments to
-/// `bin/name.calls`, then runs `body` (a shell script).
-fn tool(bin: &Path, name: &str, body: &str) -> PathBuf {
-    std::fs::create_dir_all(bin).unwrap();
-    let calls = bin.join(format!("{name}.calls"));
-    let script = format!(
-        "#!/bin/sh\nprintf '%s\\n' \"$*\" >>'{}'\n{body}\n",
-        calls.display()
-    );
-    let p = bin.join(name);
-    std::fs::write(&p, script).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    calls
-}
-
-/// How a stand-in was called, one line a call; empty when it never was.
-fn calls(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
+use std::process::Command;
 
 /// An srun that cannot get an allocation: the fleet ends at once.
 const SRUN_BUSY: &str =
@@ -163,27 +144,20 @@ fn a_job_given_up_on_is_cancelled_in_slurm_by_its_own_name() {
         "echo 'srun: job 9 queued and waiting for resources' >&2\nexec sleep 300",
     );
     let scancel = tool(&bin, "scancel", "");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(["fleet", "--nodes", "2", "--start-timeout", "1s"])
-        .arg("--report-dir")
-        .arg(t.path().join("out"))
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let out = t.path().join("out");
+    let child = spawn_fleet(
+        &bin,
+        &[
+            "--nodes",
+            "2",
+            "--start-timeout",
+            "1s",
+            "--report-dir",
+            s(&out),
+        ],
+    );
     let name = format!("numaprobe-fleet-{}", child.id());
-    // A guard against a hang only: the assertions are on what was called.
-    let until = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("fleet did not give up on its pending job");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let o: Output = child.wait_with_output().unwrap();
+    let o = finish(child);
     assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
     assert!(
         calls(&srun).starts_with(&format!("--job-name={name} ")),
@@ -212,15 +186,6 @@ fn an_srun_that_cannot_be_run_is_no_slurm() {
     let e = usage_error(&o);
     assert!(e.contains("no Slurm found: srun is not on PATH"), "{e}");
     assert!(!out.exists(), "left {}", out.display());
-}
-
-/// No ESC or CR of Slurm's words reaches the terminal or the fleet's files.
-fn assert_clean(what: &str, bytes: &[u8]) {
-    assert!(
-        !bytes.iter().any(|b| *b == 0x1b || *b == b'\r'),
-        "{what}: {:?}",
-        String::from_utf8_lossy(bytes)
-    );
 }
 
 /// sinfo's reason for a drained node, srun's lines about the allocation

@@ -9,7 +9,8 @@
 use numaprobe_core::analysis::fleet::stream::Frame;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The gathered fixture fleet (`tests/fixtures/fleet/NAME`).
 pub fn fixture(name: &str) -> PathBuf {
@@ -50,6 +51,24 @@ pub fn stand_in(bin: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
+/// A stand-in for Slurm's `name` in `bin` that appends its arguments to
+/// `bin/name.calls`, then runs `body`; the calls file's path.
+pub fn recorded_stand_in(bin: &Path, name: &str, body: &str) -> PathBuf {
+    let calls = bin.join(format!("{name}.calls"));
+    stand_in(
+        bin,
+        name,
+        &format!("printf '%s\\n' \"$*\" >>'{}'\n{body}", calls.display()),
+    );
+    calls
+}
+
+/// How a recorded stand-in was called, one line a call; empty when it
+/// never was.
+pub fn calls(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
 /// An srun in `dir/bin` that runs `before` (a shell line) and then prints
 /// the frames of `nodes` (name, fixture node) at once; the folder to put
 /// first on PATH.
@@ -66,29 +85,51 @@ pub fn fake_srun(dir: &Path, before: &str, nodes: &[(&str, &str)]) -> PathBuf {
     bin
 }
 
-/// Run `fleet ARGS` with `bin` first on PATH; a run still going after
-/// `guard` is killed and the test fails (a guard against a hang only, far
-/// above the run's own deadline: no test waits on it).
-pub fn fleet_with(bin: &Path, args: &[&str], guard: std::time::Duration) -> Output {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_numaprobe"))
+/// Start `fleet ARGS` with `bin` first on PATH, its output piped.
+pub fn spawn_fleet(bin: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
         .arg("fleet")
         .args(args)
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let until = std::time::Instant::now() + guard;
+        .unwrap()
+}
+
+/// Wait for a fleet started by [`spawn_fleet`]; one still going after
+/// [`HANG`] is killed and the test fails (a guard against a hang only, far
+/// above every run's own deadline: no test waits on it).
+pub fn finish(mut child: Child) -> Output {
+    let until = Instant::now() + HANG;
     while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > until {
+        if Instant::now() > until {
             let _ = child.kill();
             let _ = child.wait();
             panic!("fleet did not end on its own deadline");
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(100));
     }
     child.wait_with_output().unwrap()
+}
+
+/// How long a fleet may run before a test takes it for hung.
+pub const HANG: Duration = Duration::from_secs(300);
+
+/// Run `fleet ARGS` with `bin` first on PATH, to its end ([`finish`]).
+pub fn fleet_with(bin: &Path, args: &[&str]) -> Output {
+    finish(spawn_fleet(bin, args))
+}
+
+/// No ESC or CR of a folder's name, of a node's error output or of Slurm's
+/// words (srun's, sinfo's) reaches the terminal or the fleet's files.
+pub fn assert_clean(what: &str, bytes: &[u8]) {
+    assert!(
+        !bytes.iter().any(|b| *b == 0x1b || *b == b'\r'),
+        "{what}: {:?}",
+        String::from_utf8_lossy(bytes)
+    );
 }
 
 /// Each node's name and status in a fleet's JSON document, in its order.
