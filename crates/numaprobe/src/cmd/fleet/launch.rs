@@ -237,11 +237,7 @@ pub fn launch(
                 }
                 shown += end + 1;
             }
-            if tail.len() > 2 * STDERR_KEEP {
-                let cut = tail.len() - STDERR_KEEP;
-                tail.drain(..cut);
-                shown = shown.saturating_sub(cut);
-            }
+            keep_tail(&mut tail, &mut shown);
         }
         let _ = err_tx.send(String::from_utf8_lossy(&tail).into_owned());
     });
@@ -274,6 +270,17 @@ pub fn launch(
 
 /// Bytes of srun's stderr kept.
 const STDERR_KEEP: usize = 8192;
+
+/// Past twice [`STDERR_KEEP`], drop the oldest bytes of `tail` down to
+/// [`STDERR_KEEP`], `shown` (how far its lines were shown) moved along:
+/// whatever srun writes costs a bounded amount of memory.
+fn keep_tail(tail: &mut Vec<u8>, shown: &mut usize) {
+    if tail.len() > 2 * STDERR_KEEP {
+        let cut = tail.len() - STDERR_KEEP;
+        tail.drain(..cut);
+        *shown = shown.saturating_sub(cut);
+    }
+}
 
 /// srun's lines about the allocation (queued, waiting for nodes, granted).
 fn is_queue_news(line: &str) -> bool {

@@ -403,3 +403,256 @@ fn a_job_pending_past_its_start_timeout_is_given_up() {
     assert_eq!(g.never_started, None);
     assert_eq!(g.srun_status, Some(0));
 }
+
+/// srun and its job are ended exactly when the launcher gave up on
+/// something (a node, the count's shortfall, the deadline, the start);
+/// nodes that started, ended or had lines skipped, and a stop request
+/// (which ends srun its own way), are no giving up.
+#[test]
+fn giving_up_is_any_node_or_the_job_given_up_on_and_nothing_else() {
+    let mut g = Gathered {
+        started: vec!["np1".into()],
+        problems: vec!["np1: a line of the job's output skipped".into()],
+        stopped: true,
+        srun_status: Some(0),
+        ..Gathered::default()
+    };
+    g.ended
+        .insert("np1".into(), super::super::node::not_run("np1"));
+    assert!(!g.gave_up());
+    fn one(s: &str) -> Vec<(String, String)> {
+        vec![(s.to_string(), "why".to_string())]
+    }
+    let each: [fn(&mut Gathered); 7] = [
+        |g| g.lost = vec!["np2".into()],
+        |g| g.timed_out = one("np2"),
+        |g| g.not_started = one("np2"),
+        |g| g.unnamed = 1,
+        |g| g.unnamed = 2,
+        |g| g.overdue = true,
+        |g| g.never_started = Some("pending".into()),
+    ];
+    for (i, give_up) in each.iter().enumerate() {
+        let mut g = Gathered::default();
+        give_up(&mut g);
+        assert!(g.gave_up(), "case {i}: {g:?}");
+    }
+}
+
+/// When the launcher gives up, srun's whole process group is asked to end
+/// (SIGTERM, which srun passes to the job's tasks) before it is killed: a
+/// stand-in and the child it left, each ending cleanly on SIGTERM, say they
+/// got it, and srun (waiting for its child) exits 0.
+#[test]
+fn srun_and_its_group_are_asked_to_end_before_they_are_killed() {
+    let d = scratch("fleet-term");
+    let (termed, child) = (d.join("termed"), d.join("child"));
+    // np1 starts, then is silent for good: lost after the grace.
+    let script = format!(
+        "(trap 'echo term > {}; exit 0' TERM; while :; do sleep 0.1; done) &\n\
+         trap 'echo term > {}; wait; exit 0' TERM; echo '{}'; while :; do sleep 0.1; done",
+        child.display(),
+        termed.display(),
+        Frame::Start { node: "np1".into() }.line().trim_end(),
+    );
+    let fleet = d.join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    let f = SafeDir::own(&fleet, "--report-dir", false).unwrap();
+    let watch = Watch {
+        grace: Duration::from_secs(1),
+        ..WATCH
+    };
+    let g = launch(
+        Path::new("/bin/sh"),
+        &["-c".into(), script],
+        &f,
+        &["np1".to_string()],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(g.lost, ["np1"]);
+    assert_eq!(std::fs::read_to_string(&termed).unwrap(), "term\n");
+    assert_eq!(std::fs::read_to_string(&child).unwrap(), "term\n");
+    assert_eq!(g.srun_status, Some(0), "srun ended by its own trap");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Gone, or a zombie nobody reaped (a container's first process may not).
+fn gone(pid: &str) -> bool {
+    let stat = std::path::Path::new("/proc").join(pid).join("stat");
+    std::fs::read_to_string(stat).map_or(true, |s| s.contains(") Z "))
+}
+
+/// srun and a child of its group that both ignore SIGTERM are killed
+/// once srun's time to end has passed.
+#[test]
+fn what_ignores_sigterm_in_srun_s_group_is_killed() {
+    let d = scratch("fleet-kill");
+    let pids = d.join("pids");
+    let script = format!(
+        "sh -c 'echo $$ >> {0}; trap \"\" TERM; while :; do sleep 0.1; done' &\n\
+         echo $$ >> {0}; trap '' TERM; echo '{1}'; while :; do sleep 0.1; done",
+        pids.display(),
+        Frame::Start { node: "np1".into() }.line().trim_end(),
+    );
+    let held = SafeDir::own(&d, "--report-dir", false).unwrap();
+    let watch = Watch {
+        grace: Duration::from_secs(1),
+        ..WATCH
+    };
+    let g = launch(
+        Path::new("/bin/sh"),
+        &["-c".into(), script],
+        &held,
+        &["np1".to_string()],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(g.lost, ["np1"]);
+    assert_eq!(g.srun_status, None, "killed by a signal");
+    let ids = std::fs::read_to_string(&pids).unwrap();
+    assert_eq!(ids.lines().count(), 2, "{ids}");
+    for pid in ids.lines() {
+        assert!(gone(pid), "{pid} of srun's group is still there");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// srun's words about the allocation are shown as they come; anything
+/// else it or a task writes to stderr is kept for the end, not shown.
+#[test]
+fn only_srun_s_words_about_the_allocation_are_news() {
+    for news in [
+        "srun: job 9 queued and waiting for resources",
+        "srun: job 9 has been allocated resources",
+        "srun: Required node not available (down, drained or reserved)",
+        "srun: job 9 allocation revoked",
+    ] {
+        assert!(is_queue_news(news), "{news}");
+    }
+    for other in [
+        "srun: error: task 0: Exited with exit code 1",
+        "chatter",
+        "",
+    ] {
+        assert!(!is_queue_news(other), "{other}");
+    }
+}
+
+/// srun's stderr is held bounded whatever it writes, and its last lines
+/// are what the launcher keeps: the failure's line names its last error.
+#[test]
+fn srun_s_stderr_is_bounded_and_its_last_lines_kept() {
+    // The tail as the reading thread keeps it, fed 1000 bytes at a time
+    // (never landing on the bound exactly), each line shown as it comes.
+    let mut tail = Vec::new();
+    for i in 0..100u32 {
+        let chunk = format!("{:0>99}\n", i).repeat(10);
+        tail.extend_from_slice(chunk.as_bytes());
+        let before = tail.len();
+        let mut shown = before;
+        keep_tail(&mut tail, &mut shown);
+        assert!(tail.len() <= 2 * STDERR_KEEP, "{} bytes held", tail.len());
+        assert!(
+            tail.len() == before || tail.len() == STDERR_KEEP,
+            "{} bytes",
+            tail.len()
+        );
+        assert_eq!(shown, tail.len(), "every byte held was shown");
+    }
+    assert!(tail.ends_with(format!("{:0>99}\n", 99).as_bytes()));
+    // Through srun: 3000 lines of chatter, then its error, exit 3.
+    let d = scratch("fleet-stderr");
+    let held = SafeDir::own(&d, "--report-dir", false).unwrap();
+    let script = "i=0; while [ $i -lt 3000 ]; do echo \"chatter $i of srun's stderr\" >&2; i=$((i+1)); done; echo 'srun: error: the last words' >&2; exit 3";
+    let g = launch(
+        Path::new("/bin/sh"),
+        &["-c".into(), script.into()],
+        &held,
+        &[],
+        WATCH,
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(g.srun_status, Some(3));
+    let want: Vec<String> = (2993..3000)
+        .map(|i| format!("chatter {i} of srun's stderr"))
+        .chain(["srun: error: the last words".to_string()])
+        .collect();
+    assert_eq!(g.srun_stderr, want);
+    assert_eq!(
+        srun_failure(&g),
+        "srun failed (exit status 3): srun: error: the last words"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Before any node started, the launcher waits until the job's latest
+/// start (`--start-timeout` after srun was run) plus the nodes' limit and
+/// twice the grace: a job whose start may still come is not given up on,
+/// however short the nodes' limit.
+#[test]
+fn before_any_node_starts_the_deadline_counts_from_the_latest_start() {
+    let d = scratch("fleet-latest-start");
+    let held = SafeDir::own(&d, "--report-dir", false).unwrap();
+    let watch = Watch {
+        grace: Duration::from_secs(1),
+        timeout: Duration::from_secs(1),
+        ..WATCH
+    };
+    // srun says nothing and ends after a moment.
+    let g = launch(
+        Path::new("/bin/sh"),
+        &["-c".into(), "sleep 0.5".into()],
+        &held,
+        &["np1".to_string()],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(g.srun_status, Some(0));
+    assert!(!g.gave_up(), "{g:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Where the stand-in for srun below says it is ready for a stop request.
+static STOP_READY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// A stop request (Ctrl-C) sends SIGTERM to srun's whole group and reads
+/// what the nodes send after it: here a task of the group that sends its
+/// report when told to stop, srun itself ending on the signal.
+#[test]
+fn a_stop_request_ends_srun_s_group_and_reads_what_comes_after() {
+    let d = scratch("fleet-stop");
+    let ready = STOP_READY.get_or_init(|| d.join("ready")).clone();
+    let frames = d.join("frames");
+    std::fs::write(&frames, node_lines("np1")).unwrap();
+    let script = format!(
+        "(trap 'cat {}; exit 0' TERM; touch {}; while :; do sleep 0.1; done) &\nwait",
+        frames.display(),
+        ready.display()
+    );
+    let fleet = d.join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    let f = SafeDir::own(&fleet, "--report-dir", false).unwrap();
+    let watch = Watch {
+        stop_requested: || STOP_READY.get().is_some_and(|p| p.exists()),
+        ..WATCH
+    };
+    let g = launch(
+        Path::new("/bin/sh"),
+        &["-c".into(), script],
+        &f,
+        &["np1".to_string()],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    assert!(g.stopped);
+    assert_eq!(g.started, ["np1"]);
+    assert_eq!(g.ended.keys().collect::<Vec<_>>(), ["np1"]);
+    assert!(fleet.join("np1/run.json").is_file());
+    std::fs::remove_dir_all(&d).unwrap();
+}
