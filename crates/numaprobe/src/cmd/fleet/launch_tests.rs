@@ -656,3 +656,72 @@ fn a_stop_request_ends_srun_s_group_and_reads_what_comes_after() {
     assert!(fleet.join("np1/run.json").is_file());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// srun that sends `frames` and then holds the job's output open for good
+/// (a node of the job never heard from, or a step that does not end).
+fn holding_srun(d: &Path, frames: &[u8]) -> Vec<String> {
+    let file = d.join("frames");
+    std::fs::write(&file, frames).unwrap();
+    let script = format!("cat {}; exec sleep 1000", file.display());
+    vec!["-c".into(), script]
+}
+
+/// Asked for by count, a node never heard from is named from Slurm's list
+/// of the job's nodes (those heard from left out), or counted when Slurm
+/// cannot say; either way srun is ended and the others kept.
+#[test]
+fn a_count_s_silent_node_is_named_from_slurm_s_list_or_counted() {
+    let d = scratch("fleet-count-named");
+    let args = holding_srun(&d, &node_lines("np1"));
+    let held = SafeDir::own(&d, "--report-dir", false).unwrap();
+    let watch = Watch {
+        grace: Duration::from_secs(1),
+        count: Some(2),
+        job_nodes: || Some(vec!["np1".into(), "np2".into()]),
+        ..WATCH
+    };
+    let g = launch(Path::new("/bin/sh"), &args, &held, &[], watch, |_, _| {}).unwrap();
+    let names: Vec<&str> = g.not_started.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["np2"]);
+    assert_eq!(g.unnamed, 0);
+    assert_eq!(g.ended.keys().collect::<Vec<_>>(), ["np1"]);
+    assert_eq!(g.srun_status, None, "srun ended");
+    // Slurm names nobody: the missing node is counted.
+    let watch = Watch {
+        job_nodes: || None,
+        ..watch
+    };
+    let g = launch(Path::new("/bin/sh"), &args, &held, &[], watch, |_, _| {}).unwrap();
+    assert!(g.not_started.is_empty(), "{:?}", g.not_started);
+    assert_eq!(g.unnamed, 1);
+    assert!(g.gave_up());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Every node done and srun still running at the launcher's deadline:
+/// srun is ended, and that is said (overdue), no node given up on.
+#[test]
+fn srun_still_running_at_the_deadline_with_every_node_done_is_ended() {
+    let d = scratch("fleet-overdue");
+    let args = holding_srun(&d, &node_lines("np1"));
+    let held = SafeDir::own(&d, "--report-dir", false).unwrap();
+    let watch = Watch {
+        grace: Duration::from_secs(1),
+        timeout: Duration::from_secs(1),
+        ..WATCH
+    };
+    let g = launch(
+        Path::new("/bin/sh"),
+        &args,
+        &held,
+        &["np1".to_string()],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    assert!(g.overdue, "{g:?}");
+    assert!(g.lost.is_empty() && g.timed_out.is_empty() && g.not_started.is_empty());
+    assert_eq!(g.ended.keys().collect::<Vec<_>>(), ["np1"]);
+    assert_eq!(g.srun_status, None, "srun ended");
+    std::fs::remove_dir_all(&d).unwrap();
+}
