@@ -725,3 +725,60 @@ fn srun_still_running_at_the_deadline_with_every_node_done_is_ended() {
     assert_eq!(g.srun_status, None, "srun ended");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A job Slurm calls pending is given up on only once its start is
+/// overdue: a job that starts and reports well within `--start-timeout`
+/// is gathered, whatever Slurm would say of it.
+#[test]
+fn a_pending_job_is_not_given_up_on_before_its_start_timeout() {
+    let d = scratch("fleet-pending-in-time");
+    let frames = d.join("frames");
+    std::fs::write(&frames, node_lines("np1")).unwrap();
+    let fleet = d.join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    let held = SafeDir::own(&fleet, "--report-dir", false).unwrap();
+    let watch = Watch {
+        job_state: || JobState::Pending("Resources".into()),
+        ..WATCH
+    };
+    let g = launch(
+        Path::new("/bin/cat"),
+        &[frames.display().to_string()],
+        &held,
+        &["np1".to_string()],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(g.never_started, None);
+    assert_eq!(g.ended.keys().collect::<Vec<_>>(), ["np1"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A stop request that comes before the job started is a stop, never a
+/// start given up on: while the nodes' partial reports are read, the
+/// start's clock is not looked at, however overdue.
+#[test]
+fn a_stop_before_the_job_started_is_no_start_given_up_on() {
+    let d = scratch("fleet-stop-pending");
+    let held = SafeDir::own(&d, "--report-dir", false).unwrap();
+    let watch = Watch {
+        stop_requested: || true,
+        start_timeout: Duration::ZERO,
+        job_state: || JobState::Pending("Resources".into()),
+        ..WATCH
+    };
+    let g = launch(
+        Path::new("/bin/sh"),
+        &["-c".into(), "exec sleep 1000".into()],
+        &held,
+        &["np1".to_string()],
+        watch,
+        |_, _| {},
+    )
+    .unwrap();
+    assert!(g.stopped);
+    assert_eq!(g.never_started, None);
+    assert_eq!(g.srun_status, None, "ended by the stop's SIGTERM");
+    std::fs::remove_dir_all(&d).unwrap();
+}
