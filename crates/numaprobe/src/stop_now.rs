@@ -28,7 +28,20 @@
 //! Measuring commands never enter this mode: what they measured is worth a
 //! partial document, so they keep the graceful stop.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+
+/// The first stop signal handed to [`end_if_free`], 0 while none: kept here,
+/// not asked of `signals.rs`, so the handler's module depends on this one
+/// and not the other way round.
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The stop signal received, if any.
+fn received() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
 
 /// The mode, the ending decision, whether a write has begun, and the number
 /// of holds, in one word (see the module doc).
@@ -46,7 +59,7 @@ const HOLDS: u32 = WROTE - 1;
 /// starts reading). A signal that came before is acted on now.
 pub fn nothing_to_save() {
     STATE.fetch_or(QUICK, Ordering::SeqCst);
-    if let Some(sig) = crate::signals::received() {
+    if let Some(sig) = received() {
         end_if_free(sig);
     }
 }
@@ -54,6 +67,7 @@ pub fn nothing_to_save() {
 /// In the mode and with no hold taken: write the line and end the process
 /// with 128 + `sig`. Otherwise nothing. Async-signal-safe.
 pub fn end_if_free(sig: i32) {
+    let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
     let mut s = STATE.load(Ordering::SeqCst);
     loop {
         if !may_end(s) {
@@ -70,7 +84,8 @@ pub fn end_if_free(sig: i32) {
     // no output is open (no hold is taken).
     unsafe {
         libc::write(2, line.as_ptr().cast(), line.len());
-        libc::_exit(i32::from(crate::signals::exit_status(sig)));
+        // 128 + the signal's number, the shell's convention (as `main`).
+        libc::_exit(128 + sig);
     }
 }
 
@@ -119,7 +134,7 @@ impl Hold {
 impl Drop for Hold {
     fn drop(&mut self) {
         STATE.fetch_sub(1, Ordering::SeqCst);
-        if let Some(sig) = crate::signals::received() {
+        if let Some(sig) = received() {
             end_if_free(sig);
         }
     }
