@@ -10,17 +10,13 @@
 //! comes (a read, a wait, an open) returns EINTR instead of going back to
 //! wait, so the code around it sees the stop request.
 
-use std::sync::atomic::{AtomicI32, Ordering};
-
-/// The first stop signal received, 0 while none.
-static RECEIVED: AtomicI32 = AtomicI32::new(0);
-
 extern "C" fn on_signal(sig: libc::c_int) {
     // Async-signal-safe only: atomics, and in a command that only reads a
     // write(2) and _exit(2) (`stop_now`); nothing that allocates or locks.
-    let _ = RECEIVED.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+    // The signal is recorded before the cancel flag is raised, so a command
+    // that stops at the flag finds it when `main` asks.
+    crate::stop_now::signalled(sig);
     numaprobe_core::cancel::request();
-    crate::stop_now::end_if_free(RECEIVED.load(Ordering::SeqCst));
 }
 
 /// How the handler is installed (see the module doc): no SA_RESTART.
@@ -47,18 +43,9 @@ fn set(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
     }
 }
 
-/// The stop signal received, if any.
-pub fn received() -> Option<i32> {
-    match RECEIVED.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
-    }
-}
-
-/// The conventional exit status after a signal: 128 + its number.
-pub fn exit_status(sig: i32) -> u8 {
-    (128 + sig).clamp(0, 255) as u8
-}
+/// The first stop signal received (kept by `stop_now`, which the handler
+/// tells), and the exit status it gives.
+pub use crate::stop_now::{exit_status, received};
 
 pub fn name(sig: i32) -> &'static str {
     match sig {
@@ -71,6 +58,7 @@ pub fn name(sig: i32) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering;
 
     fn action(sig: libc::c_int) -> libc::sigaction {
         // SAFETY: querying only (no new action).

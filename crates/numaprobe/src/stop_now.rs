@@ -30,16 +30,31 @@
 
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
-/// The first stop signal handed to [`end_if_free`], 0 while none: kept here,
-/// not asked of `signals.rs`, so the handler's module depends on this one
-/// and not the other way round.
+/// The first stop signal received, 0 while none. The handler
+/// (`signals.rs`) records it here through [`signalled`], and `main` reads it
+/// back through `signals`: one record of it, in the module the handler
+/// depends on, not the other way round.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 /// The stop signal received, if any.
-fn received() -> Option<i32> {
+pub fn received() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),
+    }
+}
+
+/// The conventional exit status after a signal: 128 + its number.
+pub fn exit_status(sig: i32) -> u8 {
+    (128 + sig).clamp(0, 255) as u8
+}
+
+/// Record `sig` (the first one counts), then [`end_if_free`]: what the
+/// handler calls. Async-signal-safe.
+pub fn signalled(sig: i32) {
+    let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+    if let Some(first) = received() {
+        end_if_free(first);
     }
 }
 
@@ -66,8 +81,7 @@ pub fn nothing_to_save() {
 
 /// In the mode and with no hold taken: write the line and end the process
 /// with 128 + `sig`. Otherwise nothing. Async-signal-safe.
-pub fn end_if_free(sig: i32) {
-    let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+fn end_if_free(sig: i32) {
     let mut s = STATE.load(Ordering::SeqCst);
     loop {
         if !may_end(s) {
@@ -84,8 +98,7 @@ pub fn end_if_free(sig: i32) {
     // no output is open (no hold is taken).
     unsafe {
         libc::write(2, line.as_ptr().cast(), line.len());
-        // 128 + the signal's number, the shell's convention (as `main`).
-        libc::_exit(128 + sig);
+        libc::_exit(i32::from(exit_status(sig)));
     }
 }
 
