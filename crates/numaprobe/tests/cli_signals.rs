@@ -7,74 +7,30 @@
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
+mod signalled;
+
 use common::TempDir;
+use signalled::{signal_and_wait, spawn, stderr, wait_until};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Child;
+use std::time::Duration;
 
 const PATIENCE: Duration = Duration::from_secs(180);
-
-fn spawn(args: &[&str], cwd: &Path) -> Child {
-    let err = std::fs::File::create(cwd.join("stderr.txt")).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(err)
-        .spawn()
-        .expect("start numaprobe")
-}
-
-fn stderr(cwd: &Path) -> String {
-    std::fs::read_to_string(cwd.join("stderr.txt")).unwrap_or_default()
-}
 
 /// Wait until the process runs a measuring thread (every measurement runs
 /// on a thread of its own, after the signal handlers are installed).
 fn wait_until_measuring(child: &mut Child, cwd: &Path) {
-    let status = format!("/proc/{}/status", child.id());
-    let began = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            panic!(
-                "numaprobe ended ({s}) before it was signalled: {}",
-                stderr(cwd)
-            );
-        }
-        let threads = std::fs::read_to_string(&status)
+    wait_until(child, cwd, PATIENCE, "never started measuring", |pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
             .ok()
             .and_then(|t| {
                 t.lines()
                     .find_map(|l| l.strip_prefix("Threads:"))
                     .and_then(|n| n.trim().parse::<u32>().ok())
             })
-            .unwrap_or(0);
-        if threads >= 2 {
-            return;
-        }
-        if began.elapsed() > PATIENCE {
-            let _ = child.kill();
-            panic!("numaprobe never started measuring: {}", stderr(cwd));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal_and_wait(child: &mut Child, sig: libc::c_int, cwd: &Path) -> ExitStatus {
-    // SAFETY: a plain kill(2) to our own child.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
-    let began = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if began.elapsed() > PATIENCE {
-            let _ = child.kill();
-            panic!("numaprobe did not stop after the signal: {}", stderr(cwd));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+            .unwrap_or(0)
+            >= 2
+    });
 }
 
 fn document(path: &Path) -> serde_json::Value {
@@ -103,7 +59,7 @@ fn interrupted_latency(sig: libc::c_int, code: i32, name: &str) {
         t.path(),
     );
     wait_until_measuring(&mut child, t.path());
-    let status = signal_and_wait(&mut child, sig, t.path());
+    let status = signal_and_wait(&mut child, sig, t.path(), PATIENCE);
     let err = stderr(t.path());
     assert_eq!(status.code(), Some(code), "{err}");
     let doc = document(&t.path().join("f.json"));
@@ -162,7 +118,7 @@ fn an_interrupted_study_keeps_its_finished_cases() {
     ]);
     let mut child = spawn(&args, t.path());
     wait_until_measuring(&mut child, t.path());
-    let status = signal_and_wait(&mut child, libc::SIGINT, t.path());
+    let status = signal_and_wait(&mut child, libc::SIGINT, t.path(), PATIENCE);
     let err = stderr(t.path());
     assert_eq!(status.code(), Some(130), "{err}");
     let doc = document(&t.path().join("s.json"));

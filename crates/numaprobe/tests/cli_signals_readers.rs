@@ -9,11 +9,14 @@
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
 
+mod signalled;
+
 use common::TempDir;
+use signalled::{signal_and_wait, spawn, stderr, wait_until};
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, ExitStatus};
+use std::time::Duration;
 
 /// Against a hang only: no test waits this long when numaprobe behaves.
 const PATIENCE: Duration = Duration::from_secs(120);
@@ -61,23 +64,6 @@ fn write_matrix(path: &Path, json: bool) {
     f.flush().unwrap();
 }
 
-fn stderr(cwd: &Path) -> String {
-    std::fs::read_to_string(cwd.join("stderr.txt")).unwrap_or_default()
-}
-
-/// Start numaprobe in `cwd`, its stderr to `cwd/stderr.txt`.
-fn spawn(args: &[&str], cwd: &Path) -> Child {
-    let err = std::fs::File::create(cwd.join("stderr.txt")).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_numaprobe"))
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(err)
-        .spawn()
-        .expect("start numaprobe")
-}
-
 /// Has `pid` opened `input`: it holds it open now, or has read at least its
 /// size (it read it whole and closed it between two looks).
 fn has_opened(pid: u32, input: &Path) -> bool {
@@ -107,33 +93,10 @@ fn signal_once_reading(
     sig: libc::c_int,
     cwd: &Path,
 ) -> ExitStatus {
-    let began = Instant::now();
-    while !has_opened(child.id(), input) {
-        if let Some(s) = child.try_wait().unwrap() {
-            panic!(
-                "numaprobe ended ({s}) before it was signalled: {}",
-                stderr(cwd)
-            );
-        }
-        if began.elapsed() > PATIENCE {
-            let _ = child.kill();
-            panic!("numaprobe never opened its input: {}", stderr(cwd));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // SAFETY: kill(2) to our own child, which has not been waited for.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
-    let began = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if began.elapsed() > PATIENCE {
-            let _ = child.kill();
-            panic!("numaprobe did not stop at the signal: {}", stderr(cwd));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until(child, cwd, PATIENCE, "never opened its input", |pid| {
+        has_opened(pid, input)
+    });
+    signal_and_wait(child, sig, cwd, PATIENCE)
 }
 
 /// The folder's files, but the input and the captured stderr.
