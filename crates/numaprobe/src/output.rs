@@ -132,19 +132,37 @@ impl Sink {
     /// Write `content` as the whole output. For a file, replaces any earlier
     /// version atomically.
     pub fn write(&self, content: &str) -> anyhow::Result<()> {
+        self.write_with(|w| w.write_all(content.as_bytes()))
+    }
+
+    /// [`Sink::write`] of what `fill` writes, streamed as it comes (a large
+    /// document is never held whole): a file still appears whole or not
+    /// at all, standard output gets the bytes as they are made.
+    pub fn write_with(
+        &self,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
         match self {
             Sink::Stdout => {
                 // Standard output may be a file the shell opened: a stop
                 // signal waits for the whole answer (`stop_now`).
                 let _hold = crate::stop_now::Hold::take();
-                let mut out = std::io::stdout().lock();
-                out.write_all(content.as_bytes())?;
+                let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+                fill(&mut out)?;
                 out.flush()?;
                 Ok(())
             }
-            Sink::File(path) => crate::safe_dir::write_file(path, content.as_bytes()),
-            Sink::Folder { dir, name, .. } => dir.write(name, content.as_bytes()),
+            Sink::File(path) => crate::safe_dir::write_file_with(path, fill),
+            Sink::Folder { dir, name, .. } => dir.write_with(name, fill),
         }
+    }
+
+    /// A document's JSON ([`render::write_json`]), streamed.
+    pub fn write_json<T: serde::Serialize + numaprobe_core::model::document::Typed>(
+        &self,
+        value: &T,
+    ) -> anyhow::Result<()> {
+        self.write_with(|w| numaprobe_core::render::write_json(value, w))
     }
 
     pub fn is_stdout(&self) -> bool {

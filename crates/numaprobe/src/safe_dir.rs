@@ -287,6 +287,17 @@ impl SafeDir {
     /// Write `bytes` as the whole of `name` (see the module doc). A name
     /// held by anything but a regular file is refused (exit 2) naming it.
     pub fn write(&self, name: impl AsRef<OsStr>, bytes: &[u8]) -> anyhow::Result<()> {
+        self.write_with(name, |f| f.write_all(bytes))
+    }
+
+    /// [`SafeDir::write`] of what `fill` writes, streamed to the file as it
+    /// comes: the same checks, temporary and rename, without the whole
+    /// content held first.
+    pub fn write_with(
+        &self,
+        name: impl AsRef<OsStr>,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
         let name = name.as_ref();
         let path = self.path.join(name);
         if let Some(m) = self
@@ -297,11 +308,15 @@ impl SafeDir {
                 return Err(not_regular(&path, &m));
             }
         }
-        self.replace(name, bytes)
+        self.replace_with(name, fill)
             .with_context(|| format!("cannot write {}", path.display()))
     }
 
-    fn replace(&self, name: &OsStr, bytes: &[u8]) -> std::io::Result<()> {
+    fn replace_with(
+        &self,
+        name: &OsStr,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         // A stop signal waits until the file is in place or its temporary
         // removed (dropped after the guard below).
         let _hold = crate::stop_now::Hold::take();
@@ -313,7 +328,10 @@ impl SafeDir {
             dir: self,
             name: Some(&tmp),
         };
-        file.write_all(bytes)?;
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut file);
+        fill(&mut buffered)?;
+        buffered.flush()?;
+        drop(buffered);
         numaprobe_core::fault::panic_at(numaprobe_core::fault::OUTPUT);
         file.sync_all()?;
         drop(file);
@@ -416,6 +434,14 @@ pub fn not_an_output(path: &Path, m: &std::fs::Metadata) -> anyhow::Error {
 /// run's output into a pipe, a device or another file, and nothing blocks.
 /// `-` (standard output) is the caller's.
 pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_file_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_file`] of what `fill` writes, streamed to the file as it comes.
+pub fn write_file_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let Some(name) = path.file_name() else {
         return Err(usage(format!(
             "{}: names no file; give a file name, or `-` for standard output",
@@ -429,7 +455,7 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     {
         Some(m) if !m.is_file() => Err(not_an_output(path, &m)),
         _ => dir
-            .replace(name, bytes)
+            .replace_with(name, fill)
             .with_context(|| format!("cannot write {}", path.display())),
     }
 }

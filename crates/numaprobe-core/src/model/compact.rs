@@ -80,6 +80,12 @@ pub struct Layout {
     stack: Vec<Open>,
     in_string: bool,
     escaped: bool,
+    /// Bytes already handed on ([`Layout::drain_settled`]): `out` holds the
+    /// text from this offset; `Open::start` counts from the text's start.
+    base: usize,
+    /// Where the line holding the first byte of `out` starts, in the
+    /// whole text (a fold's column needs it after the line's start left).
+    line_start: usize,
 }
 
 impl Layout {
@@ -117,7 +123,7 @@ impl Layout {
                     top.nested = true;
                 }
                 self.stack.push(Open {
-                    start: out.len(),
+                    start: self.base + out.len(),
                     object: c == b'{',
                     nested: false,
                     not_numbers: false,
@@ -130,15 +136,17 @@ impl Layout {
                 if self.stack.is_empty() || open.nested {
                     return;
                 }
-                let one_line = one_line(&out[open.start..]);
-                let column = open.start
-                    - out[..open.start]
-                        .iter()
-                        .rposition(|&b| b == b'\n')
-                        .map_or(0, |n| n + 1);
+                // An innermost container is never handed on while open.
+                let start = open.start - self.base;
+                let one_line = one_line(&out[start..]);
+                let line_start = out[..start]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(self.line_start, |n| self.base + n + 1);
+                let column = open.start - line_start;
                 let numbers = !open.object && !open.not_numbers;
                 if numbers || column + one_line.len() <= WIDTH {
-                    out.truncate(open.start);
+                    out.truncate(start);
                     out.extend_from_slice(&one_line);
                 }
             }
@@ -150,6 +158,33 @@ impl Layout {
             }
             _ => out.push(c),
         }
+    }
+
+    /// Hand the text that no later fold can change to `w` and drop it
+    /// from the buffer: everything before the innermost open container
+    /// while that holds no other container (it may still fold), else all.
+    /// What stays held is one innermost container at most, so a document
+    /// written this way is never held whole.
+    pub fn drain_settled(&mut self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let settled = match self.stack.last() {
+            Some(open) if !open.nested => open.start - self.base,
+            _ => self.out.len(),
+        };
+        if settled == 0 {
+            return Ok(());
+        }
+        w.write_all(&self.out[..settled])?;
+        if let Some(n) = self.out[..settled].iter().rposition(|&b| b == b'\n') {
+            self.line_start = self.base + n + 1;
+        }
+        self.out.drain(..settled);
+        self.base += settled;
+        Ok(())
+    }
+
+    /// Bytes held, not yet handed on.
+    pub fn held(&self) -> usize {
+        self.out.len()
     }
 
     /// The laid-out text.

@@ -31,7 +31,8 @@
 //!   against its data
 //! - `stamped`: a document's JSON text with its `kind` and provenance, as
 //!   every file carries it, laid out by `compact` (innermost containers on
-//!   one line)
+//!   one line); `top_fields` reads what its stamps depend on before a
+//!   document is streamed
 //!
 //! It sits low in the stack: it may use `topology`, `units`, `placement`,
 //! `kernels`, `stats` and `timer` (plain types), never `experiments`,
@@ -73,6 +74,7 @@ pub mod stamped;
 pub mod study;
 pub mod study_plan;
 pub mod sweep;
+pub mod top_fields;
 pub mod topo;
 pub mod tune;
 

@@ -276,11 +276,17 @@ pub fn stamp(text: &mut String, cancelled: bool) {
         .lines()
         .find(|l| l.starts_with(complete))
         .map(|l| !l.trim_end_matches(',').ends_with("false"));
-    let prov = now(own_complete.unwrap_or(true) && !cancelled);
-    let body = serde_json::to_string_pretty(&prov).expect("provenance serializes");
-    let member = format!("  \"provenance\": {}", body.replace('\n', "\n  "));
-    let member = crate::model::compact::layout_member(&member);
+    let member = member(own_complete.unwrap_or(true) && !cancelled);
     crate::model::compact::insert_after_schema(text, &member);
+}
+
+/// The `"provenance"` member as it stands in a document's top level, laid
+/// out, without a comma: what [`stamp`] inserts, for a writer that puts it
+/// in place as the document streams by.
+pub fn member(complete: bool) -> String {
+    let body = serde_json::to_string_pretty(&now(complete)).expect("provenance serializes");
+    let member = format!("  \"provenance\": {}", body.replace('\n', "\n  "));
+    crate::model::compact::layout_member(&member)
 }
 
 #[cfg(test)]

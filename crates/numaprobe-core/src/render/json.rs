@@ -17,3 +17,13 @@ pub fn to_json<T: serde::Serialize + Typed>(value: &T) -> String {
     s.push('\n');
     s
 }
+
+/// [`to_json`]'s text written to `w` as it is made, never held whole
+/// ([`crate::model::stamped::write`]).
+pub fn write_json<T: serde::Serialize + Typed>(
+    value: &T,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    crate::model::stamped::write(value, &mut &mut *w)?;
+    w.write_all(b"\n")
+}

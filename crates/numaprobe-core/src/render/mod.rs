@@ -6,7 +6,7 @@
 //!
 //! - `table`: the one table type behind text, CSV and Markdown; `fit`: a
 //!   terminal's width and height for the main job's summary
-//! - `json`: `to_json`, serde plus the provenance stamp
+//! - `json`: `to_json` and `write_json`, serde plus the provenance stamp
 //! - `matrix`, `matrix_long`: a latency/bandwidth matrix and its long table
 //! - `infer`, `graph`: the inference's tables and ASCII drawing; its picture;
 //!   `infer_fit`: the inference within a terminal and summary.md
@@ -100,7 +100,7 @@ pub(crate) fn bullet_section<T: std::fmt::Display>(
     out
 }
 
-pub use json::to_json;
+pub use json::{to_json, write_json};
 
 #[cfg(test)]
 mod tests {

@@ -127,7 +127,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 
     let out = match args.out.format() {
-        Format::Json => render::to_json(&inf),
+        // Streamed: the JSON of a large matrix's inference (some 600 MB
+        // for 1500 nodes) outweighs the analysis, and is never held whole.
+        Format::Json => return args.out.sink().write_json(&inf),
         Format::Csv => inf.cells_table().to_csv(),
         Format::Table => inf.to_terminal_alone(args.advice),
         // Markdown is a document: it keeps everything the JSON has.

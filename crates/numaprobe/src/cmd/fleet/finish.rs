@@ -35,11 +35,13 @@ pub(super) fn finish(
     }
     // One file's text at a time, each dropped once written, the chosen
     // format's last (kept for the screen): a fleet of thousands of nodes'
-    // cells holds the report and one rendering, never two at once.
+    // cells holds the report and one rendering, never two at once. The
+    // JSON is streamed, to its file and (when chosen) to the screen, and
+    // never held at all.
     let chosen = out.format();
     let mut shown = None;
-    let mut files: [(&str, Option<Format>, Renders); 4] = [
-        ("fleet.json", Some(Format::Json), |r| render::to_json(r)),
+    dir.write_with("fleet.json", |w| render::write_json(&r, w))?;
+    let mut files: [(&str, Option<Format>, Renders); 3] = [
         ("fleet.md", Some(Format::Markdown), fleet_table::to_markdown),
         ("fleet.csv", Some(Format::Csv), fleet_csv::to_csv),
         ("fleet.html", None, fleet_html::to_html),
@@ -61,16 +63,15 @@ pub(super) fn finish(
             )
         );
     }
-    let text = match shown {
-        None => format!(
+    match shown {
+        Some(text) => out.sink().write(&text)?,
+        None if chosen == Format::Json => out.sink().write_json(&r)?,
+        None => out.sink().write(&format!(
             "{}\nFleet report written to {}/ (fleet.json, fleet.md, fleet.csv, fleet.html)\n",
             fleet_table::to_text(&r),
             dir.path().display()
-        ),
-        Some(text) => text,
-    };
-    out.sink().write(&text)?;
-    drop(text);
+        ))?,
+    }
     if stopped {
         return Ok(());
     }
