@@ -53,11 +53,16 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
 /// empty; `advise` fills it.
 pub fn analyse(m: &Matrix) -> Inference {
-    analyse_from(m, &compute(m))
+    let w = compute(m);
+    let mut inf = analyse_from(m, &w);
+    inf.hops = w.hops;
+    inf
 }
 
 /// `analyse` on the matrix's work already computed, so that analysing and
-/// advising a large matrix clusters its cells once, not twice.
+/// advising a large matrix clusters its cells once, not twice. The hop
+/// table is left empty for the caller to move in from `w` once nothing
+/// reads it there: one copy of a table of every pair, not two.
 pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
     let unit = m.unit.as_str();
     let local_value = if w.local.is_empty() {
@@ -156,7 +161,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
         .into(),
         nodes: w.nodes.clone(),
         levels,
-        hops: w.hops.clone(),
+        hops: Vec::new(),
         links: w.links.iter().map(|&(a, b)| [a, b]).collect(),
         link_details,
         groups: groups(w),

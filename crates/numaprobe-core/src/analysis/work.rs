@@ -53,6 +53,14 @@ impl Work {
     pub fn rank_of(&self, k: (u32, u32)) -> usize {
         self.rank.get(k).map_or(0, |&r| r as usize)
     }
+    /// Drop the directed cells (local, remote, stray), which only the
+    /// inference itself and its findings read: pairs, ranks, links and
+    /// hops stay for the advice.
+    pub fn release_cells(&mut self) {
+        self.local = Vec::new();
+        self.remote = Vec::new();
+        self.stray = Vec::new();
+    }
     /// The highest rank, 0 without pairs.
     pub fn max_rank(&self) -> usize {
         self.ranks().map(|(_, r)| r).max().unwrap_or(0)
