@@ -6,7 +6,8 @@
 //! each test waits (with a generous limit, against a hang only) until the
 //! process has opened its input, and the input is large enough that reading
 //! and analysing it takes seconds on any machine, far longer than it takes
-//! to be signalled.
+//! to be signalled. The last test signals `fleet --from` once its answer's
+//! folder exists: the folder then holds whole files, never nothing.
 
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
@@ -204,4 +205,40 @@ fn sigint_ends_a_fleet_judged_from_a_folder_at_once_and_makes_no_folder() {
         .unwrap()
         .count();
     assert_eq!(nodes, FLEET_NODES);
+}
+
+/// Signalled once `DIR-judged` exists: the folder is never left empty. It
+/// is made together with its first file, and a signal that comes then
+/// waits for that file to be whole; the stop ends the process with the
+/// line that says so, and no temporary file is left (fleet.json is the
+/// first file written).
+#[test]
+fn sigterm_once_the_judged_folder_exists_leaves_whole_files_in_it() {
+    let t = TempDir::new("reader-fleet-made");
+    write_fleet(&t.path().join("fl"), FLEET_NODES, FLEET_CELLS);
+    let judged = t.path().join("fl-judged");
+    let mut child = spawn(&["fleet", "--from", "fl", "--format", "markdown"], t.path());
+    wait_until(
+        &mut child,
+        t.path(),
+        PATIENCE,
+        "never made fl-judged",
+        |_| judged.exists(),
+    );
+    let status = signal_and_wait(&mut child, libc::SIGTERM, t.path(), PATIENCE);
+    let err = stderr(t.path());
+    assert_eq!(status.code(), Some(143), "{status}: {err}");
+    assert!(
+        err.ends_with(
+            "numaprobe: interrupted by SIGTERM; what was already written is whole, the rest was not written\n"
+        ),
+        "{err}"
+    );
+    let files = left_behind(&judged, &[]);
+    assert!(files.contains(&"fleet.json".to_string()), "{files:?}");
+    assert!(files.iter().all(|f| !f.starts_with('.')), "{files:?}");
+    let fleet: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(judged.join("fleet.json")).unwrap()).unwrap();
+    assert_eq!(fleet["kind"], "fleet");
+    assert_eq!(fleet["nodes"].as_array().map(Vec::len), Some(FLEET_NODES));
 }
