@@ -1,10 +1,13 @@
 //! Stopping a command that only reads, with real signals: SIGTERM or SIGINT
-//! sent to `infer` while it reads or analyses a large matrix ends it at
-//! once with 143 / 130 and one line on stderr, and leaves no output file
-//! and no temporary file behind. Nothing here depends on timing: each test
-//! waits (with a generous limit, against a hang only) until the process has
-//! opened its input, and the input is large enough that its analysis takes
-//! seconds on any machine, far longer than it takes to be signalled.
+//! sent to `infer`, `report`, `diff`, `check`, `export`, `study --plan` or
+//! `fleet --from` while it reads or analyses a large input ends it at once
+//! with 143 / 130 and one line on stderr, and leaves no output file, no
+//! temporary file and no folder behind. Nothing here depends on timing:
+//! each test waits (with a generous limit, against a hang only) until the
+//! process has opened its input, and the input is large enough that reading
+//! and analysing it takes seconds on any machine, far longer than it takes
+//! to be signalled. The last test signals `fleet --from` once its answer's
+//! folder exists: the folder then holds whole files, never nothing.
 
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
@@ -12,129 +15,230 @@ mod common;
 mod signalled;
 
 use common::TempDir;
-use signalled::{signal_and_wait, spawn, stderr, wait_until};
-use std::io::Write;
+use signalled::inputs::{write_fleet, write_latency_document, write_matrix};
+use signalled::{has_opened, left_behind, signal_and_wait, spawn, stderr, wait_until};
 use std::path::Path;
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 /// Against a hang only: no test waits this long when numaprobe behaves.
-const PATIENCE: Duration = Duration::from_secs(120);
+const PATIENCE: Duration = Duration::from_secs(300);
 
-/// Nodes of the crafted matrix: 2.25 million cells, 15 MB of CSV or JSON.
-const NODES: usize = 1500;
+/// Nodes of the crafted MLC matrix: 2.25 million cells, 15 MB of CSV or JSON.
+const MATRIX_NODES: usize = 1500;
 
-/// A latency matrix of `NODES` nodes in groups of 8 (90 ns local, 130 ns in
-/// the group, 210 ns across, a deterministic ripple of a few percent) as
-/// CSV (`json`: false) or as numaprobe's matrix JSON.
-fn write_matrix(path: &Path, json: bool) {
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let cell = |r: usize, c: usize| {
-        let base = if r == c {
-            90.0
-        } else if r / 8 == c / 8 {
-            130.0
-        } else {
-            210.0
-        };
-        base * (1.0 + 0.02 * (((r * 7919 + c * 104729) % 101) as f64 / 50.0 - 1.0))
-    };
-    if json {
-        let nodes: Vec<String> = (0..NODES).map(|n| n.to_string()).collect();
-        let nodes = nodes.join(",");
-        write!(
-            f,
-            "{{\"unit\":\"ns\",\"cpu_nodes\":[{nodes}],\"mem_nodes\":[{nodes}],\"matrix\":["
-        )
-        .unwrap();
-    } else {
-        writeln!(f, "# unit: ns").unwrap();
-    }
-    for r in 0..NODES {
-        let row: Vec<String> = (0..NODES).map(|c| format!("{:.1}", cell(r, c))).collect();
-        if json {
-            write!(f, "{}[{}]", if r > 0 { "," } else { "" }, row.join(",")).unwrap();
-        } else {
-            writeln!(f, "{}", row.join(",")).unwrap();
-        }
-    }
-    if json {
-        write!(f, "]}}").unwrap();
-    }
-    f.flush().unwrap();
-}
+/// Nodes of the crafted latency document: a million cells, 19 MB, which
+/// every reader of documents takes seconds to read and analyse.
+const DOCUMENT_NODES: usize = 1000;
 
-/// Has `pid` opened `input`: it holds it open now, or has read at least its
-/// size (it read it whole and closed it between two looks).
-fn has_opened(pid: u32, input: &Path) -> bool {
-    let input = input.canonicalize().unwrap();
-    let open = std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|fds| {
-            fds.flatten()
-                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == input))
-        })
-        .unwrap_or(false);
-    let size = std::fs::metadata(&input).unwrap().len();
-    let read = std::fs::read_to_string(format!("/proc/{pid}/io"))
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("rchar:"))
-                .and_then(|n| n.trim().parse::<u64>().ok())
-        })
-        .is_some_and(|n| n >= size);
-    open || read
-}
+/// The gathered fleet: 200 nodes of 2,000 cells each, 21 MB in 200 files.
+const FLEET_NODES: usize = 200;
+const FLEET_CELLS: usize = 2000;
 
-/// Wait until the child has opened `input`, then send `sig` and wait for its end.
-fn signal_once_reading(
-    child: &mut Child,
-    input: &Path,
-    sig: libc::c_int,
-    cwd: &Path,
-) -> ExitStatus {
-    wait_until(child, cwd, PATIENCE, "never opened its input", |pid| {
+/// Start `args` in `cwd`, wait until it has opened `input`, send `sig`
+/// and wait for its end.
+fn signalled_reading(args: &[&str], cwd: &Path, input: &Path, sig: libc::c_int) -> ExitStatus {
+    let mut child = spawn(args, cwd);
+    wait_until(&mut child, cwd, PATIENCE, "never opened its input", |pid| {
         has_opened(pid, input)
     });
-    signal_and_wait(child, sig, cwd, PATIENCE)
+    signal_and_wait(&mut child, sig, cwd, PATIENCE)
 }
 
-/// The folder's files, but the input and the captured stderr.
-fn left_behind(dir: &Path, input: &str) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != input && n != "stderr.txt")
-        .collect()
-}
-
-fn stopped_reader(json: bool, sig: libc::c_int, code: i32, name: &str) {
-    let t = TempDir::new(&format!("reader-{name}"));
-    let input = if json { "big.json" } else { "big.csv" };
-    write_matrix(&t.path().join(input), json);
-    let mut child = spawn(
-        &[
-            "infer", "--input", input, "--format", "json", "-o", "out.json",
-        ],
-        t.path(),
-    );
-    let status = signal_once_reading(&mut child, &t.path().join(input), sig, t.path());
-    let err = stderr(t.path());
+/// The exit status and the only line on stderr of a command ended by
+/// `sig` before it wrote anything.
+fn assert_stopped_before_writing(status: ExitStatus, cwd: &Path, sig: libc::c_int) {
+    let (code, name) = match sig {
+        libc::SIGTERM => (143, "SIGTERM"),
+        libc::SIGINT => (130, "SIGINT"),
+        _ => unreachable!("the tests send SIGTERM or SIGINT"),
+    };
+    let err = stderr(cwd);
     assert_eq!(status.code(), Some(code), "{status}: {err}");
     assert_eq!(
         err,
         format!("numaprobe: interrupted by {name} before anything was written\n")
     );
-    assert_eq!(left_behind(t.path(), input), Vec::<String>::new());
+}
+
+fn stopped_infer(json: bool, sig: libc::c_int) {
+    let t = TempDir::new("reader-infer");
+    let input = if json { "big.json" } else { "big.csv" };
+    write_matrix(&t.path().join(input), MATRIX_NODES, json);
+    let args = [
+        "infer", "--input", input, "--format", "json", "-o", "out.json",
+    ];
+    let status = signalled_reading(&args, t.path(), &t.path().join(input), sig);
+    assert_stopped_before_writing(status, t.path(), sig);
+    assert_eq!(
+        left_behind(t.path(), &[input, "stderr.txt"]),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
 fn sigterm_ends_an_analysis_at_once_with_143_and_writes_nothing() {
-    stopped_reader(false, libc::SIGTERM, 143, "SIGTERM");
+    stopped_infer(false, libc::SIGTERM);
 }
 
 #[test]
 fn sigint_ends_a_parse_at_once_with_130_and_writes_nothing() {
-    stopped_reader(true, libc::SIGINT, 130, "SIGINT");
+    stopped_infer(true, libc::SIGINT);
+}
+
+/// `args` (with `lat.json`, the large latency document, in its folder `cwd`)
+/// signalled once it has opened the document: the status, the line, and
+/// nothing in `cwd` but the document and stderr.
+fn stopped_document_reader(tag: &str, args: &[&str], sig: libc::c_int) {
+    let t = TempDir::new(&format!("reader-{tag}"));
+    let input = t.path().join("lat.json");
+    write_latency_document(&input, DOCUMENT_NODES);
+    let status = signalled_reading(args, t.path(), &input, sig);
+    assert_stopped_before_writing(status, t.path(), sig);
+    assert_eq!(
+        left_behind(t.path(), &["lat.json", "stderr.txt"]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn sigterm_ends_a_diff_at_once_and_writes_no_answer() {
+    stopped_document_reader(
+        "diff",
+        &[
+            "diff",
+            "lat.json",
+            "lat.json",
+            "--format",
+            "json",
+            "-o",
+            "diff.json",
+        ],
+        libc::SIGTERM,
+    );
+}
+
+#[test]
+fn sigint_ends_a_check_against_measured_matrices_at_once_and_writes_no_answer() {
+    stopped_document_reader(
+        "check",
+        &[
+            "check",
+            "--expect",
+            "lat.json",
+            "--measured",
+            "lat.json",
+            "--format",
+            "json",
+            "-o",
+            "check.json",
+        ],
+        libc::SIGINT,
+    );
+}
+
+#[test]
+fn sigterm_ends_an_export_at_once_and_writes_no_textfile() {
+    stopped_document_reader(
+        "export",
+        &["export", "--to", "prometheus", "lat.json", "-o", "lat.prom"],
+        libc::SIGTERM,
+    );
+}
+
+#[test]
+fn sigint_ends_a_study_plan_reading_its_distances_at_once_and_writes_no_plan() {
+    stopped_document_reader(
+        "study",
+        &[
+            "study",
+            "--preset",
+            "hops",
+            "--plan",
+            "--distances",
+            "lat.json",
+            "--format",
+            "json",
+            "-o",
+            "plan.json",
+        ],
+        libc::SIGINT,
+    );
+}
+
+/// `report DIR` writes DIR/report.html (and takes DIR's lock to do so):
+/// stopped while it reads, the folder holds its document and nothing else.
+#[test]
+fn sigterm_ends_a_report_at_once_and_leaves_the_folder_as_it_was() {
+    let t = TempDir::new("reader-report");
+    let dir = t.path().join("r");
+    std::fs::create_dir(&dir).unwrap();
+    let input = dir.join("lat.json");
+    write_latency_document(&input, DOCUMENT_NODES);
+    let status = signalled_reading(&["report", "r"], t.path(), &input, libc::SIGTERM);
+    assert_stopped_before_writing(status, t.path(), libc::SIGTERM);
+    assert_eq!(left_behind(&dir, &["lat.json"]), Vec::<String>::new());
+    assert_eq!(
+        left_behind(t.path(), &["r", "stderr.txt"]),
+        Vec::<String>::new()
+    );
+}
+
+/// `fleet --from DIR` writes its files into a new folder beside DIR
+/// (`DIR-judged`): stopped while it reads the nodes, no such folder is made
+/// and DIR is left as it was.
+#[test]
+fn sigint_ends_a_fleet_judged_from_a_folder_at_once_and_makes_no_folder() {
+    let t = TempDir::new("reader-fleet");
+    let first = write_fleet(&t.path().join("fl"), FLEET_NODES, FLEET_CELLS);
+    let status = signalled_reading(&["fleet", "--from", "fl"], t.path(), &first, libc::SIGINT);
+    assert_stopped_before_writing(status, t.path(), libc::SIGINT);
+    assert_eq!(
+        left_behind(t.path(), &["fl", "stderr.txt"]),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        left_behind(&t.path().join("fl"), &["nodes"]),
+        Vec::<String>::new()
+    );
+    let nodes = std::fs::read_dir(t.path().join("fl/nodes"))
+        .unwrap()
+        .count();
+    assert_eq!(nodes, FLEET_NODES);
+}
+
+/// Signalled once `DIR-judged` exists: the folder is never left empty. It
+/// is made together with its first file, and a signal that comes then
+/// waits for that file to be whole; the stop ends the process with the
+/// line that says so, and no temporary file is left (fleet.json is the
+/// first file written).
+#[test]
+fn sigterm_once_the_judged_folder_exists_leaves_whole_files_in_it() {
+    let t = TempDir::new("reader-fleet-made");
+    write_fleet(&t.path().join("fl"), FLEET_NODES, FLEET_CELLS);
+    let judged = t.path().join("fl-judged");
+    let mut child = spawn(&["fleet", "--from", "fl", "--format", "markdown"], t.path());
+    wait_until(
+        &mut child,
+        t.path(),
+        PATIENCE,
+        "never made fl-judged",
+        |_| judged.exists(),
+    );
+    let status = signal_and_wait(&mut child, libc::SIGTERM, t.path(), PATIENCE);
+    let err = stderr(t.path());
+    assert_eq!(status.code(), Some(143), "{status}: {err}");
+    assert!(
+        err.ends_with(
+            "numaprobe: interrupted by SIGTERM; what was already written is whole, the rest was not written\n"
+        ),
+        "{err}"
+    );
+    let files = left_behind(&judged, &[]);
+    assert!(files.contains(&"fleet.json".to_string()), "{files:?}");
+    assert!(files.iter().all(|f| !f.starts_with('.')), "{files:?}");
+    let fleet: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(judged.join("fleet.json")).unwrap()).unwrap();
+    assert_eq!(fleet["kind"], "fleet");
+    assert_eq!(fleet["nodes"].as_array().map(Vec::len), Some(FLEET_NODES));
 }

@@ -93,6 +93,9 @@ fn title(dir: &Path) -> String {
 /// the page listed there, so the next run removes it with the rest. Neither
 /// is written through a symlink or into a FIFO or device.
 fn write_page(dir: &SafeDir, page: &str) -> anyhow::Result<()> {
+    // One hold over both writes: a stop signal never leaves the manifest
+    // naming a page that was not written.
+    let _hold = crate::stop_now::Hold::take();
     if let Some(text) = crate::report_dir::read_manifest(dir)? {
         if !text.lines().any(|l| l.trim() == REPORT_HTML) {
             let mut text = text;

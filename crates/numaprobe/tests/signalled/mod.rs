@@ -2,7 +2,12 @@
 //! with real signals (`cli_signals.rs`: a measurement; `cli_signals_readers.rs`:
 //! a command that only reads): start it with its stderr kept in a file,
 //! wait until it is where the test wants it, signal it and wait for its end.
-//! Every wait is for a condition, with a limit against a hang only.
+//! Every wait is for a condition, with a limit against a hang only. The
+//! large inputs that keep a reading command busy are made by [`inputs`].
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+pub mod inputs;
 
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -72,4 +77,38 @@ pub fn signal_and_wait(
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Has `pid` opened `input`: it holds it open now, or has read at least its
+/// size (it read it whole and closed it between two looks).
+pub fn has_opened(pid: u32, input: &Path) -> bool {
+    let input = input.canonicalize().unwrap();
+    let open = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == input))
+        })
+        .unwrap_or(false);
+    let size = std::fs::metadata(&input).unwrap().len();
+    let read = std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("rchar:"))
+                .and_then(|n| n.trim().parse::<u64>().ok())
+        })
+        .is_some_and(|n| n >= size);
+    open || read
+}
+
+/// The names in `dir` but those in `kept` (the inputs, the captured stderr).
+pub fn left_behind(dir: &Path, kept: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !kept.contains(&n.as_str()))
+        .collect();
+    names.sort();
+    names
 }

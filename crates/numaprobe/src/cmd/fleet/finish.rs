@@ -12,7 +12,35 @@ use numaprobe_core::render::{fleet_csv, fleet_html, fleet_table};
 /// What writes one of the fleet's files.
 type Renders = fn(&FleetReport) -> String;
 
-/// Write the fleet's files into `dir` (held open: never through a link
+/// Where the fleet's files go.
+pub(super) enum Dest<'a> {
+    /// A folder held already (the gather's own, made before the nodes ran).
+    Held(&'a SafeDir),
+    /// A folder made only when the first file is written (`--from`), and
+    /// given that file inside the same hold (`stop_now`): a stop signal
+    /// while the nodes are read and analysed leaves no folder, and one that
+    /// comes once the folder is made waits for a whole file in it, so the
+    /// folder is never left empty.
+    Later(Box<dyn FnMut() -> anyhow::Result<SafeDir> + 'a>),
+    /// The folder [`Dest::Later`] made.
+    Made(SafeDir),
+}
+
+impl Dest<'_> {
+    /// The folder, made now if it is still to be made.
+    fn dir(&mut self) -> anyhow::Result<&SafeDir> {
+        if let Dest::Later(make) = self {
+            *self = Dest::Made(make()?);
+        }
+        match self {
+            Dest::Held(dir) => Ok(dir),
+            Dest::Made(dir) => Ok(dir),
+            Dest::Later(_) => Err(anyhow::anyhow!("the fleet's folder was not made")),
+        }
+    }
+}
+
+/// Write the fleet's files into `dest` (held open: never through a link
 /// planted under a name, whatever the folder's path names by then) and show the chosen format; then
 /// exit 4 when a node failed, timed out, was lost or not run, 1 when every
 /// node reported but the fleet is not uniform (outliers, signature groups
@@ -23,7 +51,7 @@ type Renders = fn(&FleetReport) -> String;
 /// said on stderr, and `main` exits 128 + the signal.
 pub(super) fn finish(
     out: &OutputArgs,
-    dir: &SafeDir,
+    mut dest: Dest,
     mut r: FleetReport,
     notes: &[String],
     stopped: bool,
@@ -40,7 +68,11 @@ pub(super) fn finish(
     // never held at all.
     let chosen = out.format();
     let mut shown = None;
-    dir.write_with("fleet.json", |w| render::write_json(&r, w))?;
+    {
+        let _hold = crate::stop_now::Hold::take();
+        dest.dir()?
+            .write_with("fleet.json", |w| render::write_json(&r, w))?;
+    }
     let mut files: [(&str, Option<Format>, Renders); 3] = [
         ("fleet.md", Some(Format::Markdown), fleet_table::to_markdown),
         ("fleet.csv", Some(Format::Csv), fleet_csv::to_csv),
@@ -49,11 +81,13 @@ pub(super) fn finish(
     files.sort_by_key(|(_, format, _)| *format == Some(chosen));
     for (name, format, to_text) in files {
         let text = to_text(&r);
-        dir.write(name, text.as_bytes())?;
+        let _hold = crate::stop_now::Hold::take();
+        dest.dir()?.write(name, text.as_bytes())?;
         if format == Some(chosen) {
             shown = Some(text);
         }
     }
+    let dir = dest.dir()?;
     if stopped {
         eprintln!(
             "numaprobe: stopped: the nodes that finished and the fleet report (marked incomplete) are in {}/",

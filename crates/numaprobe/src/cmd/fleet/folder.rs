@@ -3,6 +3,7 @@
 //! for, and read back node by node (`--from` and after a gather), each
 //! node's end put in words.
 
+use super::finish::Dest;
 use super::node::STATUS_FILE;
 use crate::output::usage;
 use crate::safe_dir::SafeDir;
@@ -119,45 +120,64 @@ const FLEET_FILES: [&str; 4] = ["fleet.json", "fleet.md", "fleet.csv", "fleet.ht
 /// the folder holds. With `--replace`, a flat gathered folder
 /// (`DIR/<node>/`) whose node is named like a fleet file (`fleet.md`)
 /// cannot take that file: the files go beside it, said in one line, so
-/// that no node's name can keep the report from being written.
-pub(super) fn judged_dir(
-    from: &Path,
-    report_dir: Option<&Path>,
+/// that no node's name can keep the report from being written. A folder
+/// to make is made only when the first file is ready ([`Dest::Later`]),
+/// and said on stderr then.
+pub(super) fn judged_dir<'a>(
+    from: &'a Path,
+    report_dir: Option<&'a Path>,
     replace: bool,
-) -> anyhow::Result<(SafeDir, bool)> {
+) -> anyhow::Result<(Dest<'a>, bool)> {
     if replace {
         let held = SafeDir::own(from, "--from", false)?;
         let Some(name) = node_named_like_a_fleet_file(&held)? else {
-            return Ok((held, true));
+            return Ok((Dest::Made(held), true));
         };
-        let beside = beside(from)?;
-        let shown = |p: &Path| {
-            numaprobe_core::clean::line(&p.display().to_string(), numaprobe_core::clean::UNCLIPPED)
+        let make = move || {
+            let beside = beside(from)?;
+            eprintln!(
+                "numaprobe: --replace: {}/{name} is a node's folder, where the fleet's {name} would go; the fleet's files go to {}/ instead ({} itself is left as it is)",
+                shown(from),
+                shown(beside.path()),
+                shown(from)
+            );
+            Ok(beside)
+        };
+        return Ok((Dest::Later(Box::new(make)), false));
+    }
+    let make = move || {
+        let held = match report_dir {
+            Some(out) => {
+                let held = SafeDir::own(out, "--report-dir", true)?;
+                if !held
+                    .names()
+                    .with_context(|| format!("cannot read {}", out.display()))?
+                    .is_empty()
+                {
+                    return Err(usage(format!(
+                        "--report-dir {}: not empty; choose a new or empty folder, or --replace to write into --from {} itself",
+                        out.display(),
+                        from.display()
+                    )));
+                }
+                held
+            }
+            None => beside(from)?,
         };
         eprintln!(
-            "numaprobe: --replace: {}/{name} is a node's folder, where the fleet's {name} would go; the fleet's files go to {}/ instead ({} itself is left as it is)",
+            "numaprobe: judging the nodes of {} into {}/ ({} itself is left as it is; --replace writes there)",
             shown(from),
-            shown(beside.path()),
+            shown(held.path()),
             shown(from)
         );
-        return Ok((beside, false));
-    }
-    if let Some(out) = report_dir {
-        let held = SafeDir::own(out, "--report-dir", true)?;
-        if !held
-            .names()
-            .with_context(|| format!("cannot read {}", out.display()))?
-            .is_empty()
-        {
-            return Err(usage(format!(
-                "--report-dir {}: not empty; choose a new or empty folder, or --replace to write into --from {} itself",
-                out.display(),
-                from.display()
-            )));
-        }
-        return Ok((held, false));
-    }
-    Ok((beside(from)?, false))
+        Ok(held)
+    };
+    Ok((Dest::Later(Box::new(make)), false))
+}
+
+/// A path on one line, cleaned for the terminal.
+fn shown(p: &Path) -> String {
+    numaprobe_core::clean::line(&p.display().to_string(), numaprobe_core::clean::UNCLIPPED)
 }
 
 /// The first fleet file name that a folder holds in `dir` (a node's, in

@@ -20,7 +20,7 @@ use crate::output::{usage, NotStarted, PartlyFailed};
 use anyhow::Context;
 use args::outlier_rule;
 pub use args::{Args, Unavailable};
-use finish::finish;
+use finish::{finish, Dest};
 use folder::{
     ended_in_words, judged_dir, prepare_dir, read_folder, read_held, subfolders, write_status,
     NODES,
@@ -47,11 +47,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     if let Some(dir) = &args.from {
-        // The nodes are judged before the folder for the answer is made:
-        // a stop signal during the analysis (which ends the process at
-        // once) leaves no empty folder behind.
+        // The nodes are judged before the folder for the answer is made,
+        // and it is made with its first file (`Dest::Later`): a stop signal
+        // during the analysis (which ends the process at once) leaves no
+        // folder behind, and one after it leaves the folder whole files.
         let report = analyse(read_folder(dir)?, rule);
-        let (held, in_place) = judged_dir(dir, args.report_dir.as_deref(), args.replace)?;
+        let (dest, in_place) = judged_dir(dir, args.report_dir.as_deref(), args.replace)?;
         let mut notes = Vec::new();
         if !in_place {
             notes.push(format!(
@@ -59,21 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 dir.display()
             ));
         }
-        if !args.replace {
-            let shown = |p: &std::path::Path| {
-                numaprobe_core::clean::line(
-                    &p.display().to_string(),
-                    numaprobe_core::clean::UNCLIPPED,
-                )
-            };
-            eprintln!(
-                "numaprobe: judging the nodes of {} into {}/ ({} itself is left as it is; --replace writes there)",
-                shown(dir),
-                shown(held.path()),
-                shown(dir)
-            );
-        }
-        return finish(&args.out, &held, report, &notes, false, 0);
+        return finish(&args.out, dest, report, &notes, false, 0);
     }
     // Everything the user gave is checked before Slurm is asked for anything.
     let budget = match &args.budget {
@@ -449,7 +436,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .cloned()
         .collect();
     let report = analyse(read_held(&nodes_dir, refused, known)?, rule);
-    finish(&args.out, &top, report, &notes, gathered.stopped, unnamed)
+    finish(
+        &args.out,
+        Dest::Held(&top),
+        report,
+        &notes,
+        gathered.stopped,
+        unnamed,
+    )
 }
 
 fn analyse(inputs: impl Iterator<Item = NodeInput>, rule: OutlierRule) -> FleetReport {
