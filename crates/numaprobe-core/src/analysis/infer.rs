@@ -121,6 +121,9 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
             ratio_to_local: ratio(median(&vals)),
         });
     }
+    // A pair each: held to the end it would sit beside the cells and the
+    // findings' lists.
+    drop(by_rank);
 
     let link_details: Vec<Link> = w
         .links

@@ -70,39 +70,50 @@ impl Work {
 /// A pair's slot is set once a cell of it is in.
 impl Slot for (f64, PairCells) {
     fn is_set(&self) -> bool {
-        self.1.len > 0
+        self.1.ids[0] != EMPTY
     }
 }
+
+/// An unused place in `PairCells`: no cell has this index, since a matrix
+/// has at most `MAX_NODES` squared cells.
+const EMPTY: u32 = u32::MAX;
 
 /// The remote cells of one pair, held inline: a pair has its two
 /// directions at most (a matrix's rows and columns name each node once,
 /// `Matrix::new` checks), and a vector each cost a heap block per pair,
-/// half a million of them in a 1000-node matrix. Indices fit 32 bits: a
-/// matrix has at most `MAX_NODES` squared cells.
-#[derive(Debug, Clone, Copy, Default)]
+/// half a million of them in a 1000-node matrix. Indices fit 32 bits, and
+/// an empty place is marked in it, not counted beside it: a pair's entry
+/// (its cost and cells) takes 16 bytes, where a count padded it to 24.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct PairCells {
     ids: [u32; 2],
-    len: u8,
+}
+
+impl Default for PairCells {
+    fn default() -> Self {
+        PairCells { ids: [EMPTY; 2] }
+    }
 }
 
 impl PairCells {
     /// Add remote cell `i`; a third direction cannot exist and is not kept.
     pub fn push(&mut self, i: usize) {
-        if let (Some(slot), Ok(i)) = (self.ids.get_mut(usize::from(self.len)), u32::try_from(i)) {
+        let free = self.ids.iter_mut().find(|x| **x == EMPTY);
+        if let (Some(slot), Some(i)) = (free, u32::try_from(i).ok().filter(|&i| i != EMPTY)) {
             *slot = i;
-            self.len += 1;
         }
     }
 
     /// Both directions' cells, when the pair has both.
     pub fn both(&self) -> Option<(usize, usize)> {
-        (self.len == 2).then(|| (self.ids[0] as usize, self.ids[1] as usize))
+        (self.ids[1] != EMPTY).then(|| (self.ids[0] as usize, self.ids[1] as usize))
     }
 
     /// The remote cell indices, in the order they were added.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.ids[..usize::from(self.len)]
+        self.ids
             .iter()
+            .take_while(|&&i| i != EMPTY)
             .map(|&i| i as usize)
     }
 }

@@ -2,6 +2,7 @@
 //! package (below the link step).
 
 use super::{on_package_ranks, PairCells};
+use crate::analysis::pair_table::Slot;
 
 fn ranks(ratios: &[f64]) -> usize {
     let c: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
@@ -42,7 +43,12 @@ fn a_pair_holds_its_two_directions_in_order_and_no_more() {
     let mut p = PairCells::default();
     assert_eq!(p.iter().count(), 0);
     assert_eq!(p.both(), None);
+    assert!(!(1.0, p).is_set());
+    // The mark of an empty place is not taken for a cell.
+    p.push(u32::MAX as usize);
+    assert!(!(1.0, p).is_set());
     p.push(7);
+    assert!((1.0, p).is_set());
     assert_eq!(p.iter().collect::<Vec<_>>(), [7]);
     assert_eq!(p.both(), None);
     p.push(3);

@@ -1,6 +1,7 @@
-//! An inference's cells, held flat: one vector per field and a cell's
-//! level as an index into the few level names, about 29 bytes a cell where
-//! a record of its own with its name took 56. A 1500-node matrix has 2.25
+//! An inference's cells, held flat: one vector per field, a cell's level
+//! as an index into the few level names and its nodes as places in the
+//! list of the few node numbers, about 21 bytes a cell where a record of
+//! its own with its name took 56. A 1500-node matrix has 2.25
 //! million cells, so this is the largest part of the result. It serializes
 //! as the list of `CellInfo` records the JSON contract names, one record
 //! made at a time, and reads that list back.
@@ -28,24 +29,31 @@ pub struct CellInfo {
     pub flagged: bool,
 }
 
-/// No level (a stray cell), no hop count, no distance.
+/// No level (a stray cell).
 const NONE: u32 = u32::MAX;
+/// No hop count, no distance.
+const NO_COUNT: u16 = u16::MAX;
 const STRAY: u8 = 1;
 const FLAGGED: u8 = 2;
 
 /// Every cell of the input with what the analysis made of it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Cells {
-    nodes: Vec<[u32; 2]>,
+    /// The cell's two nodes as places in `node_ids`.
+    nodes: Vec<[u16; 2]>,
     values: Vec<f64>,
     /// Index into `names`, or `NONE`.
     levels: Vec<u32>,
-    hops: Vec<u32>,
-    distances: Vec<u32>,
+    hops: Vec<u16>,
+    distances: Vec<u16>,
     marks: Vec<u8>,
     names: Vec<LevelName>,
     /// Where each name sits in `names`, while cells are added.
     index: HashMap<LevelName, u32>,
+    /// The node numbers the cells name, each once.
+    node_ids: Vec<u32>,
+    /// Where each node number sits in `node_ids`.
+    node_index: HashMap<u32, u16>,
 }
 
 impl Cells {
@@ -69,20 +77,38 @@ impl Cells {
         self.nodes.is_empty()
     }
 
-    /// Add a cell. A hop count or distance of `u32::MAX` cannot be held
-    /// (it marks "none"): such a cell is refused with what was wrong.
+    /// Add a cell. Hop counts and distances are held in 16 bits, and the
+    /// cells name at most 65,535 nodes (a matrix has at most 2048; the
+    /// kernel numbers nodes below 1024): a cell past either is refused
+    /// with what was wrong, and nothing of it is kept.
     pub fn push(&mut self, c: CellInfo) -> Result<(), String> {
         let held = |what: &str, x: Option<u32>| match x {
-            Some(NONE) => Err(format!(
-                "cell {}>{}: {what} {NONE} is out of range (at most {})",
-                c.cpu_node,
-                c.mem_node,
-                NONE - 1
-            )),
-            x => Ok(x.unwrap_or(NONE)),
+            None => Ok(NO_COUNT),
+            Some(x) => u16::try_from(x)
+                .ok()
+                .filter(|&x| x != NO_COUNT)
+                .ok_or_else(|| {
+                    format!(
+                        "cell {}>{}: {what} {x} is out of range (at most {})",
+                        c.cpu_node,
+                        c.mem_node,
+                        NO_COUNT - 1
+                    )
+                }),
         };
         let hops = held("hops", c.hops)?;
         let distance = held("distance", c.distance)?;
+        let fresh = |n: u32| !self.node_index.contains_key(&n);
+        let new_nodes = usize::from(fresh(c.cpu_node))
+            + usize::from(c.mem_node != c.cpu_node && fresh(c.mem_node));
+        if self.node_ids.len() + new_nodes > usize::from(u16::MAX) {
+            return Err(format!(
+                "cell {}>{}: the cells name more than {} nodes",
+                c.cpu_node,
+                c.mem_node,
+                u16::MAX
+            ));
+        }
         let level = match c.level {
             None => NONE,
             Some(name) => match self.index.get(&name) {
@@ -98,7 +124,9 @@ impl Cells {
                 }
             },
         };
-        self.nodes.push([c.cpu_node, c.mem_node]);
+        let from = self.place(c.cpu_node);
+        let to = self.place(c.mem_node);
+        self.nodes.push([from, to]);
         self.values.push(c.value);
         self.levels.push(level);
         self.hops.push(hops);
@@ -108,17 +136,29 @@ impl Cells {
         Ok(())
     }
 
+    /// Node `n`'s place in `node_ids`, given it one if it has none (`push`
+    /// has checked that there is room).
+    fn place(&mut self, n: u32) -> u16 {
+        if let Some(&i) = self.node_index.get(&n) {
+            return i;
+        }
+        let i = self.node_ids.len() as u16;
+        self.node_ids.push(n);
+        self.node_index.insert(n, i);
+        i
+    }
+
     /// Cell `i` as a record, when there is one.
     pub fn get(&self, i: usize) -> Option<CellInfo> {
-        let [cpu_node, mem_node] = *self.nodes.get(i)?;
-        let opt = |x: u32| (x != NONE).then_some(x);
+        let [from, to] = *self.nodes.get(i)?;
+        let count = |x: u16| (x != NO_COUNT).then_some(u32::from(x));
         Some(CellInfo {
-            cpu_node,
-            mem_node,
+            cpu_node: self.node_ids[usize::from(from)],
+            mem_node: self.node_ids[usize::from(to)],
             value: self.values[i],
-            level: opt(self.levels[i]).map(|l| self.names[l as usize].clone()),
-            hops: opt(self.hops[i]),
-            distance: opt(self.distances[i]),
+            level: (self.levels[i] != NONE).then(|| self.names[self.levels[i] as usize].clone()),
+            hops: count(self.hops[i]),
+            distance: count(self.distances[i]),
             stray: self.marks[i] & STRAY != 0,
             flagged: self.marks[i] & FLAGGED != 0,
         })
@@ -238,5 +278,39 @@ mod tests {
         let json = r#"[{"cpu_node":0,"mem_node":1,"value":1.0,"level":"A","hops":1,"distance":4294967295,"stray":false,"flagged":false}]"#;
         let e = serde_json::from_str::<Cells>(json).unwrap_err().to_string();
         assert!(e.contains("distance 4294967295"), "{e}");
+        // The largest count held, and the first one past it.
+        let mut top = cell(0, 1, Some("A"), Some(65_534));
+        top.distance = Some(65_534);
+        cells.push(top).unwrap();
+        assert_eq!(cells.get(0).unwrap().hops, Some(65_534));
+        assert_eq!(cells.get(0).unwrap().distance, Some(65_534));
+        let e = cells.push(cell(0, 1, Some("A"), Some(65_535))).unwrap_err();
+        assert!(e.contains("hops 65535") && e.contains("at most 65534"), "{e}");
+        assert_eq!(cells.len(), 1, "nothing half-added");
+        assert_eq!(cells.names.len(), 1, "no name of a refused cell");
+    }
+
+    #[test]
+    fn the_cells_name_at_most_65535_nodes() {
+        let mut cells = Cells::default();
+        // Nodes 0..=65533 in pairs, then one cell to itself: 65,535 nodes.
+        for n in (0..65_534u32).step_by(2) {
+            cells.push(cell(n * 3, n * 3 + 3, None, None)).unwrap();
+        }
+        cells.push(cell(1_000_000, 1_000_000, None, None)).unwrap();
+        assert_eq!(cells.node_ids.len(), 65_535);
+        // Known nodes still go in; a new one is refused whole.
+        cells.push(cell(3, 0, None, None)).unwrap();
+        let n = cells.len();
+        let e = cells.push(cell(0, 7, None, None)).unwrap_err();
+        assert!(e.contains("0>7") && e.contains("more than 65535 nodes"), "{e}");
+        let e = cells.push(cell(8, 8, None, None)).unwrap_err();
+        assert!(e.contains("8>8"), "{e}");
+        assert_eq!(cells.len(), n);
+        assert_eq!(cells.node_ids.len(), 65_535);
+        let last = cells.get(n - 1).unwrap();
+        assert_eq!((last.cpu_node, last.mem_node), (3, 0));
+        let one = cells.get(n - 2).unwrap();
+        assert_eq!((one.cpu_node, one.mem_node), (1_000_000, 1_000_000));
     }
 }

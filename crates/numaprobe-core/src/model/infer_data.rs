@@ -12,14 +12,16 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 /// A level's name (`L`, `A`, `B`, ...), one allocation shared by every cell
-/// and link of the level. Serializes as the plain string.
+/// and link of the level. Serializes as the plain string. An `Arc<String>`,
+/// not an `Arc<str>`: one pointer, where the slice's pointer and length
+/// took two in every one of a million links.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct LevelName(Arc<str>);
+pub struct LevelName(Arc<String>);
 
 impl Deref for LevelName {
     type Target = str;
     fn deref(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 }
 
@@ -31,31 +33,31 @@ impl fmt::Display for LevelName {
 
 impl From<&str> for LevelName {
     fn from(s: &str) -> Self {
-        LevelName(s.into())
+        LevelName(Arc::new(s.to_string()))
     }
 }
 
 impl From<String> for LevelName {
     fn from(s: String) -> Self {
-        LevelName(s.into())
+        LevelName(Arc::new(s))
     }
 }
 
 impl PartialEq<str> for LevelName {
     fn eq(&self, other: &str) -> bool {
-        &*self.0 == other
+        self.0.as_str() == other
     }
 }
 
 impl PartialEq<&str> for LevelName {
     fn eq(&self, other: &&str) -> bool {
-        &*self.0 == *other
+        self.0.as_str() == *other
     }
 }
 
 impl PartialEq<String> for LevelName {
     fn eq(&self, other: &String) -> bool {
-        *self.0 == **other
+        *self.0 == *other
     }
 }
 
