@@ -227,7 +227,12 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     }
 
     // Links of more than one speed.
-    let link_ranks: BTreeSet<usize> = w.links.iter().map(|&k| w.rank_of(k)).collect();
+    // Inserted one by one: collected, a set is first a list of every item
+    // (every pair can be a link), sorted, for a handful of ranks.
+    let mut link_ranks = BTreeSet::new();
+    for &k in &w.links {
+        link_ranks.insert(w.rank_of(k));
+    }
     if link_ranks.len() > 1 {
         let parts: Vec<String> = link_ranks
             .iter()

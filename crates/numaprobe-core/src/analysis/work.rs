@@ -29,7 +29,9 @@ pub(crate) struct Work {
     pub pairs: PairTable<(f64, PairCells)>,
     /// Pair -> remote level rank (1 = best remote level).
     pub rank: PairTable<u32>,
-    pub links: BTreeSet<(u32, u32)>,
+    /// Direct links (a, b), a < b, sorted: a list, not a set, since every
+    /// pair can be a link and a set's nodes held some 20 bytes each.
+    pub links: Vec<(u32, u32)>,
     pub hops: Vec<Vec<Option<u32>>>,
     pub floor: f64,
     /// Level ranks 1..=on_package are sub-NUMA (on-package) pairs, not
@@ -290,14 +292,14 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         rank.iter().map(|(k, &r)| (r as usize, k)).collect();
     by_rank.sort_unstable();
     let mut below = Bits::new(n);
-    let mut links = BTreeSet::new();
+    let mut links = Vec::new();
     let mut start = 0;
     while start < by_rank.len() {
         let r = by_rank[start].0;
         let end = start + by_rank[start..].iter().take_while(|x| x.0 == r).count();
         for &(_, (a, b)) in &by_rank[start..end] {
             if r > on_package && !below.meet(pos(a), pos(b)) {
-                links.insert((a, b));
+                links.push((a, b));
             }
         }
         for &(_, (a, b)) in &by_rank[start..end] {
@@ -306,6 +308,11 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         }
         start = end;
     }
+    drop(by_rank);
+    // Each pair is judged once, so the list needs no dedup, only the
+    // pairs' order.
+    links.sort_unstable();
+    links.shrink_to_fit();
     // Hops count links only: on-package pairs join nodes into one place
     // (0 hops), and a breadth-first search over those places, their links
     // as bit rows, gives every pair's count.
