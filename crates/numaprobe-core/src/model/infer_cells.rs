@@ -285,7 +285,10 @@ mod tests {
         assert_eq!(cells.get(0).unwrap().hops, Some(65_534));
         assert_eq!(cells.get(0).unwrap().distance, Some(65_534));
         let e = cells.push(cell(0, 1, Some("A"), Some(65_535))).unwrap_err();
-        assert!(e.contains("hops 65535") && e.contains("at most 65534"), "{e}");
+        assert!(
+            e.contains("hops 65535") && e.contains("at most 65534"),
+            "{e}"
+        );
         assert_eq!(cells.len(), 1, "nothing half-added");
         assert_eq!(cells.names.len(), 1, "no name of a refused cell");
     }
@@ -303,7 +306,10 @@ mod tests {
         cells.push(cell(3, 0, None, None)).unwrap();
         let n = cells.len();
         let e = cells.push(cell(0, 7, None, None)).unwrap_err();
-        assert!(e.contains("0>7") && e.contains("more than 65535 nodes"), "{e}");
+        assert!(
+            e.contains("0>7") && e.contains("more than 65535 nodes"),
+            "{e}"
+        );
         let e = cells.push(cell(8, 8, None, None)).unwrap_err();
         assert!(e.contains("8>8"), "{e}");
         assert_eq!(cells.len(), n);

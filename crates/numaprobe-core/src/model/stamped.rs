@@ -349,6 +349,43 @@ mod tests {
         }
     }
 
+    /// A writer that counts the pieces it is handed.
+    #[derive(Default)]
+    struct Pieces {
+        bytes: usize,
+        pieces: usize,
+    }
+
+    impl std::io::Write for Pieces {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes += buf.len();
+            self.pieces += 1;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_document_is_handed_on_in_pieces_of_about_what_is_held() {
+        let mut w = Pieces::default();
+        write(&big(), &mut w).unwrap();
+        // Handed on while it is made (more than one piece, none of them the
+        // whole), and not byte by byte: a few writes for the stamped lines,
+        // then one per `HELD` bytes or so.
+        assert!(w.bytes > 8 * HELD, "{}", w.bytes);
+        assert!(w.pieces >= w.bytes / HELD / 2, "{} pieces", w.pieces);
+        assert!(w.pieces <= w.bytes / HELD + 16, "{} pieces", w.pieces);
+    }
+
+    #[test]
+    fn an_embedded_document_is_the_stamped_json_as_a_value() {
+        let v = value(&crate::model::matrix::tests::sample());
+        assert_eq!(v["schema"], "numaprobe/1");
+        assert!(v["provenance"]["version"].is_string(), "{v}");
+    }
+
     #[test]
     fn a_failing_writer_fails_the_write() {
         for left in [0, 10, 3 * HELD] {

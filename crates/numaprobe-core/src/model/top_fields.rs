@@ -161,9 +161,10 @@ impl Serializer for Bool {
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
         _: &'static str,
-        _: &T,
+        value: &T,
     ) -> Result<bool, Error> {
-        not_a_struct()
+        // JSON writes a newtype as what it wraps.
+        value.serialize(Bool)
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
         not_a_struct()
@@ -190,6 +191,14 @@ mod tests {
     #[derive(serde::Serialize)]
     struct OddComplete {
         complete: &'static str,
+    }
+
+    #[derive(serde::Serialize)]
+    struct Flag(bool);
+
+    #[derive(serde::Serialize)]
+    struct Wrapping {
+        complete: Flag,
     }
 
     #[test]
@@ -229,6 +238,13 @@ mod tests {
             of(&OddComplete { complete: "yes" }),
             Some(TopFields::default())
         );
+        // A wrapped bool is written as the bool, and read as one.
+        for b in [false, true] {
+            assert_eq!(
+                of(&Wrapping { complete: Flag(b) }).unwrap().complete,
+                Some(b)
+            );
+        }
         assert_eq!(of(&vec![1, 2]), None);
         assert_eq!(of(&BTreeMap::from([("complete", false)])), None);
         assert_eq!(of(&true), None);
