@@ -40,10 +40,11 @@ fn measures(cli: &Cli) -> bool {
         None => run(&cli.main_job),
         Some(Command::Run(a)) => run(a),
         Some(Command::Peak(a)) => !a.memory_only,
+        // A plan measures nothing: the machine's load says nothing of it.
+        Some(Command::Study(a)) => !a.plan,
         Some(
             Command::Latency(_)
             | Command::Bandwidth(_)
-            | Command::Study(_)
             | Command::Policy(_)
             | Command::C2c(_)
             | Command::LoadedLatency(_)
@@ -222,5 +223,56 @@ pub fn budget(cli: &Cli) -> Option<Budget> {
             numaprobe_core::experiments::loaded::DEFAULT_POINT_BUDGET,
         ),
         Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn cli(args: &str) -> Cli {
+        Cli::try_parse_from(std::iter::once("numaprobe").chain(args.split_whitespace()))
+            .unwrap_or_else(|e| panic!("{args}: {e}"))
+    }
+
+    #[test]
+    fn the_quiet_machine_check_is_for_command_lines_that_measure() {
+        for args in [
+            "",
+            "run",
+            "latency",
+            "bandwidth",
+            "study --preset hops",
+            "policy",
+            "c2c",
+            "loaded-latency",
+            "peak",
+            "tune -- true",
+        ] {
+            assert!(measures(&cli(args)), "{args:?} measures");
+            assert!(!only_reads(&cli(args)), "{args:?} stops gracefully");
+        }
+        for args in [
+            "run --no-measure",
+            "study --preset hops --plan",
+            "peak --memory-only",
+            "topo",
+            "infer --input m.txt",
+            "report r",
+            "fleet --from d",
+        ] {
+            assert!(!measures(&cli(args)), "{args:?} measures nothing");
+        }
+        for args in [
+            "study --preset hops --plan",
+            "peak --memory-only",
+            "topo",
+            "infer --input m.txt",
+            "fleet --from d",
+        ] {
+            assert!(only_reads(&cli(args)), "{args:?} only reads");
+        }
+        assert!(!only_reads(&cli("fleet --nodes 2")));
     }
 }
