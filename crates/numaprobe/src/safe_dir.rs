@@ -328,7 +328,13 @@ impl SafeDir {
             dir: self,
             name: Some(&tmp),
         };
-        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut file);
+        let mut buffered = std::io::BufWriter::with_capacity(
+            1 << 16,
+            Abandonable {
+                file: &mut file,
+                abandon: crate::stop_now::abandon_writes,
+            },
+        );
         fill(&mut buffered)?;
         buffered.flush()?;
         drop(buffered);
@@ -425,6 +431,27 @@ pub fn not_an_output(path: &Path, m: &std::fs::Metadata) -> anyhow::Error {
         path.display(),
         file_kind(&m.file_type())
     ))
+}
+
+/// A file being written that fails its next write once `abandon` says so
+/// (`stop_now::abandon_writes`): the temporary is then removed and the
+/// stop goes ahead, a piece (64 KiB) after it came.
+struct Abandonable<'a> {
+    file: &'a mut std::fs::File,
+    abandon: fn() -> bool,
+}
+
+impl Write for Abandonable<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if (self.abandon)() {
+            // Not `Interrupted`: `write_all` would try again.
+            return Err(std::io::Error::other("stopped by a signal"));
+        }
+        self.file.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
 }
 
 /// Write a file the user named (`--output`, `--graph-svg`, ...): its folder

@@ -190,3 +190,25 @@ fn a_file_past_the_input_limit_is_refused_by_its_size_in_one_line() {
     assert!(said.contains("256 MiB"), "{said}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn an_abandoned_write_fails_at_once_and_is_not_tried_again() {
+    let dir = tempdir("abandon");
+    let mut file = std::fs::File::create(dir.join("f")).unwrap();
+    let mut w = Abandonable {
+        file: &mut file,
+        abandon: || false,
+    };
+    w.write_all(b"kept").unwrap();
+    w.flush().unwrap();
+    let mut w = Abandonable {
+        file: &mut file,
+        abandon: || true,
+    };
+    // `write_all` tries again after `Interrupted`: any other kind ends it.
+    let e = w.write_all(b"more").unwrap_err();
+    assert_ne!(e.kind(), std::io::ErrorKind::Interrupted);
+    assert!(e.to_string().contains("stopped by a signal"), "{e}");
+    assert_eq!(std::fs::read(dir.join("f")).unwrap(), b"kept");
+    let _ = std::fs::remove_dir_all(&dir);
+}

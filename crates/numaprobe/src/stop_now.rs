@@ -119,6 +119,16 @@ fn message(sig: i32, wrote: bool) -> &'static [u8] {
     }
 }
 
+/// Should a file being written be given up: a stop signal came while a
+/// command that only reads holds the file's write. Its temporary is then
+/// removed and the hold ended, which ends the process, where finishing a
+/// long streamed document first kept the user waiting for a file that a
+/// stop says is not wanted. A measuring command's files are always
+/// finished: they keep what it measured.
+pub fn abandon_writes() -> bool {
+    received().is_some() && STATE.load(Ordering::SeqCst) & QUICK != 0
+}
+
 /// An output being written: a stop signal waits for its end (see the module
 /// doc). Take one before a temporary file is created, drop it after the
 /// rename or after the temporary is removed.

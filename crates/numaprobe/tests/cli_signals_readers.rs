@@ -7,7 +7,9 @@
 //! process has opened its input, and the input is large enough that reading
 //! and analysing it takes seconds on any machine, far longer than it takes
 //! to be signalled. The last test signals `fleet --from` once its answer's
-//! folder exists: the folder then holds whole files, never nothing.
+//! folder exists: the folder then holds whole files, never nothing. One
+//! signals `infer` while its JSON streams to a file: the file is given up,
+//! its temporary removed.
 
 #[path = "../../numaprobe-core/tests/common/mod.rs"]
 mod common;
@@ -84,6 +86,48 @@ fn sigterm_ends_an_analysis_at_once_with_143_and_writes_nothing() {
 #[test]
 fn sigint_ends_a_parse_at_once_with_130_and_writes_nothing() {
     stopped_infer(true, libc::SIGINT);
+}
+
+/// Nodes of the matrix whose inference is stopped while its JSON is being
+/// written: 360,000 cells, some 100 MB of JSON, written for seconds.
+const WRITTEN_NODES: usize = 600;
+
+/// The size of the temporary beside `name` in `dir`, when there is one.
+fn temporary_size(dir: &Path, name: &str) -> Option<u64> {
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let n = e.file_name().to_string_lossy().into_owned();
+        (n.starts_with(&format!(".{name}.")) && n.ends_with(".tmp"))
+            .then(|| e.metadata().map_or(0, |m| m.len()))
+    })
+}
+
+#[test]
+fn sigterm_while_a_file_is_streamed_gives_it_up_and_leaves_no_temporary() {
+    let t = TempDir::new("reader-writing");
+    write_matrix(&t.path().join("m.csv"), WRITTEN_NODES, false);
+    let args = [
+        "infer", "--input", "m.csv", "--format", "json", "-o", "out.json",
+    ];
+    let mut child = spawn(&args, t.path());
+    // A megabyte in: the document is being written, far from its end.
+    wait_until(
+        &mut child,
+        t.path(),
+        PATIENCE,
+        "never began its output",
+        |_| temporary_size(t.path(), "out.json").is_some_and(|n| n >= 1 << 20),
+    );
+    let status = signal_and_wait(&mut child, libc::SIGTERM, t.path(), PATIENCE);
+    let err = stderr(t.path());
+    assert_eq!(status.code(), Some(143), "{status}: {err}");
+    assert_eq!(
+        err,
+        "numaprobe: interrupted by SIGTERM; what was already written is whole, the rest was not written\n"
+    );
+    assert_eq!(
+        left_behind(t.path(), &["m.csv", "stderr.txt"]),
+        Vec::<String>::new()
+    );
 }
 
 /// `args` (with `lat.json`, the large latency document, in its folder `cwd`)
