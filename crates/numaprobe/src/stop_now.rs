@@ -87,7 +87,7 @@ fn end_if_free(sig: i32) {
         if !may_end(s) {
             return;
         }
-        match STATE.compare_exchange(s, s | ENDING, Ordering::SeqCst, Ordering::SeqCst) {
+        match STATE.compare_exchange(s, ending(s), Ordering::SeqCst, Ordering::SeqCst) {
             Ok(_) => break,
             Err(now) => s = now,
         }
@@ -100,6 +100,17 @@ fn end_if_free(sig: i32) {
         libc::write(2, line.as_ptr().cast(), line.len());
         libc::_exit(i32::from(exit_status(sig)));
     }
+}
+
+/// State `s` once the process has decided to end: no hold may begin after
+/// (`Hold::take` parks), and no second decision is taken.
+fn ending(s: u32) -> u32 {
+    s | ENDING
+}
+
+/// State `s` once a hold is taken: one hold more, and an output begun.
+fn held(s: u32) -> u32 {
+    (s + 1) | WROTE
 }
 
 /// May the process end in state `s`: in the mode, not already ending, no
@@ -146,7 +157,7 @@ impl Hold {
                     std::thread::park();
                 }
             }
-            match STATE.compare_exchange(s, (s + 1) | WROTE, Ordering::SeqCst, Ordering::SeqCst) {
+            match STATE.compare_exchange(s, held(s), Ordering::SeqCst, Ordering::SeqCst) {
                 Ok(_) => return Hold(()),
                 Err(now) => s = now,
             }
@@ -176,6 +187,32 @@ mod tests {
         assert!(!may_end(QUICK | WROTE | 2));
         assert!(!may_end(QUICK | ENDING));
         assert!(!may_end(WROTE));
+    }
+
+    /// The decision to end is itself a state: once taken, the process may
+    /// not be ended a second time, and a hold may not begin (`Hold::take`
+    /// parks on it); what was written is still said.
+    #[test]
+    fn once_ending_nothing_more_may_end_it_or_begin_a_write() {
+        for s in [QUICK, QUICK | WROTE] {
+            let e = ending(s);
+            assert_ne!(e & ENDING, 0, "{s:#x}");
+            assert!(!may_end(e), "{s:#x}");
+            assert_eq!(e & !ENDING, s, "{s:#x}");
+        }
+    }
+
+    /// A hold counts one more output being written and marks that a write
+    /// has begun; the mark outlives the hold, the count does not.
+    #[test]
+    fn a_hold_counts_one_more_write_and_the_mark_that_one_began_stays() {
+        assert_eq!(held(0), WROTE | 1);
+        assert_eq!(held(QUICK), QUICK | WROTE | 1);
+        assert_eq!(held(QUICK | WROTE | 1), QUICK | WROTE | 2);
+        assert!(!may_end(held(QUICK)));
+        assert!(!may_end(held(held(QUICK)) - 1));
+        assert!(may_end(held(held(QUICK)) - 2));
+        assert_eq!((held(held(QUICK)) - 2) & WROTE, WROTE);
     }
 
     #[test]
