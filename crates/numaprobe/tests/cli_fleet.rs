@@ -274,6 +274,33 @@ fn bad_input_is_one_line_and_exit_2() {
         e.contains("a folder without numaprobe documents, with no node folders"),
         "{e}"
     );
+    // A file that is no numaprobe document is said to be one, not a folder;
+    // a folder whose run.json is broken is a folder without documents.
+    let notes = t.path().join("notes.txt");
+    std::fs::write(&notes, "hello\n").unwrap();
+    let e = usage_error(&numaprobe(&[
+        "fleet",
+        "--replace",
+        "--from",
+        notes.to_str().unwrap(),
+    ]));
+    assert!(
+        e.contains("notes.txt: not a numaprobe document; fleet --from takes"),
+        "{e}"
+    );
+    let broken = t.path().join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(broken.join("run.json"), "garbage\n").unwrap();
+    let e = usage_error(&numaprobe(&[
+        "fleet",
+        "--replace",
+        "--from",
+        broken.to_str().unwrap(),
+    ]));
+    assert!(
+        e.contains("broken: a folder without numaprobe documents, with no node folders;"),
+        "{e}"
+    );
     let e = usage_error(&numaprobe(&["fleet"]));
     assert!(e.contains("--nodes N") && e.contains("--nodelist"), "{e}");
     let e = usage_error(&numaprobe(&["fleet", "--nodes", "2", "--budget", "5"]));

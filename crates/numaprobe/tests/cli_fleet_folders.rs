@@ -230,6 +230,42 @@ fn a_node_folder_planted_during_a_gather_refuses_that_node_alone() {
     );
 }
 
+/// A folder under `nodes/` that no node sent (made during the gather) is
+/// read as a node; its run.json, a regular file that is not text, is that
+/// node's failure in its own words, not taken for something planted.
+#[test]
+fn a_node_s_unreadable_run_json_is_named_as_such_not_as_planted() {
+    let t = TempDir::new("fleet-gather-not-text");
+    let fleet = t.path().join("fleet");
+    let plant = format!(
+        "mkdir '{0}/np3' && printf '\\377\\376' > '{0}/np3/run.json'",
+        fleet.join("nodes").display()
+    );
+    let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
+    let o = run(
+        &[
+            "fleet",
+            "--nodelist",
+            "np1",
+            "--report-dir",
+            s(&fleet),
+            "--format",
+            "json",
+        ],
+        Some(&bin),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let nodes = v["nodes"].as_array().unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["np1", "np3"], "{v}");
+    assert_eq!(nodes[1]["status"], "failed", "{v}");
+    let why = nodes[1]["reason"].as_str().unwrap();
+    assert!(why.starts_with("its run.json cannot be read: "), "{why}");
+    assert!(why.ends_with("np3/run.json: not UTF-8 text"), "{why}");
+}
+
 #[test]
 fn a_fleet_file_planted_during_a_gather_is_refused_not_followed() {
     // The fleet folder as it is made (mode 755 under a private temporary
