@@ -137,7 +137,13 @@ fn message(sig: i32, wrote: bool) -> &'static [u8] {
 /// stop says is not wanted. A measuring command's files are always
 /// finished: they keep what it measured.
 pub fn abandon_writes() -> bool {
-    received().is_some() && STATE.load(Ordering::SeqCst) & QUICK != 0
+    abandons(received(), STATE.load(Ordering::SeqCst))
+}
+
+/// Whether a write is given up with `signal` received in state `s`: only
+/// in the mode, never in a measuring command.
+fn abandons(signal: Option<i32>, s: u32) -> bool {
+    signal.is_some() && s & QUICK != 0
 }
 
 /// An output being written: a stop signal waits for its end (see the module
@@ -213,6 +219,19 @@ mod tests {
         assert!(!may_end(held(held(QUICK)) - 1));
         assert!(may_end(held(held(QUICK)) - 2));
         assert_eq!((held(held(QUICK)) - 2) & WROTE, WROTE);
+    }
+
+    /// A write is given up only once a signal came and only in the mode: a
+    /// measuring command's files, whatever the holds and marks, are
+    /// finished.
+    #[test]
+    fn only_a_reading_command_gives_up_a_write_and_only_once_signalled() {
+        assert!(abandons(Some(libc::SIGTERM), QUICK | WROTE | 1));
+        assert!(abandons(Some(libc::SIGINT), QUICK | ENDING));
+        assert!(!abandons(None, QUICK | WROTE | 1));
+        for s in [0, WROTE, WROTE | 1, ENDING] {
+            assert!(!abandons(Some(libc::SIGTERM), s), "{s:#x}");
+        }
     }
 
     #[test]
