@@ -137,14 +137,22 @@ fn message(sig: i32, wrote: bool) -> &'static [u8] {
 /// stop says is not wanted. A measuring command's files are always
 /// finished: they keep what it measured.
 pub fn abandon_writes() -> bool {
-    abandons(received(), STATE.load(Ordering::SeqCst))
+    abandons(
+        received(),
+        STATE.load(Ordering::SeqCst),
+        WHOLE.load(Ordering::SeqCst),
+    )
 }
 
-/// Whether a write is given up with `signal` received in state `s`: only
-/// in the mode, never in a measuring command.
-fn abandons(signal: Option<i32>, s: u32) -> bool {
-    signal.is_some() && s & QUICK != 0
+/// Whether a write is given up with `signal` received in state `s` and
+/// `whole` writes that must be finished going on: only in the mode, never
+/// in a measuring command, never in a write taken with [`Hold::whole`].
+fn abandons(signal: Option<i32>, s: u32, whole: u32) -> bool {
+    signal.is_some() && s & QUICK != 0 && whole == 0
 }
+
+/// The holds taken with [`Hold::whole`] now.
+static WHOLE: AtomicU32 = AtomicU32::new(0);
 
 /// An output being written: a stop signal waits for its end (see the module
 /// doc). Take one before a temporary file is created, drop it after the
@@ -168,6 +176,27 @@ impl Hold {
                 Err(now) => s = now,
             }
         }
+    }
+}
+
+/// A [`Hold`] whose files are finished even after a stop signal: the first
+/// file of a folder made for it, which a file given up would leave empty.
+#[must_use]
+pub struct Whole(Option<Hold>);
+
+impl Hold {
+    /// A hold whose writes are never given up ([`abandon_writes`]).
+    pub fn whole() -> Whole {
+        WHOLE.fetch_add(1, Ordering::SeqCst);
+        Whole(Some(Hold::take()))
+    }
+}
+
+impl Drop for Whole {
+    fn drop(&mut self) {
+        // Counted out before the hold ends, which may end the process.
+        WHOLE.fetch_sub(1, Ordering::SeqCst);
+        drop(self.0.take());
     }
 }
 
@@ -226,12 +255,15 @@ mod tests {
     /// finished.
     #[test]
     fn only_a_reading_command_gives_up_a_write_and_only_once_signalled() {
-        assert!(abandons(Some(libc::SIGTERM), QUICK | WROTE | 1));
-        assert!(abandons(Some(libc::SIGINT), QUICK | ENDING));
-        assert!(!abandons(None, QUICK | WROTE | 1));
+        assert!(abandons(Some(libc::SIGTERM), QUICK | WROTE | 1, 0));
+        assert!(abandons(Some(libc::SIGINT), QUICK | ENDING, 0));
+        assert!(!abandons(None, QUICK | WROTE | 1, 0));
         for s in [0, WROTE, WROTE | 1, ENDING] {
-            assert!(!abandons(Some(libc::SIGTERM), s), "{s:#x}");
+            assert!(!abandons(Some(libc::SIGTERM), s, 0), "{s:#x}");
         }
+        // A write that must be finished is, whatever else holds.
+        assert!(!abandons(Some(libc::SIGTERM), QUICK | WROTE | 1, 1));
+        assert!(!abandons(Some(libc::SIGINT), QUICK | WROTE | 2, 2));
     }
 
     #[test]

@@ -69,7 +69,9 @@ pub(super) fn finish(
     let chosen = out.format();
     let mut shown = None;
     {
-        let _hold = crate::stop_now::Hold::take();
+        // Whole even after a stop signal: given up, it would leave the
+        // folder just made for it empty.
+        let _hold = crate::stop_now::Hold::whole();
         dest.dir()?
             .write_with("fleet.json", |w| render::write_json(&r, w))?;
     }
