@@ -266,6 +266,18 @@ mod tests {
         assert!(!abandons(Some(libc::SIGINT), QUICK | WROTE | 2, 2));
     }
 
+    /// A write that must be finished counts itself for as long as it lasts,
+    /// and no longer: the writes after it may be given up again. (Only this
+    /// test takes such a hold in this process.)
+    #[test]
+    fn a_whole_hold_counts_itself_while_it_lasts() {
+        let before = WHOLE.load(Ordering::SeqCst);
+        let w = Hold::whole();
+        assert_eq!(WHOLE.load(Ordering::SeqCst), before + 1);
+        drop(w);
+        assert_eq!(WHOLE.load(Ordering::SeqCst), before);
+    }
+
     #[test]
     fn the_line_names_the_signal_and_says_whether_anything_was_written() {
         let text = |sig, wrote| String::from_utf8(message(sig, wrote).to_vec()).unwrap();
