@@ -107,14 +107,7 @@ fn the_launcher_ends_a_job_whose_node_keeps_saying_it_is_alive() {
     let (tx, rx) = mpsc::channel();
     let f = SafeDir::own(&fleet, "--report-dir", false).unwrap();
     std::thread::spawn(move || {
-        let g = launch(
-            Path::new("/bin/sh"),
-            &["-c".into(), script],
-            &f,
-            &["np1".to_string()],
-            watch,
-            |_, _| {},
-        );
+        let g = launch_sh(&script, &f, &["np1"], watch);
         let _ = tx.send(g);
     });
     // A guard against a hang only: the assertions are on what it did.
@@ -133,12 +126,7 @@ fn the_launcher_ends_a_job_whose_node_keeps_saying_it_is_alive() {
         "{}",
         g.timed_out[0].1
     );
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!exists(pid), "the stand-in for srun ({pid}) is still there");
+    assert_srun_ended(&pidfile);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -204,15 +192,7 @@ fn before_any_node_starts_the_deadline_counts_from_the_latest_start() {
         ..WATCH
     };
     // srun says nothing and ends after a moment.
-    let g = launch(
-        Path::new("/bin/sh"),
-        &["-c".into(), "sleep 0.5".into()],
-        &held,
-        &["np1".to_string()],
-        watch,
-        |_, _| {},
-    )
-    .unwrap();
+    let g = launch_sh("sleep 0.5", &held, &["np1"], watch).unwrap();
     assert_eq!(g.srun_status, Some(0));
     assert!(!g.gave_up(), "{g:?}");
     std::fs::remove_dir_all(&d).unwrap();

@@ -24,25 +24,12 @@ fn srun_is_ended_and_reaped_when_the_gather_fails() {
         pidfile.display(),
         frames.display()
     );
-    let e = launch(
-        Path::new("/bin/sh"),
-        &["-c".into(), script],
-        &held,
-        &[],
-        WATCH,
-        |_, _| {},
-    )
-    .unwrap_err();
+    let e = launch_sh(&script, &held, &[], WATCH).unwrap_err();
     assert!(
         format!("{e:#}").contains("cannot create") && format!("{e:#}").contains("np1"),
         "{e:#}"
     );
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!exists(pid), "the stand-in for srun ({pid}) is still there");
+    assert_srun_ended(&pidfile);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -104,15 +91,7 @@ fn srun_and_its_group_are_asked_to_end_before_they_are_killed() {
         grace: Duration::from_secs(1),
         ..WATCH
     };
-    let g = launch(
-        Path::new("/bin/sh"),
-        &["-c".into(), script],
-        &f,
-        &["np1".to_string()],
-        watch,
-        |_, _| {},
-    )
-    .unwrap();
+    let g = launch_sh(&script, &f, &["np1"], watch).unwrap();
     assert_eq!(g.lost, ["np1"]);
     assert_eq!(std::fs::read_to_string(&termed).unwrap(), "term\n");
     assert_eq!(std::fs::read_to_string(&child).unwrap(), "term\n");
@@ -143,15 +122,7 @@ fn what_ignores_sigterm_in_srun_s_group_is_killed() {
         grace: Duration::from_secs(1),
         ..WATCH
     };
-    let g = launch(
-        Path::new("/bin/sh"),
-        &["-c".into(), script],
-        &held,
-        &["np1".to_string()],
-        watch,
-        |_, _| {},
-    )
-    .unwrap();
+    let g = launch_sh(&script, &held, &["np1"], watch).unwrap();
     assert_eq!(g.lost, ["np1"]);
     assert_eq!(g.srun_status, None, "killed by a signal");
     let ids = std::fs::read_to_string(&pids).unwrap();
@@ -193,15 +164,7 @@ fn a_stop_request_ends_srun_s_group_and_reads_what_comes_after() {
         stop_requested: || STOP_READY.get().is_some_and(|p| p.exists()),
         ..WATCH
     };
-    let g = launch(
-        Path::new("/bin/sh"),
-        &["-c".into(), script],
-        &f,
-        &["np1".to_string()],
-        watch,
-        |_, _| {},
-    )
-    .unwrap();
+    let g = launch_sh(&script, &f, &["np1"], watch).unwrap();
     assert!(g.stopped);
     assert_eq!(g.started, ["np1"]);
     assert_eq!(g.ended.keys().collect::<Vec<_>>(), ["np1"]);
@@ -222,15 +185,7 @@ fn a_stop_before_the_job_started_is_no_start_given_up_on() {
         job_state: || JobState::Pending("Resources".into()),
         ..WATCH
     };
-    let g = launch(
-        Path::new("/bin/sh"),
-        &["-c".into(), "exec sleep 1000".into()],
-        &held,
-        &["np1".to_string()],
-        watch,
-        |_, _| {},
-    )
-    .unwrap();
+    let g = launch_sh("exec sleep 1000", &held, &["np1"], watch).unwrap();
     assert!(g.stopped);
     assert_eq!(g.never_started, None);
     assert_eq!(g.srun_status, None, "ended by the stop's SIGTERM");

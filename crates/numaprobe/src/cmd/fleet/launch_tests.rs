@@ -55,6 +55,36 @@ fn exists(pid: i32) -> bool {
     unsafe { libc::kill(pid, 0) == 0 }
 }
 
+/// The launcher with `sh -c script` as srun, for the `asked` nodes, no
+/// progress shown.
+fn launch_sh(
+    script: &str,
+    dir: &SafeDir,
+    asked: &[&str],
+    watch: Watch,
+) -> anyhow::Result<Gathered> {
+    let asked: Vec<String> = asked.iter().map(|n| n.to_string()).collect();
+    launch(
+        Path::new("/bin/sh"),
+        &["-c".into(), script.into()],
+        dir,
+        &asked,
+        watch,
+        |_, _| {},
+    )
+}
+
+/// The stand-in for srun that wrote its pid to `pidfile` was ended and
+/// reaped.
+fn assert_srun_ended(pidfile: &Path) {
+    let pid: i32 = std::fs::read_to_string(pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!exists(pid), "the stand-in for srun ({pid}) is still there");
+}
+
 /// srun that sends `frames` and then holds the job's output open for good
 /// (a node of the job never heard from, or a step that does not end).
 fn holding_srun(d: &Path, frames: &[u8]) -> Vec<String> {
@@ -246,15 +276,7 @@ fn srun_s_stderr_is_bounded_and_its_last_lines_kept() {
     let d = scratch("fleet-stderr");
     let held = SafeDir::own(&d, "--report-dir", false).unwrap();
     let script = "i=0; while [ $i -lt 3000 ]; do echo \"chatter $i of srun's stderr\" >&2; i=$((i+1)); done; echo 'srun: error: the last words' >&2; exit 3";
-    let g = launch(
-        Path::new("/bin/sh"),
-        &["-c".into(), script.into()],
-        &held,
-        &[],
-        WATCH,
-        |_, _| {},
-    )
-    .unwrap();
+    let g = launch_sh(script, &held, &[], WATCH).unwrap();
     assert_eq!(g.srun_status, Some(3));
     let want: Vec<String> = (2993..3000)
         .map(|i| format!("chatter {i} of srun's stderr"))
