@@ -41,6 +41,31 @@ pub fn layout_member(member: &str) -> String {
     doc[2..doc.len() - 2].to_string()
 }
 
+/// How the top-level `schema` line starts (two spaces of indentation in
+/// serde_json's pretty text and in its layout): the stamps follow it.
+pub const SCHEMA_LINE: &str = "  \"schema\": ";
+
+/// The top-level `schema` line (`line`, without its line break) followed by
+/// `members` (each `  "key": value`, without a comma), one a line: the
+/// line's comma goes to the last member, and the line takes one. What a
+/// stamp after `schema` looks like, in place ([`insert_after_schema`]) or
+/// as a document streams by ([`super::stamped::write`]).
+pub fn schema_line_with(line: &str, members: &[&str]) -> String {
+    let (bare, comma) = match line.strip_suffix(',') {
+        Some(bare) => (bare, ","),
+        None => (line, ""),
+    };
+    let mut out =
+        String::with_capacity(line.len() + members.iter().map(|m| m.len() + 2).sum::<usize>());
+    out.push_str(bare);
+    for m in members {
+        out.push_str(",\n");
+        out.push_str(m);
+    }
+    out.push_str(comma);
+    out
+}
+
 /// Put `member` (one top-level member, `  "key": value`, without a
 /// comma) right after the top-level `"schema"` line of `text` (serde_json's
 /// pretty text or its layout: top-level keys indented by exactly two
@@ -50,7 +75,7 @@ pub fn insert_after_schema(text: &mut String, member: &str) -> bool {
     let mut at = 0;
     let end = loop {
         let line_end = text[at..].find('\n').map_or(text.len(), |n| at + n);
-        if text[at..line_end].starts_with("  \"schema\": ") {
+        if text[at..line_end].starts_with(SCHEMA_LINE) {
             break line_end;
         }
         if line_end == text.len() {
@@ -58,15 +83,8 @@ pub fn insert_after_schema(text: &mut String, member: &str) -> bool {
         }
         at = line_end + 1;
     };
-    let (open, close) = if text[..end].ends_with(',') {
-        ("\n", ",")
-    } else {
-        (",\n", "")
-    };
-    text.reserve_exact(open.len() + member.len() + close.len());
-    text.insert_str(end, close);
-    text.insert_str(end, member);
-    text.insert_str(end, open);
+    let stamped = schema_line_with(&text[at..end], &[member]);
+    text.replace_range(at..end, &stamped);
     true
 }
 

@@ -268,8 +268,11 @@ pub fn stamp(text: &mut String, cancelled: bool) {
     // The lines are walked, never collected: a fleet's document has
     // millions of them, and a list of them would cost 16 bytes each beside
     // the text.
-    let (schema, complete) = ("  \"schema\": ", "  \"complete\": ");
-    if !text.lines().any(|l| l.starts_with(schema)) {
+    let complete = "  \"complete\": ";
+    if !text
+        .lines()
+        .any(|l| l.starts_with(crate::model::compact::SCHEMA_LINE))
+    {
         return;
     }
     let own_complete = text

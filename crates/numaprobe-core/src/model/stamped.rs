@@ -6,7 +6,7 @@
 //! a large document (an inference of 2 million cells writes some 600 MB)
 //! is never held whole.
 
-use super::compact::Layout;
+use super::compact::{schema_line_with, Layout, SCHEMA_LINE};
 use super::document::{stamp_kind_into, Typed};
 use std::io::{self, Write};
 
@@ -95,27 +95,25 @@ impl<W: Write> Stamper<'_, W> {
     /// `self.line`, a whole line with its `\n`, written with the stamps
     /// after it when it is the schema line.
     fn end_line(&mut self) -> io::Result<()> {
-        let text = &self.line[..self.line.len() - 1];
-        if text.starts_with(b"  \"schema\": ") {
-            let comma = text.ends_with(b",");
-            let text = text.strip_suffix(b",").unwrap_or(text);
-            self.w.write_all(text)?;
-            for m in &self.members {
-                self.w.write_all(b",\n")?;
-                self.w.write_all(m.as_bytes())?;
+        let schema = std::str::from_utf8(&self.line[..self.line.len() - 1])
+            .ok()
+            .filter(|l| l.starts_with(SCHEMA_LINE));
+        match schema {
+            Some(line) => {
+                let members: Vec<&str> = self.members.iter().map(String::as_str).collect();
+                self.w
+                    .write_all(schema_line_with(line, &members).as_bytes())?;
+                self.w.write_all(b"\n")?;
+                self.done = true;
             }
-            self.w.write_all(if comma { b",\n" } else { b"\n" })?;
-            self.done = true;
-        } else {
-            self.w.write_all(&self.line)?;
+            None => self.w.write_all(&self.line)?,
         }
         self.line.clear();
         Ok(())
     }
 
-    fn finish(mut self) -> io::Result<()> {
+    fn finish(self) -> io::Result<()> {
         self.w.write_all(&self.line)?;
-        self.line.clear();
         self.w.flush()
     }
 }
