@@ -182,21 +182,25 @@ impl Hold {
 /// A [`Hold`] whose files are finished even after a stop signal: the first
 /// file of a folder made for it, which a file given up would leave empty.
 #[must_use]
-pub struct Whole(Option<Hold>);
+pub struct Whole {
+    _hold: Hold,
+}
 
 impl Hold {
     /// A hold whose writes are never given up ([`abandon_writes`]).
     pub fn whole() -> Whole {
         WHOLE.fetch_add(1, Ordering::SeqCst);
-        Whole(Some(Hold::take()))
+        Whole {
+            _hold: Hold::take(),
+        }
     }
 }
 
 impl Drop for Whole {
     fn drop(&mut self) {
-        // Counted out before the hold ends, which may end the process.
+        // Counted out here, before the hold (dropped after this body) ends,
+        // which may end the process.
         WHOLE.fetch_sub(1, Ordering::SeqCst);
-        drop(self.0.take());
     }
 }
 
