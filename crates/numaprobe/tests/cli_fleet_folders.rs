@@ -143,21 +143,23 @@ fn a_node_named_like_a_fleet_file_cannot_suppress_the_report() {
     assert_eq!(w["nodes"], v["nodes"]);
 }
 
-/// A gather whose `np1` folder something else took (`plant`, a shell line
-/// run before the nodes' output comes): exit 4, np1 refused naming what it
-/// met, np2 and the fleet's files written. Returns np1's reason.
-fn gather_with_np1_planted(t: &Path, plant: &str) -> String {
-    let fleet = t.join("fleet");
-    let _ = std::fs::remove_dir_all(&fleet);
-    let _ = std::fs::remove_dir_all(t.join("bin"));
-    let bin = fake_srun(t, plant, &[("np1", "node1"), ("np2", "node2")]);
+/// A gather into `t/fleet` of `nodes` (name, fixture folder) by the fake
+/// srun, `plant` run before their output comes: exit 4 (a node failed),
+/// and the fleet's JSON answer with its node list.
+fn planted_gather(
+    t: &Path,
+    plant: &str,
+    nodes: &[(&str, &str)],
+) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let bin = fake_srun(t, plant, nodes);
+    let names: Vec<&str> = nodes.iter().map(|(n, _)| *n).collect();
     let o = run(
         &[
             "fleet",
             "--nodelist",
-            "np1,np2",
+            &names.join(","),
             "--report-dir",
-            s(&fleet),
+            s(&t.join("fleet")),
             "--format",
             "json",
         ],
@@ -166,7 +168,18 @@ fn gather_with_np1_planted(t: &Path, plant: &str) -> String {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(4), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let nodes = v["nodes"].as_array().unwrap();
+    let nodes = v["nodes"].as_array().unwrap().clone();
+    (v, nodes)
+}
+
+/// A gather whose `np1` folder something else took (`plant`, a shell line
+/// run before the nodes' output comes): exit 4, np1 refused naming what it
+/// met, np2 and the fleet's files written. Returns np1's reason.
+fn gather_with_np1_planted(t: &Path, plant: &str) -> String {
+    let fleet = t.join("fleet");
+    let _ = std::fs::remove_dir_all(&fleet);
+    let _ = std::fs::remove_dir_all(t.join("bin"));
+    let (v, nodes) = planted_gather(t, plant, &[("np1", "node1"), ("np2", "node2")]);
     let names: Vec<&str> = nodes.iter().map(|n| n["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["np1", "np2"], "{v}");
     assert_eq!(nodes[0]["status"], "failed", "{v}");
@@ -241,23 +254,7 @@ fn a_node_s_unreadable_run_json_is_named_as_such_not_as_planted() {
         "mkdir '{0}/np3' && printf '\\377\\376' > '{0}/np3/run.json'",
         fleet.join("nodes").display()
     );
-    let bin = fake_srun(t.path(), &plant, &[("np1", "node1")]);
-    let o = run(
-        &[
-            "fleet",
-            "--nodelist",
-            "np1",
-            "--report-dir",
-            s(&fleet),
-            "--format",
-            "json",
-        ],
-        Some(&bin),
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(4), "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let nodes = v["nodes"].as_array().unwrap();
+    let (v, nodes) = planted_gather(t.path(), &plant, &[("np1", "node1")]);
     let names: Vec<&str> = nodes.iter().map(|n| n["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["np1", "np3"], "{v}");
     assert_eq!(nodes[1]["status"], "failed", "{v}");
