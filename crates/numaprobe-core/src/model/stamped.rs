@@ -177,15 +177,21 @@ mod tests {
         layout(&pretty)
     }
 
-    #[test]
-    fn stamping_the_laid_out_text_writes_what_laying_out_the_stamped_text_would() {
-        let doc = Doc {
+    /// A small document with the odd characters and lengths the layout
+    /// treats apart: an incomplete one, without a kind of its own.
+    fn small_doc() -> Doc {
+        Doc {
             schema: "numaprobe/1",
             complete: false,
             rows: vec![vec![1.0, 2.5], vec![3.0, -4e-7]],
             notes: vec!["a, [b] {c} \"d\"".into()],
             wide: vec!["a sentence of some length that a reader wants whole".into(); 3],
-        };
+        }
+    }
+
+    #[test]
+    fn stamping_the_laid_out_text_writes_what_laying_out_the_stamped_text_would() {
+        let doc = small_doc();
         let out = json(&doc);
         assert_eq!(out, stamped_then_laid_out(&doc, &out));
         let keys: Vec<&str> = out
@@ -303,13 +309,7 @@ mod tests {
 
     #[test]
     fn a_streamed_document_is_the_text_json_makes() {
-        let doc = Doc {
-            schema: "numaprobe/1",
-            complete: false,
-            rows: vec![vec![1.0, 2.5], vec![3.0, -4e-7]],
-            notes: vec!["a, [b] {c} \"d\"".into()],
-            wide: vec!["a sentence of some length that a reader wants whole".into(); 3],
-        };
+        let doc = small_doc();
         assert_eq!(timeless(&streamed(&doc)), timeless(&json(&doc)));
         let m = crate::model::matrix::tests::sample();
         assert_eq!(timeless(&streamed(&m)), timeless(&json(&m)));
