@@ -83,7 +83,8 @@ pub(super) fn finish(
     files.sort_by_key(|(_, format, _)| *format == Some(chosen));
     for (name, format, to_text) in files {
         let text = to_text(&r);
-        let _hold = crate::stop_now::Hold::take();
+        // The folder is made by now (with fleet.json, above); the write
+        // holds off a stop signal itself.
         dest.dir()?.write(name, text.as_bytes())?;
         if format == Some(chosen) {
             shown = Some(text);
