@@ -45,7 +45,7 @@
 use super::levels::median;
 use super::matrix::Matrix;
 use super::work::{
-    best_value, compute, distances, groups, key, level_name, packages, tiers, Cell, Work,
+    compute, cost_of, distances, groups, key, level_name, packages, tiers, Cell, Work,
 };
 use crate::model::infer::{CellInfo, Cells, Inference, Level, LevelName, Link, Tier};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -53,8 +53,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
 /// empty; `advise` fills it.
 pub fn analyse(m: &Matrix) -> Inference {
-    let w = compute(m);
-    let mut inf = analyse_from(m, &w);
+    let mut w = compute(m);
+    let mut inf = analyse_from(m, &mut w);
     inf.hops = w.hops;
     inf
 }
@@ -63,7 +63,13 @@ pub fn analyse(m: &Matrix) -> Inference {
 /// advising a large matrix clusters its cells once, not twice. The hop
 /// table is left empty for the caller to move in from `w` once nothing
 /// reads it there: one copy of a table of every pair, not two.
-pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
+///
+/// The findings run first, before the records that grow with the cells
+/// (each cell's record, each link's details) exist, and the directed cells
+/// (24 bytes a cell), which only the findings and the levels read, go
+/// before those records are made: of a full matrix's largest parts, only
+/// one set is held at a time.
+pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
     let unit = m.unit.as_str();
     let local_value = if w.local.is_empty() {
         None
@@ -125,19 +131,6 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
     // findings' lists.
     drop(by_rank);
 
-    let link_details: Vec<Link> = w
-        .links
-        .iter()
-        .map(|&(a, b)| Link {
-            nodes: [a, b],
-            level: level_names
-                .get(&w.rank_of((a, b)))
-                .cloned()
-                .unwrap_or_default(),
-            value: best_value(w, (a, b)),
-        })
-        .collect();
-
     let tiers = tiers(w);
     let dist = distances(w, &tiers);
     let hierarchy = tiers
@@ -165,12 +158,12 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
         nodes: w.nodes.clone(),
         levels,
         hops: Vec::new(),
-        links: w.links.iter().map(|&(a, b)| [a, b]).collect(),
-        link_details,
+        links: Vec::new(),
+        link_details: Vec::new(),
         groups: groups(w),
         on_package: packages(w),
         hierarchy,
-        cells: cells_info(m, w, &level_names, &dist),
+        cells: Cells::default(),
         distance: dist,
         cpuless_nodes: m.cpuless_nodes(),
         stray_cells: w
@@ -182,7 +175,55 @@ pub(crate) fn analyse_from(m: &Matrix, w: &Work) -> Inference {
         advice: Vec::new(),
     };
     inf.findings = super::findings::findings(m, w, &inf);
+    // The few stray cells by their nodes, then the directed cells go.
+    let stray: HashSet<(u32, u32)> = w
+        .stray
+        .iter()
+        .map(|&i| (w.remote[i].from, w.remote[i].to))
+        .collect();
+    w.release_cells();
+    inf.cells = cells_info(m, w, &level_names, &inf.distance, &stray);
+    inf.links = w.links.iter().map(|&(a, b)| [a, b]).collect();
+    inf.link_details = w
+        .links
+        .iter()
+        .map(|&(a, b)| Link {
+            nodes: [a, b],
+            level: level_names
+                .get(&w.rank_of((a, b)))
+                .cloned()
+                .unwrap_or_default(),
+            value: pair_value(m, w, &stray, (a, b)),
+        })
+        .collect();
     inf
+}
+
+/// The value of pair `k`'s better direction, read from the matrix once the
+/// directed cells are gone: the first of its cells in the matrix's order
+/// (row by row, as the directed cells were listed), stray ones aside, whose
+/// cost is the pair's, as `best_value` finds it among the directed cells.
+fn pair_value(m: &Matrix, w: &Work, stray: &HashSet<(u32, u32)>, k: (u32, u32)) -> f64 {
+    let Some((cost, _)) = w.pairs.get(k) else {
+        return f64::NAN;
+    };
+    let cell = |a: u32, b: u32| {
+        if stray.contains(&(a, b)) {
+            return None;
+        }
+        let at = m.position(a, b)?;
+        Some((at, m.values[at.0][at.1]?))
+    };
+    let mut both = [cell(k.0, k.1), cell(k.1, k.0)];
+    if let [Some(x), Some(y)] = both {
+        if y.0 < x.0 {
+            both.swap(0, 1);
+        }
+    }
+    both.into_iter()
+        .flatten()
+        .find(|&(_, v)| cost_of(m, v) == *cost)
+        .map_or(f64::NAN, |(_, v)| v)
 }
 
 fn levels_value(levels: &[Level], name: Option<&LevelName>) -> f64 {
@@ -195,15 +236,11 @@ fn cells_info(
     w: &Work,
     level_names: &BTreeMap<usize, LevelName>,
     dist: &[Vec<Option<u32>>],
+    stray: &HashSet<(u32, u32)>,
 ) -> Cells {
     // Every cell of a level names it through one shared name.
     let local = LevelName::from("L");
     let mut out = Cells::with_capacity(m.values.iter().flatten().filter(|v| v.is_some()).count());
-    let stray: HashSet<(u32, u32)> = w
-        .stray
-        .iter()
-        .map(|&i| (w.remote[i].from, w.remote[i].to))
-        .collect();
     let flagged: HashSet<[u32; 2]> = m.flagged.iter().map(|(k, _)| *k).collect();
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {

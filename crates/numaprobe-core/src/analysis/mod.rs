@@ -53,10 +53,9 @@ pub use mlc::Select;
 /// Analyse and advise in one call: the inference with its `advice` filled.
 pub fn analyse_with_advice(m: &Matrix) -> crate::model::infer::Inference {
     let mut w = work::compute(m);
-    let mut inf = infer::analyse_from(m, &w);
-    // The advice reads pairs, ranks, links and hops, never a single cell:
-    // a cell each of a large matrix (24 bytes) goes before it runs.
-    w.release_cells();
+    // The analysis lets the directed cells go once its findings are made:
+    // the advice reads pairs, ranks, links and hops, never a single cell.
+    let mut inf = infer::analyse_from(m, &mut w);
     inf.advice = advice::advise_from(m, &inf, &w);
     inf.hops = w.hops;
     inf
