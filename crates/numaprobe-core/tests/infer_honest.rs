@@ -41,13 +41,17 @@ fn square(unit: Unit, ids: &[u32], v: &[Vec<f64>]) -> Matrix {
 
 /// The bandwidth a latency matrix mirrors: 1e6 / latency (MB/s).
 fn reciprocal(m: &Matrix) -> Matrix {
-    let mut b = m.clone();
-    b.unit = Unit::MBps;
-    for row in &mut b.values {
-        for x in row.iter_mut().flatten() {
-            *x = 1e6 / *x;
-        }
-    }
+    let rows = m
+        .rows()
+        .into_iter()
+        .map(|r| r.into_iter().map(|x| x.map(|x| 1e6 / x)).collect())
+        .collect();
+    let mut b = Matrix::new(Unit::MBps, m.row_nodes.clone(), m.col_nodes.clone(), rows).unwrap();
+    b.slit = m.slit.clone();
+    b.label = m.label.clone();
+    b.slit_only = m.slit_only;
+    b.flagged = m.flagged.clone();
+    b.cpuless = m.cpuless.clone();
     b
 }
 
@@ -221,7 +225,9 @@ fn reciprocal_bandwidth_mirrors_latency_everywhere() {
             let mut lat = square(Unit::Ns, &ids, &v);
             if n == 4 {
                 // A disturbed cell far off, and a SLIT that disagrees.
-                lat.values[0][1] = lat.values[0][1].map(|x| x * 3.0);
+                let mut rows = lat.rows();
+                rows[0][1] = rows[0][1].map(|x| x * 3.0);
+                lat = Matrix::new(lat.unit, ids.clone(), ids.clone(), rows).unwrap();
                 lat.slit = Some(Slit {
                     nodes: ids.clone(),
                     matrix: (0..4)

@@ -68,7 +68,7 @@ fn mlc_bandwidth_and_default_run() {
     assert_eq!((lat.unit, lat.get(1, 0)), (Unit::Ns, Some(140.9)));
     let bw = select(&text, Select::Bandwidth).unwrap();
     assert_eq!((bw.unit, bw.get(0, 1)), (Unit::MBps, Some(38541.0)));
-    assert_eq!(bw.values.len(), 2);
+    assert_eq!(bw.rows().len(), 2);
 }
 
 #[test]

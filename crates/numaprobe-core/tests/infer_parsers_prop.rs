@@ -191,7 +191,7 @@ fn as_mlc(bw: bool, v: &[Vec<f64>]) -> String {
 }
 
 fn values(m: &Matrix) -> Vec<Vec<f64>> {
-    m.values
+    m.rows()
         .iter()
         .map(|r| r.iter().map(|x| x.unwrap()).collect())
         .collect()

@@ -95,9 +95,11 @@ fn noise_alone_makes_no_levels() {
 fn a_stray_cell_far_off_does_not_move_levels_or_hops() {
     let links = ring(4);
     for (factor, seed) in [(3.0, 1), (0.4, 2), (5.0, 3), (2.2, 4)] {
-        let mut m = latency_from_links(4, &links, 0.03, seed);
-        let v = m.values[0][1].unwrap();
-        m.values[0][1] = Some(v * factor);
+        let m = latency_from_links(4, &links, 0.03, seed);
+        let mut rows = m.rows();
+        let v = rows[0][1].unwrap();
+        rows[0][1] = Some(v * factor);
+        let m = Matrix::new(m.unit, m.row_nodes.clone(), m.col_nodes.clone(), rows).unwrap();
         let inf = analyse(&m);
         assert_eq!(inf.levels.len(), 3, "x{factor}: {:?}", inf.levels);
         check_graph(&inf, 4, &links);

@@ -291,7 +291,7 @@ fn interleave(m: &Matrix, bw: bool) -> Finding {
         if !m.has_cpus(node) {
             continue;
         }
-        let vals: Vec<f64> = m.values[r].iter().flatten().copied().collect();
+        let vals: Vec<f64> = m.row(r).flatten().collect();
         let Some(loc) = m.get(node, node) else {
             continue;
         };

@@ -43,7 +43,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     let mut missing = Vec::new();
     for (r, &a) in m.row_nodes.iter().enumerate() {
         for (c, &b) in m.col_nodes.iter().enumerate() {
-            if m.values[r][c].is_none() {
+            if m.value(r, c).is_none() {
                 missing.push([a, b]);
             }
         }

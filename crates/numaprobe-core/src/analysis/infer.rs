@@ -212,7 +212,7 @@ fn pair_value(m: &Matrix, w: &Work, stray: &HashSet<(u32, u32)>, k: (u32, u32)) 
             return None;
         }
         let at = m.position(a, b)?;
-        Some((at, m.values[at.0][at.1]?))
+        Some((at, m.value(at.0, at.1)?))
     };
     let mut both = [cell(k.0, k.1), cell(k.1, k.0)];
     if let [Some(x), Some(y)] = both {
@@ -240,11 +240,11 @@ fn cells_info(
 ) -> Cells {
     // Every cell of a level names it through one shared name.
     let local = LevelName::from("L");
-    let mut out = Cells::with_capacity(m.values.iter().flatten().filter(|v| v.is_some()).count());
+    let mut out = Cells::with_capacity(m.measured());
     let flagged: HashSet<[u32; 2]> = m.flagged.iter().map(|(k, _)| *k).collect();
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
-            let Some(value) = m.values[r][c] else {
+            let Some(value) = m.value(r, c) else {
                 continue;
             };
             let stray = stray.contains(&(from, to));

@@ -64,8 +64,9 @@ pub struct Matrix {
     pub unit: Unit,
     pub row_nodes: Vec<u32>,
     pub col_nodes: Vec<u32>,
-    /// `values[r][c]`: from `row_nodes[r]` to `col_nodes[c]`; None = not measured.
-    pub values: Vec<Vec<Option<f64>>>,
+    /// The cells row by row (`value(r, c)`: from `row_nodes[r]` to
+    /// `col_nodes[c]`).
+    values: Values,
     /// The firmware distances, if the input carried them.
     pub slit: Option<Slit>,
     /// A name for the machine (the fixture's `machine`), for titles.
@@ -78,6 +79,38 @@ pub struct Matrix {
     /// Nodes known to have no CPU although they have a row (a SLIT names
     /// every node); a node without a row has no CPU measured from anyway.
     pub cpuless: Vec<u32>,
+}
+
+/// A matrix's values held flat, row after row, 8 bytes a cell: a cell not
+/// measured is NaN, which no value can be (`Matrix::new` takes finite
+/// numbers only), where an `Option` a cell took 16 and a row a vector.
+#[derive(Debug, Clone)]
+struct Values {
+    cols: usize,
+    cells: Vec<f64>,
+}
+
+impl Values {
+    fn get(&self, r: usize, c: usize) -> Option<f64> {
+        if c >= self.cols {
+            return None;
+        }
+        let v = *self.cells.get(r * self.cols + c)?;
+        (!v.is_nan()).then_some(v)
+    }
+}
+
+/// Two cells are equal when both are missing or both hold one number.
+impl PartialEq for Values {
+    fn eq(&self, o: &Values) -> bool {
+        self.cols == o.cols
+            && self.cells.len() == o.cells.len()
+            && self
+                .cells
+                .iter()
+                .zip(&o.cells)
+                .all(|(a, b)| a == b || (a.is_nan() && b.is_nan()))
+    }
 }
 
 /// A firmware distance table over `nodes` (square).
@@ -178,7 +211,36 @@ impl Matrix {
     /// The value from node `from` to node `to`, if measured.
     pub fn get(&self, from: u32, to: u32) -> Option<f64> {
         let (r, c) = self.position(from, to)?;
-        self.values[r][c]
+        self.values.get(r, c)
+    }
+
+    /// The value of row `r`, column `c`, if measured.
+    pub fn value(&self, r: usize, c: usize) -> Option<f64> {
+        self.values.get(r, c)
+    }
+
+    /// Row `r`'s cells, in column order.
+    pub fn row(&self, r: usize) -> impl Iterator<Item = Option<f64>> + '_ {
+        let cols = self.values.cols;
+        self.values
+            .cells
+            .iter()
+            .skip(r * cols)
+            .take(if r < self.row_nodes.len() { cols } else { 0 })
+            .map(|&v| (!v.is_nan()).then_some(v))
+    }
+
+    /// How many cells hold a value.
+    pub fn measured(&self) -> usize {
+        self.values.cells.iter().filter(|v| !v.is_nan()).count()
+    }
+
+    /// The cells as rows of `Option`s, a copy: for small matrices and
+    /// for building a changed one with `Matrix::new`.
+    pub fn rows(&self) -> Vec<Vec<Option<f64>>> {
+        (0..self.row_nodes.len())
+            .map(|r| self.row(r).collect())
+            .collect()
     }
 
     /// The row and column of the cell from `from` to `to`, when both are named.
@@ -257,11 +319,18 @@ impl Matrix {
                 "every cell is null: nothing was measured".into(),
             ));
         }
+        // Row by row, each dropped once copied: the rows of `Option`s and
+        // the flat cells are never both whole.
+        let cols = col_nodes.len();
+        let mut cells = Vec::with_capacity(values.len() * cols);
+        for row in values {
+            cells.extend(row.into_iter().map(|v| v.unwrap_or(f64::NAN)));
+        }
         Ok(Matrix {
             unit,
             row_nodes,
             col_nodes,
-            values,
+            values: Values { cols, cells },
             slit: None,
             label: None,
             slit_only: false,

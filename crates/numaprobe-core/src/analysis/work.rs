@@ -143,10 +143,10 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     let mut local = Vec::new();
     // Sized once: grown by doubling, a matrix of millions of cells would
     // hold up to twice its cells, and both copies while it moves.
-    let mut remote = Vec::with_capacity(m.values.iter().flatten().filter(|v| v.is_some()).count());
+    let mut remote = Vec::with_capacity(m.measured());
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
-            if let Some(v) = m.values[r][c] {
+            if let Some(v) = m.value(r, c) {
                 let cell = Cell {
                     from,
                     to,
@@ -181,7 +181,7 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         let mut next = 0u32;
         for (r, &from) in m.row_nodes.iter().enumerate() {
             for (c, &to) in m.col_nodes.iter().enumerate() {
-                if from != to && m.values[r][c].is_some() {
+                if from != to && m.value(r, c).is_some() {
                     at[r * cols + c] = next;
                     next += 1;
                 }

@@ -203,7 +203,7 @@ fn read_distances(path: &Path) -> anyhow::Result<HopMap> {
     };
     let (m, _) = input::read_matrix(path, opts, TAKES.reader, TAKES.kinds)
         .map_err(|e| bad(e.to_string()))?;
-    Ok(HopMap::from_latency(&m.row_nodes, &m.col_nodes, &m.values))
+    Ok(HopMap::from_latency(&m.row_nodes, &m.col_nodes, &m.rows()))
 }
 
 fn hop_map(topo: &Topology, distances: &Option<PathBuf>) -> anyhow::Result<HopMap> {
