@@ -25,6 +25,7 @@ fn has(inf: &Inference, kind: &str) -> bool {
 
 fn all_hops(inf: &Inference) -> Vec<Vec<u32>> {
     inf.hops
+        .rows()
         .iter()
         .map(|r| r.iter().map(|h| h.expect("every hop known")).collect())
         .collect()
@@ -123,9 +124,9 @@ fn snc2_is_local_near_far_with_two_groups() {
     assert_eq!(inf.links, vec![[0, 2], [0, 3], [1, 2], [1, 3]]);
     assert_eq!(near.hops, vec![0]);
     assert_eq!(inf.levels[2].hops, vec![1]);
-    for (i, row) in inf.distance.iter().enumerate() {
+    for (i, row) in inf.distance.rows().iter().enumerate() {
         for (j, d) in row.iter().enumerate() {
-            let h = inf.hops[i][j].unwrap();
+            let h = inf.hops.get(i, j).unwrap();
             assert_eq!(d.unwrap(), if i == j { 0 } else { h + 1 }, "{i}-{j}");
         }
     }

@@ -441,7 +441,7 @@ fn check_hierarchy(m: &Matrix, ids: &[u32], tiers: &[Vec<usize>], want_d: &[Vec<
     for i in 0..ids.len() {
         for j in 0..ids.len() {
             assert_eq!(
-                inf.distance[pos(ids[i])][pos(ids[j])],
+                inf.distance.get(pos(ids[i]), pos(ids[j])),
                 Some(want_d[i][j]),
                 "distance {}-{}: {:?}",
                 ids[i],
@@ -559,7 +559,10 @@ fn snc2_and_spr_hbm_fixtures_nest() {
         tiers,
         vec![vec![vec![0, 1], vec![2, 3]], vec![vec![0, 1, 2, 3]]]
     );
-    assert_eq!(inf.distance[0], vec![Some(0), Some(1), Some(2), Some(2)]);
+    assert_eq!(
+        inf.distance.rows()[0],
+        vec![Some(0), Some(1), Some(2), Some(2)]
+    );
 
     let inf = analyse_with_advice(&parse(&doc_spr().to_string(), None).unwrap());
     let tiers: Vec<Vec<Vec<u32>>> = inf
@@ -579,7 +582,7 @@ fn snc2_and_spr_hbm_fixtures_nest() {
         ]
     );
     // Node 0: its SNC quadrants, then its socket's HBM, then the other socket.
-    let d0: Vec<u32> = inf.distance[0].iter().map(|x| x.unwrap()).collect();
+    let d0: Vec<u32> = inf.distance.row(0).map(|x| x.unwrap()).collect();
     assert_eq!(d0, [0, 1, 1, 1, 3, 3, 3, 3, 2, 2, 2, 2, 3, 3, 3, 3]);
     assert!(!kinds(&inf.findings).contains(&"hop-order"));
 }

@@ -252,13 +252,13 @@ fn a_200_node_matrix_infers_its_groups_and_folds_its_drawing() {
     assert!(inf.groups.iter().all(|g| g.len() == 8));
     assert_eq!(inf.groups[1], (8..16).collect::<Vec<u32>>());
     assert_eq!(inf.links.len(), 200 * 199 / 2);
-    assert!(inf.hops.iter().enumerate().all(|(i, row)| row
+    assert!(inf.hops.rows().iter().enumerate().all(|(i, row)| row
         .iter()
         .enumerate()
         .all(|(j, h)| *h == Some(u32::from(i != j)))));
     assert_eq!(inf.hierarchy.len(), 2);
-    assert_eq!(inf.distance[0][7], Some(1));
-    assert_eq!(inf.distance[0][8], Some(2));
+    assert_eq!(inf.distance.get(0, 7), Some(1));
+    assert_eq!(inf.distance.get(0, 8), Some(2));
     let text = inf.to_text(false);
     assert!(
         text.contains("too many nodes to draw: 200 nodes"),

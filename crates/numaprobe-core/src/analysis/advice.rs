@@ -397,7 +397,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         let (ia, ib) = (w.idx(a), w.idx(b));
         for &(x, y, ix, iy) in &links {
             // Link x-y is on a shortest a..b path if it closes the distance.
-            let on = |p: usize, q: usize| matches!((w.hops[ia][p], w.hops[q][ib]), (Some(d1), Some(d2)) if d1 + 1 + d2 == h);
+            let on = |p: usize, q: usize| matches!((w.hops.get(ia, p), w.hops.get(q, ib)), (Some(d1), Some(d2)) if d1 + 1 + d2 == h);
             if on(ix, iy) || on(iy, ix) {
                 if let Some(n) = load.slot_mut((x, y)) {
                     *n += 1;

@@ -51,7 +51,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     if !missing.is_empty() {
         let unknown: Vec<[u32; 2]> = (0..w.nodes.len())
             .flat_map(|i| (i + 1..w.nodes.len()).map(move |j| (i, j)))
-            .filter(|&(i, j)| w.hops[i][j].is_none())
+            .filter(|&(i, j)| w.hops.get(i, j).is_none())
             .map(|(i, j)| [w.nodes[i], w.nodes[j]])
             .collect();
         out.push(Finding {
@@ -283,7 +283,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     type Bucket = (usize, (u32, u32));
     let mut hist: BTreeMap<(u32, u32, usize), Bucket> = BTreeMap::new();
     for (p, r) in w.ranks() {
-        let d = inf.distance[w.idx(p.0)][w.idx(p.1)].unwrap_or(0);
+        let d = inf.distance.get(w.idx(p.0), w.idx(p.1)).unwrap_or(0);
         if let Some(h) = w.hops(p.0, p.1) {
             hist.entry((d, h, r)).or_insert((0, p)).0 += 1;
         }
@@ -318,13 +318,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     }
 
     // Summary of the hop structure.
-    let diameter = w
-        .hops
-        .iter()
-        .flatten()
-        .filter_map(|h| *h)
-        .max()
-        .unwrap_or(0);
+    let diameter = w.hops.iter().flatten().max().unwrap_or(0);
     if diameter >= 2 {
         let far: Vec<String> = w
             .ranks()
@@ -356,7 +350,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         // all worse than every pair of a smaller distance.
         let mut span: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
         for (p, r) in w.ranks() {
-            if let Some(d) = inf.distance[w.idx(p.0)][w.idx(p.1)] {
+            if let Some(d) = inf.distance.get(w.idx(p.0), w.idx(p.1)) {
                 let e = span.entry(d).or_insert((r, r));
                 e.0 = e.0.min(r);
                 e.1 = e.1.max(r);

@@ -47,7 +47,7 @@ use super::matrix::Matrix;
 use super::work::{
     compute, cost_of, distances, groups, key, level_name, packages, tiers, Cell, Work,
 };
-use crate::model::infer::{CellInfo, Cells, Inference, Level, LevelName, Link, Tier};
+use crate::model::infer::{CellInfo, Cells, Inference, Level, LevelName, Link, NodeTable, Tier};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
@@ -157,7 +157,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
         .into(),
         nodes: w.nodes.clone(),
         levels,
-        hops: Vec::new(),
+        hops: NodeTable::default(),
         links: Vec::new(),
         link_details: Vec::new(),
         groups: groups(w),
@@ -235,7 +235,7 @@ fn cells_info(
     m: &Matrix,
     w: &Work,
     level_names: &BTreeMap<usize, LevelName>,
-    dist: &[Vec<Option<u32>>],
+    dist: &NodeTable,
     stray: &HashSet<(u32, u32)>,
 ) -> Cells {
     // Every cell of a level names it through one shared name.
@@ -266,7 +266,7 @@ fn cells_info(
                 value,
                 level,
                 hops: w.hops(from, to),
-                distance: dist[w.idx(from)][w.idx(to)],
+                distance: dist.get(w.idx(from), w.idx(to)),
                 stray,
                 flagged: flagged.contains(&[from, to]),
             });

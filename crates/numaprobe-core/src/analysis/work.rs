@@ -8,6 +8,7 @@ use super::levels::{cluster, cluster_with, median, pooled_sd, NOISE_FLOOR};
 use super::matrix::Matrix;
 use super::node_sets::{components, components_index, Bits, Sets};
 use super::pair_table::{PairTable, Slot};
+use crate::model::infer::NodeTable;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A directed cell of the matrix.
@@ -32,7 +33,7 @@ pub(crate) struct Work {
     /// Direct links (a, b), a < b, sorted: a list, not a set, since every
     /// pair can be a link and a set's nodes held some 20 bytes each.
     pub links: Vec<(u32, u32)>,
-    pub hops: Vec<Vec<Option<u32>>>,
+    pub hops: NodeTable,
     pub floor: f64,
     /// Level ranks 1..=on_package are sub-NUMA (on-package) pairs, not
     /// links; 0 when there are none.
@@ -45,7 +46,7 @@ impl Work {
         self.nodes.binary_search(&n).unwrap_or(0)
     }
     pub fn hops(&self, a: u32, b: u32) -> Option<u32> {
-        self.hops[self.idx(a)][self.idx(b)]
+        self.hops.get(self.idx(a), self.idx(b))
     }
     /// Every measured pair with its remote level rank, in key order.
     pub fn ranks(&self) -> impl Iterator<Item = ((u32, u32), usize)> + '_ {
@@ -332,16 +333,16 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         }
     }
     let between: Vec<Vec<Option<u32>>> = (0..places).map(|s| adj.bfs(s)).collect();
-    let mut hops: Vec<Vec<Option<u32>>> = (0..n)
-        .map(|i| (0..n).map(|j| between[place[i]][place[j]]).collect())
-        .collect();
     // A pair never measured in either direction has no known hop count:
     // a path through the graph would only be a guess from other pairs (and
     // two memory-only nodes never access each other at all).
-    for (i, row) in hops.iter_mut().enumerate() {
-        for (j, h) in row.iter_mut().enumerate() {
-            if i != j && !pairs.contains_key(key(nodes[i], nodes[j])) {
-                *h = None;
+    // Hop counts stay below the node count (at most `MAX_NODES`), so every
+    // one is held.
+    let mut hops = NodeTable::new(n, n);
+    for i in 0..n {
+        for j in 0..n {
+            if i == j || pairs.contains_key(key(nodes[i], nodes[j])) {
+                let _ = hops.set(i, j, between[place[i]][place[j]]);
             }
         }
     }
@@ -471,7 +472,7 @@ pub(crate) fn proper_tier(m: &Matrix, groups: &[Vec<u32>]) -> bool {
 
 /// Distance (step 7): the 1-based tier whose groups first hold both nodes;
 /// 0 on the diagonal; None for pairs never measured or never joined.
-pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> Vec<Vec<Option<u32>>> {
+pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> NodeTable {
     let n = w.nodes.len();
     // Each tier's group of every node; tiers only ever merge groups, so
     // "first tier holding both" is a binary search over them.
@@ -489,19 +490,21 @@ pub(crate) fn distances(w: &Work, tiers: &[(usize, Vec<Vec<u32>>)]) -> Vec<Vec<O
             g
         })
         .collect();
-    let mut d = vec![vec![None; n]; n];
-    for (i, row) in d.iter_mut().enumerate() {
-        for (j, cell) in row.iter_mut().enumerate() {
+    // Tiers are fewer than the nodes (at most `MAX_NODES`), so every
+    // distance is held.
+    let mut d = NodeTable::new(n, n);
+    for i in 0..n {
+        for j in 0..n {
             let (a, b) = (w.nodes[i], w.nodes[j]);
             if i == j {
-                *cell = Some(0);
+                let _ = d.set(i, j, Some(0));
                 continue;
             }
             if !w.pairs.contains_key(key(a, b)) {
                 continue;
             }
             let t = group_of.partition_point(|g| g[i] != g[j]);
-            *cell = (t < group_of.len()).then_some(t as u32 + 1);
+            let _ = d.set(i, j, (t < group_of.len()).then_some(t as u32 + 1));
         }
     }
     d

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::infer_cells::{CellInfo, Cells};
 pub use super::infer_data::{FindingData, LevelLinks, LevelName, PairPath};
+pub use super::node_table::NodeTable;
 
 /// One performance level: cells whose values cannot be told apart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,7 +89,7 @@ pub struct Inference {
     pub levels: Vec<Level>,
     /// `hops[a][b]`: hops between `nodes[a]` and `nodes[b]`; null for a pair
     /// measured in neither direction.
-    pub hops: Vec<Vec<Option<u32>>>,
+    pub hops: NodeTable,
     /// Direct links as node pairs.
     pub links: Vec<[u32; 2]>,
     /// The same links with their level and value.
@@ -109,7 +110,7 @@ pub struct Inference {
     /// nodes (0 on the diagonal), so every pair across a group comes after
     /// every pair inside it; null for a pair measured in neither direction.
     #[serde(default)]
-    pub distance: Vec<Vec<Option<u32>>>,
+    pub distance: NodeTable,
     /// Nodes with no CPU (no row in the input, or named CPU-less): memory
     /// only, never a place for threads.
     #[serde(default)]
@@ -136,7 +137,7 @@ impl Inference {
     pub fn hops_between(&self, a: u32, b: u32) -> Option<u32> {
         let i = self.nodes.iter().position(|&n| n == a)?;
         let j = self.nodes.iter().position(|&n| n == b)?;
-        self.hops[i][j]
+        self.hops.get(i, j)
     }
 }
 

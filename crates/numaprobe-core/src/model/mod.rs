@@ -61,6 +61,7 @@ pub mod lax;
 pub mod loaded;
 pub mod locks;
 pub mod matrix;
+mod node_table;
 pub mod peak;
 pub mod pin;
 pub mod policy;

@@ -128,10 +128,15 @@ impl Shape for Inference {
     fn check_shape(&self) -> Result<(), ShapeError> {
         let n = &self.nodes;
         unique(n, "nodes")?;
-        grid(&self.hops, "hops", n, "nodes", n, "nodes")?;
+        if let Some(e) = self.hops.not_square("hops", n.len()) {
+            return bad(e);
+        }
         // The distance table is empty when there was no SLIT.
-        if !self.distance.is_empty() {
-            grid(&self.distance, "distance", n, "nodes", n, "nodes")?;
+        if let Some(e) = (!self.distance.is_empty())
+            .then(|| self.distance.not_square("distance", n.len()))
+            .flatten()
+        {
+            return bad(e);
         }
         let pairs = self
             .links

@@ -146,8 +146,8 @@ impl Inference {
         for (i, n) in self.nodes.iter().enumerate() {
             let mut row = vec![n.to_string()];
             row.extend(
-                self.hops[i]
-                    .iter()
+                self.hops
+                    .row(i)
                     .map(|h| h.map_or("?".into(), |h| h.to_string())),
             );
             t.push(row);
@@ -219,9 +219,7 @@ impl Inference {
             let mut row = vec![n.to_string()];
             row.extend(
                 self.distance
-                    .get(i)
-                    .into_iter()
-                    .flatten()
+                    .row(i)
                     .map(|h| h.map_or("?".into(), |h| h.to_string())),
             );
             t.push(row);
@@ -308,7 +306,7 @@ impl Inference {
                 } else if let Some(l) = link_level.get(&[x.min(y), x.max(y)]) {
                     l.to_string()
                 } else {
-                    match self.hops[a][b] {
+                    match self.hops.get(a, b) {
                         Some(h) => h.to_string(),
                         None => "?".into(),
                     }
