@@ -44,10 +44,9 @@
 
 use super::levels::median;
 use super::matrix::Matrix;
-use super::work::{
-    compute, cost_of, distances, groups, key, level_name, packages, tiers, Cell, Work,
-};
+use super::work::{compute, cost_of, distances, groups, key, level_name, packages, tiers, Work};
 use crate::model::infer::{CellInfo, Cells, Inference, Level, LevelName, Link, NodeTable, Tier};
+use crate::stats::median_of_sorted;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
@@ -102,29 +101,39 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
         by_rank[r].push(k);
     }
     for (r, ps) in by_rank.iter().enumerate().skip(1) {
-        let mut cells: Vec<&Cell> = ps
-            .iter()
-            .flat_map(|&k| {
+        // A level of a full matrix can hold nearly every cell: its members
+        // and values are counted first and each listed once, sized once,
+        // and the values sorted in place for the median, where a list of
+        // the cells, grown by doubling, and a sorted copy of the values
+        // each stood beside them.
+        let cells = || {
+            ps.iter().flat_map(|&k| {
                 w.pairs
                     .get(k)
                     .into_iter()
                     .flat_map(|e| e.1.iter().map(|i| &w.remote[i]))
             })
-            .collect();
-        cells.sort_by_key(|c| (c.from, c.to));
-        let vals: Vec<f64> = cells.iter().map(|c| c.value).collect();
+        };
+        let n = cells().count();
+        let mut members: Vec<[u32; 2]> = Vec::with_capacity(n);
+        members.extend(cells().map(|c| [c.from, c.to]));
+        members.sort_unstable();
+        let mut vals: Vec<f64> = Vec::with_capacity(n);
+        vals.extend(cells().map(|c| c.value));
+        vals.sort_unstable_by(f64::total_cmp);
+        let value = median_of_sorted(&vals).unwrap_or(f64::NAN);
         let hops: BTreeSet<u32> = ps.iter().filter_map(|&(a, b)| w.hops(a, b)).collect();
         let name = level_name(r - 1);
         level_names.insert(r, LevelName::from(name.as_str()));
         levels.push(Level {
             kind: "remote".into(),
             name,
-            value: median(&vals),
-            min: vals.iter().copied().fold(f64::INFINITY, f64::min),
-            max: vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            members: cells.iter().map(|c| [c.from, c.to]).collect(),
+            value,
+            min: vals.first().copied().unwrap_or(f64::INFINITY),
+            max: vals.last().copied().unwrap_or(f64::NEG_INFINITY),
+            members,
             hops: hops.into_iter().collect(),
-            ratio_to_local: ratio(median(&vals)),
+            ratio_to_local: ratio(value),
         });
     }
     // A pair each: held to the end it would sit beside the cells and the
