@@ -441,12 +441,8 @@ fn gather(
         let who = node.unwrap_or_else(|| "an unnamed node".into());
         let seen = skips.entry(who.clone()).or_insert((0, why.clone()));
         seen.0 += 1;
-        if seen.0 <= SHOWN_SKIPS {
-            eprintln!(
-                "numaprobe: warning: {}: a line of the job's output skipped: {}",
-                clean::line(&who, clean::SHOWN_MAX),
-                clean::line(&why, clean::SHOWN_MAX)
-            );
+        if let Some(line) = skip_warning(&who, &why, seen.0) {
+            eprintln!("numaprobe: {line}");
         }
     }
     for (who, (n, first)) in skips {
@@ -457,6 +453,30 @@ fn gather(
         });
     }
     Ok(g)
+}
+
+/// The warning for the `n`th line of `who`'s skipped (counted from 1):
+/// the first [`SHOWN_SKIPS`] are shown as they come, the rest only
+/// counted for the end.
+fn skip_warning(who: &str, why: &str, n: usize) -> Option<String> {
+    (n <= SHOWN_SKIPS).then(|| {
+        format!(
+            "warning: {}: a line of the job's output skipped: {}",
+            clean::line(who, clean::SHOWN_MAX),
+            clean::line(why, clean::SHOWN_MAX)
+        )
+    })
+}
+
+/// The line for `unnamed` nodes of the job's `count` that sent nothing and
+/// that Slurm did not name; none when every missing node was named.
+fn unnamed_line(unnamed: usize, count: Option<usize>) -> Option<String> {
+    (unnamed > 0).then(|| {
+        format!(
+            "{unnamed} of the job's {} nodes sent nothing and Slurm did not name them: given up on; the others go on",
+            count.unwrap_or(unnamed)
+        )
+    })
 }
 
 /// Act on the watchdog at `now`: the count's missing nodes named (Slurm's
@@ -474,11 +494,8 @@ fn watch_over(w: &mut Watchdog, watch: &Watch, g: &mut Gathered, now: Instant) -
             .collect();
         w.expect(&names);
         let unnamed = missing - names.len();
-        if unnamed > 0 {
-            eprintln!(
-                "numaprobe: {unnamed} of the job's {} nodes sent nothing and Slurm did not name them: given up on; the others go on",
-                watch.count.unwrap_or(unnamed)
-            );
+        if let Some(line) = unnamed_line(unnamed, watch.count) {
+            eprintln!("numaprobe: {line}");
             w.unnamed(unnamed);
             g.unnamed += unnamed;
         }
