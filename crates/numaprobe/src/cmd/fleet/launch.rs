@@ -226,8 +226,7 @@ pub fn launch(
         let mut buf = [0u8; 4096];
         while let Some(Ok(n @ 1..)) = err.as_mut().map(|e| e.read(&mut buf)) {
             tail.extend_from_slice(&buf[..n]);
-            while let Some(end) = tail[shown..].iter().position(|&b| b == b'\n') {
-                let line = String::from_utf8_lossy(&tail[shown..shown + end]).into_owned();
+            each_new_line(&tail, &mut shown, |line| {
                 if line.contains("has been allocated resources") {
                     seen_allocation.store(true, Ordering::SeqCst);
                 }
@@ -235,8 +234,7 @@ pub fn launch(
                     // srun's words, and whatever a task wrote to its stderr.
                     eprintln!("numaprobe: {}", clean::line(line.trim(), clean::SHOWN_MAX));
                 }
-                shown += end + 1;
-            }
+            });
             keep_tail(&mut tail, &mut shown);
         }
         let _ = err_tx.send(String::from_utf8_lossy(&tail).into_owned());
@@ -266,6 +264,16 @@ pub fn launch(
         .map(|l| l.to_string())
         .collect();
     Ok(g)
+}
+
+/// Hand each whole line of `tail` past `shown` (how far its lines were
+/// read) to `line`, without its newline, `shown` moved past it; a line
+/// still coming waits for its newline.
+fn each_new_line(tail: &[u8], shown: &mut usize, mut line: impl FnMut(String)) {
+    while let Some(end) = tail[*shown..].iter().position(|&b| b == b'\n') {
+        line(String::from_utf8_lossy(&tail[*shown..*shown + end]).into_owned());
+        *shown += end + 1;
+    }
 }
 
 /// Bytes of srun's stderr kept.

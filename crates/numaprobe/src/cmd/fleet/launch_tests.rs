@@ -300,6 +300,25 @@ fn srun_s_stderr_is_bounded_and_its_last_lines_kept() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// srun's stderr is read line by line as it comes: a line is taken once
+/// its newline has come, and once only.
+#[test]
+fn srun_s_stderr_lines_are_taken_whole_and_once() {
+    let mut tail = b"srun: job 9 queued\n\nsrun: job 9 has been".to_vec();
+    let mut shown = 0;
+    let mut lines = Vec::new();
+    each_new_line(&tail, &mut shown, |l| lines.push(l));
+    assert_eq!(lines, ["srun: job 9 queued", ""]);
+    assert_eq!(shown, 20);
+    tail.extend_from_slice(b" allocated resources\n");
+    each_new_line(&tail, &mut shown, |l| lines.push(l));
+    assert_eq!(
+        lines[2..],
+        ["srun: job 9 has been allocated resources".to_string()]
+    );
+    assert_eq!(shown, tail.len());
+}
+
 /// A node's first few skipped lines are shown as they come, cleaned of
 /// what a terminal would act on; the rest are only counted for the end.
 #[test]
