@@ -224,12 +224,15 @@ mod tests {
         }
     }
 
+    /// One of the duration checks.
+    type Check = fn(&str) -> anyhow::Result<Duration>;
+
     /// The examples a refusal gives as valid are taken (hours are not a
     /// unit a duration takes).
     #[test]
     fn every_example_a_refusal_gives_is_valid() {
         let budget = Duration::from_secs(60);
-        let refusals: [(String, fn(&str) -> anyhow::Result<Duration>); 3] = [
+        let refusals: [(String, Check); 3] = [
             (
                 node_timeout(Some("x"), budget).unwrap_err().to_string(),
                 |s| node_timeout(Some(s), Duration::ZERO),
