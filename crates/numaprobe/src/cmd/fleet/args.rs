@@ -224,6 +224,14 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_outlier_rule_takes_both_thresholds_given() {
+        let rule = outlier_rule(2.0, 7.5).unwrap();
+        assert_eq!((rule.min_robust_z, rule.min_off_percent), (2.0, 7.5));
+        assert!(outlier_rule(f64::NAN, 5.0).is_err());
+        assert!(outlier_rule(3.5, -1.0).is_err());
+    }
+
     /// One of the duration checks.
     type Check = fn(&str) -> anyhow::Result<Duration>;
 
