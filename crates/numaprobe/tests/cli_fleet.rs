@@ -680,6 +680,14 @@ fn a_node_of_a_count_that_never_starts_is_given_up_on_and_named() {
         "{}",
         doc["notes"]
     );
+    // Given up on, so the job was ended: said once, with the count.
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("1 unnamed node(s) never started; srun was ended and the job cancelled"),
+        "{}",
+        doc["notes"]
+    );
 }
 
 /// A node folder named `n` ESC `[31m` and a node whose error output ends

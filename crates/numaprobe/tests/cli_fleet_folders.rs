@@ -423,3 +423,37 @@ fn a_job_that_never_starts_exits_5_and_writes_nothing() {
     ));
     assert!(e.contains("--start-timeout 'soon': not a duration"), "{e}");
 }
+
+/// A node that said it started and then nothing, srun ending well: the
+/// fleet ran (exit 4, not srun's failure), and the node has its folder and
+/// a status saying so.
+#[test]
+fn a_node_that_started_and_sent_nothing_more_gets_its_folder() {
+    use numaprobe_core::analysis::fleet::stream::Frame;
+    let t = TempDir::new("fleet-started-only");
+    let bin = t.path().join("bin");
+    let start = Frame::Start { node: "np1".into() }.line();
+    fleet::stand_in(&bin, "srun", &format!("echo '{}'", start.trim_end()));
+    let out = t.path().join("out");
+    let o = run(
+        &[
+            "fleet",
+            "--nodes",
+            "1",
+            "--report-dir",
+            s(&out),
+            "--format",
+            "json",
+        ],
+        Some(&bin),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["nodes"][0]["name"], "np1", "{doc}");
+    assert_eq!(
+        doc["nodes"][0]["reason"],
+        "its task started but never said how it ended (killed, or the job's time ran out)"
+    );
+    assert!(out.join("nodes/np1/fleet-node.json").is_file());
+}

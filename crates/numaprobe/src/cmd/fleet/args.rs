@@ -1,12 +1,15 @@
 //! `numaprobe fleet`'s arguments: the Slurm selection, the gathering, the
 //! outlier rule and what to do with nodes Slurm cannot give, and the
-//! outlier rule checked from them.
+//! outlier rule and the launcher's durations (a node's time limit, the
+//! grace, the start timeout) checked from them.
 
-use super::node::Gather;
+use super::node::{Gather, ALIVE_EVERY};
 use crate::args::OutputArgs;
-use crate::output::usage;
+use crate::output::{clip_line, usage};
 use numaprobe_core::model::fleet::OutlierRule;
+use numaprobe_core::units;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -137,4 +140,134 @@ pub(super) fn outlier_rule(sd: f64, pct: f64) -> anyhow::Result<OutlierRule> {
         min_off_percent: pct,
         ..OutlierRule::default()
     })
+}
+
+/// Seconds a node's run may take beyond its budget (process start, the
+/// topology, a large buffer's set-up, writing the report) before it is
+/// stopped as timed out.
+const NODE_ALLOWANCE_S: f64 = 120.0;
+
+/// A node's time limit: --node-timeout, or else the budget and the
+/// allowance beyond it.
+pub(super) fn node_timeout(given: Option<&str>, budget: Duration) -> anyhow::Result<Duration> {
+    match given {
+        Some(s) => units::parse_duration(s).map_err(|_| {
+            usage(format!(
+                "--node-timeout '{s}': not a duration (valid: e.g. 5m or 300s)"
+            ))
+        }),
+        None => Ok(budget + Duration::from_secs_f64(NODE_ALLOWANCE_S)),
+    }
+}
+
+/// --grace checked: at least two of a node's alive periods, so a node is
+/// never lost between two of its alive frames.
+pub(super) fn grace(given: &str) -> anyhow::Result<Duration> {
+    units::parse_duration(given)
+        .ok()
+        .filter(|g| *g >= 2 * ALIVE_EVERY)
+        .ok_or_else(|| {
+            usage(format!(
+                "--grace '{}': not a duration of at least {} s (valid: e.g. 30s or 2m)",
+                clip_line(given),
+                (2 * ALIVE_EVERY).as_secs()
+            ))
+        })
+}
+
+/// --start-timeout checked: at least a second.
+pub(super) fn start_timeout(given: &str) -> anyhow::Result<Duration> {
+    units::parse_duration(given)
+        .ok()
+        .filter(|t| *t >= Duration::from_secs(1))
+        .ok_or_else(|| {
+            usage(format!(
+                "--start-timeout '{}': not a duration of at least 1 s (valid: e.g. 10m, 120m or 90s)",
+                clip_line(given)
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_s_limit_is_the_one_given_or_the_budget_and_the_allowance() {
+        let budget = Duration::from_secs(60);
+        assert_eq!(
+            node_timeout(None, budget).unwrap(),
+            Duration::from_secs(180)
+        );
+        assert_eq!(
+            node_timeout(Some("5m"), budget).unwrap(),
+            Duration::from_secs(300)
+        );
+        assert_eq!(
+            node_timeout(Some("soon"), budget).unwrap_err().to_string(),
+            "--node-timeout 'soon': not a duration (valid: e.g. 5m or 300s)"
+        );
+    }
+
+    #[test]
+    fn the_grace_is_at_least_two_alive_periods() {
+        assert_eq!(ALIVE_EVERY, Duration::from_secs(5));
+        assert_eq!(grace("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(grace("2m").unwrap(), Duration::from_secs(120));
+        for short in ["9s", "5s", "0s", "soon"] {
+            assert_eq!(
+                grace(short).unwrap_err().to_string(),
+                format!(
+                    "--grace '{short}': not a duration of at least 10 s (valid: e.g. 30s or 2m)"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn the_outlier_rule_takes_both_thresholds_given() {
+        let rule = outlier_rule(2.0, 7.5).unwrap();
+        assert_eq!((rule.min_robust_z, rule.min_off_percent), (2.0, 7.5));
+        assert!(outlier_rule(f64::NAN, 5.0).is_err());
+        assert!(outlier_rule(3.5, -1.0).is_err());
+    }
+
+    /// One of the duration checks.
+    type Check = fn(&str) -> anyhow::Result<Duration>;
+
+    /// The examples a refusal gives as valid are taken (hours are not a
+    /// unit a duration takes).
+    #[test]
+    fn every_example_a_refusal_gives_is_valid() {
+        let budget = Duration::from_secs(60);
+        let refusals: [(String, Check); 3] = [
+            (
+                node_timeout(Some("x"), budget).unwrap_err().to_string(),
+                |s| node_timeout(Some(s), Duration::ZERO),
+            ),
+            (grace("x").unwrap_err().to_string(), grace),
+            (start_timeout("x").unwrap_err().to_string(), start_timeout),
+        ];
+        for (refusal, check) in refusals {
+            let examples = refusal.split("e.g. ").nth(1).unwrap().trim_end_matches(')');
+            for ex in examples
+                .split([',', ' '])
+                .filter(|w| !w.is_empty() && *w != "or")
+            {
+                assert!(check(ex).is_ok(), "{ex} in: {refusal}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_start_timeout_is_at_least_a_second() {
+        assert_eq!(start_timeout("1s").unwrap(), Duration::from_secs(1));
+        assert_eq!(start_timeout("120m").unwrap(), Duration::from_secs(7200));
+        for short in ["0s", "soon"] {
+            assert_eq!(
+                start_timeout(short).unwrap_err().to_string(),
+                format!("--start-timeout '{short}': not a duration of at least 1 s (valid: e.g. 10m, 120m or 90s)")
+            );
+        }
+    }
 }

@@ -226,8 +226,7 @@ pub fn launch(
         let mut buf = [0u8; 4096];
         while let Some(Ok(n @ 1..)) = err.as_mut().map(|e| e.read(&mut buf)) {
             tail.extend_from_slice(&buf[..n]);
-            while let Some(end) = tail[shown..].iter().position(|&b| b == b'\n') {
-                let line = String::from_utf8_lossy(&tail[shown..shown + end]).into_owned();
+            each_new_line(&tail, &mut shown, |line| {
                 if line.contains("has been allocated resources") {
                     seen_allocation.store(true, Ordering::SeqCst);
                 }
@@ -235,8 +234,7 @@ pub fn launch(
                     // srun's words, and whatever a task wrote to its stderr.
                     eprintln!("numaprobe: {}", clean::line(line.trim(), clean::SHOWN_MAX));
                 }
-                shown += end + 1;
-            }
+            });
             keep_tail(&mut tail, &mut shown);
         }
         let _ = err_tx.send(String::from_utf8_lossy(&tail).into_owned());
@@ -266,6 +264,16 @@ pub fn launch(
         .map(|l| l.to_string())
         .collect();
     Ok(g)
+}
+
+/// Hand each whole line of `tail` past `shown` (how far its lines were
+/// read) to `line`, without its newline, `shown` moved past it; a line
+/// still coming waits for its newline.
+fn each_new_line(tail: &[u8], shown: &mut usize, mut line: impl FnMut(String)) {
+    while let Some(end) = tail[*shown..].iter().position(|&b| b == b'\n') {
+        line(String::from_utf8_lossy(&tail[*shown..*shown + end]).into_owned());
+        *shown += end + 1;
+    }
 }
 
 /// Bytes of srun's stderr kept.
@@ -441,12 +449,8 @@ fn gather(
         let who = node.unwrap_or_else(|| "an unnamed node".into());
         let seen = skips.entry(who.clone()).or_insert((0, why.clone()));
         seen.0 += 1;
-        if seen.0 <= SHOWN_SKIPS {
-            eprintln!(
-                "numaprobe: warning: {}: a line of the job's output skipped: {}",
-                clean::line(&who, clean::SHOWN_MAX),
-                clean::line(&why, clean::SHOWN_MAX)
-            );
+        if let Some(line) = skip_warning(&who, &why, seen.0) {
+            eprintln!("numaprobe: {line}");
         }
     }
     for (who, (n, first)) in skips {
@@ -457,6 +461,30 @@ fn gather(
         });
     }
     Ok(g)
+}
+
+/// The warning for the `n`th line of `who`'s skipped (counted from 1):
+/// the first [`SHOWN_SKIPS`] are shown as they come, the rest only
+/// counted for the end.
+fn skip_warning(who: &str, why: &str, n: usize) -> Option<String> {
+    (n <= SHOWN_SKIPS).then(|| {
+        format!(
+            "warning: {}: a line of the job's output skipped: {}",
+            clean::line(who, clean::SHOWN_MAX),
+            clean::line(why, clean::SHOWN_MAX)
+        )
+    })
+}
+
+/// The line for `unnamed` nodes of the job's `count` that sent nothing and
+/// that Slurm did not name; none when every missing node was named.
+fn unnamed_line(unnamed: usize, count: Option<usize>) -> Option<String> {
+    (unnamed > 0).then(|| {
+        format!(
+            "{unnamed} of the job's {} nodes sent nothing and Slurm did not name them: given up on; the others go on",
+            count.unwrap_or(unnamed)
+        )
+    })
 }
 
 /// Act on the watchdog at `now`: the count's missing nodes named (Slurm's
@@ -474,11 +502,8 @@ fn watch_over(w: &mut Watchdog, watch: &Watch, g: &mut Gathered, now: Instant) -
             .collect();
         w.expect(&names);
         let unnamed = missing - names.len();
-        if unnamed > 0 {
-            eprintln!(
-                "numaprobe: {unnamed} of the job's {} nodes sent nothing and Slurm did not name them: given up on; the others go on",
-                watch.count.unwrap_or(unnamed)
-            );
+        if let Some(line) = unnamed_line(unnamed, watch.count) {
+            eprintln!("numaprobe: {line}");
             w.unnamed(unnamed);
             g.unnamed += unnamed;
         }

@@ -272,6 +272,16 @@ fn srun_s_stderr_is_bounded_and_its_last_lines_kept() {
         assert_eq!(shown, tail.len(), "every byte held was shown");
     }
     assert!(tail.ends_with(format!("{:0>99}\n", 99).as_bytes()));
+    // Up to twice the bound the tail is left whole; one byte past it, the
+    // oldest bytes go down to the bound and what was shown moves along.
+    let mut tail = vec![b'x'; 2 * STDERR_KEEP];
+    let mut shown = 2 * STDERR_KEEP - 10;
+    keep_tail(&mut tail, &mut shown);
+    assert_eq!((tail.len(), shown), (2 * STDERR_KEEP, 2 * STDERR_KEEP - 10));
+    tail.push(b'y');
+    keep_tail(&mut tail, &mut shown);
+    assert_eq!((tail.len(), shown), (STDERR_KEEP, STDERR_KEEP - 11));
+    assert_eq!(tail.last(), Some(&b'y'));
     // Through srun: 3000 lines of chatter, then its error, exit 3.
     let d = scratch("fleet-stderr");
     let held = SafeDir::own(&d, "--report-dir", false).unwrap();
@@ -288,4 +298,57 @@ fn srun_s_stderr_is_bounded_and_its_last_lines_kept() {
         "srun failed (exit status 3): srun: error: the last words"
     );
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// srun's stderr is read line by line as it comes: a line is taken once
+/// its newline has come, and once only.
+#[test]
+fn srun_s_stderr_lines_are_taken_whole_and_once() {
+    let mut tail = b"srun: job 9 queued\n\nsrun: job 9 has been".to_vec();
+    let mut shown = 0;
+    let mut lines = Vec::new();
+    each_new_line(&tail, &mut shown, |l| lines.push(l));
+    assert_eq!(lines, ["srun: job 9 queued", ""]);
+    assert_eq!(shown, 20);
+    tail.extend_from_slice(b" allocated resources\n");
+    each_new_line(&tail, &mut shown, |l| lines.push(l));
+    assert_eq!(
+        lines[2..],
+        ["srun: job 9 has been allocated resources".to_string()]
+    );
+    assert_eq!(shown, tail.len());
+}
+
+/// A node's first few skipped lines are shown as they come, cleaned of
+/// what a terminal would act on; the rest are only counted for the end.
+#[test]
+fn only_a_node_s_first_skipped_lines_are_shown() {
+    for n in 1..=SHOWN_SKIPS {
+        assert_eq!(
+            skip_warning("np1", "not a frame", n).as_deref(),
+            Some("warning: np1: a line of the job's output skipped: not a frame")
+        );
+    }
+    assert_eq!(skip_warning("np1", "not a frame", SHOWN_SKIPS + 1), None);
+    let shown = skip_warning("np1\x1b[2J", "bad\rline", 1).unwrap();
+    assert!(
+        !shown.contains('\x1b') && !shown.contains('\r'),
+        "{shown:?}"
+    );
+}
+
+/// The count's nodes that sent nothing and that Slurm did not name are
+/// said to be given up on, out of the job's count; when every one was
+/// named, nothing is said.
+#[test]
+fn only_nodes_left_unnamed_are_said_to_be_given_up_on_unnamed() {
+    assert_eq!(unnamed_line(0, Some(4)), None);
+    assert_eq!(
+        unnamed_line(2, Some(4)).as_deref(),
+        Some("2 of the job's 4 nodes sent nothing and Slurm did not name them: given up on; the others go on")
+    );
+    assert_eq!(
+        unnamed_line(1, None).as_deref(),
+        Some("1 of the job's 1 nodes sent nothing and Slurm did not name them: given up on; the others go on")
+    );
 }

@@ -29,15 +29,8 @@ use node::Gather;
 use numaprobe_core::analysis::fleet::stream::valid_node_name;
 use numaprobe_core::analysis::fleet::{self as analysis, NodeInput};
 use numaprobe_core::model::fleet::{FleetReport, OutlierRule};
-use numaprobe_core::units;
 use slurm::Selection;
 use std::path::PathBuf;
-use std::time::Duration;
-
-/// Seconds a node's run may take beyond its budget (process start, the
-/// topology, a large buffer's set-up, writing the report) before it is
-/// stopped as timed out.
-const NODE_ALLOWANCE_S: f64 = 120.0;
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let rule = outlier_rule(args.outlier_sd, args.outlier_pct)?;
@@ -68,33 +61,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => crate::cmd::run::DEFAULT_BUDGET,
     };
     crate::cmd::measure::size("--size", &args.size)?;
-    let timeout = match &args.node_timeout {
-        Some(s) => units::parse_duration(s).map_err(|_| {
-            usage(format!(
-                "--node-timeout '{s}': not a duration (valid: e.g. 5m or 300s)"
-            ))
-        })?,
-        None => budget + Duration::from_secs_f64(NODE_ALLOWANCE_S),
-    };
-    let grace = units::parse_duration(&args.grace)
-        .ok()
-        .filter(|g| *g >= 2 * node::ALIVE_EVERY)
-        .ok_or_else(|| {
-            usage(format!(
-                "--grace '{}': not a duration of at least {} s (valid: e.g. 30s or 2m)",
-                crate::output::clip_line(&args.grace),
-                (2 * node::ALIVE_EVERY).as_secs()
-            ))
-        })?;
-    let start_timeout = units::parse_duration(&args.start_timeout)
-        .ok()
-        .filter(|t| *t >= Duration::from_secs(1))
-        .ok_or_else(|| {
-            usage(format!(
-                "--start-timeout '{}': not a duration of at least 1 s (valid: e.g. 10m, 2h or 90s)",
-                crate::output::clip_line(&args.start_timeout)
-            ))
-        })?;
+    let timeout = args::node_timeout(args.node_timeout.as_deref(), budget)?;
+    let grace = args::grace(&args.grace)?;
+    let start_timeout = args::start_timeout(&args.start_timeout)?;
     if args.nodes == Some(0) {
         return Err(usage("--nodes 0: give at least one node"));
     }

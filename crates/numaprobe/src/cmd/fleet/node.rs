@@ -216,9 +216,7 @@ fn run_main_job(
     let mut stderr = child.stderr.take();
     let reader = std::thread::spawn(move || stderr.as_mut().map(stderr_tail).unwrap_or_default());
     let limit = Duration::from_secs_f64(args.timeout_s.max(1.0));
-    let mut termed: Option<Instant> = None;
-    let mut said_alive = Instant::now();
-    let mut orphaned = false;
+    let mut watch = RunWatch::new(start, Instant::now(), limit);
     let exit = loop {
         match child.try_wait() {
             Ok(Some(st)) => break Some(st),
@@ -228,24 +226,23 @@ fn run_main_job(
                 break None;
             }
         }
-        if said_alive.elapsed() >= ALIVE_EVERY {
-            said_alive = Instant::now();
-            orphaned = orphaned || !alive();
-        }
-        if (orphaned || start.elapsed() >= limit) && termed.is_none() {
-            if orphaned {
-                status.error =
-                    Some("the job's output closed (srun or slurmstepd gone): run stopped".into());
-            } else {
-                status.timed_out = true;
+        match watch.look(Instant::now(), alive) {
+            Act::Wait => {}
+            Act::Term { orphaned } => {
+                if orphaned {
+                    status.error = Some(
+                        "the job's output closed (srun or slurmstepd gone): run stopped".into(),
+                    );
+                } else {
+                    status.timed_out = true;
+                }
+                // SIGTERM first: the run writes what it finished with complete: false.
+                // SAFETY: kill(2) on our own child's pid.
+                unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
             }
-            // SIGTERM first: the run writes what it finished with complete: false.
-            // SAFETY: kill(2) on our own child's pid.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-            termed = Some(Instant::now());
-        }
-        if termed.is_some_and(|t| t.elapsed() >= TERM_GRACE) {
-            let _ = child.kill();
+            Act::Kill => {
+                let _ = child.kill();
+            }
         }
         std::thread::sleep(Duration::from_millis(100));
     };
@@ -262,6 +259,66 @@ fn run_main_job(
         .collect();
     status.elapsed_s = start.elapsed().as_secs_f64();
     status
+}
+
+/// What a node does about its run at one look.
+#[derive(Debug, PartialEq, Eq)]
+enum Act {
+    /// Let it run.
+    Wait,
+    /// SIGTERM, once: its time limit came, or (`orphaned`) the job's
+    /// output is gone, so nobody is left to take its report.
+    Term { orphaned: bool },
+    /// SIGKILL: still running [`TERM_GRACE`] after the SIGTERM.
+    Kill,
+}
+
+/// A node's watch over its run: its time limit, its alive frames and the
+/// job's output gone. The clock is the caller's (`now` in each look), so
+/// the rule is tested without waiting.
+struct RunWatch {
+    start: Instant,
+    limit: Duration,
+    said_alive: Instant,
+    orphaned: bool,
+    termed: Option<Instant>,
+}
+
+impl RunWatch {
+    /// A run started at `start`, its first alive frame due
+    /// [`ALIVE_EVERY`] after `said_alive`, stopped `limit` after `start`.
+    fn new(start: Instant, said_alive: Instant, limit: Duration) -> Self {
+        RunWatch {
+            start,
+            limit,
+            said_alive,
+            orphaned: false,
+            termed: None,
+        }
+    }
+
+    /// One look at `now`: `alive` (send an alive frame; false when the
+    /// job's output is gone) called every [`ALIVE_EVERY`] until it fails.
+    fn look(&mut self, now: Instant, alive: &mut dyn FnMut() -> bool) -> Act {
+        if now.duration_since(self.said_alive) >= ALIVE_EVERY {
+            self.said_alive = now;
+            self.orphaned = self.orphaned || !alive();
+        }
+        if (self.orphaned || now.duration_since(self.start) >= self.limit) && self.termed.is_none()
+        {
+            self.termed = Some(now);
+            return Act::Term {
+                orphaned: self.orphaned,
+            };
+        }
+        if self
+            .termed
+            .is_some_and(|t| now.duration_since(t) >= TERM_GRACE)
+        {
+            return Act::Kill;
+        }
+        Act::Wait
+    }
 }
 
 /// The last [`STDERR_KEEP`] or so bytes of a stream read to its end (so the
@@ -327,6 +384,136 @@ mod tests {
         assert!(tail.len() <= 2 * STDERR_KEEP + 4, "{}", tail.len());
         assert!(tail.ends_with("\u{fffd}\nthe run failed: no memory on node 1\n"));
         assert_eq!(stderr_tail(&mut &b"one line\n"[..]), "one line\n");
+    }
+
+    /// A look at `s` seconds after the run's start, alive frames counted
+    /// in `sent` and answered with `answer`.
+    fn look_at(w: &mut RunWatch, t0: Instant, s: f64, sent: &mut u32, answer: bool) -> Act {
+        w.look(t0 + Duration::from_secs_f64(s), &mut || {
+            *sent += 1;
+            answer
+        })
+    }
+
+    #[test]
+    fn a_run_past_its_limit_is_asked_to_stop_once_then_killed_after_the_grace() {
+        let t0 = Instant::now();
+        let mut w = RunWatch::new(t0, t0, Duration::from_secs(60));
+        let mut sent = 0;
+        assert_eq!(look_at(&mut w, t0, 59.9, &mut sent, true), Act::Wait);
+        let term = Act::Term { orphaned: false };
+        assert_eq!(look_at(&mut w, t0, 60.0, &mut sent, true), term);
+        let grace = TERM_GRACE.as_secs_f64();
+        assert_eq!(
+            look_at(&mut w, t0, 60.0 + grace - 0.1, &mut sent, true),
+            Act::Wait
+        );
+        assert_eq!(
+            look_at(&mut w, t0, 60.0 + grace, &mut sent, true),
+            Act::Kill
+        );
+        assert_eq!(
+            look_at(&mut w, t0, 61.0 + grace, &mut sent, true),
+            Act::Kill
+        );
+        // An alive frame at the looks ALIVE_EVERY or more after the last one.
+        assert_eq!(sent, 2);
+    }
+
+    #[test]
+    fn alive_frames_go_every_few_seconds_and_a_closed_output_stops_the_run_at_once() {
+        let t0 = Instant::now();
+        let every = ALIVE_EVERY.as_secs_f64();
+        // The first frame is due ALIVE_EVERY after the watch began, not the run.
+        let mut w = RunWatch::new(t0, t0 + Duration::from_secs(1), Duration::from_secs(600));
+        let mut sent = 0;
+        assert_eq!(look_at(&mut w, t0, every, &mut sent, true), Act::Wait);
+        assert_eq!(sent, 0);
+        assert_eq!(look_at(&mut w, t0, every + 1.0, &mut sent, true), Act::Wait);
+        assert_eq!(sent, 1);
+        assert_eq!(look_at(&mut w, t0, 2.0 * every, &mut sent, true), Act::Wait);
+        assert_eq!(sent, 1);
+        // The job's output closed: stopped long before the limit, and said why.
+        let orphaned = Act::Term { orphaned: true };
+        assert_eq!(
+            look_at(&mut w, t0, 2.0 * every + 1.0, &mut sent, false),
+            orphaned
+        );
+        assert_eq!(sent, 2);
+        // Nobody takes a frame any more: none is tried; killed after the grace.
+        let t = 2.0 * every + 1.0;
+        let grace = TERM_GRACE.as_secs_f64();
+        assert_eq!(look_at(&mut w, t0, t + every, &mut sent, true), Act::Wait);
+        assert_eq!(look_at(&mut w, t0, t + grace, &mut sent, true), Act::Kill);
+        assert_eq!(sent, 2);
+    }
+
+    /// A reader that hands out `steps` in turn: bytes, or an error of a kind.
+    struct Steps(Vec<Result<&'static [u8], std::io::ErrorKind>>);
+
+    impl Read for Steps {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Ok(0);
+            }
+            match self.0.remove(0) {
+                Ok(b) => {
+                    buf[..b.len()].copy_from_slice(b);
+                    Ok(b.len())
+                }
+                Err(kind) => Err(kind.into()),
+            }
+        }
+    }
+
+    #[test]
+    fn the_stderr_tail_reads_on_after_an_interruption_and_stops_at_an_error() {
+        use std::io::ErrorKind::{Interrupted, Other};
+        let mut r = Steps(vec![Err(Interrupted), Ok(b"a\n"), Err(Other), Ok(b"b\n")]);
+        assert_eq!(stderr_tail(&mut r), "a\n");
+    }
+
+    #[test]
+    fn the_stderr_tail_keeps_up_to_twice_its_bound_before_dropping_the_oldest() {
+        let whole = vec![b'x'; 2 * STDERR_KEEP];
+        assert_eq!(stderr_tail(&mut whole.as_slice()).len(), 2 * STDERR_KEEP);
+        let more = vec![b'x'; 2 * STDERR_KEEP + 1];
+        assert_eq!(stderr_tail(&mut more.as_slice()).len(), STDERR_KEEP);
+    }
+
+    #[test]
+    fn the_report_folder_is_sent_without_its_temporaries_status_or_odd_names() {
+        use numaprobe_core::analysis::fleet::stream::{Collector, Event};
+        let d = std::env::temp_dir().join(format!("np-send-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        for (name, text) in [
+            ("run.json", "{}"),
+            ("summary.md", "# np1"),
+            ("run.json.tmp", "half"),
+            (STATUS_FILE, "{}"),
+            ("a b.txt", "odd"),
+            ("sub/inner.json", "{}"),
+        ] {
+            std::fs::write(d.join(name), text).unwrap();
+        }
+        let mut out = Vec::new();
+        send_folder(&mut out, "np1", &d).unwrap();
+        let mut c = Collector::default();
+        let got: Vec<Event> = out
+            .split_inclusive(|&b| b == b'\n')
+            .filter_map(|l| c.line(l))
+            .collect();
+        let file = |name: &str, text: &str| Event::File {
+            node: "np1".into(),
+            name: name.into(),
+            bytes: text.as_bytes().to_vec(),
+        };
+        assert_eq!(got, [file("run.json", "{}"), file("summary.md", "# np1")]);
+        // A folder the run never made sends nothing, and is no error.
+        let mut none = Vec::new();
+        send_folder(&mut none, "np1", &d.join("missing")).unwrap();
+        assert!(none.is_empty());
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
