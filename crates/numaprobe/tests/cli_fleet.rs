@@ -8,9 +8,9 @@ mod cli;
 mod common;
 mod fleet;
 
-use cli::{numaprobe, s, usage_error};
+use cli::{numaprobe, usage_error};
 use common::TempDir;
-use fleet::{assert_clean, fixture, fleet_with, node_frames, stand_in};
+use fleet::{assert_clean, fixture};
 use std::path::Path;
 use std::process::Command;
 
@@ -453,58 +453,6 @@ fn a_long_reason_and_a_foreign_unit_do_not_multiply_the_report() {
     );
 }
 
-#[test]
-fn a_node_that_keeps_saying_it_is_alive_is_timed_out_by_the_launcher() {
-    let t = TempDir::new("fleet-deadline");
-    let bin = t.path().join("bin");
-    // srun whose one node starts and then only says it is alive, for good.
-    stand_in(
-        &bin,
-        "srun",
-        "echo 'NUMAPROBE-FLEET {\"kind\":\"start\",\"node\":\"np1\"}'\n\
-         while :; do echo 'NUMAPROBE-FLEET {\"kind\":\"alive\",\"node\":\"np1\"}'; sleep 1; done",
-    );
-    let out = t.path().join("out");
-    // The launcher's own limit is 11 s here; the assertions are on how it
-    // ended and what it said.
-    let o = fleet_with(
-        &bin,
-        &[
-            "--nodes",
-            "1",
-            "--node-timeout",
-            "1s",
-            "--grace",
-            "10s",
-            "--report-dir",
-            s(&out),
-        ],
-    );
-    assert_eq!(o.status.code(), Some(4));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("numaprobe: np1: timed out: still running ") && err.contains(" s after it started, past its --node-timeout of 1 s and --grace of 10 s; given up on and its task ended; the others go on"),
-        "{err}"
-    );
-    assert!(
-        err.contains(
-            "1 of 1 nodes failed, timed out, were lost or not run: np1 (timed out: still running"
-        ),
-        "{err}"
-    );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("fleet.json")).unwrap()).unwrap();
-    assert_eq!(doc["nodes"][0]["status"], "timed_out");
-    assert!(
-        doc["notes"].as_array().unwrap().iter().any(|n| n
-            .as_str()
-            .unwrap()
-            .starts_with("timed out: np1 (still running 10 s, --grace, past --node-timeout 1 s); srun was ended")),
-        "{}",
-        doc["notes"]
-    );
-}
-
 /// `--from DIR` never rewrites DIR unless told: its fleet files go to a new
 /// folder beside it (DIR-judged, then DIR-judged-2), or --report-dir, or
 /// DIR itself with --replace.
@@ -565,131 +513,6 @@ fn from_writes_beside_the_folder_unless_told_to_replace() {
     assert!(e.contains("--from"), "{e}");
 }
 
-/// `--nodes 2`, no list: np1 sends its whole report, the other node never
-/// sends a line, and srun (a shell whose child sleeps, holding the job's
-/// output open) never ends. The launcher gives up on the missing node
-/// itself, names it from Slurm's list of the job's nodes, ends srun's
-/// whole process group and writes the report; when Slurm cannot name it,
-/// it is counted instead. Either way exit 4.
-#[test]
-fn a_node_of_a_count_that_never_starts_is_given_up_on_and_named() {
-    let t = TempDir::new("fleet-count-deadline");
-    let bin = t.path().join("bin");
-    let frames = t.path().join("frames");
-    std::fs::write(&frames, node_frames("np1", "node1")).unwrap();
-    let pids = t.path().join("pids");
-    stand_in(
-        &bin,
-        "srun",
-        &format!(
-            "cat '{}'\nsleep 100000 &\necho $$ $! > '{}'\nwait",
-            frames.display(),
-            pids.display()
-        ),
-    );
-    stand_in(
-        &bin,
-        "squeue",
-        "case \"$*\" in *%N*) echo 'np[1-2]';; *) echo 'RUNNING|None';; esac",
-    );
-    stand_in(
-        &bin,
-        "scontrol",
-        "[ \"$1 $2\" = 'show hostnames' ] && printf 'np1\\nnp2\\n'",
-    );
-    stand_in(&bin, "scancel", "exit 0");
-    let out = t.path().join("out");
-    let o = fleet_with(
-        &bin,
-        &[
-            "--nodes",
-            "2",
-            "--grace",
-            "10s",
-            "--report-dir",
-            s(&out),
-            "--format",
-            "json",
-        ],
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(4), "{err}");
-    assert!(
-        err.contains("numaprobe: np2: never started: its task had not started 10 s (--grace) after the first node's did; the others go on"),
-        "{err}"
-    );
-    assert!(
-        err.lines().last().unwrap().contains("1 of 2 nodes failed, timed out, were lost or not run: np2 (never started: its task had not started 10 s"),
-        "{err}"
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let st: Vec<(&str, &str)> = doc["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| (n["name"].as_str().unwrap(), n["status"].as_str().unwrap()))
-        .collect();
-    assert_eq!(st, [("np1", "ok"), ("np2", "failed")], "{doc}");
-    assert!(
-        doc["notes"]
-            .to_string()
-            .contains("never started: np2; srun was ended and the job cancelled"),
-        "{}",
-        doc["notes"]
-    );
-    assert!(out.join("fleet.md").is_file() && out.join("nodes/np1/run.json").is_file());
-    // srun and the child it left are both gone.
-    let ids = std::fs::read_to_string(&pids).unwrap();
-    for pid in ids.split_whitespace() {
-        let gone = !Path::new("/proc").join(pid).exists()
-            || std::fs::read_to_string(Path::new("/proc").join(pid).join("stat"))
-                .is_ok_and(|s| s.contains(") Z "));
-        assert!(gone, "{pid} of srun's group is still there");
-    }
-
-    // Slurm cannot say which nodes the job has: the missing one is counted.
-    stand_in(&bin, "squeue", "exit 1");
-    let out = t.path().join("out2");
-    let o = fleet_with(
-        &bin,
-        &[
-            "--nodes",
-            "2",
-            "--grace",
-            "10s",
-            "--report-dir",
-            s(&out),
-            "--format",
-            "json",
-        ],
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(4), "{err}");
-    assert!(
-        err.contains("numaprobe: 1 of the job's 2 nodes sent nothing and Slurm did not name them: given up on"),
-        "{err}"
-    );
-    assert!(
-        err.lines().last().unwrap().contains("1 of 2 nodes failed, timed out, were lost or not run: 1 node(s) Slurm did not name (sent nothing)"),
-        "{err}"
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["nodes"].as_array().unwrap().len(), 1, "{doc}");
-    assert!(
-        doc["notes"].to_string().contains("1 of 2 nodes sent nothing (their names are unknown without --nodelist, and Slurm did not say)"),
-        "{}",
-        doc["notes"]
-    );
-    // Given up on, so the job was ended: said once, with the count.
-    assert!(
-        doc["notes"]
-            .to_string()
-            .contains("1 unnamed node(s) never started; srun was ended and the job cancelled"),
-        "{}",
-        doc["notes"]
-    );
-}
-
 /// A node folder named `n` ESC `[31m` and a node whose error output ends
 /// in ESC and CR: `fleet --from` shows both escaped, in every format.
 #[test]
@@ -722,33 +545,4 @@ fn from_a_node_named_with_control_characters_shows_them_escaped() {
     }
     let md = std::fs::read_to_string(t.path().join("fleet.md")).unwrap();
     assert!(md.contains("n\\u{1b}[31m"), "{md}");
-}
-
-/// Asked for by count, a node that started and then sent nothing more
-/// before srun ended is named as such (exit 4), not left out of a report
-/// that would then look whole.
-#[test]
-fn a_count_s_node_that_started_and_never_reported_is_named() {
-    use numaprobe_core::analysis::fleet::stream::Frame;
-    let t = TempDir::new("fleet-count-unreported");
-    let bin = t.path().join("bin");
-    let frames = t.path().join("frames");
-    let text = Frame::Start { node: "np1".into() }.line() + &node_frames("np2", "node1");
-    std::fs::write(&frames, text).unwrap();
-    stand_in(&bin, "srun", &format!("cat '{}'", frames.display()));
-    stand_in(&bin, "scancel", "exit 0");
-    let out = t.path().join("out");
-    let o = fleet_with(
-        &bin,
-        &["--nodes", "2", "--report-dir", s(&out), "--format", "json"],
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(4), "{err}");
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["nodes"][0]["name"], "np1", "{doc}");
-    assert_eq!(
-        doc["nodes"][0]["reason"],
-        "its task started but never said how it ended (killed, or the job's time ran out)"
-    );
-    assert_eq!(doc["nodes"][1]["status"], "ok", "{doc}");
 }
