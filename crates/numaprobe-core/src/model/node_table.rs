@@ -206,4 +206,26 @@ mod tests {
         assert_eq!(NodeTable::new(3, 3).not_square("hops", 3), None);
         assert_eq!(NodeTable::default().not_square("hops", 0), None);
     }
+
+    /// A column past the end is refused, not taken as the next row's first.
+    #[test]
+    fn places_outside_the_table_are_refused_and_rows_walk_in_order() {
+        let mut t = NodeTable::new(2, 2);
+        assert!(!t.is_empty());
+        assert!(NodeTable::new(0, 0).is_empty());
+        let e = t.set(0, 2, Some(7)).unwrap_err();
+        assert_eq!(e, "cell [0][2] is outside a table of 2 x 2");
+        assert_eq!(t.get(1, 0), None, "the next row's first cell untouched");
+        t.set(0, 1, Some(3)).unwrap();
+        t.set(1, 0, Some(4)).unwrap();
+        t.set(1, 1, Some(0)).unwrap();
+        assert_eq!(
+            t.iter().collect::<Vec<_>>(),
+            [None, Some(3), Some(4), Some(0)]
+        );
+        assert_eq!(t.row(1).collect::<Vec<_>>(), [Some(4), Some(0)]);
+        assert_eq!(t.row(2).count(), 0, "a row past the end is empty");
+        t.set(0, 1, None).unwrap();
+        assert_eq!(t.get(0, 1), None, "set to none clears the count");
+    }
 }
