@@ -205,6 +205,11 @@ mod tests {
         );
         assert_eq!(NodeTable::new(3, 3).not_square("hops", 3), None);
         assert_eq!(NodeTable::default().not_square("hops", 0), None);
+        assert_eq!(
+            NodeTable::new(0, 3).not_square("hops", 0),
+            None,
+            "no rows: no row 0 whose length could be wrong"
+        );
     }
 
     /// A column past the end is refused, not taken as the next row's first.
