@@ -7,6 +7,7 @@
 //! made at a time, and reads that list back.
 
 use super::infer_data::LevelName;
+use super::node_table::{pack, unpack, MOST};
 use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::HashMap;
@@ -31,8 +32,6 @@ pub struct CellInfo {
 
 /// No level (a stray cell).
 const NONE: u32 = u32::MAX;
-/// No hop count, no distance.
-const NO_COUNT: u16 = u16::MAX;
 const STRAY: u8 = 1;
 const FLAGGED: u8 = 2;
 
@@ -82,19 +81,13 @@ impl Cells {
     /// kernel numbers nodes below 1024): a cell past either is refused
     /// with what was wrong, and nothing of it is kept.
     pub fn push(&mut self, c: CellInfo) -> Result<(), String> {
-        let held = |what: &str, x: Option<u32>| match x {
-            None => Ok(NO_COUNT),
-            Some(x) => u16::try_from(x)
-                .ok()
-                .filter(|&x| x != NO_COUNT)
-                .ok_or_else(|| {
-                    format!(
-                        "cell {}>{}: {what} {x} is out of range (at most {})",
-                        c.cpu_node,
-                        c.mem_node,
-                        NO_COUNT - 1
-                    )
-                }),
+        let held = |what: &str, x: Option<u32>| {
+            pack(x).map_err(|x| {
+                format!(
+                    "cell {}>{}: {what} {x} is out of range (at most {MOST})",
+                    c.cpu_node, c.mem_node
+                )
+            })
         };
         let hops = held("hops", c.hops)?;
         let distance = held("distance", c.distance)?;
@@ -151,14 +144,13 @@ impl Cells {
     /// Cell `i` as a record, when there is one.
     pub fn get(&self, i: usize) -> Option<CellInfo> {
         let [from, to] = *self.nodes.get(i)?;
-        let count = |x: u16| (x != NO_COUNT).then_some(u32::from(x));
         Some(CellInfo {
             cpu_node: self.node_ids[usize::from(from)],
             mem_node: self.node_ids[usize::from(to)],
             value: self.values[i],
             level: (self.levels[i] != NONE).then(|| self.names[self.levels[i] as usize].clone()),
-            hops: count(self.hops[i]),
-            distance: count(self.distances[i]),
+            hops: unpack(self.hops[i]),
+            distance: unpack(self.distances[i]),
             stray: self.marks[i] & STRAY != 0,
             flagged: self.marks[i] & FLAGGED != 0,
         })

@@ -11,6 +11,22 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// No count (a pair never measured, or never joined).
 const NONE: u16 = u16::MAX;
+/// The largest count 16 bits hold beside the mark for none.
+pub(crate) const MOST: u16 = NONE - 1;
+
+/// A count as held in 16 bits, or the count that does not fit (65,535 or
+/// more); the one rule of this table and of an inference's cells.
+pub(crate) fn pack(x: Option<u32>) -> Result<u16, u32> {
+    match x {
+        None => Ok(NONE),
+        Some(x) => u16::try_from(x).ok().filter(|&x| x != NONE).ok_or(x),
+    }
+}
+
+/// A held count back.
+pub(crate) fn unpack(x: u16) -> Option<u32> {
+    (x != NONE).then_some(u32::from(x))
+}
 
 /// Rows of counts, each a number below 65,535 or none.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -49,8 +65,7 @@ impl NodeTable {
         if i >= self.rows || j >= self.cols {
             return None;
         }
-        let x = self.cells[i * self.cols + j];
-        (x != NONE).then_some(u32::from(x))
+        unpack(self.cells[i * self.cols + j])
     }
 
     /// Set the count at row `i`, column `j`. A count is held in 16 bits:
@@ -63,18 +78,8 @@ impl NodeTable {
                 self.rows, self.cols
             ));
         }
-        let held = match x {
-            None => NONE,
-            Some(x) => u16::try_from(x)
-                .ok()
-                .filter(|&x| x != NONE)
-                .ok_or_else(|| {
-                    format!(
-                        "cell [{i}][{j}]: {x} is out of range (at most {})",
-                        NONE - 1
-                    )
-                })?,
-        };
+        let held = pack(x)
+            .map_err(|x| format!("cell [{i}][{j}]: {x} is out of range (at most {MOST})"))?;
         self.cells[i * self.cols + j] = held;
         Ok(())
     }
@@ -87,9 +92,7 @@ impl NodeTable {
 
     /// Every count, row after row.
     pub fn iter(&self) -> impl Iterator<Item = Option<u32>> + '_ {
-        self.cells
-            .iter()
-            .map(|&x| (x != NONE).then_some(u32::from(x)))
+        self.cells.iter().map(|&x| unpack(x))
     }
 
     /// What is wrong when a table named `what` has not one row and one
