@@ -100,20 +100,24 @@ fn a_node_of_a_count_that_never_starts_is_given_up_on_and_named() {
         "[ \"$1 $2\" = 'show hostnames' ] && printf 'np1\\nnp2\\n'",
     );
     stand_in(&bin, "scancel", "exit 0");
+    // Both gathers: two nodes asked for by count, np2 never starting.
+    let gather = |out: &Path| {
+        fleet_with(
+            &bin,
+            &[
+                "--nodes",
+                "2",
+                "--grace",
+                "10s",
+                "--report-dir",
+                s(out),
+                "--format",
+                "json",
+            ],
+        )
+    };
     let out = t.path().join("out");
-    let o = fleet_with(
-        &bin,
-        &[
-            "--nodes",
-            "2",
-            "--grace",
-            "10s",
-            "--report-dir",
-            s(&out),
-            "--format",
-            "json",
-        ],
-    );
+    let o = gather(&out);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(
@@ -152,19 +156,7 @@ fn a_node_of_a_count_that_never_starts_is_given_up_on_and_named() {
     // Slurm cannot say which nodes the job has: the missing one is counted.
     stand_in(&bin, "squeue", "exit 1");
     let out = t.path().join("out2");
-    let o = fleet_with(
-        &bin,
-        &[
-            "--nodes",
-            "2",
-            "--grace",
-            "10s",
-            "--report-dir",
-            s(&out),
-            "--format",
-            "json",
-        ],
-    );
+    let o = gather(&out);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(
