@@ -1,5 +1,6 @@
 //! How long [`super::repeat_held`]'s next sample is: its usual length
-//! divided by a power of two, halved when many samples are lost (more of
+//! divided by a power of two, quartered at each loss until one sample
+//! holds, then halved when many samples are lost (more of
 //! them then fit between two preemptions) and doubled back, never past the
 //! usual length, once they hold again. A neighbour that goes quiet leaves
 //! the rest of a cell with samples of its usual length, not tiny ones whose
@@ -16,6 +17,14 @@
 /// How many samples are looked back on to decide whether to shorten them:
 /// two lost in at most eight shortens; one may be bad luck.
 pub const SHORTEN_WINDOW: usize = 8;
+
+/// What each lost sample divides the length by while none of the cell's
+/// samples has held yet: the usual length is then longer than the thread
+/// keeps its CPU, and halving after every second loss would spend a short
+/// budget on lost samples (a 2 s cell beside busy loops lost its first four
+/// 100 ms samples, about half a second of wall time each, and was left with
+/// no figure). Four such losses reach [`MAX_SHORTEN`].
+pub const FIRST_SHORTEN: u32 = 4;
 
 /// The most a sample is shortened (its length divided by), when many are
 /// set aside: 100 ms / 256 is 0.4 ms, below any scheduler's time slice.
@@ -44,6 +53,8 @@ pub struct Length {
     need: usize,
     /// The last change was a lengthening that has not yet held a run.
     trial: bool,
+    /// A sample has held its CPU.
+    held_any: bool,
 }
 
 impl Default for Length {
@@ -56,6 +67,7 @@ impl Default for Length {
             run: 0,
             need: LENGTHEN_RUN,
             trial: false,
+            held_any: false,
         }
     }
 }
@@ -73,6 +85,14 @@ impl Length {
 
     /// Record whether the last sample was lost, and set the next length.
     pub fn record(&mut self, lost: bool) {
+        if !lost {
+            self.held_any = true;
+        } else if !self.held_any {
+            self.divisor = (self.divisor * FIRST_SHORTEN).min(MAX_SHORTEN);
+            self.most = self.most.max(self.divisor);
+            self.changed();
+            return;
+        }
         self.window += 1;
         if lost {
             self.window_lost += 1;
@@ -131,10 +151,10 @@ mod tests {
     #[test]
     fn two_lost_in_a_quarter_halve_and_a_held_run_doubles_back() {
         // Two lost at once: halved; then 16 held: back to the whole.
-        let (d, l) = lengths([true, true].into_iter().chain([false; 17]));
-        assert_eq!(&d[..3], &[1, 1, 2]);
-        assert_eq!(d[2 + LENGTHEN_RUN - 1], 2);
-        assert_eq!(d[2 + LENGTHEN_RUN], 1);
+        let (d, l) = lengths([false, true, true].into_iter().chain([false; 17]));
+        assert_eq!(&d[..4], &[1, 1, 1, 2]);
+        assert_eq!(d[3 + LENGTHEN_RUN - 1], 2);
+        assert_eq!(d[3 + LENGTHEN_RUN], 1);
         assert_eq!((l.divisor(), l.most()), (1, 2));
         // Never past the usual length, however long the run.
         let (d, _) = lengths([false; 100]);
@@ -146,6 +166,7 @@ mod tests {
         assert!(d.iter().all(|&x| x == 1));
         assert_eq!(l.most(), 1);
         let mut l = Length::default();
+        l.record(false);
         for _ in 0..2 {
             l.record(true);
         }
@@ -168,15 +189,15 @@ mod tests {
         assert_eq!(d[..8], [1; 8]);
         assert_eq!(d[8], 2);
         // Then sixteen held samples at that length, and the next is whole.
-        let (d, l) = lengths([true, true].into_iter().chain([false; 17]));
-        assert_eq!(d[2..18], [2; 16]);
-        assert_eq!(d[18], 1);
+        let (d, l) = lengths([false, true, true].into_iter().chain([false; 17]));
+        assert_eq!(d[3..19], [2; 16]);
+        assert_eq!(d[19], 1);
         assert_eq!(l.most(), 2);
     }
 
     #[test]
     fn the_most_is_kept_and_the_divisor_stops_at_its_bound() {
-        let (d, l) = lengths([true; 40]);
+        let (d, l) = lengths([false].into_iter().chain([true; 40]));
         assert_eq!(*d.last().unwrap(), MAX_SHORTEN);
         assert_eq!((l.divisor(), l.most()), (MAX_SHORTEN, MAX_SHORTEN));
         // A run of held samples brings it back, one halving per run.
@@ -185,6 +206,23 @@ mod tests {
             l.record(false);
         }
         assert_eq!((l.divisor(), l.most()), (1, MAX_SHORTEN));
+    }
+
+    #[test]
+    fn losses_before_any_held_sample_quarter_the_length_each() {
+        // A cell whose first samples are all lost: each divides by four,
+        // up to the bound, where two were needed for a halving.
+        let (d, l) = lengths([true; 6].into_iter().chain([false]));
+        assert_eq!(d, [1, 4, 16, 64, 256, 256, 256]);
+        assert_eq!(l.most(), MAX_SHORTEN);
+        // Once one held, a loss is judged as before: one alone does not
+        // shorten, a second does, by half.
+        let (d, _) = lengths([true, false, true, false, true, false]);
+        assert_eq!(d, [1, 4, 4, 4, 4, 8]);
+        // A sixteen-sample run after the quartering lengthens by half.
+        let (d, _) = lengths([true].into_iter().chain([false; 17]));
+        assert_eq!(d[1..17], [4; 16]);
+        assert_eq!(d[17], 2);
     }
 
     /// Held samples until the length changes: how many it took.
@@ -201,6 +239,7 @@ mod tests {
     #[test]
     fn a_failed_lengthening_doubles_the_wait_and_one_that_holds_resets_it() {
         let mut l = Length::default();
+        l.record(false);
         (0..4).for_each(|_| l.record(true));
         assert_eq!(l.divisor(), 4);
         // A run lengthens to 2; two lost there: back to 4, and each next

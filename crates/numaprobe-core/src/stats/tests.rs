@@ -282,7 +282,7 @@ fn samples_shorten_when_a_quarter_are_lost_and_stop_at_the_most() {
     assert_eq!(m.set_aside.shortened, MAX_SHORTEN);
     assert_eq!(m.set_aside.preempted, 20);
     assert_eq!(m.samples.len(), 60);
-    // Every sample lost: halved after every second one.
+    // Every sample lost, none held yet: quartered after each one.
     let lengths = std::cell::RefCell::new(Vec::new());
     let calls = Cell::new(0usize);
     repeat_held_with(
@@ -299,7 +299,7 @@ fn samples_shorten_when_a_quarter_are_lost_and_stop_at_the_most() {
         || calls.get() >= 6,
     )
     .unwrap();
-    assert_eq!(*lengths.borrow(), vec![1, 1, 2, 2, 4, 4]);
+    assert_eq!(*lengths.borrow(), vec![1, 4, 16, 64, 256, 256]);
     // One lost in eight never shortens.
     let calls = Cell::new(0usize);
     let m = repeat_held_with(
