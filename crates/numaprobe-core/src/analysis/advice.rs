@@ -361,6 +361,13 @@ fn interleave(m: &Matrix, bw: bool) -> Finding {
     }
 }
 
+/// The links as their nodes' places in `w.nodes`. A matrix names at most
+/// `MAX_NODES` (2048) nodes, so a place fits 16 bits.
+fn link_places(w: &Work) -> Vec<[u16; 2]> {
+    let place = |n: u32| u16::try_from(w.idx(n)).unwrap_or(u16::MAX);
+    w.links.iter().map(|&(x, y)| [place(x), place(y)]).collect()
+}
+
 /// Crossfire: threads on a using memory on b while threads on b use memory
 /// on a load the links between them in both directions. Multi-hop pairs put
 /// that load on links that other pairs need too.
@@ -377,11 +384,12 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     // link, and every pair can be a link.
     let mut load: PairTable<u32> = PairTable::new(&w.nodes);
     let mut via: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
-    let links: Vec<(u32, u32, usize, usize)> = w
-        .links
-        .iter()
-        .map(|&(x, y)| (x, y, w.idx(x), w.idx(y)))
-        .collect();
+    // The links by their nodes' places, 4 bytes a link (a matrix names at
+    // most 2048 nodes), made only when a pair two or more hops apart needs
+    // them: a full matrix, where every pair is a link and none is two hops
+    // apart, never makes them, and a list of the links' numbers beside
+    // their places took 24 bytes a link (12 a cell) at the peak.
+    let mut places: Option<Vec<[u16; 2]>> = None;
     for ((a, b), _) in w.ranks() {
         // Only pairs with threads on both ends make crossfire.
         if !(m.has_cpus(a) && m.has_cpus(b)) {
@@ -395,7 +403,10 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             continue;
         }
         let (ia, ib) = (w.idx(a), w.idx(b));
-        for &(x, y, ix, iy) in &links {
+        let links = places.get_or_insert_with(|| link_places(w));
+        for &[ix, iy] in links.iter() {
+            let (ix, iy) = (usize::from(ix), usize::from(iy));
+            let (x, y) = (w.nodes[ix], w.nodes[iy]);
             // Link x-y is on a shortest a..b path if it closes the distance.
             let on = |p: usize, q: usize| matches!((w.hops.get(ia, p), w.hops.get(q, ib)), (Some(d1), Some(d2)) if d1 + 1 + d2 == h);
             if on(ix, iy) || on(iy, ix) {
@@ -408,7 +419,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     }
     // Every pair can be a link: held on, this list would sit beside the
     // lists below.
-    drop(links);
+    drop(places);
     if !via.is_empty() {
         let mut parts: Vec<String> = via
             .iter()
