@@ -45,9 +45,12 @@
 use super::levels::median;
 use super::matrix::Matrix;
 use super::work::{compute, cost_of, distances, groups, key, level_name, packages, tiers, Work};
-use crate::model::infer::{CellInfo, Cells, Inference, Level, LevelName, Link, NodeTable, Tier};
+use crate::model::infer::{
+    Cells, Grid, Inference, Level, LevelName, Link, Members, NodeTable, Place, Tier,
+};
 use crate::stats::median_of_sorted;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
 /// empty; `advise` fills it.
@@ -89,7 +92,12 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
             value: median(&vals),
             min: vals.iter().copied().fold(f64::INFINITY, f64::min),
             max: vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            members: w.local.iter().map(|c| [c.from, c.to]).collect(),
+            members: w
+                .local
+                .iter()
+                .map(|c| [c.from, c.to])
+                .collect::<Vec<_>>()
+                .into(),
             hops: vec![0],
             ratio_to_local: Some(1.0),
         });
@@ -101,11 +109,12 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
         by_rank[r].push(k);
     }
     for (r, ps) in by_rank.iter().enumerate().skip(1) {
-        // A level of a full matrix can hold nearly every cell: its members
-        // and values are counted first and each listed once, sized once,
-        // and the values sorted in place for the median, where a list of
-        // the cells, grown by doubling, and a sorted copy of the values
-        // each stood beside them.
+        // A level of a full matrix can hold nearly every cell: its values
+        // are counted first and listed once, sized once, and sorted in
+        // place for the median, where a list of the cells, grown by
+        // doubling, and a sorted copy of the values each stood beside
+        // them. Its members are read from the cells' grid once it is made
+        // (`Members::of_grid`), not listed.
         let cells = || {
             ps.iter().flat_map(|&k| {
                 w.pairs
@@ -115,9 +124,6 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
             })
         };
         let n = cells().count();
-        let mut members: Vec<[u32; 2]> = Vec::with_capacity(n);
-        members.extend(cells().map(|c| [c.from, c.to]));
-        members.sort_unstable();
         let mut vals: Vec<f64> = Vec::with_capacity(n);
         vals.extend(cells().map(|c| c.value));
         vals.sort_unstable_by(f64::total_cmp);
@@ -131,7 +137,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
             value,
             min: vals.first().copied().unwrap_or(f64::INFINITY),
             max: vals.last().copied().unwrap_or(f64::NEG_INFINITY),
-            members,
+            members: Members::default(),
             hops: hops.into_iter().collect(),
             ratio_to_local: ratio(value),
         });
@@ -191,7 +197,16 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
         .map(|&i| (w.remote[i].from, w.remote[i].to))
         .collect();
     w.release_cells();
-    inf.cells = cells_info(m, w, &level_names, &inf.distance, &stray);
+    let grid = Arc::new(cells_grid(m, w, &level_names, &inf.distance, &stray));
+    // The remote levels follow the local one, rank by rank, as the grid's
+    // names do.
+    let first = usize::from(inf.levels.first().is_some_and(|l| l.kind == "local"));
+    for (r, l) in inf.levels.iter_mut().enumerate().skip(first) {
+        if let Ok(at) = u32::try_from(r + 1 - first) {
+            l.members = Members::of_grid(&grid, at);
+        }
+    }
+    inf.cells = Cells::from_grid(grid);
     inf.links = w.links.iter().map(|&(a, b)| [a, b]).collect();
     inf.link_details = w
         .links
@@ -240,46 +255,62 @@ fn levels_value(levels: &[Level], name: Option<&LevelName>) -> f64 {
         .map_or(f64::NAN, |l| l.value)
 }
 
-fn cells_info(
+/// The cells as a grid over the matrix: its values shared, each place's
+/// level, hops and distance set, row by row. Its names are "L" and then
+/// the remote levels by rank, so that rank r is name r.
+fn cells_grid(
     m: &Matrix,
     w: &Work,
     level_names: &BTreeMap<usize, LevelName>,
     dist: &NodeTable,
     stray: &HashSet<(u32, u32)>,
-) -> Cells {
-    // Every cell of a level names it through one shared name.
-    let local = LevelName::from("L");
-    let mut out = Cells::with_capacity(m.measured());
+) -> Grid {
+    // Local first, then the remote levels by rank: `level_names`' ranks
+    // are 1, 2, ... in order.
+    let mut names = vec![LevelName::from("L")];
+    names.extend(level_names.values().cloned());
+    let place_of = |r: usize| u32::try_from(r).ok();
+    let grid = Grid::new(
+        m.row_nodes.clone(),
+        m.col_nodes.clone(),
+        m.shared_values(),
+        names,
+    );
+    // The values are the matrix's own, one a place: a grid is made.
+    let Ok(mut grid) = grid else {
+        return Grid::default();
+    };
     let flagged: HashSet<[u32; 2]> = m.flagged.iter().map(|(k, _)| *k).collect();
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
-            let Some(value) = m.value(r, c) else {
+            if m.value(r, c).is_none() {
                 continue;
-            };
+            }
             let stray = stray.contains(&(from, to));
             let level = if from == to {
-                Some(local.clone())
+                Some(0)
             } else if stray {
                 None
             } else {
                 w.rank
                     .get(key(from, to))
-                    .and_then(|&r| level_names.get(&(r as usize)))
-                    .cloned()
+                    .filter(|&&r| level_names.contains_key(&(r as usize)))
+                    .and_then(|&r| place_of(r as usize))
             };
-            // Hop counts and distances stay below the node count, so
-            // every cell is held (`Cells::push` refuses only u32::MAX).
-            let _ = out.push(CellInfo {
-                cpu_node: from,
-                mem_node: to,
-                value,
-                level,
-                hops: w.hops(from, to),
-                distance: dist.get(w.idx(from), w.idx(to)),
-                stray,
-                flagged: flagged.contains(&[from, to]),
-            });
+            // Hop counts and distances stay below the node count, and
+            // every level named is in `names`, so every place is held
+            // (`Grid::set` refuses only counts past 16 bits).
+            let _ = grid.set(
+                grid.place(r, c),
+                Place {
+                    level,
+                    hops: w.hops(from, to),
+                    distance: dist.get(w.idx(from), w.idx(to)),
+                    stray,
+                    flagged: flagged.contains(&[from, to]),
+                },
+            );
         }
     }
-    out
+    grid
 }

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 pub use super::infer_cells::{CellInfo, Cells};
 pub use super::infer_data::{FindingData, LevelLinks, LevelName, PairPath};
+pub(crate) use super::infer_grid::{Grid, Place};
+pub use super::infer_members::Members;
 pub use super::node_table::NodeTable;
 
 /// One performance level: cells whose values cannot be told apart.
@@ -23,7 +25,7 @@ pub struct Level {
     pub min: f64,
     pub max: f64,
     /// Directed cells `[requesting node, memory node]` (node numbers).
-    pub members: Vec<[u32; 2]>,
+    pub members: Members,
     /// Hop counts found among the members (0 for local).
     pub hops: Vec<u32>,
     /// `value` over the local level's median: above 1 is slower for latency

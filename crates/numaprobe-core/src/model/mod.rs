@@ -55,6 +55,8 @@ pub mod hops_file;
 pub mod infer;
 mod infer_cells;
 mod infer_data;
+mod infer_grid;
+mod infer_members;
 pub mod input;
 pub mod label;
 pub mod lax;

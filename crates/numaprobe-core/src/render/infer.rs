@@ -3,7 +3,7 @@
 //! an ASCII drawing of the inferred interconnect. Reads only the model.
 
 use super::table::{Align, Table};
-use crate::model::infer::{fmt_value, groups_text, Finding, Inference};
+use crate::model::infer::{fmt_value, groups_text, Finding, Inference, Members};
 use std::collections::HashMap;
 
 /// Up to this many nodes the terminal gets the adjacency grid and the
@@ -432,7 +432,7 @@ impl Inference {
     }
 }
 /// `0>1 1>0 ...`, cut after `max` cells with a count of the rest.
-fn cells_summary(members: &[[u32; 2]], max: usize) -> String {
+fn cells_summary(members: &Members, max: usize) -> String {
     let mut s: Vec<String> = members
         .iter()
         .take(max)
