@@ -11,13 +11,14 @@ use super::pair_table::{PairTable, Slot};
 use crate::model::infer::NodeTable;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A directed cell of the matrix.
+/// A directed cell of the matrix, 16 bytes: its cost is worked out from
+/// its value when asked (`Work::cost`), where a field of its own made 24
+/// bytes a cell of the largest list of the analysis.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cell {
     pub from: u32,
     pub to: u32,
     pub value: f64,
-    pub cost: f64,
 }
 
 /// Everything the analysis derives, before it becomes the result model.
@@ -38,9 +39,15 @@ pub(crate) struct Work {
     /// Level ranks 1..=on_package are sub-NUMA (on-package) pairs, not
     /// links; 0 when there are none.
     pub on_package: usize,
+    /// More is better (bandwidth): costs are minus the log.
+    pub higher: bool,
 }
 
 impl Work {
+    /// Cell `c`'s log-scale cost, as `cost_of` gives it.
+    pub fn cost(&self, c: &Cell) -> f64 {
+        cost_by(self.higher, c.value)
+    }
     /// Index of node `n` in `nodes` (sorted ascending, so a binary search).
     pub fn idx(&self, n: u32) -> usize {
         self.nodes.binary_search(&n).unwrap_or(0)
@@ -126,7 +133,12 @@ pub(crate) fn key(a: u32, b: u32) -> (u32, u32) {
 }
 
 pub fn cost_of(m: &Matrix, v: f64) -> f64 {
-    if m.unit.higher_is_better() {
+    cost_by(m.unit.higher_is_better(), v)
+}
+
+/// A value's log-scale cost: its log, or minus it when `higher` is better.
+fn cost_by(higher: bool, v: f64) -> f64 {
+    if higher {
         -v.ln()
     } else {
         v.ln()
@@ -148,12 +160,7 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
             if let Some(v) = m.value(r, c) {
-                let cell = Cell {
-                    from,
-                    to,
-                    value: v,
-                    cost: cost_of(m, v),
-                };
+                let cell = Cell { from, to, value: v };
                 if from == to {
                     local.push(cell);
                 } else {
@@ -164,7 +171,8 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     }
 
     // Stray cells (step 3).
-    let costs: Vec<f64> = remote.iter().map(|c| c.cost).collect();
+    let cost = |c: &Cell| cost_of(m, c.value);
+    let costs: Vec<f64> = remote.iter().map(cost).collect();
     let groups = cluster(&costs, floor);
     let mut group_of = vec![0usize; remote.len()];
     for (g, members) in groups.iter().enumerate() {
@@ -219,13 +227,17 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             if !e.is_set() {
                 e.0 = f64::INFINITY;
             }
-            e.0 = e.0.min(c.cost);
+            e.0 = e.0.min(cost(c));
             e.1.push(i);
         }
     }
     drop(is_stray);
-    let pair_keys: Vec<(u32, u32)> = pairs.iter().map(|(k, _)| k).collect();
-    let pair_costs: Vec<f64> = pairs.iter().map(|(_, e)| e.0).collect();
+    // Sized once: collected from the table's filter they grew by doubling.
+    let held = pairs.iter().count();
+    let mut pair_keys: Vec<(u32, u32)> = Vec::with_capacity(held);
+    pair_keys.extend(pairs.iter().map(|(k, _)| k));
+    let mut pair_costs: Vec<f64> = Vec::with_capacity(held);
+    pair_costs.extend(pairs.iter().map(|(_, e)| e.0));
     let mut rank: PairTable<u32> = PairTable::new(&nodes);
     // The noise a pair level is judged against is the scatter of all its
     // directed cells: the two directions of a path are two measurements of
@@ -238,7 +250,7 @@ pub(crate) fn compute(m: &Matrix) -> Work {
                 g.iter()
                     .flat_map(|&p| {
                         let e = pairs.get(pair_keys[p]).into_iter();
-                        e.flat_map(|e| e.1.iter().map(|i| remote[i].cost))
+                        e.flat_map(|e| e.1.iter().map(|i| cost(&remote[i])))
                     })
                     .collect()
             })
@@ -259,11 +271,11 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     // cost: on machines where local latency differs by node (McCalpin's
     // Ranger table: 100 to 135 ns) a fast link between two fast nodes is
     // no nearer to *their* local than any link.
-    let local_of: BTreeMap<u32, f64> = local.iter().map(|c| (c.from, c.cost)).collect();
+    let local_of: BTreeMap<u32, f64> = local.iter().map(|c| (c.from, cost(c))).collect();
     let on_package = if local.is_empty() {
         0
     } else {
-        let all_local = median(&local.iter().map(|c| c.cost).collect::<Vec<_>>());
+        let all_local = median(&local.iter().map(cost).collect::<Vec<_>>());
         let own = |n: u32| local_of.get(&n).copied().unwrap_or(all_local);
         let rank_costs: Vec<f64> = pair_groups
             .iter()
@@ -286,30 +298,33 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     };
     let n = nodes.len();
     let pos = |x: u32| nodes.binary_search(&x).unwrap_or(0);
-    // Pairs in rank order; `below` holds, per node, the nodes it reaches at
-    // a rank lower than the one being judged, so "some third node reaches
-    // both ends at strictly better levels" is one AND of two bit rows.
-    let mut by_rank: Vec<(usize, (u32, u32))> =
-        rank.iter().map(|(k, &r)| (r as usize, k)).collect();
-    by_rank.sort_unstable();
+    // Pairs rank by rank, as their groups list them (group g is rank g + 1,
+    // as `rank` holds it), where a sorted copy of every pair with its rank
+    // took 16 bytes a pair; `below` holds, per node, the nodes it reaches
+    // at a rank lower than the one being judged, so "some third node
+    // reaches both ends at strictly better levels" is one AND of two bit
+    // rows. Within a rank the order does not matter: every pair of it is
+    // judged before any is added to `below`, and the links are sorted.
     let mut below = Bits::new(n);
-    let mut links = Vec::new();
-    let mut start = 0;
-    while start < by_rank.len() {
-        let r = by_rank[start].0;
-        let end = start + by_rank[start..].iter().take_while(|x| x.0 == r).count();
-        for &(_, (a, b)) in &by_rank[start..end] {
+    // At most every pair; the room never used is never touched.
+    let mut links = Vec::with_capacity(pair_keys.len());
+    for (g, members) in pair_groups.iter().enumerate() {
+        let r = g + 1;
+        for &i in members {
+            let (a, b) = pair_keys[i];
             if r > on_package && !below.meet(pos(a), pos(b)) {
                 links.push((a, b));
             }
         }
-        for &(_, (a, b)) in &by_rank[start..end] {
+        for &i in members {
+            let (a, b) = pair_keys[i];
             below.set(pos(a), pos(b));
             below.set(pos(b), pos(a));
         }
-        start = end;
     }
-    drop(by_rank);
+    // A pair each: held to the end of `compute` they would sit beside the
+    // hop table.
+    drop((pair_keys, pair_costs, pair_groups, below));
     // Each pair is judged once, so the list needs no dedup, only the
     // pairs' order.
     links.sort_unstable();
@@ -332,17 +347,25 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             adj.set(pb, pa);
         }
     }
-    let between: Vec<Vec<Option<u32>>> = (0..places).map(|s| adj.bfs(s)).collect();
     // A pair never measured in either direction has no known hop count:
     // a path through the graph would only be a guess from other pairs (and
     // two memory-only nodes never access each other at all).
     // Hop counts stay below the node count (at most `MAX_NODES`), so every
-    // one is held.
+    // one is held. One place's search at a time, written into the rows of
+    // its nodes: every place's searches held together took 8 bytes a
+    // pair of places.
+    let mut of_place: Vec<Vec<usize>> = vec![Vec::new(); places];
+    for (i, &p) in place.iter().enumerate().take(n) {
+        of_place[p].push(i);
+    }
     let mut hops = NodeTable::new(n, n);
-    for i in 0..n {
-        for j in 0..n {
-            if i == j || pairs.contains_key(key(nodes[i], nodes[j])) {
-                let _ = hops.set(i, j, between[place[i]][place[j]]);
+    for (s, rows) in of_place.iter().enumerate() {
+        let between = adj.bfs(s);
+        for &i in rows {
+            for j in 0..n {
+                if i == j || pairs.contains_key(key(nodes[i], nodes[j])) {
+                    let _ = hops.set(i, j, between[place[j]]);
+                }
             }
         }
     }
@@ -357,6 +380,7 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         hops,
         floor,
         on_package,
+        higher: m.unit.higher_is_better(),
     }
 }
 
@@ -575,7 +599,7 @@ pub(crate) fn best_value(w: &Work, k: (u32, u32)) -> f64 {
     cells
         .iter()
         .map(|i| &w.remote[i])
-        .find(|c| c.cost == *cost)
+        .find(|c| w.cost(c) == *cost)
         .map_or(f64::NAN, |c| c.value)
 }
 
