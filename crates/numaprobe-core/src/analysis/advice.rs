@@ -476,31 +476,25 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     drop(load);
     // The slowest links between CPU nodes, as a level: links of one level
     // are equal within the noise, so none of them is singled out.
-    // Sized once (counted first), as are the lists of links below: a list
-    // collected from a filter grows by doubling, up to twice its links.
-    let between_cpus = |&&(a, b): &&(u32, u32)| m.has_cpus(a) && m.has_cpus(b);
-    let mut cpu_links: Vec<(u32, u32, usize)> =
-        Vec::with_capacity(w.links.iter().filter(between_cpus).count());
-    cpu_links.extend(
+    // The links between CPU nodes with their ranks, read from the links
+    // each time rather than listed (16 bytes a link, and every pair can be
+    // a link); the lists of links below are sized once (counted first): a
+    // list collected from a filter grows by doubling, up to twice its links.
+    let cpu_links = || {
         w.links
             .iter()
-            .filter(between_cpus)
-            .map(|&(a, b)| (a, b, w.rank_of((a, b)))),
-    );
+            .filter(|&&(a, b)| m.has_cpus(a) && m.has_cpus(b))
+            .map(|&(a, b)| (a, b, w.rank_of((a, b))))
+    };
     let local = inf.levels.iter().find(|l| l.kind == "local");
-    if let (Some(worst), Some(local)) = (cpu_links.iter().map(|l| l.2).max(), local) {
+    if let (Some(worst), Some(local)) = (cpu_links().map(|l| l.2).max(), local) {
         let lv = inf
             .levels
             .iter()
             .filter(|l| l.kind == "remote")
             .nth(worst - 1);
-        let (members, all) = first_links(
-            cpu_links
-                .iter()
-                .filter(|l| l.2 == worst)
-                .map(|l| (l.0, l.1)),
-            8,
-        );
+        let (members, all) =
+            first_links(cpu_links().filter(|l| l.2 == worst).map(|l| (l.0, l.1)), 8);
         let shown = if all > members.len() {
             format!("{} (and {} more)", members.join(", "), all - members.len())
         } else {
@@ -508,12 +502,12 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         };
         let (name, value) = lv.map_or(("?".to_string(), f64::NAN), |l| (l.name.clone(), l.value));
         let links_at = |rank: usize| -> Vec<[u32; 2]> {
-            let mut out = Vec::with_capacity(cpu_links.iter().filter(|l| l.2 == rank).count());
-            out.extend(cpu_links.iter().filter(|l| l.2 == rank).map(|l| [l.0, l.1]));
+            let mut out = Vec::with_capacity(cpu_links().filter(|l| l.2 == rank).count());
+            out.extend(cpu_links().filter(|l| l.2 == rank).map(|l| [l.0, l.1]));
             out
         };
-        if cpu_links.len() == 1 {
-            let (a, b) = (cpu_links[0].0, cpu_links[0].1);
+        let first = cpu_links().next();
+        if let (Some((a, b, _)), None) = (first, cpu_links().nth(1)) {
             out.push(Finding {
                 kind: "crossfire-link".into(),
                 text: format!(
@@ -529,7 +523,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                     value: Some(value),
                 }),
             });
-        } else if cpu_links.iter().all(|l| l.2 == worst) {
+        } else if cpu_links().all(|l| l.2 == worst) {
             out.push(Finding {
                 kind: "links-equal".into(),
                 text: format!(
@@ -546,7 +540,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 }),
             });
         } else {
-            let best = cpu_links.iter().map(|l| l.2).min().unwrap_or(worst);
+            let best = cpu_links().map(|l| l.2).min().unwrap_or(worst);
             let best_name = inf
                 .levels
                 .iter()

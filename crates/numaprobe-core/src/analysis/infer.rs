@@ -44,9 +44,9 @@
 
 use super::levels::median;
 use super::matrix::Matrix;
-use super::work::{compute, cost_of, distances, groups, key, level_name, packages, tiers, Work};
+use super::work::{compute, distances, groups, key, level_name, packages, tiers, Work};
 use crate::model::infer::{
-    Cells, Grid, Inference, Level, LevelName, Link, Members, NodeTable, Place, Tier,
+    Cells, Grid, Inference, Level, LevelName, LinkDetails, Members, NodeTable, Place, Tier,
 };
 use crate::stats::median_of_sorted;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -57,14 +57,15 @@ use std::sync::Arc;
 pub fn analyse(m: &Matrix) -> Inference {
     let mut w = compute(m);
     let mut inf = analyse_from(m, &mut w);
-    inf.hops = w.hops;
+    finish(&mut inf, w);
     inf
 }
 
 /// `analyse` on the matrix's work already computed, so that analysing and
 /// advising a large matrix clusters its cells once, not twice. The hop
-/// table is left empty for the caller to move in from `w` once nothing
-/// reads it there: one copy of a table of every pair, not two.
+/// table and the links are left empty for `finish` to move in from `w`
+/// once nothing reads them there: one copy of a table of every pair, not
+/// two.
 ///
 /// The findings run first, before the records that grow with the cells
 /// (each cell's record, each link's details) exist, and the directed cells
@@ -174,7 +175,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
         levels,
         hops: NodeTable::default(),
         links: Vec::new(),
-        link_details: Vec::new(),
+        link_details: LinkDetails::default(),
         groups: groups(w),
         on_package: packages(w),
         hierarchy,
@@ -206,48 +207,22 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
             l.members = Members::of_grid(&grid, at);
         }
     }
+    // A link's level and value are its pair's, read from the grid when
+    // written, where a record each took 24 bytes.
+    let higher = m.unit.higher_is_better();
+    let links = w.links.iter().map(|&(a, b)| [a, b]).collect();
+    inf.link_details = LinkDetails::of_grid(links, grid.clone(), higher);
     inf.cells = Cells::from_grid(grid);
-    inf.links = w.links.iter().map(|&(a, b)| [a, b]).collect();
-    inf.link_details = w
-        .links
-        .iter()
-        .map(|&(a, b)| Link {
-            nodes: [a, b],
-            level: level_names
-                .get(&w.rank_of((a, b)))
-                .cloned()
-                .unwrap_or_default(),
-            value: pair_value(m, w, &stray, (a, b)),
-        })
-        .collect();
     inf
 }
 
-/// The value of pair `k`'s better direction, read from the matrix once the
-/// directed cells are gone: the first of its cells in the matrix's order
-/// (row by row, as the directed cells were listed), stray ones aside, whose
-/// cost is the pair's, as `best_value` finds it among the directed cells.
-fn pair_value(m: &Matrix, w: &Work, stray: &HashSet<(u32, u32)>, k: (u32, u32)) -> f64 {
-    let Some((cost, _)) = w.pairs.get(k) else {
-        return f64::NAN;
-    };
-    let cell = |a: u32, b: u32| {
-        if stray.contains(&(a, b)) {
-            return None;
-        }
-        let at = m.position(a, b)?;
-        Some((at, m.value(at.0, at.1)?))
-    };
-    let mut both = [cell(k.0, k.1), cell(k.1, k.0)];
-    if let [Some(x), Some(y)] = both {
-        if y.0 < x.0 {
-            both.swap(0, 1);
-        }
-    }
-    both.into_iter()
-        .flatten()
-        .find(|&(_, v)| cost_of(m, v) == *cost)
-        .map_or(f64::NAN, |(_, v)| v)
+/// The parts of `w` the inference keeps, moved in once nothing reads them
+/// there: the hop table and the links (a copy of either held beside the
+/// advice's reading of `w` would be one more table of every pair).
+pub(crate) fn finish(inf: &mut Inference, w: Work) {
+    inf.hops = w.hops;
+    // (u32, u32) and [u32; 2] are laid out alike: collected in place.
+    inf.links = w.links.into_iter().map(|(a, b)| [a, b]).collect();
 }
 
 fn levels_value(levels: &[Level], name: Option<&LevelName>) -> f64 {

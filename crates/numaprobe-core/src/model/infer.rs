@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub use super::infer_cells::{CellInfo, Cells};
 pub use super::infer_data::{FindingData, LevelLinks, LevelName, PairPath};
 pub(crate) use super::infer_grid::{Grid, Place};
+pub use super::infer_links::LinkDetails;
 pub use super::infer_members::Members;
 pub use super::node_table::NodeTable;
 
@@ -95,7 +96,7 @@ pub struct Inference {
     /// Direct links as node pairs.
     pub links: Vec<[u32; 2]>,
     /// The same links with their level and value.
-    pub link_details: Vec<Link>,
+    pub link_details: LinkDetails,
     /// Groups of nodes joined by their fastest links (sub-NUMA clusters,
     /// sockets of a group); one group when there is no such structure.
     pub groups: Vec<Vec<u32>>,

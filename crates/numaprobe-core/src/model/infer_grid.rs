@@ -146,13 +146,46 @@ impl Grid {
             .map(move |(at, _)| [self.rows[at / cols], self.cols[at % cols]])
     }
 
+    /// The place of the cell from node `from` to node `to`, when both are
+    /// named.
+    fn place_of(&self, from: u32, to: u32) -> Option<usize> {
+        Some(self.place(index_of(&self.rows, from)?, index_of(&self.cols, to)?))
+    }
+
     /// The level (an index into the names) of the cell from node `from`
     /// to node `to`, if it has one.
     pub fn level_of(&self, from: u32, to: u32) -> Option<u32> {
-        let r = self.rows.iter().position(|&n| n == from)?;
-        let c = self.cols.iter().position(|&n| n == to)?;
-        let l = self.levels[self.place(r, c)];
+        let l = self.levels[self.place_of(from, to)?];
         (l != NONE).then_some(l)
+    }
+
+    /// The level's name and the value of pair `[a, b]`'s better direction
+    /// (the larger value when `higher`, else the smaller, on the log scale
+    /// the analysis compares), its stray and unmeasured directions aside;
+    /// the first in the grid's order when both are as good. No level and
+    /// NaN when neither direction is left.
+    pub fn pair_best(&self, [a, b]: [u32; 2], higher: bool) -> (Option<LevelName>, f64) {
+        let cost = |v: f64| if higher { -v.ln() } else { v.ln() };
+        let mut both = [self.place_of(a, b), self.place_of(b, a)];
+        both.sort_unstable();
+        let best = both
+            .into_iter()
+            .flatten()
+            .filter(|&at| !self.values[at].is_nan() && self.stray.binary_search(&at).is_err())
+            .fold(None::<usize>, |best, at| match best {
+                Some(b) if cost(self.values[b]) <= cost(self.values[at]) => Some(b),
+                _ => Some(at),
+            });
+        match best {
+            None => (None, f64::NAN),
+            Some(at) => {
+                let l = self.levels[at];
+                (
+                    (l != NONE).then(|| self.names[l as usize].clone()),
+                    self.values[at],
+                )
+            }
+        }
     }
 
     /// The cell at place `at`, if it holds a value.
@@ -174,6 +207,18 @@ impl Grid {
             flagged: self.flagged.binary_search(&at).is_ok(),
         })
     }
+}
+
+/// Where node `n` sits among `ids` (unique): nearly always 0..n in order
+/// (an O(1) hit) or ascending (a binary search); any other order searched.
+fn index_of(ids: &[u32], n: u32) -> Option<usize> {
+    if ids.get(n as usize) == Some(&n) {
+        return Some(n as usize);
+    }
+    if let Ok(i) = ids.binary_search(&n) {
+        return Some(i);
+    }
+    ids.iter().position(|&x| x == n)
 }
 
 #[cfg(test)]

@@ -56,6 +56,7 @@ pub mod infer;
 mod infer_cells;
 mod infer_data;
 mod infer_grid;
+mod infer_links;
 mod infer_members;
 pub mod input;
 pub mod label;
