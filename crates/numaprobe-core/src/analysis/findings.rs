@@ -109,7 +109,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     // The mirror is read from the matrix itself: a map of every remote
     // cell's value, for the few stray cells, held tens of bytes a cell.
     for &i in &w.stray {
-        let c = &w.remote[i];
+        let c = &w.remote(i);
         let mir = m.get(c.to, c.from);
         out.push(Finding {
             kind: "stray-cell".into(),
@@ -130,10 +130,10 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     let mut asym = Vec::new();
     for ((a, b), (_, cells)) in w.pairs.iter() {
         if let Some((x, y)) = cells.both() {
-            let (x, y) = (&w.remote[x], &w.remote[y]);
-            let d = (w.cost(x) - w.cost(y)).abs();
+            let (x, y) = (w.remote(x), w.remote(y));
+            let d = (w.cost(&x) - w.cost(&y)).abs();
             if d > sig && d > 0.0 {
-                let (better, worse) = if w.cost(x) < w.cost(y) {
+                let (better, worse) = if w.cost(&x) < w.cost(&y) {
                     (x, y)
                 } else {
                     (y, x)
@@ -198,12 +198,9 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             }
         }
     }
-    if let Some(best_remote) = w
-        .remote
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| w.stray.binary_search(i).is_err())
-        .map(|(_, c)| c)
+    if let Some(best_remote) = &(0..w.remote_len())
+        .filter(|i| w.stray.binary_search(i).is_err())
+        .map(|i| w.remote(i))
         .min_by(|a, b| w.cost(a).total_cmp(&w.cost(b)))
     {
         let worse_locals: Vec<&Cell> = w

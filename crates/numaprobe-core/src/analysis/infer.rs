@@ -121,7 +121,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
                 w.pairs
                     .get(k)
                     .into_iter()
-                    .flat_map(|e| e.1.iter().map(|i| &w.remote[i]))
+                    .flat_map(|e| e.1.iter().map(|i| w.remote(i)))
             })
         };
         let n = cells().count();
@@ -185,7 +185,8 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
         stray_cells: w
             .stray
             .iter()
-            .map(|&i| [w.remote[i].from, w.remote[i].to])
+            .map(|&i| w.remote(i))
+            .map(|c| [c.from, c.to])
             .collect(),
         findings: Vec::new(),
         advice: Vec::new(),
@@ -195,7 +196,8 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
     let stray: HashSet<(u32, u32)> = w
         .stray
         .iter()
-        .map(|&i| (w.remote[i].from, w.remote[i].to))
+        .map(|&i| w.remote(i))
+        .map(|c| (c.from, c.to))
         .collect();
     w.release_cells();
     let grid = Arc::new(cells_grid(m, w, &level_names, &inf.distance, &stray));

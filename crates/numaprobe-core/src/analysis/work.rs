@@ -4,12 +4,13 @@
 //! findings and the SLIT comparison quote. `infer`, `findings`, `slit`,
 //! `advice` and `hmat` all read it, so it sits below all of them.
 
-use super::levels::{cluster, cluster_with, median, pooled_sd, NOISE_FLOOR};
+use super::levels::{cluster, cluster_with, median, pooled_sd_by, NOISE_FLOOR};
 use super::matrix::Matrix;
 use super::node_sets::{components, components_index, Bits, Sets};
 use super::pair_table::{PairTable, Slot};
 use crate::model::infer::NodeTable;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// A directed cell of the matrix, 16 bytes: its cost is worked out from
 /// its value when asked (`Work::cost`), where a field of its own made 24
@@ -25,7 +26,13 @@ pub(crate) struct Cell {
 pub(crate) struct Work {
     pub nodes: Vec<u32>,
     pub local: Vec<Cell>,
-    pub remote: Vec<Cell>,
+    /// The remote cells as their places in the matrix's values (row by
+    /// row), 4 bytes a cell where a cell of its own took 16: `remote(i)`
+    /// makes cell i from the matrix's values, shared in `values`.
+    remote: Vec<u32>,
+    values: Arc<Vec<f64>>,
+    rows: Vec<u32>,
+    cols: Vec<u32>,
     pub stray: Vec<usize>,
     /// (a, b) with a < b -> pair cost and the remote cell indices it uses.
     pub pairs: PairTable<(f64, PairCells)>,
@@ -44,6 +51,14 @@ pub(crate) struct Work {
 }
 
 impl Work {
+    /// Remote cell `i`, made from the matrix.
+    pub fn remote(&self, i: usize) -> Cell {
+        cell_at(&self.rows, &self.cols, &self.values, self.remote[i])
+    }
+    /// How many remote cells there are.
+    pub fn remote_len(&self) -> usize {
+        self.remote.len()
+    }
     /// Cell `c`'s log-scale cost, as `cost_of` gives it.
     pub fn cost(&self, c: &Cell) -> f64 {
         cost_by(self.higher, c.value)
@@ -128,6 +143,16 @@ impl PairCells {
     }
 }
 
+/// The cell at `place` of a matrix of `rows` x `cols` values.
+fn cell_at(rows: &[u32], cols: &[u32], values: &[f64], place: u32) -> Cell {
+    let at = place as usize;
+    Cell {
+        from: rows[at / cols.len()],
+        to: cols[at % cols.len()],
+        value: values[at],
+    }
+}
+
 pub(crate) fn key(a: u32, b: u32) -> (u32, u32) {
     (a.min(b), a.max(b))
 }
@@ -155,24 +180,29 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     let floor = if m.unit.is_exact() { 0.0 } else { NOISE_FLOOR };
     let mut local = Vec::new();
     // Sized once: grown by doubling, a matrix of millions of cells would
-    // hold up to twice its cells, and both copies while it moves.
-    let mut remote = Vec::with_capacity(m.measured());
+    // hold up to twice its cells, and both copies while it moves. A
+    // matrix has at most `MAX_NODES` squared places, so a place fits 32
+    // bits.
+    let mut remote: Vec<u32> = Vec::with_capacity(m.measured());
+    let cols = m.col_nodes.len();
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
             if let Some(v) = m.value(r, c) {
-                let cell = Cell { from, to, value: v };
                 if from == to {
-                    local.push(cell);
-                } else {
-                    remote.push(cell);
+                    local.push(Cell { from, to, value: v });
+                } else if let Ok(at) = u32::try_from(r * cols + c) {
+                    remote.push(at);
                 }
             }
         }
     }
+    let values = m.shared_values();
+    let (rows, cols) = (m.row_nodes.clone(), m.col_nodes.clone());
+    let cell = |i: usize| cell_at(&rows, &cols, &values, remote[i]);
 
     // Stray cells (step 3).
     let cost = |c: &Cell| cost_of(m, c.value);
-    let costs: Vec<f64> = remote.iter().map(cost).collect();
+    let costs: Vec<f64> = (0..remote.len()).map(|i| cost(&cell(i))).collect();
     let groups = cluster(&costs, floor);
     let mut group_of = vec![0usize; remote.len()];
     for (g, members) in groups.iter().enumerate() {
@@ -185,7 +215,7 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     } else {
         // Remote cell index by matrix position, 4 bytes a cell: a map of
         // cell keys held some 40.
-        let cols = m.col_nodes.len();
+        let cols = cols.len();
         let mut at = vec![u32::MAX; m.row_nodes.len() * cols];
         let mut next = 0u32;
         for (r, &from) in m.row_nodes.iter().enumerate() {
@@ -197,7 +227,8 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             }
         }
         let mirror = |i: usize| {
-            let (r, c) = m.position(remote[i].to, remote[i].from)?;
+            let c = cell(i);
+            let (r, c) = m.position(c.to, c.from)?;
             at.get(r * cols + c)
                 .filter(|&&j| j != u32::MAX)
                 .map(|&j| j as usize)
@@ -218,7 +249,8 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         is_stray[i] = true;
     }
     let mut pairs: PairTable<(f64, PairCells)> = PairTable::new(&nodes);
-    for (i, c) in remote.iter().enumerate() {
+    for i in 0..remote.len() {
+        let c = &cell(i);
         if is_stray[i] {
             continue;
         }
@@ -243,19 +275,15 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     // directed cells: the two directions of a path are two measurements of
     // it, and the pair's summary (its better direction) hides how far apart
     // they are.
+    // Read in place: a copy of every directed cell's cost, grouped, took 8
+    // bytes a cell at the analysis's peak.
     let pair_groups = cluster_with(&pair_costs, floor, |groups| {
-        let vals: Vec<Vec<f64>> = groups
-            .iter()
-            .map(|g| {
-                g.iter()
-                    .flat_map(|&p| {
-                        let e = pairs.get(pair_keys[p]).into_iter();
-                        e.flat_map(|e| e.1.iter().map(|i| cost(&remote[i])))
-                    })
-                    .collect()
+        pooled_sd_by(groups.len(), |g| {
+            groups[g].iter().flat_map(|&p| {
+                let e = pairs.get(pair_keys[p]).into_iter();
+                e.flat_map(|e| e.1.iter().map(|i| cost(&cell(i))))
             })
-            .collect();
-        pooled_sd(&vals)
+        })
     });
     for (g, members) in pair_groups.iter().enumerate() {
         for &i in members {
@@ -373,6 +401,9 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         nodes,
         local,
         remote,
+        values,
+        rows,
+        cols,
         stray,
         pairs,
         rank,
@@ -598,7 +629,7 @@ pub(crate) fn best_value(w: &Work, k: (u32, u32)) -> f64 {
     };
     cells
         .iter()
-        .map(|i| &w.remote[i])
+        .map(|i| w.remote(i))
         .find(|c| w.cost(c) == *cost)
         .map_or(f64::NAN, |c| c.value)
 }
