@@ -105,39 +105,65 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
     }
     let max_rank = w.max_rank();
     let mut level_names = BTreeMap::new();
-    let mut by_rank: Vec<Vec<(u32, u32)>> = vec![Vec::new(); max_rank + 1];
+    // Each rank's pairs in a list sized once (counted first), where lists
+    // grown by doubling held up to twice every pair.
+    let mut counts = vec![0usize; max_rank + 1];
+    for (_, r) in w.ranks() {
+        counts[r] += 1;
+    }
+    let mut by_rank: Vec<Vec<(u32, u32)>> = counts.into_iter().map(Vec::with_capacity).collect();
     for (k, r) in w.ranks() {
         by_rank[r].push(k);
     }
     for (r, ps) in by_rank.iter().enumerate().skip(1) {
-        // A level of a full matrix can hold nearly every cell: its values
-        // are counted first and listed once, sized once, and sorted in
-        // place for the median, where a list of the cells, grown by
-        // doubling, and a sorted copy of the values each stood beside
+        // A level of a full matrix can hold nearly every cell: its cells
+        // are counted first and listed once, sized once, as remote cell
+        // numbers (4 bytes a cell, where their values took 8), sorted by
+        // value in place for the median, where a list of the cells, grown
+        // by doubling, and a sorted copy of the values each stood beside
         // them. Its members are read from the cells' grid once it is made
         // (`Members::of_grid`), not listed.
         let cells = || {
-            ps.iter().flat_map(|&k| {
-                w.pairs
-                    .get(k)
-                    .into_iter()
-                    .flat_map(|e| e.1.iter().map(|i| w.remote(i)))
-            })
+            ps.iter()
+                .flat_map(|&k| w.pairs.get(k).into_iter().flat_map(|e| e.1.iter()))
         };
         let n = cells().count();
-        let mut vals: Vec<f64> = Vec::with_capacity(n);
-        vals.extend(cells().map(|c| c.value));
-        vals.sort_unstable_by(f64::total_cmp);
-        let value = median_of_sorted(&vals).unwrap_or(f64::NAN);
-        let hops: BTreeSet<u32> = ps.iter().filter_map(|&(a, b)| w.hops(a, b)).collect();
+        // Remote cell numbers fit 32 bits (`PairCells` holds them so).
+        let mut ids: Vec<u32> = Vec::with_capacity(n);
+        ids.extend(cells().filter_map(|i| u32::try_from(i).ok()));
+        ids.sort_unstable_by(|&a, &b| {
+            let (a, b) = (w.remote(a as usize).value, w.remote(b as usize).value);
+            a.total_cmp(&b)
+        });
+        let at = |k: usize| w.remote(ids[k] as usize).value;
+        // The sorted values' middle one or two: `median_of_sorted` of them
+        // is that of all.
+        let mid: Vec<f64> = match ids.len() {
+            0 => Vec::new(),
+            k if k % 2 == 1 => vec![at(k / 2)],
+            k => vec![at(k / 2 - 1), at(k / 2)],
+        };
+        let value = median_of_sorted(&mid).unwrap_or(f64::NAN);
+        let (min, max) = match ids.len() {
+            0 => (f64::INFINITY, f64::NEG_INFINITY),
+            k => (at(0), at(k - 1)),
+        };
+        drop(ids);
+        // Inserted one by one: collected, a set lists every item first.
+        let mut hops = BTreeSet::new();
+        for &(a, b) in ps {
+            if let Some(h) = w.hops(a, b) {
+                hops.insert(h);
+            }
+        }
         let name = level_name(r - 1);
         level_names.insert(r, LevelName::from(name.as_str()));
         levels.push(Level {
             kind: "remote".into(),
             name,
             value,
-            min: vals.first().copied().unwrap_or(f64::INFINITY),
-            max: vals.last().copied().unwrap_or(f64::NEG_INFINITY),
+            min,
+            max,
             members: Members::default(),
             hops: hops.into_iter().collect(),
             ratio_to_local: ratio(value),
