@@ -157,7 +157,7 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
             ),
             data: json!({"tiers": cpu_tiers.iter().map(|(i, t)| json!({"tier": i + 1, "level": t.level, "groups": t.groups})).collect::<Vec<_>>()}).into(),
         });
-    } else if !w.pairs.is_empty() {
+    } else if !w.rank.is_empty() {
         out.push(Finding {
             kind: "keep-local".into(),
             text: format!(

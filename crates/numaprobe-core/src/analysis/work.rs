@@ -78,13 +78,14 @@ impl Work {
     pub fn rank_of(&self, k: (u32, u32)) -> usize {
         self.rank.get(k).map_or(0, |&r| r as usize)
     }
-    /// Drop the directed cells (local, remote, stray), which only the
-    /// inference itself and its findings read: pairs, ranks, links and
-    /// hops stay for the advice.
+    /// Drop the directed cells (local, remote, stray) and the pairs' costs
+    /// and cells (16 bytes a pair), which only the inference itself and
+    /// its findings read: ranks, links and hops stay for the advice.
     pub fn release_cells(&mut self) {
         self.local = Vec::new();
         self.remote = Vec::new();
         self.stray = Vec::new();
+        self.pairs = PairTable::new(&[]);
     }
     /// The highest rank, 0 without pairs.
     pub fn max_rank(&self) -> usize {
