@@ -250,11 +250,11 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         is_stray[i] = true;
     }
     let mut pairs: PairTable<(f64, PairCells)> = PairTable::new(&nodes);
-    for i in 0..remote.len() {
-        let c = &cell(i);
-        if is_stray[i] {
+    for (i, &stray) in is_stray.iter().enumerate() {
+        if stray {
             continue;
         }
+        let c = &cell(i);
         // Every remote cell's nodes are in `nodes`, and from != to.
         if let Some(e) = pairs.slot_mut((c.from, c.to)) {
             if !e.is_set() {
