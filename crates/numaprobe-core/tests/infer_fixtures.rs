@@ -199,11 +199,11 @@ fn ranger_chips_1_and_2_link_to_all_and_0_3_are_two_hops() {
         }
     }
     // Levels: local, the fast 1-2 link, the other links, the 2-hop pair.
-    let remote: Vec<&Vec<[u32; 2]>> = inf
+    let remote: Vec<Vec<[u32; 2]>> = inf
         .levels
         .iter()
         .filter(|l| l.kind == "remote")
-        .map(|l| &l.members)
+        .map(|l| l.members.to_vec())
         .collect();
     assert_eq!(remote.len(), 3);
     assert_eq!(*remote[0], vec![[1, 2], [2, 1]]);

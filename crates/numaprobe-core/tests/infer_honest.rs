@@ -73,7 +73,7 @@ fn structure(inf: &Inference) -> impl PartialEq + std::fmt::Debug {
         inf.levels
             .iter()
             .map(|l| {
-                let mut m = l.members.clone();
+                let mut m = l.members.to_vec();
                 m.sort();
                 (l.kind.clone(), m, l.hops.clone())
             })

@@ -157,7 +157,7 @@ pub(crate) fn advise_from(m: &Matrix, inf: &Inference, w: &Work) -> Vec<Finding>
             ),
             data: json!({"tiers": cpu_tiers.iter().map(|(i, t)| json!({"tier": i + 1, "level": t.level, "groups": t.groups})).collect::<Vec<_>>()}).into(),
         });
-    } else if !w.pairs.is_empty() {
+    } else if !w.rank.is_empty() {
         out.push(Finding {
             kind: "keep-local".into(),
             text: format!(
@@ -361,6 +361,13 @@ fn interleave(m: &Matrix, bw: bool) -> Finding {
     }
 }
 
+/// The links as their nodes' places in `w.nodes`. A matrix names at most
+/// `MAX_NODES` (2048) nodes, so a place fits 16 bits.
+fn link_places(w: &Work) -> Vec<[u16; 2]> {
+    let place = |n: u32| u16::try_from(w.idx(n)).unwrap_or(u16::MAX);
+    w.links.iter().map(|&(x, y)| [place(x), place(y)]).collect()
+}
+
 /// Crossfire: threads on a using memory on b while threads on b use memory
 /// on a load the links between them in both directions. Multi-hop pairs put
 /// that load on links that other pairs need too.
@@ -377,11 +384,12 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     // link, and every pair can be a link.
     let mut load: PairTable<u32> = PairTable::new(&w.nodes);
     let mut via: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
-    let links: Vec<(u32, u32, usize, usize)> = w
-        .links
-        .iter()
-        .map(|&(x, y)| (x, y, w.idx(x), w.idx(y)))
-        .collect();
+    // The links by their nodes' places, 4 bytes a link (a matrix names at
+    // most 2048 nodes), made only when a pair two or more hops apart needs
+    // them: a full matrix, where every pair is a link and none is two hops
+    // apart, never makes them, and a list of the links' numbers beside
+    // their places took 24 bytes a link (12 a cell) at the peak.
+    let mut places: Option<Vec<[u16; 2]>> = None;
     for ((a, b), _) in w.ranks() {
         // Only pairs with threads on both ends make crossfire.
         if !(m.has_cpus(a) && m.has_cpus(b)) {
@@ -395,7 +403,10 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
             continue;
         }
         let (ia, ib) = (w.idx(a), w.idx(b));
-        for &(x, y, ix, iy) in &links {
+        let links = places.get_or_insert_with(|| link_places(w));
+        for &[ix, iy] in links.iter() {
+            let (ix, iy) = (usize::from(ix), usize::from(iy));
+            let (x, y) = (w.nodes[ix], w.nodes[iy]);
             // Link x-y is on a shortest a..b path if it closes the distance.
             let on = |p: usize, q: usize| matches!((w.hops.get(ia, p), w.hops.get(q, ib)), (Some(d1), Some(d2)) if d1 + 1 + d2 == h);
             if on(ix, iy) || on(iy, ix) {
@@ -408,7 +419,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     }
     // Every pair can be a link: held on, this list would sit beside the
     // lists below.
-    drop(links);
+    drop(places);
     if !via.is_empty() {
         let mut parts: Vec<String> = via
             .iter()
@@ -465,31 +476,25 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     drop(load);
     // The slowest links between CPU nodes, as a level: links of one level
     // are equal within the noise, so none of them is singled out.
-    // Sized once (counted first), as are the lists of links below: a list
-    // collected from a filter grows by doubling, up to twice its links.
-    let between_cpus = |&&(a, b): &&(u32, u32)| m.has_cpus(a) && m.has_cpus(b);
-    let mut cpu_links: Vec<(u32, u32, usize)> =
-        Vec::with_capacity(w.links.iter().filter(between_cpus).count());
-    cpu_links.extend(
+    // The links between CPU nodes with their ranks, read from the links
+    // each time rather than listed (16 bytes a link, and every pair can be
+    // a link); the lists of links below are sized once (counted first): a
+    // list collected from a filter grows by doubling, up to twice its links.
+    let cpu_links = || {
         w.links
             .iter()
-            .filter(between_cpus)
-            .map(|&(a, b)| (a, b, w.rank_of((a, b)))),
-    );
+            .filter(|&&(a, b)| m.has_cpus(a) && m.has_cpus(b))
+            .map(|&(a, b)| (a, b, w.rank_of((a, b))))
+    };
     let local = inf.levels.iter().find(|l| l.kind == "local");
-    if let (Some(worst), Some(local)) = (cpu_links.iter().map(|l| l.2).max(), local) {
+    if let (Some(worst), Some(local)) = (cpu_links().map(|l| l.2).max(), local) {
         let lv = inf
             .levels
             .iter()
             .filter(|l| l.kind == "remote")
             .nth(worst - 1);
-        let (members, all) = first_links(
-            cpu_links
-                .iter()
-                .filter(|l| l.2 == worst)
-                .map(|l| (l.0, l.1)),
-            8,
-        );
+        let (members, all) =
+            first_links(cpu_links().filter(|l| l.2 == worst).map(|l| (l.0, l.1)), 8);
         let shown = if all > members.len() {
             format!("{} (and {} more)", members.join(", "), all - members.len())
         } else {
@@ -497,12 +502,12 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
         };
         let (name, value) = lv.map_or(("?".to_string(), f64::NAN), |l| (l.name.clone(), l.value));
         let links_at = |rank: usize| -> Vec<[u32; 2]> {
-            let mut out = Vec::with_capacity(cpu_links.iter().filter(|l| l.2 == rank).count());
-            out.extend(cpu_links.iter().filter(|l| l.2 == rank).map(|l| [l.0, l.1]));
+            let mut out = Vec::with_capacity(cpu_links().filter(|l| l.2 == rank).count());
+            out.extend(cpu_links().filter(|l| l.2 == rank).map(|l| [l.0, l.1]));
             out
         };
-        if cpu_links.len() == 1 {
-            let (a, b) = (cpu_links[0].0, cpu_links[0].1);
+        let first = cpu_links().next();
+        if let (Some((a, b, _)), None) = (first, cpu_links().nth(1)) {
             out.push(Finding {
                 kind: "crossfire-link".into(),
                 text: format!(
@@ -518,7 +523,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                     value: Some(value),
                 }),
             });
-        } else if cpu_links.iter().all(|l| l.2 == worst) {
+        } else if cpu_links().all(|l| l.2 == worst) {
             out.push(Finding {
                 kind: "links-equal".into(),
                 text: format!(
@@ -535,7 +540,7 @@ fn crossfire(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                 }),
             });
         } else {
-            let best = cpu_links.iter().map(|l| l.2).min().unwrap_or(worst);
+            let best = cpu_links().map(|l| l.2).min().unwrap_or(worst);
             let best_name = inf
                 .levels
                 .iter()

@@ -109,7 +109,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     // The mirror is read from the matrix itself: a map of every remote
     // cell's value, for the few stray cells, held tens of bytes a cell.
     for &i in &w.stray {
-        let c = &w.remote[i];
+        let c = &w.remote(i);
         let mir = m.get(c.to, c.from);
         out.push(Finding {
             kind: "stray-cell".into(),
@@ -130,10 +130,14 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
     let mut asym = Vec::new();
     for ((a, b), (_, cells)) in w.pairs.iter() {
         if let Some((x, y)) = cells.both() {
-            let (x, y) = (&w.remote[x], &w.remote[y]);
-            let d = (x.cost - y.cost).abs();
+            let (x, y) = (w.remote(x), w.remote(y));
+            let d = (w.cost(&x) - w.cost(&y)).abs();
             if d > sig && d > 0.0 {
-                let (better, worse) = if x.cost < y.cost { (x, y) } else { (y, x) };
+                let (better, worse) = if w.cost(&x) < w.cost(&y) {
+                    (x, y)
+                } else {
+                    (y, x)
+                };
                 asym.push((a, b, better, worse, d));
             }
         }
@@ -148,7 +152,7 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                     v(bt.value),
                     cell_str(wr),
                     v(wr.value),
-                    pct_worse(bt.cost, wr.cost)
+                    pct_worse(w.cost(bt), w.cost(wr))
                 )
             })
             .collect();
@@ -169,10 +173,16 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
 
     // Local cells: differences between nodes, and local worse than remote.
     if w.local.len() >= 2 {
-        let best = w.local.iter().min_by(|a, b| a.cost.total_cmp(&b.cost));
-        let worst = w.local.iter().max_by(|a, b| a.cost.total_cmp(&b.cost));
+        let best = w
+            .local
+            .iter()
+            .min_by(|a, b| w.cost(a).total_cmp(&w.cost(b)));
+        let worst = w
+            .local
+            .iter()
+            .max_by(|a, b| w.cost(a).total_cmp(&w.cost(b)));
         if let (Some(bl), Some(wl)) = (best, worst) {
-            if wl.cost - bl.cost > sig && wl.cost > bl.cost {
+            if w.cost(wl) - w.cost(bl) > sig && w.cost(wl) > w.cost(bl) {
                 out.push(Finding {
                     kind: "local-differs".into(),
                     text: format!(
@@ -181,25 +191,22 @@ pub(crate) fn findings(m: &Matrix, w: &Work, inf: &Inference) -> Vec<Finding> {
                         v(bl.value),
                         wl.from,
                         v(wl.value),
-                        pct_worse(bl.cost, wl.cost)
+                        pct_worse(w.cost(bl), w.cost(wl))
                     ),
                     data: json!({"local": w.local.iter().map(|c| json!({"node": c.from, "value": c.value})).collect::<Vec<_>>()}).into(),
                 });
             }
         }
     }
-    if let Some(best_remote) = w
-        .remote
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| w.stray.binary_search(i).is_err())
-        .map(|(_, c)| c)
-        .min_by(|a, b| a.cost.total_cmp(&b.cost))
+    if let Some(best_remote) = &(0..w.remote_len())
+        .filter(|i| w.stray.binary_search(i).is_err())
+        .map(|i| w.remote(i))
+        .min_by(|a, b| w.cost(a).total_cmp(&w.cost(b)))
     {
         let worse_locals: Vec<&Cell> = w
             .local
             .iter()
-            .filter(|l| l.cost - best_remote.cost > sig && l.cost > best_remote.cost)
+            .filter(|l| w.cost(l) - w.cost(best_remote) > sig && w.cost(l) > w.cost(best_remote))
             .collect();
         if !worse_locals.is_empty() {
             let names: Vec<String> = worse_locals

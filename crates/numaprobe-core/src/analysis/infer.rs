@@ -44,24 +44,28 @@
 
 use super::levels::median;
 use super::matrix::Matrix;
-use super::work::{compute, cost_of, distances, groups, key, level_name, packages, tiers, Work};
-use crate::model::infer::{CellInfo, Cells, Inference, Level, LevelName, Link, NodeTable, Tier};
+use super::work::{compute, distances, groups, key, level_name, packages, tiers, Work};
+use crate::model::infer::{
+    Cells, Grid, Inference, Level, LevelName, LinkDetails, Members, NodeTable, Place, Tier,
+};
 use crate::stats::median_of_sorted;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 
 /// Analyse a matrix: levels, hops, links, groups and findings. Advice is left
 /// empty; `advise` fills it.
 pub fn analyse(m: &Matrix) -> Inference {
     let mut w = compute(m);
     let mut inf = analyse_from(m, &mut w);
-    inf.hops = w.hops;
+    finish(&mut inf, w);
     inf
 }
 
 /// `analyse` on the matrix's work already computed, so that analysing and
 /// advising a large matrix clusters its cells once, not twice. The hop
-/// table is left empty for the caller to move in from `w` once nothing
-/// reads it there: one copy of a table of every pair, not two.
+/// table and the links are left empty for `finish` to move in from `w`
+/// once nothing reads them there: one copy of a table of every pair, not
+/// two.
 ///
 /// The findings run first, before the records that grow with the cells
 /// (each cell's record, each link's details) exist, and the directed cells
@@ -89,49 +93,78 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
             value: median(&vals),
             min: vals.iter().copied().fold(f64::INFINITY, f64::min),
             max: vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            members: w.local.iter().map(|c| [c.from, c.to]).collect(),
+            members: w
+                .local
+                .iter()
+                .map(|c| [c.from, c.to])
+                .collect::<Vec<_>>()
+                .into(),
             hops: vec![0],
             ratio_to_local: Some(1.0),
         });
     }
     let max_rank = w.max_rank();
     let mut level_names = BTreeMap::new();
-    let mut by_rank: Vec<Vec<(u32, u32)>> = vec![Vec::new(); max_rank + 1];
+    // Each rank's pairs in a list sized once (counted first), where lists
+    // grown by doubling held up to twice every pair.
+    let mut counts = vec![0usize; max_rank + 1];
+    for (_, r) in w.ranks() {
+        counts[r] += 1;
+    }
+    let mut by_rank: Vec<Vec<(u32, u32)>> = counts.into_iter().map(Vec::with_capacity).collect();
     for (k, r) in w.ranks() {
         by_rank[r].push(k);
     }
     for (r, ps) in by_rank.iter().enumerate().skip(1) {
-        // A level of a full matrix can hold nearly every cell: its members
-        // and values are counted first and each listed once, sized once,
-        // and the values sorted in place for the median, where a list of
-        // the cells, grown by doubling, and a sorted copy of the values
-        // each stood beside them.
+        // A level of a full matrix can hold nearly every cell: its cells
+        // are counted first and listed once, sized once, as remote cell
+        // numbers (4 bytes a cell, where their values took 8), sorted by
+        // value in place for the median, where a list of the cells, grown
+        // by doubling, and a sorted copy of the values each stood beside
+        // them. Its members are read from the cells' grid once it is made
+        // (`Members::of_grid`), not listed.
         let cells = || {
-            ps.iter().flat_map(|&k| {
-                w.pairs
-                    .get(k)
-                    .into_iter()
-                    .flat_map(|e| e.1.iter().map(|i| &w.remote[i]))
-            })
+            ps.iter()
+                .flat_map(|&k| w.pairs.get(k).into_iter().flat_map(|e| e.1.iter()))
         };
         let n = cells().count();
-        let mut members: Vec<[u32; 2]> = Vec::with_capacity(n);
-        members.extend(cells().map(|c| [c.from, c.to]));
-        members.sort_unstable();
-        let mut vals: Vec<f64> = Vec::with_capacity(n);
-        vals.extend(cells().map(|c| c.value));
-        vals.sort_unstable_by(f64::total_cmp);
-        let value = median_of_sorted(&vals).unwrap_or(f64::NAN);
-        let hops: BTreeSet<u32> = ps.iter().filter_map(|&(a, b)| w.hops(a, b)).collect();
+        // Remote cell numbers fit 32 bits (`PairCells` holds them so).
+        let mut ids: Vec<u32> = Vec::with_capacity(n);
+        ids.extend(cells().filter_map(|i| u32::try_from(i).ok()));
+        ids.sort_unstable_by(|&a, &b| {
+            let (a, b) = (w.remote(a as usize).value, w.remote(b as usize).value);
+            a.total_cmp(&b)
+        });
+        let at = |k: usize| w.remote(ids[k] as usize).value;
+        // The sorted values' middle one or two: `median_of_sorted` of them
+        // is that of all.
+        let mid: Vec<f64> = match ids.len() {
+            0 => Vec::new(),
+            k if k % 2 == 1 => vec![at(k / 2)],
+            k => vec![at(k / 2 - 1), at(k / 2)],
+        };
+        let value = median_of_sorted(&mid).unwrap_or(f64::NAN);
+        let (min, max) = match ids.len() {
+            0 => (f64::INFINITY, f64::NEG_INFINITY),
+            k => (at(0), at(k - 1)),
+        };
+        drop(ids);
+        // Inserted one by one: collected, a set lists every item first.
+        let mut hops = BTreeSet::new();
+        for &(a, b) in ps {
+            if let Some(h) = w.hops(a, b) {
+                hops.insert(h);
+            }
+        }
         let name = level_name(r - 1);
         level_names.insert(r, LevelName::from(name.as_str()));
         levels.push(Level {
             kind: "remote".into(),
             name,
             value,
-            min: vals.first().copied().unwrap_or(f64::INFINITY),
-            max: vals.last().copied().unwrap_or(f64::NEG_INFINITY),
-            members,
+            min,
+            max,
+            members: Members::default(),
             hops: hops.into_iter().collect(),
             ratio_to_local: ratio(value),
         });
@@ -168,7 +201,7 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
         levels,
         hops: NodeTable::default(),
         links: Vec::new(),
-        link_details: Vec::new(),
+        link_details: LinkDetails::default(),
         groups: groups(w),
         on_package: packages(w),
         hierarchy,
@@ -178,7 +211,8 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
         stray_cells: w
             .stray
             .iter()
-            .map(|&i| [w.remote[i].from, w.remote[i].to])
+            .map(|&i| w.remote(i))
+            .map(|c| [c.from, c.to])
             .collect(),
         findings: Vec::new(),
         advice: Vec::new(),
@@ -188,51 +222,35 @@ pub(crate) fn analyse_from(m: &Matrix, w: &mut Work) -> Inference {
     let stray: HashSet<(u32, u32)> = w
         .stray
         .iter()
-        .map(|&i| (w.remote[i].from, w.remote[i].to))
+        .map(|&i| w.remote(i))
+        .map(|c| (c.from, c.to))
         .collect();
     w.release_cells();
-    inf.cells = cells_info(m, w, &level_names, &inf.distance, &stray);
-    inf.links = w.links.iter().map(|&(a, b)| [a, b]).collect();
-    inf.link_details = w
-        .links
-        .iter()
-        .map(|&(a, b)| Link {
-            nodes: [a, b],
-            level: level_names
-                .get(&w.rank_of((a, b)))
-                .cloned()
-                .unwrap_or_default(),
-            value: pair_value(m, w, &stray, (a, b)),
-        })
-        .collect();
+    let grid = Arc::new(cells_grid(m, w, &level_names, &inf.distance, &stray));
+    // The remote levels follow the local one, rank by rank, as the grid's
+    // names do.
+    let first = usize::from(inf.levels.first().is_some_and(|l| l.kind == "local"));
+    for (r, l) in inf.levels.iter_mut().enumerate().skip(first) {
+        if let Ok(at) = u32::try_from(r + 1 - first) {
+            l.members = Members::of_grid(&grid, at);
+        }
+    }
+    // A link's level and value are its pair's, read from the grid when
+    // written, where a record each took 24 bytes.
+    let higher = m.unit.higher_is_better();
+    let links = w.links.iter().map(|&(a, b)| [a, b]).collect();
+    inf.link_details = LinkDetails::of_grid(links, grid.clone(), higher);
+    inf.cells = Cells::from_grid(grid);
     inf
 }
 
-/// The value of pair `k`'s better direction, read from the matrix once the
-/// directed cells are gone: the first of its cells in the matrix's order
-/// (row by row, as the directed cells were listed), stray ones aside, whose
-/// cost is the pair's, as `best_value` finds it among the directed cells.
-fn pair_value(m: &Matrix, w: &Work, stray: &HashSet<(u32, u32)>, k: (u32, u32)) -> f64 {
-    let Some((cost, _)) = w.pairs.get(k) else {
-        return f64::NAN;
-    };
-    let cell = |a: u32, b: u32| {
-        if stray.contains(&(a, b)) {
-            return None;
-        }
-        let at = m.position(a, b)?;
-        Some((at, m.value(at.0, at.1)?))
-    };
-    let mut both = [cell(k.0, k.1), cell(k.1, k.0)];
-    if let [Some(x), Some(y)] = both {
-        if y.0 < x.0 {
-            both.swap(0, 1);
-        }
-    }
-    both.into_iter()
-        .flatten()
-        .find(|&(_, v)| cost_of(m, v) == *cost)
-        .map_or(f64::NAN, |(_, v)| v)
+/// The parts of `w` the inference keeps, moved in once nothing reads them
+/// there: the hop table and the links (a copy of either held beside the
+/// advice's reading of `w` would be one more table of every pair).
+pub(crate) fn finish(inf: &mut Inference, w: Work) {
+    inf.hops = w.hops;
+    // (u32, u32) and [u32; 2] are laid out alike: collected in place.
+    inf.links = w.links.into_iter().map(|(a, b)| [a, b]).collect();
 }
 
 fn levels_value(levels: &[Level], name: Option<&LevelName>) -> f64 {
@@ -240,46 +258,62 @@ fn levels_value(levels: &[Level], name: Option<&LevelName>) -> f64 {
         .map_or(f64::NAN, |l| l.value)
 }
 
-fn cells_info(
+/// The cells as a grid over the matrix: its values shared, each place's
+/// level, hops and distance set, row by row. Its names are "L" and then
+/// the remote levels by rank, so that rank r is name r.
+fn cells_grid(
     m: &Matrix,
     w: &Work,
     level_names: &BTreeMap<usize, LevelName>,
     dist: &NodeTable,
     stray: &HashSet<(u32, u32)>,
-) -> Cells {
-    // Every cell of a level names it through one shared name.
-    let local = LevelName::from("L");
-    let mut out = Cells::with_capacity(m.measured());
+) -> Grid {
+    // Local first, then the remote levels by rank: `level_names`' ranks
+    // are 1, 2, ... in order.
+    let mut names = vec![LevelName::from("L")];
+    names.extend(level_names.values().cloned());
+    let place_of = |r: usize| u32::try_from(r).ok();
+    let grid = Grid::new(
+        m.row_nodes.clone(),
+        m.col_nodes.clone(),
+        m.shared_values(),
+        names,
+    );
+    // The values are the matrix's own, one a place: a grid is made.
+    let Ok(mut grid) = grid else {
+        return Grid::default();
+    };
     let flagged: HashSet<[u32; 2]> = m.flagged.iter().map(|(k, _)| *k).collect();
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
-            let Some(value) = m.value(r, c) else {
+            if m.value(r, c).is_none() {
                 continue;
-            };
+            }
             let stray = stray.contains(&(from, to));
             let level = if from == to {
-                Some(local.clone())
+                Some(0)
             } else if stray {
                 None
             } else {
                 w.rank
                     .get(key(from, to))
-                    .and_then(|&r| level_names.get(&(r as usize)))
-                    .cloned()
+                    .filter(|&&r| level_names.contains_key(&(r as usize)))
+                    .and_then(|&r| place_of(r as usize))
             };
-            // Hop counts and distances stay below the node count, so
-            // every cell is held (`Cells::push` refuses only u32::MAX).
-            let _ = out.push(CellInfo {
-                cpu_node: from,
-                mem_node: to,
-                value,
-                level,
-                hops: w.hops(from, to),
-                distance: dist.get(w.idx(from), w.idx(to)),
-                stray,
-                flagged: flagged.contains(&[from, to]),
-            });
+            // Hop counts and distances stay below the node count, and
+            // every level named is in `names`, so every place is held
+            // (`Grid::set` refuses only counts past 16 bits).
+            let _ = grid.set(
+                grid.place(r, c),
+                Place {
+                    level,
+                    hops: w.hops(from, to),
+                    distance: dist.get(w.idx(from), w.idx(to)),
+                    stray,
+                    flagged: flagged.contains(&[from, to]),
+                },
+            );
         }
     }
-    out
+    grid
 }

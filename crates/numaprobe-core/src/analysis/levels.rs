@@ -105,14 +105,26 @@ fn ranges(cuts: &[usize], n: usize) -> Vec<(usize, usize)> {
 /// over all groups (n - groups degrees of freedom); 0 when every group is a
 /// single value.
 pub fn pooled_sd(groups: &[Vec<f64>]) -> f64 {
+    pooled_sd_by(groups.len(), |g| groups[g].iter().copied())
+}
+
+/// `pooled_sd` of `groups` groups whose values `values(g)` gives, walked
+/// three times a group (count, mean, scatter) rather than copied: the
+/// groups of a full matrix's cells hold every cell. The same sums in the
+/// same order, so the same number.
+pub fn pooled_sd_by<I: Iterator<Item = f64>>(groups: usize, values: impl Fn(usize) -> I) -> f64 {
     let mut ss = 0.0;
     let mut n = 0usize;
     let mut k = 0usize;
-    for vals in groups.iter().filter(|g| !g.is_empty()) {
+    for g in 0..groups {
+        let len = values(g).count();
+        if len == 0 {
+            continue;
+        }
         k += 1;
-        let mean = vals.iter().sum::<f64>() / vals.len() as f64;
-        ss += vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>();
-        n += vals.len();
+        let mean = values(g).sum::<f64>() / len as f64;
+        ss += values(g).map(|v| (v - mean).powi(2)).sum::<f64>();
+        n += len;
     }
     let dof = n.saturating_sub(k);
     if dof == 0 {
@@ -123,11 +135,7 @@ pub fn pooled_sd(groups: &[Vec<f64>]) -> f64 {
 }
 
 fn pooled_sd_of(xs: &[f64], groups: &[Vec<usize>]) -> f64 {
-    let vals: Vec<Vec<f64>> = groups
-        .iter()
-        .map(|g| g.iter().map(|&i| xs[i]).collect())
-        .collect();
-    pooled_sd(&vals)
+    pooled_sd_by(groups.len(), |g| groups[g].iter().map(|&i| xs[i]))
 }
 
 /// Median of a slice (mean of the middle two for even lengths); NaN for none.

@@ -84,10 +84,11 @@ pub struct Matrix {
 /// A matrix's values held flat, row after row, 8 bytes a cell: a cell not
 /// measured is NaN, which no value can be (`Matrix::new` takes finite
 /// numbers only), where an `Option` a cell took 16 and a row a vector.
+/// Shared, not copied, with the cells of the matrix's inference.
 #[derive(Debug, Clone)]
 struct Values {
     cols: usize,
-    cells: Vec<f64>,
+    cells: std::sync::Arc<Vec<f64>>,
 }
 
 impl Values {
@@ -108,7 +109,7 @@ impl PartialEq for Values {
             && self
                 .cells
                 .iter()
-                .zip(&o.cells)
+                .zip(o.cells.iter())
                 .all(|(a, b)| a == b || (a.is_nan() && b.is_nan()))
     }
 }
@@ -230,6 +231,12 @@ impl Matrix {
             .map(|&v| (!v.is_nan()).then_some(v))
     }
 
+    /// The cells row by row, NaN where not measured: the matrix's own,
+    /// for an inference's cells to read rather than copy.
+    pub(crate) fn shared_values(&self) -> std::sync::Arc<Vec<f64>> {
+        self.values.cells.clone()
+    }
+
     /// How many cells hold a value.
     pub fn measured(&self) -> usize {
         self.values.cells.iter().filter(|v| !v.is_nan()).count()
@@ -330,7 +337,10 @@ impl Matrix {
             unit,
             row_nodes,
             col_nodes,
-            values: Values { cols, cells },
+            values: Values {
+                cols,
+                cells: std::sync::Arc::new(cells),
+            },
             slit: None,
             label: None,
             slit_only: false,

@@ -57,6 +57,6 @@ pub fn analyse_with_advice(m: &Matrix) -> crate::model::infer::Inference {
     // the advice reads pairs, ranks, links and hops, never a single cell.
     let mut inf = infer::analyse_from(m, &mut w);
     inf.advice = advice::advise_from(m, &inf, &w);
-    inf.hops = w.hops;
+    infer::finish(&mut inf, w);
     inf
 }

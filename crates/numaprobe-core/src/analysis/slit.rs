@@ -148,7 +148,7 @@ pub(crate) fn compare(m: &Matrix, w: &Work, inf: &Inference, s: &Slit) -> Vec<Fi
     let local_slit: Vec<f64> = w.local.iter().filter_map(|c| s.get(c.from, c.to)).collect();
     if !w.local.is_empty() && !local_slit.is_empty() {
         let ls = super::levels::median(&local_slit);
-        let lc = super::levels::median(&w.local.iter().map(|c| c.cost).collect::<Vec<_>>());
+        let lc = super::levels::median(&w.local.iter().map(|c| w.cost(c)).collect::<Vec<_>>());
         let mut far = Vec::new();
         for &r in &measured {
             let ds: Vec<f64> = rows.iter().filter(|x| x.2 == r).map(|x| x.3).collect();

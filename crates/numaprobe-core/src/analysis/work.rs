@@ -4,27 +4,35 @@
 //! findings and the SLIT comparison quote. `infer`, `findings`, `slit`,
 //! `advice` and `hmat` all read it, so it sits below all of them.
 
-use super::levels::{cluster, cluster_with, median, pooled_sd, NOISE_FLOOR};
+use super::levels::{cluster, cluster_with, median, pooled_sd_by, NOISE_FLOOR};
 use super::matrix::Matrix;
 use super::node_sets::{components, components_index, Bits, Sets};
 use super::pair_table::{PairTable, Slot};
 use crate::model::infer::NodeTable;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
-/// A directed cell of the matrix.
+/// A directed cell of the matrix, 16 bytes: its cost is worked out from
+/// its value when asked (`Work::cost`), where a field of its own made 24
+/// bytes a cell of the largest list of the analysis.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cell {
     pub from: u32,
     pub to: u32,
     pub value: f64,
-    pub cost: f64,
 }
 
 /// Everything the analysis derives, before it becomes the result model.
 pub(crate) struct Work {
     pub nodes: Vec<u32>,
     pub local: Vec<Cell>,
-    pub remote: Vec<Cell>,
+    /// The remote cells as their places in the matrix's values (row by
+    /// row), 4 bytes a cell where a cell of its own took 16: `remote(i)`
+    /// makes cell i from the matrix's values, shared in `values`.
+    remote: Vec<u32>,
+    values: Arc<Vec<f64>>,
+    rows: Vec<u32>,
+    cols: Vec<u32>,
     pub stray: Vec<usize>,
     /// (a, b) with a < b -> pair cost and the remote cell indices it uses.
     pub pairs: PairTable<(f64, PairCells)>,
@@ -38,9 +46,23 @@ pub(crate) struct Work {
     /// Level ranks 1..=on_package are sub-NUMA (on-package) pairs, not
     /// links; 0 when there are none.
     pub on_package: usize,
+    /// More is better (bandwidth): costs are minus the log.
+    pub higher: bool,
 }
 
 impl Work {
+    /// Remote cell `i`, made from the matrix.
+    pub fn remote(&self, i: usize) -> Cell {
+        cell_at(&self.rows, &self.cols, &self.values, self.remote[i])
+    }
+    /// How many remote cells there are.
+    pub fn remote_len(&self) -> usize {
+        self.remote.len()
+    }
+    /// Cell `c`'s log-scale cost, as `cost_of` gives it.
+    pub fn cost(&self, c: &Cell) -> f64 {
+        cost_by(self.higher, c.value)
+    }
     /// Index of node `n` in `nodes` (sorted ascending, so a binary search).
     pub fn idx(&self, n: u32) -> usize {
         self.nodes.binary_search(&n).unwrap_or(0)
@@ -56,13 +78,14 @@ impl Work {
     pub fn rank_of(&self, k: (u32, u32)) -> usize {
         self.rank.get(k).map_or(0, |&r| r as usize)
     }
-    /// Drop the directed cells (local, remote, stray), which only the
-    /// inference itself and its findings read: pairs, ranks, links and
-    /// hops stay for the advice.
+    /// Drop the directed cells (local, remote, stray) and the pairs' costs
+    /// and cells (16 bytes a pair), which only the inference itself and
+    /// its findings read: ranks, links and hops stay for the advice.
     pub fn release_cells(&mut self) {
         self.local = Vec::new();
         self.remote = Vec::new();
         self.stray = Vec::new();
+        self.pairs = PairTable::new(&[]);
     }
     /// The highest rank, 0 without pairs.
     pub fn max_rank(&self) -> usize {
@@ -121,12 +144,27 @@ impl PairCells {
     }
 }
 
+/// The cell at `place` of a matrix of `rows` x `cols` values.
+fn cell_at(rows: &[u32], cols: &[u32], values: &[f64], place: u32) -> Cell {
+    let at = place as usize;
+    Cell {
+        from: rows[at / cols.len()],
+        to: cols[at % cols.len()],
+        value: values[at],
+    }
+}
+
 pub(crate) fn key(a: u32, b: u32) -> (u32, u32) {
     (a.min(b), a.max(b))
 }
 
 pub fn cost_of(m: &Matrix, v: f64) -> f64 {
-    if m.unit.higher_is_better() {
+    cost_by(m.unit.higher_is_better(), v)
+}
+
+/// A value's log-scale cost: its log, or minus it when `higher` is better.
+fn cost_by(higher: bool, v: f64) -> f64 {
+    if higher {
         -v.ln()
     } else {
         v.ln()
@@ -143,28 +181,29 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     let floor = if m.unit.is_exact() { 0.0 } else { NOISE_FLOOR };
     let mut local = Vec::new();
     // Sized once: grown by doubling, a matrix of millions of cells would
-    // hold up to twice its cells, and both copies while it moves.
-    let mut remote = Vec::with_capacity(m.measured());
+    // hold up to twice its cells, and both copies while it moves. A
+    // matrix has at most `MAX_NODES` squared places, so a place fits 32
+    // bits.
+    let mut remote: Vec<u32> = Vec::with_capacity(m.measured());
+    let cols = m.col_nodes.len();
     for (r, &from) in m.row_nodes.iter().enumerate() {
         for (c, &to) in m.col_nodes.iter().enumerate() {
             if let Some(v) = m.value(r, c) {
-                let cell = Cell {
-                    from,
-                    to,
-                    value: v,
-                    cost: cost_of(m, v),
-                };
                 if from == to {
-                    local.push(cell);
-                } else {
-                    remote.push(cell);
+                    local.push(Cell { from, to, value: v });
+                } else if let Ok(at) = u32::try_from(r * cols + c) {
+                    remote.push(at);
                 }
             }
         }
     }
+    let values = m.shared_values();
+    let (rows, cols) = (m.row_nodes.clone(), m.col_nodes.clone());
+    let cell = |i: usize| cell_at(&rows, &cols, &values, remote[i]);
 
     // Stray cells (step 3).
-    let costs: Vec<f64> = remote.iter().map(|c| c.cost).collect();
+    let cost = |c: &Cell| cost_of(m, c.value);
+    let costs: Vec<f64> = (0..remote.len()).map(|i| cost(&cell(i))).collect();
     let groups = cluster(&costs, floor);
     let mut group_of = vec![0usize; remote.len()];
     for (g, members) in groups.iter().enumerate() {
@@ -177,7 +216,7 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     } else {
         // Remote cell index by matrix position, 4 bytes a cell: a map of
         // cell keys held some 40.
-        let cols = m.col_nodes.len();
+        let cols = cols.len();
         let mut at = vec![u32::MAX; m.row_nodes.len() * cols];
         let mut next = 0u32;
         for (r, &from) in m.row_nodes.iter().enumerate() {
@@ -189,7 +228,8 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             }
         }
         let mirror = |i: usize| {
-            let (r, c) = m.position(remote[i].to, remote[i].from)?;
+            let c = cell(i);
+            let (r, c) = m.position(c.to, c.from)?;
             at.get(r * cols + c)
                 .filter(|&&j| j != u32::MAX)
                 .map(|&j| j as usize)
@@ -210,40 +250,41 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         is_stray[i] = true;
     }
     let mut pairs: PairTable<(f64, PairCells)> = PairTable::new(&nodes);
-    for (i, c) in remote.iter().enumerate() {
-        if is_stray[i] {
+    for (i, &stray) in is_stray.iter().enumerate() {
+        if stray {
             continue;
         }
+        let c = &cell(i);
         // Every remote cell's nodes are in `nodes`, and from != to.
         if let Some(e) = pairs.slot_mut((c.from, c.to)) {
             if !e.is_set() {
                 e.0 = f64::INFINITY;
             }
-            e.0 = e.0.min(c.cost);
+            e.0 = e.0.min(cost(c));
             e.1.push(i);
         }
     }
     drop(is_stray);
-    let pair_keys: Vec<(u32, u32)> = pairs.iter().map(|(k, _)| k).collect();
-    let pair_costs: Vec<f64> = pairs.iter().map(|(_, e)| e.0).collect();
+    // Sized once: collected from the table's filter they grew by doubling.
+    let held = pairs.iter().count();
+    let mut pair_keys: Vec<(u32, u32)> = Vec::with_capacity(held);
+    pair_keys.extend(pairs.iter().map(|(k, _)| k));
+    let mut pair_costs: Vec<f64> = Vec::with_capacity(held);
+    pair_costs.extend(pairs.iter().map(|(_, e)| e.0));
     let mut rank: PairTable<u32> = PairTable::new(&nodes);
     // The noise a pair level is judged against is the scatter of all its
     // directed cells: the two directions of a path are two measurements of
     // it, and the pair's summary (its better direction) hides how far apart
     // they are.
+    // Read in place: a copy of every directed cell's cost, grouped, took 8
+    // bytes a cell at the analysis's peak.
     let pair_groups = cluster_with(&pair_costs, floor, |groups| {
-        let vals: Vec<Vec<f64>> = groups
-            .iter()
-            .map(|g| {
-                g.iter()
-                    .flat_map(|&p| {
-                        let e = pairs.get(pair_keys[p]).into_iter();
-                        e.flat_map(|e| e.1.iter().map(|i| remote[i].cost))
-                    })
-                    .collect()
+        pooled_sd_by(groups.len(), |g| {
+            groups[g].iter().flat_map(|&p| {
+                let e = pairs.get(pair_keys[p]).into_iter();
+                e.flat_map(|e| e.1.iter().map(|i| cost(&cell(i))))
             })
-            .collect();
-        pooled_sd(&vals)
+        })
     });
     for (g, members) in pair_groups.iter().enumerate() {
         for &i in members {
@@ -259,11 +300,11 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     // cost: on machines where local latency differs by node (McCalpin's
     // Ranger table: 100 to 135 ns) a fast link between two fast nodes is
     // no nearer to *their* local than any link.
-    let local_of: BTreeMap<u32, f64> = local.iter().map(|c| (c.from, c.cost)).collect();
+    let local_of: BTreeMap<u32, f64> = local.iter().map(|c| (c.from, cost(c))).collect();
     let on_package = if local.is_empty() {
         0
     } else {
-        let all_local = median(&local.iter().map(|c| c.cost).collect::<Vec<_>>());
+        let all_local = median(&local.iter().map(cost).collect::<Vec<_>>());
         let own = |n: u32| local_of.get(&n).copied().unwrap_or(all_local);
         let rank_costs: Vec<f64> = pair_groups
             .iter()
@@ -286,30 +327,33 @@ pub(crate) fn compute(m: &Matrix) -> Work {
     };
     let n = nodes.len();
     let pos = |x: u32| nodes.binary_search(&x).unwrap_or(0);
-    // Pairs in rank order; `below` holds, per node, the nodes it reaches at
-    // a rank lower than the one being judged, so "some third node reaches
-    // both ends at strictly better levels" is one AND of two bit rows.
-    let mut by_rank: Vec<(usize, (u32, u32))> =
-        rank.iter().map(|(k, &r)| (r as usize, k)).collect();
-    by_rank.sort_unstable();
+    // Pairs rank by rank, as their groups list them (group g is rank g + 1,
+    // as `rank` holds it), where a sorted copy of every pair with its rank
+    // took 16 bytes a pair; `below` holds, per node, the nodes it reaches
+    // at a rank lower than the one being judged, so "some third node
+    // reaches both ends at strictly better levels" is one AND of two bit
+    // rows. Within a rank the order does not matter: every pair of it is
+    // judged before any is added to `below`, and the links are sorted.
     let mut below = Bits::new(n);
-    let mut links = Vec::new();
-    let mut start = 0;
-    while start < by_rank.len() {
-        let r = by_rank[start].0;
-        let end = start + by_rank[start..].iter().take_while(|x| x.0 == r).count();
-        for &(_, (a, b)) in &by_rank[start..end] {
+    // At most every pair; the room never used is never touched.
+    let mut links = Vec::with_capacity(pair_keys.len());
+    for (g, members) in pair_groups.iter().enumerate() {
+        let r = g + 1;
+        for &i in members {
+            let (a, b) = pair_keys[i];
             if r > on_package && !below.meet(pos(a), pos(b)) {
                 links.push((a, b));
             }
         }
-        for &(_, (a, b)) in &by_rank[start..end] {
+        for &i in members {
+            let (a, b) = pair_keys[i];
             below.set(pos(a), pos(b));
             below.set(pos(b), pos(a));
         }
-        start = end;
     }
-    drop(by_rank);
+    // A pair each: held to the end of `compute` they would sit beside the
+    // hop table.
+    drop((pair_keys, pair_costs, pair_groups, below));
     // Each pair is judged once, so the list needs no dedup, only the
     // pairs' order.
     links.sort_unstable();
@@ -332,17 +376,25 @@ pub(crate) fn compute(m: &Matrix) -> Work {
             adj.set(pb, pa);
         }
     }
-    let between: Vec<Vec<Option<u32>>> = (0..places).map(|s| adj.bfs(s)).collect();
     // A pair never measured in either direction has no known hop count:
     // a path through the graph would only be a guess from other pairs (and
     // two memory-only nodes never access each other at all).
     // Hop counts stay below the node count (at most `MAX_NODES`), so every
-    // one is held.
+    // one is held. One place's search at a time, written into the rows of
+    // its nodes: every place's searches held together took 8 bytes a
+    // pair of places.
+    let mut of_place: Vec<Vec<usize>> = vec![Vec::new(); places];
+    for (i, &p) in place.iter().enumerate().take(n) {
+        of_place[p].push(i);
+    }
     let mut hops = NodeTable::new(n, n);
-    for i in 0..n {
-        for j in 0..n {
-            if i == j || pairs.contains_key(key(nodes[i], nodes[j])) {
-                let _ = hops.set(i, j, between[place[i]][place[j]]);
+    for (s, rows) in of_place.iter().enumerate() {
+        let between = adj.bfs(s);
+        for &i in rows {
+            for j in 0..n {
+                if i == j || pairs.contains_key(key(nodes[i], nodes[j])) {
+                    let _ = hops.set(i, j, between[place[j]]);
+                }
             }
         }
     }
@@ -350,6 +402,9 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         nodes,
         local,
         remote,
+        values,
+        rows,
+        cols,
         stray,
         pairs,
         rank,
@@ -357,6 +412,7 @@ pub(crate) fn compute(m: &Matrix) -> Work {
         hops,
         floor,
         on_package,
+        higher: m.unit.higher_is_better(),
     }
 }
 
@@ -574,8 +630,8 @@ pub(crate) fn best_value(w: &Work, k: (u32, u32)) -> f64 {
     };
     cells
         .iter()
-        .map(|i| &w.remote[i])
-        .find(|c| c.cost == *cost)
+        .map(|i| w.remote(i))
+        .find(|c| w.cost(c) == *cost)
         .map_or(f64::NAN, |c| c.value)
 }
 

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 pub use super::infer_cells::{CellInfo, Cells};
 pub use super::infer_data::{FindingData, LevelLinks, LevelName, PairPath};
+pub(crate) use super::infer_grid::{Grid, Place};
+pub use super::infer_links::LinkDetails;
+pub use super::infer_members::Members;
 pub use super::node_table::NodeTable;
 
 /// One performance level: cells whose values cannot be told apart.
@@ -23,7 +26,7 @@ pub struct Level {
     pub min: f64,
     pub max: f64,
     /// Directed cells `[requesting node, memory node]` (node numbers).
-    pub members: Vec<[u32; 2]>,
+    pub members: Members,
     /// Hop counts found among the members (0 for local).
     pub hops: Vec<u32>,
     /// `value` over the local level's median: above 1 is slower for latency
@@ -93,7 +96,7 @@ pub struct Inference {
     /// Direct links as node pairs.
     pub links: Vec<[u32; 2]>,
     /// The same links with their level and value.
-    pub link_details: Vec<Link>,
+    pub link_details: LinkDetails,
     /// Groups of nodes joined by their fastest links (sub-NUMA clusters,
     /// sockets of a group); one group when there is no such structure.
     pub groups: Vec<Vec<u32>>,

@@ -2,16 +2,21 @@
 //! as an index into the few level names and its nodes as places in the
 //! list of the few node numbers, about 21 bytes a cell where a record of
 //! its own with its name took 56. A 1500-node matrix has 2.25
-//! million cells, so this is the largest part of the result. It serializes
-//! as the list of `CellInfo` records the JSON contract names, one record
-//! made at a time, and reads that list back.
+//! million cells, so this is the largest part of the result. The analysis
+//! holds them as a grid over its matrix instead (`infer_grid`: the values
+//! shared with the matrix, 8 bytes a cell more); a list read back is held
+//! as this list. Either serializes as the list of `CellInfo` records the
+//! JSON contract names, one record made at a time, and this list is what
+//! a document is read back into.
 
 use super::infer_data::LevelName;
+use super::infer_grid::Grid;
 use super::node_table::{pack, unpack, MOST};
 use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// One directed cell of the input with what the analysis made of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,8 +41,10 @@ const STRAY: u8 = 1;
 const FLAGGED: u8 = 2;
 
 /// Every cell of the input with what the analysis made of it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Cells {
+    /// The analysis's form; when set, the list below is empty.
+    grid: Option<Arc<Grid>>,
     /// The cell's two nodes as places in `node_ids`.
     nodes: Vec<[u16; 2]>,
     values: Vec<f64>,
@@ -68,12 +75,20 @@ impl Cells {
         }
     }
 
+    /// The cells of a grid the analysis filled.
+    pub(crate) fn from_grid(grid: Arc<Grid>) -> Cells {
+        Cells {
+            grid: Some(grid),
+            ..Cells::default()
+        }
+    }
+
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.grid.as_ref().map_or(self.nodes.len(), |g| g.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.len() == 0
     }
 
     /// Add a cell. Hop counts and distances are held in 16 bits, and the
@@ -81,6 +96,12 @@ impl Cells {
     /// kernel numbers nodes below 1024): a cell past either is refused
     /// with what was wrong, and nothing of it is kept.
     pub fn push(&mut self, c: CellInfo) -> Result<(), String> {
+        if self.grid.is_some() {
+            return Err(format!(
+                "cell {}>{}: the cells of an analysed matrix are its grid's",
+                c.cpu_node, c.mem_node
+            ));
+        }
         let held = |what: &str, x: Option<u32>| {
             pack(x).map_err(|x| {
                 format!(
@@ -143,6 +164,9 @@ impl Cells {
 
     /// Cell `i` as a record, when there is one.
     pub fn get(&self, i: usize) -> Option<CellInfo> {
+        if self.grid.is_some() {
+            return self.iter().nth(i);
+        }
         let [from, to] = *self.nodes.get(i)?;
         Some(CellInfo {
             cpu_node: self.node_ids[usize::from(from)],
@@ -158,25 +182,48 @@ impl Cells {
 
     /// The cells in order, each made as it is asked for.
     pub fn iter(&self) -> Iter<'_> {
-        Iter { cells: self, at: 0 }
+        Iter {
+            cells: self,
+            at: 0,
+            done: 0,
+        }
+    }
+}
+
+/// Two sets of cells are equal when they list the same cells, whichever
+/// form holds them.
+impl PartialEq for Cells {
+    fn eq(&self, o: &Cells) -> bool {
+        self.len() == o.len() && self.iter().eq(o.iter())
     }
 }
 
 /// The cells of a `Cells`, as records.
 pub struct Iter<'a> {
     cells: &'a Cells,
+    /// The next cell's index in the list, or place in the grid.
     at: usize,
+    /// How many cells were given.
+    done: usize,
 }
 
 impl Iterator for Iter<'_> {
     type Item = CellInfo;
     fn next(&mut self) -> Option<CellInfo> {
-        let c = self.cells.get(self.at)?;
+        let c = match &self.cells.grid {
+            Some(g) => {
+                let at = g.next_cell(self.at)?;
+                self.at = at;
+                g.get(at)?
+            }
+            None => self.cells.get(self.at)?,
+        };
         self.at += 1;
+        self.done += 1;
         Some(c)
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.cells.len() - self.at;
+        let left = self.cells.len() - self.done;
         (left, Some(left))
     }
 }

@@ -286,8 +286,8 @@ mod tests {
         let with = |nodes: usize, links: usize| {
             let mut inf = base.clone();
             inf.nodes = (0..nodes as u32).collect();
-            let link = base.link_details[0].clone();
-            inf.link_details = vec![link; links];
+            let link = base.link_details.iter().next().unwrap();
+            inf.link_details = vec![link; links].into();
             left_out(&inf)
         };
         assert_eq!(with(4, 4), None);

@@ -3,7 +3,7 @@
 //! an ASCII drawing of the inferred interconnect. Reads only the model.
 
 use super::table::{Align, Table};
-use crate::model::infer::{fmt_value, groups_text, Finding, Inference};
+use crate::model::infer::{fmt_value, groups_text, Finding, Inference, LevelName, Members};
 use std::collections::HashMap;
 
 /// Up to this many nodes the terminal gets the adjacency grid and the
@@ -280,10 +280,10 @@ impl Inference {
 
     /// The adjacency grid: which pairs are linked and at which level.
     fn grid(&self, order: &[usize], out: &mut String) {
-        let link_level: HashMap<[u32; 2], &str> = self
+        let link_level: HashMap<[u32; 2], LevelName> = self
             .link_details
             .iter()
-            .map(|l| (l.nodes, &*l.level))
+            .map(|l| (l.nodes, l.level))
             .collect();
         let w = self
             .nodes
@@ -432,7 +432,7 @@ impl Inference {
     }
 }
 /// `0>1 1>0 ...`, cut after `max` cells with a count of the rest.
-fn cells_summary(members: &[[u32; 2]], max: usize) -> String {
+fn cells_summary(members: &Members, max: usize) -> String {
     let mut s: Vec<String> = members
         .iter()
         .take(max)
