@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use super::infer_cells::{CellInfo, Cells};
-pub use super::infer_data::{FindingData, LevelLinks, LevelName, PairPath};
+pub use super::infer_data::{FindingData, LevelLinks, LevelName, Link, PairPath};
 pub(crate) use super::infer_grid::{Grid, Place};
 pub use super::infer_links::LinkDetails;
 pub use super::infer_members::Members;
@@ -44,16 +44,6 @@ impl Level {
             .collect::<Vec<_>>()
             .join(sep)
     }
-}
-
-/// A direct link of the inferred interconnect.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Link {
-    pub nodes: [u32; 2],
-    /// Name of the level the link's pair belongs to.
-    pub level: LevelName,
-    /// The pair's value (its better direction), in the input's unit.
-    pub value: f64,
 }
 
 /// One tier of the node hierarchy: the groups that the pairs of `level`

@@ -9,6 +9,7 @@
 //! JSON contract names, one record made at a time, and this list is what
 //! a document is read back into.
 
+pub use super::infer_data::CellInfo;
 use super::infer_data::LevelName;
 use super::infer_grid::Grid;
 use super::node_table::{pack, unpack, MOST};
@@ -17,23 +18,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-
-/// One directed cell of the input with what the analysis made of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CellInfo {
-    pub cpu_node: u32,
-    pub mem_node: u32,
-    /// The measured (or firmware) value, in the input's unit.
-    pub value: f64,
-    /// The level it belongs to; None for a stray cell.
-    pub level: Option<LevelName>,
-    pub hops: Option<u32>,
-    pub distance: Option<u32>,
-    /// Set aside as a disturbed measurement.
-    pub stray: bool,
-    /// Marked as untrustworthy by the measurement itself.
-    pub flagged: bool,
-}
 
 /// No level (a stray cell).
 const NONE: u32 = u32::MAX;

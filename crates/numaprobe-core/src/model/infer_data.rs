@@ -5,6 +5,8 @@
 //! inference holds 2.25 million cells and a million links; a name of its
 //! own per cell (a heap string each) or a JSON tree per listed link (some
 //! 100 bytes where two node numbers take 8) were the largest parts of it.
+//! It also holds the records those parts are read as (a cell, a link), so
+//! the modules that hold them in compact form need not import each other.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -184,4 +186,31 @@ mod tests {
         let owned = String::from("A");
         assert!(a == "A" && &*a == "A" && a == owned);
     }
+}
+
+/// One directed cell of the input with what the analysis made of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellInfo {
+    pub cpu_node: u32,
+    pub mem_node: u32,
+    /// The measured (or firmware) value, in the input's unit.
+    pub value: f64,
+    /// The level it belongs to; None for a stray cell.
+    pub level: Option<LevelName>,
+    pub hops: Option<u32>,
+    pub distance: Option<u32>,
+    /// Set aside as a disturbed measurement.
+    pub stray: bool,
+    /// Marked as untrustworthy by the measurement itself.
+    pub flagged: bool,
+}
+
+/// A direct link of the inferred interconnect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    pub nodes: [u32; 2],
+    /// Name of the level the link's pair belongs to.
+    pub level: LevelName,
+    /// The pair's value (its better direction), in the input's unit.
+    pub value: f64,
 }

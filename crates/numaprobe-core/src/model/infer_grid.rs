@@ -6,8 +6,7 @@
 //! not measured (NaN) is no cell. `Cells` holds this form for an inference
 //! it was analysed into, and the list form for one read back.
 
-use super::infer_cells::CellInfo;
-use super::infer_data::LevelName;
+use super::infer_data::{CellInfo, LevelName};
 use super::node_table::{pack, unpack, MOST};
 use std::sync::Arc;
 

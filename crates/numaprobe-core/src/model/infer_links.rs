@@ -7,7 +7,7 @@
 //! document hold their records. Either serializes as the list of `Link`
 //! records the JSON contract names, one made at a time.
 
-use super::infer::Link;
+use super::infer_data::Link;
 use super::infer_grid::Grid;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::sync::Arc;
