@@ -140,6 +140,18 @@ mod tests {
     }
 
     #[test]
+    fn members_are_equal_by_their_cells_not_their_count() {
+        let a = Members::from(vec![[0, 1], [1, 0]]);
+        assert_eq!(a, Members::from(vec![[0, 1], [1, 0]]));
+        assert_ne!(a, Members::from(vec![[0, 1], [2, 0]]));
+        assert_ne!(a, Members::from(vec![[0, 1]]));
+        assert_ne!(a, Members::from(vec![[0, 1], [1, 0], [2, 0]]));
+        assert!(a == vec![[0, 1], [1, 0]]);
+        assert!(a != vec![[0, 1], [2, 0]]);
+        assert!(a != vec![[0, 1]]);
+    }
+
+    #[test]
     fn a_levels_members_are_read_from_the_grid_in_node_order() {
         let g = grid(vec![0, 1]);
         let m = Members::of_grid(&g, 1);
