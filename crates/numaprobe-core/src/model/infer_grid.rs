@@ -241,6 +241,21 @@ mod tests {
     }
 
     #[test]
+    fn node_order_is_rows_and_columns_strictly_ascending() {
+        let g = |rows: Vec<u32>, cols: Vec<u32>| {
+            let values = Arc::new(vec![1.0; rows.len() * cols.len()]);
+            Grid::new(rows, cols, values, vec![LevelName::from("L")]).unwrap()
+        };
+        assert!(g(vec![0, 1, 5], vec![0, 1, 2]).in_node_order());
+        assert!(!g(vec![1, 0], vec![0, 1]).in_node_order());
+        assert!(!g(vec![0, 1], vec![1, 0]).in_node_order());
+        // A node given twice is not in order: its places would not come
+        // in the sorted order of distinct cells.
+        assert!(!g(vec![3, 3], vec![0, 1]).in_node_order());
+        assert!(!g(vec![0, 1], vec![2, 2]).in_node_order());
+    }
+
+    #[test]
     fn a_grid_gives_its_measured_places_as_cells() {
         let mut g = grid();
         assert_eq!(g.len(), 5);
