@@ -6,6 +6,8 @@
 //! Everything read from a user's file is checked here, so the analysis after
 //! it can assume a rectangular matrix of finite positive numbers (or gaps).
 
+use crate::model::infer::index_of;
+
 /// What the numbers mean, and so which direction is "better".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -158,21 +160,6 @@ pub enum MatrixError {
     Empty,
     #[error("not a numaprobe matrix, a numaprobe run.json, an MLC --latency_matrix/--bandwidth_matrix output, a {{matrix:…}} JSON or a CSV matrix")]
     Unrecognised,
-}
-
-/// Where node `n` sits among `ids` (unique, as `Matrix::new` checks). The
-/// analysis asks this once per cell pair, so on a 1500-node matrix a linear
-/// search made it cubic: ids are nearly always 0..n in order (an O(1) hit)
-/// or at least ascending (a binary search); any other order is searched.
-fn index_of(ids: &[u32], n: u32) -> Option<usize> {
-    if ids.get(n as usize) == Some(&n) {
-        return Some(n as usize);
-    }
-    // A hit is always right; a miss on unsorted ids proves nothing.
-    if let Ok(i) = ids.binary_search(&n) {
-        return Some(i);
-    }
-    ids.iter().position(|&x| x == n)
 }
 
 /// The most nodes a matrix may name, rows and columns together. Linux

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::infer_cells::{CellInfo, Cells};
 pub use super::infer_data::{FindingData, LevelLinks, LevelName, Link, PairPath};
-pub(crate) use super::infer_grid::{Grid, Place};
+pub(crate) use super::infer_grid::{index_of, Grid, Place};
 pub use super::infer_links::LinkDetails;
 pub use super::infer_members::Members;
 pub use super::node_table::NodeTable;

@@ -208,12 +208,16 @@ impl Grid {
     }
 }
 
-/// Where node `n` sits among `ids` (unique): nearly always 0..n in order
-/// (an O(1) hit) or ascending (a binary search); any other order searched.
-fn index_of(ids: &[u32], n: u32) -> Option<usize> {
+/// Where node `n` sits among `ids` (unique, as `Matrix::new` checks). The
+/// analysis asks this once per cell pair, so on a 1500-node matrix a linear
+/// search made it cubic: ids are nearly always 0..n in order (an O(1) hit)
+/// or at least ascending (a binary search); any other order is searched.
+/// The grid and the analysis's matrix both look their nodes up with it.
+pub(crate) fn index_of(ids: &[u32], n: u32) -> Option<usize> {
     if ids.get(n as usize) == Some(&n) {
         return Some(n as usize);
     }
+    // A hit is always right; a miss on unsorted ids proves nothing.
     if let Ok(i) = ids.binary_search(&n) {
         return Some(i);
     }
