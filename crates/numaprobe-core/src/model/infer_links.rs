@@ -115,9 +115,8 @@ mod tests {
     use crate::model::infer::LevelName;
     use crate::model::infer_grid::Place;
 
-    /// Nodes 0, 1, 2: 0>1 130 (A), 1>0 120 (A), 0>2 200 (B), 2>0 150
-    /// stray, 1>2 and 2>1 both 140 (A); 2>2 not measured.
-    fn grid() -> Arc<Grid> {
+    /// The three nodes' values and level names, no place set yet.
+    fn bare() -> Grid {
         let v = vec![
             90.0,
             130.0,
@@ -130,7 +129,13 @@ mod tests {
             f64::NAN,
         ];
         let names = ["L", "A", "B"].map(LevelName::from).to_vec();
-        let mut g = Grid::new(vec![0, 1, 2], vec![0, 1, 2], Arc::new(v), names).unwrap();
+        Grid::new(vec![0, 1, 2], vec![0, 1, 2], Arc::new(v), names).unwrap()
+    }
+
+    /// Nodes 0, 1, 2: 0>1 130 (A), 1>0 120 (A), 0>2 200 (B), 2>0 150
+    /// stray, 1>2 and 2>1 both 140 (A); 2>2 not measured.
+    fn grid() -> Arc<Grid> {
+        let mut g = bare();
         let at = |level: Option<u32>, stray: bool| Place {
             level,
             hops: None,
@@ -197,19 +202,7 @@ mod tests {
     #[test]
     fn equal_directions_give_the_first_in_the_grids_order() {
         // 1>2 and 2>1 are both 140, at places 5 and 7, of levels B and A.
-        let v = vec![
-            90.0,
-            130.0,
-            200.0,
-            120.0,
-            91.0,
-            140.0,
-            150.0,
-            140.0,
-            f64::NAN,
-        ];
-        let names = ["L", "A", "B"].map(LevelName::from).to_vec();
-        let mut g = Grid::new(vec![0, 1, 2], vec![0, 1, 2], Arc::new(v), names).unwrap();
+        let mut g = bare();
         let p = |level| Place {
             level: Some(level),
             hops: None,
