@@ -104,7 +104,18 @@ pub fn command() -> clap::Command {
          Options (without a command they are the main job's):\n{{options}}{{after-help}}",
         grouped(&cmd).replace('{', "{{").replace('}', "}}")
     );
-    cmd.help_template(template)
+    negatives(cmd.help_template(template))
+}
+
+/// Every option's value may start with a minus and a digit (`--budget -1`,
+/// `--size -1`), so that the option's own check names the bad value and
+/// what is valid, where clap would take it for an unknown option.
+fn negatives(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        let takes = a.get_action().takes_values();
+        a.allow_negative_numbers(takes)
+    })
+    .mut_subcommands(negatives)
 }
 
 /// A command started without an input it cannot do without (`diff` with

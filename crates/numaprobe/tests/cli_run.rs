@@ -185,6 +185,21 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["run", "--budget", "0s"], "at least 1s"),
         (vec!["run", "--budget", "500ms"], "at least 1s"),
         (vec!["run", "--size", "0"], "--size"),
+        // A negative value reaches the option's own check, which names
+        // it, where clap would have called it an unknown option.
+        (
+            vec!["run", "--budget", "-1"],
+            "--budget '-1': a budget is a positive",
+        ),
+        (
+            vec!["--budget=-5s"],
+            "--budget '-5s': a budget is a positive",
+        ),
+        (vec!["run", "--size", "-1"], "invalid size '-1'"),
+        (
+            vec!["diff", "--threshold", "-5", "a", "b"],
+            "--threshold -5",
+        ),
         // A buffer no node can hold fails before anything is measured.
         (
             vec!["run", "--size", "100TiB"],

@@ -271,6 +271,11 @@ pub(crate) fn budget(arg: Option<&str>) -> anyhow::Result<Duration> {
         return Ok(DEFAULT_BUDGET);
     };
     let t = s.trim();
+    if t.starts_with('-') {
+        return Err(usage(format!(
+            "--budget '{s}': a budget is a positive duration (e.g. 60s, 2m or 1.5s)"
+        )));
+    }
     if t.chars().last().is_some_and(|c| c.is_ascii_digit()) {
         return Err(usage(format!(
             "--budget '{s}': give a unit: {t}s, 2m or 500ms"
