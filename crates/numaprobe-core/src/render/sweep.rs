@@ -89,9 +89,6 @@ impl SweepResult {
             return out;
         };
         for c in &a.curves {
-            if let Some(n) = &c.trust_note {
-                out.push(format!("{} pages: {n}", c.pages.name()));
-            }
             for m in &c.matches {
                 out.push(format!("{} pages: {}", c.pages.name(), m.text));
             }
@@ -116,6 +113,10 @@ impl SweepResult {
                     levels.join(", ")
                 }
             ));
+            // After the plateaus it qualifies, so a line reads figures first.
+            if let Some(n) = &c.trust_note {
+                out.push(format!("{} pages: {n}", c.pages.name()));
+            }
         }
         let tlb = |c: &TlbCost| {
             format!(
@@ -378,6 +379,14 @@ pub(crate) mod tests {
         assert!(
             text.contains("thp pages: plateaus named from the"),
             "{text}"
+        );
+        // The note follows the plateaus it qualifies.
+        let lines = r.analysis_lines();
+        let at = |p: &str| lines.iter().position(|l| l.starts_with(p)).unwrap();
+        assert_eq!(
+            at("thp pages: plateaus named from the"),
+            at("thp pages: plateaus ~") + 1,
+            "{lines:?}"
         );
         let md = r.render(Format::Markdown);
         assert!(md.contains("- 128 KiB thp*: non-monotonic"), "{md}");
