@@ -247,7 +247,7 @@ pub(super) fn cell<'a>(
         Some(_) if !trust::stands_out(change, ma, c.threshold_pct, &noises) => (
             Verdict::WithinNoise,
             Some(format!(
-                "the change is within the runs' spread (standard deviation {:.1} % of A's median)",
+                "the change is within the runs' noise (twice their standard deviations in quadrature: {:.1} % of A's median)",
                 trust::noise_pct(ma, &noises)
             )),
         ),

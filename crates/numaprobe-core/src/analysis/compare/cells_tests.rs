@@ -28,6 +28,10 @@ fn matrix(kind: MatrixKind, cells: &[Vec<f64>]) -> MatrixResult {
     let mut m = MatrixResult::new(kind, vec![0], mem, StopRule::default(), timer);
     for (j, s) in cells.iter().enumerate() {
         let mut c = cell(0, j as u32, stats::median(s), 1.0);
+        // The samples' own spread, as a run would record it.
+        let mean = s.iter().sum::<f64>() / s.len() as f64;
+        let var = s.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / s.len() as f64;
+        c.cv = var.sqrt() / mean;
         c.samples = s.clone();
         m.push(c);
     }
@@ -237,7 +241,7 @@ fn a_change_within_either_runs_spread_is_within_noise() {
     let why = cells[0].reason.as_deref().unwrap();
     assert!(
         why.starts_with(
-            "the change is within the runs' spread (standard deviation 7.4 % of A's median)"
+            "the change is within the runs' noise (twice their standard deviations in quadrature: 14.9 % of A's median)"
         ),
         "{why}"
     );

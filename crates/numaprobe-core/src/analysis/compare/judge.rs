@@ -184,8 +184,8 @@ pub(super) fn expected(m: &MatrixResult) -> BTreeMap<(u32, u32), Expected> {
 
 /// Every expected cell against this node's measurement. A difference when
 /// the cell was not measured or failed here, or when its median lies more
-/// than `band_pct` percent off the expected one and further than either
-/// cell's noise ([`trust::stands_out`]), in the harmful direction (slower
+/// than `band_pct` percent off the expected one and further than the two
+/// cells' noise ([`trust::stands_out`]), in the harmful direction (slower
 /// latency, less bandwidth; either way with `either_way`). Not judged, and
 /// named in the notes: a cell either side does not trust
 /// ([`trust::cell_trust`]), a change within the noise, one in the harmless
@@ -239,7 +239,7 @@ pub(super) fn band(
         if !trust::stands_out(change, want.median, opts.band_pct, &noises) {
             if off.abs() > opts.band_pct {
                 out.notes.push(format!(
-                    "{name} not judged: {got:.1} {} ({off:+.0} %) is within the cells' spread (standard deviation {:.1} % of the expected median)",
+                    "{name} not judged: {got:.1} {} ({off:+.0} %) is within the cells' noise (twice their standard deviations in quadrature: {:.1} % of the expected median)",
                     found.unit,
                     trust::noise_pct(want.median, &noises)
                 ));

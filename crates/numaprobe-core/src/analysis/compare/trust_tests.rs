@@ -113,20 +113,29 @@ fn evidence_reads_a_document_cell_and_counts_its_samples() {
 #[test]
 fn a_change_counts_beyond_the_minimum_effect_and_both_noises() {
     // +10 % of 100 against a 2 % minimum and noises of 3 and 4: counts.
-    assert!(stands_out(10.0, 100.0, 2.0, &[3.0, 4.0]));
-    assert!(stands_out(-10.0, 100.0, 2.0, &[3.0, 4.0]));
+    // Noises 3 and 4 add in quadrature to 5: the bound is 10.
+    assert_eq!(noise_bound(&[3.0, 4.0]), 10.0);
+    assert!(stands_out(10.5, 100.0, 2.0, &[3.0, 4.0]));
+    assert!(stands_out(-10.5, 100.0, 2.0, &[3.0, 4.0]));
+    // At the bound: not beyond it.
+    assert!(!stands_out(10.0, 100.0, 2.0, &[3.0, 4.0]));
+    assert!(!stands_out(-10.0, 100.0, 2.0, &[3.0, 4.0]));
     // Below the minimum effect.
     assert!(!stands_out(1.5, 100.0, 2.0, &[0.1, 0.1]));
     // At it: not more than it.
     assert!(!stands_out(2.0, 100.0, 2.0, &[0.1, 0.1]));
     assert!(stands_out(2.0001, 100.0, 2.0, &[0.1, 0.1]));
-    // Beyond the minimum, within one run's noise (either side's).
-    assert!(!stands_out(10.0, 100.0, 2.0, &[12.0, 1.0]));
-    assert!(!stands_out(10.0, 100.0, 2.0, &[1.0, 10.0]));
-    assert!(!stands_out(-10.0, 100.0, 2.0, &[1.0, 10.0]));
-    assert!(beyond_noise(-10.0, &[9.9]));
-    assert!(!beyond_noise(-10.0, &[10.0]));
+    // Either side's noise alone counts: 6 asks for more than 12.
+    assert!(!stands_out(12.0, 100.0, 2.0, &[6.0, 0.0]));
+    assert!(!stands_out(12.0, 100.0, 2.0, &[0.0, 6.0]));
+    assert!(stands_out(12.5, 100.0, 2.0, &[0.0, 6.0]));
+    // The larger change a noisier pair asks for: 2 x sqrt(6^2 + 8^2) = 20.
+    assert!(!stands_out(19.9, 100.0, 2.0, &[6.0, 8.0]));
+    assert!(stands_out(20.1, 100.0, 2.0, &[6.0, 8.0]));
+    assert!(beyond_noise(-10.0, &[4.9]));
+    assert!(!beyond_noise(-10.0, &[5.0]));
     assert!(beyond_noise(1.0, &[]));
+    assert_eq!(noise_bound(&[]), 0.0);
     // A negative reference is sized by its magnitude.
     assert!(stands_out(-10.0, -100.0, 2.0, &[]));
     // From zero: any change is infinitely large, none is none.
@@ -141,8 +150,9 @@ fn percent_and_noise_in_percent() {
     assert_eq!(percent_of(0.0, 0.0), 0.0);
     assert_eq!(percent_of(1.0, 0.0), f64::INFINITY);
     assert_eq!(percent_of(-1.0, 0.0), f64::NEG_INFINITY);
-    assert_eq!(noise_pct(200.0, &[4.0, 10.0, 6.0]), 5.0);
-    assert_eq!(noise_pct(-200.0, &[4.0]), 2.0);
+    // 2 x sqrt(16 + 36 + 12^2) = 28, of 200.
+    assert!((noise_pct(200.0, &[4.0, 6.0, 12.0]) - 14.0).abs() < 1e-9);
+    assert_eq!(noise_pct(-200.0, &[4.0]), 4.0);
     assert_eq!(noise_pct(0.0, &[4.0]), 0.0);
     assert_eq!(noise_pct(100.0, &[]), 0.0);
 }

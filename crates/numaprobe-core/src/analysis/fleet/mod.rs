@@ -81,7 +81,8 @@ pub fn analyse_with(inputs: impl IntoIterator<Item = NodeInput>, rule: OutlierRu
         };
         let mad = robust::mad(&values, med).unwrap_or(0.0);
         // The noise a typical node's figure has: a node must be further
-        // off than its own noise and this one.
+        // off than its own noise and this one together
+        // ([`trust::noise_bound`]).
         let noises: Vec<f64> = named.iter().map(|(_, _, n)| *n).collect();
         let typical = robust::median(&noises).unwrap_or(0.0);
         metrics.push(MetricStats {
