@@ -55,7 +55,7 @@ fn shown(s: &str) -> String {
 fn criteria(r: &DiffReport) -> String {
     let c = &r.criteria;
     format!(
-        "a cell changed when Mann-Whitney U gives p < {} and the medians differ by more than {} % (the minimum effect) and more than either run's spread (its samples' standard deviation), both cells trusted and both runs measured under like conditions; 95 % interval: bootstrap of the median difference, {} resamples, seed {:#x}",
+        "a cell changed when Mann-Whitney U gives p < {} and the medians differ by more than {} % (the minimum effect) and more than the runs' noise (twice their samples' standard deviations in quadrature), both cells trusted and both runs measured under like conditions; 95 % interval: bootstrap of the median difference, {} resamples, seed {:#x}",
         c.alpha, c.threshold_pct, c.resamples, c.seed
     )
 }

@@ -24,7 +24,7 @@ parameters, and every measured (CPU node, memory node) cell: the change of its m
 bootstrap interval of that change (fixed seed: the same files always give the same answer), the \
 Mann-Whitney U p-value of both runs' samples, and a verdict: unchanged, negligible (significant but \
 not more than --threshold, the minimum effect), within_noise (beyond the minimum effect but not beyond \
-either run's spread), better, worse, inconclusive (with its reason: a flagged cell, runs measured under \
+the runs' noise, twice their standard deviations in quadrature), better, worse, inconclusive (with its reason: a flagged cell, runs measured under \
 different conditions, too few samples to test), only_a, only_b.\n\n\
 Exit status: 0 equal (nothing differs, no cell better or worse); 1 different; 2 bad input (a missing \
 path, an unreadable or foreign file, a folder without documents, documents of different kinds). \
