@@ -26,6 +26,7 @@ mod report_names;
 mod safe_dir;
 mod signals;
 mod stop_now;
+mod values;
 
 use std::process::ExitCode;
 
@@ -55,7 +56,7 @@ fn main() -> ExitCode {
 
 fn run() -> ExitCode {
     let parsed = help::command()
-        .try_get_matches()
+        .try_get_matches_from(values::join_negative(std::env::args_os().collect()))
         .and_then(|m| <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m));
     let cli = match parsed {
         Ok(c) => c,
@@ -64,7 +65,7 @@ fn run() -> ExitCode {
                 .skip(1)
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
-            if let Some(line) = help::missing(&e, &args) {
+            if let Some(line) = help::missing(&e, &args).or_else(|| values::refused(&e)) {
                 eprintln!("numaprobe: error: {}", output::clip_line(&line));
                 return ExitCode::from(2);
             }

@@ -85,7 +85,7 @@ fn bad_input_exits_2_with_one_line() {
     let o = check(&d, &d.root, &["--mem-tolerance", "lots"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o.stderr).contains("'lots' is not a percentage"),
+        text(&o.stderr).contains("invalid value 'lots' (not a percentage; give one from 0 to 100"),
         "{o:?}"
     );
     let e = usage_error(&check(&d, &d.root, &["--group", "1"]));

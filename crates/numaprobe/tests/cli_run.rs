@@ -200,6 +200,38 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["diff", "--threshold", "-5", "a", "b"],
             "--threshold -5",
         ),
+        // A negative value with a unit, which clap reads as short options
+        // (`-5`, `-%`), reaches the option's check too.
+        (
+            vec!["diff", "a", "b", "--threshold", "-5%"],
+            "--threshold -5%: not a share",
+        ),
+        (
+            vec!["run", "--budget", "-1s"],
+            "--budget '-1s': a budget is a positive",
+        ),
+        (
+            vec!["latency", "--time-budget", "-.5s"],
+            "invalid duration '-.5s'",
+        ),
+        // A typed value clap refuses is one line in the same words.
+        (
+            vec!["pin", "--threads", "-2"],
+            "--threads: invalid value '-2' (a count cannot be negative",
+        ),
+        (
+            vec!["fleet", "--from", "x", "--outlier-sd", "x"],
+            "--outlier-sd: invalid value 'x' (not a number",
+        ),
+        (
+            vec!["pin", "--strategy", "tight"],
+            "--strategy: invalid value 'tight' (valid: compact, scatter, balanced)",
+        ),
+        (vec!["run", "--size"], "--size needs a value"),
+        (
+            vec!["diff", "a", "b", "--threshold", "--alpha", "0.1"],
+            "--threshold needs a value",
+        ),
         // A buffer no node can hold fails before anything is measured.
         (
             vec!["run", "--size", "100TiB"],

@@ -50,7 +50,7 @@ numaprobe pin --threads 16 --strategy balanced --sysfs-root dump/ --format json"
 )]
 pub struct Args {
     /// Number of threads to place. Default: one per allowed core (of --nodes)
-    #[arg(long, short = 't', value_name = "N")]
+    #[arg(long, short = 't', value_name = "N", value_parser = crate::values::count)]
     pub threads: Option<usize>,
     /// How to place them. Default: scatter
     #[arg(long, short = 's', value_enum)]

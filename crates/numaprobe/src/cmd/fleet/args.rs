@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, short = 'w')]
     pub nodelist: Option<String>,
     /// How many nodes (srun --nodes); default: the number in --nodelist
-    #[arg(long, short = 'N')]
+    #[arg(long, short = 'N', value_parser = crate::values::count32)]
     pub nodes: Option<u32>,
     /// Slurm account to charge (srun --account)
     #[arg(long)]
@@ -76,10 +76,10 @@ pub struct Args {
     #[arg(long = "srun-arg", value_name = "OPTION", allow_hyphen_values = true)]
     pub srun_arg: Vec<String>,
     /// Outlier threshold: robust standard deviations (1.4826 x MAD) off the fleet's median
-    #[arg(long, value_name = "SDS", default_value_t = 3.5)]
+    #[arg(long, value_name = "SDS", default_value_t = 3.5, value_parser = crate::values::number)]
     pub outlier_sd: f64,
     /// Outlier threshold: percent off the fleet's median (both thresholds must be passed)
-    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0, value_parser = crate::values::number)]
     pub outlier_pct: f64,
     /// How the reports come back
     #[arg(long, value_enum, default_value = "stream")]

@@ -40,10 +40,10 @@ OMP_NUM_THREADS=4 numaprobe tune --format json -o tune.json -- ./app"
 )]
 pub struct Args {
     /// Threads for the program (default: OMP_NUM_THREADS, else every allowed CPU)
-    #[arg(long, short = 't', value_name = "N")]
+    #[arg(long, short = 't', value_name = "N", value_parser = crate::values::count)]
     pub threads: Option<usize>,
     /// Rounds: each candidate runs this many times, interleaved with the others
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = crate::values::count)]
     pub runs: usize,
     /// Time limit of one run (e.g. 30s, 5m): its whole process group is ended past it. Default: none
     #[arg(long, value_name = "DURATION")]
