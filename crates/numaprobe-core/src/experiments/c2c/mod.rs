@@ -5,7 +5,8 @@
 //!
 //! Which pairs: up to [`ALL_PAIRS_MAX`] CPUs (the allowed ones, or `cpus`
 //! when given), every ordered pair, so the matrices are full (a HITM round
-//! trip started by a and by b should agree; the read-shared transfer has a
+//! trip started by a and by b should agree, and both are flagged when they
+//! do not: [`directions`]; the read-shared transfer has a
 //! direction: `a` holds the line, `b` reads it). More CPUs than that:
 //! one representative pair per sharing domain the machine has
 //! ([`domains::Domains::representatives`]: an SMT sibling pair, two cores
@@ -22,6 +23,7 @@
 //!
 //! This file is the plan; `run.rs` measures it.
 
+mod directions;
 pub mod domains;
 mod run;
 

@@ -129,6 +129,7 @@ pub fn run_with(
                 hitm,
                 shared,
             });
+            super::directions::mark(&mut r.pairs);
         }
         done += 1;
         r.domains = DomainSummary::of_pairs(&r.pairs);
