@@ -27,13 +27,12 @@ pub fn count32(s: &str) -> Result<u32, String> {
     u32::try_from(n).map_err(|_| format!("more than the largest count here, {}", u32::MAX))
 }
 
-/// A finite number (`3.5`, `1e1`); what range it must lie in is the
-/// command's to say.
+/// A number (`3.5`, `1e1`; `nan` and `inf` too): whether it is finite and
+/// what range it must lie in is the command's to say, in its own words.
 pub fn number(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        _ => Err("not a number; give one like 3.5".into()),
-    }
+    s.trim()
+        .parse::<f64>()
+        .map_err(|_| "not a number; give one like 3.5".into())
 }
 
 /// The command line with an option's value that starts with a minus and
@@ -134,9 +133,10 @@ mod tests {
             .contains("largest count here, 4294967295"));
         assert_eq!(number("3.5"), Ok(3.5));
         assert_eq!(number("-1"), Ok(-1.0));
-        assert!(number("NaN").is_err());
-        assert!(number("inf").is_err());
-        assert!(number("x").is_err());
+        assert!(number("NaN").unwrap().is_nan());
+        assert_eq!(number("inf"), Ok(f64::INFINITY));
+        assert_eq!(number("x"), Err("not a number; give one like 3.5".into()));
+        assert!(number("").is_err());
     }
 
     #[test]
