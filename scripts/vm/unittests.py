@@ -24,12 +24,6 @@ GUEST_SKIPS = {
     "job::tests::a_tiny_job_on_this_machine_runs_both_phases":
         "gives the main job a 1 s budget and expects both phases to fit it; a TCG-emulated "
         "arm64 guest spends it on the latency phase (the test assumes a native machine's speed)",
-    "beside::tests::a_long_step_is_judged_by_its_own_watch_whatever_the_phase_says":
-        "fakes a watch started 100 s back with 150 CPU-seconds of other tasks' ticks before now; "
-        "a guest booted a minute or two before has not counted that many busy ticks since boot",
-    "beside::tests::a_step_too_short_for_the_ticks_is_judged_and_starred_by_the_phase":
-        "fakes a phase started 100 s back with 300 CPU-seconds of other tasks' ticks before now; "
-        "a guest booted a minute or two before has not counted that many busy ticks since boot",
 }
 
 SUMMARY_RE = re.compile(r"^test result: (\w+)\. (\d+) passed; (\d+) failed; (\d+) ignored; "
