@@ -228,6 +228,11 @@ fn bad_input_is_one_line_and_exit_2() {
             "--strategy: invalid value 'tight' (valid: compact, scatter, balanced)",
         ),
         (vec!["run", "--size"], "--size needs a value"),
+        // An empty word of a fixed set is named with the set.
+        (
+            vec!["pin", "--strategy="],
+            "--strategy: invalid value '' (valid: compact, scatter, balanced)",
+        ),
         (
             vec!["diff", "a", "b", "--threshold", "--alpha", "0.1"],
             "--threshold needs a value",
