@@ -28,10 +28,8 @@ fn matrix(kind: MatrixKind, cells: &[Vec<f64>]) -> MatrixResult {
     let mut m = MatrixResult::new(kind, vec![0], mem, StopRule::default(), timer);
     for (j, s) in cells.iter().enumerate() {
         let mut c = cell(0, j as u32, stats::median(s), 1.0);
-        // The samples' own spread, as a run would record it.
-        let mean = s.iter().sum::<f64>() / s.len() as f64;
-        let var = s.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / s.len() as f64;
-        c.cv = var.sqrt() / mean;
+        // The samples' own spread, as a run records it.
+        c.cv = crate::stats::Summary::of(s).map_or(0.0, |x| x.cv);
         c.samples = s.clone();
         m.push(c);
     }
