@@ -215,10 +215,15 @@ mod tests {
         let e = command().try_get_matches_from(args(&["diff"])).unwrap_err();
         let line = missing(&e, &args(&["diff"])[1..]).unwrap();
         assert!(
-            line.starts_with("numaprobe diff needs <A> (the first run: a report folder"),
+            line.starts_with(
+                "numaprobe diff needs <RUN>... (the runs to compare, each a report folder"
+            ),
             "{line}"
         );
-        assert!(line.contains(" and <B> ("), "{line}");
+        assert!(
+            line.ends_with("`numaprobe diff --help` tells more"),
+            "{line}"
+        );
         assert!(!line.contains('\n'), "{line}");
         let e = command()
             .try_get_matches_from(args(&["generate"]))

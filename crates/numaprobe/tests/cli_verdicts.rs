@@ -239,3 +239,85 @@ fn check_judges_trusted_cells_in_the_harmful_direction_and_drains_on_nothing_els
         "{o:?}"
     );
 }
+
+/// Three quiet runs a side, each run's samples tight, their medians as far
+/// apart as this 2-CPU VM's quiet runs of a minute apart (135-154 ns): one
+/// run against one calls the drift a change; all three a side do not, and
+/// a real change still shows.
+#[test]
+fn several_runs_a_side_measure_the_drift_between_runs() {
+    let dir = TempDir::new("verdicts-runs");
+    let at = |name: &str, lat: f64| write(dir.path(), name, &Run { lat, ..QUIET });
+    let a: Vec<PathBuf> = [154.4, 140.3, 134.8]
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| at(&format!("a{i}.json"), l))
+        .collect();
+    let b: Vec<PathBuf> = [145.3, 149.3, 139.8]
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| at(&format!("b{i}.json"), l))
+        .collect();
+    let (o, v) = diff_json(&a[0], &b[0]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(latency_cell(&v)["verdict"], "better");
+    let mut args: Vec<&str> = vec!["diff"];
+    args.extend(a.iter().map(|p| s(p)));
+    args.push("--vs");
+    args.extend(b.iter().map(|p| s(p)));
+    args.extend(["--format", "json"]);
+    let o = numaprobe(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = latency_cell(&v);
+    assert!(
+        ["within_noise", "unchanged"].contains(&c["verdict"].as_str().unwrap()),
+        "{c}"
+    );
+    assert_eq!(c["a"]["samples"], 60);
+    assert_eq!(v["a"]["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        v["a"]["path"].as_str().unwrap(),
+        format!("{} + {} + {}", s(&a[0]), s(&a[1]), s(&a[2]))
+    );
+    assert!(v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().starts_with("B pools 3 runs")));
+    // 40 % slower on every run of B: worse across the drift.
+    let slow: Vec<PathBuf> = [216.0, 196.0, 190.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| at(&format!("s{i}.json"), l))
+        .collect();
+    let mut args: Vec<&str> = vec!["diff"];
+    args.extend(a.iter().map(|p| s(p)));
+    args.push("--vs");
+    args.extend(slow.iter().map(|p| s(p)));
+    let o = numaprobe(&args);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(text(&o.stdout).contains("worse"), "{}", text(&o.stdout));
+    // Three runs without --vs: which are A's is not said.
+    let o = numaprobe(&["diff", s(&a[0]), s(&a[1]), s(&b[0])]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("3 runs given without --vs: give two (diff A B), or several a side (diff a1 a2 --vs b1 b2)"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    // A run of another kind among a side's runs is named.
+    let topo = dir.path().join("topo.json");
+    std::fs::write(&topo, numaprobe(&["topo", "--format", "json"]).stdout).unwrap();
+    let o = numaprobe(&["diff", s(&a[0]), s(&topo), "--vs", s(&b[0])]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains(&format!(
+            "A: {}: a topo among runs that are report",
+            s(&topo)
+        )),
+        "{e}"
+    );
+}

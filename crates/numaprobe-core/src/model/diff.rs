@@ -224,6 +224,10 @@ pub struct Origin {
     pub start: Option<String>,
     /// False when a document says it is partial (interrupted, still running).
     pub complete: bool,
+    /// The runs this side pools, when it is several (`diff A1 A2 --vs B1
+    /// B2`): their paths, in order; `path` is then them joined by ` + `.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
 }
 
 /// How cells were judged.

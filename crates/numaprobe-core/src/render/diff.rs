@@ -54,8 +54,13 @@ fn shown(s: &str) -> String {
 
 fn criteria(r: &DiffReport) -> String {
     let c = &r.criteria;
+    let noise = if r.a.runs.is_empty() && r.b.runs.is_empty() {
+        "twice their samples' standard deviations in quadrature"
+    } else {
+        "twice the sides' noises in quadrature; a side of several runs: the spread of their medians"
+    };
     format!(
-        "a cell changed when Mann-Whitney U gives p < {} and the medians differ by more than {} % (the minimum effect) and more than the runs' noise (twice their samples' standard deviations in quadrature), both cells trusted and both runs measured under like conditions; 95 % interval: bootstrap of the median difference, {} resamples, seed {:#x}",
+        "a cell changed when Mann-Whitney U gives p < {} and the medians differ by more than {} % (the minimum effect) and more than the runs' noise ({noise}), both cells trusted and both runs measured under like conditions; 95 % interval: bootstrap of the median difference, {} resamples, seed {:#x}",
         c.alpha, c.threshold_pct, c.resamples, c.seed
     )
 }

@@ -168,6 +168,7 @@ fn origin_of(path: &str, complete: bool) -> Origin {
         kernel: Some("6.1".into()),
         start: Some("2026-11-27T20:01:02Z".into()),
         complete,
+        runs: Vec::new(),
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::cells::{cell, Figure, Side};
 use super::trust::CellEvidence;
+use super::trust::Spread;
 use crate::model::c2c::{C2cResult, Figure as C2cFigure};
 use crate::model::diff::{CellDiff, Criteria, Difference, Section};
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,7 @@ impl From<&C2cFigure> for CellEvidence {
             flagged: f.flagged,
             flags: f.flags.clone(),
             set_aside: f.set_aside,
+            across_runs: None,
         }
     }
 }
@@ -35,6 +37,7 @@ pub fn pairs(
     b: &C2cResult,
     c: &Criteria,
     conditions: Option<&str>,
+    spreads: [Option<&Spread>; 2],
 ) -> (Vec<Difference>, Vec<CellDiff>) {
     let mut diffs = Vec::new();
     if a.atomics != b.atomics {
@@ -56,7 +59,7 @@ pub fn pairs(
     }
     let mut cells = Vec::new();
     for (i, kind) in STATES.into_iter().enumerate() {
-        let (ma, mb) = (by(a, i), by(b, i));
+        let (ma, mb) = (by(a, i, spreads[0]), by(b, i, spreads[1]));
         let keys: BTreeSet<&(u32, u32)> = ma.keys().chain(mb.keys()).collect();
         cells.extend(keys.into_iter().filter_map(|&(x, y)| {
             cell(
@@ -76,7 +79,11 @@ pub fn pairs(
 
 /// A result's pairs in one line state (0 HITM, 1 read-shared), by (a, b);
 /// a failed pair is failed in both.
-fn by(r: &C2cResult, state: usize) -> BTreeMap<(u32, u32), Side<'_>> {
+fn by<'a>(
+    r: &'a C2cResult,
+    state: usize,
+    spread: Option<&Spread>,
+) -> BTreeMap<(u32, u32), Side<'a>> {
     let mut out = BTreeMap::new();
     for p in &r.pairs {
         let f = if state == 0 { &p.hitm } else { &p.shared };
@@ -87,7 +94,10 @@ fn by(r: &C2cResult, state: usize) -> BTreeMap<(u32, u32), Side<'_>> {
                     median: f.median,
                     samples: &f.samples,
                     sketch: f.sketch.as_ref(),
-                    evidence: CellEvidence::from(f),
+                    evidence: CellEvidence {
+                        across_runs: spread.and_then(|s| s.noise(STATES[state], p.a, p.b)),
+                        ..CellEvidence::from(f)
+                    },
                 }),
             );
         }
@@ -129,7 +139,7 @@ mod tests {
     #[test]
     fn every_pair_is_judged_in_both_line_states() {
         let (a, b) = (result(100.0), result(130.0));
-        let (diffs, cells) = pairs(&a, &b, &default_criteria(), None);
+        let (diffs, cells) = pairs(&a, &b, &default_criteria(), None, [None, None]);
         assert!(diffs.is_empty(), "{diffs:?}");
         assert_eq!(cells.len(), 2 * a.pairs.len());
         let hitm: Vec<&CellDiff> = cells.iter().filter(|c| c.kind == "c2c hitm").collect();
@@ -145,10 +155,16 @@ mod tests {
         assert!(cells
             .iter()
             .all(|c| c.change_pct.is_some_and(|p| (p - 30.0).abs() < 1.0)));
-        let (_, same) = pairs(&a, &a.clone(), &default_criteria(), None);
+        let (_, same) = pairs(&a, &a.clone(), &default_criteria(), None, [None, None]);
         assert!(same.iter().all(|c| c.verdict == Verdict::Unchanged));
         // Different conditions leave a change inconclusive.
-        let (_, c) = pairs(&a, &b, &default_criteria(), Some("loads differ"));
+        let (_, c) = pairs(
+            &a,
+            &b,
+            &default_criteria(),
+            Some("loads differ"),
+            [None, None],
+        );
         assert!(c.iter().all(|c| c.verdict == Verdict::Inconclusive));
     }
 
@@ -163,7 +179,7 @@ mod tests {
             reason: "CPU went offline".into(),
         });
         b.pairs[0].shared = None;
-        let (_, cells) = pairs(&a, &b, &default_criteria(), None);
+        let (_, cells) = pairs(&a, &b, &default_criteria(), None, [None, None]);
         let only_a: Vec<&CellDiff> = cells
             .iter()
             .filter(|c| c.verdict == Verdict::OnlyA)
@@ -190,7 +206,7 @@ mod tests {
         let f = b.pairs[0].hitm.as_mut().unwrap();
         f.flagged = true;
         f.flags = vec!["two modes".into()];
-        let (_, cells) = pairs(&a, &b, &default_criteria(), None);
+        let (_, cells) = pairs(&a, &b, &default_criteria(), None, [None, None]);
         let (x, y) = (b.pairs[0].a, b.pairs[0].b);
         let c = cells
             .iter()
@@ -206,7 +222,7 @@ mod tests {
         let mut b = result(100.0);
         b.atomics = "x86 lock".into();
         b.hitm_lines = None;
-        let (diffs, _) = pairs(&a, &b, &default_criteria(), None);
+        let (diffs, _) = pairs(&a, &b, &default_criteria(), None, [None, None]);
         let items: Vec<&str> = diffs.iter().map(|d| d.item.as_str()).collect();
         assert_eq!(items, ["c2c: memory operations", "c2c: HITM lines"]);
         assert_eq!(diffs[1].b, "-");

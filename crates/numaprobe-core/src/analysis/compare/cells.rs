@@ -5,6 +5,7 @@
 //! (two buffer sizes measure two different things).
 
 use super::stats;
+use super::trust::Spread;
 use super::trust::{self, CellEvidence};
 use crate::model::diff::{CellDiff, CellSide, Criteria, Difference, Section, Verdict};
 use crate::model::matrix::Cell;
@@ -34,12 +35,14 @@ fn kind_name(k: MatrixKind) -> &'static str {
 /// Compare the cells of two matrices of the same kind.
 /// `conditions` is why the two runs' conditions differ
 /// ([`trust::conditions_differ`]), when they do: a change beyond the noise
-/// is then inconclusive.
+/// is then inconclusive. `spreads` are the two sides' noises across runs,
+/// where a side pools several ([`super::pool`]).
 pub fn matrices(
     a: &MatrixResult,
     b: &MatrixResult,
     c: &Criteria,
     conditions: Option<&str>,
+    spreads: [Option<&Spread>; 2],
 ) -> (Vec<Difference>, Vec<CellDiff>) {
     let kind = kind_name(a.kind);
     let mut diffs = parameters(kind, a, b);
@@ -51,16 +54,22 @@ pub fn matrices(
             &b.unit,
         ));
     }
-    fn by(m: &MatrixResult) -> BTreeMap<(u32, u32), Side<'_>> {
+    fn by<'m>(
+        m: &'m MatrixResult,
+        kind: &str,
+        spread: Option<&Spread>,
+    ) -> BTreeMap<(u32, u32), Side<'m>> {
         let mut out: BTreeMap<(u32, u32), Side> = BTreeMap::new();
         for cell in &m.cells {
+            let mut evidence = CellEvidence::from(cell);
+            evidence.across_runs = spread.and_then(|s| s.noise(kind, cell.cpu_node, cell.mem_node));
             out.insert(
                 (cell.cpu_node, cell.mem_node),
                 Side::Measured(Figure {
                     median: cell.median,
                     samples: &cell.samples,
                     sketch: cell.sketch.as_ref(),
-                    evidence: CellEvidence::from(cell),
+                    evidence,
                 }),
             );
         }
@@ -70,7 +79,7 @@ pub fn matrices(
         }
         out
     }
-    let (ma, mb) = (by(a), by(b));
+    let (ma, mb) = (by(a, kind, spreads[0]), by(b, kind, spreads[1]));
     let keys: BTreeSet<&(u32, u32)> = ma.keys().chain(mb.keys()).collect();
     let cells = keys
         .into_iter()
@@ -247,7 +256,12 @@ pub(super) fn cell<'a>(
         Some(_) if !trust::stands_out(change, ma, c.threshold_pct, &noises) => (
             Verdict::WithinNoise,
             Some(format!(
-                "the change is within the runs' noise (twice their standard deviations in quadrature: {:.1} % of A's median)",
+                "the change is within the runs' noise (twice {} in quadrature: {:.1} % of A's median)",
+                if x.evidence.across_runs.is_some() || y.evidence.across_runs.is_some() {
+                    "the sides' noises, across runs where a side has several,"
+                } else {
+                    "their standard deviations"
+                },
                 trust::noise_pct(ma, &noises)
             )),
         ),

@@ -54,7 +54,7 @@ fn documents_without_samples_give_the_same_verdicts_and_say_when_approximate() {
             MatrixKind::Latency,
             &[samples(90.0, 0.02, n, 5), samples(154.0, 0.02, n, 6)],
         );
-        let (_, full) = matrices(&a, &b, &default_criteria(), None);
+        let (_, full) = matrices(&a, &b, &default_criteria(), None, [None, None]);
         let (mut sa, mut sb) = (a.clone(), b.clone());
         sa.leave_out_samples();
         sb.leave_out_samples();
@@ -62,7 +62,7 @@ fn documents_without_samples_give_the_same_verdicts_and_say_when_approximate() {
             .cells
             .iter()
             .all(|c| c.samples.is_empty() && c.kept() == n));
-        let (_, slim) = matrices(&sa, &sb, &default_criteria(), None);
+        let (_, slim) = matrices(&sa, &sb, &default_criteria(), None, [None, None]);
         assert_eq!(verdicts(&slim), verdicts(&full), "n = {n}");
         assert_eq!(verdicts(&slim), [Verdict::Unchanged, Verdict::Worse]);
         assert_eq!(slim[1].a.as_ref().unwrap().samples, n);
@@ -71,7 +71,7 @@ fn documents_without_samples_give_the_same_verdicts_and_say_when_approximate() {
         let pct = slim[1].change_pct.unwrap();
         assert!((pct - full[1].change_pct.unwrap()).abs() < 1.0, "{pct}");
         // One side with its samples, one without: the same again.
-        let (_, mixed) = matrices(&a, &sb, &default_criteria(), None);
+        let (_, mixed) = matrices(&a, &sb, &default_criteria(), None, [None, None]);
         assert_eq!(verdicts(&mixed), verdicts(&full), "n = {n}");
     }
 }
@@ -80,7 +80,7 @@ fn documents_without_samples_give_the_same_verdicts_and_say_when_approximate() {
 fn the_same_run_is_unchanged() {
     let s = vec![samples(90.0, 0.02, 20, 1), samples(140.0, 0.02, 20, 2)];
     let m = matrix(MatrixKind::Latency, &s);
-    let (diffs, cells) = matrices(&m, &m, &default_criteria(), None);
+    let (diffs, cells) = matrices(&m, &m, &default_criteria(), None, [None, None]);
     assert!(diffs.is_empty());
     assert_eq!(verdicts(&cells), [Verdict::Unchanged, Verdict::Unchanged]);
     assert_eq!(cells[0].change_pct, Some(0.0));
@@ -91,7 +91,7 @@ fn the_same_run_is_unchanged() {
         MatrixKind::Latency,
         &[samples(90.0, 0.02, 20, 3), samples(140.0, 0.02, 20, 4)],
     );
-    let (_, cells) = matrices(&m, &other, &default_criteria(), None);
+    let (_, cells) = matrices(&m, &other, &default_criteria(), None, [None, None]);
     assert!(cells.iter().all(|c| !c.verdict.differs()), "{cells:?}");
     assert!(
         cells.iter().all(|c| c.change_pct.unwrap().abs() < 2.0),
@@ -109,7 +109,7 @@ fn a_slower_cell_is_worse_by_the_right_amount() {
         MatrixKind::Latency,
         &[samples(90.0, 0.02, 20, 5), samples(154.0, 0.02, 20, 6)],
     );
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Unchanged, Verdict::Worse]);
     let c = &cells[1];
     let pct = c.change_pct.unwrap();
@@ -124,7 +124,7 @@ fn a_slower_cell_is_worse_by_the_right_amount() {
     let a = matrix(MatrixKind::Bandwidth, &[samples(10.0, 0.02, 20, 1)]);
     let b = matrix(MatrixKind::Bandwidth, &[samples(11.0, 0.02, 20, 2)]);
     assert_eq!(
-        verdicts(&matrices(&a, &b, &default_criteria(), None).1),
+        verdicts(&matrices(&a, &b, &default_criteria(), None, [None, None]).1),
         [Verdict::Better]
     );
 }
@@ -135,13 +135,13 @@ fn a_slower_cell_is_worse_by_the_right_amount() {
 fn a_faster_latency_cell_is_better_and_a_slower_bandwidth_cell_worse() {
     let slow = matrix(MatrixKind::Latency, &[samples(154.0, 0.02, 20, 6)]);
     let fast = matrix(MatrixKind::Latency, &[samples(140.0, 0.02, 20, 2)]);
-    let (_, cells) = matrices(&slow, &fast, &default_criteria(), None);
+    let (_, cells) = matrices(&slow, &fast, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Better], "{cells:?}");
     assert!(cells[0].change_pct.unwrap() < -2.0, "{cells:?}");
     assert!(cells[0].reason.is_none(), "{cells:?}");
     let high = matrix(MatrixKind::Bandwidth, &[samples(11.0, 0.02, 20, 2)]);
     let low = matrix(MatrixKind::Bandwidth, &[samples(10.0, 0.02, 20, 1)]);
-    let (_, cells) = matrices(&high, &low, &default_criteria(), None);
+    let (_, cells) = matrices(&high, &low, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Worse], "{cells:?}");
     assert!(cells[0].change_pct.unwrap() < -2.0, "{cells:?}");
 }
@@ -151,12 +151,15 @@ fn a_significant_but_small_change_is_negligible() {
     // 1 % shift with 0.1 % noise: clearly significant, below 2 %.
     let a = matrix(MatrixKind::Latency, &[samples(100.0, 0.001, 30, 1)]);
     let b = matrix(MatrixKind::Latency, &[samples(101.0, 0.001, 30, 2)]);
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Negligible], "{cells:?}");
     // With a 0.5 % threshold the same change counts.
     let mut c = default_criteria();
     c.threshold_pct = 0.5;
-    assert_eq!(verdicts(&matrices(&a, &b, &c, None).1), [Verdict::Worse]);
+    assert_eq!(
+        verdicts(&matrices(&a, &b, &c, None, [None, None]).1),
+        [Verdict::Worse]
+    );
 }
 
 #[test]
@@ -169,7 +172,7 @@ fn three_samples_a_side_cannot_decide() {
         MatrixKind::Latency,
         &[vec![130.0, 131.0, 132.0], vec![100.5, 101.0, 101.5]],
     );
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     assert_eq!(
         verdicts(&cells),
         [Verdict::Inconclusive, Verdict::Unchanged]
@@ -201,10 +204,10 @@ fn failed_and_missing_cells_are_on_one_side_only() {
         cpus: vec![0],
         reason: "node 1 is full".into(),
     });
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Unchanged, Verdict::OnlyA]);
     assert_eq!(cells[1].notes, ["B: failed: node 1 is full"]);
-    let (_, back) = matrices(&b, &a, &default_criteria(), None);
+    let (_, back) = matrices(&b, &a, &default_criteria(), None, [None, None]);
     assert_eq!(back[1].verdict, Verdict::OnlyB);
 }
 
@@ -213,7 +216,7 @@ fn different_parameters_are_named() {
     let a = matrix(MatrixKind::Latency, &[samples(90.0, 0.02, 10, 1)]);
     let mut b = a.clone();
     b.cells[0].params.size_bytes = 64 << 20;
-    let (diffs, _) = matrices(&a, &b, &default_criteria(), None);
+    let (diffs, _) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     assert_eq!(diffs.len(), 1, "{diffs:?}");
     assert_eq!(diffs[0].item, "latency: buffer size");
     assert_eq!(
@@ -234,7 +237,7 @@ fn a_change_within_either_runs_spread_is_within_noise() {
     let a = matrix(MatrixKind::Latency, &[samples(100.0, 0.01, 30, 1)]);
     let mut b = matrix(MatrixKind::Latency, &[samples(106.0, 0.01, 30, 2)]);
     with_cv(&mut b, 0, 0.07);
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::WithinNoise], "{cells:?}");
     let why = cells[0].reason.as_deref().unwrap();
     assert!(
@@ -245,11 +248,11 @@ fn a_change_within_either_runs_spread_is_within_noise() {
     );
     assert!(!cells[0].verdict.differs());
     // A's spread counts the same.
-    let (_, cells) = matrices(&b, &a, &default_criteria(), None);
+    let (_, cells) = matrices(&b, &a, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::WithinNoise]);
     // Tight on both sides: worse.
     with_cv(&mut b, 0, 0.01);
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Worse]);
     assert!(cells[0].reason.is_none());
 }
@@ -261,7 +264,7 @@ fn a_flagged_cell_is_inconclusive_with_its_reason() {
     let mut b = matrix(MatrixKind::Latency, &[samples(446.2, 0.02, 20, 2)]);
     b.cells[0].flagged = true;
     b.cells[0].flags = vec!["unstable: CV 12.0 %".into()];
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Inconclusive]);
     assert_eq!(
         cells[0].reason.as_deref(),
@@ -270,7 +273,7 @@ fn a_flagged_cell_is_inconclusive_with_its_reason() {
     // The figures are still shown.
     assert!(cells[0].change_pct.unwrap() > 80.0 && cells[0].p_value.unwrap() < 0.001);
     // Flagged and unchanged: no verdict either.
-    let (_, cells) = matrices(&b, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&b, &b, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Inconclusive]);
     assert_eq!(
         cells[0].reason.as_deref(),
@@ -278,10 +281,10 @@ fn a_flagged_cell_is_inconclusive_with_its_reason() {
     );
     // A side measured in one run only keeps its verdict, and its flag as a note.
     let empty = matrix(MatrixKind::Latency, &[]);
-    let (_, cells) = matrices(&b, &empty, &default_criteria(), None);
+    let (_, cells) = matrices(&b, &empty, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::OnlyA]);
     assert_eq!(cells[0].notes, ["A not trusted: unstable: CV 12.0 %"]);
-    let (_, cells) = matrices(&empty, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&empty, &b, &default_criteria(), None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::OnlyB]);
     assert_eq!(cells[0].notes, ["B not trusted: unstable: CV 12.0 %"]);
 }
@@ -297,7 +300,7 @@ fn different_conditions_make_a_change_inconclusive_not_an_agreement() {
         MatrixKind::Latency,
         &[samples(90.0, 0.02, 20, 5), samples(154.0, 0.02, 20, 6)],
     );
-    let (_, cells) = matrices(&a, &b, &default_criteria(), Some(why));
+    let (_, cells) = matrices(&a, &b, &default_criteria(), Some(why), [None, None]);
     assert_eq!(
         verdicts(&cells),
         [Verdict::Unchanged, Verdict::Inconclusive]
@@ -305,7 +308,7 @@ fn different_conditions_make_a_change_inconclusive_not_an_agreement() {
     assert_eq!(cells[1].reason.as_deref(), Some(why));
     assert!(cells[0].reason.is_none());
     // Better is not claimed either.
-    let (_, cells) = matrices(&b, &a, &default_criteria(), Some(why));
+    let (_, cells) = matrices(&b, &a, &default_criteria(), Some(why), [None, None]);
     assert_eq!(cells[1].verdict, Verdict::Inconclusive);
 }
 
@@ -315,15 +318,18 @@ fn a_change_exactly_at_the_threshold_is_negligible() {
     // the change itself it is not past it; a hair below, it counts.
     let a = matrix(MatrixKind::Latency, &[samples(100.0, 0.001, 30, 1)]);
     let b = matrix(MatrixKind::Latency, &[samples(101.0, 0.001, 30, 2)]);
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     let at = cells[0].change_pct.unwrap();
     let mut c = default_criteria();
     c.threshold_pct = at;
-    let (_, cells) = matrices(&a, &b, &c, None);
+    let (_, cells) = matrices(&a, &b, &c, None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Negligible], "{cells:?}");
     assert!(cells[0].reason.is_none(), "{cells:?}");
     c.threshold_pct = at - 0.01;
-    assert_eq!(verdicts(&matrices(&a, &b, &c, None).1), [Verdict::Worse]);
+    assert_eq!(
+        verdicts(&matrices(&a, &b, &c, None, [None, None]).1),
+        [Verdict::Worse]
+    );
 }
 
 #[test]
@@ -335,7 +341,7 @@ fn a_change_the_test_cannot_tell_from_noise_is_unchanged_and_names_how_far_it_ma
     let lower: Vec<f64> = even.iter().map(|v| v * 0.97).collect();
     let a = matrix(MatrixKind::Latency, &[even]);
     let b = matrix(MatrixKind::Latency, &[lower]);
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     let c = &cells[0];
     assert!(c.p_value.unwrap() >= 0.05, "{c:?}");
     assert!(c.change_pct.unwrap().abs() > 2.0, "{c:?}");
@@ -350,7 +356,7 @@ fn a_change_the_test_cannot_tell_from_noise_is_unchanged_and_names_how_far_it_ma
     // The same runs against a threshold wider than the interval: no note.
     let mut wide = default_criteria();
     wide.threshold_pct = lo.abs().max(hi.abs()) + 1.0;
-    let (_, cells) = matrices(&a, &b, &wide, None);
+    let (_, cells) = matrices(&a, &b, &wide, None, [None, None]);
     assert_eq!(verdicts(&cells), [Verdict::Unchanged]);
     assert!(cells[0].notes.is_empty(), "{:?}", cells[0].notes);
 }
@@ -368,7 +374,7 @@ fn a_cell_failed_in_both_runs_is_listed_with_both_reasons() {
         m
     };
     let (a, b) = (failed("node 1 is full"), failed("CPU 0 offline"));
-    let (_, cells) = matrices(&a, &b, &default_criteria(), None);
+    let (_, cells) = matrices(&a, &b, &default_criteria(), None, [None, None]);
     assert_eq!(cells.len(), 2, "{cells:?}");
     let c = &cells[1];
     assert_eq!((c.cpu_node, c.mem_node), (0, 1));
@@ -385,7 +391,7 @@ fn a_side_without_cells_names_no_parameter() {
     let a = matrix(MatrixKind::Latency, &[samples(90.0, 0.02, 10, 1)]);
     let empty = matrix(MatrixKind::Latency, &[]);
     for (x, y) in [(&a, &empty), (&empty, &a)] {
-        let (diffs, cells) = matrices(x, y, &default_criteria(), None);
+        let (diffs, cells) = matrices(x, y, &default_criteria(), None, [None, None]);
         assert!(diffs.is_empty(), "{diffs:?}");
         assert_eq!(cells.len(), 1);
     }
@@ -395,8 +401,8 @@ fn a_side_without_cells_names_no_parameter() {
 fn verdicts_are_reproducible() {
     let a = matrix(MatrixKind::Latency, &[samples(90.0, 0.05, 12, 1)]);
     let b = matrix(MatrixKind::Latency, &[samples(93.0, 0.05, 12, 2)]);
-    let x = matrices(&a, &b, &default_criteria(), None);
-    assert_eq!(x, matrices(&a, &b, &default_criteria(), None));
+    let x = matrices(&a, &b, &default_criteria(), None, [None, None]);
+    assert_eq!(x, matrices(&a, &b, &default_criteria(), None, [None, None]));
 }
 
 /// Many samples a cell (a document of raw samples) give the verdicts a
@@ -412,7 +418,7 @@ fn many_samples_a_cell_give_the_verdicts_of_few() {
         again.reverse();
         let a = matrix(MatrixKind::Latency, &[same, samples(140.0, 0.02, n, 2)]);
         let b = matrix(MatrixKind::Latency, &[again, samples(154.0, 0.02, n, 6)]);
-        let (_, d) = matrices(&a, &b, &default_criteria(), None);
+        let (_, d) = matrices(&a, &b, &default_criteria(), None, [None, None]);
         assert_eq!(
             verdicts(&d),
             [Verdict::Unchanged, Verdict::Worse],

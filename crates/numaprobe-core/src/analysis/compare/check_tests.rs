@@ -42,6 +42,7 @@ pub(super) fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
             kernel: Some(kernel.into()),
             start: None,
             complete: true,
+            runs: Vec::new(),
         },
         topology: t,
         latency: None,
@@ -51,6 +52,7 @@ pub(super) fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
         fleet: None,
         version: None,
         system: None,
+        spread: None,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod c2c;
 pub mod cells;
 pub mod check;
 pub mod judge;
+pub mod pool;
 pub mod stats;
 pub mod topo;
 pub mod trust;
@@ -67,6 +68,9 @@ pub struct Side {
     /// The system check made before measuring (load, steal, warnings), from
     /// the provenance; None when the documents do not carry one.
     pub system: Option<crate::system_check::SystemCheck>,
+    /// The noise of each figure measured in several runs, when the side
+    /// pools them ([`pool::pool`]); None for one run.
+    pub spread: Option<trust::Spread>,
 }
 
 impl Side {
@@ -139,6 +143,7 @@ pub fn load(path: &Path, accepts: &Accepts) -> Result<Side, CompareError> {
             kernel: None,
             start: None,
             complete: true,
+            runs: Vec::new(),
         },
         topology: None,
         latency: None,
@@ -148,6 +153,7 @@ pub fn load(path: &Path, accepts: &Accepts) -> Result<Side, CompareError> {
         fleet: None,
         version: None,
         system: None,
+        spread: None,
     };
     if !picked.folder {
         side.origin.kind = add(&mut side, path)?.to_string();
@@ -253,7 +259,8 @@ pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, Compa
     ] {
         match (x, y) {
             (Some(x), Some(y)) => {
-                let (d, c) = cells::matrices(x, y, criteria, conditions.as_deref());
+                let spreads = [a.spread.as_ref(), b.spread.as_ref()];
+                let (d, c) = cells::matrices(x, y, criteria, conditions.as_deref(), spreads);
                 differences.extend(d);
                 cells.extend(c);
             }
@@ -263,7 +270,8 @@ pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, Compa
     }
     match (&a.c2c, &b.c2c) {
         (Some(x), Some(y)) => {
-            let (d, c) = c2c::pairs(x, y, criteria, conditions.as_deref());
+            let spreads = [a.spread.as_ref(), b.spread.as_ref()];
+            let (d, c) = c2c::pairs(x, y, criteria, conditions.as_deref(), spreads);
             differences.extend(d);
             cells.extend(c);
             notes.push("c2c cells: cpu and mem are the pair's two CPUs (the first starts the round trip, the second answers)".into());
@@ -303,6 +311,13 @@ pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, Compa
         );
     }
     for (name, s) in [("A", a), ("B", b)] {
+        if let Some(sp) = &s.spread {
+            notes.push(format!(
+                "{name} pools {} runs: a figure's noise is the standard error of its runs' medians, widened by Student's t ({} degrees of freedom), and never below its runs' own spread over the square root of their count",
+                sp.runs,
+                sp.runs - 1
+            ));
+        }
         if !s.origin.complete {
             notes.push(format!("{name} is a partial run (complete: false): cells it lacks show as only in the other"));
         }
@@ -352,6 +367,7 @@ mod tests {
                 kernel: Some(kernel.into()),
                 start: None,
                 complete: true,
+                runs: Vec::new(),
             },
             topology: Some(build(root, &cpus, &[], None)),
             latency: None,
@@ -361,6 +377,7 @@ mod tests {
             fleet: None,
             version: Some("0.1.0".into()),
             system: None,
+            spread: None,
         }
     }
 

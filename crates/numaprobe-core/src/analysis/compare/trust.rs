@@ -26,6 +26,7 @@ use crate::stats::SetAside;
 use crate::system_check::{SystemCheck, LOAD_WARN_SHARE, STEAL_WARN_PERCENT};
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 /// The parts of a measured cell its trust is judged from: read from a
 /// typed [`Cell`] or straight from a document's JSON (the fleet reads
@@ -51,6 +52,11 @@ pub struct CellEvidence {
     /// The samples set aside because a measuring thread lost its CPU.
     #[serde(default)]
     pub set_aside: SetAside,
+    /// The noise measured across repeated runs, where the figure pools
+    /// several (`super::pool::level_noise`): it stands in for the
+    /// samples' spread. Never read from a document.
+    #[serde(skip)]
+    pub across_runs: Option<f64>,
 }
 
 /// The length of a JSON array, without holding its elements.
@@ -83,16 +89,42 @@ impl From<&Cell> for CellEvidence {
             flagged: c.flagged,
             flags: c.flags.clone(),
             set_aside: c.set_aside,
+            across_runs: None,
         }
     }
 }
 
 impl CellEvidence {
-    /// The cell's noise in its own unit: the standard deviation of its
-    /// samples (CV × median; the median stands in for the mean, which the
+    /// The cell's noise in its own unit: measured across runs where the
+    /// figure pools several, else the standard deviation of its samples
+    /// (CV × median; the median stands in for the mean, which the
     /// documents do not keep).
     pub fn noise(&self) -> f64 {
-        (self.cv * self.median).abs()
+        self.across_runs
+            .unwrap_or_else(|| (self.cv * self.median).abs())
+    }
+}
+
+/// The noise each figure pooled over several runs (`super::pool`) carries
+/// in place of its samples' spread,
+/// by the comparison's kind name (`latency`, `bandwidth`, `c2c hitm`,
+/// `c2c shared`) and its two coordinates.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spread {
+    /// How many runs the side pools.
+    pub runs: usize,
+    figures: BTreeMap<(String, u32, u32), f64>,
+}
+
+impl Spread {
+    /// The noise of one figure, when it was measured in two runs or more.
+    pub fn noise(&self, kind: &str, x: u32, y: u32) -> Option<f64> {
+        self.figures.get(&(kind.to_string(), x, y)).copied()
+    }
+
+    /// Record one figure's noise across runs.
+    pub fn set(&mut self, kind: &str, x: u32, y: u32, noise: f64) {
+        self.figures.insert((kind.to_string(), x, y), noise);
     }
 }
 
@@ -107,12 +139,15 @@ pub fn cell_trust(cell: &CellEvidence) -> Option<String> {
     } else {
         Vec::new()
     };
-    if !why.iter().any(|f| f.starts_with("unstable:")) {
+    // A figure pooled over runs had each run judged when it was pooled
+    // (`super::pool`): the spread between its runs is its noise.
+    let pooled = cell.across_runs.is_some();
+    if !pooled && !why.iter().any(|f| f.starts_with("unstable:")) {
         if let Some(w) = crate::stats::instability(cell.cv, cell.min, cell.max, cell.kept) {
             why.push(w);
         }
     }
-    if !why.iter().any(|f| f.starts_with("preempted")) {
+    if !pooled && !why.iter().any(|f| f.starts_with("preempted")) {
         if let Some(w) = cell.set_aside.flag(cell.kept) {
             why.push(w);
         }

@@ -14,6 +14,7 @@ fn evidence(median: f64, cv: f64, min: f64, max: f64, kept: usize) -> CellEviden
         flagged: false,
         flags: vec![],
         set_aside: SetAside::default(),
+        across_runs: None,
     }
 }
 

@@ -100,6 +100,7 @@ impl Cell {
             flagged: self.flagged.copied().unwrap_or_default(),
             flags: self.flags.cloned().unwrap_or_default(),
             set_aside: self.set_aside.copied().unwrap_or_default(),
+            across_runs: None,
         }
     }
 }
