@@ -321,3 +321,63 @@ fn several_runs_a_side_measure_the_drift_between_runs() {
         "{e}"
     );
 }
+
+/// A health check against several saved runs of one node judges a cell
+/// against the spread between them: the drift of quiet runs is no failure
+/// (one saved run fails it), a node 40 % slower still is, and only saved
+/// runs are pooled.
+#[test]
+fn check_against_several_saved_runs_judges_against_their_spread() {
+    let dir = TempDir::new("verdicts-check-runs");
+    let at = |name: &str, lat: f64| write(dir.path(), name, &Run { lat, ..QUIET });
+    let saved = [
+        at("r1.json", 154.4),
+        at("r2.json", 140.3),
+        at("r3.json", 134.8),
+    ];
+    let today = at("today.json", 152.0);
+    let band = ["--band", "5%"];
+    // One saved run: +12.8 % past a 5 % band and far past its 1 % spread.
+    let o = check(&saved[2], &today, &band);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let pooled = |measured: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_numaprobe"));
+        c.arg("check");
+        for p in &saved {
+            c.args(["--expect", s(p)]);
+        }
+        c.args([
+            "--measured",
+            s(measured),
+            "--only",
+            "latency",
+            "--band",
+            "5%",
+        ])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap()
+    };
+    let o = pooled(&today);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let err = text(&o.stderr);
+    assert!(err.contains("note: the expectation pools 3 runs"), "{err}");
+    let slow = at("slow.json", 200.0);
+    let o = pooled(&slow);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(
+        text(&o.stdout).starts_with("latency: CPU node 0 -> memory node 0: expected"),
+        "{}",
+        text(&o.stdout)
+    );
+    // A topology is not a run: refused, naming it.
+    let topo = dir.path().join("topo.json");
+    std::fs::write(&topo, numaprobe(&["topo", "--format", "json"]).stdout).unwrap();
+    let o = numaprobe(&["check", "--expect", s(&saved[0]), "--expect", s(&topo)]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let e = text(&o.stderr);
+    assert!(
+        e.contains(&format!("--expect {}: a topo cannot be pooled", s(&topo))),
+        "{e}"
+    );
+}

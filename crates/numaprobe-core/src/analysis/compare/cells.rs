@@ -25,7 +25,8 @@ pub fn default_criteria() -> Criteria {
     }
 }
 
-fn kind_name(k: MatrixKind) -> &'static str {
+/// A matrix kind as the comparison names it (a figure's `kind`).
+pub(super) fn kind_name(k: MatrixKind) -> &'static str {
     match k {
         MatrixKind::Latency => "latency",
         MatrixKind::Bandwidth => "bandwidth",

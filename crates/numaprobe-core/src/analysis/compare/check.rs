@@ -128,6 +128,13 @@ fn against_topology(expect: &Side, t: &Topology, this: &This, opts: &Options, ou
 /// (`--measured`), each within the band.
 fn against_matrices(expect: &Side, this: &This, opts: &Options, out: &mut Outcome) {
     let on = |s: Section| opts.sections.contains(&s);
+    if let (Some(sp), Some(_)) = (&expect.spread, this.measured) {
+        out.notes.push(format!(
+            "the expectation pools {} runs: a cell's noise is the standard error of their medians, widened by Student's t ({} degrees of freedom)",
+            sp.runs,
+            sp.runs - 1
+        ));
+    }
     for (section, saved, found) in [
         (
             Section::Latency,
@@ -167,7 +174,7 @@ fn against_matrices(expect: &Side, this: &This, opts: &Options, out: &mut Outcom
         band(
             section,
             &saved.unit,
-            &expected(saved),
+            &expected(saved, expect.spread.as_ref()),
             found,
             opts,
             conditions.as_deref(),

@@ -168,14 +168,23 @@ pub(super) struct Expected {
     pub evidence: Option<CellEvidence>,
 }
 
-/// Every measured cell of a saved run, by (CPU node, memory node).
-pub(super) fn expected(m: &MatrixResult) -> BTreeMap<(u32, u32), Expected> {
+/// Every measured cell of a saved run, by (CPU node, memory node); its
+/// noise measured across runs where the expectation pools several
+/// (`spread`, [`super::pool`]).
+pub(super) fn expected(
+    m: &MatrixResult,
+    spread: Option<&trust::Spread>,
+) -> BTreeMap<(u32, u32), Expected> {
+    let kind = super::cells::kind_name(m.kind);
     m.cells
         .iter()
         .map(|c| {
             let e = Expected {
                 median: c.median,
-                evidence: Some(CellEvidence::from(c)),
+                evidence: Some(CellEvidence {
+                    across_runs: spread.and_then(|s| s.noise(kind, c.cpu_node, c.mem_node)),
+                    ..CellEvidence::from(c)
+                }),
             };
             ((c.cpu_node, c.mem_node), e)
         })
@@ -239,8 +248,13 @@ pub(super) fn band(
         if !trust::stands_out(change, want.median, opts.band_pct, &noises) {
             if off.abs() > opts.band_pct {
                 out.notes.push(format!(
-                    "{name} not judged: {got:.1} {} ({off:+.0} %) is within the cells' noise (twice their standard deviations in quadrature: {:.1} % of the expected median)",
+                    "{name} not judged: {got:.1} {} ({off:+.0} %) is within the cells' noise (twice {} in quadrature: {:.1} % of the expected median)",
                     found.unit,
+                    if want.evidence.as_ref().is_some_and(|e| e.across_runs.is_some()) {
+                        "the cells' noises, the expectation's across its runs,"
+                    } else {
+                        "their standard deviations"
+                    },
                     trust::noise_pct(want.median, &noises)
                 ));
             }

@@ -13,7 +13,7 @@
 use super::trust::{self, CellEvidence, Spread, NOISE_SIGMAS};
 use super::{cells, CompareError, Side};
 use crate::model::c2c::{C2cResult, Figure as C2cFigure};
-use crate::model::matrix::{Cell, MatrixResult};
+use crate::model::matrix::{Cell, MatrixKind, MatrixResult};
 use crate::stats::{sketch, SetAside, Summary};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -181,8 +181,11 @@ pub fn pool(mut runs: Vec<Side>) -> Result<Side, CompareError> {
         }
     }
     let mut side = first.clone();
-    let names = ["latency", "bandwidth"];
-    for (m, name) in names.into_iter().enumerate() {
+    for (m, name) in [MatrixKind::Latency, MatrixKind::Bandwidth]
+        .into_iter()
+        .map(cells::kind_name)
+        .enumerate()
+    {
         let get = |s: &Side| {
             if m == 0 {
                 s.latency.clone()

@@ -435,3 +435,50 @@ fn the_spread_between_trusted_runs_is_noise_not_a_flag() {
         c.flags
     );
 }
+
+/// `check --expect` of several saved runs: a cell is judged against the
+/// spread between them, and the note says so.
+#[test]
+fn a_check_against_pooled_runs_judges_against_their_spread() {
+    use crate::analysis::compare::check::{check, Options, This};
+    use crate::topology::testing::{build, CpuSpec};
+    let t = build("/", &[CpuSpec::new(0, 0, 0, 0)], &[], None);
+    let opts = Options {
+        band_pct: 5.0,
+        ..Options::default()
+    };
+    let today = run("today", 152.0, 9);
+    let judge = |expect: &Side| {
+        let this = This {
+            topology: &t,
+            kernel: None,
+            measured: Some(&today),
+        };
+        check(expect, &this, &opts).unwrap()
+    };
+    // One saved run at 134.8 ns: +12.8 % past the band and its spread.
+    let one = judge(&run("r3", 134.8, 3));
+    assert!(!one.matches);
+    assert!(!one.notes.iter().any(|n| n.contains("pools")));
+    // The three runs it was one of: within the noise between them.
+    let three = side("r", &[154.4, 140.3, 134.8], 1);
+    let r = judge(&three);
+    assert!(r.matches, "{:?}", r.differences);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("the expectation pools 3 runs")),
+        "{:?}",
+        r.notes
+    );
+    assert!(
+        r.notes.iter().any(|n| n.contains(
+            "is within the cells' noise (twice the cells' noises, the expectation's across its runs, in quadrature"
+        )),
+        "{:?}",
+        r.notes
+    );
+    // Three runs that agree: the same node fails.
+    let tight = side("r", &[135.0, 134.8, 135.2], 1);
+    assert!(!judge(&tight).matches);
+}

@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = after_help())]
 pub struct Args {
-    /// The saved topology (numaprobe topo), run (run.json or report folder), latency or bandwidth matrix (with --measured), binding (numaprobe pin) or fleet (fleet.json) to check against
-    #[arg(long, value_name = "FILE")]
-    pub expect: PathBuf,
+    /// The saved topology (numaprobe topo), run (run.json or report folder), latency or bandwidth matrix (with --measured), binding (numaprobe pin) or fleet (fleet.json) to check against; give several saved runs of one node (`--expect r1 --expect r2 --expect r3`) to judge cells against the spread between them
+    #[arg(long, value_name = "FILE", required = true)]
+    pub expect: Vec<PathBuf>,
     /// Compare only these sections (comma-separated; names below)
     #[arg(long, value_name = "A,B", conflicts_with = "skip")]
     pub only: Option<String>,
@@ -59,7 +59,9 @@ fn after_help() -> String {
     format!(
         "FILE is what `numaprobe topo -o t.json`, `numaprobe run` (run.json, or its report folder; \
 or its latency.json or bandwidth.json, judged with --measured), `numaprobe pin ... -o p.json` or \
-`numaprobe fleet` (fleet.json) wrote (doc/inputs.md).\n\n\
+`numaprobe fleet` (fleet.json) wrote (doc/inputs.md). Several saved runs of one node \
+(`--expect r1 --expect r2 --expect r3`) are pooled: a cell's noise is then the spread between them \
+(as `diff --vs` takes it), which one run's own samples cannot show.\n\n\
 Sections (--only / --skip): {}.\n\
 Against a topology or run: CPU model, kernel release (this machine only; a dump's kernel is not known), \
 packages, NUMA nodes, numbering, every CPU's place, allowed CPUs and memory nodes (affinity mask and \
@@ -111,8 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         None
     };
-    let expect =
-        compare::load(&args.expect, &compare::EXPECT).map_err(|e| load_error("--expect", e))?;
+    let expect = expectation(&args.expect)?;
     let measured = match &args.measured {
         Some(p) => Some(measured(p)?),
         None => None,
@@ -120,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.group.is_some() && expect.fleet.is_none() {
         return Err(usage(format!(
             "--group: {} is not a fleet.json; --group chooses a signature group of a fleet",
-            args.expect.display()
+            expect.origin.path
         )));
     }
     let machine = super::topo::read_topology(&args.sysfs.sysfs_root)?;
@@ -172,6 +173,31 @@ fn load_error(flag: &str, e: compare::CompareError) -> anyhow::Error {
         }
         e => usage(format!("{flag}: {e}")),
     }
+}
+
+/// `--expect`: one saved document, or several saved runs of one node
+/// pooled ([`compare::pool`]): each cell's noise is then the spread between
+/// the runs, where one run's own samples promise more than a second run
+/// keeps.
+fn expectation(paths: &[PathBuf]) -> anyhow::Result<compare::Side> {
+    let mut runs = Vec::new();
+    for p in paths {
+        let side = compare::load(p, &compare::EXPECT).map_err(|e| load_error("--expect", e))?;
+        if paths.len() > 1
+            && !matches!(
+                side.origin.kind.as_str(),
+                "report" | "latency" | "bandwidth"
+            )
+        {
+            return Err(usage(format!(
+                "--expect {}: a {} cannot be pooled; several --expect are saved runs of one node (run.json, a report folder, latency or bandwidth documents)",
+                p.display(),
+                side.origin.kind
+            )));
+        }
+        runs.push(side);
+    }
+    compare::pool::pool(runs).map_err(|e| usage(format!("--expect: {e}")))
 }
 
 /// `--measured`: a run of this node with at least one matrix.
