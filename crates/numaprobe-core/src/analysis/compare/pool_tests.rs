@@ -120,6 +120,15 @@ fn drift_between_runs_is_noise_once_each_side_has_several() {
     if v == Verdict::WithinNoise {
         assert!(why.unwrap().contains("across runs"));
     }
+    // Two runs a side whose pooled samples spread little (A: 100 and 106,
+    // B: 115 and 117): the pool's samples alone would call +13 % worse;
+    // two runs know their spread too poorly (t = 12.7) for a verdict.
+    let (v, why) = verdict(
+        &side("a", &[100.0, 106.0], 40),
+        &side("b", &[115.0, 117.0], 50),
+    );
+    assert_eq!(v, Verdict::WithinNoise, "{why:?}");
+    assert!(why.unwrap().contains("across runs"));
 }
 
 /// A change larger than the runs' drift still counts, either way.
@@ -181,6 +190,11 @@ fn a_flag_or_a_set_aside_sample_in_any_run_stays_in_the_pool() {
     }
     let mut r1 = run("a1", 100.0, 1);
     r1.latency.as_mut().unwrap().cells[0].set_aside.off_cpu = 2;
+    // Made of set-aside samples in one run: so is the pool, in part.
+    let mut r3 = run("a3", 100.0, 3);
+    r3.latency.as_mut().unwrap().cells[0].set_aside.used_anyway = true;
+    let any = pool(vec![run("a0", 100.0, 1), r3]).unwrap();
+    assert!(any.latency.as_ref().unwrap().cells[0].set_aside.used_anyway);
     let p = pool(vec![r1, r2]).unwrap();
     let c = &p.latency.as_ref().unwrap().cells[0];
     assert!(c.flagged);
@@ -302,9 +316,27 @@ fn the_side_is_as_loud_as_its_loudest_run() {
     runs[2].system = Some(check(0.4));
     let p = pool(runs.clone()).unwrap();
     assert_eq!(p.system.unwrap().load_1m, Some(1.5));
+    // Per allowed CPU: 1.5 on 8 CPUs is quieter than 0.6 on one.
+    let mut wide = runs.clone();
+    wide[1].system.as_mut().unwrap().allowed_cpus = 8;
+    wide[2].system = Some(SystemCheck {
+        allowed_cpus: 1,
+        ..check(0.6)
+    });
+    let p = pool(wide).unwrap();
+    assert_eq!(p.system.unwrap().load_1m, Some(0.6));
     runs[2].system.as_mut().unwrap().warnings = vec!["steal 9 %".into()];
-    let p = pool(runs).unwrap();
+    let p = pool(runs.clone()).unwrap();
     assert_eq!(p.system.unwrap().load_1m, Some(0.4));
+    // A warning outweighs any load, even a warned run at load 0; between
+    // two warned runs, the higher load.
+    runs[2].system.as_mut().unwrap().load_1m = Some(0.0);
+    let p = pool(runs.clone()).unwrap();
+    assert_eq!(p.system.unwrap().load_1m, Some(0.0));
+    runs[0].system.as_mut().unwrap().warnings = vec!["load".into()];
+    runs[0].system.as_mut().unwrap().load_1m = Some(0.8);
+    let p = pool(runs).unwrap();
+    assert_eq!(p.system.unwrap().load_1m, Some(0.8));
 }
 
 /// The fixture's c2c result, every figure made tight around `ns`.
@@ -361,6 +393,25 @@ fn c2c_pairs_are_pooled_state_by_state() {
         "{:#?}",
         both.cells
     );
+    // Two runs a side that spread little when pooled (200 and 206 ns
+    // against 230 and 234): noise across runs, no verdict.
+    let two = |p: &str, x: f64, y: f64| {
+        pool(vec![
+            c2c_run(&format!("{p}1"), x, 5),
+            c2c_run(&format!("{p}2"), y, 6),
+        ])
+        .unwrap()
+    };
+    let r = super::super::diff(
+        &two("a", 200.0, 206.0),
+        &two("b", 230.0, 234.0),
+        &default_criteria(),
+    )
+    .unwrap();
+    assert!(!r.cells.is_empty());
+    for c in &r.cells {
+        assert_eq!(c.verdict, Verdict::WithinNoise, "{c:#?}");
+    }
     // Runs of other memory operations measured something else.
     let mut other = c2c_run("a2", 230.0, 2);
     other.c2c.as_mut().unwrap().atomics = "other".into();
