@@ -533,3 +533,84 @@ fn a_check_against_pooled_runs_judges_against_their_spread() {
     let tight = side("r", &[135.0, 134.8, 135.2], 1);
     assert!(!judge(&tight).matches);
 }
+
+/// Each pair's figures are pooled with the same pair's and state's of the
+/// other runs, a flag stays with its figure, and a pair failed in every run
+/// is listed once.
+#[test]
+fn each_c2c_figure_is_pooled_with_its_own_pair_and_state() {
+    use crate::model::c2c::C2cFailed;
+    // Pair i: HITM at base + 10 i, read-shared at base / 2 + 5 i.
+    let varied = |path: &str, base: f64, seed: u64| {
+        let mut s = c2c_run(path, base, seed);
+        for (i, p) in s.c2c.as_mut().unwrap().pairs.iter_mut().enumerate() {
+            for (f, at) in [
+                (&mut p.hitm, base + 10.0 * i as f64),
+                (&mut p.shared, base / 2.0 + 5.0 * i as f64),
+            ] {
+                let f = f.as_mut().unwrap();
+                f.samples = tight(at, 20, seed * 10 + i as u64);
+                let s = Summary::of(&f.samples).unwrap();
+                (f.median, f.min, f.max, f.cv) = (s.median, s.min, s.max, s.cv);
+            }
+        }
+        s
+    };
+    let failed = |a, b| C2cFailed {
+        a,
+        b,
+        reason: "offline".into(),
+    };
+    let r1 = {
+        let mut r = varied("a1", 200.0, 1);
+        r.c2c.as_mut().unwrap().failed = vec![failed(9, 9)];
+        r
+    };
+    let r2 = {
+        let mut r = varied("a2", 204.0, 2);
+        let c = r.c2c.as_mut().unwrap();
+        let h = c.pairs[0].hitm.as_mut().unwrap();
+        h.flagged = true;
+        h.flags = vec!["directions disagree".into()];
+        c.failed = vec![failed(9, 9), failed(c.pairs[1].a, c.pairs[1].b)];
+        r
+    };
+    let p = pool(vec![r1, r2]).unwrap();
+    let c = p.c2c.as_ref().unwrap();
+    for (i, q) in c.pairs.iter().enumerate() {
+        let (h, s) = (q.hitm.as_ref().unwrap(), q.shared.as_ref().unwrap());
+        let i = i as f64;
+        assert!(
+            h.median > 199.0 + 10.0 * i && h.median < 205.0 + 10.0 * i,
+            "{i} {}",
+            h.median
+        );
+        assert!(
+            s.median > 99.0 + 5.0 * i && s.median < 103.0 + 5.0 * i,
+            "{i} {}",
+            s.median
+        );
+        assert!(!s.flagged, "{:?}", s.flags);
+    }
+    let h0 = c.pairs[0].hitm.as_ref().unwrap();
+    assert!(h0.flagged);
+    assert_eq!(h0.flags, ["run 2: directions disagree"]);
+    assert!(!c.pairs[1].hitm.as_ref().unwrap().flagged);
+    let failed: Vec<(u32, u32)> = c.failed.iter().map(|f| (f.a, f.b)).collect();
+    assert_eq!(failed, [(9, 9)]);
+    // Other lines, or another unit, measured something else too.
+    for change in [
+        |r: &mut C2cResult| r.hitm_lines = Some("two lines".into()),
+        |r: &mut C2cResult| r.unit = "cycles".into(),
+    ] {
+        let mut other = c2c_run("a2", 200.0, 2);
+        change(other.c2c.as_mut().unwrap());
+        let e = pool(vec![c2c_run("a1", 200.0, 1), other])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("a2: its c2c result was measured with other"),
+            "{e}"
+        );
+    }
+}
