@@ -57,7 +57,7 @@ pub enum Command {
     FleetNode(crate::cmd::fleet::node::Args),
     /// Compare memory policies (first touch, serial init, interleave, weighted, preferred, unpinned) on a streaming workload
     Policy(crate::cmd::policy::Args),
-    /// Compare two report folders or documents: topology, firmware and every measured cell (exit 1 when they differ)
+    /// Compare two report folders or documents, or several runs a side (--vs): topology, firmware and every measured cell (exit 1 when they differ)
     Diff(crate::cmd::diff::Args),
     /// Check this machine against a saved topology, run, binding or fleet baseline, for job scripts and node health checks (exit 1 naming each difference, 3 when it could not check)
     Check(crate::cmd::check::Args),
