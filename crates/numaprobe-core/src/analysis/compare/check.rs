@@ -129,11 +129,8 @@ fn against_topology(expect: &Side, t: &Topology, this: &This, opts: &Options, ou
 fn against_matrices(expect: &Side, this: &This, opts: &Options, out: &mut Outcome) {
     let on = |s: Section| opts.sections.contains(&s);
     if let (Some(sp), Some(_)) = (&expect.spread, this.measured) {
-        out.notes.push(format!(
-            "the expectation pools {} runs: a cell's noise is the standard error of their medians, widened by Student's t ({} degrees of freedom)",
-            sp.runs,
-            sp.runs - 1
-        ));
+        out.notes
+            .push(format!("the expectation pools {}", sp.describe()));
     }
     for (section, saved, found) in [
         (

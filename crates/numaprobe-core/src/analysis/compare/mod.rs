@@ -312,11 +312,7 @@ pub fn diff(a: &Side, b: &Side, criteria: &Criteria) -> Result<DiffReport, Compa
     }
     for (name, s) in [("A", a), ("B", b)] {
         if let Some(sp) = &s.spread {
-            notes.push(format!(
-                "{name} pools {} runs: a figure's noise is the standard error of its runs' medians, widened by Student's t ({} degrees of freedom), and never below its runs' own spread over the square root of their count",
-                sp.runs,
-                sp.runs - 1
-            ));
+            notes.push(format!("{name} pools {}", sp.describe()));
         }
         if !s.origin.complete {
             notes.push(format!("{name} is a partial run (complete: false): cells it lacks show as only in the other"));

@@ -10,30 +10,13 @@
 //! a figure any run does not trust is flagged in the pool, with the run
 //! named, and the spread between runs is the pool's noise, not a flag.
 
-use super::trust::{self, CellEvidence, Spread, NOISE_SIGMAS};
+use super::trust::{self, t_975, CellEvidence, Spread, NOISE_SIGMAS};
 use super::{cells, CompareError, Side};
 use crate::model::c2c::{C2cResult, Figure as C2cFigure};
 use crate::model::matrix::{Cell, MatrixKind, MatrixResult};
 use crate::stats::{sketch, SetAside, Summary};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-
-/// Student's t at the 97.5 % point for 1 to 30 degrees of freedom: the
-/// two-sided 95 % level that [`NOISE_SIGMAS`] stands for with many runs.
-const T_975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-/// t at 97.5 % for `df` degrees of freedom (1.96 past the table).
-pub fn t_975(df: usize) -> f64 {
-    match df {
-        0 => f64::INFINITY,
-        d if d <= T_975.len() => T_975[d - 1],
-        _ => 1.96,
-    }
-}
 
 /// The noise of a figure measured once in each of several runs, given
 /// each run's median and its own noise (standard deviation of its

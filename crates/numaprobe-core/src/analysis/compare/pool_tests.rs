@@ -5,6 +5,7 @@
 use super::*;
 use crate::analysis::compare::cells::default_criteria;
 use crate::analysis::compare::stats::SplitMix64;
+use crate::analysis::compare::trust::t_975;
 use crate::model::diff::{Origin, Verdict};
 use crate::model::matrix::tests::cell;
 use crate::model::matrix::{FailedCell, MatrixKind};
@@ -157,6 +158,15 @@ fn the_pool_holds_every_sample_and_names_its_runs() {
     assert!(n > 12.706 / 2.0 * 5.0, "{n}");
     assert_eq!(sp.noise("latency", 0, 1), None);
     assert_eq!(sp.noise("bandwidth", 0, 0), None);
+    assert_eq!(
+        sp.describe(),
+        "2 runs: a figure's noise is the standard error of its runs' medians, widened by Student's t (12.71 for 1 degree of freedom), and never below its runs' own spread over the square root of their count"
+    );
+    assert!(side("c", &[1.0, 2.0, 3.0], 1)
+        .spread
+        .unwrap()
+        .describe()
+        .starts_with("3 runs: a figure's noise is the standard error of its runs' medians, widened by Student's t (4.30 for 2 degrees of freedom)"));
     assert_eq!(p.origin.path, "a1 + a2");
     assert_eq!(p.origin.runs, ["a1", "a2"]);
     let r = super::super::diff(&p, &side("b", &[100.0, 101.0], 70), &default_criteria()).unwrap();

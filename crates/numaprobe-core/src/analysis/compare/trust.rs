@@ -122,9 +122,37 @@ impl Spread {
         self.figures.get(&(kind.to_string(), x, y)).copied()
     }
 
+    /// How a side of these runs takes its noise, for a note: "3 runs: ...".
+    pub fn describe(&self) -> String {
+        let df = self.runs.saturating_sub(1);
+        format!(
+            "{} runs: a figure's noise is the standard error of its runs' medians, widened by Student's t ({:.2} for {df} degree{} of freedom), and never below its runs' own spread over the square root of their count",
+            self.runs,
+            t_975(df),
+            if df == 1 { "" } else { "s" }
+        )
+    }
+
     /// Record one figure's noise across runs.
     pub fn set(&mut self, kind: &str, x: u32, y: u32, noise: f64) {
         self.figures.insert((kind.to_string(), x, y), noise);
+    }
+}
+
+/// Student's t at the 97.5 % point for 1 to 30 degrees of freedom: the
+/// two-sided 95 % level that [`NOISE_SIGMAS`] stands for with many runs.
+const T_975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// t at 97.5 % for `df` degrees of freedom (1.96 past the table).
+pub fn t_975(df: usize) -> f64 {
+    match df {
+        0 => f64::INFINITY,
+        d if d <= T_975.len() => T_975[d - 1],
+        _ => 1.96,
     }
 }
 
