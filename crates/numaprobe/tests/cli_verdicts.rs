@@ -373,6 +373,9 @@ fn check_against_several_saved_runs_judges_against_their_spread() {
     // A topology is not a run: refused, naming it.
     let topo = dir.path().join("topo.json");
     std::fs::write(&topo, numaprobe(&["topo", "--format", "json"]).stdout).unwrap();
+    // One topology alone is what it always was: checked, not pooled.
+    let o = numaprobe(&["check", "--expect", s(&topo)]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
     let o = numaprobe(&["check", "--expect", s(&saved[0]), "--expect", s(&topo)]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     let e = text(&o.stderr);
