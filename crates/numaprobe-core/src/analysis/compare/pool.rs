@@ -12,10 +12,10 @@
 
 use super::trust::{self, t_975, CellEvidence, Spread, NOISE_SIGMAS};
 use super::{cells, CompareError, Side};
-use crate::model::c2c::{C2cResult, Figure as C2cFigure};
+use crate::model::c2c::{C2cPair, C2cResult, Figure as C2cFigure};
 use crate::model::matrix::{Cell, MatrixKind, MatrixResult};
 use crate::stats::{sketch, SetAside, Summary};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// The noise of a figure measured once in each of several runs, given
@@ -69,7 +69,10 @@ struct Pooled {
 }
 
 fn pool_draws(draws: &[(usize, Draw)]) -> Option<Pooled> {
-    let samples: Vec<f64> = draws.iter().flat_map(|(_, d)| d.values.clone()).collect();
+    let samples: Vec<f64> = draws
+        .iter()
+        .flat_map(|(_, d)| d.values.iter().copied())
+        .collect();
     let summary = Summary::of(&samples)?;
     let mut set_aside = SetAside::default();
     let mut flags = Vec::new();
@@ -109,11 +112,49 @@ fn pool_draws(draws: &[(usize, Draw)]) -> Option<Pooled> {
     })
 }
 
+/// A figure pooling reads and writes: a matrix cell or a c2c pair's
+/// figure, whose fields carry the same names and meaning.
+trait Poolable: Clone {
+    fn evidence(&self) -> CellEvidence;
+    /// Its samples and, in a document that leaves them out, their sketch.
+    fn samples(&self) -> (&[f64], Option<&sketch::Sketch>);
+    /// Take the pooled samples, summary, set-aside counts and flags.
+    fn take(&mut self, p: Pooled);
+}
+
+/// One body for both figures, so the two cannot drift apart.
+macro_rules! poolable {
+    ($t:ty) => {
+        impl Poolable for $t {
+            fn evidence(&self) -> CellEvidence {
+                CellEvidence::from(self)
+            }
+            fn samples(&self) -> (&[f64], Option<&sketch::Sketch>) {
+                (&self.samples, self.sketch.as_ref())
+            }
+            fn take(&mut self, p: Pooled) {
+                self.median = p.summary.median;
+                self.cv = p.summary.cv;
+                (self.min, self.max) = (p.min, p.max);
+                self.samples = p.samples;
+                self.sketch = p.sketch;
+                self.set_aside = p.set_aside;
+                self.flagged = !p.flags.is_empty();
+                self.flags = p.flags;
+            }
+        }
+    };
+}
+poolable!(Cell);
+poolable!(C2cFigure);
+
 /// One run's figure, from what the comparison reads of it: its evidence
 /// and its samples (or their sketch). Its trust is judged here, run by
 /// run ([`trust::cell_trust`]): the pool's spread across runs is its
 /// noise, not a reason to distrust it.
-fn draw(e: CellEvidence, samples: &[f64], sketch: Option<&sketch::Sketch>) -> Draw {
+fn draw<F: Poolable>(f: &F) -> Draw {
+    let e = f.evidence();
+    let (samples, sketch) = f.samples();
     let flags = trust::cell_trust(&e).into_iter().collect();
     Draw {
         median: e.median,
@@ -127,6 +168,18 @@ fn draw(e: CellEvidence, samples: &[f64], sketch: Option<&sketch::Sketch>) -> Dr
         set_aside: e.set_aside,
         flags,
     }
+}
+
+/// One figure pooled over the runs that measured it (`found`: each run's
+/// index and its figure, in run order), the first run's figure carrying
+/// the rest of its fields; and its noise across runs, for two or more.
+fn pool_figure<F: Poolable>(found: &[(usize, &F)]) -> Option<(F, Option<f64>)> {
+    let draws: Vec<(usize, Draw)> = found.iter().map(|&(r, f)| (r, draw(f))).collect();
+    let p = pool_draws(&draws)?;
+    let noise = p.noise;
+    let mut out = found.first()?.1.clone();
+    out.take(p);
+    Some((out, noise))
 }
 
 fn refuse(path: &std::path::Path, what: String) -> CompareError {
@@ -271,47 +324,24 @@ fn pool_matrices(
     let mut out = base.clone();
     out.cells.clear();
     for ((x, y), cells) in by {
-        let draws: Vec<(usize, Draw)> = cells
-            .iter()
-            .map(|(r, c)| {
-                (
-                    *r,
-                    draw(CellEvidence::from(*c), &c.samples, c.sketch.as_ref()),
-                )
-            })
-            .collect();
-        let Some(p) = pool_draws(&draws) else {
+        let Some((c, noise)) = pool_figure(&cells) else {
             continue;
         };
-        let mut c = cells[0].1.clone();
-        c.median = p.summary.median;
-        c.cv = p.summary.cv;
-        (c.min, c.max) = (p.min, p.max);
-        c.samples = p.samples;
-        c.sketch = p.sketch;
-        c.set_aside = p.set_aside;
-        c.flagged = !p.flags.is_empty();
-        c.flags = p.flags;
-        if let Some(n) = p.noise {
+        if let Some(n) = noise {
             spread.set(name, x, y, n);
         }
         out.cells.push(c);
     }
     // A cell failed in one run but measured in another is pooled from the
-    // runs that measured it; failed only where no run measured it.
-    let measured: Vec<(u32, u32)> = out.cells.iter().map(|c| (c.cpu_node, c.mem_node)).collect();
+    // runs that measured it; failed only where no run measured it, once.
+    let mut seen: BTreeSet<(u32, u32)> =
+        out.cells.iter().map(|c| (c.cpu_node, c.mem_node)).collect();
     out.failed = mats
         .iter()
         .flat_map(|m| m.failed.iter())
-        .filter(|f| !measured.contains(&(f.cpu_node, f.mem_node)))
-        .fold(Vec::new(), |mut acc, f| {
-            if !acc.iter().any(|g: &crate::model::matrix::FailedCell| {
-                (g.cpu_node, g.mem_node) == (f.cpu_node, f.mem_node)
-            }) {
-                acc.push(f.clone());
-            }
-            acc
-        });
+        .filter(|f| seen.insert((f.cpu_node, f.mem_node)))
+        .cloned()
+        .collect();
     Ok(Some(out))
 }
 
@@ -336,72 +366,47 @@ fn pool_c2c(
             ));
         }
     }
-    let mut out = base.clone();
-    out.failed.clear();
-    let mut pairs: BTreeMap<(u32, u32), crate::model::c2c::C2cPair> = BTreeMap::new();
-    for r in &results {
+    let mut by: BTreeMap<(u32, u32), Vec<(usize, &C2cPair)>> = BTreeMap::new();
+    for (run, r) in results.iter().enumerate() {
         for p in &r.pairs {
-            pairs.entry((p.a, p.b)).or_insert_with(|| {
-                let mut q = p.clone();
-                (q.hitm, q.shared) = (None, None);
-                q
-            });
+            by.entry((p.a, p.b)).or_default().push((run, p));
         }
     }
-    for ((a, b), pair) in pairs.iter_mut() {
+    let mut out = base.clone();
+    out.pairs.clear();
+    for ((a, b), found) in by {
+        let mut pair = found[0].1.clone();
         for (state, kind) in ["c2c hitm", "c2c shared"].into_iter().enumerate() {
-            let found: Vec<(usize, &C2cFigure)> = results
+            let figures: Vec<(usize, &C2cFigure)> = found
                 .iter()
-                .enumerate()
-                .filter_map(|(run, r)| {
-                    let p = r.pairs.iter().find(|p| (p.a, p.b) == (*a, *b))?;
+                .filter_map(|&(run, p)| {
                     let f = if state == 0 { &p.hitm } else { &p.shared };
                     f.as_ref().map(|f| (run, f))
                 })
                 .collect();
-            let Some(&(_, first)) = found.first() else {
-                continue;
-            };
-            let plain: Vec<(usize, Draw)> = found
-                .iter()
-                .map(|(r, f)| {
-                    (
-                        *r,
-                        draw(CellEvidence::from(*f), &f.samples, f.sketch.as_ref()),
-                    )
-                })
-                .collect();
-            let Some(p) = pool_draws(&plain) else {
-                continue;
-            };
-            let mut f = first.clone();
-            f.median = p.summary.median;
-            f.cv = p.summary.cv;
-            (f.min, f.max) = (p.min, p.max);
-            f.samples = p.samples;
-            f.sketch = p.sketch;
-            f.set_aside = p.set_aside;
-            f.flagged = !p.flags.is_empty();
-            f.flags = p.flags;
-            if let Some(n) = p.noise {
-                spread.set(kind, *a, *b, n);
-            }
+            let pooled = pool_figure(&figures).map(|(f, noise)| {
+                if let Some(n) = noise {
+                    spread.set(kind, a, b, n);
+                }
+                f
+            });
             if state == 0 {
-                pair.hitm = Some(f);
+                pair.hitm = pooled;
             } else {
-                pair.shared = Some(f);
+                pair.shared = pooled;
             }
         }
+        out.pairs.push(pair);
     }
-    out.pairs = pairs.into_values().collect();
-    let kept: Vec<(u32, u32)> = out.pairs.iter().map(|p| (p.a, p.b)).collect();
-    for r in &results {
-        for f in &r.failed {
-            if !kept.contains(&(f.a, f.b)) && !out.failed.iter().any(|g| (g.a, g.b) == (f.a, f.b)) {
-                out.failed.push(f.clone());
-            }
-        }
-    }
+    // A pair failed in one run but measured in another is pooled from the
+    // runs that measured it; failed only where no run measured it, once.
+    let mut seen: BTreeSet<(u32, u32)> = out.pairs.iter().map(|p| (p.a, p.b)).collect();
+    out.failed = results
+        .iter()
+        .flat_map(|r| r.failed.iter())
+        .filter(|f| seen.insert((f.a, f.b)))
+        .cloned()
+        .collect();
     Ok(Some(out))
 }
 
