@@ -34,7 +34,8 @@ pub(super) fn machine(root: &str, mem: [u64; 2]) -> Topology {
 
 pub(super) fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
     Side {
-        origin: Origin {
+        topology: t,
+        ..Side::of(Origin {
             path: "expected.json".into(),
             kind: kind.into(),
             documents: vec![],
@@ -43,16 +44,7 @@ pub(super) fn side(kind: &str, t: Option<Topology>, kernel: &str) -> Side {
             start: None,
             complete: true,
             runs: Vec::new(),
-        },
-        topology: t,
-        latency: None,
-        bandwidth: None,
-        c2c: None,
-        pin: None,
-        fleet: None,
-        version: None,
-        system: None,
-        spread: None,
+        })
     }
 }
 

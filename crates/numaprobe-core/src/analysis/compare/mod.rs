@@ -74,6 +74,23 @@ pub struct Side {
 }
 
 impl Side {
+    /// A side from `origin` that holds nothing yet: its documents are added
+    /// as they are read.
+    pub fn of(origin: Origin) -> Side {
+        Side {
+            origin,
+            topology: None,
+            latency: None,
+            bandwidth: None,
+            c2c: None,
+            pin: None,
+            fleet: None,
+            version: None,
+            system: None,
+            spread: None,
+        }
+    }
+
     /// Did these documents describe the machine they ran on (so that the
     /// provenance's kernel is this machine's)? A topology read from a dump
     /// (`--sysfs-root`) did not.
@@ -134,27 +151,16 @@ pub fn load(path: &Path, accepts: &Accepts) -> Result<Side, CompareError> {
         DocumentError::Missing { path } => CompareError::Missing(path),
         e => e.into(),
     })?;
-    let mut side = Side {
-        origin: Origin {
-            path: path.display().to_string(),
-            kind: String::new(),
-            documents: Vec::new(),
-            hostname: None,
-            kernel: None,
-            start: None,
-            complete: true,
-            runs: Vec::new(),
-        },
-        topology: None,
-        latency: None,
-        bandwidth: None,
-        c2c: None,
-        pin: None,
-        fleet: None,
-        version: None,
-        system: None,
-        spread: None,
-    };
+    let mut side = Side::of(Origin {
+        path: path.display().to_string(),
+        kind: String::new(),
+        documents: Vec::new(),
+        hostname: None,
+        kernel: None,
+        start: None,
+        complete: true,
+        runs: Vec::new(),
+    });
     if !picked.folder {
         side.origin.kind = add(&mut side, path)?.to_string();
         return Ok(side);
@@ -355,7 +361,9 @@ mod tests {
     fn side(root: &str, kernel: &str, host: &str) -> Side {
         let cpus = [CpuSpec::new(0, 0, 0, 0), CpuSpec::new(1, 0, 1, 0)];
         Side {
-            origin: Origin {
+            topology: Some(build(root, &cpus, &[], None)),
+            version: Some("0.1.0".into()),
+            ..Side::of(Origin {
                 path: format!("{host}.json"),
                 kind: "topo".into(),
                 documents: vec![format!("{host}.json")],
@@ -364,16 +372,7 @@ mod tests {
                 start: None,
                 complete: true,
                 runs: Vec::new(),
-            },
-            topology: Some(build(root, &cpus, &[], None)),
-            latency: None,
-            bandwidth: None,
-            c2c: None,
-            pin: None,
-            fleet: None,
-            version: Some("0.1.0".into()),
-            system: None,
-            spread: None,
+            })
         }
     }
 

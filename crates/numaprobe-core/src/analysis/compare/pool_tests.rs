@@ -46,7 +46,8 @@ fn matrix(samples: Vec<f64>) -> MatrixResult {
 /// One run: a latency document whose one cell reads about `median`.
 fn run(path: &str, median: f64, seed: u64) -> Side {
     Side {
-        origin: Origin {
+        latency: Some(matrix(tight(median, 40, seed))),
+        ..Side::of(Origin {
             path: path.into(),
             kind: "latency".into(),
             documents: vec![path.into()],
@@ -55,16 +56,7 @@ fn run(path: &str, median: f64, seed: u64) -> Side {
             start: None,
             complete: true,
             runs: Vec::new(),
-        },
-        topology: None,
-        latency: Some(matrix(tight(median, 40, seed))),
-        bandwidth: None,
-        c2c: None,
-        pin: None,
-        fleet: None,
-        version: None,
-        system: None,
-        spread: None,
+        })
     }
 }
 
