@@ -2,9 +2,14 @@
 //! [`super::table::Table`]: the matrix with its unit and flags, one row per
 //! cell, the failed cells. JSON is [`super::to_json`] of the model itself.
 
+use super::fit;
 use super::table::Table;
 use crate::model::matrix::{Cell, MatrixKind, MatrixResult};
 use crate::model::Format;
+
+/// The most lines a flag's or failure's sentence takes in [`MatrixResult::brief`];
+/// the rest is cut with "...": the document has every word.
+const BRIEF_LINES: usize = 4;
 
 impl MatrixResult {
     /// The buffer every latency cell chased, as the title's words ("2
@@ -110,13 +115,14 @@ impl MatrixResult {
         t
     }
 
-    fn flag_notes(&self) -> Vec<String> {
+    /// Each flagged cell, where and why, without the leading `*`.
+    fn flag_items(&self) -> Vec<String> {
         let all = self.cells.iter().chain(self.scaling.iter().flatten());
         let mut out: Vec<String> = all
             .filter(|c| c.flagged)
             .map(|c| {
                 format!(
-                    "* cpu node {} / mem node {}: {}",
+                    "cpu node {} / mem node {}: {}",
                     c.cpu_node,
                     c.mem_node,
                     c.flags.join("; ")
@@ -125,6 +131,35 @@ impl MatrixResult {
             .collect();
         out.dedup();
         out
+    }
+
+    fn flag_notes(&self) -> Vec<String> {
+        self.flag_items()
+            .into_iter()
+            .map(|n| format!("* {n}"))
+            .collect()
+    }
+
+    /// The matrix, its flags and its failed cells, the sentences wrapped to
+    /// [`fit::WIDTH`], and nothing else: what a summary shows when the whole
+    /// rendering is wider than a terminal or a page line. A flag's reasons
+    /// run long ("memory traffic from other tasks: ..."), and they must not
+    /// cost a busy machine's summary its matrix; every cell's details stay
+    /// in the matrix's document and report.html.
+    pub fn brief(&self, format: Format) -> String {
+        let matrix = self.matrix_table().with_title(self.title());
+        let (mut s, lead) = match format {
+            // A leading `*` would start a list item.
+            Format::Markdown => (matrix.to_markdown() + "\n", "\\* "),
+            _ => (matrix.to_text(), "* "),
+        };
+        for n in self.flag_items() {
+            s.push_str(&fit::paragraph(lead, &n, BRIEF_LINES));
+        }
+        for n in self.failed_notes() {
+            s.push_str(&fit::paragraph("", &n, BRIEF_LINES));
+        }
+        s
     }
 
     /// One line per failed cell, for the text and Markdown renderings.
@@ -271,6 +306,41 @@ mod tests {
         let mut zero = sample();
         zero.cells.iter_mut().for_each(|c| c.params.size_bytes = 0);
         assert_eq!(zero.buffer_words(), None);
+    }
+
+    #[test]
+    fn brief_keeps_the_matrix_and_wraps_long_reasons() {
+        let mut m = with_a_failure();
+        let long = format!("memory traffic from other tasks: {}", "word ".repeat(150));
+        m.cells[0].flags = vec![long.trim_end().to_string()];
+        m.cells[0].flagged = true;
+        let text = m.brief(Format::Table);
+        assert!(fit::fits(&text), "{text}");
+        assert!(text.starts_with(&m.matrix_table().with_title(m.title()).to_text()));
+        let first = text.lines().find(|l| l.starts_with("* cpu node")).unwrap();
+        assert!(first.contains("memory traffic from other tasks"), "{text}");
+        // The sentence goes on indented under its mark, then is cut.
+        let rest: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("* cpu node"))
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .collect();
+        assert_eq!(rest.len(), BRIEF_LINES - 1, "{text}");
+        assert!(rest.last().unwrap().ends_with("..."), "{text}");
+        // The failure too, and nothing of the cells' details.
+        assert!(
+            text.contains("failed: CPU 4 (node 1) -> memory node 2"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("budget_spent") && !text.contains("kernel "),
+            "{text}"
+        );
+        let md = m.brief(Format::Markdown);
+        assert!(fit::fits(&md), "{md}");
+        assert!(md.contains("\\* cpu node"), "{md}");
+        assert!(md.contains("| 1 | - | 91.0 | failed |"), "{md}");
     }
 
     #[test]

@@ -49,7 +49,8 @@ pub fn to_text<P, C>(
         s.push('\n');
         let text = m.render(Format::Table);
         let where_ = format!("\n  {} cells, wider than a terminal", m.cells.len());
-        s.push_str(&matrix_within(&text, &where_, &m.kind_name()));
+        let brief = format!("{}{}\n", m.brief(Format::Table), details(&m.kind_name()));
+        s.push_str(&matrix_within(&text, &brief, &where_, &m.kind_name()));
     }
     for inf in doc.inferences() {
         s.push('\n');
@@ -94,17 +95,27 @@ pub fn to_text<P, C>(
 }
 
 /// A sentence on at most `lines` terminal lines, the later ones indented.
-/// A matrix's rendered `text` when it fits [`fit::WIDTH`]; wider, its title
-/// and `where_` (how many cells, wider than what), then where it is in full.
-fn matrix_within(text: &str, where_: &str, kind: &str) -> String {
+/// A matrix's rendered `text` when it fits [`fit::WIDTH`]; wider, its
+/// `brief` form (the matrix and its flags, wrapped, and where the cells'
+/// details are); when even that is wider, its title and `where_` (how many
+/// cells, wider than what), then where it is in full.
+fn matrix_within(text: &str, brief: &str, where_: &str, kind: &str) -> String {
     if fit::fits(text) {
         return text.to_string();
+    }
+    if fit::fits(brief) {
+        return brief.to_string();
     }
     let title = text.lines().next().unwrap_or_default();
     format!(
         "{}{where_}: report.html draws it, {kind}.json has every figure\n",
         fit::cut(title, fit::WIDTH)
     )
+}
+
+/// Where a matrix shown in brief has its cells' details.
+fn details(kind: &str) -> String {
+    format!("(every cell's details: {kind}.json and report.html)")
 }
 
 fn push_wrapped(s: &mut String, text: &str, lines: usize) {
@@ -134,7 +145,12 @@ pub fn to_markdown<P, C>(
         s.push('\n');
         let text = m.render(Format::Markdown);
         let where_ = format!("\n\n{} cells, wider than a page line", m.cells.len());
-        s.push_str(&matrix_within(&text, &where_, &m.kind_name()));
+        let brief = format!(
+            "{}\n{}\n",
+            m.brief(Format::Markdown),
+            details(&m.kind_name())
+        );
+        s.push_str(&matrix_within(&text, &brief, &where_, &m.kind_name()));
     }
     for inf in doc.inferences() {
         s.push('\n');
@@ -229,4 +245,24 @@ pub fn cells_csv<P, C>(doc: &RunReport<P, C>, topo: &Topology) -> String {
         }
     }
     t.to_csv()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_matrix_too_wide_in_full_is_shown_in_brief_and_only_then() {
+        let wide = format!("Title\n{}\n", "x".repeat(fit::WIDTH + 1));
+        let brief = "Title\ncpu\\mem 0\n* why\n(details)\n";
+        assert_eq!(
+            matrix_within("Title\nfits\n", brief, "", "latency"),
+            "Title\nfits\n"
+        );
+        assert_eq!(matrix_within(&wide, brief, "", "latency"), brief);
+        assert_eq!(
+            matrix_within(&wide, &wide, "\n  9 cells, wider", "latency"),
+            "Title\n  9 cells, wider: report.html draws it, latency.json has every figure\n"
+        );
+    }
 }
