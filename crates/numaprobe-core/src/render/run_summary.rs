@@ -260,6 +260,11 @@ mod tests {
             "Title\nfits\n"
         );
         assert_eq!(matrix_within(&wide, brief, "", "latency"), brief);
+        // The brief form names the matrix's own document.
+        assert_eq!(
+            details("bandwidth"),
+            "(every cell's details: bandwidth.json and report.html)"
+        );
         assert_eq!(
             matrix_within(&wide, &wide, "\n  9 cells, wider", "latency"),
             "Title\n  9 cells, wider: report.html draws it, latency.json has every figure\n"
