@@ -150,13 +150,18 @@ impl MatrixResult {
         let matrix = self.matrix_table().with_title(self.title());
         let (mut s, lead) = match format {
             // A leading `*` would start a list item.
-            Format::Markdown => (matrix.to_markdown() + "\n", "\\* "),
+            Format::Markdown => (matrix.to_markdown(), "\\* "),
             _ => (matrix.to_text(), "* "),
         };
-        for n in self.flag_items() {
+        let (flags, failed) = (self.flag_items(), self.failed_notes());
+        // In Markdown the sentences are a paragraph of their own.
+        if format == Format::Markdown && !(flags.is_empty() && failed.is_empty()) {
+            s.push('\n');
+        }
+        for n in flags {
             s.push_str(&fit::paragraph(lead, &n, BRIEF_LINES));
         }
-        for n in self.failed_notes() {
+        for n in failed {
             s.push_str(&fit::paragraph("", &n, BRIEF_LINES));
         }
         s
@@ -339,6 +344,17 @@ mod tests {
         );
         let md = m.brief(Format::Markdown);
         assert!(fit::fits(&md), "{md}");
+        assert!(
+            md.contains("|\n\n\\* cpu node"),
+            "a paragraph of its own: {md}"
+        );
+        let mut clean = sample();
+        clean.cells.iter_mut().for_each(|c| c.flagged = false);
+        let plain = clean.brief(Format::Markdown);
+        assert_eq!(
+            plain,
+            clean.matrix_table().with_title(clean.title()).to_markdown()
+        );
         assert!(md.contains("\\* cpu node"), "{md}");
         assert!(md.contains("| 1 | - | 91.0 | failed |"), "{md}");
     }
