@@ -348,6 +348,9 @@ mod tests {
             md.contains("|\n\n\\* cpu node"),
             "a paragraph of its own: {md}"
         );
+        // Flags alone, no failure: still a paragraph of their own.
+        let flags_only = sample().brief(Format::Markdown);
+        assert!(flags_only.contains("|\n\n\\* cpu node"), "{flags_only}");
         let mut clean = sample();
         clean.cells.iter_mut().for_each(|c| c.flagged = false);
         let plain = clean.brief(Format::Markdown);
